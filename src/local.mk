@@ -1,0 +1,11 @@
+## The tool: CLI, session, and the internal library its unit tests link against.
+noinst_LIBRARIES += libxgdbprof.a
+libxgdbprof_a_SOURCES = \
+	src/error.c src/error.h \
+	src/commands.h
+
+xgdbprof_SOURCES = src/main.c
+xgdbprof_LDADD = libxgdbprof.a libmi.a $(DEP_LIBS)
+
+# What unit-test programs link against.
+test_ldadd = libxgdbprof.a libmi.a $(DEP_LIBS)

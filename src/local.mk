@@ -2,7 +2,7 @@
 noinst_LIBRARIES += libxgdbprof.a
 libxgdbprof_a_SOURCES = \
 	src/error.c src/error.h \
-	src/commands.h
+	src/commands.h src/stack.h
 
 xgdbprof_SOURCES = src/main.c
 xgdbprof_LDADD = libxgdbprof.a libmi.a $(DEP_LIBS)

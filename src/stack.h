@@ -1,0 +1,50 @@
+/* stack.h — the symbolized call stack shared by the walker, the symbolizer,
+ * the recipe evaluator and the reports.
+ *
+ * Invariants:
+ *  - frames[0] is the leaf (innermost), frames[nframes-1] the root.
+ *  - One machine PC may expand to several frames: the inlined callees first
+ *    (inlined == true), then the real function that contains them. All the
+ *    frames of one PC share `pc`.
+ *  - Strings are owned by whoever produced the stack (the symbolizer interns
+ *    them for the life of the session), never freed by consumers.
+ *  - function is the demangled name without hash ("sled::tree::Tree<K,V>::insert"
+ *    style, as rustc-demangle's alternate form prints it); NULL when unknown,
+ *    then module + pc identify the frame. file is absolute where DWARF allows,
+ *    NULL when unknown; line/column 0 when unknown.
+ */
+#ifndef XGDBPROF_STACK_H
+#define XGDBPROF_STACK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum frame_lang { FRAME_LANG_UNKNOWN, FRAME_LANG_RUST, FRAME_LANG_C, FRAME_LANG_CXX };
+
+enum frame_source {      /* where the name/line came from, most precise first */
+	FRAME_SOURCE_DWARF,
+	FRAME_SOURCE_DEBUGLINK,  /* separate debug file found by build-id */
+	FRAME_SOURCE_SYMTAB,
+	FRAME_SOURCE_DYNSYM,
+	FRAME_SOURCE_NONE,
+};
+
+struct frame {
+	uint64_t pc;
+	const char *function;
+	const char *file;
+	int line;
+	int column;
+	bool inlined;
+	enum frame_lang lang;
+	enum frame_source source;
+	const char *module;      /* path of the ELF object holding pc */
+};
+
+struct stack {
+	size_t nframes;
+	struct frame *frames;
+};
+
+#endif

@@ -2,7 +2,14 @@
 noinst_LIBRARIES += libxgdbprof.a
 libxgdbprof_a_SOURCES = \
 	src/error.c src/error.h \
-	src/commands.h src/stack.h
+	src/commands.h src/stack.h \
+	src/proc.c src/proc.h \
+	src/signals.c src/signals.h \
+	src/session.c src/session.h \
+	src/cli.c src/cli.h \
+	src/cmd_dump.c \
+	src/unwind.c src/unwind.h \
+	src/cmd_run.c
 
 xgdbprof_SOURCES = src/main.c
 xgdbprof_LDADD = libxgdbprof.a libmi.a $(DEP_LIBS)

@@ -1,0 +1,32 @@
+## End-to-end tests of the tool, and the fixtures they run (built during make check).
+FIXTURE_BIN = tests/fixtures/bin
+RUSTFLAGS_FIXTURE = --edition 2018 -C opt-level=2 -g
+
+$(FIXTURE_BIN)/.dirstamp:
+	@$(MKDIR_P) $(FIXTURE_BIN) && touch $@
+
+$(FIXTURE_BIN)/counter: tests/fixtures/counter.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/counter.c
+
+$(FIXTURE_BIN)/libsled.rlib: tests/fixtures/sled/lib.rs tests/fixtures/sled/tree.rs $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_GEN)$(RUSTC) $(RUSTFLAGS_FIXTURE) --crate-type rlib --crate-name sled \
+		$(srcdir)/tests/fixtures/sled/lib.rs -o $@
+
+$(FIXTURE_BIN)/cache-service: tests/fixtures/cache_service.rs $(FIXTURE_BIN)/libsled.rlib
+	$(AM_V_GEN)$(RUSTC) $(RUSTFLAGS_FIXTURE) -L $(FIXTURE_BIN) \
+		--extern sled=$(FIXTURE_BIN)/libsled.rlib $(srcdir)/tests/fixtures/cache_service.rs -o $@
+
+# The demo target the README's first command profiles.
+demo-target: $(FIXTURE_BIN)/cache-service
+.PHONY: demo-target
+
+check_DATA += $(FIXTURE_BIN)/counter $(FIXTURE_BIN)/cache-service
+CLEANFILES += $(FIXTURE_BIN)/counter $(FIXTURE_BIN)/cache-service $(FIXTURE_BIN)/libsled.rlib \
+	$(FIXTURE_BIN)/.dirstamp
+
+EXTRA_DIST += tests/lib.sh
+TESTS += \
+	tests/cli.sh \
+	tests/dump.sh \
+	tests/safety.sh \
+	tests/bad_input.sh

@@ -1,0 +1,276 @@
+/* cmd_dump.c — `xgdbprof dump`: one snapshot of every thread's stack, then
+ * the target continues untouched (in the spirit of eu-stack and py-spy dump). */
+#include "config.h"
+#include "commands.h"
+#include "cli.h"
+#include "session.h"
+#include "signals.h"
+
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+struct thread_snapshot {
+	struct session_thread thread;
+	struct gdb_frame *frames;
+	size_t nframes;
+	char error[256];           /* why frames are missing, if they are */
+};
+
+struct snapshot {
+	pid_t pid;
+	char exe[4096];
+	struct thread_snapshot *threads;
+	size_t nthreads;
+	double stopped_ms;         /* how long the target was held stopped */
+};
+
+static const char *state_word(char state)
+{
+	switch (state) {
+	case 'R': return "running";
+	case 'S': return "sleeping";
+	case 'D': return "disk sleep";
+	case 'T': return "stopped";
+	case 't': return "tracing stop";
+	case 'Z': return "zombie";
+	case 'I': return "idle";
+	default: return "unknown";
+	}
+}
+
+static double now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* Takes the snapshot: /proc states are read while the target is still
+ * running (stopping it would make every thread look stopped), then stacks. */
+static int snapshot_take(struct session *s, int max_frames, struct snapshot *snap, struct xerr *e)
+{
+	/* Threads resumed from a ptrace stop moments ago (at attach) are briefly
+	 * runnable on their way back to sleep; let them settle before reading. */
+	struct timespec settle = { 0, 20 * 1000 * 1000 };
+	nanosleep(&settle, NULL);
+	struct proc_thread *running_states = NULL;
+	int nstates = proc_threads(session_pid(s), &running_states, NULL);
+	double t0 = now_ms();
+	if (session_stop(s, e) < 0) {
+		free(running_states);
+		return -1;
+	}
+	struct session_thread *threads;
+	size_t n;
+	if (session_threads(s, &threads, &n, e) < 0) {
+		free(running_states);
+		return -1;
+	}
+	snap->threads = calloc(n ? n : 1, sizeof *snap->threads);
+	if (!snap->threads) {
+		free(threads);
+		free(running_states);
+		return xerr_set(e, "out of memory");
+	}
+	snap->nthreads = n;
+	for (size_t i = 0; i < n; i++) {
+		struct thread_snapshot *t = &snap->threads[i];
+		t->thread = threads[i];
+		for (int k = 0; k < nstates; k++)
+			if (running_states[k].tid == t->thread.tid)
+				t->thread.state = running_states[k].state;
+		struct xerr frame_error;
+		if (session_thread_frames(s, t->thread.gdb_id, max_frames, &t->frames, &t->nframes, &frame_error) < 0)
+			snprintf(t->error, sizeof t->error, "%.255s", frame_error.msg);
+	}
+	free(threads);
+	free(running_states);
+	int rc = session_resume(s, e);
+	snap->stopped_ms = now_ms() - t0;
+	return rc;
+}
+
+static void snapshot_release(struct snapshot *snap)
+{
+	for (size_t i = 0; i < snap->nthreads; i++)
+		gdb_frames_free(snap->threads[i].frames, snap->threads[i].nframes);
+	free(snap->threads);
+}
+
+static void print_text(const struct snapshot *snap, FILE *out)
+{
+	const char *base = strrchr(snap->exe, '/');
+	fprintf(out, "Process %d: %s (%zu thread%s, stopped for %.1f ms)\n", (int)snap->pid,
+		base ? base + 1 : snap->exe, snap->nthreads, snap->nthreads == 1 ? "" : "s", snap->stopped_ms);
+	fprintf(out, "  executable: %s\n", snap->exe);
+	for (size_t i = 0; i < snap->nthreads; i++) {
+		const struct thread_snapshot *t = &snap->threads[i];
+		fprintf(out, "\nThread %d \"%s\" (%s)\n", (int)t->thread.tid, t->thread.name,
+			state_word(t->thread.state));
+		if (t->error[0])
+			fprintf(out, "    <no stack: %s>\n", t->error);
+		for (size_t k = 0; k < t->nframes; k++) {
+			const struct gdb_frame *f = &t->frames[k];
+			fprintf(out, "  #%-3d 0x%016llx %s", f->level, (unsigned long long)f->pc,
+				f->function ? f->function : "??");
+			if (f->file && f->line > 0)
+				fprintf(out, "\n        at %s:%d", f->file, f->line);
+			else if (f->library)
+				fprintf(out, "\n        in %s", f->library);
+			fputc('\n', out);
+		}
+	}
+}
+
+static int print_json(const struct snapshot *snap, FILE *out)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON_AddNumberToObject(root, "pid", snap->pid);
+	cJSON_AddStringToObject(root, "exe", snap->exe);
+	cJSON_AddNumberToObject(root, "stopped_ms", snap->stopped_ms);
+	cJSON *threads = cJSON_AddArrayToObject(root, "threads");
+	for (size_t i = 0; i < snap->nthreads; i++) {
+		const struct thread_snapshot *t = &snap->threads[i];
+		cJSON *jt = cJSON_CreateObject();
+		char state[2] = { t->thread.state, 0 };
+		cJSON_AddNumberToObject(jt, "tid", t->thread.tid);
+		cJSON_AddNumberToObject(jt, "gdb_id", t->thread.gdb_id);
+		cJSON_AddStringToObject(jt, "name", t->thread.name);
+		cJSON_AddStringToObject(jt, "state", state);
+		if (t->error[0])
+			cJSON_AddStringToObject(jt, "error", t->error);
+		cJSON *frames = cJSON_AddArrayToObject(jt, "frames");
+		for (size_t k = 0; k < t->nframes; k++) {
+			const struct gdb_frame *f = &t->frames[k];
+			cJSON *jf = cJSON_CreateObject();
+			char pc[32];
+			snprintf(pc, sizeof pc, "0x%llx", (unsigned long long)f->pc);
+			cJSON_AddStringToObject(jf, "pc", pc);
+			if (f->function)
+				cJSON_AddStringToObject(jf, "function", f->function);
+			else
+				cJSON_AddNullToObject(jf, "function");
+			if (f->file)
+				cJSON_AddStringToObject(jf, "file", f->file);
+			if (f->line > 0)
+				cJSON_AddNumberToObject(jf, "line", f->line);
+			if (f->library)
+				cJSON_AddStringToObject(jf, "library", f->library);
+			cJSON_AddItemToArray(frames, jf);
+		}
+		cJSON_AddItemToArray(threads, jt);
+	}
+	char *text = cJSON_Print(root);
+	int rc = text ? 0 : -1;
+	if (text)
+		fprintf(out, "%s\n", text);
+	free(text);
+	cJSON_Delete(root);
+	return rc;
+}
+
+static void dump_usage(FILE *out)
+{
+	fputs("usage: xgdbprof dump [--json] [--max-frames N] [--delay DURATION] PID\n"
+	      "       xgdbprof dump [--json] [--max-frames N] [--delay DURATION] -- COMMAND [ARGS...]\n"
+	      "Prints every thread of the target (id, name, state) with its stack, then\n"
+	      "lets it continue untouched. With -- COMMAND, starts the command, waits\n"
+	      "DURATION (default 1s), takes the snapshot, and waits for the command to\n"
+	      "exit; xgdbprof then exits with the command's status.\n"
+	      "  --json            print the snapshot as JSON\n"
+	      "  --max-frames N    at most N frames per thread (default 256)\n"
+	      "  --delay DURATION  with -- COMMAND: how long to let it run first\n", out);
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "max-frames", required_argument, NULL, 'm' },
+		{ "delay", required_argument, NULL, 'w' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool json = false;
+	int max_frames = 256;
+	double delay_s = 1.0;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:jm:w:h", options, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = true; break;
+		case 'm':
+			max_frames = atoi(optarg);
+			if (max_frames <= 0)
+				return cli_usage_error("dump", "--max-frames takes a positive number");
+			break;
+		case 'w':
+			if (cli_parse_duration(optarg, &delay_s) < 0)
+				return cli_usage_error("dump", "--delay takes a duration such as 500ms or 2s");
+			break;
+		case 'h': dump_usage(stdout); return XGP_EXIT_OK;
+		default: return cli_getopt_error("dump", c, argv);
+		}
+	}
+	bool launch = optind > 1 && strcmp(argv[optind - 1], "--") == 0;
+	if (optind >= argc)
+		return cli_usage_error("dump", launch ? "no command given after --" : "give a PID or -- COMMAND");
+	signals_install();
+	struct session_options opts = cli_session_options();
+	struct session *s = NULL;
+	struct xerr e;
+	if (launch) {
+		if (session_launch(&s, argv + optind, &opts, &e) < 0)
+			return cli_input_error("%s", e.msg);
+		cli_sleep_unless_signalled(delay_s);
+	} else {
+		pid_t pid;
+		if (optind + 1 < argc)
+			return cli_usage_error("dump", "give exactly one PID");
+		if (cli_parse_pid(argv[optind], &pid) < 0)
+			return cli_usage_error("dump", "a PID is a positive number (see `pgrep NAME`)");
+		if (session_attach(&s, pid, &opts, &e) < 0)
+			return cli_input_error("%s", e.msg);
+	}
+	struct snapshot snap = { .pid = session_pid(s) };
+	proc_exe_path(snap.pid, snap.exe, sizeof snap.exe, NULL);
+	int rc = XGP_EXIT_OK;
+	bool launch_exited = false;
+	if (signals_pending()) {
+		rc = XGP_EXIT_FAILURE;
+	} else if (snapshot_take(s, max_frames, &snap, &e) < 0) {
+		if (!session_target_alive(s)) {
+			cli_error("process %d exited before the snapshot was taken", (int)snap.pid);
+			/* Not our failure when we launched it: its status is the answer. */
+			rc = launch ? XGP_EXIT_OK : XGP_EXIT_FAILURE;
+			launch_exited = true;
+		} else {
+			cli_error("%s", e.msg);
+			rc = XGP_EXIT_FAILURE;
+		}
+	}
+	pid_t child = session_launched_child(s);
+	/* Detach before printing: the target should not wait on our output. */
+	if (session_end(s, &e) < 0) {
+		cli_error("%s", e.msg);
+		rc = XGP_EXIT_FAILURE;
+	}
+	if (rc == XGP_EXIT_OK && !launch_exited) {
+		if (json)
+			print_json(&snap, stdout);
+		else
+			print_text(&snap, stdout);
+		fflush(stdout);
+	}
+	snapshot_release(&snap);
+	if (child > 0)
+		return cli_wait_command(child, argv[optind], rc);
+	return rc;
+}

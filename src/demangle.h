@@ -1,0 +1,75 @@
+/* demangle.h — symbol names for humans: Rust (legacy and v0) by our own code,
+ * C++ through the system's libstdc++, everything else untouched.
+ *
+ * Contract:
+ * - rust_demangle() prints exactly what rustc-demangle's `demangle(sym)`
+ *   prints: `{}` (DEMANGLE_FULL: keeps `::h<hash>` and `[crate-disambiguator]`)
+ *   or `{:#}` (DEMANGLE_NO_HASH: drops both, and the type suffixes of integer
+ *   consts). Same acceptance rules, same `.llvm.<HEX>` stripping, same
+ *   `{invalid syntax}`, `{recursion limit reached}` (depth 500) and
+ *   `{size limit reached}` (1,000,000 output bytes) markers.
+ * - It never allocates and never reads past the terminating NUL (or `len`);
+ *   recursion is bounded by that depth limit, so hostile input is safe.
+ * - Routing (symbol_demangle, demangle_text_*): only `_R…`, or a `_ZN…`
+ *   whose last path segment is `17h<16 hex>E` (optionally followed by a
+ *   `.suffix` such as `.llvm.1234`), is Rust; any other `_Z…` goes to the C++
+ *   demangler; everything else is returned as is.
+ * - The C++ demangler is libstdc++'s `__cxa_demangle`, loaded with dlopen()
+ *   on first use so that building needs no C++ toolchain or configure check;
+ *   if libstdc++.so.6 cannot be loaded, C++ names stay mangled.
+ * - All functions are thread-safe (no global state besides the one-time
+ *   dlopen, guarded by pthread_once).
+ */
+#ifndef XGDBPROF_DEMANGLE_H
+#define XGDBPROF_DEMANGLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+enum demangle_style {
+	DEMANGLE_FULL,    /* rustc-demangle `{}`:  foo::bar::h0123456789abcdef */
+	DEMANGLE_NO_HASH, /* rustc-demangle `{:#}`: foo::bar */
+};
+
+enum {
+	RUST_DEMANGLE_NOT_RUST = -1, /* not a Rust symbol: caller keeps the input */
+	RUST_DEMANGLE_TOO_BIG = -2,  /* output does not fit in out_size bytes */
+};
+
+/* rustc-demangle's own cap on the demangled text, before "{size limit reached}". */
+#define RUST_DEMANGLE_MAX_SIZE 1000000
+
+/* Demangles the NUL-terminated Rust symbol `mangled` into `out` (always
+ * NUL-terminated when out_size > 0). Returns the output length (>= 0),
+ * RUST_DEMANGLE_NOT_RUST, or RUST_DEMANGLE_TOO_BIG (out holds a truncated
+ * prefix; out_size = RUST_DEMANGLE_MAX_SIZE + 64 + strlen(mangled) always
+ * suffices). */
+int rust_demangle(const char *mangled, char *out, size_t out_size,
+		  enum demangle_style style);
+
+/* The same for a symbol that is not NUL-terminated (`len` bytes). */
+int rust_demangle_n(const char *mangled, size_t len, char *out, size_t out_size,
+		    enum demangle_style style);
+
+/* True when `sym` (len bytes) is what the routing rule calls Rust: `_R…`
+ * that demangles, or `_ZN…17h<16 hex>E[.suffix]` that demangles. */
+bool demangle_is_rust(const char *sym, size_t len);
+
+/* Demangles one symbol by the routing rule above. with_hash selects
+ * DEMANGLE_FULL for Rust (C++ output has no hash either way). Returns a
+ * malloc'd string (the input copied if nothing applies), or NULL when out of
+ * memory. */
+char *symbol_demangle(const char *sym, bool with_hash);
+
+/* Writes `text` (len bytes) to `out` with every mangled symbol in it
+ * replaced by its demangled form. A symbol starts with `_Z` or `_R` not
+ * preceded by a letter or digit, and runs over [A-Za-z0-9_$.]. Works on any
+ * chunk boundary that is a line boundary. Returns 0, or -1 on a write error
+ * (errno set by stdio). */
+int demangle_text_write(FILE *out, const char *text, size_t len, bool with_hash);
+
+/* The same into a malloc'd NUL-terminated string; NULL when out of memory. */
+char *demangle_text(const char *text, bool with_hash);
+
+#endif

@@ -1,0 +1,520 @@
+#include "dwarf_index.h"
+
+#include <dwarf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct dwarf_index_segment {
+	Dwarf_Addr lo, hi;     /* [lo, hi) */
+	uint32_t entry;        /* innermost entry owning the segment */
+};
+
+struct cu_range {
+	Dwarf_Addr lo, hi;
+	size_t cu;
+};
+
+struct dwarf_index {
+	Dwarf *dw;
+	struct dwarf_index_cu *cus;      /* sorted by CU DIE offset */
+	size_t ncus;
+	bool cus_loaded;
+	struct cu_range *cu_ranges;      /* fallback when .debug_aranges misses */
+	size_t ncu_ranges;
+	bool cu_ranges_loaded;
+	size_t cus_built, entries, segments;
+	double build_seconds;
+};
+
+struct dwarf_index *dwarf_index_new(Dwarf *dw, struct xerr *err)
+{
+	struct dwarf_index *ix = calloc(1, sizeof *ix);
+	if (!ix) {
+		xerr_set(err, "out of memory creating the DWARF index");
+		return NULL;
+	}
+	ix->dw = dw;
+	return ix;
+}
+
+void dwarf_index_free(struct dwarf_index *ix)
+{
+	if (!ix)
+		return;
+	for (size_t i = 0; i < ix->ncus; i++) {
+		free(ix->cus[i].entries);
+		free(ix->cus[i].segments);
+	}
+	free(ix->cus);
+	free(ix->cu_ranges);
+	free(ix);
+}
+
+static int load_cus(struct dwarf_index *ix, struct xerr *err)
+{
+	if (ix->cus_loaded)
+		return 0;
+	size_t cap = 0;
+	Dwarf_CU *cu = NULL, *next;
+	Dwarf_Half version;
+	uint8_t unit_type;
+	Dwarf_Die cudie, subdie;
+	while (dwarf_get_units(ix->dw, cu, &next, &version, &unit_type, &cudie, &subdie) == 0) {
+		cu = next;
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial &&
+		    unit_type != DW_UT_skeleton)
+			continue;
+		if (ix->ncus == cap) {
+			cap = cap ? cap * 2 : 64;
+			struct dwarf_index_cu *n = realloc(ix->cus, cap * sizeof *n);
+			if (!n)
+				return xerr_set(err, "out of memory listing compile units");
+			ix->cus = n;
+		}
+		struct dwarf_index_cu *c = &ix->cus[ix->ncus++];
+		memset(c, 0, sizeof *c);
+		c->cudie = cudie;
+		c->lang = dwarf_srclang(&cudie);
+	}
+	/* dwarf_get_units walks .debug_info in order, so offsets are sorted. */
+	ix->cus_loaded = true;
+	return 0;
+}
+
+static struct dwarf_index_cu *cu_by_offset(struct dwarf_index *ix, Dwarf_Off off)
+{
+	size_t lo = 0, hi = ix->ncus;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		Dwarf_Off m = dwarf_dieoffset(&ix->cus[mid].cudie);
+		if (m == off)
+			return &ix->cus[mid];
+		if (m < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static int cmp_cu_range(const void *a, const void *b)
+{
+	const struct cu_range *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int load_cu_ranges(struct dwarf_index *ix, struct xerr *err)
+{
+	if (ix->cu_ranges_loaded)
+		return 0;
+	size_t cap = 0;
+	for (size_t i = 0; i < ix->ncus; i++) {
+		Dwarf_Addr base, start, end;
+		ptrdiff_t off = 0;
+		while ((off = dwarf_ranges(&ix->cus[i].cudie, off, &base, &start, &end)) > 0) {
+			if (start >= end || start == 0)
+				continue;
+			if (ix->ncu_ranges == cap) {
+				cap = cap ? cap * 2 : 64;
+				struct cu_range *n = realloc(ix->cu_ranges, cap * sizeof *n);
+				if (!n)
+					return xerr_set(err, "out of memory indexing compile units");
+				ix->cu_ranges = n;
+			}
+			ix->cu_ranges[ix->ncu_ranges++] = (struct cu_range){start, end, i};
+		}
+	}
+	if (ix->ncu_ranges)
+		qsort(ix->cu_ranges, ix->ncu_ranges, sizeof *ix->cu_ranges, cmp_cu_range);
+	ix->cu_ranges_loaded = true;
+	return 0;
+}
+
+static struct dwarf_index_cu *cu_by_ranges(struct dwarf_index *ix, Dwarf_Addr addr)
+{
+	size_t lo = 0, hi = ix->ncu_ranges;
+	while (lo < hi) {          /* first range with lo > addr */
+		size_t mid = lo + (hi - lo) / 2;
+		if (ix->cu_ranges[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Ranges of different CUs rarely overlap; look back a little in case. */
+	for (size_t i = lo, tries = 0; i > 0 && tries < 8; i--, tries++)
+		if (addr < ix->cu_ranges[i - 1].hi)
+			return &ix->cus[ix->cu_ranges[i - 1].cu];
+	return NULL;
+}
+
+/* ---- building one CU ---- */
+
+struct flat_range {
+	Dwarf_Addr lo, hi;
+	uint32_t entry;
+	uint32_t depth;
+};
+
+struct cu_builder {
+	struct dwarf_index_cu *cu;
+	size_t entries_cap;
+	struct flat_range *ranges;
+	size_t nranges, ranges_cap;
+	uint32_t *depth;            /* depth of each entry */
+	struct dwarf_index_segment *segs;
+	size_t nsegs, segs_cap;
+};
+
+static bool tag_may_hold_code(int tag)
+{
+	switch (tag) {
+	case DW_TAG_lexical_block:
+	case DW_TAG_namespace:
+	case DW_TAG_module:
+	case DW_TAG_structure_type:
+	case DW_TAG_class_type:
+	case DW_TAG_union_type:
+	case DW_TAG_interface_type:
+	case DW_TAG_enumeration_type:
+	case DW_TAG_variant_part:
+	case DW_TAG_variant:
+	case DW_TAG_try_block:
+	case DW_TAG_catch_block:
+	case DW_TAG_common_block:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static int add_entry(struct cu_builder *b, Dwarf_Die *die, uint32_t parent, bool inlined,
+		     uint32_t *out)
+{
+	struct dwarf_index_cu *cu = b->cu;
+	uint32_t idx = (uint32_t)cu->nentries;
+	bool any = false;
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+	uint32_t depth = parent == DWARF_INDEX_NONE ? 0 : b->depth[parent] + 1;
+	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
+		/* Functions dropped by --gc-sections keep DIEs based at 0. */
+		if (start >= end || start == 0)
+			continue;
+		if (b->nranges == b->ranges_cap) {
+			size_t cap = b->ranges_cap ? b->ranges_cap * 2 : 256;
+			struct flat_range *n = realloc(b->ranges, cap * sizeof *n);
+			if (!n)
+				return -1;
+			b->ranges = n;
+			b->ranges_cap = cap;
+		}
+		b->ranges[b->nranges++] = (struct flat_range){start, end, idx, depth};
+		any = true;
+	}
+	if (!any) {
+		*out = DWARF_INDEX_NONE;
+		return 0;
+	}
+	if (cu->nentries == b->entries_cap) {
+		size_t cap = b->entries_cap ? b->entries_cap * 2 : 64;
+		struct dwarf_index_entry *n = realloc(cu->entries, cap * sizeof *n);
+		uint32_t *d = realloc(b->depth, cap * sizeof *d);
+		if (n)
+			cu->entries = n;
+		if (d)
+			b->depth = d;
+		if (!n || !d)
+			return -1;
+		b->entries_cap = cap;
+	}
+	cu->entries[idx] = (struct dwarf_index_entry){
+		.die = dwarf_dieoffset(die), .parent = parent, .inlined = inlined,
+	};
+	b->depth[idx] = depth;
+	cu->nentries++;
+	*out = idx;
+	return 0;
+}
+
+struct walk_item {
+	Dwarf_Die die;
+	uint32_t enclosing;
+};
+
+static int walk_cu(struct cu_builder *b)
+{
+	size_t n = 0, cap = 32;
+	struct walk_item *stack = malloc(cap * sizeof *stack);
+	if (!stack)
+		return -1;
+	Dwarf_Die first;
+	if (dwarf_child(&b->cu->cudie, &first) == 0)
+		stack[n++] = (struct walk_item){first, DWARF_INDEX_NONE};
+	while (n > 0) {
+		struct walk_item *top = &stack[n - 1];
+		Dwarf_Die die = top->die;
+		uint32_t enclosing = top->enclosing, child_enclosing = enclosing;
+		bool descend = false;
+		int tag = dwarf_tag(&die);
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+			bool inl = tag == DW_TAG_inlined_subroutine;
+			uint32_t idx;
+			/* A nested out-of-line function is not its parent's callee. */
+			if (add_entry(b, &die, inl ? enclosing : DWARF_INDEX_NONE, inl, &idx) < 0)
+				goto oom;
+			descend = idx != DWARF_INDEX_NONE;
+			child_enclosing = idx;
+		} else if (tag_may_hold_code(tag)) {
+			descend = true;
+		}
+		Dwarf_Die child;
+		bool has_child = descend && dwarf_haschildren(&die) > 0 &&
+				 dwarf_child(&die, &child) == 0;
+		if (dwarf_siblingof(&die, &top->die) != 0)
+			n--;
+		if (has_child) {
+			if (n == cap) {
+				cap *= 2;
+				struct walk_item *s = realloc(stack, cap * sizeof *s);
+				if (!s)
+					goto oom;
+				stack = s;
+			}
+			stack[n++] = (struct walk_item){child, child_enclosing};
+		}
+	}
+	free(stack);
+	return 0;
+oom:
+	free(stack);
+	return -1;
+}
+
+static int cmp_flat_range(const void *a, const void *b)
+{
+	const struct flat_range *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->hi != y->hi)
+		return x->hi > y->hi ? -1 : 1;    /* outer (longer) first */
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return x->entry < y->entry ? -1 : x->entry > y->entry;
+}
+
+static int emit_segment(struct cu_builder *b, Dwarf_Addr lo, Dwarf_Addr hi, uint32_t entry)
+{
+	if (lo >= hi)
+		return 0;
+	if (b->nsegs > 0) {
+		struct dwarf_index_segment *last = &b->segs[b->nsegs - 1];
+		if (last->entry == entry && last->hi == lo) {
+			last->hi = hi;
+			return 0;
+		}
+	}
+	if (b->nsegs == b->segs_cap) {
+		size_t cap = b->segs_cap ? b->segs_cap * 2 : 256;
+		struct dwarf_index_segment *n = realloc(b->segs, cap * sizeof *n);
+		if (!n)
+			return -1;
+		b->segs = n;
+		b->segs_cap = cap;
+	}
+	b->segs[b->nsegs++] = (struct dwarf_index_segment){lo, hi, entry};
+	return 0;
+}
+
+/* Sweeps the ranges (sorted outer-first) with a stack of open ranges and
+ * emits disjoint segments owned by the innermost open range. */
+static int flatten(struct cu_builder *b)
+{
+	if (b->nranges == 0)
+		return 0;
+	qsort(b->ranges, b->nranges, sizeof *b->ranges, cmp_flat_range);
+	struct flat_range *open = malloc(b->nranges * sizeof *open);
+	if (!open)
+		return -1;
+	size_t nopen = 0;
+	Dwarf_Addr cursor = b->ranges[0].lo;
+	for (size_t i = 0; i < b->nranges; i++) {
+		const struct flat_range *r = &b->ranges[i];
+		while (nopen > 0 && open[nopen - 1].hi <= r->lo) {
+			const struct flat_range *t = &open[--nopen];
+			if (emit_segment(b, cursor, t->hi, t->entry) < 0)
+				goto oom;
+			if (t->hi > cursor)
+				cursor = t->hi;
+		}
+		if (nopen > 0 && emit_segment(b, cursor, r->lo, open[nopen - 1].entry) < 0)
+			goto oom;
+		if (r->lo > cursor)
+			cursor = r->lo;
+		open[nopen++] = *r;
+	}
+	while (nopen > 0) {
+		const struct flat_range *t = &open[--nopen];
+		if (emit_segment(b, cursor, t->hi, t->entry) < 0)
+			goto oom;
+		if (t->hi > cursor)
+			cursor = t->hi;
+	}
+	free(open);
+	return 0;
+oom:
+	free(open);
+	return -1;
+}
+
+static int build_cu(struct dwarf_index *ix, struct dwarf_index_cu *cu, struct xerr *err)
+{
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	struct cu_builder b = {.cu = cu};
+	int rc = walk_cu(&b);
+	if (rc == 0)
+		rc = flatten(&b);
+	free(b.ranges);
+	free(b.depth);
+	if (rc < 0) {
+		free(b.segs);
+		free(cu->entries);
+		cu->entries = NULL;
+		cu->nentries = 0;
+		return xerr_set(err, "out of memory indexing a compile unit");
+	}
+	if (b.nsegs < b.segs_cap) {
+		struct dwarf_index_segment *s = realloc(b.segs, (b.nsegs ? b.nsegs : 1) * sizeof *s);
+		if (s)
+			b.segs = s;
+	}
+	cu->segments = b.segs;
+	cu->nsegments = b.nsegs;
+	cu->built = true;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ix->build_seconds += (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	ix->cus_built++;
+	ix->entries += cu->nentries;
+	ix->segments += cu->nsegments;
+	return 0;
+}
+
+static uint32_t segment_lookup(const struct dwarf_index_cu *cu, Dwarf_Addr addr)
+{
+	size_t lo = 0, hi = cu->nsegments;
+	while (lo < hi) {          /* first segment with lo > addr */
+		size_t mid = lo + (hi - lo) / 2;
+		if (cu->segments[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && addr < cu->segments[lo - 1].hi)
+		return cu->segments[lo - 1].entry;
+	return DWARF_INDEX_NONE;
+}
+
+int dwarf_index_lookup(struct dwarf_index *ix, Dwarf_Addr addr,
+		       struct dwarf_index_cu **cup, uint32_t *leaf, struct xerr *err)
+{
+	if (load_cus(ix, err) < 0)
+		return -1;
+	struct dwarf_index_cu *cu = NULL;
+	Dwarf_Die die;
+	if (dwarf_addrdie(ix->dw, addr, &die) != NULL)
+		cu = cu_by_offset(ix, dwarf_dieoffset(&die));
+	if (!cu) {
+		if (load_cu_ranges(ix, err) < 0)
+			return -1;
+		cu = cu_by_ranges(ix, addr);
+	}
+	if (!cu)
+		return 0;
+	if (!cu->built && build_cu(ix, cu, err) < 0)
+		return -1;
+	*cup = cu;
+	*leaf = segment_lookup(cu, addr);
+	return 1;
+}
+
+int dwarf_index_cu_lines(struct dwarf_index_cu *cu)
+{
+	if (!cu->lines_loaded) {
+		cu->lines_loaded = true;
+		if (dwarf_getsrclines(&cu->cudie, &cu->lines, &cu->nlines) != 0) {
+			cu->lines = NULL;
+			cu->nlines = 0;
+		}
+	}
+	return 0;
+}
+
+Dwarf_Line *dwarf_index_line(struct dwarf_index_cu *cu, Dwarf_Addr addr)
+{
+	dwarf_index_cu_lines(cu);
+	if (!cu->lines)
+		return NULL;
+	/* libdw sorts rows by address (end_sequence rows first at equal
+	 * addresses); take the last row at or below addr. */
+	size_t lo = 0, hi = cu->nlines;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		Dwarf_Addr a;
+		dwarf_lineaddr(dwarf_onesrcline(cu->lines, mid), &a);
+		if (a <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	Dwarf_Line *line = dwarf_onesrcline(cu->lines, lo - 1);
+	bool end = false;
+	dwarf_lineendsequence(line, &end);
+	return end ? NULL : line;
+}
+
+const char *dwarf_index_file(struct dwarf_index_cu *cu, Dwarf_Word idx)
+{
+	if (!cu->files_loaded) {
+		cu->files_loaded = true;
+		if (dwarf_getsrcfiles(&cu->cudie, &cu->files, &cu->nfiles) != 0) {
+			cu->files = NULL;
+			cu->nfiles = 0;
+		}
+	}
+	if (!cu->files || idx >= cu->nfiles)
+		return NULL;
+	return dwarf_filesrc(cu->files, idx, NULL, NULL);
+}
+
+const char *dwarf_index_cu_comp_dir(struct dwarf_index_cu *cu)
+{
+	Dwarf_Attribute a;
+	if (!dwarf_attr(&cu->cudie, DW_AT_comp_dir, &a))
+		return NULL;
+	return dwarf_formstring(&a);
+}
+
+int dwarf_index_foreach_cu(struct dwarf_index *ix,
+			   int (*fn)(struct dwarf_index_cu *cu, void *arg), void *arg)
+{
+	if (load_cus(ix, NULL) < 0)
+		return -1;
+	for (size_t i = 0; i < ix->ncus; i++) {
+		int rc = fn(&ix->cus[i], arg);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+void dwarf_index_get_stats(const struct dwarf_index *ix, struct dwarf_index_stats *out)
+{
+	out->cus = ix->ncus;
+	out->cus_built = ix->cus_built;
+	out->entries = ix->entries;
+	out->segments = ix->segments;
+	out->build_seconds = ix->build_seconds;
+}

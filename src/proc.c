@@ -1,0 +1,212 @@
+#include "proc.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int read_small_file(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, size - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return (int)n;
+}
+
+/* Parses a stat line: "tid (comm) S ppid ...". comm may hold spaces and ')'. */
+static int parse_stat(const char *line, struct proc_thread *t)
+{
+	const char *open = strchr(line, '(');
+	const char *close = strrchr(line, ')');
+	if (!open || !close || close < open || close[1] != ' ')
+		return -1;
+	size_t name_len = (size_t)(close - open - 1);
+	if (name_len >= sizeof t->name)
+		name_len = sizeof t->name - 1;
+	memcpy(t->name, open + 1, name_len);
+	t->name[name_len] = '\0';
+	t->tid = (pid_t)strtol(line, NULL, 10);
+	const char *p = close + 2;
+	t->state = *p;
+	/* Fields after state, numbered as in proc(5) (state is field 3). */
+	unsigned long long utime = 0, stime = 0;
+	long processor = -1;
+	int field = 3;
+	for (const char *q = p; *q; q++) {
+		if (*q != ' ')
+			continue;
+		field++;
+		if (field == 14)
+			utime = strtoull(q + 1, NULL, 10);
+		else if (field == 15)
+			stime = strtoull(q + 1, NULL, 10);
+		else if (field == 39) {
+			processor = strtol(q + 1, NULL, 10);
+			break;
+		}
+	}
+	t->cpu_ticks = utime + stime;
+	t->last_cpu = (int)processor;
+	return 0;
+}
+
+static void read_switches(pid_t pid, pid_t tid, struct proc_thread *t)
+{
+	char path[96], buf[4096];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	t->voluntary_switches = t->involuntary_switches = 0;
+	if (read_small_file(path, buf, sizeof buf) < 0)
+		return;
+	const char *v = strstr(buf, "\nvoluntary_ctxt_switches:");
+	const char *nv = strstr(buf, "\nnonvoluntary_ctxt_switches:");
+	if (v)
+		t->voluntary_switches = strtoull(v + 25, NULL, 10);
+	if (nv)
+		t->involuntary_switches = strtoull(nv + 28, NULL, 10);
+}
+
+int proc_thread_read(pid_t pid, pid_t tid, struct proc_thread *out, struct xerr *e)
+{
+	char path[96], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	if (read_small_file(path, buf, sizeof buf) < 0)
+		return xerr_set(e, "thread %d of process %d is gone", (int)tid, (int)pid);
+	if (parse_stat(buf, out) < 0)
+		return xerr_set(e, "cannot parse %s", path);
+	read_switches(pid, tid, out);
+	return 0;
+}
+
+char proc_state(pid_t pid)
+{
+	char path[64], buf[1024];
+	struct proc_thread t;
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (read_small_file(path, buf, sizeof buf) < 0 || parse_stat(buf, &t) < 0)
+		return 0;
+	return t.state;
+}
+
+static int compare_tid(const void *a, const void *b)
+{
+	const struct proc_thread *x = a, *y = b;
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+int proc_threads(pid_t pid, struct proc_thread **out, struct xerr *e)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	DIR *dir = opendir(path);
+	if (!dir)
+		return xerr_set(e, "process %d is gone", (int)pid);
+	size_t count = 0, cap = 16;
+	struct proc_thread *threads = malloc(cap * sizeof *threads);
+	if (!threads) {
+		closedir(dir);
+		return xerr_set(e, "out of memory");
+	}
+	struct dirent *d;
+	while ((d = readdir(dir)) != NULL) {
+		if (!isdigit((unsigned char)d->d_name[0]))
+			continue;
+		if (count == cap) {
+			struct proc_thread *bigger = realloc(threads, 2 * cap * sizeof *threads);
+			if (!bigger)
+				break;
+			threads = bigger;
+			cap *= 2;
+		}
+		if (proc_thread_read(pid, (pid_t)atoi(d->d_name), &threads[count], NULL) == 0)
+			count++;
+	}
+	closedir(dir);
+	qsort(threads, count, sizeof *threads, compare_tid);
+	*out = threads;
+	return (int)count;
+}
+
+int proc_exe_path(pid_t pid, char *buf, size_t size, struct xerr *e)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+	ssize_t n = readlink(path, buf, size - 1);
+	if (n < 0)
+		return xerr_set(e, "cannot read %s: %s", path, strerror(errno));
+	buf[n] = '\0';
+	return 0;
+}
+
+long long proc_cpu_ticks(pid_t pid)
+{
+	char path[64], buf[1024];
+	struct proc_thread t;
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (read_small_file(path, buf, sizeof buf) < 0 || parse_stat(buf, &t) < 0)
+		return -1;
+	return (long long)t.cpu_ticks;
+}
+
+pid_t proc_tracer_pid(pid_t pid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	if (read_small_file(path, buf, sizeof buf) < 0)
+		return -1;
+	const char *t = strstr(buf, "\nTracerPid:");
+	return t ? (pid_t)strtol(t + 11, NULL, 10) : 0;
+}
+
+static bool is_kernel_thread(pid_t pid)
+{
+	/* Kernel threads have no exe link and an empty cmdline. */
+	char path[64], buf[8];
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+	return read_small_file(path, buf, sizeof buf) == 0;
+}
+
+int proc_check_target(pid_t pid, struct xerr *e)
+{
+	if (pid <= 0)
+		return xerr_set(e, "%d is not a process id: give the PID of a running process (see `pgrep NAME`)", (int)pid);
+	if (pid == getpid())
+		return xerr_set(e, "refusing to attach to xgdbprof itself (PID %d)", (int)pid);
+	char state = proc_state(pid);
+	if (state == 0)
+		return xerr_set(e, "no process with PID %d: check the PID with `ps -p %d` or `pgrep NAME`",
+				(int)pid, (int)pid);
+	if (state == 'Z' || state == 'X')
+		return xerr_set(e, "process %d is a zombie (it has exited and waits for its parent to reap it): "
+				"there is nothing left to profile", (int)pid);
+	if (is_kernel_thread(pid))
+		return xerr_set(e, "process %d is a kernel thread: xgdbprof profiles user-space processes", (int)pid);
+	pid_t tracer = proc_tracer_pid(pid);
+	if (tracer > 0)
+		return xerr_set(e, "process %d is already being traced by PID %d (a debugger or another profiler): "
+				"detach that one first", (int)pid, (int)tracer);
+	return 0;
+}
+
+void proc_explain_ptrace_denied(pid_t pid, char *buf, size_t size)
+{
+	char scope[16] = "";
+	int have_scope = read_small_file("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof scope) > 0;
+	int scope_value = have_scope ? atoi(scope) : -1;
+	if (scope_value == 3)
+		snprintf(buf, size, "permission denied attaching to process %d: kernel.yama.ptrace_scope is 3 "
+			 "(ptrace disabled until reboot); run the program under xgdbprof instead: xgdbprof ... -- COMMAND",
+			 (int)pid);
+	else if (scope_value >= 1)
+		snprintf(buf, size, "permission denied attaching to process %d: kernel.yama.ptrace_scope is %d; "
+			 "run as root or with CAP_SYS_PTRACE (e.g. sudo), or `sudo sysctl kernel.yama.ptrace_scope=0`, "
+			 "or launch the program under xgdbprof (-- COMMAND)", (int)pid, scope_value);
+	else
+		snprintf(buf, size, "permission denied attaching to process %d: it belongs to another user or is "
+			 "not dumpable; run xgdbprof as that user, or as root / with CAP_SYS_PTRACE", (int)pid);
+}

@@ -1,0 +1,57 @@
+/* proc.h — what /proc says about a target process, read without ptrace.
+ *
+ * Contract: every function is a fresh read (no caching); a thread or process
+ * that vanishes between calls is not an error for listings (it is skipped),
+ * but is for single-item queries (-1, message in xerr). States are the
+ * single letters of proc(5): R running, S sleeping, D disk sleep, Z zombie,
+ * T stopped (job control), t tracing stop, X dead, I idle.
+ */
+#ifndef XGDBPROF_PROC_H
+#define XGDBPROF_PROC_H
+
+#include "error.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct proc_thread {
+	pid_t tid;
+	char name[32];            /* comm, at most 15 chars + NUL */
+	char state;               /* proc(5) letter */
+	uint64_t cpu_ticks;       /* utime + stime, clock ticks */
+	int last_cpu;             /* processor it last ran on */
+	uint64_t voluntary_switches;   /* from status; lets a sampler see a thread has not run */
+	uint64_t involuntary_switches;
+};
+
+/* Checks the PID names a live process we could trace: 0 if so; -1 with a
+ * message naming the fix for: no such process, a zombie, a kernel thread,
+ * ourselves. (Permission is checked by attaching.) */
+int proc_check_target(pid_t pid, struct xerr *e);
+
+/* State letter of the process (its main thread), or 0 if it does not exist. */
+char proc_state(pid_t pid);
+
+/* Lists the threads of pid into *out (malloc'd, caller frees), sorted by tid.
+ * Returns the count, or -1 if the process is gone. */
+int proc_threads(pid_t pid, struct proc_thread **out, struct xerr *e);
+
+/* Reads one thread's stat; 0 ok, -1 if it is gone. */
+int proc_thread_read(pid_t pid, pid_t tid, struct proc_thread *out, struct xerr *e);
+
+/* Resolved path of /proc/PID/exe into buf; 0 ok, -1 on failure. */
+int proc_exe_path(pid_t pid, char *buf, size_t size, struct xerr *e);
+
+/* Process-wide CPU time (utime+stime of all threads) in clock ticks, or -1. */
+long long proc_cpu_ticks(pid_t pid);
+
+/* Explains why ptrace attach may have been refused (Yama ptrace_scope,
+ * CAP_SYS_PTRACE, another tracer, different user), as one sentence with the
+ * fix, into buf. */
+void proc_explain_ptrace_denied(pid_t pid, char *buf, size_t size);
+
+/* The PID already tracing pid (TracerPid in status), 0 if none, -1 if gone. */
+pid_t proc_tracer_pid(pid_t pid);
+
+#endif

@@ -1,0 +1,496 @@
+#include "config.h"
+#include "session.h"
+
+#include "mi_conn.h"
+#include "mi_record.h"
+#include "mi_value.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+struct session {
+	struct mi_conn *gdb;
+	pid_t pid;
+	pid_t launched_child;      /* our child when launched, else 0 */
+	bool stopped;              /* gdb reported the target stopped */
+	bool target_exited;
+	bool was_stopped_before;   /* target in state T before we came: keep it so */
+	bool attached;             /* gdb holds the target: detach on the way out */
+	int timeout_ms;
+	bool verbose;
+};
+
+static const char *gdb_default_path(const struct session_options *opts)
+{
+	const char *env = getenv("XGDBPROF_GDB");
+	if (env && *env)
+		return env;
+	if (opts && opts->gdb_path)
+		return opts->gdb_path;
+	return XGDBPROF_GDB_DEFAULT;
+}
+
+int session_check_gdb(const struct session_options *opts, const char **path_out, struct xerr *e)
+{
+	const char *path = gdb_default_path(opts);
+	int major = 0, minor = 0;
+	struct mi_error me;
+	if (path_out)
+		*path_out = path;
+	if (mi_gdb_version(path, &major, &minor, &me) < 0)
+		return xerr_set(e, "cannot run gdb (%s): %s; install it with `apt-get install gdb`, "
+				"or point XGDBPROF_GDB at a gdb binary", path, me.message);
+	if (major < 10)
+		return xerr_set(e, "%s is gdb %d.%d, xgdbprof needs gdb 10 or newer (for MI3): "
+				"install a newer gdb or point XGDBPROF_GDB at one", path, major, minor);
+	return 0;
+}
+
+static bool is_exit_reason(const char *reason);
+
+static int session_timeout(const struct session_options *opts)
+{
+	return opts && opts->command_timeout_ms > 0 ? opts->command_timeout_ms : 15000;
+}
+
+/* Runs one MI command; on failure puts gdb's message into e. */
+static int call(struct session *s, struct mi_record **result, struct xerr *e, const char *command, ...)
+{
+	const char *args[16];
+	size_t n = 0;
+	va_list ap;
+	va_start(ap, command);
+	const char *a;
+	while ((a = va_arg(ap, const char *)) != NULL && n < 15)
+		args[n++] = a;
+	va_end(ap);
+	args[n] = NULL;
+	struct mi_error me;
+	struct mi_record *r = NULL;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int rc = mi_conn_callv(s->gdb, s->timeout_ms, &r, &me, command, args);
+	if (s->verbose) {
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		fprintf(stderr, "xgdbprof: mi %s: %.3f ms%s\n", command,
+			(t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6, rc < 0 ? " (error)" : "");
+	}
+	if (rc < 0) {
+		xerr_set(e, "%s", me.message);
+		mi_record_free(r);
+		return -1;
+	}
+	if (result)
+		*result = r;
+	else
+		mi_record_free(r);
+	return 0;
+}
+
+/* Consumes events until *stopped; notes an exit of the target. */
+static int wait_stopped(struct session *s, struct xerr *e)
+{
+	struct mi_error me;
+	struct mi_record *stopped = NULL;
+	int got = mi_conn_wait_stopped(s->gdb, s->timeout_ms, &stopped, &me);
+	if (got < 0)
+		return xerr_set(e, "%s", me.message);
+	if (got == 0)
+		return xerr_set(e, "gdb did not report process %d stopped within %d ms", (int)s->pid, s->timeout_ms);
+	if (is_exit_reason(mi_value_get_string(stopped->results, "reason")))
+		s->target_exited = true;
+	s->stopped = true;
+	mi_record_free(stopped);
+	return 0;
+}
+
+static bool is_exit_reason(const char *reason)
+{
+	return reason && (strcmp(reason, "exited") == 0 || strcmp(reason, "exited-normally") == 0 ||
+			  strcmp(reason, "exited-signalled") == 0);
+}
+
+/* ^running only says gdb accepted the command; *running says the threads
+ * were resumed. Waiting for it keeps "resume, then read /proc states" from
+ * seeing threads still in tracing stop. */
+static int wait_running(struct session *s, struct xerr *e)
+{
+	for (;;) {
+		struct mi_error me;
+		struct mi_record *ev = NULL;
+		int got = mi_conn_next_event(s->gdb, s->timeout_ms, &ev, &me);
+		if (got < 0)
+			return xerr_set(e, "%s", me.message);
+		if (got == 0)
+			return xerr_set(e, "gdb did not resume process %d within %d ms", (int)s->pid, s->timeout_ms);
+		bool running = ev->kind == MI_RECORD_EXEC && strcmp(ev->klass, "running") == 0;
+		if (ev->kind == MI_RECORD_EXEC && strcmp(ev->klass, "stopped") == 0) {
+			if (is_exit_reason(mi_value_get_string(ev->results, "reason")))
+				s->target_exited = true;
+			s->stopped = true;
+			running = true;
+		}
+		mi_record_free(ev);
+		if (running)
+			return 0;
+	}
+}
+
+static struct session *session_new(const struct session_options *opts, struct xerr *e)
+{
+	const char *gdb_path;
+	if (session_check_gdb(opts, &gdb_path, e) < 0)
+		return NULL;
+	struct session *s = calloc(1, sizeof *s);
+	if (!s) {
+		xerr_set(e, "out of memory");
+		return NULL;
+	}
+	s->timeout_ms = session_timeout(opts);
+	s->verbose = opts && opts->verbose;
+	struct mi_conn_options mo = { .gdb_path = gdb_path, .startup_timeout_ms = s->timeout_ms };
+	struct mi_error me;
+	s->gdb = mi_conn_spawn(&mo, &me);
+	if (!s->gdb) {
+		xerr_set(e, "cannot start gdb (%s): %s", gdb_path, me.message);
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static int attach_gdb(struct session *s, pid_t pid, struct xerr *e)
+{
+	char pid_text[32];
+	snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
+	s->pid = pid;
+	struct xerr attach_error;
+	/* Loading symbols before attaching keeps that work out of the time the
+	 * target spends stopped. A failure here is not fatal: attach loads them. */
+	char exe[4096];
+	if (!s->launched_child && proc_exe_path(pid, exe, sizeof exe, NULL) == 0)
+		call(s, NULL, NULL, "-file-exec-and-symbols", exe, NULL);
+	if (call(s, NULL, &attach_error, "-target-attach", pid_text, NULL) < 0) {
+		if (strstr(attach_error.msg, "not permitted") || strstr(attach_error.msg, "ermission")) {
+			char why[512];
+			proc_explain_ptrace_denied(pid, why, sizeof why);
+			return xerr_set(e, "%s", why);
+		}
+		if (proc_state(pid) == 0)
+			return xerr_set(e, "process %d exited before gdb could attach", (int)pid);
+		return xerr_set(e, "gdb could not attach to process %d: %s", (int)pid, attach_error.msg);
+	}
+	s->attached = true;
+	if (wait_stopped(s, e) < 0)
+		return xerr_prefix(e, "attaching to process %d", (int)pid);
+	/* Attaching stops every thread; let the target go on right away. */
+	return session_resume(s, e);
+}
+
+int session_attach(struct session **out, pid_t pid, const struct session_options *opts, struct xerr *e)
+{
+	*out = NULL;
+	if (proc_check_target(pid, e) < 0)
+		return -1;
+	char state = proc_state(pid);
+	struct session *s = session_new(opts, e);
+	if (!s)
+		return -1;
+	s->was_stopped_before = state == 'T';
+	if (attach_gdb(s, pid, e) < 0) {
+		session_end(s, NULL);
+		return -1;
+	}
+	*out = s;
+	return 0;
+}
+
+/* The child side of session_launch: waits on `go_fd` until gdb is attached,
+ * then execs. An exec failure is written to `status_fd` (close-on-exec, so
+ * the parent reads EOF when the exec worked). */
+static void launched_child_main(char *const argv[], int go_fd, int status_fd)
+{
+	char go;
+	ssize_t n;
+	do
+		n = read(go_fd, &go, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
+		_exit(127);
+	close(go_fd);
+	execvp(argv[0], argv);
+	int err = errno;
+	ssize_t w = write(status_fd, &err, sizeof err);
+	(void)w;
+	_exit(127);
+}
+
+int session_launch(struct session **out, char *const argv[], const struct session_options *opts,
+		   struct xerr *e)
+{
+	*out = NULL;
+	if (!argv || !argv[0])
+		return xerr_set(e, "no command given after --");
+	struct session *s = session_new(opts, e);
+	if (!s)
+		return -1;
+	int go[2], status[2];
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(status, O_CLOEXEC) < 0) {
+		session_end(s, NULL);
+		return xerr_set(e, "pipe: %s", strerror(errno));
+	}
+	pid_t child = fork();
+	if (child < 0) {
+		session_end(s, NULL);
+		return xerr_set(e, "fork: %s", strerror(errno));
+	}
+	if (child == 0) {
+		/* The go pipe must survive until exec, then vanish. */
+		close(go[1]);
+		close(status[0]);
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		launched_child_main(argv, go[0], status[1]);
+	}
+	close(go[0]);
+	close(status[1]);
+	s->launched_child = child;
+	int rc = attach_gdb(s, child, e);
+	/* Let it exec (or, if attaching failed, let it exec untraced: either way
+	 * the command the user asked for runs). */
+	char byte = 'g';
+	ssize_t w = write(go[1], &byte, 1);
+	(void)w;
+	close(go[1]);
+	int exec_errno = 0;
+	ssize_t n;
+	do
+		n = read(status[0], &exec_errno, sizeof exec_errno);
+	while (n < 0 && errno == EINTR);
+	close(status[0]);
+	if (n == (ssize_t)sizeof exec_errno) {
+		int ignored;
+		session_end(s, NULL);
+		waitpid(child, &ignored, 0);
+		if (exec_errno == ENOENT)
+			return xerr_set(e, "command not found: %s (check the name, or give its full path)", argv[0]);
+		return xerr_set(e, "cannot run %s: %s", argv[0], strerror(exec_errno));
+	}
+	if (rc < 0) {
+		session_end(s, NULL);
+		return -1;
+	}
+	*out = s;
+	return 0;
+}
+
+pid_t session_pid(const struct session *s)
+{
+	return s->pid;
+}
+
+pid_t session_launched_child(const struct session *s)
+{
+	return s->launched_child;
+}
+
+bool session_is_stopped(const struct session *s)
+{
+	return s->stopped;
+}
+
+bool session_target_alive(struct session *s)
+{
+	if (s->target_exited)
+		return false;
+	char state = proc_state(s->pid);
+	return state != 0 && state != 'Z' && state != 'X';
+}
+
+int session_stop(struct session *s, struct xerr *e)
+{
+	if (s->stopped)
+		return 0;
+	if (call(s, NULL, e, "-exec-interrupt", "--all", NULL) < 0)
+		return xerr_prefix(e, "stopping process %d", (int)s->pid);
+	if (wait_stopped(s, e) < 0)
+		return xerr_prefix(e, "stopping process %d", (int)s->pid);
+	if (s->target_exited)
+		return xerr_set(e, "process %d exited", (int)s->pid);
+	return 0;
+}
+
+int session_resume(struct session *s, struct xerr *e)
+{
+	if (!s->stopped)
+		return 0;
+	if (call(s, NULL, e, "-exec-continue", NULL) < 0)
+		return xerr_prefix(e, "resuming process %d", (int)s->pid);
+	s->stopped = false;
+	return wait_running(s, e);
+}
+
+/* "Thread 0x7f... (LWP 1234)" or "process 1234" → 1234. */
+static pid_t tid_from_target_id(const char *target_id)
+{
+	const char *lwp = target_id ? strstr(target_id, "LWP ") : NULL;
+	if (lwp)
+		return (pid_t)strtol(lwp + 4, NULL, 10);
+	const char *proc = target_id ? strstr(target_id, "process ") : NULL;
+	return proc ? (pid_t)strtol(proc + 8, NULL, 10) : 0;
+}
+
+static int compare_thread_tid(const void *a, const void *b)
+{
+	const struct session_thread *x = a, *y = b;
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+int session_threads(struct session *s, struct session_thread **threads, size_t *count, struct xerr *e)
+{
+	struct mi_record *r;
+	*threads = NULL;
+	*count = 0;
+	if (call(s, &r, e, "-thread-info", NULL) < 0)
+		return xerr_prefix(e, "listing threads");
+	const struct mi_value *list = mi_value_get(r->results, "threads");
+	size_t n = mi_value_count(list);
+	struct session_thread *out = calloc(n ? n : 1, sizeof *out);
+	if (!out) {
+		mi_record_free(r);
+		return xerr_set(e, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct mi_value *t = mi_value_at(list, i);
+		long long id = 0;
+		mi_value_get_int(t, "id", &id);
+		out[i].gdb_id = (int)id;
+		out[i].tid = tid_from_target_id(mi_value_get_string(t, "target-id"));
+		const char *name = mi_value_get_string(t, "name");
+		struct proc_thread pt;
+		if (proc_thread_read(s->pid, out[i].tid, &pt, NULL) == 0) {
+			out[i].state = pt.state;
+			if (!name)
+				name = pt.name;
+			snprintf(out[i].name, sizeof out[i].name, "%s", name);
+		} else {
+			out[i].state = '?';
+			snprintf(out[i].name, sizeof out[i].name, "%s", name ? name : "");
+		}
+	}
+	mi_record_free(r);
+	qsort(out, n, sizeof *out, compare_thread_tid);
+	*threads = out;
+	*count = n;
+	return 0;
+}
+
+static char *dup_or_null(const char *text)
+{
+	return text ? strdup(text) : NULL;
+}
+
+int session_thread_frames(struct session *s, int gdb_id, int max_frames, struct gdb_frame **frames,
+			  size_t *count, struct xerr *e)
+{
+	char thread_text[32], high[32];
+	snprintf(thread_text, sizeof thread_text, "%d", gdb_id);
+	snprintf(high, sizeof high, "%d", max_frames > 0 ? max_frames - 1 : 100000);
+	struct mi_record *r;
+	*frames = NULL;
+	*count = 0;
+	if (call(s, &r, e, "-stack-list-frames", "--thread", thread_text, "0", high, NULL) < 0)
+		return xerr_prefix(e, "listing frames of thread %d", gdb_id);
+	const struct mi_value *stack = mi_value_get(r->results, "stack");
+	size_t n = mi_value_count(stack);
+	struct gdb_frame *out = calloc(n ? n : 1, sizeof *out);
+	if (!out) {
+		mi_record_free(r);
+		return xerr_set(e, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct mi_value *f = mi_value_at(stack, i);
+		long long v = 0;
+		out[i].level = mi_value_get_int(f, "level", &v) == 0 ? (int)v : (int)i;
+		out[i].pc = mi_value_get_int(f, "addr", &v) == 0 ? (uint64_t)v : 0;
+		out[i].line = mi_value_get_int(f, "line", &v) == 0 ? (int)v : 0;
+		out[i].function = dup_or_null(mi_value_get_string(f, "func"));
+		const char *file = mi_value_get_string(f, "fullname");
+		out[i].file = dup_or_null(file ? file : mi_value_get_string(f, "file"));
+		out[i].library = dup_or_null(mi_value_get_string(f, "from"));
+	}
+	mi_record_free(r);
+	*frames = out;
+	*count = n;
+	return 0;
+}
+
+void gdb_frames_free(struct gdb_frame *frames, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		free(frames[i].function);
+		free(frames[i].file);
+		free(frames[i].library);
+	}
+	free(frames);
+}
+
+/* Last resort when gdb is gone: the kernel detached ptrace, but threads that
+ * gdb had stopped may be left in a group stop (state T). Wake them. */
+static void rescue_stopped_target(struct session *s)
+{
+	if (s->pid <= 0 || s->was_stopped_before)
+		return;
+	for (int attempt = 0; attempt < 50; attempt++) {
+		char state = proc_state(s->pid);
+		if (state == 0 || state == 'Z' || state == 'X')
+			return;
+		/* 't' lasts until the kernel finishes detaching the dead tracer. */
+		if (state == 'T' || state == 't')
+			kill(s->pid, SIGCONT);
+		else
+			return;
+		struct timespec pause = { 0, 10 * 1000 * 1000 };
+		nanosleep(&pause, NULL);
+	}
+}
+
+int session_end(struct session *s, struct xerr *e)
+{
+	if (!s)
+		return 0;
+	int rc = 0;
+	struct xerr detach_error = { "" };
+	if (s->gdb && mi_conn_alive(s->gdb) && s->attached && !s->target_exited) {
+		/* -target-detach resumes a stopped target; it needs all threads
+		 * stopped in all-stop mode, so stop first if running. */
+		if (!s->stopped && session_target_alive(s))
+			session_stop(s, NULL);
+		if (call(s, NULL, &detach_error, "-target-detach", NULL) < 0)
+			rc = -1;
+	}
+	if (s->gdb)
+		mi_conn_close(s->gdb, 3000);
+	s->gdb = NULL;
+	rescue_stopped_target(s);
+	char state = s->pid > 0 ? proc_state(s->pid) : 0;
+	if ((state == 'T' || state == 't') && !s->was_stopped_before) {
+		rc = xerr_set(e, "process %d is still stopped after detaching (%s); resume it with `kill -CONT %d`",
+			      (int)s->pid, detach_error.msg[0] ? detach_error.msg : "state T", (int)s->pid);
+	} else if (rc < 0 && state != 0 && state != 'Z') {
+		/* Detach failed but the target runs (gdb exiting detaches too). */
+		rc = 0;
+	}
+	free(s);
+	return rc;
+}

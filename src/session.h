@@ -1,0 +1,91 @@
+/* session.h — one target process under gdb's control.
+ *
+ * A session attaches gdb to a PID (or launches a command and attaches before
+ * it execs), stops and resumes it, lists threads and their stacks, and always
+ * ends with the target running and detached.
+ *
+ * Invariants:
+ *  - session_end() is the one exit path and is safe from any state: gdb
+ *    alive or dead, target stopped, running or gone. It never leaves the
+ *    target stopped: if gdb died while the target was stopped it sends
+ *    SIGCONT itself (only when the target was not stopped before we came).
+ *  - The target is never stopped with our own SIGSTOP (it would stay in
+ *    state T after detach); stopping goes through -exec-interrupt.
+ *  - All functions return 0 on success and -1 with a message in xerr.
+ */
+#ifndef XGDBPROF_SESSION_H
+#define XGDBPROF_SESSION_H
+
+#include "error.h"
+#include "proc.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct session;
+
+struct session_options {
+	const char *gdb_path;      /* NULL: XGDBPROF_GDB, else the configured default */
+	int command_timeout_ms;    /* per MI command; 0 means 15000 */
+	bool verbose;              /* log MI traffic timing to stderr */
+};
+
+/* One frame as gdb's unwinder reports it (the reference walker). */
+struct gdb_frame {
+	int level;
+	uint64_t pc;
+	char *function;            /* as gdb prints it (demangled), or NULL */
+	char *file;                /* fullname if known, else file, else NULL */
+	int line;
+	char *library;             /* "from" for frames without debug info */
+};
+
+struct session_thread {
+	int gdb_id;                /* gdb's thread number */
+	pid_t tid;                 /* kernel thread id (LWP) */
+	char name[64];
+	char state;                /* /proc state when the target was last stopped */
+};
+
+/* Checks the gdb to use exists and is >= 10. Fills *path_out with the gdb
+ * chosen (XGDBPROF_GDB, else opts->gdb_path, else the configured default). */
+int session_check_gdb(const struct session_options *opts, const char **path_out, struct xerr *e);
+
+/* Attaches to pid and resumes it: on return the target runs. */
+int session_attach(struct session **out, pid_t pid, const struct session_options *opts, struct xerr *e);
+
+/* Starts argv[0] (searched on PATH) with our stdin/stdout/stderr, attaches
+ * gdb while it waits to exec, then lets it exec. It runs when this returns. */
+int session_launch(struct session **out, char *const argv[], const struct session_options *opts,
+		   struct xerr *e);
+
+pid_t session_pid(const struct session *s);
+bool session_is_stopped(const struct session *s);
+/* False once the target exited (its exit is then in session_exit_status). */
+bool session_target_alive(struct session *s);
+
+/* Stops every thread (all-stop) and waits for gdb to report it. */
+int session_stop(struct session *s, struct xerr *e);
+/* Resumes every thread. */
+int session_resume(struct session *s, struct xerr *e);
+
+/* Threads of the stopped target, sorted by tid. *threads is malloc'd. */
+int session_threads(struct session *s, struct session_thread **threads, size_t *count, struct xerr *e);
+
+/* Frames of one thread of the stopped target, innermost first, at most
+ * max_frames (0: no limit). Free with gdb_frames_free. */
+int session_thread_frames(struct session *s, int gdb_id, int max_frames, struct gdb_frame **frames,
+			  size_t *count, struct xerr *e);
+void gdb_frames_free(struct gdb_frame *frames, size_t count);
+
+/* PID of the command session_launch started (our child: the caller reaps it
+ * with waitpid after session_end), or 0 for an attached session. */
+pid_t session_launched_child(const struct session *s);
+
+/* Detaches (resuming the target), closes gdb, frees. Returns 0 if the target
+ * was left running (or had exited by itself), -1 with a message otherwise.
+ * Safe to call with s == NULL. */
+int session_end(struct session *s, struct xerr *e);
+
+#endif

@@ -1,0 +1,1069 @@
+#include "symbolize.h"
+
+#include <dwarf.h>
+#include <errno.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "demangle.h"
+#include "dwarf_index.h"
+
+/* ---- interned strings ---- */
+
+struct istr {
+	const char *mapped;      /* source-mapped form (or the string itself) */
+	bool mapped_done;
+	char s[];
+};
+
+struct intern {
+	struct istr **slots;
+	size_t cap, count;
+};
+
+static uint64_t hash_bytes(const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL;          /* FNV-1a */
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+	return h;
+}
+
+static int intern_grow(struct intern *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 1024;
+	struct istr **slots = calloc(cap, sizeof *slots);
+	if (!slots)
+		return -1;
+	for (size_t i = 0; i < t->cap; i++) {
+		struct istr *e = t->slots[i];
+		if (!e)
+			continue;
+		size_t j = hash_bytes(e->s, strlen(e->s)) & (cap - 1);
+		while (slots[j])
+			j = (j + 1) & (cap - 1);
+		slots[j] = e;
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->cap = cap;
+	return 0;
+}
+
+static struct istr *intern_entry(struct intern *t, const char *s)
+{
+	if (t->count * 2 >= t->cap && intern_grow(t) < 0)
+		return NULL;
+	size_t len = strlen(s);
+	size_t j = hash_bytes(s, len) & (t->cap - 1);
+	while (t->slots[j]) {
+		if (strcmp(t->slots[j]->s, s) == 0)
+			return t->slots[j];
+		j = (j + 1) & (t->cap - 1);
+	}
+	struct istr *e = malloc(sizeof *e + len + 1);
+	if (!e)
+		return NULL;
+	e->mapped = NULL;
+	e->mapped_done = false;
+	memcpy(e->s, s, len + 1);
+	t->slots[j] = e;
+	t->count++;
+	return e;
+}
+
+static const char *intern(struct intern *t, const char *s)
+{
+	if (!s)
+		return NULL;
+	struct istr *e = intern_entry(t, s);
+	return e ? e->s : NULL;
+}
+
+static void intern_release(struct intern *t)
+{
+	for (size_t i = 0; i < t->cap; i++)
+		free(t->slots[i]);
+	free(t->slots);
+	memset(t, 0, sizeof *t);
+}
+
+/* ---- per-PC cache: lookup address → run of frames in a pool ---- */
+
+struct pc_slot {
+	uint64_t addr;
+	uint32_t first;
+	uint32_t count;          /* 0: empty slot */
+};
+
+struct pc_cache {
+	struct pc_slot *slots;
+	size_t cap, used;
+	struct frame *pool;
+	size_t npool, pool_cap;
+};
+
+static size_t pc_hash(uint64_t addr, size_t cap)
+{
+	return (size_t)((addr * 0x9e3779b97f4a7c15ULL) >> 20) & (cap - 1);
+}
+
+static const struct pc_slot *pc_cache_find(const struct pc_cache *c, uint64_t addr)
+{
+	if (!c->cap)
+		return NULL;
+	for (size_t j = pc_hash(addr, c->cap);; j = (j + 1) & (c->cap - 1)) {
+		const struct pc_slot *s = &c->slots[j];
+		if (!s->count)
+			return NULL;
+		if (s->addr == addr)
+			return s;
+	}
+}
+
+static void pc_cache_clear(struct pc_cache *c)
+{
+	if (c->slots)
+		memset(c->slots, 0, c->cap * sizeof *c->slots);
+	c->used = 0;
+	c->npool = 0;
+}
+
+static int pc_cache_insert(struct pc_cache *c, uint64_t addr, const struct frame *f, size_t n)
+{
+	if (n == 0 || n > UINT32_MAX)
+		return 0;
+	if ((c->used + 1) * 2 > c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 4096;
+		struct pc_slot *slots = calloc(cap, sizeof *slots);
+		if (!slots)
+			return -1;
+		for (size_t i = 0; i < c->cap; i++) {
+			if (!c->slots[i].count)
+				continue;
+			size_t j = pc_hash(c->slots[i].addr, cap);
+			while (slots[j].count)
+				j = (j + 1) & (cap - 1);
+			slots[j] = c->slots[i];
+		}
+		free(c->slots);
+		c->slots = slots;
+		c->cap = cap;
+	}
+	if (c->npool + n > c->pool_cap) {
+		size_t cap = c->pool_cap ? c->pool_cap * 2 : 8192;
+		while (cap < c->npool + n)
+			cap *= 2;
+		struct frame *p = realloc(c->pool, cap * sizeof *p);
+		if (!p)
+			return -1;
+		c->pool = p;
+		c->pool_cap = cap;
+	}
+	if (c->npool + n > UINT32_MAX)
+		return 0;
+	memcpy(c->pool + c->npool, f, n * sizeof *f);
+	size_t j = pc_hash(addr, c->cap);
+	while (c->slots[j].count)
+		j = (j + 1) & (c->cap - 1);
+	c->slots[j] = (struct pc_slot){addr, (uint32_t)c->npool, (uint32_t)n};
+	c->npool += n;
+	c->used++;
+	return 0;
+}
+
+static void pc_cache_release(struct pc_cache *c)
+{
+	free(c->slots);
+	free(c->pool);
+	memset(c, 0, sizeof *c);
+}
+
+/* ---- modules ---- */
+
+struct func_sym {
+	uint64_t addr, size;
+	const char *linkage;     /* interned */
+	const char *name;        /* interned demangled, NULL until needed */
+	int binding_rank;        /* 0 global, 1 weak, 2 local: aliases sort by it */
+	int ndx;                 /* symbol table order: then by it, as addr2line */
+};
+
+struct sym_module {
+	Dwfl_Module *mod;
+	struct symbolizer_module info;
+	bool dwarf_loaded;
+	Dwarf *dw;
+	Dwarf_Addr dwbias;
+	enum frame_source dwarf_source;
+	struct dwarf_index *index;
+	bool syms_loaded;
+	struct func_sym *syms;
+	size_t nsyms;
+	enum frame_source sym_source;
+};
+
+struct symbolizer {
+	Dwfl *dwfl;
+	pid_t pid;                    /* 0 for a file symbolizer */
+	struct intern strings;
+	struct pc_cache cache;
+	struct source_map *source_map;
+	size_t lookups, cache_hits;
+};
+
+static char *debuginfo_path;   /* NULL: libdwfl's default ":.debug:/usr/lib/debug" */
+
+/* libdwfl's standard search (build-id under /usr/lib/debug/.build-id, then
+ * .gnu_debuglink next to the file and in /usr/lib/debug). It would ask
+ * debuginfod last if DEBUGINFOD_URLS were set; the constructors unset it. */
+static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *modname,
+				Dwarf_Addr base, const char *file_name,
+				const char *debuglink_file, GElf_Word debuglink_crc,
+				char **debuginfo_file_name)
+{
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					    debuglink_file, debuglink_crc,
+					    debuginfo_file_name);
+}
+
+static const Dwfl_Callbacks proc_callbacks = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = find_debuginfo_local,
+	.debuginfo_path = &debuginfo_path,
+};
+
+static const Dwfl_Callbacks file_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = find_debuginfo_local,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+static void sym_module_free(struct sym_module *m)
+{
+	if (!m)
+		return;
+	dwarf_index_free(m->index);
+	free(m->syms);
+	free(m);
+}
+
+static bool elf_has_section_type(Elf *elf, GElf_Word type)
+{
+	if (!elf)
+		return false;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr shdr;
+		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == type)
+			return true;
+	}
+	return false;
+}
+
+/* Returns our data for mod, creating it (cheap: no DWARF read) on first use. */
+static struct sym_module *module_get(struct symbolizer *sym, Dwfl_Module *mod)
+{
+	void **userdata;
+	Dwarf_Addr start, end;
+	const char *mainfile = NULL, *debugfile = NULL;
+	const char *name = dwfl_module_info(mod, &userdata, &start, &end, NULL, NULL,
+					    &mainfile, &debugfile);
+	if (*userdata)
+		return *userdata;
+	struct sym_module *m = calloc(1, sizeof *m);
+	if (!m)
+		return NULL;
+	m->mod = mod;
+	m->info.start = start;
+	m->info.end = end;
+	Dwarf_Addr bias = 0;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	m->info.bias = bias;
+	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &mainfile, NULL);
+	m->info.path = intern(&sym->strings, mainfile ? mainfile : name);
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int len = dwfl_module_build_id(mod, &bits, &vaddr);
+	char hex[2 * 64 + 1] = "";
+	if (len > 0) {
+		if (len > 64)
+			len = 64;
+		for (int i = 0; i < len; i++)
+			snprintf(hex + 2 * i, 3, "%02x", bits[i]);
+	}
+	m->info.build_id = intern(&sym->strings, hex);
+	(void)elf;
+	if (!m->info.path || !m->info.build_id) {
+		free(m);
+		return NULL;
+	}
+	*userdata = m;
+	return m;
+}
+
+static int module_load_dwarf(struct symbolizer *sym, struct sym_module *m, struct xerr *err)
+{
+	if (m->dwarf_loaded)
+		return 0;
+	m->dwarf_loaded = true;
+	m->dw = dwfl_module_getdwarf(m->mod, &m->dwbias);
+	if (!m->dw)
+		return 0;
+	const char *mainfile = NULL, *debugfile = NULL;
+	dwfl_module_info(m->mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
+	m->dwarf_source = FRAME_SOURCE_DWARF;
+	if (debugfile && (!mainfile || strcmp(debugfile, mainfile) != 0)) {
+		m->dwarf_source = FRAME_SOURCE_DEBUGLINK;
+		m->info.debug_file = intern(&sym->strings, debugfile);
+	}
+	m->info.has_dwarf = true;
+	m->index = dwarf_index_new(m->dw, err);
+	return m->index ? 0 : -1;
+}
+
+static int cmp_func_sym(const void *a, const void *b)
+{
+	const struct func_sym *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->binding_rank != y->binding_rank)
+		return x->binding_rank - y->binding_rank;
+	return x->ndx - y->ndx;
+}
+
+static int module_load_syms(struct symbolizer *sym, struct sym_module *m, struct xerr *err)
+{
+	if (m->syms_loaded)
+		return 0;
+	m->syms_loaded = true;
+	Dwarf_Addr bias;
+	Elf *main_elf = dwfl_module_getelf(m->mod, &bias);
+	m->sym_source = FRAME_SOURCE_DYNSYM;
+	if (elf_has_section_type(main_elf, SHT_SYMTAB))
+		m->sym_source = FRAME_SOURCE_SYMTAB;
+	else {
+		Dwarf_Addr dwbias;
+		Dwarf *dw = dwfl_module_getdwarf(m->mod, &dwbias);
+		if (dw && elf_has_section_type(dwarf_getelf(dw), SHT_SYMTAB))
+			m->sym_source = FRAME_SOURCE_SYMTAB;
+	}
+	int count = dwfl_module_getsymtab(m->mod);
+	if (count <= 0)
+		return 0;
+	m->syms = malloc((size_t)count * sizeof *m->syms);
+	if (!m->syms)
+		return xerr_set(err, "out of memory reading the symbols of %s", m->info.path);
+	for (int i = 1; i < count; i++) {
+		GElf_Sym s;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		Elf *elf;
+		Dwarf_Addr symbias;
+		const char *name = dwfl_module_getsym_info(m->mod, i, &s, &addr, &shndx,
+							   &elf, &symbias);
+		int type = GELF_ST_TYPE(s.st_info);
+		if (!name || !*name || (type != STT_FUNC && type != STT_GNU_IFUNC))
+			continue;
+		if (shndx == SHN_UNDEF || addr == 0)
+			continue;
+		int bind = GELF_ST_BIND(s.st_info);
+		struct func_sym *f = &m->syms[m->nsyms];
+		f->addr = addr;
+		f->size = s.st_size;
+		f->linkage = intern(&sym->strings, name);
+		f->name = NULL;
+		f->binding_rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+		f->ndx = i;
+		if (!f->linkage)
+			return xerr_set(err, "out of memory reading the symbols of %s", m->info.path);
+		m->nsyms++;
+	}
+	qsort(m->syms, m->nsyms, sizeof *m->syms, cmp_func_sym);
+	return 0;
+}
+
+static const char *demangled(struct symbolizer *sym, const char *linkage)
+{
+	char *d = symbol_demangle(linkage, false);
+	if (!d)
+		return NULL;
+	const char *s = intern(&sym->strings, d);
+	free(d);
+	return s;
+}
+
+static const char *func_sym_name(struct symbolizer *sym, struct func_sym *f)
+{
+	if (!f->name)
+		f->name = demangled(sym, f->linkage);
+	return f->name;
+}
+
+/* Returns the symbol containing addr (runtime), or NULL. */
+static struct func_sym *module_find_sym(struct sym_module *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->nsyms;
+	while (lo < hi) {       /* first symbol with addr > addr */
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	/* Among aliases at the same address, take the preferred (first) one. */
+	size_t i = lo - 1;
+	uint64_t at = m->syms[i].addr;
+	while (i > 0 && m->syms[i - 1].addr == at)
+		i--;
+	for (size_t k = i; k < lo; k++)
+		if (m->syms[k].size == 0 || addr < m->syms[k].addr + m->syms[k].size)
+			return &m->syms[k];
+	return NULL;
+}
+
+static enum frame_lang lang_of_cu(int dw_lang)
+{
+	switch (dw_lang) {
+	case DW_LANG_Rust:
+		return FRAME_LANG_RUST;
+	case DW_LANG_C89: case DW_LANG_C: case DW_LANG_C99: case DW_LANG_C11:
+		return FRAME_LANG_C;
+	case DW_LANG_C_plus_plus: case DW_LANG_C_plus_plus_03:
+	case DW_LANG_C_plus_plus_11: case DW_LANG_C_plus_plus_14:
+		return FRAME_LANG_CXX;
+	default:
+		return FRAME_LANG_UNKNOWN;
+	}
+}
+
+static enum frame_lang lang_of_symbol(const char *linkage)
+{
+	if (demangle_is_rust(linkage, strlen(linkage)))
+		return FRAME_LANG_RUST;
+	if (linkage[0] == '_' && linkage[1] == 'Z')
+		return FRAME_LANG_CXX;
+	return FRAME_LANG_UNKNOWN;
+}
+
+/* Returns path joined with cu's comp_dir (in buf) when it is relative. */
+static const char *absolute_path(struct dwarf_index_cu *cu, const char *path,
+				 char *buf, size_t size)
+{
+	const char *dir = path[0] != '/' && cu ? dwarf_index_cu_comp_dir(cu) : NULL;
+	if (dir && dir[0] == '/') {
+		int len = snprintf(buf, size, "%s/%s", dir, path);
+		if (len > 0 && (size_t)len < size)
+			return buf;
+	}
+	return path;
+}
+
+/* Returns the file name as frames show it: absolute when the CU's comp_dir
+ * allows, interned, source-mapped. */
+static const char *frame_file(struct symbolizer *sym, struct dwarf_index_cu *cu,
+			      const char *path)
+{
+	if (!path)
+		return NULL;
+	char buf[4096];
+	path = absolute_path(cu, path, buf, sizeof buf);
+	struct istr *e = intern_entry(&sym->strings, path);
+	if (!e)
+		return NULL;
+	if (!source_map_active(sym->source_map))
+		return e->s;
+	if (!e->mapped_done) {
+		char *m = source_map_apply(sym->source_map, e->s);
+		e->mapped = m ? intern(&sym->strings, m) : NULL;
+		free(m);
+		e->mapped_done = true;
+		/* intern() may have rehashed but never moves entries. */
+	}
+	return e->mapped ? e->mapped : e->s;
+}
+
+static const char *die_string(Dwarf_Die *die, int attr)
+{
+	Dwarf_Attribute a;
+	if (!dwarf_attr_integrate(die, attr, &a))
+		return NULL;
+	return dwarf_formstring(&a);
+}
+
+static void entry_names(struct symbolizer *sym, struct sym_module *m,
+			struct dwarf_index_entry *e)
+{
+	if (e->user_name)
+		return;
+	Dwarf_Die die;
+	if (!dwarf_offdie(m->dw, e->die, &die))
+		return;
+	const char *link = die_string(&die, DW_AT_linkage_name);
+	if (!link)
+		link = die_string(&die, DW_AT_MIPS_linkage_name);
+	if (link) {
+		e->user_linkage = intern(&sym->strings, link);
+		e->user_name = demangled(sym, link);
+	} else {
+		e->user_name = intern(&sym->strings, die_string(&die, DW_AT_name));
+		e->user_linkage = e->user_name;
+	}
+}
+
+static Dwarf_Word die_udata(Dwarf_Die *die, int attr)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word w = 0;
+	if (dwarf_attr(die, attr, &a) && dwarf_formudata(&a, &w) == 0)
+		return w;
+	return 0;
+}
+
+struct frame_buf {
+	struct frame *f;
+	size_t n, cap;
+};
+
+static int frame_push(struct frame_buf *b, const struct frame *f)
+{
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 16;
+		struct frame *n = realloc(b->f, cap * sizeof *n);
+		if (!n)
+			return -1;
+		b->f = n;
+		b->cap = cap;
+	}
+	b->f[b->n++] = *f;
+	return 0;
+}
+
+/* Symbolizes one lookup address into b (uncached). */
+static int symbolize_addr(struct symbolizer *sym, uint64_t addr, struct frame_buf *b,
+			  struct xerr *err)
+{
+	struct frame base = {.pc = addr, .source = FRAME_SOURCE_NONE};
+	Dwfl_Module *mod = dwfl_addrmodule(sym->dwfl, addr);
+	if (!mod)
+		return frame_push(b, &base);
+	struct sym_module *m = module_get(sym, mod);
+	if (!m)
+		return xerr_set(err, "out of memory describing a module");
+	base.module = m->info.path;
+	if (module_load_dwarf(sym, m, err) < 0)
+		return -1;
+
+	struct dwarf_index_cu *cu = NULL;
+	uint32_t leaf = DWARF_INDEX_NONE;
+	Dwarf_Line *line = NULL;
+	if (m->index) {
+		int rc = dwarf_index_lookup(m->index, addr - m->dwbias, &cu, &leaf, err);
+		if (rc < 0)
+			return xerr_prefix(err, "%s", m->info.path);
+		if (rc == 1)
+			line = dwarf_index_line(cu, addr - m->dwbias);
+	}
+	const char *file = NULL;
+	int lineno = 0, column = 0;
+	if (line) {
+		file = frame_file(sym, cu, dwarf_linesrc(line, NULL, NULL));
+		dwarf_lineno(line, &lineno);
+		dwarf_linecol(line, &column);
+	}
+
+	if (cu && leaf != DWARF_INDEX_NONE) {
+		enum frame_lang lang = lang_of_cu(cu->lang);
+		for (uint32_t e = leaf, hops = 0; e != DWARF_INDEX_NONE && hops < 1024; hops++) {
+			struct dwarf_index_entry *ent = &cu->entries[e];
+			entry_names(sym, m, ent);
+			struct frame f = base;
+			f.function = ent->user_name;
+			f.file = file;
+			f.line = lineno;
+			f.column = column;
+			f.inlined = ent->inlined;
+			f.lang = lang;
+			f.source = m->dwarf_source;
+			if (frame_push(b, &f) < 0)
+				return xerr_set(err, "out of memory symbolizing");
+			if (!ent->inlined)
+				break;
+			Dwarf_Die die;
+			file = NULL;
+			lineno = column = 0;
+			if (dwarf_offdie(m->dw, ent->die, &die)) {
+				Dwarf_Attribute a;
+				if (dwarf_attr(&die, DW_AT_call_file, &a))
+					file = frame_file(sym, cu, dwarf_index_file(cu, die_udata(&die, DW_AT_call_file)));
+				lineno = (int)die_udata(&die, DW_AT_call_line);
+				column = (int)die_udata(&die, DW_AT_call_column);
+			}
+			e = ent->parent;
+		}
+		return 0;
+	}
+
+	/* No DWARF function here: the symbol table names it, the line table
+	 * (if a CU covers the address) still locates it. */
+	if (module_load_syms(sym, m, err) < 0)
+		return -1;
+	struct func_sym *fs = module_find_sym(m, addr);
+	struct frame f = base;
+	f.file = file;
+	f.line = lineno;
+	f.column = column;
+	if (fs) {
+		f.function = func_sym_name(sym, fs);
+		f.lang = lang_of_symbol(fs->linkage);
+		f.source = m->sym_source;
+	}
+	return frame_push(b, &f);
+}
+
+int symbolizer_lookup(struct symbolizer *sym, uint64_t pc, bool is_return_address,
+		      struct frame *out, size_t max, size_t *n, struct xerr *err)
+{
+	*n = 0;
+	uint64_t addr = is_return_address && pc > 0 ? pc - 1 : pc;
+	sym->lookups++;
+	const struct pc_slot *s = pc_cache_find(&sym->cache, addr);
+	if (s) {
+		sym->cache_hits++;
+		size_t k = s->count < max ? s->count : max;
+		const struct frame *src = sym->cache.pool + s->first;
+		for (size_t i = 0; i < k; i++) {
+			out[i] = src[i];
+			out[i].pc = pc;
+		}
+		*n = k;
+		return 0;
+	}
+	struct frame_buf b = {0};
+	if (symbolize_addr(sym, addr, &b, err) < 0) {
+		free(b.f);
+		return -1;
+	}
+	if (pc_cache_insert(&sym->cache, addr, b.f, b.n) < 0) {
+		free(b.f);
+		return xerr_set(err, "out of memory caching symbols");
+	}
+	size_t k = b.n < max ? b.n : max;
+	for (size_t i = 0; i < k; i++) {
+		out[i] = b.f[i];
+		out[i].pc = pc;
+	}
+	*n = k;
+	free(b.f);
+	return 0;
+}
+
+/* ---- construction ---- */
+
+static struct symbolizer *symbolizer_alloc(const Dwfl_Callbacks *cb, struct xerr *err)
+{
+	/* debuginfod would fetch over the network, possibly for minutes. */
+	unsetenv("DEBUGINFOD_URLS");
+	struct symbolizer *sym = calloc(1, sizeof *sym);
+	if (!sym) {
+		xerr_set(err, "out of memory creating a symbolizer");
+		return NULL;
+	}
+	sym->dwfl = dwfl_begin(cb);
+	if (!sym->dwfl) {
+		xerr_set(err, "libdwfl: %s", dwfl_errmsg(-1));
+		free(sym);
+		return NULL;
+	}
+	return sym;
+}
+
+struct symbolizer *symbolizer_new_pid(pid_t pid, struct xerr *err)
+{
+	struct symbolizer *sym = symbolizer_alloc(&proc_callbacks, err);
+	if (!sym)
+		return NULL;
+	sym->pid = pid;
+	dwfl_report_begin(sym->dwfl);
+	int rc = dwfl_linux_proc_report(sym->dwfl, pid);
+	if (rc != 0) {
+		if (rc > 0)
+			xerr_set(err, "cannot read the mappings of process %d (/proc/%d/maps): %s",
+				 (int)pid, (int)pid, strerror(rc));
+		else
+			xerr_set(err, "cannot list the modules of process %d: %s",
+				 (int)pid, dwfl_errmsg(-1));
+		dwfl_end(sym->dwfl);
+		free(sym);
+		return NULL;
+	}
+	dwfl_report_end(sym->dwfl, NULL, NULL);
+	return sym;
+}
+
+struct symbolizer *symbolizer_new_file(const char *path, struct xerr *err)
+{
+	struct symbolizer *sym = symbolizer_alloc(&file_callbacks, err);
+	if (!sym)
+		return NULL;
+	dwfl_report_begin(sym->dwfl);
+	/* Base 0 with add_p_vaddr: a PIE or shared object keeps its own
+	 * virtual addresses (bias 0), as addr2line reads them. */
+	Dwfl_Module *mod = dwfl_report_elf(sym->dwfl, path, path, -1, 0, true);
+	if (!mod) {
+		xerr_set(err, "cannot load ELF file %s: %s", path, dwfl_errmsg(-1));
+		dwfl_end(sym->dwfl);
+		free(sym);
+		return NULL;
+	}
+	dwfl_report_end(sym->dwfl, NULL, NULL);
+	return sym;
+}
+
+static int free_module_cb(Dwfl_Module *mod, void **userdata, const char *name,
+			  Dwarf_Addr start, void *arg)
+{
+	(void)mod, (void)name, (void)start, (void)arg;
+	sym_module_free(*userdata);
+	*userdata = NULL;
+	return DWARF_CB_OK;
+}
+
+void symbolizer_free(struct symbolizer *sym)
+{
+	if (!sym)
+		return;
+	dwfl_getmodules(sym->dwfl, free_module_cb, NULL, 0);
+	dwfl_end(sym->dwfl);
+	pc_cache_release(&sym->cache);
+	intern_release(&sym->strings);
+	free(sym);
+}
+
+static int removed_module_cb(Dwfl_Module *mod, void *userdata, const char *name,
+			     Dwarf_Addr base, void *arg)
+{
+	(void)mod, (void)name, (void)base, (void)arg;
+	sym_module_free(userdata);
+	return DWARF_CB_OK;
+}
+
+int symbolizer_refresh(struct symbolizer *sym, struct xerr *err)
+{
+	if (sym->pid == 0)
+		return 0;
+	dwfl_report_begin(sym->dwfl);
+	int rc = dwfl_linux_proc_report(sym->dwfl, sym->pid);
+	/* Ending the report even on failure keeps the Dwfl consistent. */
+	dwfl_report_end(sym->dwfl, removed_module_cb, NULL);
+	pc_cache_clear(&sym->cache);
+	if (rc > 0)
+		return xerr_set(err, "cannot re-read /proc/%d/maps: %s", (int)sym->pid, strerror(rc));
+	if (rc < 0)
+		return xerr_set(err, "cannot list the modules of process %d: %s",
+				(int)sym->pid, dwfl_errmsg(-1));
+	return 0;
+}
+
+void symbolizer_set_source_map(struct symbolizer *sym, struct source_map *map)
+{
+	sym->source_map = map;
+	for (size_t i = 0; i < sym->strings.cap; i++) {
+		struct istr *e = sym->strings.slots[i];
+		if (e) {
+			e->mapped = NULL;
+			e->mapped_done = false;
+		}
+	}
+	pc_cache_clear(&sym->cache);
+}
+
+Dwfl *symbolizer_dwfl(struct symbolizer *sym)
+{
+	return sym->dwfl;
+}
+
+/* ---- queries over modules ---- */
+
+int symbolizer_module_info(struct symbolizer *sym, uint64_t pc,
+			   struct symbolizer_module *out, struct xerr *err)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(sym->dwfl, pc);
+	if (!mod)
+		return 0;
+	struct sym_module *m = module_get(sym, mod);
+	if (!m)
+		return xerr_set(err, "out of memory describing a module");
+	if (module_load_dwarf(sym, m, err) < 0)
+		return -1;
+	*out = m->info;
+	return 1;
+}
+
+struct module_walk {
+	struct symbolizer *sym;
+	struct sym_module **mods;
+	size_t n, cap;
+	bool oom;
+};
+
+static int collect_module_cb(Dwfl_Module *mod, void **userdata, const char *name,
+			     Dwarf_Addr start, void *arg)
+{
+	(void)userdata, (void)name, (void)start;
+	struct module_walk *w = arg;
+	struct sym_module *m = module_get(w->sym, mod);
+	if (!m) {
+		w->oom = true;
+		return DWARF_CB_ABORT;
+	}
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 16;
+		struct sym_module **n = realloc(w->mods, cap * sizeof *n);
+		if (!n) {
+			w->oom = true;
+			return DWARF_CB_ABORT;
+		}
+		w->mods = n;
+		w->cap = cap;
+	}
+	w->mods[w->n++] = m;
+	return DWARF_CB_OK;
+}
+
+static int cmp_module_start(const void *a, const void *b)
+{
+	const struct sym_module *x = *(struct sym_module *const *)a;
+	const struct sym_module *y = *(struct sym_module *const *)b;
+	return x->info.start < y->info.start ? -1 : x->info.start > y->info.start;
+}
+
+/* Lists our modules in address order (malloc'd array in w->mods). */
+static int list_modules(struct symbolizer *sym, struct module_walk *w, struct xerr *err)
+{
+	memset(w, 0, sizeof *w);
+	w->sym = sym;
+	dwfl_getmodules(sym->dwfl, collect_module_cb, w, 0);
+	if (w->oom) {
+		free(w->mods);
+		return xerr_set(err, "out of memory listing modules");
+	}
+	if (w->n)
+		qsort(w->mods, w->n, sizeof *w->mods, cmp_module_start);
+	return 0;
+}
+
+int symbolizer_foreach_module(struct symbolizer *sym,
+			      int (*fn)(const struct symbolizer_module *m, void *arg),
+			      void *arg, struct xerr *err)
+{
+	struct module_walk w;
+	if (list_modules(sym, &w, err) < 0)
+		return -1;
+	int rc = 0;
+	for (size_t i = 0; i < w.n && rc == 0; i++) {
+		if (module_load_dwarf(sym, w.mods[i], err) < 0) {
+			rc = -1;
+			break;
+		}
+		rc = fn(&w.mods[i]->info, arg);
+	}
+	free(w.mods);
+	return rc;
+}
+
+int symbolizer_foreach_function(struct symbolizer *sym, const char *module_path,
+				int (*fn)(const struct symbolizer_function *f, void *arg),
+				void *arg, struct xerr *err)
+{
+	struct module_walk w;
+	if (list_modules(sym, &w, err) < 0)
+		return -1;
+	int rc = 0;
+	for (size_t i = 0; i < w.n && rc == 0; i++) {
+		struct sym_module *m = w.mods[i];
+		if (module_path && strcmp(module_path, m->info.path) != 0)
+			continue;
+		if (module_load_syms(sym, m, err) < 0) {
+			rc = -1;
+			break;
+		}
+		for (size_t k = 0; k < m->nsyms && rc == 0; k++) {
+			struct func_sym *fs = &m->syms[k];
+			struct symbolizer_function f = {
+				.name = func_sym_name(sym, fs),
+				.linkage = fs->linkage,
+				.addr = fs->addr,
+				.size = fs->size,
+				.module = m->info.path,
+				.source = m->sym_source,
+			};
+			if (!f.name) {
+				rc = xerr_set(err, "out of memory demangling symbols");
+				break;
+			}
+			rc = fn(&f, arg);
+		}
+	}
+	free(w.mods);
+	return rc;
+}
+
+/* ---- file:line → addresses ---- */
+
+struct line_query {
+	struct symbolizer *sym;
+	struct sym_module *m;
+	struct dwarf_index_cu *cu;
+	const char *file;
+	size_t file_len;
+	bool relative;
+	int line;
+	uint64_t *addrs;
+	size_t n, cap;
+	bool oom;
+	const char *last_path;     /* memo: line rows repeat the same pointers */
+	bool last_match;
+};
+
+static bool path_matches(struct line_query *q, const char *path)
+{
+	if (!path)
+		return false;
+	if (path == q->last_path)
+		return q->last_match;
+	const char *raw = path;
+	char buf[4096];
+	path = absolute_path(q->cu, path, buf, sizeof buf);
+	bool match;
+	if (!q->relative) {
+		match = strcmp(path, q->file) == 0;
+		if (!match && source_map_active(q->sym->source_map)) {
+			const char *mapped = frame_file(q->sym, q->cu, raw);
+			match = mapped && strcmp(mapped, q->file) == 0;
+		}
+	} else {
+		size_t len = strlen(path);
+		match = len >= q->file_len &&
+			strcmp(path + len - q->file_len, q->file) == 0 &&
+			(len == q->file_len || path[len - q->file_len - 1] == '/');
+	}
+	q->last_path = raw;
+	q->last_match = match;
+	return match;
+}
+
+static int line_query_cu(struct dwarf_index_cu *cu, void *arg)
+{
+	struct line_query *q = arg;
+	dwarf_index_cu_lines(cu);
+	q->cu = cu;
+	q->last_path = NULL;
+	bool prev_same = false;     /* previous row is the same file:line */
+	for (size_t i = 0; i < cu->nlines; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(cu->lines, i);
+		int lineno = 0;
+		bool end = false, stmt = false;
+		dwarf_lineno(l, &lineno);
+		dwarf_lineendsequence(l, &end);
+		dwarf_linebeginstatement(l, &stmt);
+		bool same = !end && lineno == q->line &&
+			    path_matches(q, dwarf_linesrc(l, NULL, NULL));
+		if (same && stmt && !prev_same) {
+			Dwarf_Addr a;
+			dwarf_lineaddr(l, &a);
+			if (q->n == q->cap) {
+				size_t cap = q->cap ? q->cap * 2 : 16;
+				uint64_t *n = realloc(q->addrs, cap * sizeof *n);
+				if (!n) {
+					q->oom = true;
+					return 1;
+				}
+				q->addrs = n;
+				q->cap = cap;
+			}
+			q->addrs[q->n++] = a + q->m->dwbias;
+		}
+		prev_same = same;
+	}
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+ssize_t symbolizer_addresses_for_line(struct symbolizer *sym, const char *file, int line,
+				      uint64_t **addrs, struct xerr *err)
+{
+	*addrs = NULL;
+	if (!file || !*file || line <= 0)
+		return xerr_set(err, "expected FILE:LINE with a file name and a line number above 0");
+	struct module_walk w;
+	if (list_modules(sym, &w, err) < 0)
+		return -1;
+	struct line_query q = {
+		.sym = sym, .file = file, .file_len = strlen(file),
+		.relative = file[0] != '/', .line = line,
+	};
+	int rc = 0;
+	for (size_t i = 0; i < w.n && rc == 0; i++) {
+		struct sym_module *m = w.mods[i];
+		if (module_load_dwarf(sym, m, err) < 0) {
+			rc = -1;
+			break;
+		}
+		if (!m->index)
+			continue;
+		q.m = m;
+		q.last_path = NULL;
+		dwarf_index_foreach_cu(m->index, line_query_cu, &q);
+		if (q.oom)
+			rc = xerr_set(err, "out of memory resolving %s:%d", file, line);
+	}
+	free(w.mods);
+	if (rc < 0) {
+		free(q.addrs);
+		return -1;
+	}
+	if (q.n == 0) {
+		free(q.addrs);
+		return 0;
+	}
+	qsort(q.addrs, q.n, sizeof *q.addrs, cmp_u64);
+	size_t k = 1;
+	for (size_t i = 1; i < q.n; i++)
+		if (q.addrs[i] != q.addrs[k - 1])
+			q.addrs[k++] = q.addrs[i];
+	*addrs = q.addrs;
+	return (ssize_t)k;
+}
+
+void symbolizer_get_stats(struct symbolizer *sym, struct symbolizer_stats *out)
+{
+	memset(out, 0, sizeof *out);
+	out->lookups = sym->lookups;
+	out->cache_hits = sym->cache_hits;
+	struct module_walk w;
+	if (list_modules(sym, &w, NULL) < 0)
+		return;
+	for (size_t i = 0; i < w.n; i++) {
+		if (!w.mods[i]->index)
+			continue;
+		struct dwarf_index_stats st;
+		dwarf_index_get_stats(w.mods[i]->index, &st);
+		out->modules_with_index++;
+		out->cus_built += st.cus_built;
+		out->index_entries += st.entries;
+		out->index_segments += st.segments;
+		out->index_build_seconds += st.build_seconds;
+	}
+	free(w.mods);
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# xgdbprof dump: every thread with names, states and frames; the target
+# continues untouched; --json is well-formed and says the same.
+. "$TOP_SRCDIR/tests/lib.sh" || exit 99
+
+"$FIXTURES/cache-service" 60 --progress "$TMP/demo.progress" >/dev/null &
+DEMO=$!
+TEST_PIDS="$TEST_PIDS $DEMO"
+wait_for_file "$TMP/demo.progress"
+sleep 0.3
+
+"$XGDBPROF" dump "$DEMO" >"$TMP/dump.txt" 2>"$TMP/dump.err"
+check "dump exits 0" test $? -eq 0
+cat "$TMP/dump.err"
+nthreads=$(ls /proc/$DEMO/task | wc -l)
+check "dump shows all $nthreads threads" test "$(grep -c '^Thread ' "$TMP/dump.txt")" -eq "$nthreads"
+for name in insert-worker session-worker conn-0 conn-3 cache-service; do
+	check "thread $name listed" grep -q "^Thread [0-9]* \"$name\"" "$TMP/dump.txt"
+done
+check "worker state is running" grep -q '"insert-worker" (running)' "$TMP/dump.txt"
+check "conn threads are sleeping" grep -q '"conn-1" (sleeping)' "$TMP/dump.txt"
+check "the hot Rust function is named" grep -q 'sled::tree::Tree<.*>::\(insert\|view_for_key\)' "$TMP/dump.txt"
+check "frames carry tree.rs:LINE" grep -q 'at .*/tests/fixtures/sled/tree.rs:[0-9]\+$' "$TMP/dump.txt"
+check "main frame carries cache_service.rs:LINE" grep -q 'cache_service.rs:[0-9]\+$' "$TMP/dump.txt"
+check "target still runs free after dump" target_runs_free "$DEMO" "$TMP/demo.progress"
+
+"$XGDBPROF" dump --json "$DEMO" >"$TMP/dump.json"
+check "dump --json exits 0" test $? -eq 0
+check "json parses and lists every thread with frames" python3 - "$TMP/dump.json" "$nthreads" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+threads = d["threads"]
+assert len(threads) == int(sys.argv[2]), len(threads)
+names = {t["name"] for t in threads}
+assert {"insert-worker", "session-worker", "conn-0"} <= names, names
+worker = next(t for t in threads if t["name"] == "insert-worker")
+assert worker["state"] == "R", worker["state"]
+assert any("insert_worker" in (f.get("function") or "") for f in worker["frames"]), worker["frames"]
+assert all(f["pc"].startswith("0x") for t in threads for f in t["frames"])
+PY
+check "target still runs free after dump --json" target_runs_free "$DEMO" "$TMP/demo.progress"
+
+# Launch mode: the command runs, is dumped, and its exit status is ours.
+"$XGDBPROF" dump --delay 300ms -- "$FIXTURES/counter" "$TMP/launched.progress" 1.5 >"$TMP/launch.txt" 2>"$TMP/launch.err"
+status=$?
+check "dump -- COMMAND exits with the command's status (7)" test "$status" -eq 7
+check "launched command's threads are dumped" grep -q '"spinner-a"' "$TMP/launch.txt"
+check "launched command's output passes through" grep -q 'counter: exiting after' "$TMP/launch.txt"
+check "the command's status is reported" grep -q 'exited with status 7' "$TMP/launch.err"
+finish

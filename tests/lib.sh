@@ -1,0 +1,80 @@
+# tests/lib.sh — shared helpers for the end-to-end shell tests (sourced).
+# Each test prints "ok - ..." / "not ok - ..." lines and exits non-zero if
+# anything failed. Real processes only: fixtures from $FIXTURES, the built
+# xgdbprof in $XGDBPROF, the real gdb.
+set -u
+: "${XGDBPROF:?run through make check}"
+: "${FIXTURES:?run through make check}"
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/xgdbprof-test.XXXXXX")
+TEST_FAILURES=0
+TEST_PIDS=""
+cleanup_test() {
+	for p in $TEST_PIDS; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	rm -rf "$TMP"
+}
+trap cleanup_test EXIT
+
+ok() { echo "ok - $*"; }
+not_ok() { echo "not ok - $*"; TEST_FAILURES=$((TEST_FAILURES + 1)); }
+check() {   # check "description" command...
+	local what=$1; shift
+	if "$@"; then ok "$what"; else not_ok "$what"; fi
+}
+finish() {
+	if [ "$TEST_FAILURES" -gt 0 ]; then echo "$TEST_FAILURES check(s) failed"; exit 1; fi
+	exit 0
+}
+
+# Starts the counter fixture; sets COUNTER_PID and PROGRESS.
+start_counter() {
+	PROGRESS=$TMP/progress.$RANDOM
+	"$FIXTURES/counter" "$PROGRESS" "$@" >/dev/null &
+	COUNTER_PID=$!
+	TEST_PIDS="$TEST_PIDS $COUNTER_PID"
+	wait_for_file "$PROGRESS"
+}
+
+wait_for_file() {
+	local i
+	for i in $(seq 1 200); do [ -s "$1" ] && return 0; sleep 0.05; done
+	return 1
+}
+
+# The /proc state letter of a process ("" if gone).
+proc_state() {
+	sed -n 's/^[0-9]* (.*) \(.\) .*/\1/p' "/proc/$1/stat" 2>/dev/null
+}
+
+# True if the process exists, is not stopped or traced, and its progress file
+# advances within 2 seconds.
+target_runs_free() {
+	local pid=$1 file=$2 before after i state tracer
+	state=$(proc_state "$pid")
+	case "$state" in ""|T|t|Z|X) echo "  target $pid state '$state'"; return 1 ;; esac
+	tracer=$(sed -n 's/^TracerPid:[[:space:]]*//p' "/proc/$pid/status")
+	[ "$tracer" = 0 ] || { echo "  target $pid still traced by $tracer"; return 1; }
+	before=$(cat "$file")
+	for i in $(seq 1 40); do
+		sleep 0.05
+		after=$(cat "$file")
+		[ "$after" != "$before" ] && return 0
+	done
+	echo "  target $pid made no progress ($before)"
+	return 1
+}
+
+# Waits (up to $2 seconds, default 20) for a process to exit; true if it did.
+wait_exit() {
+	local i n=$(( ${2:-20} * 20 ))
+	for i in $(seq 1 "$n"); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.05; done
+	return 1
+}
+
+# Finds the gdb child of a process (our xgdbprof), if any.
+gdb_child_of() {
+	local pid
+	for pid in $(pgrep -P "$1"); do
+		case "$(cat /proc/$pid/comm 2>/dev/null)" in gdb*) echo "$pid"; return 0 ;; esac
+	done
+	return 1
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Never harm the target: whatever happens to xgdbprof or gdb, and at whatever
+# moment, the target ends up running (not in state T/t), detached, and still
+# making progress.
+. "$TOP_SRCDIR/tests/lib.sh" || exit 99
+
+start_counter
+
+# A terminating signal to xgdbprof at different moments of a dump: while gdb
+# starts, while attaching, while the stacks are walked, while detaching.
+for sig in INT TERM HUP; do
+	for delay in 0.02 0.15 0.3 0.5 0.8; do
+		"$XGDBPROF" dump "$COUNTER_PID" >/dev/null 2>&1 &
+		XP=$!
+		sleep "$delay"
+		kill -"$sig" "$XP" 2>/dev/null
+		if wait_exit "$XP" 20; then ok "SIG$sig after ${delay}s: xgdbprof exited"; else
+			not_ok "SIG$sig after ${delay}s: xgdbprof still running"; kill -9 "$XP"; fi
+		check "SIG$sig after ${delay}s: target runs free" target_runs_free "$COUNTER_PID" "$PROGRESS"
+	done
+done
+
+# gdb killed (SIGKILL) at different moments.
+for delay in 0.1 0.25 0.4 0.6; do
+	"$XGDBPROF" dump "$COUNTER_PID" >/dev/null 2>"$TMP/gdbkill.err" &
+	XP=$!
+	sleep "$delay"
+	G=$(gdb_child_of "$XP") && kill -9 "$G"
+	if wait_exit "$XP" 20; then ok "gdb SIGKILL after ${delay}s: xgdbprof exited"; else
+		not_ok "gdb SIGKILL after ${delay}s: xgdbprof still running"; kill -9 "$XP"; fi
+	check "gdb SIGKILL after ${delay}s: target runs free" target_runs_free "$COUNTER_PID" "$PROGRESS"
+done
+
+# xgdbprof itself killed with SIGKILL (no handler can run): gdb sees its
+# input close and detaches on the way out.
+for delay in 0.3 0.6; do
+	"$XGDBPROF" dump "$COUNTER_PID" >/dev/null 2>&1 &
+	XP=$!
+	sleep "$delay"
+	G=$(gdb_child_of "$XP")
+	kill -9 "$XP"
+	[ -n "$G" ] && wait_exit "$G" 20
+	check "xgdbprof SIGKILL after ${delay}s: target runs free" target_runs_free "$COUNTER_PID" "$PROGRESS"
+done
+
+# The target exits while a session is open: launched with a 0.5 s lifetime,
+# dumped after 2 s. xgdbprof reports it and exits with its status.
+"$XGDBPROF" dump --delay 2s -- "$FIXTURES/counter" "$TMP/short.progress" 0.5 >"$TMP/short.out" 2>"$TMP/short.err"
+status=$?
+check "target exiting mid-session: xgdbprof exits with its status (7)" test "$status" -eq 7
+check "target exiting mid-session: said on stderr" grep -q 'exited' "$TMP/short.err"
+
+check "after everything, the first target still runs free" target_runs_free "$COUNTER_PID" "$PROGRESS"
+check "no gdb left behind" test -z "$(pgrep -x gdb -P $$)"
+finish

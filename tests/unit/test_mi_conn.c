@@ -1,0 +1,307 @@
+/* test_mi_conn.c — mi_conn against the real gdb and $FIXTURES/mi_target.
+ *
+ * Covers: version query, spawn flags (own process group), plain calls,
+ * ^error, a timeout followed by a late answer that must be dropped, events
+ * queued in order around *stopped, recovery of a record that follows the
+ * program's own output on one line, gdb killed mid-session (no SIGPIPE, "gdb
+ * died ... signal 9"), clean close, escalation to SIGKILL on a stuck gdb, and
+ * startup failures. SIGPIPE keeps its default disposition on purpose.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mi_conn.h"
+#include "test_mi.h"
+
+static char target[4096];
+
+static long long elapsed_ms(const struct timespec *since)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - since->tv_sec) * 1000LL + (now.tv_nsec - since->tv_nsec) / 1000000;
+}
+
+static struct mi_conn *spawn(void)
+{
+	struct mi_error err;
+	struct mi_conn *c = mi_conn_spawn(NULL, &err);
+	if (!c) {
+		fprintf(stderr, "cannot start gdb: %s\n", err.message);
+		exit(1);
+	}
+	return c;
+}
+
+static void test_version(void)
+{
+	struct mi_error err;
+	int major = 0, minor = -1;
+	CHECK(mi_gdb_version(NULL, &major, &minor, &err) == 0);
+	CHECK(major >= 8 && minor >= 0);
+	CHECK(mi_gdb_version("/nonexistent/gdb", &major, &minor, &err) == -1);
+	CHECK(strstr(err.message, "/nonexistent/gdb") != NULL);
+	CHECK(mi_gdb_version("true", &major, &minor, &err) == -1);
+	CHECK(strstr(err.message, "does not look like GNU gdb") != NULL);
+}
+
+static void test_basic_calls(void)
+{
+	struct mi_conn *c = spawn();
+	struct mi_error err;
+	struct mi_record *r;
+	pid_t pid = mi_conn_gdb_pid(c);
+	CHECK(pid > 0 && mi_conn_alive(c));
+	CHECK(getpgid(pid) == pid && getpgid(pid) != getpgid(0));
+	CHECK(mi_conn_fd(c) >= 0);
+
+	CHECK(mi_conn_call(c, 5000, &r, &err, "-gdb-version", NULL) == 0);
+	CHECK(r && r->kind == MI_RECORD_RESULT && strcmp(r->klass, "done") == 0);
+	CHECK(r && r->console && strstr(r->console, "GNU gdb") != NULL);
+	mi_record_free(r);
+
+	/* Without the leading '-', and with the result not wanted. */
+	CHECK(mi_conn_call(c, 5000, NULL, &err, "gdb-version", NULL) == 0);
+
+	CHECK(mi_conn_call(c, 5000, &r, &err, "-list-features", NULL) == 0);
+	const struct mi_value *features = r ? mi_value_get(r->results, "features") : NULL;
+	int thread_info = 0;
+	for (size_t i = 0; i < mi_value_count(features); i++)
+		thread_info |= strcmp(mi_value_string(mi_value_at(features, i)), "thread-info") == 0;
+	CHECK(thread_info);
+	CHECK(r && r->console && r->console[0] == '\0');
+	mi_record_free(r);
+
+	/* The safety settings from the command line took effect. */
+	char *out = NULL;
+	CHECK(mi_conn_console(c, 5000, &out, &err, "show confirm") == 0);
+	CHECK(out && strstr(out, "off"));
+	free(out);
+	CHECK(mi_conn_call(c, 5000, &r, &err, "-gdb-show", "mi-async", NULL) == 0);
+	CHECK_STR(r ? mi_value_get_string(r->results, "value") : NULL, "on");
+	mi_record_free(r);
+	CHECK(mi_conn_call(c, 5000, &r, &err, "-gdb-show", "auto-load", "python-scripts", NULL) == 0);
+	CHECK_STR(r ? mi_value_get_string(r->results, "value") : NULL, "off");
+	mi_record_free(r);
+
+	/* ^error: -1, gdb's message, and the record for inspection. */
+	CHECK(mi_conn_call(c, 5000, &r, &err, "-data-evaluate-expression", "no_such_symbol", NULL) == -1);
+	CHECK_STR(err.message, "No symbol table is loaded.  Use the \"file\" command.");
+	CHECK(r && strcmp(r->klass, "error") == 0);
+	mi_record_free(r);
+	CHECK(mi_conn_call(c, 5000, &r, &err, "-no-such-command", NULL) == -1);
+	CHECK_STR(r ? mi_value_get_string(r->results, "code") : NULL, "undefined-command");
+	mi_record_free(r);
+	CHECK(mi_conn_call(c, 5000, &r, &err, "-gdb-version\n-gdb-exit", NULL) == -1 && r == NULL);
+	CHECK(mi_conn_alive(c));
+
+	/* Polling with nothing pending. */
+	struct timespec start;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	CHECK(mi_conn_next_event(c, 0, &r, &err) == 0 && r == NULL);
+	CHECK(mi_conn_next_event(c, 150, &r, &err) == 0);
+	long long waited = elapsed_ms(&start);
+	CHECK(waited >= 140 && waited < 2000);
+
+	CHECK(mi_conn_close(c, 5000) == 0);
+}
+
+/* Finds and removes nothing: returns the index of the first queued event of
+ * that class with field=value in the drained array, or -1. */
+static int find_event(struct mi_record **events, int n, const char *klass, const char *field,
+		      const char *value)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(events[i]->klass, klass) == 0 &&
+		    (!field || (mi_value_get_string(events[i]->results, field) &&
+				strcmp(mi_value_get_string(events[i]->results, field), value) == 0)))
+			return i;
+	return -1;
+}
+
+static void test_session(void)
+{
+	struct mi_conn *c = spawn();
+	struct mi_error err;
+	struct mi_record *r;
+	CHECK(mi_conn_call(c, 10000, NULL, &err, "-file-exec-and-symbols", target, NULL) == 0);
+	CHECK(mi_conn_call(c, 5000, NULL, &err, "-break-insert", "leaf_function", NULL) == 0);
+	CHECK(mi_conn_call(c, 10000, &r, &err, "-exec-run", NULL) == 0);
+	CHECK_STR(r ? r->klass : NULL, "running");
+	mi_record_free(r);
+
+	struct mi_record *stopped;
+	CHECK(mi_conn_wait_stopped(c, 10000, &stopped, &err) == 1);
+	CHECK_STR(stopped ? mi_value_get_string(stopped->results, "reason") : NULL, "breakpoint-hit");
+	CHECK_STR(mi_value_get_string(mi_value_get(stopped ? stopped->results : NULL, "frame"), "func"),
+		  "leaf_function");
+	mi_record_free(stopped);
+
+	/* Everything before the stop stayed queued, in arrival order. */
+	struct mi_record *events[256];
+	int n = 0;
+	while (n < 256 && mi_conn_next_event(c, 0, &events[n], &err) == 1)
+		n++;
+	int group = find_event(events, n, "thread-group-started", NULL, NULL);
+	int main_thread = find_event(events, n, "thread-created", "id", "1");
+	int second_thread = find_event(events, n, "thread-created", "id", "2");
+	CHECK(group >= 0 && main_thread > group && second_thread > main_thread);
+	CHECK(find_event(events, n, "running", "thread-id", "all") >= 0);
+	CHECK(find_event(events, n, "library-loaded", NULL, NULL) >= 0);
+	for (int i = 0; i < n; i++) {
+		CHECK(events[i]->kind == MI_RECORD_EXEC || events[i]->kind == MI_RECORD_NOTIFY ||
+		      events[i]->kind == MI_RECORD_STATUS);
+		CHECK(strcmp(events[i]->klass, "stopped") != 0);
+		mi_record_free(events[i]);
+	}
+	/* The program wrote text without a newline; gdb's next record was still
+	 * recovered from the end of that line. */
+	CHECK(mi_conn_junk_lines(c) >= 1);
+
+	CHECK(mi_conn_call(c, 5000, &r, &err, "-stack-list-frames", NULL) == 0);
+	const struct mi_value *stack = r ? mi_value_get(r->results, "stack") : NULL;
+	CHECK(mi_value_count(stack) >= 3);
+	CHECK_STR(mi_value_get_string(mi_value_at(stack, 1), "func"), "middle_function");
+	mi_record_free(r);
+
+	/* A call that outlives its timeout; its late answer must not be taken
+	 * for the next call's. (No breakpoints while the other threads run.) */
+	CHECK(mi_conn_call(c, 5000, NULL, &err, "-break-delete", NULL) == 0);
+	struct timespec start;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	CHECK(mi_conn_call(c, 200, &r, &err, "-data-evaluate-expression", "slow_function(1200)", NULL) == -1);
+	long long waited = elapsed_ms(&start);
+	CHECK(r == NULL && waited >= 190 && waited < 1000);
+	CHECK_STR(err.message, "gdb did not answer -data-evaluate-expression within 200 ms");
+	CHECK(mi_conn_call(c, 10000, &r, &err, "-data-evaluate-expression", "7*6", NULL) == 0);
+	CHECK_STR(r ? mi_value_get_string(r->results, "value") : NULL, "42");
+	mi_record_free(r);
+	CHECK(elapsed_ms(&start) >= 1150);
+
+	/* Run to the end: the threads exit, libm comes and goes, exit code 3. */
+	CHECK(mi_conn_call(c, 5000, NULL, &err, "-exec-continue", NULL) == 0);
+	CHECK(mi_conn_wait_stopped(c, 10000, &stopped, &err) == 1);
+	CHECK_STR(stopped ? mi_value_get_string(stopped->results, "reason") : NULL, "exited");
+	long long code = -1;
+	CHECK(stopped && mi_value_get_int(stopped->results, "exit-code", &code) == 0 && code == 3);
+	mi_record_free(stopped);
+	n = 0;
+	while (n < 256 && mi_conn_next_event(c, 0, &events[n], &err) == 1)
+		n++;
+	CHECK(find_event(events, n, "thread-exited", "id", "2") >= 0);
+	CHECK(find_event(events, n, "library-loaded", "id", "/lib/x86_64-linux-gnu/libm.so.6") >= 0 ||
+	      find_event(events, n, "library-loaded", NULL, NULL) >= 0);
+	CHECK(find_event(events, n, "thread-group-exited", "exit-code", "03") >= 0);
+	for (int i = 0; i < n; i++)
+		mi_record_free(events[i]);
+
+	/* gdb is killed mid-session: errors, no SIGPIPE, reaped, freed cleanly. */
+	pid_t pid = mi_conn_gdb_pid(c);
+	CHECK(kill(pid, SIGKILL) == 0);
+	struct timespec pause = {0, 50 * 1000 * 1000};
+	nanosleep(&pause, NULL);
+	CHECK(mi_conn_call(c, 5000, &r, &err, "-gdb-version", NULL) == -1 && r == NULL);
+	CHECK(strstr(err.message, "gdb died") && strstr(err.message, "signal 9"));
+	CHECK(!mi_conn_alive(c));
+	CHECK(mi_conn_next_event(c, -1, &r, &err) == -1 && strstr(err.message, "gdb died"));
+	CHECK(mi_conn_wait_stopped(c, 100, &r, &err) == -1);
+	CHECK(mi_conn_call(c, 5000, NULL, &err, "-gdb-version", NULL) == -1);
+	CHECK(mi_conn_close(c, 1000) == -1);
+}
+
+/* Death noticed while waiting (not on a write): kill during a blocked wait. */
+static void test_death_while_waiting(void)
+{
+	struct mi_conn *c = spawn();
+	struct mi_error err;
+	struct mi_record *r;
+	pid_t pid = mi_conn_gdb_pid(c);
+	pid_t killer = fork();
+	if (killer == 0) {
+		struct timespec pause = {0, 200 * 1000 * 1000};
+		nanosleep(&pause, NULL);
+		kill(pid, SIGKILL);
+		_exit(0);
+	}
+	struct timespec start;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	CHECK(mi_conn_next_event(c, 10000, &r, &err) == -1);
+	CHECK(elapsed_ms(&start) < 5000);
+	CHECK(strstr(err.message, "killed by signal 9") != NULL);
+	CHECK(!mi_conn_alive(c));
+	waitpid(killer, NULL, 0);
+	mi_conn_free(c);
+}
+
+static void test_close_escalation(void)
+{
+	/* A stopped gdb ignores -gdb-exit and SIGTERM; close must still end it. */
+	struct mi_conn *c = spawn();
+	kill(mi_conn_gdb_pid(c), SIGSTOP);
+	struct timespec start;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	CHECK(mi_conn_close(c, 200) == -1);
+	CHECK(elapsed_ms(&start) < 3000);
+
+	/* mi_conn_free on a live gdb kills and reaps it. */
+	c = spawn();
+	pid_t pid = mi_conn_gdb_pid(c);
+	mi_conn_free(c);
+	CHECK(kill(pid, 0) == -1);
+}
+
+static void test_startup_failures(void)
+{
+	struct mi_error err;
+	struct mi_conn_options opt = {.gdb_path = "/nonexistent/gdb-for-test"};
+	CHECK(mi_conn_spawn(&opt, &err) == NULL);
+	CHECK(strstr(err.message, "cannot run gdb '/nonexistent/gdb-for-test'") != NULL);
+
+	opt.gdb_path = "false";
+	CHECK(mi_conn_spawn(&opt, &err) == NULL);
+	CHECK(strstr(err.message, "failed to start") && strstr(err.message, "exited with status 1"));
+
+	/* Something that never prints a prompt. */
+	char dir[] = "/tmp/test_mi_conn.XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	char script[sizeof dir + 16];
+	snprintf(script, sizeof script, "%s/silent", dir);
+	FILE *f = fopen(script, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fputs("#!/bin/sh\necho not-mi >&2\nexec sleep 30\n", f);
+	fclose(f);
+	chmod(script, 0755);
+	opt.gdb_path = script;
+	opt.startup_timeout_ms = 300;
+	struct timespec start;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	CHECK(mi_conn_spawn(&opt, &err) == NULL);
+	CHECK(strstr(err.message, "no MI prompt within 300 ms") != NULL);
+	CHECK(elapsed_ms(&start) < 3000);
+	unlink(script);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const char *fixtures = getenv("FIXTURES");
+	snprintf(target, sizeof target, "%s/mi_target", fixtures ? fixtures : "tests/fixtures/bin");
+	if (access(target, X_OK) != 0) {
+		fprintf(stderr, "fixture %s missing: run `make check` (builds it)\n", target);
+		return 1;
+	}
+	test_version();
+	test_basic_calls();
+	test_session();
+	test_death_while_waiting();
+	test_close_escalation();
+	test_startup_failures();
+	return test_exit_code();
+}

@@ -37,11 +37,11 @@ EXTRA_DIST += tests/fuzz/replay_mi_parse.sh tests/fuzz/mi-corpus
 # Optional, not part of check: a libFuzzer build of the MI parser.
 #   make fuzz-mi && tests/fuzz/fuzz_mi_parse -max_total_time=300 \
 #       $(srcdir)/tests/fuzz/mi-corpus   # new inputs land in the corpus dir
-FUZZ_CC = clang
-FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+MI_FUZZ_CC = clang
+MI_FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 fuzz-mi: $(top_srcdir)/tests/fuzz/fuzz_mi_parse.c $(libmi_a_SOURCES)
 	@$(MKDIR_P) tests/fuzz
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -std=c11 -D_GNU_SOURCE -I$(top_srcdir)/mi -o tests/fuzz/fuzz_mi_parse \
+	$(MI_FUZZ_CC) $(MI_FUZZ_CFLAGS) -std=c11 -D_GNU_SOURCE -I$(top_srcdir)/mi -o tests/fuzz/fuzz_mi_parse \
 		$(top_srcdir)/tests/fuzz/fuzz_mi_parse.c $(top_srcdir)/mi/mi_parse.c $(top_srcdir)/mi/mi_value.c
 CLEANFILES += tests/fuzz/fuzz_mi_parse
 

@@ -25,6 +25,9 @@ extern char **environ;
  * report it without an exit status. */
 #define REAP_GRACE_MS 2000
 #define TERM_GRACE_MS 500
+/* Waits are cut into slices this long to notice a gdb that died while a
+ * launched program still holds its pipes, and cancel requests. */
+#define LIVENESS_CHECK_MS 250
 /* Attempts to find an MI record inside a line that starts with other text. */
 #define MAX_RECOVERY_TRIES 64
 
@@ -55,6 +58,7 @@ struct mi_conn {
 	struct event_node *head, *tail;
 	unsigned long junk_lines;
 	FILE *trace;
+	const volatile sig_atomic_t *cancel;
 };
 
 /* What a call is waiting for while lines are pumped. */
@@ -196,16 +200,22 @@ static int conn_died(struct mi_conn *c, struct mi_error *err)
  * Returns 1 readable (or hung up), 0 timeout, -1 when gdb has exited even
  * though its stdout is still open (a launched program may hold a copy).
  * Always polls at least once. */
-#define LIVENESS_CHECK_MS 250
+static bool conn_cancelled(const struct mi_conn *c)
+{
+	return c->cancel && *c->cancel;
+}
+
 static int conn_wait_readable(struct mi_conn *c, int64_t deadline)
 {
 	for (;;) {
+		if (conn_cancelled(c))
+			return 0;
 		int left = remaining_ms(deadline);
 		int slice = left < 0 || left > LIVENESS_CHECK_MS ? LIVENESS_CHECK_MS : left;
 		struct pollfd fds[2] = {{c->out_fd, POLLIN, 0}, {c->err_fd, POLLIN, 0}};
 		int r = poll(fds, c->err_fd >= 0 ? 2 : 1, slice);
 		if (r < 0 && errno == EINTR)
-			continue;
+			continue; /* the loop top notices a cancel request */
 		if (r < 0)
 			return 1; /* let read() report the problem */
 		if (r > 0 && c->err_fd >= 0 && fds[1].revents)
@@ -296,7 +306,7 @@ static int conn_read_line(struct mi_conn *c, int64_t deadline, const char **line
 			c->out_eof = true;
 			continue;
 		}
-		if (conn_read_some(c) == 0 && remaining_ms(deadline) == 0)
+		if (conn_read_some(c) == 0 && (remaining_ms(deadline) == 0 || conn_cancelled(c)))
 			return 0;
 	}
 }
@@ -432,11 +442,16 @@ static int conn_write_all(struct mi_conn *c, const char *data, size_t n, int64_t
 		if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
 			return conn_died(c, err);
 		/* gdb is not reading: keep draining its output so it cannot block on us. */
+		if (conn_cancelled(c))
+			return mi_error_set(err, "interrupted while gdb was not reading its input");
 		struct pollfd fds[2] = {{c->in_fd, POLLOUT, 0}, {c->out_fd, POLLIN, 0}};
-		int r = poll(fds, 2, remaining_ms(deadline));
+		int left = remaining_ms(deadline);
+		int r = poll(fds, 2, left < 0 || left > LIVENESS_CHECK_MS ? LIVENESS_CHECK_MS : left);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r == 0)
+		if (r == 0 && conn_try_reap(c))
+			return conn_died(c, err);
+		if (r == 0 && remaining_ms(deadline) == 0)
 			return mi_error_set(err, "gdb did not read its input within the timeout");
 		if (fds[1].revents && conn_read_some(c) < 0)
 			return conn_died(c, err);
@@ -498,6 +513,9 @@ int mi_conn_callv(struct mi_conn *c, int timeout_ms, struct mi_record **result,
 		}
 		if (got == 0) {
 			free(call.console);
+			if (conn_cancelled(c))
+				return mi_error_set(err, "interrupted while waiting for gdb to answer %s",
+						    command);
 			return mi_error_set(err, "gdb did not answer %s within %d ms", command, timeout_ms);
 		}
 	}
@@ -551,6 +569,8 @@ int mi_conn_console(struct mi_conn *c, int timeout_ms, char **output, struct mi_
 		    const char *cli_command)
 {
 	*output = NULL;
+	if (strpbrk(cli_command, "\r\n"))
+		return mi_error_set(err, "a console command must be one line");
 	struct mi_record *r;
 	const char *args[] = {"console", cli_command, NULL};
 	int rc = mi_conn_callv(c, timeout_ms, &r, err, "-interpreter-exec", args);
@@ -783,6 +803,7 @@ struct mi_conn *mi_conn_spawn(const struct mi_conn_options *opt, struct mi_error
 	c->in_fd = c->out_fd = c->err_fd = -1;
 	c->next_token = 1;
 	c->trace = opt ? opt->trace : NULL;
+	c->cancel = opt ? opt->cancel : NULL;
 	int in_pair[2] = {-1, -1}, out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_pair) < 0 ||
 	    pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0) {
@@ -820,6 +841,15 @@ struct mi_conn *mi_conn_spawn(const struct mi_conn_options *opt, struct mi_error
 		const char *line;
 		size_t len;
 		int got = conn_read_line(c, deadline, &line, &len, &local);
+		if (got < 0 && c->reaped && c->status_known && WIFEXITED(c->wait_status) &&
+		    WEXITSTATUS(c->wait_status) == 127) {
+			/* posix_spawn reports exec failures itself, except where it is
+			 * emulated with fork (e.g. under valgrind): then the shell convention. */
+			mi_error_set(err, "cannot run gdb '%s': not found or not executable (exit status 127)",
+				     gdb);
+			mi_conn_free(c);
+			return NULL;
+		}
 		if (got < 0) {
 			mi_error_set(err, "gdb '%s' failed to start: %s", gdb, local.message);
 			mi_conn_free(c);

@@ -22,7 +22,8 @@
  * that timed out earlier) are dropped.
  *
  * Timeouts are in milliseconds on CLOCK_MONOTONIC; -1 waits forever, 0 only
- * looks at what is already available.
+ * looks at what is already available. A cancel flag (see the options) ends
+ * any wait early, so a Ctrl-C handler can break a long wait.
  *
  * Death: gdb's end is noticed at any read (EOF on its stdout) or write; it is
  * then reaped and every later call fails with a message naming the exit
@@ -33,6 +34,7 @@
 #ifndef MI_CONN_H
 #define MI_CONN_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -45,6 +47,10 @@ struct mi_conn_options {
 	int startup_timeout_ms;        /* wait for gdb's first prompt; <= 0 means 10000 */
 	const char *const *extra_args; /* NULL-terminated, appended to gdb's argv; may be NULL */
 	FILE *trace;                   /* when set, every line sent ("-> ") and read ("<- ") */
+	/* When set and *cancel becomes non-zero (e.g. from a SIGINT handler),
+	 * every wait ends within 250 ms as if its timeout expired: calls fail
+	 * with "interrupted ...", event waits return 0. gdb is left running. */
+	const volatile sig_atomic_t *cancel;
 };
 
 struct mi_conn;
@@ -68,9 +74,9 @@ int mi_conn_call(struct mi_conn *c, int timeout_ms, struct mi_record **result,
 int mi_conn_callv(struct mi_conn *c, int timeout_ms, struct mi_record **result,
 		  struct mi_error *err, const char *command, const char *const *args);
 
-/* Runs a CLI command via `-interpreter-exec console` and returns 0 with the
- * console text (malloc'd, possibly "") in *output, or -1 with err (then
- * *output is NULL). */
+/* Runs a one-line CLI command via `-interpreter-exec console` and returns 0
+ * with the console text (malloc'd, possibly "") in *output, or -1 with err
+ * (then *output is NULL). A command containing a newline is refused. */
 int mi_conn_console(struct mi_conn *c, int timeout_ms, char **output, struct mi_error *err,
 		    const char *cli_command);
 

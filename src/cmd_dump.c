@@ -3,8 +3,10 @@
 #include "config.h"
 #include "commands.h"
 #include "cli.h"
+#include "sampler.h"
 #include "session.h"
 #include "signals.h"
+#include "symbolize.h"
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
@@ -17,8 +19,13 @@
 
 struct thread_snapshot {
 	struct session_thread thread;
-	struct gdb_frame *frames;
+	struct gdb_frame *frames;  /* --walker gdb: frames as gdb names them */
 	size_t nframes;
+	struct frame *symbolized;  /* default: our walker + symbolizer, inline frames marked */
+	size_t nsymbolized;
+	bool walkers_agree;        /* --check-walkers */
+	uint64_t *pcs, *ref_pcs;
+	size_t npcs, nref_pcs;
 	char error[256];           /* why frames are missing, if they are */
 };
 
@@ -28,6 +35,8 @@ struct snapshot {
 	struct thread_snapshot *threads;
 	size_t nthreads;
 	double stopped_ms;         /* how long the target was held stopped */
+	bool gdb_walker;
+	bool check_walkers;
 };
 
 static const char *state_word(char state)
@@ -96,10 +105,54 @@ static int snapshot_take(struct session *s, int max_frames, struct snapshot *sna
 	return rc;
 }
 
+static int collect_symbolized(void *ctx, const struct sampled_thread *t, struct xerr *e)
+{
+	struct snapshot *snap = ctx;
+	struct thread_snapshot *grown = realloc(snap->threads, (snap->nthreads + 1) * sizeof *grown);
+	if (!grown)
+		return xerr_set(e, "out of memory");
+	snap->threads = grown;
+	struct thread_snapshot *ts = &snap->threads[snap->nthreads++];
+	memset(ts, 0, sizeof *ts);
+	ts->thread.tid = t->tid;
+	ts->thread.state = t->state;
+	snprintf(ts->thread.name, sizeof ts->thread.name, "%s", t->name);
+	ts->symbolized = malloc((t->stack->nframes ? t->stack->nframes : 1) * sizeof *ts->symbolized);
+	ts->pcs = malloc((t->npcs + t->nref_pcs + 1) * sizeof *ts->pcs);
+	if (!ts->symbolized || !ts->pcs)
+		return xerr_set(e, "out of memory");
+	memcpy(ts->symbolized, t->stack->frames, t->stack->nframes * sizeof *ts->symbolized);
+	ts->nsymbolized = t->stack->nframes;
+	memcpy(ts->pcs, t->pcs, t->npcs * sizeof *ts->pcs);
+	ts->npcs = t->npcs;
+	ts->ref_pcs = ts->pcs + t->npcs;
+	memcpy(ts->ref_pcs, t->ref_pcs, t->nref_pcs * sizeof *ts->ref_pcs);
+	ts->nref_pcs = t->nref_pcs;
+	ts->walkers_agree = t->npcs == t->nref_pcs && memcmp(t->pcs, t->ref_pcs, t->npcs * sizeof *t->pcs) == 0;
+	return 0;
+}
+
+/* The default snapshot: our walker and symbolizer (inline frames as frames
+ * of their own). States come from /proc before the stop. */
+static int snapshot_take_symbolized(struct session *s, struct symbolizer *sym, int max_frames,
+				    struct snapshot *snap, struct xerr *e)
+{
+	struct timespec settle = { 0, 20 * 1000 * 1000 };
+	nanosleep(&settle, NULL);
+	struct sampler_stats stats;
+	enum sampler_walker walker = snap->check_walkers ? SAMPLER_WALKER_BOTH : SAMPLER_WALKER_FAST;
+	int rc = sampler_snapshot(s, sym, walker, max_frames, collect_symbolized, snap, &stats, e);
+	snap->stopped_ms = stats.stopped_s * 1e3;
+	return rc;
+}
+
 static void snapshot_release(struct snapshot *snap)
 {
-	for (size_t i = 0; i < snap->nthreads; i++)
+	for (size_t i = 0; i < snap->nthreads; i++) {
 		gdb_frames_free(snap->threads[i].frames, snap->threads[i].nframes);
+		free(snap->threads[i].symbolized);
+		free(snap->threads[i].pcs);
+	}
 	free(snap->threads);
 }
 
@@ -125,6 +178,33 @@ static void print_text(const struct snapshot *snap, FILE *out)
 				fprintf(out, "\n        in %s", f->library);
 			fputc('\n', out);
 		}
+		for (size_t k = 0; k < t->nsymbolized; k++) {
+			const struct frame *f = &t->symbolized[k];
+			fprintf(out, "  #%-3zu 0x%016llx %s%s", k, (unsigned long long)f->pc,
+				f->function ? f->function : "??", f->inlined ? " [inlined]" : "");
+			if (f->file && f->line > 0 && f->column > 0)
+				fprintf(out, "\n        at %s:%d:%d", f->file, f->line, f->column);
+			else if (f->file && f->line > 0)
+				fprintf(out, "\n        at %s:%d", f->file, f->line);
+			else if (f->module)
+				fprintf(out, "\n        in %s", f->module);
+			fputc('\n', out);
+		}
+		if (snap->check_walkers && !t->walkers_agree) {
+			fprintf(out, "  walkers disagree: dwfl");
+			for (size_t k = 0; k < t->npcs; k++)
+				fprintf(out, " %llx", (unsigned long long)t->pcs[k]);
+			fprintf(out, "\n                    gdb ");
+			for (size_t k = 0; k < t->nref_pcs; k++)
+				fprintf(out, " %llx", (unsigned long long)t->ref_pcs[k]);
+			fputc('\n', out);
+		}
+	}
+	if (snap->check_walkers) {
+		size_t agree = 0;
+		for (size_t i = 0; i < snap->nthreads; i++)
+			agree += snap->threads[i].walkers_agree;
+		fprintf(out, "\nwalkers agree on %zu of %zu threads\n", agree, snap->nthreads);
 	}
 }
 
@@ -134,6 +214,7 @@ static int print_json(const struct snapshot *snap, FILE *out)
 	cJSON_AddNumberToObject(root, "pid", snap->pid);
 	cJSON_AddStringToObject(root, "exe", snap->exe);
 	cJSON_AddNumberToObject(root, "stopped_ms", snap->stopped_ms);
+	cJSON_AddStringToObject(root, "walker", snap->gdb_walker ? "gdb" : "dwfl");
 	cJSON *threads = cJSON_AddArrayToObject(root, "threads");
 	for (size_t i = 0; i < snap->nthreads; i++) {
 		const struct thread_snapshot *t = &snap->threads[i];
@@ -146,6 +227,27 @@ static int print_json(const struct snapshot *snap, FILE *out)
 		if (t->error[0])
 			cJSON_AddStringToObject(jt, "error", t->error);
 		cJSON *frames = cJSON_AddArrayToObject(jt, "frames");
+		for (size_t k = 0; k < t->nsymbolized; k++) {
+			const struct frame *f = &t->symbolized[k];
+			cJSON *jf = cJSON_CreateObject();
+			char pc[32];
+			snprintf(pc, sizeof pc, "0x%llx", (unsigned long long)f->pc);
+			cJSON_AddStringToObject(jf, "pc", pc);
+			if (f->function)
+				cJSON_AddStringToObject(jf, "function", f->function);
+			else
+				cJSON_AddNullToObject(jf, "function");
+			if (f->file)
+				cJSON_AddStringToObject(jf, "file", f->file);
+			if (f->line > 0)
+				cJSON_AddNumberToObject(jf, "line", f->line);
+			if (f->column > 0)
+				cJSON_AddNumberToObject(jf, "column", f->column);
+			cJSON_AddBoolToObject(jf, "inlined", f->inlined);
+			if (f->module)
+				cJSON_AddStringToObject(jf, "module", f->module);
+			cJSON_AddItemToArray(frames, jf);
+		}
 		for (size_t k = 0; k < t->nframes; k++) {
 			const struct gdb_frame *f = &t->frames[k];
 			cJSON *jf = cJSON_CreateObject();
@@ -177,15 +279,19 @@ static int print_json(const struct snapshot *snap, FILE *out)
 
 static void dump_usage(FILE *out)
 {
-	fputs("usage: xgdbprof dump [--json] [--max-frames N] [--delay DURATION] PID\n"
-	      "       xgdbprof dump [--json] [--max-frames N] [--delay DURATION] -- COMMAND [ARGS...]\n"
+	fputs("usage: xgdbprof dump [OPTIONS] PID\n"
+	      "       xgdbprof dump [OPTIONS] -- COMMAND [ARGS...]\n"
 	      "Prints every thread of the target (id, name, state) with its stack, then\n"
 	      "lets it continue untouched. With -- COMMAND, starts the command, waits\n"
 	      "DURATION (default 1s), takes the snapshot, and waits for the command to\n"
 	      "exit; xgdbprof then exits with the command's status.\n"
 	      "  --json            print the snapshot as JSON\n"
 	      "  --max-frames N    at most N frames per thread (default 256)\n"
-	      "  --delay DURATION  with -- COMMAND: how long to let it run first\n", out);
+	      "  --delay DURATION  with -- COMMAND: how long to let it run first\n"
+	      "  --walker dwfl|gdb dwfl (default): xgdbprof's unwinder and symbolizer, with\n"
+	      "                    inline frames marked; gdb: gdb's own unwinder and names\n"
+	      "  --check-walkers   walk each thread with both and report where they differ\n"
+	      "                    (exit 1 if they do)\n", out);
 }
 
 int cmd_dump(int argc, char **argv)
@@ -194,16 +300,18 @@ int cmd_dump(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "max-frames", required_argument, NULL, 'm' },
 		{ "delay", required_argument, NULL, 'w' },
+		{ "walker", required_argument, NULL, 'W' },
+		{ "check-walkers", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool json = false;
+	bool json = false, gdb_walker = false, check_walkers = false;
 	int max_frames = 256;
 	double delay_s = 1.0;
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:jm:w:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:jm:w:W:Ch", options, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
 		case 'm':
@@ -215,10 +323,19 @@ int cmd_dump(int argc, char **argv)
 			if (cli_parse_duration(optarg, &delay_s) < 0)
 				return cli_usage_error("dump", "--delay takes a duration such as 500ms or 2s");
 			break;
+		case 'W':
+			if (strcmp(optarg, "gdb") == 0)
+				gdb_walker = true;
+			else if (strcmp(optarg, "dwfl") != 0)
+				return cli_usage_error("dump", "--walker takes dwfl or gdb");
+			break;
+		case 'C': check_walkers = true; break;
 		case 'h': dump_usage(stdout); return XGP_EXIT_OK;
 		default: return cli_getopt_error("dump", c, argv);
 		}
 	}
+	if (gdb_walker && check_walkers)
+		return cli_usage_error("dump", "--check-walkers compares the dwfl walker with gdb: drop --walker gdb");
 	bool launch = optind > 1 && strcmp(argv[optind - 1], "--") == 0;
 	if (optind >= argc)
 		return cli_usage_error("dump", launch ? "no command given after --" : "give a PID or -- COMMAND");
@@ -239,13 +356,21 @@ int cmd_dump(int argc, char **argv)
 		if (session_attach(&s, pid, &opts, &e) < 0)
 			return cli_input_error("%s", e.msg);
 	}
-	struct snapshot snap = { .pid = session_pid(s) };
+	struct snapshot snap = { .pid = session_pid(s), .gdb_walker = gdb_walker, .check_walkers = check_walkers };
 	proc_exe_path(snap.pid, snap.exe, sizeof snap.exe, NULL);
 	int rc = XGP_EXIT_OK;
 	bool launch_exited = false;
+	struct symbolizer *sym = NULL;
+	if (!gdb_walker) {
+		sym = symbolizer_new_pid(snap.pid, &e);
+		if (!sym)
+			rc = XGP_EXIT_FAILURE;
+	}
 	if (signals_pending()) {
 		rc = XGP_EXIT_FAILURE;
-	} else if (snapshot_take(s, max_frames, &snap, &e) < 0) {
+	} else if (rc != XGP_EXIT_OK ||
+		   (gdb_walker ? snapshot_take(s, max_frames, &snap, &e)
+			       : snapshot_take_symbolized(s, sym, max_frames, &snap, &e)) < 0) {
 		if (!session_target_alive(s)) {
 			cli_error("process %d exited before the snapshot was taken", (int)snap.pid);
 			/* Not our failure when we launched it: its status is the answer. */
@@ -269,7 +394,12 @@ int cmd_dump(int argc, char **argv)
 			print_text(&snap, stdout);
 		fflush(stdout);
 	}
+	if (rc == XGP_EXIT_OK && check_walkers)
+		for (size_t i = 0; i < snap.nthreads; i++)
+			if (!snap.threads[i].walkers_agree)
+				rc = XGP_EXIT_FAILURE;
 	snapshot_release(&snap);
+	symbolizer_free(sym);
 	if (child > 0)
 		return cli_wait_command(child, argv[optind], rc);
 	return rc;

@@ -12,7 +12,7 @@
 
 struct entry {
 	char name[256];
-	char desc[512];
+	char desc[1024];
 	char dir[512];
 };
 

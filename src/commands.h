@@ -11,5 +11,7 @@ int cmd_dump(int argc, char **argv);
 int cmd_demangle(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_recipes(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_probes(int argc, char **argv);
 
 #endif

@@ -52,7 +52,8 @@ static int dm_out_put(struct dm_out *w, const char *s, size_t n)
 	return 0;
 }
 
-static int dm_out_str(struct dm_out *w, const char *s)
+/* Inlined so that strlen of a literal folds to a constant. */
+static inline __attribute__((always_inline)) int dm_out_str(struct dm_out *w, const char *s)
 {
 	return dm_out_put(w, s, strlen(s));
 }
@@ -360,21 +361,21 @@ static int v0_hex_nibbles(struct v0_parser *p, struct hex_nibbles *h)
 	return V0_OK;
 }
 
-static int v0_digit_62(struct v0_parser *p, uint64_t *d)
+/* Base-62 digit values; 0xff for bytes that are not digits. */
+static const uint8_t base62_digit[256] = {
+	['0'] = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+	['a'] = 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
+	26, 27, 28, 29, 30, 31, 32, 33, 34, 35,
+	['A'] = 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51,
+	52, 53, 54, 55, 56, 57, 58, 59, 60, 61,
+};
+
+static bool is_base62_digit(int c)
 {
-	int c = v0_peek(p);
-	if (c >= '0' && c <= '9')
-		*d = (uint64_t)(c - '0');
-	else if (c >= 'a' && c <= 'z')
-		*d = 10 + (uint64_t)(c - 'a');
-	else if (c >= 'A' && c <= 'Z')
-		*d = 36 + (uint64_t)(c - 'A');
-	else
-		return V0_INVALID;
-	p->next++;
-	return V0_OK;
+	return c == '0' || (c > 0 && base62_digit[c] != 0);
 }
 
+/* `_` is 0, `<base62>_` is the value + 1. */
 static int v0_integer_62(struct v0_parser *p, uint64_t *out)
 {
 	if (v0_parser_eat(p, '_')) {
@@ -382,13 +383,17 @@ static int v0_integer_62(struct v0_parser *p, uint64_t *out)
 		return V0_OK;
 	}
 	uint64_t x = 0;
-	while (!v0_parser_eat(p, '_')) {
-		uint64_t d;
-		if (v0_digit_62(p, &d))
+	for (;;) {
+		int c = v0_peek(p);
+		if (c == '_')
+			break;
+		if (c < 0 || !is_base62_digit(c))
 			return V0_INVALID;
-		if (__builtin_mul_overflow(x, 62, &x) || __builtin_add_overflow(x, d, &x))
+		p->next++;
+		if (__builtin_mul_overflow(x, 62, &x) || __builtin_add_overflow(x, base62_digit[c], &x))
 			return V0_INVALID;
 	}
+	p->next++;
 	if (x == UINT64_MAX)
 		return V0_INVALID;
 	*out = x + 1;
@@ -619,7 +624,7 @@ struct v0_printer {
 
 /* Every printing function returns 0, or -1 when the output failed (size
  * limit); parse errors are state (pr->err), not return values. */
-static int pr_str(struct v0_printer *pr, const char *s)
+static inline __attribute__((always_inline)) int pr_str(struct v0_printer *pr, const char *s)
 {
 	return pr->out ? dm_out_str(pr->out, s) : 0;
 }
@@ -1445,17 +1450,17 @@ static int v0_parse(const char *s, size_t len, const char **inner, size_t *inner
 /* Length of sym once a ThinLTO `.llvm.<HEX>` suffix is dropped. */
 static size_t llvm_stripped_len(const char *s, size_t len)
 {
-	for (size_t i = 0; i + 6 <= len; i++) {
-		if (memcmp(s + i, ".llvm.", 6) != 0)
-			continue;
-		for (size_t j = i + 6; j < len; j++)
-			if (!((s[j] >= 'A' && s[j] <= 'F') || is_digit(s[j]) || s[j] == '@'))
-				return len;
-		return i;
-	}
-	return len;
+	/* memchr, not memmem: most symbols have no '.' at all. */
+	const char *at = s, *end = s + len;
+	while ((at = memchr(at, '.', (size_t)(end - at))) && (end - at < 6 || memcmp(at, ".llvm.", 6) != 0))
+		at++;
+	if (!at)
+		return len;
+	for (const char *p = at + 6; p < s + len; p++)
+		if (!((*p >= 'A' && *p <= 'F') || is_digit(*p) || *p == '@'))
+			return len;
+	return (size_t)(at - s);
 }
-
 
 static bool is_ascii_punct_or_alnum(unsigned char c)
 {
@@ -1672,6 +1677,18 @@ static int demangle_text_each(const char *text, size_t len, bool with_hash,
 		size_t end = i;
 		while (end < len && is_symbol_char(text[end]))
 			end++;
+		/* Fast path, no allocation: a Rust name that fits the stack. */
+		if (routes_to_rust(text + i, end - i)) {
+			char buf[4096];
+			long n = rust_demangle_len(text + i, end - i, buf, sizeof buf,
+						   with_hash ? DEMANGLE_FULL : DEMANGLE_NO_HASH);
+			if (n >= 0 && (size_t)n < sizeof buf) {
+				if (emit(ctx, text + plain, i - plain) || emit(ctx, buf, (size_t)n))
+					return -1;
+				plain = i = end;
+				continue;
+			}
+		}
 		char *d = symbol_demangle_n(text + i, end - i, with_hash);
 		size_t used = end;
 		/* A sentence-ending `.` is not part of a C++ name. */

@@ -45,6 +45,7 @@ void dwarf_index_free(struct dwarf_index *ix)
 	for (size_t i = 0; i < ix->ncus; i++) {
 		free(ix->cus[i].entries);
 		free(ix->cus[i].segments);
+		free(ix->cus[i].user_files);
 	}
 	free(ix->cus);
 	free(ix->cu_ranges);
@@ -166,22 +167,18 @@ struct cu_builder {
 	size_t nsegs, segs_cap;
 };
 
+/* Types are not descended into: C++ and Rust declare methods there but
+ * define them (with code) at namespace level, pointing back with
+ * DW_AT_specification. Skipping type subtrees matters: libdw's
+ * dwarf_siblingof re-scans the subtree of every DIE we descend into. */
 static bool tag_may_hold_code(int tag)
 {
 	switch (tag) {
 	case DW_TAG_lexical_block:
 	case DW_TAG_namespace:
 	case DW_TAG_module:
-	case DW_TAG_structure_type:
-	case DW_TAG_class_type:
-	case DW_TAG_union_type:
-	case DW_TAG_interface_type:
-	case DW_TAG_enumeration_type:
-	case DW_TAG_variant_part:
-	case DW_TAG_variant:
 	case DW_TAG_try_block:
 	case DW_TAG_catch_block:
-	case DW_TAG_common_block:
 		return true;
 	default:
 		return false;

@@ -52,6 +52,8 @@ struct dwarf_index_cu {
 	Dwarf_Files *files;              /* for DW_AT_call_file */
 	size_t nfiles;
 	bool files_loaded;
+	const char **user_files;         /* caller's cache, nfiles slots, malloc'd
+					    by the caller, freed by the index */
 };
 
 struct dwarf_index;

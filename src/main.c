@@ -19,6 +19,10 @@ struct subcommand {
 static const struct subcommand subcommands[] = {
 	{ "dump", cmd_dump, "print every thread's stack once, then let the target go on" },
 	{ "demangle", cmd_demangle, "demangle Rust and C++ symbol names (arguments, or a stdin filter)" },
+	{ "check", cmd_check, "parse and check recipes, reporting every error" },
+	{ "recipes", cmd_recipes, "list the shipped recipes with what each one answers" },
+	{ "report", cmd_report, "re-render a saved profile: text, SVG flame graph, folded stacks, JSON" },
+	{ "probes", cmd_probes, "list what a function/return probe SPEC resolves to, without running anything" },
 };
 
 static const char usage_text[] =

@@ -588,7 +588,7 @@ static void print_keys(const struct map *m, const struct map_entry *e, FILE *out
 	for (size_t i = 0; i < m->nkeys; i++) {
 		const struct map_key *k = &e->keys[i];
 		if (i)
-			fputs(", ", out);
+			fputs(k->type == MAP_KEY_STACK ? "," : ", ", out);
 		switch (k->type) {
 		case MAP_KEY_INT:
 			fprintf(out, "%" PRId64, k->i);

@@ -69,7 +69,7 @@ int profile_add_map(struct profile *p, const struct map *m, struct xerr *e)
 		for (size_t f = 0; f < n; f++)
 			frames[f] = s->frames[f];
 		/* pseudo-frames sit above the root: the first key is the outermost */
-		for (size_t k = 0, j = 0; k < nkeys; k++) {
+		for (size_t k = 0, j = 0; k < nkeys && npseudo; k++) {
 			if (k == stack_key)
 				continue;
 			key_text(&en->keys[k], texts[j], sizeof texts[j]);

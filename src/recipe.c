@@ -248,8 +248,8 @@ struct recipe *recipe_load_text(const char *name, const char *text, size_t len,
 		return NULL;
 	}
 	size_t errors = recipe_parse(&r->src, defs, diags, &r->prog);
-	if (!errors)
-		errors = recipe_check(&r->src, &r->prog, diags);
+	/* check what did parse too: one run should show every mistake */
+	errors += recipe_check(&r->src, &r->prog, diags, errors > 0);
 	if (errors) {
 		recipe_free(r);
 		return NULL;
@@ -303,6 +303,27 @@ struct recipe *recipe_load_file(const char *path, const struct recipe_defines *d
 	}
 	struct recipe *r = recipe_load_text(path, buf ? buf : "", len, defs, diags);
 	free(buf);
+	return r;
+}
+
+struct recipe *recipe_open(const char *recipe_arg, const char *text,
+			   const struct recipe_defines *defs, FILE *errors)
+{
+	struct diag_list diags;
+	diag_list_init(&diags);
+	struct recipe *r = NULL;
+	if (text) {
+		r = recipe_load_text("-e", text, strlen(text), defs, &diags);
+	} else {
+		char path[4096];
+		struct xerr e;
+		if (recipe_resolve_name(recipe_arg, path, sizeof path, &e) < 0)
+			fprintf(errors, "xgdbprof: %s\n", e.msg);
+		else
+			r = recipe_load_file(path, defs, &diags);
+	}
+	diag_list_print(&diags, errors);
+	diag_list_release(&diags);
 	return r;
 }
 
@@ -407,9 +428,8 @@ int recipe_probe(const struct recipe *r, size_t i, struct recipe_probe_info *out
 	out->interval_ns = p->interval_ns;
 	out->recipe_line = line_of(r, p->loc.off);
 	if (p->spec_kind == RECIPE_SPEC_FILELINE) {
-		const char *colon = strrchr(p->spec, ':');
-		out->line = atoi(colon + 1);
-		out->file = p->spec;   /* "file:line"; callers split at the last ':' */
+		out->file = p->spec_file;
+		out->line = p->spec_line;
 	}
 	return 0;
 }

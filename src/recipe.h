@@ -53,6 +53,13 @@ struct recipe *recipe_load_text(const char *name, const char *text, size_t len,
 				const struct recipe_defines *defs, struct diag_list *diags);
 void recipe_free(struct recipe *r);
 
+/* For the CLI: loads `--recipe ARG` (a path or a shipped name, resolved with
+ * recipe_resolve_name) or `-e TEXT` — exactly one of recipe_arg and text is
+ * non-NULL — and prints every diagnostic (warnings too) to `errors`.
+ * Returns the recipe, or NULL when it cannot be used (reason printed). */
+struct recipe *recipe_open(const char *recipe_arg, const char *text,
+			   const struct recipe_defines *defs, FILE *errors);
+
 /* Maps a recipe argument to a file: a string containing '/' or naming an
  * existing file is used as is; a bare name ("hot-cpu", "hot-cpu.recipe")
  * is looked up in XGDBPROF_RECIPEDIR (installed), then XGDBPROF_SRC_RECIPEDIR
@@ -111,8 +118,8 @@ struct recipe_probe_info {
 	enum recipe_probe_kind kind;
 	enum recipe_spec_kind spec_kind;
 	const char *spec;        /* function name, pattern, file:line, syscall name */
-	const char *file;        /* FILELINE: file part */
-	int line;                /* FILELINE: line part; also the probe's recipe line */
+	const char *file;        /* FILELINE: the file part ("src/tree.rs"), matched as a path suffix */
+	int line;                /* FILELINE: the line part */
 	int64_t interval_ns;     /* INTERVAL */
 	int recipe_line;         /* where the probe is written */
 };
@@ -152,7 +159,8 @@ struct recipe_run *recipe_run_new(const struct recipe *r, FILE *out,
 				  const struct recipe_report_sink *sink);
 /* Runs the probes an event fires. Returns 0, or -1 on a runtime error
  * ("FILE:LINE:COL: runtime error: ..." in e); the session should then stop.
- * After an END event the maps nobody printed are printed, as bpftrace does. */
+ * After an END event, maps the recipe only writes (never reads, prints,
+ * reports or clears) are printed, as bpftrace prints its maps at exit. */
 int recipe_run_event(struct recipe_run *run, const struct recipe_event *ev, struct xerr *e);
 /* True once an action executed exit(): send END and stop feeding events. */
 bool recipe_run_exit_requested(const struct recipe_run *run);

@@ -108,6 +108,8 @@ struct probe {
 	struct loc loc;
 	enum recipe_spec_kind spec_kind;
 	char *spec;
+	char *spec_file;                /* FILELINE: the part before the last ':' */
+	int spec_line;                  /* FILELINE: the line number */
 	struct loc spec_loc;
 	int64_t interval_ns;
 	struct expr *pred;
@@ -160,8 +162,11 @@ struct program {
 size_t recipe_parse(const struct recipe_src *src, const struct recipe_defines *defs,
 		    struct diag_list *diags, struct program *prog);
 /* Type-checks prog, resolves builtins, variables and maps, compiles regexes.
- * Returns the number of errors found. */
-size_t recipe_check(const struct recipe_src *src, struct program *prog, struct diag_list *diags);
+ * after_parse_errors: the tree is partial, so skip the whole-program checks
+ * (maps never assigned, no probes, unused variables) that would only echo
+ * the syntax errors. Returns the number of errors found. */
+size_t recipe_check(const struct recipe_src *src, struct program *prog, struct diag_list *diags,
+		    bool after_parse_errors);
 /* Converts a `set` value to an option. Returns 0, or -1 with a message. */
 int recipe_options_apply(struct recipe_options *o, const char *name,
 			 const struct setting_value *v, char **regex_storage, char *msg, size_t msgsz);

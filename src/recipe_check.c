@@ -84,12 +84,24 @@ struct checker {
 	struct diag_list *diags;     /* the real list, or a scratch one in pass 1 */
 	struct program *prog;
 	bool final;                  /* second pass: compile regexes, final checks */
+	bool partial;                /* the parser gave up on parts of the tree */
 	const struct probe *probe;
 	struct var *vars;
 	size_t nvars;
+	size_t *map_slots;           /* hash of prog->maps by name: index + 1, 0 = free */
+	size_t nmap_slots;
 };
 
 #define ERR(c, loc, ...) diag_add((c)->diags, DIAG_ERROR, (c)->src, (loc).off, (loc).len, __VA_ARGS__)
+
+/* "a sample probe", "an end probe" */
+static const char *probe_phrase(enum recipe_probe_kind k)
+{
+	static char buf[64];
+	const char *n = recipe_probe_kind_name(k);
+	snprintf(buf, sizeof buf, "%s %s probe", strchr("aeiou", n[0]) ? "an" : "a", n);
+	return buf;
+}
 
 static const char *type_name(enum type t)
 {
@@ -133,11 +145,41 @@ static int compile_regex(struct checker *c, const char *pattern, struct loc loc,
 	return 0;
 }
 
+static size_t name_hash(const char *s)
+{
+	size_t h = 5381;
+	while (*s)
+		h = h * 33 + (unsigned char)*s++;
+	return h;
+}
+
+/* Keeps lookups O(1): recipes with tens of thousands of maps stay fast. */
+static int map_index_grow(struct checker *c)
+{
+	size_t n = c->nmap_slots ? c->nmap_slots * 2 : 64;
+	size_t *slots = calloc(n, sizeof *slots);
+	if (!slots)
+		return -1;
+	for (size_t i = 0; i < c->prog->nmaps; i++) {
+		size_t j = name_hash(c->prog->maps[i]->name) & (n - 1);
+		while (slots[j])
+			j = (j + 1) & (n - 1);
+		slots[j] = i + 1;
+	}
+	free(c->map_slots);
+	c->map_slots = slots;
+	c->nmap_slots = n;
+	return 0;
+}
+
 static struct map_info *map_get(struct checker *c, const char *name, struct loc loc)
 {
-	for (size_t i = 0; i < c->prog->nmaps; i++)
-		if (!strcmp(c->prog->maps[i]->name, name))
-			return c->prog->maps[i];
+	if ((c->prog->nmaps + 1) * 2 > c->nmap_slots && map_index_grow(c) < 0)
+		return NULL;
+	size_t mask = c->nmap_slots - 1, j = name_hash(name) & mask;
+	for (; c->map_slots[j]; j = (j + 1) & mask)
+		if (!strcmp(c->prog->maps[c->map_slots[j] - 1]->name, name))
+			return c->prog->maps[c->map_slots[j] - 1];
 	struct map_info *m = calloc(1, sizeof *m);
 	struct map_info **v = realloc(c->prog->maps, (c->prog->nmaps + 1) * sizeof *v);
 	if (!m || !v) {
@@ -147,10 +189,16 @@ static struct map_info *map_get(struct checker *c, const char *name, struct loc 
 		return NULL;
 	}
 	m->name = strdup(name);
+	if (!m->name) {
+		free(m);
+		c->prog->maps = v;
+		return NULL;
+	}
 	m->first = loc;
 	m->index = c->prog->nmaps;
 	c->prog->maps = v;
 	v[c->prog->nmaps++] = m;
+	c->map_slots[j] = c->prog->nmaps;
 	return m;
 }
 
@@ -253,8 +301,8 @@ static enum type check_call(struct checker *c, struct expr *e)
 	}
 	e->builtin = b->id;
 	if (!(b->probes & PROBE_BIT(c->probe->kind)))
-		ERR(c, e->loc, "'%s' has no meaning in a %s probe: it is only available in %s", e->s,
-		    recipe_probe_kind_name(c->probe->kind), b->where);
+		ERR(c, e->loc, "'%s' has no meaning in %s: it is only available in %s", e->s,
+		    probe_phrase(c->probe->kind), b->where);
 	if ((int)e->nargs != b->args) {
 		ERR(c, e->loc, "%s() takes %d argument%s, not %zu", e->s, b->args, b->args == 1 ? "" : "s", e->nargs);
 		return b->type;
@@ -355,8 +403,8 @@ static enum type check_expr(struct checker *c, struct expr *e)
 		}
 		e->builtin = b->id;
 		if (!(b->probes & PROBE_BIT(c->probe->kind))) {
-			ERR(c, e->loc, "'%s' has no meaning in a %s probe: it is only available in %s", e->s,
-			    recipe_probe_kind_name(c->probe->kind), b->where);
+			ERR(c, e->loc, "'%s' has no meaning in %s: it is only available in %s", e->s,
+			    probe_phrase(c->probe->kind), b->where);
 		}
 		t = b->type;
 		if (b->id == B_RETVAL && c->probe->kind == RECIPE_PROBE_SYSCALL)
@@ -367,8 +415,8 @@ static enum type check_expr(struct checker *c, struct expr *e)
 		if (!strcmp(e->s, "ustack")) {
 			e->builtin = B_USTACK;
 			if (!(THREAD_PROBES & PROBE_BIT(c->probe->kind)))
-				ERR(c, e->loc, "'ustack' has no meaning in a %s probe: it is only available in %s",
-				    recipe_probe_kind_name(c->probe->kind), builtins[0].where);
+				ERR(c, e->loc, "'ustack' has no meaning in %s: it is only available in %s",
+				    probe_phrase(c->probe->kind), builtins[0].where);
 			int64_t n;
 			if (e->nargs != 1 || !is_const_int(e->args[0], &n) || n <= 0 || n > 1024)
 				ERR(c, e->loc, "ustack(n) takes a frame count from 1 to 1024");
@@ -484,7 +532,13 @@ static void check_map_value(struct checker *c, struct stmt *s, struct map_info *
 	} else if (m->agg != agg) {
 		ERR(c, v->loc, "@%s holds %s elsewhere, %s here: use another map name", m->name,
 		    agg_names[m->agg], agg_names[agg]);
-	} else if (agg == MAP_AGG_LHIST && v->nargs == 4 && (m->lmin != v->args[1]->i || m->lmax != v->args[2]->i ||
+	} else if (agg == MAP_AGG_LHIST && m->lstep == 0 && v->nargs == 4 && v->args[1]->kind == E_INT &&
+		   v->args[2]->kind == E_INT && v->args[3]->kind == E_INT) {
+		m->lmin = v->args[1]->i;
+		m->lmax = v->args[2]->i;
+		m->lstep = v->args[3]->i;
+	} else if (agg == MAP_AGG_LHIST && v->nargs == 4 && v->args[1]->kind == E_INT &&
+		   v->args[2]->kind == E_INT && v->args[3]->kind == E_INT && (m->lmin != v->args[1]->i || m->lmax != v->args[2]->i ||
 					    m->lstep != v->args[3]->i)) {
 		ERR(c, v->loc, "@%s uses different lhist() bounds elsewhere", m->name);
 	}
@@ -524,7 +578,7 @@ static void check_printf(struct checker *c, struct expr *call)
 		if (!*p || !strchr("diuxXcs", *p)) {
 			if (*p && strchr("lhzjtqL", *p))
 				ERR(c, floc, "printf conversion '%.*s' has a length modifier: integers are 64-bit, write %%d",
-				    (int)(p - start + 1), start);
+				    (int)(p - start + (p[1] ? 2 : 1)), start);
 			else if (*p)
 				ERR(c, floc, "unsupported printf conversion '%.*s': use %%d %%i %%u %%x %%X %%c %%s or %%%%",
 				    (int)(p - start + 1), start);
@@ -726,7 +780,7 @@ static void check_probe(struct checker *c, struct probe *p)
 	check_stmt_list(c, &p->body);
 	p->nslots = (int)c->nvars;
 	for (size_t i = 0; i < c->nvars; i++) {
-		if (c->final && !c->vars[i].read)
+		if (c->final && !c->vars[i].read && !c->partial)
 			diag_add(c->diags, DIAG_WARNING, c->src, c->vars[i].first.off, c->vars[i].first.len,
 				 "$%s is assigned but never used", c->vars[i].name);
 		free(c->vars[i].name);
@@ -739,12 +793,14 @@ static void check_pass(struct checker *c)
 		check_probe(c, c->prog->probes[i]);
 }
 
-size_t recipe_check(const struct recipe_src *src, struct program *prog, struct diag_list *diags)
+size_t recipe_check(const struct recipe_src *src, struct program *prog, struct diag_list *diags,
+		    bool after_parse_errors)
 {
 	size_t before = diags->errors;
 	struct checker c = {0};
 	c.src = src;
 	c.prog = prog;
+	c.partial = after_parse_errors;
 
 	struct diag_list scratch;
 	diag_list_init(&scratch);
@@ -761,6 +817,7 @@ size_t recipe_check(const struct recipe_src *src, struct program *prog, struct d
 	c.final = true;
 	check_pass(&c);
 	free(c.vars);
+	free(c.map_slots);
 
 	const char *assigned[64];
 	size_t na = 0;
@@ -768,7 +825,7 @@ size_t recipe_check(const struct recipe_src *src, struct program *prog, struct d
 		if (prog->maps[i]->assigned)
 			assigned[na++] = prog->maps[i]->name;
 	assigned[na] = NULL;
-	for (size_t i = 0; i < prog->nmaps; i++) {
+	for (size_t i = 0; i < prog->nmaps && !after_parse_errors; i++) {
 		struct map_info *m = prog->maps[i];
 		if (m->assigned)
 			continue;
@@ -793,7 +850,7 @@ size_t recipe_check(const struct recipe_src *src, struct program *prog, struct d
 		}
 		free(re);
 	}
-	if (prog->nprobes == 0 && diags->errors == before)
+	if (prog->nprobes == 0 && diags->errors == before && !after_parse_errors)
 		diag_add(diags, DIAG_ERROR, src, 0, 0,
 			 "the recipe has no probes: add one, like sample { @[ustack] = count(); }");
 	return diags->errors - before;

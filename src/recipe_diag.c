@@ -128,8 +128,23 @@ void diag_add(struct diag_list *l, enum diag_severity sev, const struct recipe_s
 
 void diag_list_print(const struct diag_list *l, FILE *out)
 {
+	/* in source order (parse and check errors are found in two passes);
+	 * insertion sort keeps equal positions in discovery order */
+	size_t order[DIAG_MAX];
 	for (size_t i = 0; i < l->n; i++) {
+		size_t j = i;
 		const struct diag *d = &l->items[i];
+		while (j > 0) {
+			const struct diag *p = &l->items[order[j - 1]];
+			if (p->line < d->line || (p->line == d->line && p->col <= d->col))
+				break;
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = i;
+	}
+	for (size_t k = 0; k < l->n; k++) {
+		const struct diag *d = &l->items[order[k]];
 		const char *sev = d->severity == DIAG_ERROR ? "error" : "warning";
 		if (!d->file) {
 			fprintf(out, "xgdbprof: %s: %s\n", sev, d->message);

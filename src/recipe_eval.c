@@ -270,7 +270,10 @@ static int eval_builtin(struct recipe_run *run, const struct expr *e, struct val
 		}
 		errno = 0;
 		char *end;
-		long long x = strtoll(a.s, &end, 0);
+		/* gdb prints decimal; hex only with an explicit 0x, never octal */
+		const char *d = a.s + strspn(a.s, " +-");
+		int base = d[0] == '0' && (d[1] == 'x' || d[1] == 'X') ? 16 : 10;
+		long long x = strtoll(a.s, &end, base);
 		out->i = end == a.s || errno ? 0 : x;
 		return 0;
 	}
@@ -779,12 +782,11 @@ static bool fileline_matches(const struct probe *p, const struct recipe_event *e
 	if (!ev->stack || !ev->stack->nframes || !ev->stack->frames[0].file)
 		return false;
 	const struct frame *f = &ev->stack->frames[0];
-	const char *colon = strrchr(p->spec, ':');
-	size_t flen = (size_t)(colon - p->spec), have = strlen(f->file);
-	if (atoi(colon + 1) != f->line || flen > have)
+	size_t flen = strlen(p->spec_file), have = strlen(f->file);
+	if (p->spec_line != f->line || flen > have)
 		return false;
 	const char *tail = f->file + have - flen;
-	return !strncmp(tail, p->spec, flen) && (tail == f->file || tail[-1] == '/');
+	return !strcmp(tail, p->spec_file) && (tail == f->file || tail[-1] == '/');
 }
 
 static bool probe_matches(const struct recipe_run *run, size_t i, const struct recipe_event *ev)
@@ -812,7 +814,7 @@ static void print_unshown_maps(struct recipe_run *run)
 {
 	for (size_t i = 0; i < run->nmaps; i++) {
 		const struct map_info *mi = run->r->prog.maps[i];
-		if (!mi->shown && map_len(run->maps[i]))
+		if (!mi->shown && !mi->read && map_len(run->maps[i]))
 			map_print(run->maps[i], run->out, 0);
 	}
 }

@@ -235,6 +235,15 @@ static void lex_number(struct lexer *lx, struct token *t)
 		return;
 	}
 	t->i = v;
+	if (peekc(lx, 0) == '.' && peekc(lx, 1) >= '0' && peekc(lx, 1) <= '9') {
+		ERR(lx, start, t->loc.len + 2, "fractional numbers are not supported: use a smaller unit (1500ms, not 1.5s)");
+		lx->pos++;
+		while (lx->pos < lx->src->len && ident_char((unsigned char)s[lx->pos]))
+			lx->pos++;
+		t->loc.len = lx->pos - start;
+		t->kind = TK_ERROR;
+		return;
+	}
 	if (suf_start == lx->pos)
 		return;
 	char suf[16];

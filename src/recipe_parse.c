@@ -168,6 +168,8 @@ static bool parse_args(struct parser *p, int close, struct expr ***args, size_t 
 					advance(p);   /* '=' */
 					na.value = parse_expr(p);
 					struct named_arg *nv = realloc(*named, (*nnamed + 1) * sizeof *nv);
+					if (nv)
+						*named = nv;
 					if (!nv || !na.value) {
 						free(na.name);
 						expr_free(na.value);
@@ -594,6 +596,7 @@ static struct stmt *parse_statement(struct parser *p)
 static bool parse_block(struct parser *p, struct stmt_list *out)
 {
 	struct loc open = p->tok.loc;
+	size_t errors_before = p->diags->errors;
 	if (!enter(p))
 		return false;
 	advance(p);
@@ -605,7 +608,9 @@ static bool parse_block(struct parser *p, struct stmt_list *out)
 			break;
 		}
 		if (p->tok.kind == TK_EOF) {
-			ERR(p, open, "unterminated block: this '{' has no matching '}'");
+			/* after another error in the block, the missing '}' is usually its echo */
+			if (p->diags->errors == errors_before)
+				ERR(p, open, "unterminated block: this '{' has no matching '}'");
 			p->depth--;
 			return false;
 		}
@@ -655,6 +660,15 @@ static bool parse_spec(struct parser *p, struct probe *pr, bool allow_fileline)
 		bool quoted = p->tok.kind == TK_STRING;
 		pr->spec = steal(p);
 		pr->spec_kind = quoted && spec_is_fileline(pr->spec) ? RECIPE_SPEC_FILELINE : RECIPE_SPEC_NAME;
+		if (pr->spec_kind == RECIPE_SPEC_FILELINE) {
+			const char *colon = strrchr(pr->spec, ':');
+			pr->spec_file = strndup(pr->spec, (size_t)(colon - pr->spec));
+			pr->spec_line = atoi(colon + 1);
+			if (pr->spec_line <= 0 && allow_fileline) {
+				ERR(p, pr->spec_loc, "line numbers start at 1");
+				return false;
+			}
+		}
 		if (pr->spec_kind == RECIPE_SPEC_FILELINE && !allow_fileline) {
 			ERR(p, pr->spec_loc, "a syscall is named, not located: write syscall read");
 			return false;
@@ -675,7 +689,7 @@ static bool parse_spec(struct parser *p, struct probe *pr, bool allow_fileline)
 		lex_regex(&p->lx, p->tok.loc.off, &rt);
 		pr->spec_loc = rt.loc;
 		pr->spec = rt.s;
-		pr->spec_kind = RECIPE_SPEC_REGEX;
+		pr->spec_kind = rt.kind == TK_ERROR ? RECIPE_SPEC_NONE : RECIPE_SPEC_REGEX;
 		advance(p);
 		return rt.kind != TK_ERROR;
 	}
@@ -771,6 +785,12 @@ static bool parse_set(struct parser *p, struct program *prog)
 	advance(p);
 	st->value_loc = p->tok.loc;
 	struct setting_value *v = &st->value;
+	if (memchr(p->src->text + st->loc.off, '\n', p->tok.loc.off - st->loc.off) || p->tok.kind == TK_EOF) {
+		ERR(p, st->loc, "set %s needs a value on the same line", st->name);
+		free(st->name);
+		free(st);
+		return false;
+	}
 	switch (p->tok.kind) {
 	case TK_INT:
 		v->kind = SET_INT;
@@ -944,6 +964,7 @@ void program_free(struct program *p)
 	for (size_t i = 0; i < p->nprobes; i++) {
 		struct probe *pr = p->probes[i];
 		free(pr->spec);
+		free(pr->spec_file);
 		expr_free(pr->pred);
 		stmt_list_free(&pr->body);
 		recipe_regex_free(pr->spec_re, pr->spec_match);

@@ -303,7 +303,8 @@ static int build_funcs(struct report_model *m)
 							      f == 0 ? en->weight : 0, i };
 		}
 	}
-	qsort(rows, nrows, sizeof *rows, cmp_lines);
+	if (nrows)
+		qsort(rows, nrows, sizeof *rows, cmp_lines);
 
 	/* merge rows into lines; weight per row comes from its entry */
 	m->lines = calloc(nrows ? nrows : 1, sizeof *m->lines);
@@ -335,8 +336,8 @@ static int build_funcs(struct report_model *m)
 		const struct report_line *best = NULL;
 		for (size_t l = fn->line_begin; l < fn->line_end; l++) {
 			const struct report_line *ln = &m->lines[l];
-			uint64_t w = fn->self ? ln->self : ln->total;
-			if (!best || w > (fn->self ? best->self : best->total))
+			if (!best || ln->total > best->total ||
+			    (ln->total == best->total && ln->self > best->self))
 				best = ln;
 		}
 		if (best) {

@@ -14,8 +14,9 @@
  *    once per sample even when F recurses.
  *  - per line (F, file, line): self and total likewise, counting a frame of
  *    F at that file:line.
- *  - hottest line of F: its line with the most self weight, or, when F has
- *    no self weight, the most total weight (ties: lowest file, then line).
+ *  - hottest line of F: its line with the most total weight (where F was
+ *    executing or calling), ties broken by self weight, then by lowest
+ *    file and line.
  * Under a focus regex only the samples holding a frame whose function
  * matches are counted, but `total` stays the weight of ALL samples.
  *

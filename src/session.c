@@ -164,6 +164,13 @@ static struct session *session_new(const struct session_options *opts, struct xe
 		free(s);
 		return NULL;
 	}
+	/* Every stop makes gdb describe the stopped frame; evaluating the
+	 * arguments of a Rust frame there costs milliseconds per stop and we
+	 * never read them. */
+	call(s, NULL, NULL, "-gdb-set", "print", "frame-arguments", "none", NULL);
+	call(s, NULL, NULL, "-gdb-set", "print", "entry-values", "no", NULL);
+	/* The reference walker must see the same frames as ours: past main too. */
+	call(s, NULL, NULL, "-gdb-set", "backtrace", "past-main", "on", NULL);
 	return s;
 }
 
@@ -435,6 +442,113 @@ int session_thread_frames(struct session *s, int gdb_id, int max_frames, struct 
 	return 0;
 }
 
+int session_register_numbers(struct session *s, const char *const *names, size_t n, int *numbers,
+			     struct xerr *e)
+{
+	struct mi_record *r;
+	if (call(s, &r, e, "-data-list-register-names", NULL) < 0)
+		return xerr_prefix(e, "listing register names");
+	const struct mi_value *list = mi_value_get(r->results, "register-names");
+	size_t count = mi_value_count(list);
+	for (size_t k = 0; k < n; k++) {
+		numbers[k] = -1;
+		for (size_t i = 0; i < count; i++) {
+			const char *name = mi_value_string(mi_value_at(list, i));
+			if (name && strcmp(name, names[k]) == 0) {
+				numbers[k] = (int)i;
+				break;
+			}
+		}
+	}
+	mi_record_free(r);
+	return 0;
+}
+
+int session_thread_registers(struct session *s, int gdb_id, const int *numbers, size_t n,
+			     uint64_t *values, struct xerr *e)
+{
+	enum { MAX_REGS = 32 };
+	if (n > MAX_REGS)
+		return xerr_set(e, "too many registers asked");
+	char thread_text[32], number_text[MAX_REGS][16];
+	const char *args[MAX_REGS + 4];
+	size_t nargs = 0;
+	snprintf(thread_text, sizeof thread_text, "%d", gdb_id);
+	args[nargs++] = "--thread";
+	args[nargs++] = thread_text;
+	args[nargs++] = "x";
+	for (size_t k = 0; k < n; k++) {
+		snprintf(number_text[k], sizeof number_text[k], "%d", numbers[k]);
+		args[nargs++] = number_text[k];
+	}
+	args[nargs] = NULL;
+	struct mi_error me;
+	struct mi_record *r = NULL;
+	if (mi_conn_callv(s->gdb, s->timeout_ms, &r, &me, "-data-list-register-values", args) < 0) {
+		mi_record_free(r);
+		return xerr_set(e, "reading registers of thread %d: %s", gdb_id, me.message);
+	}
+	const struct mi_value *list = mi_value_get(r->results, "register-values");
+	size_t count = mi_value_count(list);
+	for (size_t k = 0; k < n; k++)
+		values[k] = 0;
+	for (size_t i = 0; i < count; i++) {
+		const struct mi_value *item = mi_value_at(list, i);
+		long long number, value;
+		if (mi_value_get_int(item, "number", &number) < 0 || mi_value_get_int(item, "value", &value) < 0)
+			continue;
+		for (size_t k = 0; k < n; k++)
+			if (numbers[k] == number)
+				values[k] = (uint64_t)value;
+	}
+	mi_record_free(r);
+	return 0;
+}
+
+int session_call(struct session *s, struct mi_record **result, struct xerr *e, const char *command,
+		 const char *const *args)
+{
+	struct mi_error me;
+	struct mi_record *r = NULL;
+	if (result)
+		*result = NULL;
+	if (mi_conn_callv(s->gdb, s->timeout_ms, &r, &me, command, args) < 0) {
+		mi_record_free(r);
+		return xerr_set(e, "%s", me.message);
+	}
+	if (result)
+		*result = r;
+	else
+		mi_record_free(r);
+	return 0;
+}
+
+int session_wait_event(struct session *s, int timeout_ms, struct mi_record **event, struct xerr *e)
+{
+	struct mi_error me;
+	struct mi_record *ev = NULL;
+	*event = NULL;
+	int got = mi_conn_next_event(s->gdb, timeout_ms, &ev, &me);
+	if (got < 0)
+		return xerr_set(e, "%s", me.message);
+	if (got == 0)
+		return 0;
+	if (ev->kind == MI_RECORD_EXEC && strcmp(ev->klass, "stopped") == 0) {
+		s->stopped = true;
+		if (is_exit_reason(mi_value_get_string(ev->results, "reason")))
+			s->target_exited = true;
+	} else if (ev->kind == MI_RECORD_EXEC && strcmp(ev->klass, "running") == 0) {
+		s->stopped = false;
+	}
+	*event = ev;
+	return 1;
+}
+
+struct mi_conn *session_gdb(struct session *s)
+{
+	return s->gdb;
+}
+
 void gdb_frames_free(struct gdb_frame *frames, size_t count)
 {
 	for (size_t i = 0; i < count; i++) {
@@ -487,8 +601,9 @@ int session_end(struct session *s, struct xerr *e)
 	if ((state == 'T' || state == 't') && !s->was_stopped_before) {
 		rc = xerr_set(e, "process %d is still stopped after detaching (%s); resume it with `kill -CONT %d`",
 			      (int)s->pid, detach_error.msg[0] ? detach_error.msg : "state T", (int)s->pid);
-	} else if (rc < 0 && state != 0 && state != 'Z') {
-		/* Detach failed but the target runs (gdb exiting detaches too). */
+	} else if (rc < 0) {
+		/* Detach failed, but the target runs (gdb exiting detaches too) or
+		 * has exited by itself: nothing is left to undo. */
 		rc = 0;
 	}
 	free(s);

@@ -181,11 +181,55 @@ static void pc_cache_release(struct pc_cache *c)
 	memset(c, 0, sizeof *c);
 }
 
+/* ---- demangled names by linkage-string address ----
+ * DW_AT_linkage_name is usually DW_FORM_strp: every DIE naming the same
+ * function points at the same .debug_str bytes, so the address is a cheap
+ * key that spares re-demangling and re-hashing long Rust names. */
+
+struct name_slot {
+	const char *linkage;
+	const char *name;
+};
+
+struct name_memo {
+	struct name_slot *slots;
+	size_t cap, used;
+};
+
+static const char **name_memo_slot(struct name_memo *m, const char *linkage)
+{
+	if ((m->used + 1) * 2 > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 4096;
+		struct name_slot *slots = calloc(cap, sizeof *slots);
+		if (!slots)
+			return NULL;
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->slots[i].linkage)
+				continue;
+			size_t j = pc_hash((uintptr_t)m->slots[i].linkage, cap);
+			while (slots[j].linkage)
+				j = (j + 1) & (cap - 1);
+			slots[j] = m->slots[i];
+		}
+		free(m->slots);
+		m->slots = slots;
+		m->cap = cap;
+	}
+	size_t j = pc_hash((uintptr_t)linkage, m->cap);
+	while (m->slots[j].linkage && m->slots[j].linkage != linkage)
+		j = (j + 1) & (m->cap - 1);
+	if (!m->slots[j].linkage) {
+		m->slots[j].linkage = linkage;
+		m->used++;
+	}
+	return &m->slots[j].name;
+}
+
 /* ---- modules ---- */
 
 struct func_sym {
 	uint64_t addr, size;
-	const char *linkage;     /* interned */
+	const char *linkage;     /* in the ELF's string table: valid while the module is */
 	const char *name;        /* interned demangled, NULL until needed */
 	int binding_rank;        /* 0 global, 1 weak, 2 local: aliases sort by it */
 	int ndx;                 /* symbol table order: then by it, as addr2line */
@@ -210,6 +254,7 @@ struct symbolizer {
 	pid_t pid;                    /* 0 for a file symbolizer */
 	struct intern strings;
 	struct pc_cache cache;
+	struct name_memo names;       /* keys live in module data: emptied on refresh */
 	struct source_map *source_map;
 	size_t lookups, cache_hits;
 };
@@ -335,7 +380,7 @@ static int cmp_func_sym(const void *a, const void *b)
 	return x->ndx - y->ndx;
 }
 
-static int module_load_syms(struct symbolizer *sym, struct sym_module *m, struct xerr *err)
+static int module_load_syms(struct sym_module *m, struct xerr *err)
 {
 	if (m->syms_loaded)
 		return 0;
@@ -374,12 +419,10 @@ static int module_load_syms(struct symbolizer *sym, struct sym_module *m, struct
 		struct func_sym *f = &m->syms[m->nsyms];
 		f->addr = addr;
 		f->size = s.st_size;
-		f->linkage = intern(&sym->strings, name);
+		f->linkage = name;
 		f->name = NULL;
 		f->binding_rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
 		f->ndx = i;
-		if (!f->linkage)
-			return xerr_set(err, "out of memory reading the symbols of %s", m->info.path);
 		m->nsyms++;
 	}
 	qsort(m->syms, m->nsyms, sizeof *m->syms, cmp_func_sym);
@@ -464,28 +507,65 @@ static const char *absolute_path(struct dwarf_index_cu *cu, const char *path,
 	return path;
 }
 
-/* Returns the file name as frames show it: absolute when the CU's comp_dir
- * allows, interned, source-mapped. */
-static const char *frame_file(struct symbolizer *sym, struct dwarf_index_cu *cu,
-			      const char *path)
+/* Returns the interned absolute path (before source mapping). */
+static struct istr *intern_path(struct symbolizer *sym, struct dwarf_index_cu *cu,
+				const char *path)
 {
-	if (!path)
-		return NULL;
 	char buf[4096];
-	path = absolute_path(cu, path, buf, sizeof buf);
-	struct istr *e = intern_entry(&sym->strings, path);
+	return intern_entry(&sym->strings, absolute_path(cu, path, buf, sizeof buf));
+}
+
+/* Returns e's string as frames show it: source-mapped when a map is set. */
+static const char *shown_path(struct symbolizer *sym, struct istr *e)
+{
 	if (!e)
 		return NULL;
 	if (!source_map_active(sym->source_map))
 		return e->s;
 	if (!e->mapped_done) {
 		char *m = source_map_apply(sym->source_map, e->s);
+		/* intern() may rehash the table but never moves entries. */
 		e->mapped = m ? intern(&sym->strings, m) : NULL;
 		free(m);
 		e->mapped_done = true;
-		/* intern() may have rehashed but never moves entries. */
 	}
 	return e->mapped ? e->mapped : e->s;
+}
+
+static const char *frame_file(struct symbolizer *sym, struct dwarf_index_cu *cu,
+			      const char *path)
+{
+	return path ? shown_path(sym, intern_path(sym, cu, path)) : NULL;
+}
+
+/* File number idx of cu's line table as frames show it; the interned path
+ * is memoized per CU (cu->user_files holds struct istr pointers). */
+static const char *cu_file(struct symbolizer *sym, struct dwarf_index_cu *cu, Dwarf_Word idx)
+{
+	const char *raw = dwarf_index_file(cu, idx);
+	if (!raw)
+		return NULL;
+	if (!cu->user_files) {
+		cu->user_files = calloc(cu->nfiles, sizeof *cu->user_files);
+		if (!cu->user_files)
+			return frame_file(sym, cu, raw);
+	}
+	if (!cu->user_files[idx])
+		cu->user_files[idx] = (const char *)intern_path(sym, cu, raw);
+	return shown_path(sym, (struct istr *)cu->user_files[idx]);
+}
+
+/* The file of a line-table row. */
+static const char *line_file(struct symbolizer *sym, struct dwarf_index_cu *cu, Dwarf_Line *line)
+{
+	Dwarf_Files *files;
+	size_t idx;
+	if (dwarf_line_file(line, &files, &idx) == 0) {
+		dwarf_index_file(cu, 0);      /* loads cu->files */
+		if (files == cu->files)
+			return cu_file(sym, cu, idx);
+	}
+	return frame_file(sym, cu, dwarf_linesrc(line, NULL, NULL));
 }
 
 static const char *die_string(Dwarf_Die *die, int attr)
@@ -508,8 +588,15 @@ static void entry_names(struct symbolizer *sym, struct sym_module *m,
 	if (!link)
 		link = die_string(&die, DW_AT_MIPS_linkage_name);
 	if (link) {
-		e->user_linkage = intern(&sym->strings, link);
-		e->user_name = demangled(sym, link);
+		const char **memo = name_memo_slot(&sym->names, link);
+		if (memo && *memo) {
+			e->user_name = *memo;
+		} else {
+			e->user_name = demangled(sym, link);
+			if (memo)
+				*memo = e->user_name;
+		}
+		e->user_linkage = link;
 	} else {
 		e->user_name = intern(&sym->strings, die_string(&die, DW_AT_name));
 		e->user_linkage = e->user_name;
@@ -572,7 +659,7 @@ static int symbolize_addr(struct symbolizer *sym, uint64_t addr, struct frame_bu
 	const char *file = NULL;
 	int lineno = 0, column = 0;
 	if (line) {
-		file = frame_file(sym, cu, dwarf_linesrc(line, NULL, NULL));
+		file = line_file(sym, cu, line);
 		dwarf_lineno(line, &lineno);
 		dwarf_linecol(line, &column);
 	}
@@ -600,7 +687,7 @@ static int symbolize_addr(struct symbolizer *sym, uint64_t addr, struct frame_bu
 			if (dwarf_offdie(m->dw, ent->die, &die)) {
 				Dwarf_Attribute a;
 				if (dwarf_attr(&die, DW_AT_call_file, &a))
-					file = frame_file(sym, cu, dwarf_index_file(cu, die_udata(&die, DW_AT_call_file)));
+					file = cu_file(sym, cu, die_udata(&die, DW_AT_call_file));
 				lineno = (int)die_udata(&die, DW_AT_call_line);
 				column = (int)die_udata(&die, DW_AT_call_column);
 			}
@@ -611,7 +698,7 @@ static int symbolize_addr(struct symbolizer *sym, uint64_t addr, struct frame_bu
 
 	/* No DWARF function here: the symbol table names it, the line table
 	 * (if a CU covers the address) still locates it. */
-	if (module_load_syms(sym, m, err) < 0)
+	if (module_load_syms(m, err) < 0)
 		return -1;
 	struct func_sym *fs = module_find_sym(m, addr);
 	struct frame f = base;
@@ -741,15 +828,20 @@ void symbolizer_free(struct symbolizer *sym)
 	dwfl_getmodules(sym->dwfl, free_module_cb, NULL, 0);
 	dwfl_end(sym->dwfl);
 	pc_cache_release(&sym->cache);
+	free(sym->names.slots);
 	intern_release(&sym->strings);
 	free(sym);
 }
 
-static int removed_module_cb(Dwfl_Module *mod, void *userdata, const char *name,
+/* libdwfl passes the module's userdata slot (a void **) here, although the
+ * prototype says void *. */
+static int removed_module_cb(Dwfl_Module *mod, void *slot, const char *name,
 			     Dwarf_Addr base, void *arg)
 {
 	(void)mod, (void)name, (void)base, (void)arg;
-	sym_module_free(userdata);
+	void **userdata = slot;
+	sym_module_free(*userdata);
+	*userdata = NULL;
 	return DWARF_CB_OK;
 }
 
@@ -762,6 +854,10 @@ int symbolizer_refresh(struct symbolizer *sym, struct xerr *err)
 	/* Ending the report even on failure keeps the Dwfl consistent. */
 	dwfl_report_end(sym->dwfl, removed_module_cb, NULL);
 	pc_cache_clear(&sym->cache);
+	/* Removed modules' .debug_str may be unmapped; their addresses could be
+	 * reused by a new module. */
+	free(sym->names.slots);
+	memset(&sym->names, 0, sizeof sym->names);
 	if (rc > 0)
 		return xerr_set(err, "cannot re-read /proc/%d/maps: %s", (int)sym->pid, strerror(rc));
 	if (rc < 0)
@@ -889,7 +985,7 @@ int symbolizer_foreach_function(struct symbolizer *sym, const char *module_path,
 		struct sym_module *m = w.mods[i];
 		if (module_path && strcmp(module_path, m->info.path) != 0)
 			continue;
-		if (module_load_syms(sym, m, err) < 0) {
+		if (module_load_syms(m, err) < 0) {
 			rc = -1;
 			break;
 		}
@@ -897,13 +993,13 @@ int symbolizer_foreach_function(struct symbolizer *sym, const char *module_path,
 			struct func_sym *fs = &m->syms[k];
 			struct symbolizer_function f = {
 				.name = func_sym_name(sym, fs),
-				.linkage = fs->linkage,
+				.linkage = intern(&sym->strings, fs->linkage),
 				.addr = fs->addr,
 				.size = fs->size,
 				.module = m->info.path,
 				.source = m->sym_source,
 			};
-			if (!f.name) {
+			if (!f.name || !f.linkage) {
 				rc = xerr_set(err, "out of memory demangling symbols");
 				break;
 			}

@@ -20,8 +20,9 @@ done
 check "worker state is running" grep -q '"insert-worker" (running)' "$TMP/dump.txt"
 check "conn threads are sleeping" grep -q '"conn-1" (sleeping)' "$TMP/dump.txt"
 check "the hot Rust function is named" grep -q 'sled::tree::Tree<.*>::\(insert\|view_for_key\)' "$TMP/dump.txt"
-check "frames carry tree.rs:LINE" grep -q 'at .*/tests/fixtures/sled/tree.rs:[0-9]\+$' "$TMP/dump.txt"
-check "main frame carries cache_service.rs:LINE" grep -q 'cache_service.rs:[0-9]\+$' "$TMP/dump.txt"
+check "frames carry tree.rs:LINE:COL" grep -q 'at .*/tests/fixtures/sled/tree.rs:[0-9]\+:[0-9]\+$' "$TMP/dump.txt"
+check "main frame carries cache_service.rs:LINE:COL" grep -q 'cache_service.rs:[0-9]\+:[0-9]\+$' "$TMP/dump.txt"
+check "inline frames are shown and marked" grep -q '\[inlined\]$' "$TMP/dump.txt"
 check "target still runs free after dump" target_runs_free "$DEMO" "$TMP/demo.progress"
 
 "$XGDBPROF" dump --json "$DEMO" >"$TMP/dump.json"
@@ -40,8 +41,25 @@ assert all(f["pc"].startswith("0x") for t in threads for f in t["frames"])
 PY
 check "target still runs free after dump --json" target_runs_free "$DEMO" "$TMP/demo.progress"
 
+# gdb's own unwinder, the reference walker, names the same functions.
+"$XGDBPROF" dump --walker gdb "$DEMO" >"$TMP/dump-gdb.txt"
+check "dump --walker gdb exits 0" test $? -eq 0
+check "gdb walker shows the threads too" test "$(grep -c '^Thread ' "$TMP/dump-gdb.txt")" -eq "$nthreads"
+check "gdb walker frames carry tree.rs:LINE" grep -q 'at .*/tests/fixtures/sled/tree.rs:[0-9]\+$' "$TMP/dump-gdb.txt"
+
+# Both walkers, same stop: identical machine frames on every thread, for the
+# Rust demo and for the C fixture.
+for i in 1 2 3; do
+	"$XGDBPROF" dump --check-walkers "$DEMO" >"$TMP/walkers.txt"
+	check "walkers agree on every thread of cache-service (round $i)" grep -q "walkers agree on $nthreads of $nthreads threads" "$TMP/walkers.txt"
+done
+start_counter
+"$XGDBPROF" dump --check-walkers "$COUNTER_PID" >"$TMP/walkers-c.txt"
+check "walkers agree on every thread of the C counter" grep -q "walkers agree on 4 of 4 threads" "$TMP/walkers-c.txt"
+check "target still runs free after the walker checks" target_runs_free "$DEMO" "$TMP/demo.progress"
+
 # Launch mode: the command runs, is dumped, and its exit status is ours.
-"$XGDBPROF" dump --delay 300ms -- "$FIXTURES/counter" "$TMP/launched.progress" 1.5 >"$TMP/launch.txt" 2>"$TMP/launch.err"
+"$XGDBPROF" dump --delay 1s -- "$FIXTURES/counter" "$TMP/launched.progress" 3 >"$TMP/launch.txt" 2>"$TMP/launch.err"
 status=$?
 check "dump -- COMMAND exits with the command's status (7)" test "$status" -eq 7
 check "launched command's threads are dumped" grep -q '"spinner-a"' "$TMP/launch.txt"

@@ -6,7 +6,9 @@
  *   running copy, interrupt, detach). It drives gdb through libmi with the
  *   trace option on; the lines prefixed "<- " are gdb's output verbatim
  *   (`make mi-transcripts` keeps exactly those). Not part of `make check`:
- *   the committed transcripts are what the parser tests read.
+ *   the committed transcripts are what the parser tests read, and they assert
+ *   values of this recording (LWPs, which thread stopped where), so after
+ *   re-recording update tests/unit/test_mi_parse.c to match.
  */
 #include <signal.h>
 #include <stdio.h>

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -124,6 +125,22 @@ static int find_event(struct mi_record **events, int n, const char *klass, const
 	return -1;
 }
 
+static void big_buffer_marker_check(struct mi_conn *c)
+{
+	struct mi_error err;
+	struct mi_record *r;
+	CHECK(mi_conn_call(c, 5000, NULL, &err, "-data-evaluate-expression",
+			   "big_buffer[sizeof big_buffer - 1] = 0x5a", NULL) == 0);
+	CHECK(mi_conn_call(c, 20000, &r, &err, "-data-read-memory-bytes", "big_buffer",
+			   "2097152", NULL) == 0);
+	const struct mi_value *block = mi_value_at(r ? mi_value_get(r->results, "memory") : NULL, 0);
+	const char *hex = mi_value_get_string(block, "contents");
+	size_t len = mi_value_string_len(mi_value_get(block, "contents"));
+	CHECK(hex && len == 2 * 2097152);
+	CHECK(hex && len >= 4 && strcmp(hex + len - 4, "005a") == 0 && hex[0] == '0');
+	mi_record_free(r);
+}
+
 static void test_session(void)
 {
 	struct mi_conn *c = spawn();
@@ -168,6 +185,9 @@ static void test_session(void)
 	CHECK(mi_value_count(stack) >= 3);
 	CHECK_STR(mi_value_get_string(mi_value_at(stack, 1), "func"), "middle_function");
 	mi_record_free(r);
+
+	/* A 4 MB answer line (2 MiB as hex) comes through the framing whole. */
+	big_buffer_marker_check(c);
 
 	/* A call that outlives its timeout; its late answer must not be taken
 	 * for the next call's. (No breakpoints while the other threads run.) */
@@ -238,6 +258,47 @@ static void test_death_while_waiting(void)
 	mi_conn_free(c);
 }
 
+static volatile sig_atomic_t cancel_requested;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	cancel_requested = 1;
+}
+
+/* A signal handler's flag ends even an endless wait. */
+static void test_cancel(void)
+{
+	struct mi_error err;
+	struct mi_conn_options opt = {.cancel = &cancel_requested};
+	struct mi_conn *c = mi_conn_spawn(&opt, &err);
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	struct sigaction sa = {.sa_handler = on_alarm};
+	sigaction(SIGALRM, &sa, NULL);
+	struct itimerval timer = {.it_value = {0, 200 * 1000}};
+	setitimer(ITIMER_REAL, &timer, NULL);
+	struct timespec start;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	struct mi_record *r;
+	CHECK(mi_conn_next_event(c, -1, &r, &err) == 0);
+	long long waited = elapsed_ms(&start);
+	CHECK(waited >= 190 && waited < 1500);
+	CHECK(mi_conn_call(c, -1, NULL, &err, "-gdb-version", NULL) == -1);
+	CHECK_STR(err.message, "interrupted while waiting for gdb to answer -gdb-version");
+	cancel_requested = 0;
+	CHECK(mi_conn_call(c, 5000, NULL, &err, "-list-features", NULL) == 0);
+	/* A console command cannot smuggle a second line. */
+	char *out = (char *)1;
+	CHECK(mi_conn_console(c, 5000, &out, &err, "echo a\nshow version") == -1 && out == NULL);
+	CHECK(strstr(err.message, "one line") != NULL);
+	CHECK(mi_conn_console(c, 5000, &out, &err, "echo one line") == 0);
+	CHECK_STR(out, "one line");
+	free(out);
+	CHECK(mi_conn_close(c, 5000) == 0);
+}
+
 static void test_close_escalation(void)
 {
 	/* A stopped gdb ignores -gdb-exit and SIGTERM; close must still end it. */
@@ -301,6 +362,7 @@ int main(void)
 	test_basic_calls();
 	test_session();
 	test_death_while_waiting();
+	test_cancel();
 	test_close_escalation();
 	test_startup_failures();
 	return test_exit_code();

@@ -1,0 +1,90 @@
+/* tracer.h — breakpoint and catchpoint probes: function entry/return,
+ * Rust panics, system calls, fed to a running recipe.
+ *
+ * tracer_run() resolves every function/return SPEC to addresses
+ * (tracer_resolve.h), remembers the original code bytes (restore.h), inserts
+ * one gdb address breakpoint per site (`-break-insert *ADDR`), a catchpoint
+ * per system call set, and the panic breakpoints, then handles gdb's stops
+ * until the duration, a signal, exit() in the recipe, a recipe error or the
+ * target's exit.
+ *
+ * Return probes: at an entry the return address is read at [rsp] and a
+ * breakpoint is kept there; the matching return is the hit of that thread
+ * whose rsp equals the entry rsp + 8, so recursion and threads pair up
+ * correctly. elapsed is the wall time between the two stops as seen by
+ * xgdbprof (it includes one breakpoint round trip, ~0.1-0.3 ms here).
+ *
+ * Budget (unless cfg->exact): the share of wall time the target spends
+ * stopped by the probes is kept under max_stopped_percent by duty cycling:
+ * over budget, the function and syscall probes are disabled until the share
+ * is back under it, then enabled again. Stats say which fraction of the time
+ * was covered; counts are as measured, with an extrapolation in the notes.
+ *
+ * Exit contract: on every return path, with gdb alive, every breakpoint and
+ * catchpoint this tracer created is deleted (the target is stopped for that
+ * and resumed after) — the caller then ends the session. If gdb died, the
+ * tracer restores the original bytes itself (ptrace) before returning and
+ * leaves the target running. Returns 0 when the run ended normally
+ * (duration, signal, exit(), target exit), -1 with e on an error (the stats
+ * still hold what was done).
+ *
+ * Not supported together with `sample` probes (the fast walker's Dwfl serves
+ * one unwinder); the caller refuses that combination.
+ */
+#ifndef XGDBPROF_TRACER_H
+#define XGDBPROF_TRACER_H
+
+#include "error.h"
+#include "recipe.h"
+#include "restore.h"
+#include "session.h"
+#include "symbolize.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct tracer_config {
+	double duration_s;            /* 0: until a signal, exit() or the target exits */
+	double max_stopped_percent;   /* 0: no budget */
+	bool exact;                   /* every hit, no budget */
+	int max_frames;               /* machine frames per ustack; 0 means 64 */
+	bool no_stacks;               /* skip stack walks (when no probe uses ustack/func) */
+	bool verbose;                 /* a line per armed probe on stderr */
+	/* Called between events, at least every 10 ms (interval probes). The
+	 * same signature as sampler_config.tick; may be NULL. */
+	int (*tick)(void *ctx, uint64_t now_ns, struct xerr *e);
+	void *tick_ctx;
+	uint64_t start_ns;            /* the recipe's start (since_start_ns); 0: now */
+};
+
+#define TRACER_MAX_NOTES 6
+
+struct tracer_stats {
+	size_t sites;                 /* code addresses probed at entry */
+	size_t breakpoints;           /* breakpoints + catchpoints inserted, return sites included */
+	uint64_t hits;                /* stops handled */
+	uint64_t entries, returns, unmatched_returns, panics, syscalls;
+	double elapsed_s;
+	double stopped_s;             /* time the target was held stopped by us (measured) */
+	double covered_s;             /* time the duty-cycled probes were armed */
+	uint64_t duty_cycles;         /* times the probes were switched off by the budget */
+	double hit_cost_ms;           /* mean stopped time per hit */
+	bool target_exited;
+	bool gdb_died;
+	struct restore_report restore;/* gdb_died: what the byte restore did */
+	int nnotes;
+	char notes[TRACER_MAX_NOTES][240];
+};
+
+/* Whether the recipe has probes only the tracer arms (function, return,
+ * panic, syscall). */
+bool tracer_wanted(const struct recipe *r);
+
+int tracer_run(struct session *s, struct symbolizer *sym, const struct recipe *r, struct recipe_run *run,
+	       const struct tracer_config *cfg, struct tracer_stats *stats, struct xerr *e);
+
+/* Prints the stats' summary (hits, stopped share, coverage, notes) to out,
+ * for the end of a run. */
+void tracer_stats_print(const struct tracer_stats *stats, FILE *out);
+
+#endif

@@ -1,0 +1,299 @@
+/* recipe_run.c — test driver (not installed): runs a recipe against a text
+ * file of synthetic events and prints what the recipe prints.
+ *
+ *   recipe_run [-D NAME=VALUE]... RECIPE EVENTS
+ *
+ * One event per line, `#` comments; fields are key=value, values may be
+ * "quoted". Stacks are written root first, frames separated by ';', each
+ * frame `function` or `function@file:line` (a trailing `!` marks inlined):
+ *
+ *   begin
+ *   sample tid=2 name=worker state=R cpu=1 stack=main;Tree::insert;hash!
+ *   function fn=sled::tree::Tree::insert tid=2 stack=main;insert args=key:42
+ *   return fn=sled::tree::Tree::insert elapsed=1500 retval=0
+ *   panic msg="boom" loc=src/main.rs:3:5 name=main stack=main;f
+ *   syscall name=read nr=0 result=10 elapsed=100      (the return)
+ *   syscall_entry name=read nr=0
+ *   interval [probe=N]
+ *   end
+ *
+ * Common keys: time=NS (nsecs; uptime is time - first time), pid=, probe=N.
+ * END is sent at end of file (or after exit()) if the file has none.
+ * Exit: 0 ok, 1 runtime error (message on stderr), 2 recipe errors.
+ */
+#include "recipe.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_FIELDS 32
+
+struct fields {
+	char *key[MAX_FIELDS];
+	char *val[MAX_FIELDS];
+	size_t n;
+};
+
+static const char *field(const struct fields *f, const char *key)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (!strcmp(f->key[i], key))
+			return f->val[i];
+	return NULL;
+}
+
+/* Splits "kind k=v k="v w" ..." in place. Returns the kind. */
+static char *split(char *line, struct fields *f)
+{
+	f->n = 0;
+	char *p = line;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	char *kind = p;
+	while (*p && *p != ' ' && *p != '\t')
+		p++;
+	if (*p)
+		*p++ = 0;
+	while (*p && f->n < MAX_FIELDS) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p)
+			break;
+		char *k = p;
+		while (*p && *p != '=' && *p != ' ')
+			p++;
+		if (*p != '=') {
+			fprintf(stderr, "recipe_run: bad field '%s'\n", k);
+			exit(2);
+		}
+		*p++ = 0;
+		char *v = p;
+		if (*p == '"') {
+			v = ++p;
+			char *o = p;
+			while (*p && *p != '"') {
+				if (*p == '\\' && p[1] == 'n') {
+					*o++ = '\n';
+					p += 2;
+					continue;
+				}
+				*o++ = *p++;
+			}
+			if (*p)
+				p++;
+			*o = 0;
+			if (*p)
+				*p++ = 0;
+		} else {
+			while (*p && *p != ' ' && *p != '\t')
+				p++;
+			if (*p)
+				*p++ = 0;
+		}
+		f->key[f->n] = k;
+		f->val[f->n] = v;
+		f->n++;
+	}
+	return kind;
+}
+
+static void parse_stack(char *text, struct stack *s)
+{
+	size_t n = 1;
+	for (char *c = text; *c; c++)
+		n += *c == ';';
+	s->frames = calloc(n, sizeof *s->frames);
+	s->nframes = 0;
+	char *save = NULL;
+	/* root first in the text, leaf first in struct stack */
+	char **parts = calloc(n, sizeof *parts);
+	size_t np = 0;
+	for (char *tok = strtok_r(text, ";", &save); tok; tok = strtok_r(NULL, ";", &save))
+		parts[np++] = tok;
+	for (size_t i = 0; i < np; i++) {
+		char *fr = parts[np - 1 - i];
+		struct frame *f = &s->frames[s->nframes++];
+		size_t len = strlen(fr);
+		if (len && fr[len - 1] == '!') {
+			f->inlined = true;
+			fr[len - 1] = 0;
+		}
+		char *at = strchr(fr, '@');
+		if (at) {
+			*at = 0;
+			char *colon = strrchr(at + 1, ':');
+			if (colon) {
+				*colon = 0;
+				f->line = atoi(colon + 1);
+			}
+			f->file = at + 1;
+		}
+		if (!strncmp(fr, "0x", 2))
+			f->pc = strtoull(fr, NULL, 16);
+		else
+			f->function = fr;
+		f->pc = f->pc ? f->pc : 0x1000 + i;
+	}
+	free(parts);
+}
+
+static const char *arg_text;
+
+static int lookup_arg(void *ctx, const char *name, struct recipe_value *out)
+{
+	(void)ctx;
+	if (!arg_text)
+		return -1;
+	size_t n = strlen(name);
+	const char *p = arg_text;
+	while (p && *p) {
+		if (!strncmp(p, name, n) && p[n] == ':') {
+			const char *v = p + n + 1;
+			static char buf[256];
+			size_t len = strcspn(v, ",");
+			snprintf(buf, sizeof buf, "%.*s", (int)len, v);
+			out->type = RECIPE_VAL_STR;
+			out->s = buf;
+			return 0;
+		}
+		p = strchr(p, ',');
+		if (p)
+			p++;
+	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct recipe_defines defs;
+	recipe_defines_init(&defs);
+	int i = 1;
+	for (; i < argc && !strncmp(argv[i], "-D", 2); i++) {
+		struct xerr e;
+		if (recipe_defines_add(&defs, argv[i] + 2, &e) < 0) {
+			fprintf(stderr, "recipe_run: %s\n", e.msg);
+			return 2;
+		}
+	}
+	if (argc - i != 2) {
+		fprintf(stderr, "usage: recipe_run [-DNAME=VALUE]... RECIPE EVENTS\n");
+		return 2;
+	}
+	struct diag_list diags;
+	diag_list_init(&diags);
+	struct recipe *r = recipe_load_file(argv[i], &defs, &diags);
+	diag_list_print(&diags, stderr);
+	diag_list_release(&diags);
+	recipe_defines_release(&defs);
+	if (!r)
+		return 2;
+	FILE *ev_file = fopen(argv[i + 1], "r");
+	if (!ev_file) {
+		perror(argv[i + 1]);
+		recipe_free(r);
+		return 2;
+	}
+	struct recipe_run *run = recipe_run_new(r, stdout, NULL);
+	char line[8192];
+	int rc = 0;
+	bool ended = false;
+	uint64_t first_time = 0;
+	bool have_time = false;
+	static const struct {
+		const char *name;
+		enum recipe_event_kind kind;
+	} kinds[] = {
+		{"begin", RECIPE_EV_BEGIN}, {"end", RECIPE_EV_END}, {"sample", RECIPE_EV_SAMPLE},
+		{"interval", RECIPE_EV_INTERVAL}, {"function", RECIPE_EV_FUNCTION_ENTRY},
+		{"return", RECIPE_EV_FUNCTION_RETURN}, {"panic", RECIPE_EV_PANIC},
+		{"syscall", RECIPE_EV_SYSCALL_RETURN}, {"syscall_entry", RECIPE_EV_SYSCALL_ENTRY},
+	};
+	while (!ended && !recipe_run_exit_requested(run) && fgets(line, sizeof line, ev_file)) {
+		line[strcspn(line, "\n")] = 0;
+		char *p = line;
+		while (*p == ' ')
+			p++;
+		if (!*p || *p == '#')
+			continue;
+		struct fields f;
+		char *kind = split(p, &f);
+		struct recipe_event ev;
+		memset(&ev, 0, sizeof ev);
+		ev.probe = -1;
+		bool known = false;
+		for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+			if (!strcmp(kind, kinds[k].name)) {
+				ev.kind = kinds[k].kind;
+				known = true;
+			}
+		}
+		if (!known) {
+			fprintf(stderr, "recipe_run: unknown event '%s'\n", kind);
+			rc = 2;
+			break;
+		}
+		const char *v;
+		char stack_text[8192];
+		struct stack st = {0};
+		if ((v = field(&f, "stack"))) {
+			snprintf(stack_text, sizeof stack_text, "%s", v);
+			parse_stack(stack_text, &st);
+			ev.stack = &st;
+		}
+		if ((v = field(&f, "probe"))) ev.probe = atoi(v);
+		if ((v = field(&f, "time"))) {
+			ev.timestamp_ns = strtoull(v, NULL, 10);
+			if (!have_time) {
+				first_time = ev.timestamp_ns;
+				have_time = true;
+			}
+			ev.since_start_ns = ev.timestamp_ns - first_time;
+		}
+		ev.pid = (v = field(&f, "pid")) ? atoll(v) : 4242;
+		if ((v = field(&f, "tid"))) ev.thread.id = atoll(v);
+		if ((v = field(&f, "name"))) ev.thread.name = v;
+		if ((v = field(&f, "state"))) ev.thread.state = v[0];
+		if ((v = field(&f, "cpu"))) ev.cpu = atoi(v);
+		if ((v = field(&f, "fn"))) ev.function = v;
+		if ((v = field(&f, "elapsed"))) ev.elapsed_ns = strtoull(v, NULL, 10);
+		if ((v = field(&f, "retval"))) ev.retval = v;
+		if ((v = field(&f, "msg"))) ev.panic_message = v;
+		if ((v = field(&f, "loc"))) ev.panic_location = v;
+		if ((v = field(&f, "nr"))) ev.syscall_nr = atoll(v);
+		if ((v = field(&f, "result"))) ev.syscall_result = atoll(v);
+		if (ev.kind == RECIPE_EV_SYSCALL_ENTRY || ev.kind == RECIPE_EV_SYSCALL_RETURN)
+			ev.syscall_name = field(&f, "name");
+		if (ev.kind == RECIPE_EV_SYSCALL_ENTRY || ev.kind == RECIPE_EV_SYSCALL_RETURN)
+			ev.thread.name = field(&f, "thread");
+		arg_text = field(&f, "args");
+		ev.arg = lookup_arg;
+		struct xerr e = {{0}};
+		if (recipe_run_event(run, &ev, &e) < 0) {
+			fflush(stdout);
+			fprintf(stderr, "%s\n", e.msg);
+			rc = 1;
+		}
+		free(st.frames);
+		if (ev.kind == RECIPE_EV_END)
+			ended = true;
+		if (rc)
+			break;
+	}
+	if (!ended && rc != 2) {
+		struct recipe_event ev;
+		memset(&ev, 0, sizeof ev);
+		ev.kind = RECIPE_EV_END;
+		ev.probe = -1;
+		struct xerr e = {{0}};
+		if (recipe_run_event(run, &ev, &e) < 0) {
+			fflush(stdout);
+			fprintf(stderr, "%s\n", e.msg);
+			rc = 1;
+		}
+	}
+	fclose(ev_file);
+	recipe_run_free(run);
+	recipe_free(r);
+	return rc;
+}

@@ -1,0 +1,74 @@
+#!/bin/sh
+# tests/report/report.sh — `xgdbprof report` on saved profiles: every format
+# re-rendered from the file equals the expected rendering of the profile it
+# was saved from (tests/report/*.expected), the SVG is well-formed XML with
+# names escaped, and bad input gets a clear error and exit code.
+. "$TOP_SRCDIR/tests/lib.sh"
+R=$TOP_SRCDIR/tests/report
+
+# The saved profiles hold @SRCDIR@ where the source tree is.
+mkdir -p "$TMP/run"
+sed "s|@SRCDIR@|$TOP_SRCDIR|g" "$R/cache-service.profile.json" > "$TMP/run/profile.json"
+sed "s|@SRCDIR@|$TOP_SRCDIR|g" "$R/escaping.profile.json" > "$TMP/escaping.json"
+unsrc() { sed "s|$TOP_SRCDIR|@SRCDIR@|g"; }
+
+"$XGDBPROF" report "$TMP/run" 2>"$TMP/err" | unsrc > "$TMP/text"
+check "report DIR renders text equal to the expected report" diff -u "$R/text.expected" "$TMP/text"
+"$XGDBPROF" report --format folded "$TMP/run/profile.json" | unsrc > "$TMP/folded"
+check "folded from the saved profile" diff -u "$R/folded.expected" "$TMP/folded"
+"$XGDBPROF" report -f folded --thread-roots --inlined-suffix "$TMP/run" | unsrc > "$TMP/folded2"
+check "folded with thread roots and _[i]" diff -u "$R/folded-threads.expected" "$TMP/folded2"
+"$XGDBPROF" report --format json "$TMP/run" | unsrc > "$TMP/json"
+check "json from the saved profile" diff -u "$R/json.expected" "$TMP/json"
+"$XGDBPROF" report --top 2 --full --functions 3 "$TMP/run" | unsrc > "$TMP/top2"
+check "--top 2 --full --functions 3" diff -u "$R/text-full-top2.expected" "$TMP/top2"
+"$XGDBPROF" report --focus 'Tree<K,V>::get|recv' "$TMP/run" | unsrc > "$TMP/focus"
+check "--focus" diff -u "$R/text-focus.expected" "$TMP/focus"
+NO_COLOR= "$XGDBPROF" report --color never "$TMP/run" > "$TMP/nocolor"
+check "no escape sequences when not asked" sh -c "! grep -q \"$(printf '\033')\" '$TMP/nocolor'"
+
+"$XGDBPROF" report --annotate "$TMP/run" > "$TMP/annotate"
+check "--annotate lists the hottest function" grep -q '^ROUTINE sled::tree::below_leaf ' "$TMP/annotate"
+check "--annotate shows the hot source line with its share" \
+	grep -q ' 65.0%   65.0%     21      key.cmp(leaf_low) == Ordering::Less // LINE: below-leaf' "$TMP/annotate"
+check "--annotate says when std sources are missing" grep -q 'source not available' "$TMP/annotate"
+"$XGDBPROF" report --annotate --source-map "$TOP_SRCDIR/tests/report=$TMP/nowhere" "$TMP/run" > "$TMP/annotate2"
+check "--source-map rewrites annotated paths" grep -q "cannot open $TMP/nowhere/sled_tree.rs" "$TMP/annotate2"
+
+# SVG: well-formed XML, escaped names, self-contained.
+well_formed() {
+	if command -v xmllint >/dev/null 2>&1; then
+		xmllint --noout "$1"
+	elif command -v python3 >/dev/null 2>&1; then
+		python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' "$1"
+	else
+		echo "neither xmllint (libxml2-utils) nor python3 is installed" >&2
+		return 1
+	fi
+}
+"$XGDBPROF" report --format svg -o "$TMP/flame.svg" "$TMP/run"
+check "svg written with -o" test -s "$TMP/flame.svg"
+check "svg is well-formed XML" well_formed "$TMP/flame.svg"
+check "svg hover data carries path:line" grep -q "data-l=\"$TOP_SRCDIR/tests/report/sled_tree.rs:39\"" "$TMP/flame.svg"
+check "svg loads nothing from outside" sh -c "! grep -Eq 'href|https?://[^w]' '$TMP/flame.svg'"
+"$XGDBPROF" report --format svg "$TMP/escaping.json" > "$TMP/esc.svg"
+check "svg with <>&\"' in names is well-formed" well_formed "$TMP/esc.svg"
+check "svg escapes names" grep -q '&lt;&amp;&apos;static str as core::fmt::Display&gt;::fmt' "$TMP/esc.svg"
+check "svg escapes the title" grep -q 'xgdbprof: /tmp/a&amp;b/&lt;weird&gt; &quot;exe&quot;' "$TMP/esc.svg"
+"$XGDBPROF" report --format folded "$TMP/escaping.json" > "$TMP/esc.folded"
+check "folded keeps ';' out of names" diff -u "$R/escaping-folded.expected" "$TMP/esc.folded"
+
+# Errors: exit 2 for bad input, one line naming the fix.
+"$XGDBPROF" report "$TMP/missing" 2>"$TMP/err"; rc=$?
+check "missing profile: exit 2" test "$rc" = 2
+check "missing profile: says so" grep -q 'cannot open' "$TMP/err"
+echo '{"format": "something-else"}' > "$TMP/other.json"
+"$XGDBPROF" report "$TMP/other.json" 2>"$TMP/err"; rc=$?
+check "not a profile: exit 2 and a clear message" sh -c "test $rc = 2 && grep -q 'not an xgdbprof profile' '$TMP/err'"
+"$XGDBPROF" report --format pdf "$TMP/run" 2>"$TMP/err"; rc=$?
+check "unknown format: exit 2" sh -c "test $rc = 2 && grep -q 'text, svg, folded, json' '$TMP/err'"
+"$XGDBPROF" report --focus '(' "$TMP/run" 2>"$TMP/err"; rc=$?
+check "bad focus regex: exit 1 with the regex error" sh -c "test $rc = 1 && grep -q 'focus regex' '$TMP/err'"
+"$XGDBPROF" report --annotate --format json "$TMP/run" 2>/dev/null; rc=$?
+check "--annotate with json: exit 2" test "$rc" = 2
+finish

@@ -1,0 +1,97 @@
+#!/bin/sh
+# tests/svg_chromium.sh — the flame graph works in a real browser: headless
+# Chromium loads an HTML page holding the SVG, hovers a frame (details text
+# shows function, path:line, samples and share), clicks it (zoom widens it
+# and hides unrelated frames), resets, and searches (matched share). The
+# page writes its verdict into the DOM, which --dump-dom prints (the
+# script spells it so that its own source never matches the PASS pattern). The
+# standalone SVG is loaded too, to check its script runs there as well.
+# Skips (77) when chromium is missing, except under CI=true where it fails.
+. "$TOP_SRCDIR/tests/lib.sh"
+
+CHROMIUM=
+for c in chromium chromium-browser google-chrome; do
+	if command -v "$c" >/dev/null 2>&1; then CHROMIUM=$c; break; fi
+done
+if [ -z "$CHROMIUM" ]; then
+	if [ "${CI:-}" = true ]; then
+		echo "not ok - chromium is not installed (apt-get install chromium)"; exit 1
+	fi
+	echo "chromium is not installed: skipping (apt-get install chromium)"; exit 77
+fi
+
+sed "s|@SRCDIR@|$TOP_SRCDIR|g" "$TOP_SRCDIR/tests/report/cache-service.profile.json" > "$TMP/profile.json"
+"$XGDBPROF" report --format svg -o "$TMP/flame.svg" "$TMP/profile.json" || { echo "not ok - svg"; exit 1; }
+
+{
+	echo '<!DOCTYPE html><html><head><meta charset="utf-8"><title>harness</title></head><body>'
+	sed 1d "$TMP/flame.svg"        # the SVG inline, without its XML declaration
+	cat <<'HTML'
+<pre id="verdict">VERDICT: NOT RUN</pre>
+<script>
+(function () {
+  var problems = [];
+  function expect(ok, what) { if (!ok) problems.push(what); }
+  try {
+    var frames = document.getElementsByClassName('f'), g = null, other = null;
+    for (var i = 0; i < frames.length; i++) {
+      var n = frames[i].getAttribute('data-n');
+      /* the widest of its boxes: under insert_worker -> insert, 44 samples */
+      if (n === 'sled::tree::Tree<K,V>::view_for_key' &&
+          (!g || +frames[i].getAttribute('data-w') > +g.getAttribute('data-w'))) g = frames[i];
+      if (n === 'syscall') other = frames[i];
+    }
+    expect(document.getElementById('xgp-svg').getAttribute('data-ready') === 'yes', 'script did not run');
+    expect(g && other, 'frames not found');
+    var rect = g.getElementsByTagName('rect')[0];
+    expect(rect.getBBox().width > 100, 'frame not rendered: bbox width ' + rect.getBBox().width);
+    g.dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+    var details = document.getElementById('xgp-details').textContent;
+    expect(details.indexOf('sled::tree::Tree<K,V>::view_for_key') >= 0, 'hover: no function in "' + details + '"');
+    expect(details.indexOf('/tests/report/sled_tree.rs:39') >= 0, 'hover: no path:line in "' + details + '"');
+    expect(details.indexOf('44 samples (44.00%)') >= 0, 'hover: no samples/share in "' + details + '"');
+    var w0 = +rect.getAttribute('width'), x0 = +rect.getAttribute('x');
+    g.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+    var w1 = +rect.getAttribute('width'), x1 = +rect.getAttribute('x');
+    expect(w1 > w0 && Math.abs(w1 - 1180) < 0.5 && Math.abs(x1 - 10) < 0.5,
+           'zoom: width ' + w0 + ' -> ' + w1 + ', x ' + x0 + ' -> ' + x1);
+    expect(other.classList.contains('hide'), 'zoom: unrelated frame still shown');
+    expect(document.getElementById('xgp-reset').style.display !== 'none', 'zoom: no reset control');
+    document.getElementById('xgp-reset').dispatchEvent(new MouseEvent('click', { bubbles: true }));
+    expect(Math.abs(+rect.getAttribute('width') - w0) < 0.01, 'reset: width ' + rect.getAttribute('width'));
+    expect(!other.classList.contains('hide'), 'reset: frame still hidden');
+    window.xgp.search('below_leaf');
+    var matched = document.getElementById('xgp-matched').textContent;
+    expect(matched.indexOf('Matched: 65.00%') === 0, 'search: "' + matched + '"');
+    expect(document.getElementsByClassName('match').length === 3, 'search: ' +
+           document.getElementsByClassName('match').length + ' frames highlighted');
+    window.xgp.search('Tree<K,V>::(insert|view_for_key)');
+    matched = document.getElementById('xgp-matched').textContent;
+    expect(matched.indexOf('Matched: 74.00%') === 0, 'nested matches count once: "' + matched + '"');
+  } catch (err) {
+    problems.push('exception: ' + err);
+  }
+  document.getElementById('verdict').textContent =
+    'VERDICT: ' + (problems.length ? 'FAIL ' + problems.join('; ') : 'PA' + 'SS');
+})();
+</script></body></html>
+HTML
+} > "$TMP/harness.html"
+
+run_chromium() {
+	timeout 60 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+		--disable-background-networking --disable-component-update --disable-sync \
+		--user-data-dir="$(mktemp -d "$TMP/profile.XXXXXX")" --virtual-time-budget=5000 \
+		--dump-dom "$1" 2>"$TMP/chromium.err"
+}
+
+run_chromium "file://$TMP/harness.html" > "$TMP/harness.dom"
+if grep -q 'VERDICT: PASS' "$TMP/harness.dom"; then
+	ok "flame graph in chromium: hover, click-zoom, reset, search"
+else
+	not_ok "flame graph in chromium: $(grep -o 'VERDICT:[^<]*' "$TMP/harness.dom" || tail -3 "$TMP/chromium.err")"
+fi
+
+run_chromium "file://$TMP/flame.svg" > "$TMP/svg.dom"
+check "standalone SVG: its script runs in chromium" grep -q 'data-ready="yes"' "$TMP/svg.dom"
+finish

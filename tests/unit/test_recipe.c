@@ -1,0 +1,188 @@
+/* test_recipe.c — unit tests of the recipe evaluator and maps, driven by
+ * synthetic events; outputs are compared exactly. */
+#include "maps.h"
+#include "recipe.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+
+#define CHECK(cond) do { if (!(cond)) { fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); failures++; } } while (0)
+
+static struct recipe *load(const char *text)
+{
+	struct diag_list d;
+	diag_list_init(&d);
+	struct recipe *r = recipe_load_text("t.recipe", text, strlen(text), NULL, &d);
+	if (!r)
+		diag_list_print(&d, stderr);
+	diag_list_release(&d);
+	return r;
+}
+
+static void expect_output(const char *recipe, const struct recipe_event *evs, size_t n, const char *want)
+{
+	struct recipe *r = load(recipe);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	struct recipe_run *run = recipe_run_new(r, out, NULL);
+	for (size_t i = 0; i < n; i++) {
+		struct xerr e;
+		CHECK(recipe_run_event(run, &evs[i], &e) == 0);
+	}
+	recipe_run_free(run);
+	fclose(out);
+	if (strcmp(buf, want)) {
+		fprintf(stderr, "recipe:\n%s\nwant:\n%s\ngot:\n%s\n", recipe, want, buf);
+		failures++;
+	}
+	free(buf);
+	recipe_free(r);
+}
+
+static void test_count_by_stack(void)
+{
+	struct frame a[] = {{.pc = 1, .function = "leaf"}, {.pc = 2, .function = "main"}};
+	struct frame b[] = {{.pc = 3, .function = "other"}, {.pc = 2, .function = "main"}};
+	struct stack sa = {2, a}, sb = {2, b};
+	struct recipe_event ev[4] = {{0}};
+	for (int i = 0; i < 3; i++) {
+		ev[i].kind = RECIPE_EV_SAMPLE;
+		ev[i].probe = -1;
+		ev[i].stack = i == 1 ? &sb : &sa;
+	}
+	ev[3].kind = RECIPE_EV_END;
+	ev[3].probe = -1;
+	expect_output("sample { @s[ustack] = count(); @n = count(); } end { folded(@s); print(@n); }",
+		      ev, 4, "main;leaf 2\nmain;other 1\n@n: 3\n");
+}
+
+static void test_hist_and_predicate(void)
+{
+	struct recipe_event ev[6] = {{0}};
+	int64_t el[] = {0, 1, 3, 5, 1000};
+	for (int i = 0; i < 5; i++) {
+		ev[i].kind = RECIPE_EV_FUNCTION_RETURN;
+		ev[i].probe = -1;
+		ev[i].function = "f";
+		ev[i].elapsed_ns = (uint64_t)el[i];
+	}
+	ev[5].kind = RECIPE_EV_END;
+	ev[5].probe = -1;
+	expect_output("return \"f\" /elapsed < 100/ { @h = hist(elapsed); }", ev, 6,
+		      "@h:\n"
+		      "[0]                         1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n"
+		      "[1]                         1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n"
+		      "[2, 4)                      1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n"
+		      "[4, 8)                      1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n\n");
+}
+
+static void test_map_limit(void)
+{
+	struct map *m = map_new("m", MAP_AGG_COUNT, 1, 0, 0, 0, 2);
+	for (int i = 0; i < 5; i++) {
+		struct map_key k = {.type = MAP_KEY_INT, .i = i % 3};
+		CHECK(map_update(m, &k, 0, NULL) == 0);
+	}
+	CHECK(map_len(m) == 2);
+	CHECK(map_dropped(m) == 1);
+	struct map_key k0 = {.type = MAP_KEY_INT, .i = 0};
+	const struct map_entry *e = map_find(m, &k0);
+	CHECK(e && e->value.count == 2);
+	map_free(m);
+	CHECK(map_hist_bucket(-5) == 0 && map_hist_bucket(0) == 1 && map_hist_bucket(1) == 2);
+	CHECK(map_hist_bucket(2) == 3 && map_hist_bucket(3) == 3 && map_hist_bucket(INT64_MAX) == 64);
+}
+
+static void test_options_and_probes(void)
+{
+	struct recipe *r = load("set frequency 99hz\nset threads /work/\nset max_stopped 7%\n"
+				"function /^sled::/ { @c = count(); }\nreturn \"a::B::f\" { @d = count(); }\n"
+				"interval 2s { print(@c); print(@d); }");
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	const struct recipe_options *o = recipe_options(r);
+	CHECK(o->frequency_hz == 99 && o->threads == RECIPE_THREADS_REGEX && o->max_stopped_percent == 7);
+	CHECK(!strcmp(o->threads_regex, "work"));
+	struct xerr e;
+	CHECK(recipe_set_option(r, "frequency", "10", &e) == 0 && o->frequency_hz == 10);
+	CHECK(recipe_set_option(r, "duration", "5m", &e) == 0 && o->duration_ns == 300000000000LL);
+	CHECK(recipe_set_option(r, "frequncy", "10", &e) < 0 && strstr(e.msg, "did you mean 'frequency'"));
+	CHECK(recipe_probe_count(r) == 3);
+	struct recipe *fl = load("function \"src/tree.rs:120\" { @x = count(); }");
+	struct recipe_probe_info fi;
+	CHECK(fl && recipe_probe(fl, 0, &fi) == 0 && fi.spec_kind == RECIPE_SPEC_FILELINE &&
+	      !strcmp(fi.file, "src/tree.rs") && fi.line == 120 && fi.recipe_line == 1);
+	recipe_free(fl);
+	struct recipe_probe_info pi;
+	CHECK(recipe_probe(r, 2, &pi) == 0 && pi.kind == RECIPE_PROBE_INTERVAL && pi.interval_ns == 2000000000LL);
+	CHECK(recipe_probe_matches_function(r, 0, "sled::tree::Tree<K,V>::insert"));
+	CHECK(!recipe_probe_matches_function(r, 0, "std::rt::main"));
+	CHECK(recipe_probe_matches_function(r, 1, "a::B<u64>::f"));
+	recipe_free(r);
+}
+
+static void test_runtime_error(void)
+{
+	struct recipe *r = load("begin { $z = 0; printf(\"%d\\n\", 1 / $z); }");
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	FILE *out = fopen("/dev/null", "w");
+	struct recipe_run *run = recipe_run_new(r, out, NULL);
+	struct recipe_event ev = {.kind = RECIPE_EV_BEGIN, .probe = -1};
+	struct xerr e;
+	CHECK(recipe_run_event(run, &ev, &e) < 0);
+	CHECK(strstr(e.msg, "t.recipe:1:32: runtime error: division by zero") != NULL);
+	recipe_run_free(run);
+	fclose(out);
+	recipe_free(r);
+}
+
+static void test_open_and_resolve(void)
+{
+	char path[4096];
+	struct xerr e;
+	CHECK(recipe_resolve_name("hot-cpu", path, sizeof path, &e) == 0 && strstr(path, "hot-cpu.recipe"));
+	CHECK(recipe_resolve_name("hot-cpu.recipe", path, sizeof path, &e) == 0);
+	CHECK(recipe_resolve_name("no-such-recipe", path, sizeof path, &e) < 0 && strstr(e.msg, "xgdbprof recipes"));
+	FILE *errs = fopen("/dev/null", "w");
+	struct recipe *r = recipe_open("hot-cpu", NULL, NULL, errs);
+	CHECK(r && recipe_options(r)->frequency_hz == 99 && recipe_options(r)->duration_ns == 30000000000LL);
+	recipe_free(r);
+	r = recipe_open(NULL, "sample { @[ustack] = count(); }", NULL, errs);
+	CHECK(r && recipe_probe_count(r) == 1);
+	recipe_free(r);
+	CHECK(recipe_open(NULL, "sample { @x = cnt(); }", NULL, errs) == NULL);
+	struct recipe_defines defs;
+	recipe_defines_init(&defs);
+	CHECK(recipe_defines_add(&defs, "FUNC=a::b", &e) == 0);
+	CHECK(recipe_defines_add(&defs, "1BAD=x", &e) < 0);
+	r = recipe_open("func-latency", NULL, &defs, errs);
+	struct recipe_probe_info pi;
+	CHECK(r && recipe_probe(r, 0, &pi) == 0 && !strcmp(pi.spec, "a::b") && pi.spec_kind == RECIPE_SPEC_NAME);
+	recipe_free(r);
+	recipe_defines_release(&defs);
+	CHECK(recipe_open("func-latency", NULL, NULL, errs) == NULL);   /* FUNC missing */
+	fclose(errs);
+}
+
+int main(void)
+{
+	test_open_and_resolve();
+	test_count_by_stack();
+	test_hist_and_predicate();
+	test_map_limit();
+	test_options_and_probes();
+	test_runtime_error();
+	if (failures)
+		fprintf(stderr, "%d failures\n", failures);
+	return failures ? 1 : 0;
+}

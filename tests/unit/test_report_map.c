@@ -1,0 +1,67 @@
+/* test_report_map.c — profile_add_map: recipe maps keyed by stacks become
+ * profile entries (thread name from a single string key, other keys as
+ * pseudo-frames above the root). */
+#include "maps.h"
+#include "profile.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int failures;
+#define CHECK(cond, ...) do { if (!(cond)) { failures++; fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+
+int main(void)
+{
+	struct frame leaf_root[2] = {
+		{ 0x10, "app::leaf", "/src/app.rs", 7, 0, false, FRAME_LANG_RUST, FRAME_SOURCE_DWARF, "/bin/app" },
+		{ 0x20, "app::main", "/src/app.rs", 3, 0, false, FRAME_LANG_RUST, FRAME_SOURCE_DWARF, "/bin/app" },
+	};
+	struct stack s = { 2, leaf_root };
+	struct xerr e = { "" };
+
+	/* @[thread.name, ustack] = count(): thread name from the string key */
+	struct map *m = map_new("by_thread", MAP_AGG_COUNT, 2, 0, 0, 0, 0);
+	struct map_key k[2] = { { .type = MAP_KEY_STR, .s = "worker" }, { .type = MAP_KEY_STACK, .stack = &s } };
+	for (int i = 0; i < 3; i++)
+		map_update(m, k, 0, NULL);
+	k[0].s = "main";
+	map_update(m, k, 0, NULL);
+	struct profile *p = profile_new();
+	CHECK(profile_add_map(p, m, &e) == 0, "add: %s", e.msg);
+	CHECK(p->nentries == 2, "entries %zu", p->nentries);
+	CHECK(p->nentries == 2 && strcmp(p->entries[0].thread_name, "worker") == 0 &&
+	      p->entries[0].weight == 3 && p->entries[0].stack.nframes == 2, "worker entry");
+	CHECK(p->nentries == 2 && p->entries[1].weight == 1, "main entry");
+	profile_free(p);
+	map_free(m);
+
+	/* @[pid, ustack] = sum(x): the int key becomes a root pseudo-frame */
+	m = map_new("by_pid", MAP_AGG_SUM, 2, 0, 0, 0, 0);
+	struct map_key k2[2] = { { .type = MAP_KEY_INT, .i = 42 }, { .type = MAP_KEY_STACK, .stack = &s } };
+	map_update(m, k2, 5, NULL);
+	map_update(m, k2, 6, NULL);
+	p = profile_new();
+	CHECK(profile_add_map(p, m, &e) == 0, "add sum: %s", e.msg);
+	CHECK(p->nentries == 1 && p->entries[0].weight == 11, "sum weight");
+	CHECK(p->nentries == 1 && p->entries[0].stack.nframes == 3 &&
+	      strcmp(p->entries[0].stack.frames[2].function, "42") == 0 && !p->entries[0].thread_name,
+	      "pid pseudo-frame at the root");
+	profile_free(p);
+	map_free(m);
+
+	/* no stack key, or a histogram: refused with a reason */
+	m = map_new("calls", MAP_AGG_COUNT, 1, 0, 0, 0, 0);
+	struct map_key k3 = { .type = MAP_KEY_STR, .s = "x" };
+	map_update(m, &k3, 0, NULL);
+	p = profile_new();
+	CHECK(profile_add_map(p, m, &e) < 0 && strstr(e.msg, "stack key"), "no stack key: %s", e.msg);
+	map_free(m);
+	m = map_new("lat", MAP_AGG_HIST, 1, 0, 0, 0, 0);
+	struct map_key k4 = { .type = MAP_KEY_STACK, .stack = &s };
+	map_update(m, &k4, 100, NULL);
+	CHECK(profile_add_map(p, m, &e) < 0 && strstr(e.msg, "weigh"), "hist: %s", e.msg);
+	map_free(m);
+	profile_free(p);
+	return failures ? 1 : 0;
+}

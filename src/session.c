@@ -559,21 +559,38 @@ void gdb_frames_free(struct gdb_frame *frames, size_t count)
 	free(frames);
 }
 
-/* Last resort when gdb is gone: the kernel detached ptrace, but threads that
- * gdb had stopped may be left in a group stop (state T). Wake them. */
+/* True if any thread of pid is in a stop (T) or a tracing stop (t). */
+static bool any_thread_stopped(pid_t pid)
+{
+	struct proc_thread *threads;
+	int n = proc_threads(pid, &threads, NULL);
+	bool stopped = false;
+	for (int i = 0; i < n; i++)
+		stopped |= threads[i].state == 'T' || threads[i].state == 't';
+	if (n >= 0)
+		free(threads);
+	return stopped;
+}
+
+/* Last resort when gdb is gone: the kernel detaches a dead tracer's tracees,
+ * but threads gdb had stopped can be left in a group stop (state T), and the
+ * detach itself completes asynchronously. Watch every thread for a while
+ * and wake the process while any is stopped. */
 static void rescue_stopped_target(struct session *s)
 {
 	if (s->pid <= 0 || s->was_stopped_before)
 		return;
-	for (int attempt = 0; attempt < 50; attempt++) {
+	int calm = 0;
+	for (int attempt = 0; attempt < 100 && calm < 5; attempt++) {
 		char state = proc_state(s->pid);
 		if (state == 0 || state == 'Z' || state == 'X')
 			return;
-		/* 't' lasts until the kernel finishes detaching the dead tracer. */
-		if (state == 'T' || state == 't')
+		if (any_thread_stopped(s->pid)) {
 			kill(s->pid, SIGCONT);
-		else
-			return;
+			calm = 0;
+		} else {
+			calm++;
+		}
 		struct timespec pause = { 0, 10 * 1000 * 1000 };
 		nanosleep(&pause, NULL);
 	}
@@ -584,6 +601,7 @@ int session_end(struct session *s, struct xerr *e)
 	if (!s)
 		return 0;
 	int rc = 0;
+	bool detached = false;
 	struct xerr detach_error = { "" };
 	if (s->gdb && mi_conn_alive(s->gdb) && s->attached && !s->target_exited) {
 		/* -target-detach resumes a stopped target; it needs all threads
@@ -592,13 +610,16 @@ int session_end(struct session *s, struct xerr *e)
 			session_stop(s, NULL);
 		if (call(s, NULL, &detach_error, "-target-detach", NULL) < 0)
 			rc = -1;
+		else
+			detached = true;
 	}
 	if (s->gdb)
 		mi_conn_close(s->gdb, 3000);
 	s->gdb = NULL;
-	rescue_stopped_target(s);
+	if (s->attached && !detached)
+		rescue_stopped_target(s);
 	char state = s->pid > 0 ? proc_state(s->pid) : 0;
-	if ((state == 'T' || state == 't') && !s->was_stopped_before) {
+	if (state && state != 'Z' && any_thread_stopped(s->pid) && !s->was_stopped_before) {
 		rc = xerr_set(e, "process %d is still stopped after detaching (%s); resume it with `kill -CONT %d`",
 			      (int)s->pid, detach_error.msg[0] ? detach_error.msg : "state T", (int)s->pid);
 	} else if (rc < 0) {

@@ -68,7 +68,9 @@ struct tracer_stats {
 	double stopped_s;             /* time the target was held stopped by us (measured) */
 	double covered_s;             /* time the duty-cycled probes were armed */
 	uint64_t duty_cycles;         /* times the probes were switched off by the budget */
-	double hit_cost_ms;           /* mean stopped time per hit */
+	double hit_cost_ms;           /* mean stopped time per hit, gdb's share included */
+	double gdb_hit_ms;            /* gdb's share of a hit (trap to report, resume), estimated */
+	double entries_estimated;     /* duty cycled: entries extrapolated to the whole run */
 	bool target_exited;
 	bool gdb_died;
 	struct restore_report restore;/* gdb_died: what the byte restore did */

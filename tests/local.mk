@@ -8,6 +8,12 @@ $(FIXTURE_BIN)/.dirstamp:
 $(FIXTURE_BIN)/counter: tests/fixtures/counter.c $(FIXTURE_BIN)/.dirstamp
 	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/counter.c
 
+$(FIXTURE_BIN)/ratio: tests/fixtures/ratio.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/ratio.c
+
+$(FIXTURE_BIN)/blocked: tests/fixtures/blocked.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/blocked.c
+
 $(FIXTURE_BIN)/libsled.rlib: tests/fixtures/sled/lib.rs tests/fixtures/sled/tree.rs $(FIXTURE_BIN)/.dirstamp
 	$(AM_V_GEN)$(RUSTC) $(RUSTFLAGS_FIXTURE) --crate-type rlib --crate-name sled \
 		$(srcdir)/tests/fixtures/sled/lib.rs -o $@
@@ -20,8 +26,9 @@ $(FIXTURE_BIN)/cache-service: tests/fixtures/cache_service.rs $(FIXTURE_BIN)/lib
 demo-target: $(FIXTURE_BIN)/cache-service
 .PHONY: demo-target
 
-check_DATA += $(FIXTURE_BIN)/counter $(FIXTURE_BIN)/cache-service
+check_DATA += $(FIXTURE_BIN)/counter $(FIXTURE_BIN)/cache-service $(FIXTURE_BIN)/ratio $(FIXTURE_BIN)/blocked
 CLEANFILES += $(FIXTURE_BIN)/counter $(FIXTURE_BIN)/cache-service $(FIXTURE_BIN)/libsled.rlib \
+	$(FIXTURE_BIN)/ratio $(FIXTURE_BIN)/blocked \
 	$(FIXTURE_BIN)/.dirstamp
 
 EXTRA_DIST += tests/lib.sh
@@ -29,4 +36,5 @@ TESTS += \
 	tests/cli.sh \
 	tests/dump.sh \
 	tests/safety.sh \
-	tests/bad_input.sh
+	tests/bad_input.sh \
+	tests/profile.sh

@@ -12,7 +12,8 @@
  *   function fn=sled::tree::Tree::insert tid=2 stack=main;insert args=key:42
  *   return fn=sled::tree::Tree::insert elapsed=1500 retval=0
  *   panic msg="boom" loc=src/main.rs:3:5 name=main stack=main;f
- *   syscall name=read nr=0 result=10 elapsed=100      (the return)
+ *   syscall name=read nr=0 result=10 elapsed=100      (the return; thread=NAME
+ *                                                     names the thread)
  *   syscall_entry name=read nr=0
  *   interval [probe=N]
  *   end

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# The sampling profiler end to end, on real fixtures: the hottest path of the
+# Rust cache service, a C program with a known 3:1 split, an off-CPU wait
+# site, the saved profile re-rendered offline, and the flame graph.
+. "$TOP_SRCDIR/tests/lib.sh" || exit 99
+
+marker_line() {   # marker_line FILE MARKER -> line number of "LINE: MARKER"
+	grep -n "LINE: $2\( \|\$\)" "$1" | cut -d: -f1
+}
+TREE_RS=$TOP_SRCDIR/tests/fixtures/sled/tree.rs
+HOT_LINE=$(marker_line "$TREE_RS" view-for-key-hot)
+BELOW_LINE=$(marker_line "$TREE_RS" below-leaf)
+
+# --- The user story: which path burns the CPU of the cache service? --------
+"$FIXTURES/cache-service" 120 --progress "$TMP/demo.progress" >/dev/null &
+DEMO=$!
+TEST_PIDS="$TEST_PIDS $DEMO"
+wait_for_file "$TMP/demo.progress"
+"$XGDBPROF" --recipe hot-cpu -d 5s -F 49 -o "$TMP/hot" "$DEMO" >"$TMP/hot.txt" 2>"$TMP/hot.err"
+check "hot-cpu run exits 0" test $? -eq 0
+cat "$TMP/hot.err"
+check "the report names the #1 hottest path" grep -q '^#1 hottest path' "$TMP/hot.txt"
+check "the report records the observer effect" grep -q 'observer effect: target stopped' "$TMP/hot.txt"
+check "the flame graph was written" test -s "$TMP/hot/hot-cpu.svg"
+check "folded stacks were written" test -s "$TMP/hot/hot-cpu.folded"
+check "the raw profile was saved" test -s "$TMP/hot/profile.json"
+check "target runs free after the run" target_runs_free "$DEMO" "$TMP/demo.progress"
+
+"$XGDBPROF" report --format json "$TMP/hot" >"$TMP/hot.json"
+check "#1 path: Tree::insert -> view_for_key, leaf on the marked line of tree.rs" \
+	python3 - "$TMP/hot.json" "$HOT_LINE" "$BELOW_LINE" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+marked = {int(sys.argv[2]), int(sys.argv[3])}
+path = report["paths"][0]
+names = [f["function"] or "" for f in path["frames"]]
+print("  #1 path (%.1f%%): %s" % (path["share"], " -> ".join(n.split("::")[-1] for n in names[-4:])))
+assert any("Tree<K,V>::insert" in n for n in names), names
+assert any("view_for_key" in n for n in names), names
+own = [f for f in path["frames"] if (f["file"] or "").endswith("sled/tree.rs")]
+leaf = own[-1]
+print("  leaf-most tree.rs frame: %s:%d" % (leaf["function"], leaf["line"]))
+assert leaf["line"] in marked, (leaf["line"], marked)
+PY
+
+# The saved profile re-renders to exactly the report shown live.
+"$XGDBPROF" report "$TMP/hot" >"$TMP/rerendered.txt"
+check "report DIR exits 0" test $? -eq 0
+check "the re-rendered report equals the live one" python3 - "$TMP/hot.txt" "$TMP/rerendered.txt" <<'PY'
+import sys
+live, again = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+assert again and again in live, "re-rendered report is not the live report"
+PY
+
+check "the flame graph is well-formed XML naming the hot function" python3 - "$TMP/hot/hot-cpu.svg" <<'PY'
+import sys, xml.dom.minidom
+doc = xml.dom.minidom.parse(sys.argv[1])
+text = open(sys.argv[1]).read()
+assert "view_for_key" in text
+PY
+check "folded stacks are 'root;...;leaf N' lines" python3 - "$TMP/hot/hot-cpu.folded" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+assert lines
+for line in lines:
+    stack, count = line.rsplit(" ", 1)
+    assert int(count) > 0 and ";" in stack, line
+PY
+
+# --- A C program with a known 3:1 split between two functions -------------
+"$FIXTURES/ratio" &
+RATIO=$!
+TEST_PIDS="$TEST_PIDS $RATIO"
+sleep 0.5
+"$XGDBPROF" --recipe hot-cpu -d 5s -F 49 -o "$TMP/ratio" "$RATIO" >"$TMP/ratio.txt" 2>"$TMP/ratio.err"
+check "ratio run exits 0" test $? -eq 0
+"$XGDBPROF" report --format json "$TMP/ratio" >"$TMP/ratio.json"
+check "heavy_work:light_work shares are 75:25 within 10 points" python3 - "$TMP/ratio.json" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+share = {f["function"]: f["self_share"] for f in report["top_self"]}
+heavy, light = share.get("heavy_work", 0), share.get("light_work", 0)
+print("  heavy_work %.1f%%, light_work %.1f%% of all samples" % (heavy, light))
+assert abs(heavy - 75) <= 10 and abs(light - 25) <= 10, share
+PY
+
+# --- Off-CPU: a thread blocked on a mutex, attributed to its lock site -----
+"$FIXTURES/blocked" &
+BLOCKED=$!
+TEST_PIDS="$TEST_PIDS $BLOCKED"
+sleep 0.5
+LOCK_LINE=$(marker_line "$TOP_SRCDIR/tests/fixtures/blocked.c" lock-site)
+"$XGDBPROF" --recipe off-cpu -d 2s -F 19 -o "$TMP/off" "$BLOCKED" >"$TMP/off.txt" 2>"$TMP/off.err"
+check "off-cpu run exits 0" test $? -eq 0
+cat "$TMP/off.err"
+"$XGDBPROF" report --format json --top 20 "$TMP/off" >"$TMP/off.json"
+check "the blocked thread's wait is attributed to take_the_lock at the lock site" \
+	python3 - "$TMP/off.json" "$LOCK_LINE" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+line = int(sys.argv[2])
+for path in report["paths"]:
+    names = [f["function"] or "" for f in path["frames"]]
+    if any(f["function"] == "take_the_lock" and f["line"] == line for f in path["frames"]):
+        assert any("mutex_lock" in n or "lll_lock" in n for n in names), names
+        print("  wait site: " + " -> ".join(names))
+        break
+else:
+    raise SystemExit("no path through take_the_lock:%d in %s" % (line, [[f["function"] for f in p["frames"]] for p in report["paths"]]))
+PY
+check "off-cpu target runs free" test "$(proc_state "$BLOCKED")" = S
+
+# --- The reference walker (set exact true) finds the same hot path --------
+"$XGDBPROF" -e 'set exact true; set frequency 19; set duration 3s; sample { @s[thread.name, ustack] = count(); } end { report(@s); }' \
+	-o "$TMP/exact" "$DEMO" >"$TMP/exact.txt" 2>"$TMP/exact.err"
+check "exact (gdb walker) run exits 0" test $? -eq 0
+check "exact run says its walker" grep -q 'walker: gdb' "$TMP/exact.txt"
+check "exact run's #1 path goes through Tree::insert" grep -q '^#1 hottest path.*\(insert\|view_for_key\|below_leaf\)' "$TMP/exact.txt"
+check "target runs free after everything" target_runs_free "$DEMO" "$TMP/demo.progress"
+finish

@@ -1,6 +1,7 @@
 #include "config.h"
 #include "cli.h"
 #include "signals.h"
+#include "source_map.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -22,6 +23,22 @@ struct session_options cli_session_options(void)
 		.verbose = cli_globals.verbose,
 	};
 	return o;
+}
+
+struct source_map *cli_source_map(struct xerr *e)
+{
+	struct source_map *map = source_map_new();
+	if (!map) {
+		xerr_set(e, "out of memory");
+		return NULL;
+	}
+	for (int i = 0; i < cli_globals.nsource_maps; i++)
+		if (source_map_add_spec(map, cli_globals.source_maps[i], e) < 0) {
+			xerr_prefix(e, "--source-map %s", cli_globals.source_maps[i]);
+			source_map_free(map);
+			return NULL;
+		}
+	return map;
 }
 
 int cli_error(const char *fmt, ...)

@@ -14,8 +14,14 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#define CLI_MAX_SOURCE_MAPS 64
+
+struct source_map;
+
 struct cli_globals {
 	const char *gdb_path;      /* --gdb */
+	const char *source_maps[CLI_MAX_SOURCE_MAPS];  /* --source-map FROM=TO */
+	int nsource_maps;
 	bool verbose;              /* -v */
 	int timeout_ms;            /* --timeout */
 };
@@ -23,6 +29,10 @@ struct cli_globals {
 extern struct cli_globals cli_globals;
 
 struct session_options cli_session_options(void);
+
+/* The source map the --source-map options describe (plus rust-src
+ * discovery), or NULL with e. Caller frees with source_map_free. */
+struct source_map *cli_source_map(struct xerr *e);
 
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_usage_error(const char *subcommand, const char *message);

@@ -6,6 +6,7 @@
 #include "sampler.h"
 #include "session.h"
 #include "signals.h"
+#include "source_map.h"
 #include "symbolize.h"
 
 #include <cjson/cJSON.h>
@@ -53,6 +54,28 @@ static const char *state_word(char state)
 	}
 }
 
+/* Threads resumed from the stop of attaching leave their tracing stop one by
+ * one and are briefly runnable on their way back to sleep. Their /proc state
+ * is the snapshot's, so wait until none is in tracing stop, then a little. */
+static void settle_after_attach(pid_t pid)
+{
+	struct timespec step = { 0, 5 * 1000 * 1000 };
+	for (int i = 0; i < 100; i++) {
+		struct proc_thread *threads;
+		int n = proc_threads(pid, &threads, NULL);
+		bool traced = false;
+		for (int k = 0; k < n; k++)
+			traced |= threads[k].state == 't';
+		if (n >= 0)
+			free(threads);
+		if (!traced)
+			break;
+		nanosleep(&step, NULL);
+	}
+	struct timespec settle = { 0, 20 * 1000 * 1000 };
+	nanosleep(&settle, NULL);
+}
+
 static double now_ms(void)
 {
 	struct timespec t;
@@ -64,10 +87,7 @@ static double now_ms(void)
  * running (stopping it would make every thread look stopped), then stacks. */
 static int snapshot_take(struct session *s, int max_frames, struct snapshot *snap, struct xerr *e)
 {
-	/* Threads resumed from a ptrace stop moments ago (at attach) are briefly
-	 * runnable on their way back to sleep; let them settle before reading. */
-	struct timespec settle = { 0, 20 * 1000 * 1000 };
-	nanosleep(&settle, NULL);
+	settle_after_attach(session_pid(s));
 	struct proc_thread *running_states = NULL;
 	int nstates = proc_threads(session_pid(s), &running_states, NULL);
 	double t0 = now_ms();
@@ -137,8 +157,7 @@ static int collect_symbolized(void *ctx, const struct sampled_thread *t, struct 
 static int snapshot_take_symbolized(struct session *s, struct symbolizer *sym, int max_frames,
 				    struct snapshot *snap, struct xerr *e)
 {
-	struct timespec settle = { 0, 20 * 1000 * 1000 };
-	nanosleep(&settle, NULL);
+	settle_after_attach(session_pid(s));
 	struct sampler_stats stats;
 	enum sampler_walker walker = snap->check_walkers ? SAMPLER_WALKER_BOTH : SAMPLER_WALKER_FAST;
 	int rc = sampler_snapshot(s, sym, walker, max_frames, collect_symbolized, snap, &stats, e);
@@ -361,10 +380,14 @@ int cmd_dump(int argc, char **argv)
 	int rc = XGP_EXIT_OK;
 	bool launch_exited = false;
 	struct symbolizer *sym = NULL;
+	struct source_map *map = NULL;
 	if (!gdb_walker) {
 		sym = symbolizer_new_pid(snap.pid, &e);
-		if (!sym)
+		map = cli_source_map(&e);
+		if (!sym || !map)
 			rc = XGP_EXIT_FAILURE;
+		else
+			symbolizer_set_source_map(sym, map);
 	}
 	if (signals_pending()) {
 		rc = XGP_EXIT_FAILURE;
@@ -400,6 +423,7 @@ int cmd_dump(int argc, char **argv)
 				rc = XGP_EXIT_FAILURE;
 	snapshot_release(&snap);
 	symbolizer_free(sym);
+	source_map_free(map);
 	if (child > 0)
 		return cli_wait_command(child, argv[optind], rc);
 	return rc;

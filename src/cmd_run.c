@@ -34,6 +34,7 @@ struct run_context {
 	struct recipe_run *run;
 	struct session *session;
 	struct symbolizer *sym;
+	struct source_map *source_map;
 	struct sampler_stats stats;
 	char output_dir[PATH_MAX];
 	char recipe_name[PATH_MAX];
@@ -126,6 +127,7 @@ static void report_defaults(const struct run_context *rc, const struct recipe_re
 	ro->top = o && o->top > 0 ? (size_t)o->top : 0;
 	ro->title = o ? o->title : NULL;
 	ro->color = rc->stdout_tty && !getenv("NO_COLOR");
+	ro->source_map = rc->source_map;
 }
 
 static int sink_report(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e)
@@ -408,11 +410,14 @@ int run_recipe(const struct run_request *req)
 	rc.walker = opts->exact ? "gdb" : "dwfl";
 	rc.raw = profile_new();
 	rc.sym = symbolizer_new_pid(rc.pid, &e);
-	if (!rc.sym || !rc.raw || make_output_dir(&rc, &e) < 0) {
-		cli_error("%s", rc.sym ? e.msg : e.msg);
+	if (rc.sym)
+		rc.source_map = cli_source_map(&e);
+	if (!rc.sym || !rc.source_map || !rc.raw || make_output_dir(&rc, &e) < 0) {
+		cli_error("%s", e.msg);
 		exit_code = XGP_EXIT_FAILURE;
 		goto detach;
 	}
+	symbolizer_set_source_map(rc.sym, rc.source_map);
 	symbolizer_foreach_module(rc.sym, module_build_id, &rc, NULL);
 
 	struct recipe_report_sink sink = {
@@ -521,6 +526,7 @@ detach:;
 	free(rc.interval_next_ns);
 	profile_free(rc.raw);
 	symbolizer_free(rc.sym);
+	source_map_free(rc.source_map);
 	recipe_free(rc.recipe);
 	if (child > 0)
 		return cli_wait_command(child, req->argv[0], exit_code);

@@ -41,6 +41,8 @@ static const char usage_text[] =
 	"  -d, --duration DURATION how long to run (500ms, 30s, 5m); overrides `set duration`\n"
 	"  -F, --frequency HZ      samples per second; overrides `set frequency`\n"
 	"  -o, --output DIR        where reports and the raw profile go\n"
+	"  -s, --source-map FROM=TO  rewrite source paths under FROM to TO (repeatable);\n"
+	"                          Rust std paths map to the local rust-src by themselves\n"
 	"      --gdb PATH          gdb to drive (default: $XGDBPROF_GDB, else gdb on PATH)\n"
 	"      --timeout MS        give up on a gdb command after MS milliseconds (default 15000)\n"
 	"  -v, --verbose           log each gdb command and its time on stderr\n"
@@ -77,6 +79,7 @@ int main(int argc, char **argv)
 		{ "frequency", required_argument, NULL, 'F' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "gdb", required_argument, NULL, 'g' },
+		{ "source-map", required_argument, NULL, 's' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -86,7 +89,7 @@ int main(int argc, char **argv)
 	struct run_request run = { 0 };
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:r:e:D:d:F:o:vhV", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:r:e:D:d:F:o:s:vhV", options, NULL)) != -1) {
 		switch (c) {
 		case 'r': run.recipe = optarg; break;
 		case 'e': run.recipe_text = optarg; break;
@@ -111,6 +114,13 @@ int main(int argc, char **argv)
 		}
 		case 'o': run.output_dir = optarg; break;
 		case 'g': cli_globals.gdb_path = optarg; break;
+		case 's':
+			if (cli_globals.nsource_maps >= CLI_MAX_SOURCE_MAPS)
+				return cli_usage_error(NULL, "too many --source-map options");
+			if (!strchr(optarg, '='))
+				return cli_usage_error(NULL, "--source-map takes FROM=TO");
+			cli_globals.source_maps[cli_globals.nsource_maps++] = optarg;
+			break;
 		case 't':
 			cli_globals.timeout_ms = atoi(optarg);
 			if (cli_globals.timeout_ms <= 0)

@@ -573,8 +573,13 @@ static void check_printf(struct checker *c, struct expr *call)
 			ERR(c, floc, "printf conversion '%.*s' is too long", (int)(p - start), start);
 			return;
 		}
-		if (*p == '%')
+		if (*p == '%' && p == start + 1)
 			continue;
+		if (*p == '%') {
+			ERR(c, floc, "printf conversion '%.*s': a literal '%%' is written %%%% with nothing between",
+			    (int)(p - start + 1), start);
+			return;
+		}
 		if (!*p || !strchr("diuxXcs", *p)) {
 			if (*p && strchr("lhzjtqL", *p))
 				ERR(c, floc, "printf conversion '%.*s' has a length modifier: integers are 64-bit, write %%d",

@@ -6,3 +6,27 @@ libxgdbprof_a_SOURCES += \
 	src/cmd_probes.c
 libxgdbprof_a_SOURCES += \
 	src/tracer.c src/tracer.h src/tracer_syscalls.h
+
+## Fixtures (built during make check) and tests.
+$(FIXTURE_BIN)/trace_tree: tests/fixtures/trace_tree.rs $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_GEN)$(RUSTC) $(RUSTFLAGS_FIXTURE) $(srcdir)/tests/fixtures/trace_tree.rs -o $@
+$(FIXTURE_BIN)/trace_panic: tests/fixtures/trace_panic.rs $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_GEN)$(RUSTC) $(RUSTFLAGS_FIXTURE) $(srcdir)/tests/fixtures/trace_panic.rs -o $@
+$(FIXTURE_BIN)/trace_write: tests/fixtures/trace_write.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -o $@ $(srcdir)/tests/fixtures/trace_write.c
+$(FIXTURE_BIN)/trace_hot: tests/fixtures/trace_hot.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -o $@ $(srcdir)/tests/fixtures/trace_hot.c
+
+check_DATA += $(FIXTURE_BIN)/trace_tree $(FIXTURE_BIN)/trace_panic $(FIXTURE_BIN)/trace_write \
+	$(FIXTURE_BIN)/trace_hot
+CLEANFILES += $(FIXTURE_BIN)/trace_tree $(FIXTURE_BIN)/trace_panic $(FIXTURE_BIN)/trace_write \
+	$(FIXTURE_BIN)/trace_hot
+
+check_PROGRAMS += tests/unit/test_tracer tests/unit/test_tracer_codecheck
+tests_unit_test_tracer_SOURCES = tests/unit/test_tracer.c
+tests_unit_test_tracer_LDADD = $(test_ldadd)
+tests_unit_test_tracer_codecheck_SOURCES = tests/unit/test_tracer_codecheck.c
+tests_unit_test_tracer_codecheck_LDADD = $(test_ldadd)
+
+TESTS += tests/unit/test_tracer \
+	tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh tests/trace_safety.sh

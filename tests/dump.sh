@@ -41,6 +41,11 @@ assert all(f["pc"].startswith("0x") for t in threads for f in t["frames"])
 PY
 check "target still runs free after dump --json" target_runs_free "$DEMO" "$TMP/demo.progress"
 
+# --source-map rewrites the paths debug info gives.
+"$XGDBPROF" --source-map "$TOP_SRCDIR/tests/fixtures=/mapped/src" dump "$DEMO" >"$TMP/mapped.txt"
+check "--source-map rewrites frame paths" grep -q 'at /mapped/src/sled/tree.rs:[0-9]*:[0-9]*$' "$TMP/mapped.txt"
+check "--source-map leaves other paths alone" grep -q 'at /rustc/\|at \.\./sysdeps\|/usr/src\|/rustlib/src/' "$TMP/mapped.txt"
+
 # gdb's own unwinder, the reference walker, names the same functions.
 "$XGDBPROF" dump --walker gdb "$DEMO" >"$TMP/dump-gdb.txt"
 check "dump --walker gdb exits 0" test $? -eq 0

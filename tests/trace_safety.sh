@@ -1,0 +1,46 @@
+# trace_safety.sh — nothing left behind: SIGKILL to gdb mid-trace leaves
+# the target running with its code bytes equal to the file; SIGTERM to
+# xgdbprof mid-trace removes the breakpoints and still writes the report.
+. "$TOP_SRCDIR/tests/lib.sh"
+CODECHECK=$TOP_BUILDDIR/tests/unit/test_tracer_codecheck
+
+wait_attached() { for i in $(seq 1 400); do grep -q "attached" "$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+
+# 1. gdb killed while probes are inserted
+"$FIXTURES/trace_hot" 60 >/dev/null &
+HOT=$!
+TEST_PIDS="$TEST_PIDS $HOT"
+sleep 0.3
+# report_second runs once a second: its int3 is in memory almost always.
+"$XGDBPROF" -o "$TMP/o1" -e 'function "report_second" { @c = count(); }' "$HOT" >"$TMP/out1" 2>"$TMP/err1" &
+XG=$!
+check "probes armed" wait_attached "$TMP/err1"
+GDB=$(pgrep -P "$XG" gdb | head -1)
+check "found xgdbprof's gdb" test -n "$GDB"
+[ -n "$GDB" ] && kill -9 "$GDB"
+wait "$XG"
+sed 's/^/# /' "$TMP/err1"
+sleep 1.5   # report_second runs again: an int3 left there would kill the target
+check "target still alive after gdb died" kill -0 "$HOT"
+state=$(awk '{print $3}' "/proc/$HOT/stat" 2>/dev/null)
+check "target not left stopped (state $state)" test "$state" = R -o "$state" = S
+check "code bytes equal the file" test "$("$CODECHECK" "$HOT")" = 0
+check "xgdbprof restored the byte under its breakpoint" grep -q "restored 1 code byte" "$TMP/err1"
+
+# 2. SIGTERM to xgdbprof: breakpoints removed, report written
+"$XGDBPROF" -o "$TMP/o2" -e 'set exact true
+function "hot_step" { @c = count(); }
+end { print(@c); }' "$HOT" >"$TMP/out2" 2>"$TMP/err2" &
+XG=$!
+check "probes armed again" wait_attached "$TMP/err2"
+sleep 0.5
+kill -TERM "$XG"
+wait "$XG"
+sed 's/^/# /' "$TMP/out2" "$TMP/err2"
+check "report written after SIGTERM" grep -q "^@c: [1-9]" "$TMP/out2"
+check "target alive after SIGTERM" kill -0 "$HOT"
+check "no breakpoint left in the code" test "$("$CODECHECK" "$HOT")" = 0
+state=$(awk '{print $3}' "/proc/$HOT/stat" 2>/dev/null)
+check "target running (state $state)" test "$state" = R -o "$state" = S
+kill "$HOT" 2>/dev/null
+finish

@@ -1,0 +1,117 @@
+/* test_tracer.c — pure parts of the tracer: name keys, SPEC parsing, and
+ * the byte restore on a real child process (no gdb involved). */
+#include "restore.h"
+#include "tracer_resolve.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+static int failures;
+
+#define CHECK(cond) do { if (!(cond)) { fprintf(stderr, "%s:%d: FAIL %s\n", __FILE__, __LINE__, #cond); failures++; } } while (0)
+
+static void key_is(const char *name, const char *want)
+{
+	char key[512];
+	tracer_name_key(name, key, sizeof key);
+	if (strcmp(key, want) != 0) {
+		fprintf(stderr, "FAIL key(%s) = '%s', want '%s'\n", name, key, want);
+		failures++;
+	}
+}
+
+static void test_keys(void)
+{
+	key_is("sled::tree::Tree<K,V>::insert", "sled::tree::Tree::insert");
+	key_is("<sled::tree::Tree<u64, alloc::string::String>>::insert", "sled::tree::Tree::insert");
+	key_is("sled::tree::Tree<K,V>::insert::h0123456789abcdef", "sled::tree::Tree::insert");
+	key_is("<u64 as core::fmt::Debug>::fmt", "::fmt");   /* trait impls are not unwrapped */
+	key_is("hot_step", "hot_step");
+	key_is("a::b<c<d>>::e<f>", "a::b::e");
+}
+
+static void test_parse(void)
+{
+	enum recipe_spec_kind kind;
+	char *pattern, *file;
+	int line;
+	struct xerr e;
+	CHECK(tracer_parse_spec("/ins.*/", &kind, &pattern, &file, &line, &e) == 0);
+	CHECK(kind == RECIPE_SPEC_REGEX && strcmp(pattern, "ins.*") == 0);
+	free(pattern);
+	free(file);
+	CHECK(tracer_parse_spec("src/tree.rs:120", &kind, &pattern, &file, &line, &e) == 0);
+	CHECK(kind == RECIPE_SPEC_FILELINE && strcmp(file, "src/tree.rs") == 0 && line == 120);
+	free(pattern);
+	free(file);
+	CHECK(tracer_parse_spec("a::b::c", &kind, &pattern, &file, &line, &e) == 0);
+	CHECK(kind == RECIPE_SPEC_NAME && strcmp(pattern, "a::b::c") == 0 && file == NULL);
+	free(pattern);
+	CHECK(tracer_parse_spec("", &kind, &pattern, &file, &line, &e) < 0);
+}
+
+/* A child spins on a code page; we plant 0xCC in a spare byte of it (as a
+ * dead gdb would leave it), then restore_set_after_gdb_died must put the
+ * original back and leave the child running. */
+static void test_restore(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned char *code = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(code != MAP_FAILED);
+	if (code == MAP_FAILED)
+		return;
+	memset(code, 0x90, (size_t)page);   /* nops, never executed */
+	pid_t child = fork();
+	if (child == 0) {
+		for (;;)
+			pause();
+	}
+	usleep(50000);
+	struct restore_set rs;
+	struct xerr e;
+	restore_set_init(&rs, child);
+	uint64_t addr = (uint64_t)(uintptr_t)(code + 100);
+	CHECK(restore_set_remember(&rs, addr, &e) == 0);
+	uint8_t orig = 0;
+	CHECK(restore_set_lookup(&rs, addr, &orig) == 1 && orig == 0x90);
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)child);
+	int fd = open(path, O_RDWR);
+	unsigned char int3 = 0xCC, now = 0;
+	CHECK(fd >= 0 && pwrite(fd, &int3, 1, (off_t)addr) == 1);
+	struct restore_report rep;
+	CHECK(restore_set_after_gdb_died(&rs, 1000, &rep, &e) == 0);
+	CHECK(rep.bytes_restored == 1 && rep.threads_stopped == 1);
+	CHECK(pread(fd, &now, 1, (off_t)addr) == 1 && now == 0x90);
+	close(fd);
+	char state_path[64], buf[512] = "";
+	snprintf(state_path, sizeof state_path, "/proc/%d/stat", (int)child);
+	FILE *f = fopen(state_path, "r");
+	if (f) {
+		if (!fgets(buf, sizeof buf, f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	char *paren = strrchr(buf, ')');
+	CHECK(paren && (paren[2] == 'S' || paren[2] == 'R'));   /* not left stopped */
+	restore_set_release(&rs);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	munmap(code, (size_t)page);
+}
+
+int main(void)
+{
+	test_keys();
+	test_parse();
+	test_restore();
+	if (failures)
+		fprintf(stderr, "%d failure(s)\n", failures);
+	return failures ? 1 : 0;
+}

@@ -24,6 +24,9 @@ struct tracked_thread {
 	pid_t tid;
 	int gdb_id;               /* 0 until gdb's -thread-info has named it */
 	uint64_t runtime_ns;      /* schedstat on-CPU time at its last walk */
+	uint64_t tick_runtime_ns; /* schedstat on-CPU time at the previous tick */
+	bool have_tick_runtime;
+	char tick_state;          /* state reported at the previous tick */
 	bool have_stack;
 	struct stack stack;       /* last symbolized stack (frames owned here) */
 	bool seen;                /* present in this tick's /proc listing */
@@ -49,6 +52,7 @@ struct sampler {
 	double *stop_ms;          /* every stop's duration, for median/p99 */
 	size_t nstops, stops_cap;
 	size_t max_chain;         /* frames one PC may expand to */
+	uint64_t last_plan_ns;    /* when the previous tick read /proc */
 	uint64_t *pc_buffer;      /* 2 * cap * max_frames PCs, carved per thread */
 	size_t pc_buffer_threads;
 };
@@ -96,6 +100,7 @@ static int plan_tick(struct sampler *sp, struct xerr *e)
 {
 	pid_t pid = session_pid(sp->session);
 	struct proc_thread *listing;
+	uint64_t now = monotonic_ns();
 	int n = proc_threads(pid, &listing, e);
 	if (n < 0)
 		return -1;
@@ -121,9 +126,25 @@ static int plan_tick(struct sampler *sp, struct xerr *e)
 		}
 		t->seen = true;
 		t->proc = listing[k];
+		uint64_t runtime = read_runtime_ns(pid, t->tid);
+		uint64_t ran_ns = t->have_tick_runtime ? runtime - t->tick_runtime_ns : 0;
+		bool had_history = t->have_tick_runtime && sp->last_plan_ns > 0;
+		t->tick_runtime_ns = runtime;
+		t->have_tick_runtime = true;
+		/* Runnable but (almost) no CPU used since the last tick, after being
+		 * asleep then: our resume woke it and it waits for a CPU to go back
+		 * to sleep. It is still waiting where it was: report that state. */
+		if (t->proc.state == 'R' && had_history && ran_ns * 20 < now - sp->last_plan_ns &&
+		    t->tick_state && t->tick_state != 'R')
+			t->proc.state = t->tick_state;
+		t->tick_state = t->proc.state;
 		switch (sp->cfg->threads) {
 		case SAMPLER_THREADS_RUNNING:
-			t->wanted = t->proc.state == 'R';
+			/* On CPU: runnable now and used at least 5% of a CPU since the
+			 * previous tick. The second half keeps out sleeping threads
+			 * that are runnable only because our last resume woke them
+			 * and they wait for a CPU to go back to sleep. */
+			t->wanted = t->proc.state == 'R' && had_history && ran_ns * 20 >= now - sp->last_plan_ns;
 			break;
 		case SAMPLER_THREADS_ALL:
 			t->wanted = true;
@@ -135,13 +156,13 @@ static int plan_tick(struct sampler *sp, struct xerr *e)
 		}
 		if (!t->wanted)
 			continue;
-		uint64_t runtime = read_runtime_ns(pid, t->tid);
 		/* A thread that has not run since its last walk has the same stack. */
 		t->walk = !(t->have_stack && runtime == t->runtime_ns && t->proc.state != 'R');
 		t->runtime_ns = runtime;
 		walks += t->walk;
 	}
 	free(listing);
+	sp->last_plan_ns = now;
 	/* Forget threads that exited. */
 	size_t kept = 0;
 	for (size_t i = 0; i < sp->nthreads; i++) {

@@ -64,7 +64,7 @@ check "walkers agree on every thread of the C counter" grep -q "walkers agree on
 check "target still runs free after the walker checks" target_runs_free "$DEMO" "$TMP/demo.progress"
 
 # Launch mode: the command runs, is dumped, and its exit status is ours.
-"$XGDBPROF" dump --delay 1s -- "$FIXTURES/counter" "$TMP/launched.progress" 3 >"$TMP/launch.txt" 2>"$TMP/launch.err"
+"$XGDBPROF" dump --delay 2s -- "$FIXTURES/counter" "$TMP/launched.progress" 5 >"$TMP/launch.txt" 2>"$TMP/launch.err"
 status=$?
 check "dump -- COMMAND exits with the command's status (7)" test "$status" -eq 7
 check "launched command's threads are dumped" grep -q '"spinner-a"' "$TMP/launch.txt"

@@ -20,6 +20,9 @@ check() {   # check "description" command...
 	local what=$1; shift
 	if "$@"; then ok "$what"; else not_ok "$what"; fi
 }
+show() {   # show FILE: prints a file indented, to explain a failure
+	sed 's/^/    | /' "$1" | head -40
+}
 finish() {
 	if [ "$TEST_FAILURES" -gt 0 ]; then echo "$TEST_FAILURES check(s) failed"; exit 1; fi
 	exit 0
@@ -32,6 +35,12 @@ start_counter() {
 	COUNTER_PID=$!
 	TEST_PIDS="$TEST_PIDS $COUNTER_PID"
 	wait_for_file "$PROGRESS"
+}
+
+wait_for_dir() {
+	local i
+	for i in $(seq 1 400); do [ -d "$1" ] && return 0; sleep 0.05; done
+	return 1
 }
 
 wait_for_file() {

@@ -56,7 +56,8 @@ for sig in INT TERM HUP; do
 	out=$TMP/run-$sig
 	"$XGDBPROF" --recipe hot-cpu -d 60s -F 49 -o "$out" "$COUNTER_PID" >"$out.txt" 2>"$out.err" &
 	XP=$!
-	sleep 2
+	wait_for_dir "$out"   # sampling starts right after the output directory exists
+	sleep 1.5
 	kill -"$sig" "$XP"
 	if wait_exit "$XP" 20; then ok "run, SIG$sig: xgdbprof exited"; else
 		not_ok "run, SIG$sig: xgdbprof still running"; kill -9 "$XP"; fi
@@ -70,7 +71,8 @@ done
 out=$TMP/run-gdbkill
 "$XGDBPROF" --recipe hot-cpu -d 60s -F 49 -o "$out" "$COUNTER_PID" >"$out.txt" 2>"$out.err" &
 XP=$!
-sleep 2
+wait_for_dir "$out"
+sleep 1.5
 G=$(gdb_child_of "$XP") && kill -9 "$G"
 if wait_exit "$XP" 20; then ok "run, gdb SIGKILL: xgdbprof exited"; else
 	not_ok "run, gdb SIGKILL: xgdbprof still running"; kill -9 "$XP"; fi

@@ -48,7 +48,9 @@ int cmd_check(int argc, char **argv)
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			recipe_defines_release(&defs);
-			usage();
+			printf("usage: xgdbprof check [-D NAME=VALUE]... [--strict] [-e TEXT] RECIPE...\n"
+			       "  Parses and checks recipes (files or shipped names) and reports every error.\n"
+			       "  Without --strict, a ${NAME} with no -D stands for the text NAME.\n");
 			return XGP_EXIT_OK;
 		}
 		if (!strcmp(a, "--strict")) {

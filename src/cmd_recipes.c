@@ -46,6 +46,12 @@ static void read_description(const char *path, const char *name, char *out, size
 
 int cmd_recipes(int argc, char **argv)
 {
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		printf("usage: xgdbprof recipes [--paths]\n"
+		       "  Lists the shipped recipes with the question each one answers\n"
+		       "  (--paths: where each file is). Run one with --recipe NAME.\n");
+		return XGP_EXIT_OK;
+	}
 	bool show_paths = argc > 1 && !strcmp(argv[1], "--paths");
 	if (argc > 1 && !show_paths) {
 		fprintf(stderr, "usage: xgdbprof recipes [--paths]\n");

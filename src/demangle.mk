@@ -15,15 +15,15 @@ DEMANGLE_V0 = -C symbol-mangling-version=v0
 DEMANGLE_FIXTURE_SRC = $(srcdir)/tests/fixtures/demangle_fixture.rs
 
 tests/fixtures/bin/demangle_legacy: tests/fixtures/demangle_fixture.rs tests/fixtures/bin/.dirstamp
-	$(AM_V_GEN)$(RUSTC) $(DEMANGLE_RUSTFLAGS) -C opt-level=0 -o $@ $(DEMANGLE_FIXTURE_SRC)
+	$(AM_V_GEN)$(RUSTC_QUIET) $(DEMANGLE_RUSTFLAGS) -C opt-level=0 -o $@ $(DEMANGLE_FIXTURE_SRC)
 tests/fixtures/bin/demangle_legacy_opt: tests/fixtures/demangle_fixture.rs tests/fixtures/bin/.dirstamp
-	$(AM_V_GEN)$(RUSTC) $(DEMANGLE_RUSTFLAGS) -C opt-level=2 -o $@ $(DEMANGLE_FIXTURE_SRC)
+	$(AM_V_GEN)$(RUSTC_QUIET) $(DEMANGLE_RUSTFLAGS) -C opt-level=2 -o $@ $(DEMANGLE_FIXTURE_SRC)
 tests/fixtures/bin/demangle_v0: tests/fixtures/demangle_fixture.rs tests/fixtures/bin/.dirstamp
-	$(AM_V_GEN)$(RUSTC) $(DEMANGLE_RUSTFLAGS) $(DEMANGLE_V0) -C opt-level=0 -o $@ $(DEMANGLE_FIXTURE_SRC) 2>/dev/null || \
-	RUSTC_BOOTSTRAP=1 $(RUSTC) $(DEMANGLE_RUSTFLAGS) -Z unstable-options $(DEMANGLE_V0) -C opt-level=0 -o $@ $(DEMANGLE_FIXTURE_SRC)
+	$(AM_V_GEN)$(RUSTC_QUIET) $(DEMANGLE_RUSTFLAGS) $(DEMANGLE_V0) -C opt-level=0 -o $@ $(DEMANGLE_FIXTURE_SRC) 2>/dev/null || \
+	RUSTC_BOOTSTRAP=1 $(RUSTC_QUIET) $(DEMANGLE_RUSTFLAGS) -Z unstable-options $(DEMANGLE_V0) -C opt-level=0 -o $@ $(DEMANGLE_FIXTURE_SRC)
 tests/fixtures/bin/demangle_v0_opt: tests/fixtures/demangle_fixture.rs tests/fixtures/bin/.dirstamp
-	$(AM_V_GEN)$(RUSTC) $(DEMANGLE_RUSTFLAGS) $(DEMANGLE_V0) -C opt-level=2 -o $@ $(DEMANGLE_FIXTURE_SRC) 2>/dev/null || \
-	RUSTC_BOOTSTRAP=1 $(RUSTC) $(DEMANGLE_RUSTFLAGS) -Z unstable-options $(DEMANGLE_V0) -C opt-level=2 -o $@ $(DEMANGLE_FIXTURE_SRC)
+	$(AM_V_GEN)$(RUSTC_QUIET) $(DEMANGLE_RUSTFLAGS) $(DEMANGLE_V0) -C opt-level=2 -o $@ $(DEMANGLE_FIXTURE_SRC) 2>/dev/null || \
+	RUSTC_BOOTSTRAP=1 $(RUSTC_QUIET) $(DEMANGLE_RUSTFLAGS) -Z unstable-options $(DEMANGLE_V0) -C opt-level=2 -o $@ $(DEMANGLE_FIXTURE_SRC)
 
 check_DATA += $(DEMANGLE_FIXTURES)
 CLEANFILES += $(DEMANGLE_FIXTURES)

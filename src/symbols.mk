@@ -11,7 +11,7 @@ SYMBOLIZE_FIXTURES = tests/fixtures/bin/inline_c tests/fixtures/bin/inline_rust
 tests/fixtures/bin/inline_c: tests/fixtures/inline_c.c tests/fixtures/bin/.dirstamp
 	$(AM_V_CC)$(CC) -O2 -g -o $@ $(srcdir)/tests/fixtures/inline_c.c
 tests/fixtures/bin/inline_rust: tests/fixtures/inline_rust.rs tests/fixtures/bin/.dirstamp
-	$(AM_V_GEN)$(RUSTC) --edition 2018 -C opt-level=2 -g -o $@ $(srcdir)/tests/fixtures/inline_rust.rs
+	$(AM_V_GEN)$(RUSTC_QUIET) --edition 2018 -C opt-level=2 -g -o $@ $(srcdir)/tests/fixtures/inline_rust.rs
 
 check_DATA += $(SYMBOLIZE_FIXTURES)
 CLEANFILES += $(SYMBOLIZE_FIXTURES)

@@ -9,9 +9,9 @@ libxgdbprof_a_SOURCES += \
 
 ## Fixtures (built during make check) and tests.
 $(FIXTURE_BIN)/trace_tree: tests/fixtures/trace_tree.rs $(FIXTURE_BIN)/.dirstamp
-	$(AM_V_GEN)$(RUSTC) $(RUSTFLAGS_FIXTURE) $(srcdir)/tests/fixtures/trace_tree.rs -o $@
+	$(AM_V_GEN)$(RUSTC_QUIET) $(RUSTFLAGS_FIXTURE) $(srcdir)/tests/fixtures/trace_tree.rs -o $@
 $(FIXTURE_BIN)/trace_panic: tests/fixtures/trace_panic.rs $(FIXTURE_BIN)/.dirstamp
-	$(AM_V_GEN)$(RUSTC) $(RUSTFLAGS_FIXTURE) $(srcdir)/tests/fixtures/trace_panic.rs -o $@
+	$(AM_V_GEN)$(RUSTC_QUIET) $(RUSTFLAGS_FIXTURE) $(srcdir)/tests/fixtures/trace_panic.rs -o $@
 $(FIXTURE_BIN)/trace_write: tests/fixtures/trace_write.c $(FIXTURE_BIN)/.dirstamp
 	$(AM_V_CC)$(CC) -O1 -g -o $@ $(srcdir)/tests/fixtures/trace_write.c
 $(FIXTURE_BIN)/trace_hot: tests/fixtures/trace_hot.c $(FIXTURE_BIN)/.dirstamp

@@ -15,11 +15,11 @@ $(FIXTURE_BIN)/blocked: tests/fixtures/blocked.c $(FIXTURE_BIN)/.dirstamp
 	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/blocked.c
 
 $(FIXTURE_BIN)/libsled.rlib: tests/fixtures/sled/lib.rs tests/fixtures/sled/tree.rs $(FIXTURE_BIN)/.dirstamp
-	$(AM_V_GEN)$(RUSTC) $(RUSTFLAGS_FIXTURE) --crate-type rlib --crate-name sled \
+	$(AM_V_GEN)$(RUSTC_QUIET) $(RUSTFLAGS_FIXTURE) --crate-type rlib --crate-name sled \
 		$(srcdir)/tests/fixtures/sled/lib.rs -o $@
 
 $(FIXTURE_BIN)/cache-service: tests/fixtures/cache_service.rs $(FIXTURE_BIN)/libsled.rlib
-	$(AM_V_GEN)$(RUSTC) $(RUSTFLAGS_FIXTURE) -L $(FIXTURE_BIN) \
+	$(AM_V_GEN)$(RUSTC_QUIET) $(RUSTFLAGS_FIXTURE) -L $(FIXTURE_BIN) \
 		--extern sled=$(FIXTURE_BIN)/libsled.rlib $(srcdir)/tests/fixtures/cache_service.rs -o $@
 
 # The demo target the README's first command profiles.

@@ -12,6 +12,7 @@
 #include "session.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define CLI_MAX_SOURCE_MAPS 64
@@ -24,6 +25,7 @@ struct cli_globals {
 	int nsource_maps;
 	bool verbose;              /* -v */
 	int timeout_ms;            /* --timeout */
+	uint64_t start_ns;         /* CLOCK_MONOTONIC when xgdbprof started */
 };
 
 extern struct cli_globals cli_globals;

@@ -225,6 +225,9 @@ static int on_sample(void *ctx, const struct sampled_thread *t, struct xerr *e)
 		.thread = { .id = t->tid, .name = t->name, .state = t->state },
 		.stack = t->stack,
 	};
+	if (cli_globals.verbose && rc->raw->nentries == 0)
+		fprintf(stderr, "xgdbprof: first sample %.0f ms after start\n",
+			(double)(t->timestamp_ns - cli_globals.start_ns) / 1e6);
 	if (profile_add(rc->raw, t->name, t->state, t->stack, 1, e) < 0)
 		return -1;
 	if (recipe_run_event(rc->run, &ev, e) < 0)

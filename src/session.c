@@ -144,11 +144,22 @@ static int wait_running(struct session *s, struct xerr *e)
 	}
 }
 
+/* "GNU gdb (Debian 13.1-3) 13.1\n..." -> 13, 1: the last number of the first line. */
+static void parse_gdb_version(const char *text, int *major, int *minor)
+{
+	const char *end = strchr(text, '\n');
+	if (!end)
+		end = text + strlen(text);
+	const char *p = end;
+	while (p > text && p[-1] != ' ')
+		p--;
+	if (sscanf(p, "%d.%d", major, minor) < 1)
+		*major = *minor = 0;
+}
+
 static struct session *session_new(const struct session_options *opts, struct xerr *e)
 {
-	const char *gdb_path;
-	if (session_check_gdb(opts, &gdb_path, e) < 0)
-		return NULL;
+	const char *gdb_path = gdb_default_path(opts);
 	struct session *s = calloc(1, sizeof *s);
 	if (!s) {
 		xerr_set(e, "out of memory");
@@ -160,7 +171,23 @@ static struct session *session_new(const struct session_options *opts, struct xe
 	struct mi_error me;
 	s->gdb = mi_conn_spawn(&mo, &me);
 	if (!s->gdb) {
-		xerr_set(e, "cannot start gdb (%s): %s", gdb_path, me.message);
+		/* Say why precisely: missing, too old (no MI3), or something else. */
+		if (session_check_gdb(opts, NULL, e) == 0)
+			xerr_set(e, "cannot start gdb (%s): %s", gdb_path, me.message);
+		free(s);
+		return NULL;
+	}
+	/* The running gdb tells its version (a separate `gdb --version` would
+	 * cost a whole gdb start-up). MI3 exists since gdb 9; we need 10. */
+	struct mi_record *version = NULL;
+	int major = 0, minor = 0;
+	if (call(s, &version, NULL, "-gdb-version", NULL) == 0 && version->console)
+		parse_gdb_version(version->console, &major, &minor);
+	mi_record_free(version);
+	if (major < 10) {
+		xerr_set(e, "%s is gdb %d.%d, xgdbprof needs gdb 10 or newer (for MI3): "
+			 "install a newer gdb or point XGDBPROF_GDB at one", gdb_path, major, minor);
+		mi_conn_free(s->gdb);
 		free(s);
 		return NULL;
 	}
@@ -196,10 +223,17 @@ static int attach_gdb(struct session *s, pid_t pid, struct xerr *e)
 		return xerr_set(e, "gdb could not attach to process %d: %s", (int)pid, attach_error.msg);
 	}
 	s->attached = true;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (wait_stopped(s, e) < 0)
 		return xerr_prefix(e, "attaching to process %d", (int)pid);
 	/* Attaching stops every thread; let the target go on right away. */
-	return session_resume(s, e);
+	int rc = session_resume(s, e);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (s->verbose)
+		fprintf(stderr, "xgdbprof: attach held process %d stopped for about %.1f ms\n", (int)pid,
+			(t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+	return rc;
 }
 
 int session_attach(struct session **out, pid_t pid, const struct session_options *opts, struct xerr *e)

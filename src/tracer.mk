@@ -30,3 +30,4 @@ tests_unit_test_tracer_codecheck_LDADD = $(test_ldadd)
 
 TESTS += tests/unit/test_tracer \
 	tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh tests/trace_safety.sh
+EXTRA_DIST += tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh tests/trace_safety.sh

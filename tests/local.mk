@@ -31,10 +31,11 @@ CLEANFILES += $(FIXTURE_BIN)/counter $(FIXTURE_BIN)/cache-service $(FIXTURE_BIN)
 	$(FIXTURE_BIN)/ratio $(FIXTURE_BIN)/blocked \
 	$(FIXTURE_BIN)/.dirstamp
 
-EXTRA_DIST += tests/lib.sh
-TESTS += \
+LEAD_TESTS = \
 	tests/cli.sh \
 	tests/dump.sh \
 	tests/safety.sh \
 	tests/bad_input.sh \
 	tests/profile.sh
+TESTS += $(LEAD_TESTS)
+EXTRA_DIST += tests/lib.sh $(LEAD_TESTS)

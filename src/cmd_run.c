@@ -20,6 +20,7 @@
 #include "tracer.h"
 
 #include <errno.h>
+#include <math.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,7 @@ struct run_context {
 	char start_time[64];
 	char thread_selection[256];
 	const char *walker;
+	bool tracing;              /* breakpoint probes rather than sampling */
 	pid_t pid;
 	int threads_seen;
 	uint64_t start_ns;
@@ -90,6 +92,16 @@ static void fill_meta(struct run_context *rc, struct profile *p)
 	m->walker = profile_intern(p, rc->walker);
 	m->version = profile_intern(p, PACKAGE_VERSION);
 	m->start_time = profile_intern(p, rc->start_time);
+	if (rc->tracing) {
+		/* Breakpoint probes: no sampling figures to speak of. */
+		m->thread_selection = NULL;
+		m->threads = -1;
+		m->frequency_asked_hz = m->frequency_achieved_hz = NAN;
+		m->samples = m->thread_samples = m->stacks_reused = -1;
+		m->cpu_min_pct = m->cpu_avg_pct = m->cpu_max_pct = NAN;
+		m->stop_median_ms = m->stop_p99_ms = NAN;
+		m->walker = NULL;
+	}
 	for (int i = 0; i < rc->stats.nnotes; i++)
 		profile_add_note(p, rc->stats.notes[i], NULL);
 	if (rc->stats.target_exited)
@@ -469,6 +481,7 @@ int run_recipe(const struct run_request *req)
 		/* exit() in begin: nothing to sample. */
 	} else if (tracer_wanted(rc.recipe)) {
 		/* tracer (issue 6): breakpoint/catchpoint probes instead of sampling. */
+		rc.tracing = true;
 		struct tracer_config tcfg = {
 			.duration_s = cfg.duration_s, .max_stopped_percent = cfg.max_stopped_percent,
 			.exact = opts->exact, .max_frames = cfg.max_frames, .tick = on_tick, .tick_ctx = &rc,

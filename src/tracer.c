@@ -1061,7 +1061,10 @@ static void finish_stats(struct tracer *t, uint64_t end)
 	if (st->duty_cycles && st->elapsed_s > 0) {
 		double running = st->elapsed_s - st->stopped_s;
 		double armed = t->armed_running_ns / 1e9;
-		if (st->entries && armed / (double)st->entries > st->gdb_hit_ms / 1e3) {
+		/* The gaps between hits include gdb's own latency after each resume;
+		 * only when they are much longer than that does the hit rate say
+		 * anything about the call rate. */
+		if (st->entries && st->hits && armed / (double)st->hits > 10 * st->gdb_hit_ms / 1e3) {
 			st->entries_estimated = (double)st->entries / armed * running;
 			add_note(st, "function entries: %" PRIu64 " measured; at the measured rate of %.0f/s of "
 				 "target run time, about %.0f over the whole run", st->entries,

@@ -779,6 +779,11 @@ struct mi_conn *mi_conn_spawn(const struct mi_conn_options *opt, struct mi_error
 		"-iex", "set pagination off",
 		"-iex", "set width 0",
 		"-iex", "set height 0",
+		/* A gdb internal error ends gdb (which we survive and report)
+		 * without dropping a core file into the user's directory. */
+		"-iex", "maint set internal-error corefile no",
+		"-iex", "maint set internal-error quit yes",
+		"-iex", "maint set internal-warning corefile no",
 	};
 	const char *gdb = opt && opt->gdb_path ? opt->gdb_path : "gdb";
 	int startup_ms = opt && opt->startup_timeout_ms > 0 ? opt->startup_timeout_ms

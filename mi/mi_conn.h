@@ -4,6 +4,8 @@
  *     gdb -nx -q --interpreter=mi3 -iex "set auto-load off"
  *         -iex "set debuginfod enabled off" -iex "set confirm off"
  *         -iex "set pagination off" -iex "set width 0" -iex "set height 0"
+ *         -iex "maint set internal-error corefile no" (and quit yes, and
+ *         internal-warning corefile no: an internal error ends gdb cleanly)
  * with `-gdb-set mi-async on` and `-gdb-set non-stop off` applied before
  * mi_conn_spawn returns. It is in its own process group (a terminal Ctrl-C
  * reaches only us), its signal mask and dispositions are reset to defaults,

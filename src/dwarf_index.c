@@ -234,24 +234,42 @@ static int add_entry(struct cu_builder *b, Dwarf_Die *die, uint32_t parent, bool
 	return 0;
 }
 
-struct walk_item {
-	Dwarf_Die die;
-	uint32_t enclosing;
-};
-
-static int walk_cu(struct cu_builder *b)
+/* Returns the address one past the end of the unit holding cudie, or NULL
+ * when its header cannot be read. */
+static const unsigned char *cu_end(Dwarf *dw, Dwarf_Die *cudie)
 {
+	Dwarf_Off die_off = dwarf_dieoffset(cudie);
+	Dwarf_Off unit_off = die_off - dwarf_cuoffset(cudie);
+	Dwarf_Off next_off;
+	if (dwarf_nextcu(dw, unit_off, &next_off, NULL, NULL, NULL, NULL) != 0 ||
+	    next_off <= die_off)
+		return NULL;
+	return (const unsigned char *)cudie->addr + (next_off - die_off);
+}
+
+/* Visits the DIE tree in one pass, in .debug_info order. dwarf_siblingof
+ * alone cannot do that: without DW_AT_sibling (rustc emits none) it skips a
+ * DIE's whole subtree to find the next sibling, so calling it on every DIE
+ * we also descend into would scan each DIE once per enclosing level. Here
+ * dwarf_siblingof is called only on DIEs we do not enter (it skips their
+ * subtree once); the next sibling of a DIE we entered is the byte after the
+ * null entry that ends its children, whose address dwarf_siblingof stores in
+ * its result when it reports "no more siblings". The next DIE is then built
+ * from that address and the CU, as dwarf_child does (Dwarf_Die's fields are
+ * public; dwarf_die_addr_die would find the same CU again). */
+static int walk_cu(Dwarf *dw, struct cu_builder *b)
+{
+	const unsigned char *end = cu_end(dw, &b->cu->cudie);
+	Dwarf_Die die;
+	if (!end || dwarf_child(&b->cu->cudie, &die) != 0)
+		return 0;
 	size_t n = 0, cap = 32;
-	struct walk_item *stack = malloc(cap * sizeof *stack);
-	if (!stack)
+	uint32_t *outer = malloc(cap * sizeof *outer); /* `enclosing` of each open level */
+	if (!outer)
 		return -1;
-	Dwarf_Die first;
-	if (dwarf_child(&b->cu->cudie, &first) == 0)
-		stack[n++] = (struct walk_item){first, DWARF_INDEX_NONE};
-	while (n > 0) {
-		struct walk_item *top = &stack[n - 1];
-		Dwarf_Die die = top->die;
-		uint32_t enclosing = top->enclosing, child_enclosing = enclosing;
+	uint32_t enclosing = DWARF_INDEX_NONE;
+	for (;;) {
+		uint32_t child_enclosing = enclosing;
 		bool descend = false;
 		int tag = dwarf_tag(&die);
 		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
@@ -265,26 +283,49 @@ static int walk_cu(struct cu_builder *b)
 		} else if (tag_may_hold_code(tag)) {
 			descend = true;
 		}
-		Dwarf_Die child;
-		bool has_child = descend && dwarf_haschildren(&die) > 0 &&
-				 dwarf_child(&die, &child) == 0;
-		if (dwarf_siblingof(&die, &top->die) != 0)
-			n--;
-		if (has_child) {
+		Dwarf_Die next;
+		if (descend && dwarf_child(&die, &next) == 0) {
 			if (n == cap) {
 				cap *= 2;
-				struct walk_item *s = realloc(stack, cap * sizeof *s);
-				if (!s)
+				uint32_t *o = realloc(outer, cap * sizeof *o);
+				if (!o)
 					goto oom;
-				stack = s;
+				outer = o;
 			}
-			stack[n++] = (struct walk_item){child, child_enclosing};
+			outer[n++] = enclosing;
+			enclosing = child_enclosing;
+			die = next;
+			continue;
 		}
+		next.addr = NULL;
+		int rc = dwarf_siblingof(&die, &next);
+		if (rc == 0) {
+			die = next;
+			continue;
+		}
+		/* rc 1: next.addr is the null entry ending this level (NULL when
+		 * the unit ends without one); rc -1: broken DWARF, keep what we
+		 * have. Leave every level whose last child this was. */
+		const unsigned char *p = rc == 1 ? next.addr : NULL;
+		for (;;) {
+			if (!p || n == 0)
+				goto done;
+			enclosing = outer[--n];
+			if (++p >= end)
+				goto done;
+			if (*p != 0)
+				break;
+		}
+		Dwarf_CU *unit = die.cu;
+		memset(&die, 0, sizeof die);
+		die.addr = (void *)p;
+		die.cu = unit;
 	}
-	free(stack);
+done:
+	free(outer);
 	return 0;
 oom:
-	free(stack);
+	free(outer);
 	return -1;
 }
 
@@ -369,7 +410,7 @@ static int build_cu(struct dwarf_index *ix, struct dwarf_index_cu *cu, struct xe
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	struct cu_builder b = {.cu = cu};
-	int rc = walk_cu(&b);
+	int rc = walk_cu(ix->dw, &b);
 	if (rc == 0)
 		rc = flatten(&b);
 	free(b.ranges);

@@ -41,25 +41,28 @@ struct source_map *cli_source_map(struct xerr *e)
 	return map;
 }
 
+static void say(const char *fmt, va_list ap)
+{
+	fputs("xgdbprof: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 int cli_error(const char *fmt, ...)
 {
 	va_list ap;
-	fputs("xgdbprof: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return XGP_EXIT_FAILURE;
 }
 
 int cli_input_error(const char *fmt, ...)
 {
 	va_list ap;
-	fputs("xgdbprof: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return XGP_EXIT_USAGE;
 }
 

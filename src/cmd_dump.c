@@ -227,6 +227,25 @@ static void print_text(const struct snapshot *snap, FILE *out)
 	}
 }
 
+/* Appends a frame object with the fields both walkers have; returns it. */
+static cJSON *json_frame(cJSON *frames, uint64_t pc, const char *function, const char *file, int line)
+{
+	cJSON *jf = cJSON_CreateObject();
+	char pc_text[32];
+	snprintf(pc_text, sizeof pc_text, "0x%llx", (unsigned long long)pc);
+	cJSON_AddStringToObject(jf, "pc", pc_text);
+	if (function)
+		cJSON_AddStringToObject(jf, "function", function);
+	else
+		cJSON_AddNullToObject(jf, "function");
+	if (file)
+		cJSON_AddStringToObject(jf, "file", file);
+	if (line > 0)
+		cJSON_AddNumberToObject(jf, "line", line);
+	cJSON_AddItemToArray(frames, jf);
+	return jf;
+}
+
 static int print_json(const struct snapshot *snap, FILE *out)
 {
 	cJSON *root = cJSON_CreateObject();
@@ -248,42 +267,18 @@ static int print_json(const struct snapshot *snap, FILE *out)
 		cJSON *frames = cJSON_AddArrayToObject(jt, "frames");
 		for (size_t k = 0; k < t->nsymbolized; k++) {
 			const struct frame *f = &t->symbolized[k];
-			cJSON *jf = cJSON_CreateObject();
-			char pc[32];
-			snprintf(pc, sizeof pc, "0x%llx", (unsigned long long)f->pc);
-			cJSON_AddStringToObject(jf, "pc", pc);
-			if (f->function)
-				cJSON_AddStringToObject(jf, "function", f->function);
-			else
-				cJSON_AddNullToObject(jf, "function");
-			if (f->file)
-				cJSON_AddStringToObject(jf, "file", f->file);
-			if (f->line > 0)
-				cJSON_AddNumberToObject(jf, "line", f->line);
+			cJSON *jf = json_frame(frames, f->pc, f->function, f->file, f->line);
 			if (f->column > 0)
 				cJSON_AddNumberToObject(jf, "column", f->column);
 			cJSON_AddBoolToObject(jf, "inlined", f->inlined);
 			if (f->module)
 				cJSON_AddStringToObject(jf, "module", f->module);
-			cJSON_AddItemToArray(frames, jf);
 		}
 		for (size_t k = 0; k < t->nframes; k++) {
 			const struct gdb_frame *f = &t->frames[k];
-			cJSON *jf = cJSON_CreateObject();
-			char pc[32];
-			snprintf(pc, sizeof pc, "0x%llx", (unsigned long long)f->pc);
-			cJSON_AddStringToObject(jf, "pc", pc);
-			if (f->function)
-				cJSON_AddStringToObject(jf, "function", f->function);
-			else
-				cJSON_AddNullToObject(jf, "function");
-			if (f->file)
-				cJSON_AddStringToObject(jf, "file", f->file);
-			if (f->line > 0)
-				cJSON_AddNumberToObject(jf, "line", f->line);
+			cJSON *jf = json_frame(frames, f->pc, f->function, f->file, f->line);
 			if (f->library)
 				cJSON_AddStringToObject(jf, "library", f->library);
-			cJSON_AddItemToArray(frames, jf);
 		}
 		cJSON_AddItemToArray(threads, jt);
 	}

@@ -329,16 +329,54 @@ oom:
 	return -1;
 }
 
-static int cmp_flat_range(const void *a, const void *b)
+/* Sort order of the sweep: by start, then outer (longer) first, then
+ * shallower first, then entry order. */
+static inline bool range_before(const struct flat_range *x, const struct flat_range *y)
 {
-	const struct flat_range *x = a, *y = b;
 	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
+		return x->lo < y->lo;
 	if (x->hi != y->hi)
-		return x->hi > y->hi ? -1 : 1;    /* outer (longer) first */
+		return x->hi > y->hi;
 	if (x->depth != y->depth)
-		return x->depth < y->depth ? -1 : 1;
-	return x->entry < y->entry ? -1 : x->entry > y->entry;
+		return x->depth < y->depth;
+	return x->entry < y->entry;
+}
+
+/* Sorts a[0..n) with tmp (n slots) as scratch: insertion-sorted runs, then
+ * bottom-up merges. qsort's indirect comparison calls and byte-wise element
+ * moves cost as much as the DIE walk itself here. */
+static void sort_ranges(struct flat_range *a, struct flat_range *tmp, size_t n)
+{
+	enum { RUN = 16 };
+	for (size_t lo = 0; lo < n; lo += RUN) {
+		size_t hi = lo + RUN < n ? lo + RUN : n;
+		for (size_t i = lo + 1; i < hi; i++) {
+			struct flat_range v = a[i];
+			size_t j = i;
+			for (; j > lo && range_before(&v, &a[j - 1]); j--)
+				a[j] = a[j - 1];
+			a[j] = v;
+		}
+	}
+	struct flat_range *src = a, *dst = tmp;
+	for (size_t width = RUN; width < n; width *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * width) {
+			size_t mid = lo + width < n ? lo + width : n;
+			size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+			size_t i = lo, j = mid, k = lo;
+			while (i < mid && j < hi)
+				dst[k++] = range_before(&src[j], &src[i]) ? src[j++] : src[i++];
+			while (i < mid)
+				dst[k++] = src[i++];
+			while (j < hi)
+				dst[k++] = src[j++];
+		}
+		struct flat_range *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof *a);
 }
 
 static int emit_segment(struct cu_builder *b, Dwarf_Addr lo, Dwarf_Addr hi, uint32_t entry)
@@ -370,10 +408,10 @@ static int flatten(struct cu_builder *b)
 {
 	if (b->nranges == 0)
 		return 0;
-	qsort(b->ranges, b->nranges, sizeof *b->ranges, cmp_flat_range);
 	struct flat_range *open = malloc(b->nranges * sizeof *open);
 	if (!open)
 		return -1;
+	sort_ranges(b->ranges, open, b->nranges);    /* open: scratch until the sweep */
 	size_t nopen = 0;
 	Dwarf_Addr cursor = b->ranges[0].lo;
 	for (size_t i = 0; i < b->nranges; i++) {

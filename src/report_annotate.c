@@ -156,14 +156,10 @@ static void annotate_function(FILE *out, const struct report_model *m,
 int report_annotate(const struct profile *p, FILE *out, const struct report_options *o,
 		    struct xerr *e)
 {
-	struct report_options defaults;
 	struct report_model m;
-	if (!o) {
-		report_options_init(&defaults);
-		o = &defaults;
-	}
 	if (report_model_init(&m, p, o, e) < 0)
 		return -1;
+	o = &m.options;
 	size_t want = o->annotate_functions ? o->annotate_functions : DEFAULT_FUNCTIONS;
 	size_t *chosen = calloc(want, sizeof *chosen), n = 0;
 	if (!chosen) {

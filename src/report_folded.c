@@ -29,14 +29,10 @@ static void put_frame(FILE *buf, const char *name, bool inlined, bool suffix)
 
 int report_folded(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e)
 {
-	struct report_options defaults;
 	struct report_model m;
-	if (!o) {
-		report_options_init(&defaults);
-		o = &defaults;
-	}
 	if (report_model_init(&m, p, o, e) < 0)
 		return -1;
+	o = &m.options;
 	struct folded_line *lines = calloc(p->nentries ? p->nentries : 1, sizeof *lines);
 	size_t n = 0;
 	int rc = -1;

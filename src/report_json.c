@@ -100,14 +100,10 @@ static cJSON *function_object(const struct report_model *m, const struct report_
 
 int report_json(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e)
 {
-	struct report_options defaults;
 	struct report_model m;
-	if (!o) {
-		report_options_init(&defaults);
-		o = &defaults;
-	}
 	if (report_model_init(&m, p, o, e) < 0)
 		return -1;
+	o = &m.options;
 	cJSON *root = cJSON_CreateObject();
 	cJSON_AddStringToObject(root, "format", "xgdbprof-report");
 	cJSON_AddNumberToObject(root, "version", 1);

@@ -453,6 +453,11 @@ int report_model_init(struct report_model *m, const struct profile *p,
 		      const struct report_options *o, struct xerr *e)
 {
 	memset(m, 0, sizeof *m);
+	if (o)
+		m->options = *o;
+	else
+		report_options_init(&m->options);
+	o = &m->options;
 	m->profile = p;
 	m->index = calloc(1, sizeof *m->index);
 	if (!m->index || !(m->index->kept = calloc(p->nentries ? p->nentries : 1, sizeof(bool)))) {

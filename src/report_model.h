@@ -65,6 +65,7 @@ struct report_thread {
 
 struct report_model {
 	const struct profile *profile;
+	struct report_options options;  /* the caller's, or the defaults for NULL */
 	uint64_t total;            /* weight of every sample in the profile */
 	uint64_t kept;             /* weight kept by the focus (== total without one) */
 	const char *focus;         /* the focus pattern, or NULL */
@@ -84,7 +85,8 @@ struct report_model {
 	size_t nowned;
 };
 
-/* Builds the model. Returns 0, or -1 (bad focus regex, out of memory). */
+/* Builds the model; o may be NULL (defaults). Renderers then read their
+ * options from m->options. Returns 0, or -1 (bad focus regex, out of memory). */
 int report_model_init(struct report_model *m, const struct profile *p,
 		      const struct report_options *o, struct xerr *e);
 void report_model_release(struct report_model *m);

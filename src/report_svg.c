@@ -411,14 +411,10 @@ static void put_subtitle(FILE *out, const struct profile *p, uint64_t total)
 
 int report_svg(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e)
 {
-	struct report_options defaults;
 	struct report_model m;
-	if (!o) {
-		report_options_init(&defaults);
-		o = &defaults;
-	}
 	if (report_model_init(&m, p, o, e) < 0)
 		return -1;
+	o = &m.options;
 	struct node *root = calloc(1, sizeof *root);
 	int rc = -1;
 	if (!root)

@@ -247,25 +247,32 @@ static const unsigned char *cu_end(Dwarf *dw, Dwarf_Die *cudie)
 	return (const unsigned char *)cudie->addr + (next_off - die_off);
 }
 
+struct walk_level {
+	Dwarf_Die parent;        /* the DIE whose children are being visited */
+	uint32_t enclosing;      /* the parent level's enclosing entry */
+};
+
 /* Visits the DIE tree in one pass, in .debug_info order. dwarf_siblingof
  * alone cannot do that: without DW_AT_sibling (rustc emits none) it skips a
  * DIE's whole subtree to find the next sibling, so calling it on every DIE
  * we also descend into would scan each DIE once per enclosing level. Here
  * dwarf_siblingof is called only on DIEs we do not enter (it skips their
  * subtree once); the next sibling of a DIE we entered is the byte after the
- * null entry that ends its children, whose address dwarf_siblingof stores in
- * its result when it reports "no more siblings". The next DIE is then built
- * from that address and the CU, as dwarf_child does (Dwarf_Die's fields are
- * public; dwarf_die_addr_die would find the same CU again). */
+ * null entry that ends its children, whose address libdw (0.188) stores in
+ * dwarf_siblingof's result when it reports "no more siblings". The next DIE
+ * is then built from that address and the CU, as dwarf_child does
+ * (Dwarf_Die's fields are public). Should libdw not give that address, or
+ * the unit's end be unknown, the walk falls back to dwarf_siblingof on the
+ * parent: slower, same result. */
 static int walk_cu(Dwarf *dw, struct cu_builder *b)
 {
 	const unsigned char *end = cu_end(dw, &b->cu->cudie);
 	Dwarf_Die die;
-	if (!end || dwarf_child(&b->cu->cudie, &die) != 0)
+	if (dwarf_child(&b->cu->cudie, &die) != 0)
 		return 0;
 	size_t n = 0, cap = 32;
-	uint32_t *outer = malloc(cap * sizeof *outer); /* `enclosing` of each open level */
-	if (!outer)
+	struct walk_level *levels = malloc(cap * sizeof *levels);
+	if (!levels)
 		return -1;
 	uint32_t enclosing = DWARF_INDEX_NONE;
 	for (;;) {
@@ -287,45 +294,56 @@ static int walk_cu(Dwarf *dw, struct cu_builder *b)
 		if (descend && dwarf_child(&die, &next) == 0) {
 			if (n == cap) {
 				cap *= 2;
-				uint32_t *o = realloc(outer, cap * sizeof *o);
-				if (!o)
+				struct walk_level *l = realloc(levels, cap * sizeof *l);
+				if (!l)
 					goto oom;
-				outer = o;
+				levels = l;
 			}
-			outer[n++] = enclosing;
+			levels[n++] = (struct walk_level){die, enclosing};
 			enclosing = child_enclosing;
 			die = next;
 			continue;
 		}
-		next.addr = NULL;
-		int rc = dwarf_siblingof(&die, &next);
-		if (rc == 0) {
-			die = next;
-			continue;
-		}
-		/* rc 1: next.addr is the null entry ending this level (NULL when
-		 * the unit ends without one); rc -1: broken DWARF, keep what we
-		 * have. Leave every level whose last child this was. */
-		const unsigned char *p = rc == 1 ? next.addr : NULL;
-		for (;;) {
-			if (!p || n == 0)
-				goto done;
-			enclosing = outer[--n];
-			if (++p >= end)
-				goto done;
-			if (*p != 0)
+		for (;;) {           /* to the next DIE after die's subtree */
+			next.addr = NULL;
+			int rc = dwarf_siblingof(&die, &next);
+			if (rc == 0) {
+				die = next;
 				break;
+			}
+			/* rc -1 (broken DWARF): keep what we have. */
+			if (rc < 0 || n == 0)
+				goto done;
+			const unsigned char *p = next.addr;
+			if (!p || !end) {
+				n--;
+				die = levels[n].parent;
+				enclosing = levels[n].enclosing;
+				continue;
+			}
+			/* p: the null entry ending this level. Leave every level
+			 * whose last child this was. */
+			for (;;) {
+				enclosing = levels[--n].enclosing;
+				if (++p >= end)
+					goto done;
+				if (*p != 0)
+					break;
+				if (n == 0)
+					goto done;
+			}
+			Dwarf_CU *unit = die.cu;
+			memset(&die, 0, sizeof die);
+			die.addr = (void *)p;
+			die.cu = unit;
+			break;
 		}
-		Dwarf_CU *unit = die.cu;
-		memset(&die, 0, sizeof die);
-		die.addr = (void *)p;
-		die.cu = unit;
 	}
 done:
-	free(outer);
+	free(levels);
 	return 0;
 oom:
-	free(outer);
+	free(levels);
 	return -1;
 }
 

@@ -34,8 +34,12 @@ struct dwarf_index_entry {
 	Dwarf_Off die;          /* offset of the subprogram/inlined_subroutine DIE */
 	uint32_t parent;        /* enclosing entry in the same CU, or DWARF_INDEX_NONE */
 	bool inlined;           /* DW_TAG_inlined_subroutine */
-	const char *user_name;  /* caller's cache slot, NULL until set */
-	const char *user_linkage; /* caller's cache slot, NULL until set */
+	/* Caller's cache slots, zero until the caller sets them. */
+	bool user_call_done;      /* the user_call_* slots are set */
+	const char *user_name;
+	const char *user_linkage;
+	const void *user_call_file;
+	int user_call_line, user_call_column;
 };
 
 struct dwarf_index_cu {

@@ -18,33 +18,50 @@ struct istr {
 	char s[];
 };
 
+/* Slots keep each string's hash: probes compare it before touching the
+ * string, and growing the table does not hash the strings again. */
+struct intern_slot {
+	uint64_t hash;
+	struct istr *e;          /* NULL: empty */
+};
+
 struct intern {
-	struct istr **slots;
+	struct intern_slot *slots;
 	size_t cap, count;
 };
 
+/* Eight bytes a step: demangled Rust paths are long. */
 static uint64_t hash_bytes(const char *s, size_t len)
 {
-	uint64_t h = 1469598103934665603ULL;          /* FNV-1a */
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-	return h;
+	const uint64_t k = 0x9e3779b97f4a7c15ULL;
+	uint64_t h = len * k;
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+		memcpy(&w, s + i, 8);
+		h = (h ^ w) * k;
+		h ^= h >> 29;
+	}
+	uint64_t tail = 0;
+	memcpy(&tail, s + i, len - i);
+	h = (h ^ tail) * k;
+	h ^= h >> 32;
+	return h * k;
 }
 
 static int intern_grow(struct intern *t)
 {
 	size_t cap = t->cap ? t->cap * 2 : 1024;
-	struct istr **slots = calloc(cap, sizeof *slots);
+	struct intern_slot *slots = calloc(cap, sizeof *slots);
 	if (!slots)
 		return -1;
 	for (size_t i = 0; i < t->cap; i++) {
-		struct istr *e = t->slots[i];
-		if (!e)
+		if (!t->slots[i].e)
 			continue;
-		size_t j = hash_bytes(e->s, strlen(e->s)) & (cap - 1);
-		while (slots[j])
+		size_t j = (size_t)(t->slots[i].hash >> 20) & (cap - 1);
+		while (slots[j].e)
 			j = (j + 1) & (cap - 1);
-		slots[j] = e;
+		slots[j] = t->slots[i];
 	}
 	free(t->slots);
 	t->slots = slots;
@@ -57,10 +74,11 @@ static struct istr *intern_entry(struct intern *t, const char *s)
 	if (t->count * 2 >= t->cap && intern_grow(t) < 0)
 		return NULL;
 	size_t len = strlen(s);
-	size_t j = hash_bytes(s, len) & (t->cap - 1);
-	while (t->slots[j]) {
-		if (strcmp(t->slots[j]->s, s) == 0)
-			return t->slots[j];
+	uint64_t h = hash_bytes(s, len);
+	size_t j = (size_t)(h >> 20) & (t->cap - 1);
+	while (t->slots[j].e) {
+		if (t->slots[j].hash == h && strcmp(t->slots[j].e->s, s) == 0)
+			return t->slots[j].e;
 		j = (j + 1) & (t->cap - 1);
 	}
 	struct istr *e = malloc(sizeof *e + len + 1);
@@ -69,7 +87,7 @@ static struct istr *intern_entry(struct intern *t, const char *s)
 	e->mapped = NULL;
 	e->mapped_done = false;
 	memcpy(e->s, s, len + 1);
-	t->slots[j] = e;
+	t->slots[j] = (struct intern_slot){h, e};
 	t->count++;
 	return e;
 }
@@ -85,23 +103,40 @@ static const char *intern(struct intern *t, const char *s)
 static void intern_release(struct intern *t)
 {
 	for (size_t i = 0; i < t->cap; i++)
-		free(t->slots[i]);
+		free(t->slots[i].e);
 	free(t->slots);
 	memset(t, 0, sizeof *t);
 }
 
 /* ---- per-PC cache: lookup address → run of frames in a pool ---- */
 
-struct pc_slot {
+/* Cold runs fill the cache with tens of thousands of PCs, and touching
+ * fresh pages is a good part of their cost, so the cache is kept compact:
+ * frames are stored without pc and module (the same for all frames of one
+ * lookup; the record holds the module), records are appended in lookup
+ * order, and the hash table, rebuilt on every growth, holds only 4-byte
+ * record numbers. */
+struct cached_frame {
+	const char *function;
+	const char *file;
+	int line, column;
+	uint8_t lang, source;
+	bool inlined;
+};
+
+struct pc_record {
 	uint64_t addr;
-	uint32_t first;
-	uint32_t count;          /* 0: empty slot */
+	const char *module;
+	uint32_t first;          /* in pool */
+	uint32_t count;
 };
 
 struct pc_cache {
-	struct pc_slot *slots;
-	size_t cap, used;
-	struct frame *pool;
+	uint32_t *slots;         /* record number + 1; 0: empty */
+	size_t cap;
+	struct pc_record *records;
+	size_t used, records_cap;
+	struct cached_frame *pool;
 	size_t npool, pool_cap;
 };
 
@@ -110,16 +145,16 @@ static size_t pc_hash(uint64_t addr, size_t cap)
 	return (size_t)((addr * 0x9e3779b97f4a7c15ULL) >> 20) & (cap - 1);
 }
 
-static const struct pc_slot *pc_cache_find(const struct pc_cache *c, uint64_t addr)
+static const struct pc_record *pc_cache_find(const struct pc_cache *c, uint64_t addr)
 {
 	if (!c->cap)
 		return NULL;
 	for (size_t j = pc_hash(addr, c->cap);; j = (j + 1) & (c->cap - 1)) {
-		const struct pc_slot *s = &c->slots[j];
-		if (!s->count)
+		uint32_t r = c->slots[j];
+		if (!r)
 			return NULL;
-		if (s->addr == addr)
-			return s;
+		if (c->records[r - 1].addr == addr)
+			return &c->records[r - 1];
 	}
 }
 
@@ -131,44 +166,57 @@ static void pc_cache_clear(struct pc_cache *c)
 	c->npool = 0;
 }
 
+static void pc_cache_place(uint32_t *slots, size_t cap, uint64_t addr, uint32_t record)
+{
+	size_t j = pc_hash(addr, cap);
+	while (slots[j])
+		j = (j + 1) & (cap - 1);
+	slots[j] = record + 1;
+}
+
+/* f[0..n) are the frames of one lookup: they share f[0].module. */
 static int pc_cache_insert(struct pc_cache *c, uint64_t addr, const struct frame *f, size_t n)
 {
-	if (n == 0 || n > UINT32_MAX)
+	if (n == 0 || c->used >= UINT32_MAX - 1 || c->npool + n > UINT32_MAX)
 		return 0;
 	if ((c->used + 1) * 2 > c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 4096;
-		struct pc_slot *slots = calloc(cap, sizeof *slots);
+		uint32_t *slots = calloc(cap, sizeof *slots);
 		if (!slots)
 			return -1;
-		for (size_t i = 0; i < c->cap; i++) {
-			if (!c->slots[i].count)
-				continue;
-			size_t j = pc_hash(c->slots[i].addr, cap);
-			while (slots[j].count)
-				j = (j + 1) & (cap - 1);
-			slots[j] = c->slots[i];
-		}
+		for (size_t i = 0; i < c->used; i++)
+			pc_cache_place(slots, cap, c->records[i].addr, (uint32_t)i);
 		free(c->slots);
 		c->slots = slots;
 		c->cap = cap;
 	}
+	if (c->used == c->records_cap) {
+		size_t cap = c->records_cap ? c->records_cap * 2 : 1024;
+		struct pc_record *r = realloc(c->records, cap * sizeof *r);
+		if (!r)
+			return -1;
+		c->records = r;
+		c->records_cap = cap;
+	}
 	if (c->npool + n > c->pool_cap) {
-		size_t cap = c->pool_cap ? c->pool_cap * 2 : 8192;
+		size_t cap = c->pool_cap ? c->pool_cap * 2 : 4096;
 		while (cap < c->npool + n)
 			cap *= 2;
-		struct frame *p = realloc(c->pool, cap * sizeof *p);
+		struct cached_frame *p = realloc(c->pool, cap * sizeof *p);
 		if (!p)
 			return -1;
 		c->pool = p;
 		c->pool_cap = cap;
 	}
-	if (c->npool + n > UINT32_MAX)
-		return 0;
-	memcpy(c->pool + c->npool, f, n * sizeof *f);
-	size_t j = pc_hash(addr, c->cap);
-	while (c->slots[j].count)
-		j = (j + 1) & (c->cap - 1);
-	c->slots[j] = (struct pc_slot){addr, (uint32_t)c->npool, (uint32_t)n};
+	for (size_t i = 0; i < n; i++)
+		c->pool[c->npool + i] = (struct cached_frame){
+			.function = f[i].function, .file = f[i].file,
+			.line = f[i].line, .column = f[i].column,
+			.lang = (uint8_t)f[i].lang, .source = (uint8_t)f[i].source,
+			.inlined = f[i].inlined,
+		};
+	c->records[c->used] = (struct pc_record){addr, f[0].module, (uint32_t)c->npool, (uint32_t)n};
+	pc_cache_place(c->slots, c->cap, addr, (uint32_t)c->used);
 	c->npool += n;
 	c->used++;
 	return 0;
@@ -177,6 +225,7 @@ static int pc_cache_insert(struct pc_cache *c, uint64_t addr, const struct frame
 static void pc_cache_release(struct pc_cache *c)
 {
 	free(c->slots);
+	free(c->records);
 	free(c->pool);
 	memset(c, 0, sizeof *c);
 }
@@ -538,9 +587,11 @@ static const char *frame_file(struct symbolizer *sym, struct dwarf_index_cu *cu,
 	return path ? shown_path(sym, intern_path(sym, cu, path)) : NULL;
 }
 
-/* File number idx of cu's line table as frames show it; the interned path
- * is memoized per CU (cu->user_files holds struct istr pointers). */
-static const char *cu_file(struct symbolizer *sym, struct dwarf_index_cu *cu, Dwarf_Word idx)
+/* File number idx of cu's line table as an interned path (before source
+ * mapping), memoized per CU (cu->user_files holds struct istr pointers);
+ * NULL when there is no such file. */
+static struct istr *cu_file_entry(struct symbolizer *sym, struct dwarf_index_cu *cu,
+				  Dwarf_Word idx)
 {
 	const char *raw = dwarf_index_file(cu, idx);
 	if (!raw)
@@ -548,11 +599,17 @@ static const char *cu_file(struct symbolizer *sym, struct dwarf_index_cu *cu, Dw
 	if (!cu->user_files) {
 		cu->user_files = calloc(cu->nfiles, sizeof *cu->user_files);
 		if (!cu->user_files)
-			return frame_file(sym, cu, raw);
+			return intern_path(sym, cu, raw);
 	}
 	if (!cu->user_files[idx])
 		cu->user_files[idx] = (const char *)intern_path(sym, cu, raw);
-	return shown_path(sym, (struct istr *)cu->user_files[idx]);
+	return (struct istr *)cu->user_files[idx];
+}
+
+/* File number idx of cu's line table as frames show it. */
+static const char *cu_file(struct symbolizer *sym, struct dwarf_index_cu *cu, Dwarf_Word idx)
+{
+	return shown_path(sym, cu_file_entry(sym, cu, idx));
 }
 
 /* The file of a line-table row. */
@@ -612,18 +669,54 @@ static Dwarf_Word die_udata(Dwarf_Die *die, int attr)
 	return 0;
 }
 
+/* Caches the call site of an inlined entry in its user_call_* slots (the
+ * file as its interned path, so that a later source map still applies). */
+static void entry_call_site(struct symbolizer *sym, struct sym_module *m,
+			    struct dwarf_index_cu *cu, struct dwarf_index_entry *e)
+{
+	if (e->user_call_done)
+		return;
+	Dwarf_Die die;
+	if (dwarf_offdie(m->dw, e->die, &die)) {
+		Dwarf_Attribute a;
+		if (dwarf_attr(&die, DW_AT_call_file, &a))
+			e->user_call_file = cu_file_entry(sym, cu, die_udata(&die, DW_AT_call_file));
+		e->user_call_line = (int)die_udata(&die, DW_AT_call_line);
+		e->user_call_column = (int)die_udata(&die, DW_AT_call_column);
+	}
+	e->user_call_done = true;
+}
+
+/* Frames of one lookup: in `local` unless the chain is deeper. */
 struct frame_buf {
 	struct frame *f;
 	size_t n, cap;
+	struct frame local[16];
 };
+
+static void frame_buf_init(struct frame_buf *b)
+{
+	b->f = b->local;
+	b->n = 0;
+	b->cap = sizeof b->local / sizeof b->local[0];
+}
+
+static void frame_buf_release(struct frame_buf *b)
+{
+	if (b->f != b->local)
+		free(b->f);
+}
 
 static int frame_push(struct frame_buf *b, const struct frame *f)
 {
 	if (b->n == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 16;
-		struct frame *n = realloc(b->f, cap * sizeof *n);
+		size_t cap = b->cap * 2;
+		struct frame *n = b->f == b->local ? malloc(cap * sizeof *n)
+						    : realloc(b->f, cap * sizeof *n);
 		if (!n)
 			return -1;
+		if (b->f == b->local)
+			memcpy(n, b->local, b->n * sizeof *n);
 		b->f = n;
 		b->cap = cap;
 	}
@@ -681,16 +774,10 @@ static int symbolize_addr(struct symbolizer *sym, uint64_t addr, struct frame_bu
 				return xerr_set(err, "out of memory symbolizing");
 			if (!ent->inlined)
 				break;
-			Dwarf_Die die;
-			file = NULL;
-			lineno = column = 0;
-			if (dwarf_offdie(m->dw, ent->die, &die)) {
-				Dwarf_Attribute a;
-				if (dwarf_attr(&die, DW_AT_call_file, &a))
-					file = cu_file(sym, cu, die_udata(&die, DW_AT_call_file));
-				lineno = (int)die_udata(&die, DW_AT_call_line);
-				column = (int)die_udata(&die, DW_AT_call_column);
-			}
+			entry_call_site(sym, m, cu, ent);
+			file = shown_path(sym, (struct istr *)ent->user_call_file);
+			lineno = ent->user_call_line;
+			column = ent->user_call_column;
 			e = ent->parent;
 		}
 		return 0;
@@ -719,25 +806,29 @@ int symbolizer_lookup(struct symbolizer *sym, uint64_t pc, bool is_return_addres
 	*n = 0;
 	uint64_t addr = is_return_address && pc > 0 ? pc - 1 : pc;
 	sym->lookups++;
-	const struct pc_slot *s = pc_cache_find(&sym->cache, addr);
+	const struct pc_record *s = pc_cache_find(&sym->cache, addr);
 	if (s) {
 		sym->cache_hits++;
 		size_t k = s->count < max ? s->count : max;
-		const struct frame *src = sym->cache.pool + s->first;
-		for (size_t i = 0; i < k; i++) {
-			out[i] = src[i];
-			out[i].pc = pc;
-		}
+		const struct cached_frame *src = sym->cache.pool + s->first;
+		for (size_t i = 0; i < k; i++)
+			out[i] = (struct frame){
+				.pc = pc, .function = src[i].function, .file = src[i].file,
+				.line = src[i].line, .column = src[i].column,
+				.inlined = src[i].inlined, .lang = (enum frame_lang)src[i].lang,
+				.source = (enum frame_source)src[i].source, .module = s->module,
+			};
 		*n = k;
 		return 0;
 	}
-	struct frame_buf b = {0};
+	struct frame_buf b;
+	frame_buf_init(&b);
 	if (symbolize_addr(sym, addr, &b, err) < 0) {
-		free(b.f);
+		frame_buf_release(&b);
 		return -1;
 	}
 	if (pc_cache_insert(&sym->cache, addr, b.f, b.n) < 0) {
-		free(b.f);
+		frame_buf_release(&b);
 		return xerr_set(err, "out of memory caching symbols");
 	}
 	size_t k = b.n < max ? b.n : max;
@@ -746,7 +837,7 @@ int symbolizer_lookup(struct symbolizer *sym, uint64_t pc, bool is_return_addres
 		out[i].pc = pc;
 	}
 	*n = k;
-	free(b.f);
+	frame_buf_release(&b);
 	return 0;
 }
 
@@ -870,7 +961,7 @@ void symbolizer_set_source_map(struct symbolizer *sym, struct source_map *map)
 {
 	sym->source_map = map;
 	for (size_t i = 0; i < sym->strings.cap; i++) {
-		struct istr *e = sym->strings.slots[i];
+		struct istr *e = sym->strings.slots[i].e;
 		if (e) {
 			e->mapped = NULL;
 			e->mapped_done = false;

@@ -36,6 +36,7 @@ LEAD_TESTS = \
 	tests/dump.sh \
 	tests/safety.sh \
 	tests/bad_input.sh \
-	tests/profile.sh
+	tests/profile.sh \
+	tests/shipped_recipes.sh
 TESTS += $(LEAD_TESTS)
 EXTRA_DIST += tests/lib.sh $(LEAD_TESTS)

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The shipped tracing recipes, run as a user would (--recipe NAME), end to end
+# on fixtures: panic, sled-insert, func-latency. (syscalls: trace_syscalls.sh.)
+. "$TOP_SRCDIR/tests/lib.sh" || exit 99
+
+go_when_attached() {   # go_when_attached ERRFILE GOFILE: release a fixture once probes are in
+	( for i in $(seq 1 400); do grep -q "attached" "$1" 2>/dev/null && break; sleep 0.05; done; touch "$2" ) &
+}
+
+# panic: every panic (7 caught in worker threads, 1 uncaught) with message and location.
+go_when_attached "$TMP/panic.err" "$TMP/go1"
+"$XGDBPROF" -o "$TMP/panic" --recipe panic -- "$FIXTURES/trace_panic" "$TMP/go1" >"$TMP/panic.txt" 2>"$TMP/panic.err"
+status=$?
+wait
+check "panic recipe: xgdbprof exits with the fixture's status (101)" test "$status" -eq 101
+want=$(grep -c '^EXPECT ' "$TMP/panic.txt")
+got=$(grep -c '^thread .* panicked at .*trace_panic.rs:[0-9]*:[0-9]*: ' "$TMP/panic.txt")
+check "panic recipe: every panic reported ($got of $want)" test "$got" -eq "$want" -a "$want" -gt 1
+check "panic recipe: formatted messages read from the payload" grep -q 'panicked at .*: called `Result::unwrap()` on an `Err` value: "bad input 1"$' "$TMP/panic.txt"
+check "panic recipe: @panics summarises by location and message" grep -q '^@panics\[.*trace_panic.rs:[0-9]*:[0-9]*, ' "$TMP/panic.txt"
+grep 'panicked at' "$TMP/panic.txt" | head -3 | sed 's/^/  /'
+
+# sled-insert on the cache service: calls, latency, callers of every instance.
+"$FIXTURES/cache-service" 120 --progress "$TMP/demo.progress" >/dev/null &
+DEMO=$!
+TEST_PIDS="$TEST_PIDS $DEMO"
+wait_for_file "$TMP/demo.progress"
+"$XGDBPROF" -o "$TMP/sled" -d 3s --recipe sled-insert "$DEMO" >"$TMP/sled.txt" 2>"$TMP/sled.err"
+check "sled-insert: exits 0" test $? -eq 0
+check "sled-insert: attached to every instance" grep -q 'attached .* probes' "$TMP/sled.err"
+check "sled-insert: counted calls" grep -q '^@calls: [1-9]' "$TMP/sled.txt"
+check "sled-insert: latency histogram" grep -q '^\[[0-9]*[KMG]*, [0-9]*[KMG]*) *[1-9]' "$TMP/sled.txt"
+check "sled-insert: callers are the two workers" grep -q 'cache_service::\(insert\|session\)_worker' "$TMP/sled.txt"
+check "sled-insert: the budget note says what was measured" grep -q 'note: .*probes were switched off\|note: function entries' "$TMP/sled.err"
+check "sled-insert: target runs free, no breakpoint left" target_runs_free "$DEMO" "$TMP/demo.progress"
+sed -n '/^@calls/,/^$/p' "$TMP/sled.txt" | head -3 | sed 's/^/  /'
+
+# func-latency, parameterised with -D.
+go_when_attached "$TMP/func.err" "$TMP/go2"
+"$XGDBPROF" -o "$TMP/func" --recipe func-latency -D FUNC=trace_tree::tree::Tree::insert \
+	-- "$FIXTURES/trace_tree" "$TMP/go2" >"$TMP/func.txt" 2>"$TMP/func.err"
+check "func-latency: exits with the fixture's status (0)" test $? -eq 0
+wait
+check "func-latency: names the function it measured" grep -q '^latency of trace_tree::tree::Tree::insert:' "$TMP/func.txt"
+check "func-latency: counts calls per thread" grep -q '^@calls\[.*\]: [1-9]' "$TMP/func.txt"
+"$XGDBPROF" -o "$TMP/func2" --recipe func-latency -- "$FIXTURES/trace_tree" "$TMP/go2" >"$TMP/nodef.txt" 2>"$TMP/nodef.err"
+check "func-latency without -D: exit 2 naming -D FUNC=" sh -c "test $? -eq 2 && grep -q 'D FUNC=' '$TMP/nodef.err'"
+finish

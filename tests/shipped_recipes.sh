@@ -5,13 +5,14 @@
 
 go_when_attached() {   # go_when_attached ERRFILE GOFILE: release a fixture once probes are in
 	( for i in $(seq 1 400); do grep -q "attached" "$1" 2>/dev/null && break; sleep 0.05; done; touch "$2" ) &
+	GO_PID=$!
 }
 
 # panic: every panic (7 caught in worker threads, 1 uncaught) with message and location.
 go_when_attached "$TMP/panic.err" "$TMP/go1"
 "$XGDBPROF" -o "$TMP/panic" --recipe panic -- "$FIXTURES/trace_panic" "$TMP/go1" >"$TMP/panic.txt" 2>"$TMP/panic.err"
 status=$?
-wait
+wait "$GO_PID"
 check "panic recipe: xgdbprof exits with the fixture's status (101)" test "$status" -eq 101
 want=$(grep -c '^EXPECT ' "$TMP/panic.txt")
 got=$(grep -c '^thread .* panicked at .*trace_panic.rs:[0-9]*:[0-9]*: ' "$TMP/panic.txt")
@@ -40,7 +41,7 @@ go_when_attached "$TMP/func.err" "$TMP/go2"
 "$XGDBPROF" -o "$TMP/func" --recipe func-latency -D FUNC=trace_tree::tree::Tree::insert \
 	-- "$FIXTURES/trace_tree" "$TMP/go2" >"$TMP/func.txt" 2>"$TMP/func.err"
 check "func-latency: exits with the fixture's status (0)" test $? -eq 0
-wait
+wait "$GO_PID"
 check "func-latency: names the function it measured" grep -q '^latency of trace_tree::tree::Tree::insert:' "$TMP/func.txt"
 check "func-latency: counts calls per thread" grep -q '^@calls\[.*\]: [1-9]' "$TMP/func.txt"
 "$XGDBPROF" -o "$TMP/func2" --recipe func-latency -- "$FIXTURES/trace_tree" "$TMP/go2" >"$TMP/nodef.txt" 2>"$TMP/nodef.err"

@@ -1,4 +1,5 @@
 #include "maps.h"
+#include "hash.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -24,21 +25,12 @@ struct map {
 
 /* ---- key identity ------------------------------------------------------ */
 
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-	for (size_t i = 0; i < n; i++) {
-		h ^= b[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
 
 static uint64_t hash_str(uint64_t h, const char *s)
 {
 	if (!s)
-		return hash_bytes(h, "\xff", 1);
-	return hash_bytes(h, s, strlen(s) + 1);
+		return hash_fnv1a(h, "\xff", 1);
+	return hash_fnv1a(h, s, strlen(s) + 1);
 }
 
 static bool str_eq(const char *a, const char *b)
@@ -52,11 +44,11 @@ static uint64_t frame_hash(uint64_t h, const struct frame *f)
 {
 	h = hash_str(h, f->function);
 	h = hash_str(h, f->file);
-	h = hash_bytes(h, &f->line, sizeof f->line);
-	h = hash_bytes(h, &f->inlined, sizeof f->inlined);
+	h = hash_fnv1a(h, &f->line, sizeof f->line);
+	h = hash_fnv1a(h, &f->inlined, sizeof f->inlined);
 	if (!f->function) {
 		h = hash_str(h, f->module);
-		h = hash_bytes(h, &f->pc, sizeof f->pc);
+		h = hash_fnv1a(h, &f->pc, sizeof f->pc);
 	}
 	return h;
 }
@@ -73,20 +65,20 @@ static bool frame_eq(const struct frame *a, const struct frame *b)
 
 static uint64_t keys_hash(const struct map *m, const struct map_key *k)
 {
-	uint64_t h = 14695981039346656037ULL;
+	uint64_t h = HASH_FNV1A_SEED;
 	for (size_t i = 0; i < m->nkeys; i++) {
 		unsigned char t = (unsigned char)k[i].type;
-		h = hash_bytes(h, &t, 1);
+		h = hash_fnv1a(h, &t, 1);
 		switch (k[i].type) {
 		case MAP_KEY_INT:
-			h = hash_bytes(h, &k[i].i, sizeof k[i].i);
+			h = hash_fnv1a(h, &k[i].i, sizeof k[i].i);
 			break;
 		case MAP_KEY_STR:
 			h = hash_str(h, k[i].s);
 			break;
 		case MAP_KEY_STACK: {
 			size_t n = k[i].stack ? k[i].stack->nframes : 0;
-			h = hash_bytes(h, &n, sizeof n);
+			h = hash_fnv1a(h, &n, sizeof n);
 			for (size_t f = 0; f < n; f++)
 				h = frame_hash(h, &k[i].stack->frames[f]);
 			break;

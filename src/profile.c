@@ -1,5 +1,6 @@
 /* profile.c — profile model, interning, and the raw profile file. */
 #include "profile.h"
+#include "hash.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -19,22 +20,12 @@ struct profile_index {
 	size_t nentry_slots;
 };
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-	for (size_t i = 0; i < n; i++) {
-		h ^= b[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
 
-#define FNV_SEED 14695981039346656037ULL
 
 static uint64_t fnv_ptr(uint64_t h, const void *p)
 {
 	uintptr_t v = (uintptr_t)p;
-	return fnv(h, &v, sizeof v);
+	return hash_fnv1a(h, &v, sizeof v);
 }
 
 /* ---- interning ---------------------------------------------------------- */
@@ -49,7 +40,7 @@ static int strings_grow(struct profile_index *ix)
 		char *s = ix->strings[i];
 		if (!s)
 			continue;
-		size_t j = fnv(FNV_SEED, s, strlen(s)) & (nslots - 1);
+		size_t j = hash_fnv1a(HASH_FNV1A_SEED, s, strlen(s)) & (nslots - 1);
 		while (slots[j])
 			j = (j + 1) & (nslots - 1);
 		slots[j] = s;
@@ -68,7 +59,7 @@ const char *profile_intern(struct profile *p, const char *s)
 	if ((ix->nstrings + 1) * 2 > ix->string_slots && strings_grow(ix) < 0)
 		return NULL;
 	size_t len = strlen(s);
-	size_t j = fnv(FNV_SEED, s, len) & (ix->string_slots - 1);
+	size_t j = hash_fnv1a(HASH_FNV1A_SEED, s, len) & (ix->string_slots - 1);
 	while (ix->strings[j]) {
 		if (strcmp(ix->strings[j], s) == 0)
 			return ix->strings[j];
@@ -149,11 +140,11 @@ static uint64_t frame_key_hash(uint64_t h, const struct frame *f)
 {
 	h = fnv_ptr(h, f->function);
 	h = fnv_ptr(h, f->file);
-	h = fnv(h, &f->line, sizeof f->line);
-	h = fnv(h, &f->inlined, sizeof f->inlined);
+	h = hash_fnv1a(h, &f->line, sizeof f->line);
+	h = hash_fnv1a(h, &f->inlined, sizeof f->inlined);
 	h = fnv_ptr(h, f->module);
 	if (!f->function)
-		h = fnv(h, &f->pc, sizeof f->pc);
+		h = hash_fnv1a(h, &f->pc, sizeof f->pc);
 	return h;
 }
 
@@ -167,9 +158,9 @@ static bool frame_key_eq(const struct frame *a, const struct frame *b)
 
 static uint64_t entry_key_hash(const char *thread, char state, const struct stack *s)
 {
-	uint64_t h = fnv_ptr(FNV_SEED, thread);
-	h = fnv(h, &state, 1);
-	h = fnv(h, &s->nframes, sizeof s->nframes);
+	uint64_t h = fnv_ptr(HASH_FNV1A_SEED, thread);
+	h = hash_fnv1a(h, &state, 1);
+	h = hash_fnv1a(h, &s->nframes, sizeof s->nframes);
 	for (size_t i = 0; i < s->nframes; i++)
 		h = frame_key_hash(h, &s->frames[i]);
 	return h;
@@ -189,7 +180,7 @@ static bool entry_key_eq(const struct profile_entry *en, const char *thread, cha
 
 uint64_t profile_stack_hash(const struct stack *s)
 {
-	uint64_t h = fnv(FNV_SEED, &s->nframes, sizeof s->nframes);
+	uint64_t h = hash_fnv1a(HASH_FNV1A_SEED, &s->nframes, sizeof s->nframes);
 	for (size_t i = 0; i < s->nframes; i++)
 		h = frame_key_hash(h, &s->frames[i]);
 	return h;
@@ -391,11 +382,11 @@ struct frame_table {
 
 static uint64_t frame_full_hash(const struct frame *f)
 {
-	uint64_t h = frame_key_hash(FNV_SEED, f);
-	h = fnv(h, &f->pc, sizeof f->pc);
-	h = fnv(h, &f->column, sizeof f->column);
-	h = fnv(h, &f->lang, sizeof f->lang);
-	return fnv(h, &f->source, sizeof f->source);
+	uint64_t h = frame_key_hash(HASH_FNV1A_SEED, f);
+	h = hash_fnv1a(h, &f->pc, sizeof f->pc);
+	h = hash_fnv1a(h, &f->column, sizeof f->column);
+	h = hash_fnv1a(h, &f->lang, sizeof f->lang);
+	return hash_fnv1a(h, &f->source, sizeof f->source);
 }
 
 static bool frame_full_eq(const struct frame *a, const struct frame *b)

@@ -4,6 +4,7 @@
  * Root at the bottom, children sorted by name like FlameGraph, so the output
  * is deterministic. */
 #include "report.h"
+#include "hash.h"
 #include "report_model.h"
 
 #include <inttypes.h>
@@ -163,11 +164,7 @@ static void xml_put(FILE *out, const char *s)
  * inside it; inlined frames are lighter (and drawn with a dashed outline). */
 static void frame_colour(const struct node *n, char *buf, size_t size)
 {
-	uint64_t h = 14695981039346656037ULL;
-	for (const unsigned char *c = (const unsigned char *)n->name; *c; c++) {
-		h ^= *c;
-		h *= 1099511628211ULL;
-	}
+	uint64_t h = hash_fnv1a(HASH_FNV1A_SEED, n->name, strlen(n->name));
 	unsigned v1 = (unsigned)(h % 1000), v2 = (unsigned)((h / 1000) % 1000);
 	int hue, sat, light;
 	switch (n->lang) {

@@ -24,6 +24,7 @@ struct session {
 	bool target_exited;
 	bool was_stopped_before;   /* target in state T before we came: keep it so */
 	bool attached;             /* gdb holds the target: detach on the way out */
+	bool attach_started;       /* -target-attach was sent: gdb may have stopped threads */
 	int timeout_ms;
 	bool verbose;
 };
@@ -212,6 +213,7 @@ static int attach_gdb(struct session *s, pid_t pid, struct xerr *e)
 	char exe[4096];
 	if (!s->launched_child && proc_exe_path(pid, exe, sizeof exe, NULL) == 0)
 		call(s, NULL, NULL, "-file-exec-and-symbols", exe, NULL);
+	s->attach_started = true;
 	if (call(s, NULL, &attach_error, "-target-attach", pid_text, NULL) < 0) {
 		if (strstr(attach_error.msg, "not permitted") || strstr(attach_error.msg, "ermission")) {
 			char why[512];
@@ -614,8 +616,10 @@ static void rescue_stopped_target(struct session *s)
 {
 	if (s->pid <= 0 || s->was_stopped_before)
 		return;
+	/* A SIGSTOP gdb sent may still be pending in a thread that has not run
+	 * since; it lands when the thread next runs. Hence a long calm window. */
 	int calm = 0;
-	for (int attempt = 0; attempt < 100 && calm < 5; attempt++) {
+	for (int attempt = 0; attempt < 300 && calm < 30; attempt++) {
 		char state = proc_state(s->pid);
 		if (state == 0 || state == 'Z' || state == 'X')
 			return;
@@ -647,10 +651,12 @@ int session_end(struct session *s, struct xerr *e)
 		else
 			detached = true;
 	}
+	bool gdb_died = s->gdb && !mi_conn_alive(s->gdb);
 	if (s->gdb)
 		mi_conn_close(s->gdb, 3000);
 	s->gdb = NULL;
-	if (s->attached && !detached)
+	/* gdb killed in the middle of attaching has already stopped threads. */
+	if (!detached && (s->attached || (s->attach_started && gdb_died)))
 		rescue_stopped_target(s);
 	char state = s->pid > 0 ? proc_state(s->pid) : 0;
 	if (state && state != 'Z' && any_thread_stopped(s->pid) && !s->was_stopped_before) {

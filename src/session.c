@@ -31,11 +31,12 @@ struct session {
 
 static const char *gdb_default_path(const struct session_options *opts)
 {
+	/* --gdb, then $XGDBPROF_GDB, then the configured default. */
+	if (opts && opts->gdb_path)
+		return opts->gdb_path;
 	const char *env = getenv("XGDBPROF_GDB");
 	if (env && *env)
 		return env;
-	if (opts && opts->gdb_path)
-		return opts->gdb_path;
 	return XGDBPROF_GDB_DEFAULT;
 }
 

@@ -26,7 +26,7 @@
 struct session;
 
 struct session_options {
-	const char *gdb_path;      /* NULL: XGDBPROF_GDB, else the configured default */
+	const char *gdb_path;      /* --gdb; NULL: $XGDBPROF_GDB, else the configured default */
 	int command_timeout_ms;    /* per MI command; 0 means 15000 */
 	bool verbose;              /* log MI traffic timing to stderr */
 };
@@ -49,7 +49,7 @@ struct session_thread {
 };
 
 /* Checks the gdb to use exists and is >= 10. Fills *path_out with the gdb
- * chosen (XGDBPROF_GDB, else opts->gdb_path, else the configured default). */
+ * chosen (opts->gdb_path, else $XGDBPROF_GDB, else the configured default). */
 int session_check_gdb(const struct session_options *opts, const char **path_out, struct xerr *e);
 
 /* Attaches to pid and resumes it: on return the target runs. */

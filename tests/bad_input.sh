@@ -46,6 +46,9 @@ XGDBPROF_GDB=/nonexistent/gdb expect_error "gdb missing" 2 "apt-get install gdb"
 printf '#!/bin/sh\necho "GNU gdb (GDB) 9.2"\n' >"$TMP/old-gdb"
 chmod +x "$TMP/old-gdb"
 expect_error "gdb too old" 2 "needs gdb 10 or newer" "$XGDBPROF" --gdb "$TMP/old-gdb" dump "$COUNTER_PID"
+# --gdb wins over $XGDBPROF_GDB (the man page says so).
+XGDBPROF_GDB=/nonexistent/gdb expect_error "--gdb over XGDBPROF_GDB" 2 "needs gdb 10 or newer" \
+	"$XGDBPROF" --gdb "$TMP/old-gdb" dump "$COUNTER_PID"
 check "target runs free after the refusals" target_runs_free "$COUNTER_PID" "$PROGRESS"
 
 expect_error "command not found" 2 "command not found: no-such-command-xyz" \

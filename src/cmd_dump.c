@@ -60,18 +60,8 @@ static const char *state_word(char state)
 static void settle_after_attach(pid_t pid)
 {
 	struct timespec step = { 0, 5 * 1000 * 1000 };
-	for (int i = 0; i < 100; i++) {
-		struct proc_thread *threads;
-		int n = proc_threads(pid, &threads, NULL);
-		bool traced = false;
-		for (int k = 0; k < n; k++)
-			traced |= threads[k].state == 't';
-		if (n >= 0)
-			free(threads);
-		if (!traced)
-			break;
+	for (int i = 0; i < 100 && proc_any_thread_in(pid, "t"); i++)
 		nanosleep(&step, NULL);
-	}
 	struct timespec settle = { 0, 20 * 1000 * 1000 };
 	nanosleep(&settle, NULL);
 }

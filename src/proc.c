@@ -132,6 +132,18 @@ int proc_threads(pid_t pid, struct proc_thread **out, struct xerr *e)
 	return (int)count;
 }
 
+bool proc_any_thread_in(pid_t pid, const char *states)
+{
+	struct proc_thread *threads;
+	int n = proc_threads(pid, &threads, NULL);
+	bool found = false;
+	for (int i = 0; i < n && !found; i++)
+		found = threads[i].state && strchr(states, threads[i].state);
+	if (n >= 0)
+		free(threads);
+	return found;
+}
+
 int proc_exe_path(pid_t pid, char *buf, size_t size, struct xerr *e)
 {
 	char path[64];

@@ -37,6 +37,10 @@ char proc_state(pid_t pid);
  * Returns the count, or -1 if the process is gone. */
 int proc_threads(pid_t pid, struct proc_thread **out, struct xerr *e);
 
+/* True if any thread of pid is in one of the state letters given
+ * ("Tt": stopped or in a tracing stop). False if none is, or pid is gone. */
+bool proc_any_thread_in(pid_t pid, const char *states);
+
 /* Reads one thread's stat; 0 ok, -1 if it is gone. */
 int proc_thread_read(pid_t pid, pid_t tid, struct proc_thread *out, struct xerr *e);
 

@@ -56,7 +56,26 @@ int session_check_gdb(const struct session_options *opts, const char **path_out,
 	return 0;
 }
 
-static bool is_exit_reason(const char *reason);
+static bool is_exit_reason(const char *reason)
+{
+	return reason && (strcmp(reason, "exited") == 0 || strcmp(reason, "exited-normally") == 0 ||
+			  strcmp(reason, "exited-signalled") == 0);
+}
+
+/* Keeps the session's view of the target in step with gdb's exec records:
+ * *stopped (possibly because it exited) and *running. */
+static void track_exec_event(struct session *s, const struct mi_record *ev)
+{
+	if (ev->kind != MI_RECORD_EXEC)
+		return;
+	if (strcmp(ev->klass, "stopped") == 0) {
+		s->stopped = true;
+		if (is_exit_reason(mi_value_get_string(ev->results, "reason")))
+			s->target_exited = true;
+	} else if (strcmp(ev->klass, "running") == 0) {
+		s->stopped = false;
+	}
+}
 
 static int session_timeout(const struct session_options *opts)
 {
@@ -107,17 +126,9 @@ static int wait_stopped(struct session *s, struct xerr *e)
 		return xerr_set(e, "%s", me.message);
 	if (got == 0)
 		return xerr_set(e, "gdb did not report process %d stopped within %d ms", (int)s->pid, s->timeout_ms);
-	if (is_exit_reason(mi_value_get_string(stopped->results, "reason")))
-		s->target_exited = true;
-	s->stopped = true;
+	track_exec_event(s, stopped);
 	mi_record_free(stopped);
 	return 0;
-}
-
-static bool is_exit_reason(const char *reason)
-{
-	return reason && (strcmp(reason, "exited") == 0 || strcmp(reason, "exited-normally") == 0 ||
-			  strcmp(reason, "exited-signalled") == 0);
 }
 
 /* ^running only says gdb accepted the command; *running says the threads
@@ -126,22 +137,17 @@ static bool is_exit_reason(const char *reason)
 static int wait_running(struct session *s, struct xerr *e)
 {
 	for (;;) {
-		struct mi_error me;
-		struct mi_record *ev = NULL;
-		int got = mi_conn_next_event(s->gdb, s->timeout_ms, &ev, &me);
+		struct mi_record *ev;
+		int got = session_wait_event(s, s->timeout_ms, &ev, e);
 		if (got < 0)
-			return xerr_set(e, "%s", me.message);
+			return -1;
 		if (got == 0)
 			return xerr_set(e, "gdb did not resume process %d within %d ms", (int)s->pid, s->timeout_ms);
-		bool running = ev->kind == MI_RECORD_EXEC && strcmp(ev->klass, "running") == 0;
-		if (ev->kind == MI_RECORD_EXEC && strcmp(ev->klass, "stopped") == 0) {
-			if (is_exit_reason(mi_value_get_string(ev->results, "reason")))
-				s->target_exited = true;
-			s->stopped = true;
-			running = true;
-		}
+		/* A *stopped here (the target exited, say) ends the wait as well. */
+		bool settled = ev->kind == MI_RECORD_EXEC &&
+			       (strcmp(ev->klass, "running") == 0 || strcmp(ev->klass, "stopped") == 0);
 		mi_record_free(ev);
-		if (running)
+		if (settled)
 			return 0;
 	}
 }
@@ -570,13 +576,7 @@ int session_wait_event(struct session *s, int timeout_ms, struct mi_record **eve
 		return xerr_set(e, "%s", me.message);
 	if (got == 0)
 		return 0;
-	if (ev->kind == MI_RECORD_EXEC && strcmp(ev->klass, "stopped") == 0) {
-		s->stopped = true;
-		if (is_exit_reason(mi_value_get_string(ev->results, "reason")))
-			s->target_exited = true;
-	} else if (ev->kind == MI_RECORD_EXEC && strcmp(ev->klass, "running") == 0) {
-		s->stopped = false;
-	}
+	track_exec_event(s, ev);
 	*event = ev;
 	return 1;
 }
@@ -596,18 +596,6 @@ void gdb_frames_free(struct gdb_frame *frames, size_t count)
 	free(frames);
 }
 
-/* True if any thread of pid is in a stop (T) or a tracing stop (t). */
-static bool any_thread_stopped(pid_t pid)
-{
-	struct proc_thread *threads;
-	int n = proc_threads(pid, &threads, NULL);
-	bool stopped = false;
-	for (int i = 0; i < n; i++)
-		stopped |= threads[i].state == 'T' || threads[i].state == 't';
-	if (n >= 0)
-		free(threads);
-	return stopped;
-}
 
 /* Last resort when gdb is gone: the kernel detaches a dead tracer's tracees,
  * but threads gdb had stopped can be left in a group stop (state T), and the
@@ -624,7 +612,7 @@ static void rescue_stopped_target(struct session *s)
 		char state = proc_state(s->pid);
 		if (state == 0 || state == 'Z' || state == 'X')
 			return;
-		if (any_thread_stopped(s->pid)) {
+		if (proc_any_thread_in(s->pid, "Tt")) {
 			kill(s->pid, SIGCONT);
 			calm = 0;
 		} else {
@@ -660,7 +648,7 @@ int session_end(struct session *s, struct xerr *e)
 	if (!detached && (s->attached || (s->attach_started && gdb_died)))
 		rescue_stopped_target(s);
 	char state = s->pid > 0 ? proc_state(s->pid) : 0;
-	if (state && state != 'Z' && any_thread_stopped(s->pid) && !s->was_stopped_before) {
+	if (state && state != 'Z' && proc_any_thread_in(s->pid, "Tt") && !s->was_stopped_before) {
 		rc = xerr_set(e, "process %d is still stopped after detaching (%s); resume it with `kill -CONT %d`",
 			      (int)s->pid, detach_error.msg[0] ? detach_error.msg : "state T", (int)s->pid);
 	} else if (rc < 0) {

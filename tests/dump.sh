@@ -56,11 +56,15 @@ check "gdb walker frames carry tree.rs:LINE" grep -q 'at .*/tests/fixtures/sled/
 # Rust demo and for the C fixture.
 for i in 1 2 3; do
 	"$XGDBPROF" dump --check-walkers "$DEMO" >"$TMP/walkers.txt"
-	check "walkers agree on every thread of cache-service (round $i)" grep -q "walkers agree on $nthreads of $nthreads threads" "$TMP/walkers.txt"
+	check "walkers agree on every thread of cache-service (round $i)" grep -q "walkers agree on $nthreads of $nthreads threads" "$TMP/walkers.txt" ||
+		grep -A2 'walkers disagree\|walkers agree\|^xgdbprof' "$TMP/walkers.txt" | sed 's/^/    | /' 
 done
 start_counter
 "$XGDBPROF" dump --check-walkers "$COUNTER_PID" >"$TMP/walkers-c.txt"
-check "walkers agree on every thread of the C counter" grep -q "walkers agree on 4 of 4 threads" "$TMP/walkers-c.txt"
+check "walkers agree on every thread of the C counter" grep -q "walkers agree on 4 of 4 threads" "$TMP/walkers-c.txt" ||
+	grep -B1 -A2 'walkers disagree\|walkers agree\|^xgdbprof' "$TMP/walkers-c.txt" | sed 's/^/    | /'
+check "walkers agree on every thread of the C counter (again)" sh -c \
+	"'$XGDBPROF' dump --check-walkers $COUNTER_PID | grep -q 'walkers agree on 4 of 4 threads'"
 check "target still runs free after the walker checks" target_runs_free "$DEMO" "$TMP/demo.progress"
 
 # Launch mode: the command runs, is dumped, and its exit status is ours.

@@ -16,9 +16,9 @@ trap cleanup_test EXIT
 
 ok() { echo "ok - $*"; }
 not_ok() { echo "not ok - $*"; TEST_FAILURES=$((TEST_FAILURES + 1)); }
-check() {   # check "description" command...
+check() {   # check "description" command...; returns the command's success
 	local what=$1; shift
-	if "$@"; then ok "$what"; else not_ok "$what"; fi
+	if "$@"; then ok "$what"; else not_ok "$what"; return 1; fi
 }
 show() {   # show FILE: prints a file indented, to explain a failure
 	sed 's/^/    | /' "$1" | head -40

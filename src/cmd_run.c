@@ -45,6 +45,7 @@ struct run_context {
 	char start_time[64];
 	char thread_selection[256];
 	const char *walker;
+	const char *stop_mode;
 	bool tracing;              /* breakpoint probes rather than sampling */
 	pid_t pid;
 	int threads_seen;
@@ -90,6 +91,7 @@ static void fill_meta(struct run_context *rc, struct profile *p)
 	m->stop_median_ms = rc->stats.stop_median_ms;
 	m->stop_p99_ms = rc->stats.stop_p99_ms;
 	m->walker = profile_intern(p, rc->walker);
+	m->stop_mode = profile_intern(p, rc->stop_mode);
 	m->version = profile_intern(p, PACKAGE_VERSION);
 	m->start_time = profile_intern(p, rc->start_time);
 	if (rc->tracing) {
@@ -101,6 +103,7 @@ static void fill_meta(struct run_context *rc, struct profile *p)
 		m->cpu_min_pct = m->cpu_avg_pct = m->cpu_max_pct = NAN;
 		m->stop_median_ms = m->stop_p99_ms = NAN;
 		m->walker = NULL;
+		m->stop_mode = NULL;
 	}
 	for (int i = 0; i < rc->stats.nnotes; i++)
 		profile_add_note(p, rc->stats.notes[i], NULL);
@@ -398,6 +401,9 @@ int run_recipe(const struct run_request *req)
 	}
 	const struct recipe_options *opts = recipe_options(rc.recipe);
 	struct session_options so = cli_session_options();
+	/* Tracing stays in all-stop mode: its breakpoint handling counts on
+	 * every thread being stopped at a hit. */
+	so.non_stop = wants_samples && !cli_globals.all_stop;
 	if (req->launch) {
 		if (session_launch(&rc.session, req->argv, &so, &e) < 0) {
 			recipe_free(rc.recipe);
@@ -423,6 +429,7 @@ int run_recipe(const struct run_request *req)
 	gmtime_r(&now, &tm);
 	strftime(rc.start_time, sizeof rc.start_time, "%Y-%m-%dT%H:%M:%SZ", &tm);
 	rc.walker = opts->exact ? "gdb" : "dwfl";
+	rc.stop_mode = session_non_stop(rc.session) ? "non-stop" : "all-stop";
 	rc.raw = profile_new();
 	rc.sym = symbolizer_new_pid(rc.pid, &e);
 	if (rc.sym)

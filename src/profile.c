@@ -459,6 +459,7 @@ static void put_meta(FILE *out, const struct profile_meta *m)
 	DBL("stop_median_ms", m->stop_median_ms);
 	DBL("stop_p99_ms", m->stop_p99_ms);
 	STR("walker", m->walker);
+	STR("stop_mode", m->stop_mode);
 	STR("version", m->version);
 	STR("start_time", m->start_time);
 #undef STR
@@ -647,6 +648,7 @@ static int load_meta(struct profile *p, const cJSON *meta, struct xerr *e)
 	    get_double(meta, "stop_median_ms", &m->stop_median_ms, e) ||
 	    get_double(meta, "stop_p99_ms", &m->stop_p99_ms, e) ||
 	    get_string(p, meta, "walker", &m->walker, e) ||
+	    get_string(p, meta, "stop_mode", &m->stop_mode, e) ||
 	    get_string(p, meta, "version", &m->version, e) ||
 	    get_string(p, meta, "start_time", &m->start_time, e))
 		return xerr_prefix(e, "meta");

@@ -52,6 +52,7 @@ struct profile_meta {
 	double stopped_pct;           /* share of wall time the target was held stopped */
 	double stop_median_ms, stop_p99_ms;  /* per-sample stop time */
 	const char *walker;           /* stack walker used ("gdb", "dwfl", ...) */
+	const char *stop_mode;        /* "non-stop" (walked threads only) or "all-stop" */
 	const char *version;          /* xgdbprof version */
 	const char *start_time;       /* ISO 8601 */
 	size_t nnotes;

@@ -57,6 +57,7 @@ static cJSON *run_object(const struct profile_meta *mt)
 	add_dbl(o, "stop_median_ms", mt->stop_median_ms);
 	add_dbl(o, "stop_p99_ms", mt->stop_p99_ms);
 	add_str(o, "walker", mt->walker);
+	add_str(o, "stop_mode", mt->stop_mode);
 	add_str(o, "version", mt->version);
 	add_str(o, "start_time", mt->start_time);
 	cJSON *notes = cJSON_AddArrayToObject(o, "notes");

@@ -147,6 +147,9 @@ static void print_header(FILE *out, const struct style *st, const struct report_
 		fprintf(out, " · %" PRIu64 " in this profile", m->total);
 	if (mt->walker)
 		fprintf(out, " · walker: %s", mt->walker);
+	if (mt->stop_mode)
+		fprintf(out, " · %s", strcmp(mt->stop_mode, "non-stop") == 0 ? "stops only the walked threads"
+									 : "stops every thread");
 	fputc('\n', out);
 
 	if (known(mt->cpu_min_pct) || known(mt->cpu_avg_pct) || known(mt->cpu_max_pct)) {

@@ -396,6 +396,29 @@ static int carve_pc_buffers(struct sampler *sp, struct xerr *e)
 	return 0;
 }
 
+/* Non-stop sessions stop only the threads to walk (gdb needs their ids
+ * first, which it gives while the target runs); all-stop ones stop all. */
+static int stop_for_walks(struct sampler *sp, struct xerr *e)
+{
+	if (!session_non_stop(sp->session))
+		return session_stop(sp->session, e);
+	if (map_gdb_ids(sp, e) < 0)
+		return -1;
+	int ids[64];
+	size_t n = 0;
+	for (size_t i = 0; i < sp->nthreads; i++) {
+		if (!sp->threads[i].walk || sp->threads[i].gdb_id == 0)
+			continue;
+		if (n == sizeof ids / sizeof ids[0]) {
+			/* Many threads to walk at once: one -exec-interrupt --all is
+			 * cheaper than a command per thread. */
+			return session_stop(sp->session, e);
+		}
+		ids[n++] = sp->threads[i].gdb_id;
+	}
+	return session_stop_threads(sp->session, ids, n, e);
+}
+
 /* One full round: plan from /proc, stop if some thread needs a walk, walk,
  * resume, then symbolize and deliver with the target running. Returns 0,
  * 1 when the target is gone, -1 on error. */
@@ -412,7 +435,7 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, sampler_c
 		return -1;
 	uint64_t stop_start = monotonic_ns();
 	if (walks > 0) {
-		int stop_rc = session_stop(s, e);
+		int stop_rc = stop_for_walks(sp, e);
 		uint64_t t_stopped = monotonic_ns();
 		st->phase_stop_s += (double)(t_stopped - stop_start) / 1e9;
 		if (stop_rc < 0)

@@ -20,7 +20,10 @@ struct session {
 	struct mi_conn *gdb;
 	pid_t pid;
 	pid_t launched_child;      /* our child when launched, else 0 */
-	bool stopped;              /* gdb reported the target stopped */
+	bool stopped;              /* gdb reported the target (non-stop: some thread) stopped */
+	bool non_stop;             /* gdb's non-stop mode: stops hold only the threads asked for */
+	int *stopped_ids;          /* non-stop: gdb ids of the threads gdb reports stopped */
+	size_t nstopped_ids, stopped_ids_cap;
 	bool target_exited;
 	bool was_stopped_before;   /* target in state T before we came: keep it so */
 	bool attached;             /* gdb holds the target: detach on the way out */
@@ -62,19 +65,77 @@ static bool is_exit_reason(const char *reason)
 			  strcmp(reason, "exited-signalled") == 0);
 }
 
-/* Keeps the session's view of the target in step with gdb's exec records:
- * *stopped (possibly because it exited) and *running. */
+static bool thread_is_stopped(const struct session *s, int gdb_id)
+{
+	for (size_t i = 0; i < s->nstopped_ids; i++)
+		if (s->stopped_ids[i] == gdb_id)
+			return true;
+	return false;
+}
+
+static void forget_stopped_thread(struct session *s, int gdb_id)
+{
+	for (size_t i = 0; i < s->nstopped_ids; i++)
+		if (s->stopped_ids[i] == gdb_id) {
+			s->stopped_ids[i] = s->stopped_ids[--s->nstopped_ids];
+			return;
+		}
+}
+
+static void note_stopped_thread(struct session *s, int gdb_id)
+{
+	if (thread_is_stopped(s, gdb_id))
+		return;
+	if (s->nstopped_ids == s->stopped_ids_cap) {
+		size_t cap = s->stopped_ids_cap ? 2 * s->stopped_ids_cap : 16;
+		int *grown = realloc(s->stopped_ids, cap * sizeof *grown);
+		if (!grown)
+			return;   /* then a wait for this thread times out with a message */
+		s->stopped_ids = grown;
+		s->stopped_ids_cap = cap;
+	}
+	s->stopped_ids[s->nstopped_ids++] = gdb_id;
+}
+
+/* "12" → 12; "all" or missing → 0. */
+static int thread_id_of(const struct mi_record *ev)
+{
+	const char *id = mi_value_get_string(ev->results, "thread-id");
+	return id ? atoi(id) : 0;
+}
+
+/* Keeps the session's view of the target in step with gdb's records:
+ * *stopped (possibly because it exited), *running, and in non-stop mode
+ * which threads each of them concerns. */
 static void track_exec_event(struct session *s, const struct mi_record *ev)
 {
+	if (ev->kind == MI_RECORD_NOTIFY && s->non_stop && strcmp(ev->klass, "thread-exited") == 0) {
+		const char *id = mi_value_get_string(ev->results, "id");
+		if (id)
+			forget_stopped_thread(s, atoi(id));
+		s->stopped = s->nstopped_ids > 0;
+		return;
+	}
 	if (ev->kind != MI_RECORD_EXEC)
 		return;
+	int id = thread_id_of(ev);
 	if (strcmp(ev->klass, "stopped") == 0) {
-		s->stopped = true;
 		if (is_exit_reason(mi_value_get_string(ev->results, "reason")))
 			s->target_exited = true;
+		if (!s->non_stop)
+			s->stopped = true;
+		else if (id > 0)
+			note_stopped_thread(s, id);
 	} else if (strcmp(ev->klass, "running") == 0) {
-		s->stopped = false;
+		if (!s->non_stop)
+			s->stopped = false;
+		else if (id > 0)
+			forget_stopped_thread(s, id);
+		else
+			s->nstopped_ids = 0;   /* thread-id="all" */
 	}
+	if (s->non_stop)
+		s->stopped = s->nstopped_ids > 0;
 }
 
 static int session_timeout(const struct session_options *opts)
@@ -152,6 +213,44 @@ static int wait_running(struct session *s, struct xerr *e)
 	}
 }
 
+static int count_threads(struct session *s, size_t *count, struct xerr *e)
+{
+	struct mi_record *r;
+	if (call(s, &r, e, "-thread-info", NULL) < 0)
+		return -1;
+	*count = mi_value_count(mi_value_get(r->results, "threads"));
+	mi_record_free(r);
+	return 0;
+}
+
+static bool is_thread_exited(const struct mi_record *ev)
+{
+	return ev->kind == MI_RECORD_NOTIFY && strcmp(ev->klass, "thread-exited") == 0;
+}
+
+/* Non-stop: after an attach or -exec-interrupt --all, gdb reports each
+ * thread's stop on its own. Waits until it has reported every thread. */
+static int wait_all_threads_stopped(struct session *s, struct xerr *e)
+{
+	size_t total;
+	if (count_threads(s, &total, e) < 0)
+		return -1;
+	while (s->nstopped_ids < total && !s->target_exited) {
+		struct mi_record *ev;
+		int got = session_wait_event(s, s->timeout_ms, &ev, e);
+		if (got < 0)
+			return -1;
+		if (got == 0)
+			return xerr_set(e, "gdb reported %zu of the %zu threads of process %d stopped within %d ms",
+					s->nstopped_ids, total, (int)s->pid, s->timeout_ms);
+		bool recount = is_thread_exited(ev);
+		mi_record_free(ev);
+		if (recount && count_threads(s, &total, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* "GNU gdb (Debian 13.1-3) 13.1\n..." -> 13, 1: the last number of the first line. */
 static void parse_gdb_version(const char *text, int *major, int *minor)
 {
@@ -175,6 +274,7 @@ static struct session *session_new(const struct session_options *opts, struct xe
 	}
 	s->timeout_ms = session_timeout(opts);
 	s->verbose = opts && opts->verbose;
+	s->non_stop = opts && opts->non_stop;
 	struct mi_conn_options mo = { .gdb_path = gdb_path, .startup_timeout_ms = s->timeout_ms };
 	struct mi_error me;
 	s->gdb = mi_conn_spawn(&mo, &me);
@@ -206,6 +306,14 @@ static struct session *session_new(const struct session_options *opts, struct xe
 	call(s, NULL, NULL, "-gdb-set", "print", "entry-values", "no", NULL);
 	/* The reference walker must see the same frames as ours: past main too. */
 	call(s, NULL, NULL, "-gdb-set", "backtrace", "past-main", "on", NULL);
+	/* Must precede the attach. Without it, every stop waits for all of the
+	 * target's threads to stop, and they all lose the time. */
+	if (s->non_stop && call(s, NULL, e, "-gdb-set", "non-stop", "on", NULL) < 0) {
+		xerr_prefix(e, "switching gdb to non-stop mode");
+		mi_conn_free(s->gdb);
+		free(s);
+		return NULL;
+	}
 	return s;
 }
 
@@ -234,7 +342,7 @@ static int attach_gdb(struct session *s, pid_t pid, struct xerr *e)
 	s->attached = true;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (wait_stopped(s, e) < 0)
+	if ((s->non_stop ? wait_all_threads_stopped(s, e) : wait_stopped(s, e)) < 0)
 		return xerr_prefix(e, "attaching to process %d", (int)pid);
 	/* Attaching stops every thread; let the target go on right away. */
 	int rc = session_resume(s, e);
@@ -367,14 +475,75 @@ bool session_target_alive(struct session *s)
 	return state != 0 && state != 'Z' && state != 'X';
 }
 
+bool session_non_stop(const struct session *s)
+{
+	return s->non_stop;
+}
+
 int session_stop(struct session *s, struct xerr *e)
 {
-	if (s->stopped)
+	if (s->stopped && !s->non_stop)
 		return 0;
 	if (call(s, NULL, e, "-exec-interrupt", "--all", NULL) < 0)
 		return xerr_prefix(e, "stopping process %d", (int)s->pid);
-	if (wait_stopped(s, e) < 0)
+	if ((s->non_stop ? wait_all_threads_stopped(s, e) : wait_stopped(s, e)) < 0)
 		return xerr_prefix(e, "stopping process %d", (int)s->pid);
+	if (s->target_exited)
+		return xerr_set(e, "process %d exited", (int)s->pid);
+	return 0;
+}
+
+int session_stop_threads(struct session *s, const int *gdb_ids, size_t n, struct xerr *e)
+{
+	if (!s->non_stop)
+		return session_stop(s, e);
+	/* Stops gdb reported meanwhile (a signal, say) are already known. */
+	struct mi_record *ev;
+	int got;
+	while ((got = session_wait_event(s, 0, &ev, e)) == 1)
+		mi_record_free(ev);
+	if (got < 0)
+		return -1;
+	int *waiting = malloc((n ? n : 1) * sizeof *waiting);
+	if (!waiting)
+		return xerr_set(e, "out of memory");
+	size_t nwaiting = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (thread_is_stopped(s, gdb_ids[i]))
+			continue;
+		char id[16];
+		snprintf(id, sizeof id, "%d", gdb_ids[i]);
+		/* A thread that exited meanwhile is refused: it has nothing to walk. */
+		if (call(s, NULL, NULL, "-exec-interrupt", "--thread", id, NULL) == 0)
+			waiting[nwaiting++] = gdb_ids[i];
+	}
+	int rc = 0;
+	while (rc == 0 && !s->target_exited) {
+		size_t left = 0;
+		for (size_t i = 0; i < nwaiting; i++)
+			if (waiting[i] && !thread_is_stopped(s, waiting[i]))
+				waiting[left++] = waiting[i];
+		nwaiting = left;
+		if (nwaiting == 0)
+			break;
+		got = session_wait_event(s, s->timeout_ms, &ev, e);
+		if (got <= 0) {
+			rc = got < 0 ? -1
+				     : xerr_set(e, "gdb did not report thread %d of process %d stopped within %d ms",
+						waiting[0], (int)s->pid, s->timeout_ms);
+			break;
+		}
+		if (is_thread_exited(ev)) {
+			const char *gone = mi_value_get_string(ev->results, "id");
+			for (size_t i = 0; gone && i < nwaiting; i++)
+				if (waiting[i] == atoi(gone))
+					waiting[i] = 0;
+		}
+		mi_record_free(ev);
+	}
+	free(waiting);
+	if (rc < 0)
+		return xerr_prefix(e, "stopping threads of process %d", (int)s->pid);
 	if (s->target_exited)
 		return xerr_set(e, "process %d exited", (int)s->pid);
 	return 0;
@@ -384,9 +553,10 @@ int session_resume(struct session *s, struct xerr *e)
 {
 	if (!s->stopped)
 		return 0;
-	if (call(s, NULL, e, "-exec-continue", NULL) < 0)
+	if (call(s, NULL, e, "-exec-continue", s->non_stop ? "--all" : NULL, NULL) < 0)
 		return xerr_prefix(e, "resuming process %d", (int)s->pid);
 	s->stopped = false;
+	s->nstopped_ids = 0;
 	return wait_running(s, e);
 }
 
@@ -632,8 +802,9 @@ int session_end(struct session *s, struct xerr *e)
 	struct xerr detach_error = { "" };
 	if (s->gdb && mi_conn_alive(s->gdb) && s->attached && !s->target_exited) {
 		/* -target-detach resumes a stopped target; it needs all threads
-		 * stopped in all-stop mode, so stop first if running. */
-		if (!s->stopped && session_target_alive(s))
+		 * stopped in all-stop mode, so stop first if running (in
+		 * non-stop mode gdb stops them itself). */
+		if (!s->stopped && !s->non_stop && session_target_alive(s))
 			session_stop(s, NULL);
 		if (call(s, NULL, &detach_error, "-target-detach", NULL) < 0)
 			rc = -1;
@@ -656,6 +827,7 @@ int session_end(struct session *s, struct xerr *e)
 		 * has exited by itself: nothing is left to undo. */
 		rc = 0;
 	}
+	free(s->stopped_ids);
 	free(s);
 	return rc;
 }

@@ -29,6 +29,8 @@ struct session_options {
 	const char *gdb_path;      /* --gdb; NULL: $XGDBPROF_GDB, else the configured default */
 	int command_timeout_ms;    /* per MI command; 0 means 15000 */
 	bool verbose;              /* log MI traffic timing to stderr */
+	bool non_stop;             /* gdb non-stop mode: session_stop_threads holds only
+				    * the threads named; the others keep running */
 };
 
 /* One frame as gdb's unwinder reports it (the reference walker). */
@@ -65,10 +67,16 @@ bool session_is_stopped(const struct session *s);
 /* False once the target exited (its exit is then in session_exit_status). */
 bool session_target_alive(struct session *s);
 
-/* Stops every thread (all-stop) and waits for gdb to report it. */
+/* Stops every thread and waits for gdb to report it (every one of them, in
+ * non-stop mode). */
 int session_stop(struct session *s, struct xerr *e);
-/* Resumes every thread. */
+/* Non-stop mode: stops the threads named (gdb ids) and waits until gdb
+ * reports each stopped; a thread that exits meanwhile is skipped, so walks
+ * of it fail. All-stop mode: session_stop. */
+int session_stop_threads(struct session *s, const int *gdb_ids, size_t n, struct xerr *e);
+/* Resumes every stopped thread. */
 int session_resume(struct session *s, struct xerr *e);
+bool session_non_stop(const struct session *s);
 
 /* Threads of the stopped target, sorted by tid. *threads is malloc'd. */
 int session_threads(struct session *s, struct session_thread **threads, size_t *count, struct xerr *e);

@@ -88,6 +88,35 @@ assert report["total_samples"] >= 100, report["total_samples"]
 assert abs(heavy - 75) <= 10 and abs(light - 25) <= 10, share
 PY
 
+check "the header says a sample stops only the walked threads" grep -q 'stops only the walked threads' "$TMP/ratio.txt"
+
+# The same split with --all-stop (every thread stopped at each sample).
+"$XGDBPROF" --all-stop -e 'set threads running; set max_stopped 100%
+sample { @s[thread.name, ustack] = count(); }
+end { report(@s); }' -d 4s -F 49 -o "$TMP/ratio-all" "$RATIO" >"$TMP/ratio-all.txt" 2>"$TMP/ratio-all.err"
+check "--all-stop run exits 0" test $? -eq 0
+check "the --all-stop header says every thread is stopped" grep -q 'stops every thread' "$TMP/ratio-all.txt"
+"$XGDBPROF" report --format json "$TMP/ratio-all" >"$TMP/ratio-all.json"
+check "--all-stop: heavy_work:light_work shares are 75:25 within 10 points" python3 - "$TMP/ratio-all.json" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+share = {f["function"]: f["self_share"] for f in report["top_self"]}
+heavy, light = share.get("heavy_work", 0), share.get("light_work", 0)
+print("  --all-stop: heavy_work %.1f%%, light_work %.1f%% of %d samples" % (heavy, light, report["total_samples"]))
+assert report["run"]["stop_mode"] == "all-stop", report["run"].get("stop_mode")
+assert report["total_samples"] >= 80, report["total_samples"]
+assert abs(heavy - 75) <= 10 and abs(light - 25) <= 10, share
+PY
+check "ratio target: no thread left stopped or traced" python3 - "$RATIO" <<'PY'
+import os, sys
+pid = sys.argv[1]
+for tid in os.listdir("/proc/%s/task" % pid):
+    state = open("/proc/%s/task/%s/stat" % (pid, tid)).read().rsplit(") ", 1)[1][0]
+    assert state not in "Tt", (tid, state)
+status = open("/proc/%s/status" % pid).read()
+assert "TracerPid:\t0\n" in status, status
+PY
+
 # --- Off-CPU: a thread blocked on a mutex, attributed to its lock site -----
 "$FIXTURES/blocked" &
 BLOCKED=$!

@@ -404,6 +404,9 @@ int run_recipe(const struct run_request *req)
 	/* Tracing stays in all-stop mode: its breakpoint handling counts on
 	 * every thread being stopped at a hit. */
 	so.non_stop = wants_samples && !cli_globals.all_stop;
+	/* Sampling names frames itself; even `set exact true` takes only PCs
+	 * from gdb's unwinder, which needs .eh_frame, not debug files. */
+	so.no_separate_debug = wants_samples;
 	if (req->launch) {
 		if (session_launch(&rc.session, req->argv, &so, &e) < 0) {
 			recipe_free(rc.recipe);

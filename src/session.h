@@ -31,6 +31,8 @@ struct session_options {
 	bool verbose;              /* log MI traffic timing to stderr */
 	bool non_stop;             /* gdb non-stop mode: session_stop_threads holds only
 				    * the threads named; the others keep running */
+	bool no_separate_debug;    /* gdb reads no separate debug files (/usr/lib/debug):
+				    * for sessions that ask gdb for registers, never names */
 };
 
 /* One frame as gdb's unwinder reports it (the reference walker). */

@@ -232,7 +232,7 @@ static void test_json(const struct profile *p)
 		"exe", "build_id", "pid", "command_line", "threads", "frequency_asked_hz",
 		"frequency_achieved_hz", "duration_asked_s", "duration_actual_s", "samples",
 		"thread_samples", "stacks_reused", "cpu_min_pct", "cpu_avg_pct", "cpu_max_pct",
-		"stopped_pct", "stop_median_ms", "stop_p99_ms", "notes", "walker", "version", "start_time",
+		"stopped_pct", "stop_median_ms", "stop_p99_ms", "notes", "walker", "stop_mode", "version", "start_time",
 	};
 	for (size_t i = 0; i < sizeof run_keys / sizeof run_keys[0]; i++)
 		CHECK(cJSON_HasObjectItem(run, run_keys[i]), "json run lacks \"%s\"", run_keys[i]);

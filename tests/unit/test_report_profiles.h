@@ -73,6 +73,7 @@ static struct profile *cache_service_profile(void)
 	m->stop_median_ms = 1.04;
 	m->stop_p99_ms = 3.8;
 	m->walker = profile_intern(p, "dwfl");
+	m->stop_mode = profile_intern(p, "non-stop");
 	m->version = profile_intern(p, "0.1.0");
 	m->start_time = profile_intern(p, "2025-03-14T09:26:53Z");
 	if (profile_add_note(p, "rate lowered from 99 Hz to 41 Hz to keep stopped time under 5%", &e) < 0)

@@ -345,6 +345,9 @@ int cmd_dump(int argc, char **argv)
 		return cli_usage_error("dump", launch ? "no command given after --" : "give a PID or -- COMMAND");
 	signals_install();
 	struct session_options opts = cli_session_options();
+	/* Frames are named by our symbolizer unless gdb's walker prints them:
+	 * then gdb needs the libraries' debug files (see docs/sampling.md). */
+	opts.no_separate_debug = !gdb_walker;
 	struct session *s = NULL;
 	struct xerr e;
 	if (launch) {

@@ -24,7 +24,7 @@ struct cli_globals {
 	const char *source_maps[CLI_MAX_SOURCE_MAPS];  /* --source-map FROM=TO */
 	int nsource_maps;
 	bool verbose;              /* -v */
-	bool all_stop;             /* --all-stop: sampling stops every thread */
+	enum cli_stop_mode { CLI_STOP_AUTO, CLI_STOP_ALL, CLI_STOP_NON } stop_mode;  /* --all-stop, --non-stop */
 	int timeout_ms;            /* --timeout */
 	uint64_t start_ns;         /* CLOCK_MONOTONIC when xgdbprof started */
 };

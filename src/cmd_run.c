@@ -372,6 +372,33 @@ static enum sampler_threads sampler_threads_of(const struct recipe_options *o, c
 	}
 }
 
+/* gdb's non-stop mode stops only the threads a sample walks, but gdb then
+ * handles each thread's stop on its own (~0.75 ms each here), where
+ * all-stop pays about that once plus ~0.1 ms per other thread of the target
+ * (docs/sampling.md). So non-stop wins when a sample walks one thread. */
+static bool few_busy_threads(void *ctx)
+{
+	int busy = proc_cpu_probe_busy(ctx, 0.05);
+	return busy >= 0 && busy <= 1;
+}
+
+/* --all-stop / --non-stop, else non-stop for `threads running` on a target
+ * with at most one thread busy while gdb starts. */
+static void choose_stop_mode(struct session_options *so, const struct recipe_options *opts,
+			     const struct run_request *req, struct proc_cpu_probe *probe)
+{
+	pid_t pid;
+	if (cli_globals.stop_mode != CLI_STOP_AUTO) {
+		so->non_stop = cli_globals.stop_mode == CLI_STOP_NON;
+		return;
+	}
+	if (req->launch || opts->threads != RECIPE_THREADS_RUNNING || req->argc != 1 ||
+	    cli_parse_pid(req->argv[0], &pid) < 0 || proc_cpu_probe_start(probe, pid, NULL) < 0)
+		return;
+	so->choose_non_stop = few_busy_threads;
+	so->choose_ctx = probe;
+}
+
 int run_recipe(const struct run_request *req)
 {
 	struct run_context rc = { .request = req, .stdout_tty = isatty(STDOUT_FILENO) };
@@ -403,27 +430,33 @@ int run_recipe(const struct run_request *req)
 	struct session_options so = cli_session_options();
 	/* Tracing stays in all-stop mode: its breakpoint handling counts on
 	 * every thread being stopped at a hit. */
-	so.non_stop = wants_samples && !cli_globals.all_stop;
+	struct proc_cpu_probe busy_probe = { 0 };
+	if (wants_samples)
+		choose_stop_mode(&so, opts, req, &busy_probe);
 	/* Sampling names frames itself; even `set exact true` takes only PCs
 	 * from gdb's unwinder, which needs .eh_frame, not debug files. */
 	so.no_separate_debug = wants_samples;
 	if (req->launch) {
 		if (session_launch(&rc.session, req->argv, &so, &e) < 0) {
 			recipe_free(rc.recipe);
+			proc_cpu_probe_free(&busy_probe);
 			return cli_input_error("%s", e.msg);
 		}
 	} else {
 		pid_t pid;
 		if (req->argc != 1 || cli_parse_pid(req->argv[0], &pid) < 0) {
 			recipe_free(rc.recipe);
+			proc_cpu_probe_free(&busy_probe);
 			return cli_usage_error(NULL, req->argc != 1 ? "give exactly one PID, or -- COMMAND"
 							     : "a PID is a positive number (see `pgrep NAME`)");
 		}
 		if (session_attach(&rc.session, pid, &so, &e) < 0) {
 			recipe_free(rc.recipe);
+			proc_cpu_probe_free(&busy_probe);
 			return cli_input_error("%s", e.msg);
 		}
 	}
+	proc_cpu_probe_free(&busy_probe);
 	rc.pid = session_pid(rc.session);
 	proc_exe_path(rc.pid, rc.exe, sizeof rc.exe, NULL);
 	read_cmdline(rc.pid, rc.command_line, sizeof rc.command_line);

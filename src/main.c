@@ -46,8 +46,9 @@ static const char usage_text[] =
 	"                          Rust std paths map to the local rust-src by themselves\n"
 	"      --gdb PATH          gdb to drive (default: $XGDBPROF_GDB, else gdb on PATH)\n"
 	"      --timeout MS        give up on a gdb command after MS milliseconds (default 15000)\n"
-	"      --all-stop          sampling stops every thread at each sample (gdb all-stop\n"
-	"                          mode) instead of only the threads it walks\n"
+	"      --all-stop          sampling stops every thread at each sample (gdb all-stop mode)\n"
+	"      --non-stop          sampling stops only the threads it walks (gdb non-stop mode);\n"
+	"                          default: non-stop when at most one thread is busy\n"
 	"  -v, --verbose           log each gdb command and its time on stderr\n"
 	"  -h, --help              show this help\n"
 	"  -V, --version           show the version\n"
@@ -85,6 +86,7 @@ int main(int argc, char **argv)
 		{ "source-map", required_argument, NULL, 's' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "all-stop", no_argument, NULL, 'A' },
+		{ "non-stop", no_argument, NULL, 'N' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -134,7 +136,8 @@ int main(int argc, char **argv)
 				return cli_usage_error(NULL, "--timeout takes a number of milliseconds");
 			break;
 		case 'v': cli_globals.verbose = true; break;
-		case 'A': cli_globals.all_stop = true; break;
+		case 'A': cli_globals.stop_mode = CLI_STOP_ALL; break;
+		case 'N': cli_globals.stop_mode = CLI_STOP_NON; break;
 		case 'h': print_usage(stdout); return XGP_EXIT_OK;
 		case 'V': printf("xgdbprof %s\n", PACKAGE_VERSION); return XGP_EXIT_OK;
 		default: return cli_getopt_error(NULL, c, argv);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static int read_small_file(const char *path, char *buf, size_t size)
@@ -221,4 +222,81 @@ void proc_explain_ptrace_denied(pid_t pid, char *buf, size_t size)
 	else
 		snprintf(buf, size, "permission denied attaching to process %d: it belongs to another user or is "
 			 "not dumpable; run xgdbprof as that user, or as root / with CAP_SYS_PTRACE", (int)pid);
+}
+
+uint64_t proc_thread_runtime_ns(pid_t pid, pid_t tid)
+{
+	char path[96], buf[128];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	uint64_t ns = 0;
+	if (fgets(buf, sizeof buf, f))
+		ns = strtoull(buf, NULL, 10);
+	fclose(f);
+	return ns;
+}
+
+static uint64_t monotonic_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int proc_cpu_probe_start(struct proc_cpu_probe *probe, pid_t pid, struct xerr *e)
+{
+	memset(probe, 0, sizeof *probe);
+	struct proc_thread *threads;
+	int n = proc_threads(pid, &threads, e);
+	if (n < 0)
+		return -1;
+	probe->pid = pid;
+	probe->tids = malloc((size_t)(n ? n : 1) * sizeof *probe->tids);
+	probe->runtime_ns = malloc((size_t)(n ? n : 1) * sizeof *probe->runtime_ns);
+	if (!probe->tids || !probe->runtime_ns) {
+		free(threads);
+		proc_cpu_probe_free(probe);
+		return xerr_set(e, "out of memory");
+	}
+	probe->start_ns = monotonic_now_ns();
+	for (int i = 0; i < n; i++) {
+		probe->tids[i] = threads[i].tid;
+		probe->runtime_ns[i] = proc_thread_runtime_ns(pid, threads[i].tid);
+	}
+	probe->count = (size_t)n;
+	free(threads);
+	return 0;
+}
+
+int proc_cpu_probe_busy(const struct proc_cpu_probe *probe, double min_share)
+{
+	if (!probe->tids)
+		return -1;
+	uint64_t elapsed = monotonic_now_ns() - probe->start_ns;
+	struct proc_thread *threads;
+	int n = proc_threads(probe->pid, &threads, NULL);
+	if (n < 0)
+		return -1;
+	int busy = 0;
+	for (int i = 0; i < n; i++) {
+		uint64_t before = 0;   /* a thread born since: all its time counts */
+		for (size_t k = 0; k < probe->count; k++)
+			if (probe->tids[k] == threads[i].tid)
+				before = probe->runtime_ns[k];
+		uint64_t ran = proc_thread_runtime_ns(probe->pid, threads[i].tid) - before;
+		busy += (double)ran >= min_share * (double)elapsed;
+	}
+	free(threads);
+	return busy;
+}
+
+void proc_cpu_probe_free(struct proc_cpu_probe *probe)
+{
+	free(probe->tids);
+	free(probe->runtime_ns);
+	probe->tids = NULL;
+	probe->runtime_ns = NULL;
+	probe->count = 0;
 }

@@ -58,4 +58,22 @@ void proc_explain_ptrace_denied(pid_t pid, char *buf, size_t size);
 /* The PID already tracing pid (TracerPid in status), 0 if none, -1 if gone. */
 pid_t proc_tracer_pid(pid_t pid);
 
+/* On-CPU nanoseconds of one thread so far (schedstat), 0 if unreadable. */
+uint64_t proc_thread_runtime_ns(pid_t pid, pid_t tid);
+
+/* How many of a process's threads are busy: take a reading, wait a while
+ * (doing other work), then count the threads that used at least
+ * min_share of a CPU in between. */
+struct proc_cpu_probe {
+	pid_t pid;
+	uint64_t start_ns;
+	size_t count;
+	pid_t *tids;
+	uint64_t *runtime_ns;
+};
+int proc_cpu_probe_start(struct proc_cpu_probe *probe, pid_t pid, struct xerr *e);
+/* -1 if the process is gone or the probe never started. */
+int proc_cpu_probe_busy(const struct proc_cpu_probe *probe, double min_share);
+void proc_cpu_probe_free(struct proc_cpu_probe *probe);
+
 #endif

@@ -37,6 +37,8 @@ struct tracked_thread {
 	size_t npcs;
 	uint64_t *ref_pcs;        /* SAMPLER_WALKER_BOTH: gdb's walk of the same stop */
 	size_t nref_pcs;
+	struct stack_capture capture;  /* fast walker: taken while stopped, unwound after */
+	bool captured;            /* capture holds this tick's stop */
 };
 
 struct sampler {
@@ -62,20 +64,6 @@ static uint64_t monotonic_ns(void)
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-static uint64_t read_runtime_ns(pid_t pid, pid_t tid)
-{
-	char path[96], buf[128];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	uint64_t ns = 0;
-	if (fgets(buf, sizeof buf, f))
-		ns = strtoull(buf, NULL, 10);
-	fclose(f);
-	return ns;
 }
 
 static struct tracked_thread *find_thread(struct sampler *sp, pid_t tid)
@@ -126,7 +114,7 @@ static int plan_tick(struct sampler *sp, struct xerr *e)
 		}
 		t->seen = true;
 		t->proc = listing[k];
-		uint64_t runtime = read_runtime_ns(pid, t->tid);
+		uint64_t runtime = proc_thread_runtime_ns(pid, t->tid);
 		uint64_t ran_ns = t->have_tick_runtime ? runtime - t->tick_runtime_ns : 0;
 		bool had_history = t->have_tick_runtime && sp->last_plan_ns > 0;
 		t->tick_runtime_ns = runtime;
@@ -168,8 +156,10 @@ static int plan_tick(struct sampler *sp, struct xerr *e)
 	for (size_t i = 0; i < sp->nthreads; i++) {
 		if (sp->threads[i].seen)
 			sp->threads[kept++] = sp->threads[i];
-		else
+		else {
 			stack_release(&sp->threads[i].stack);
+			stack_capture_release(&sp->threads[i].capture);
+		}
 	}
 	sp->nthreads = kept;
 	return walks;
@@ -196,7 +186,9 @@ static int map_gdb_ids(struct sampler *sp, struct xerr *e)
 	return 0;
 }
 
-static int walk_fast(struct sampler *sp, struct tracked_thread *t, struct xerr *e)
+/* While stopped: registers from gdb and the stack window from /proc. The
+ * unwinding waits until the target runs again (unwind_capture). */
+static int capture_fast(struct sampler *sp, struct tracked_thread *t, struct xerr *e)
 {
 	uint64_t values[NREGS];
 	if (session_thread_registers(sp->session, t->gdb_id, sp->regnums, NREGS, values, e) < 0)
@@ -205,8 +197,19 @@ static int walk_fast(struct sampler *sp, struct tracked_thread *t, struct xerr *
 		.rip = values[REG_RIP], .rsp = values[REG_RSP], .rbp = values[REG_RBP], .rbx = values[REG_RBX],
 		.r12 = values[REG_R12], .r13 = values[REG_R13], .r14 = values[REG_R14], .r15 = values[REG_R15],
 	};
+	if (unwinder_capture(sp->unwinder, t->tid, &regs, &t->capture, e) < 0)
+		return -1;
+	t->captured = true;
+	return 0;
+}
+
+/* Returns 1 when the walk ended before the outermost frame. */
+static int unwind_capture(struct sampler *sp, struct tracked_thread *t, struct xerr *e)
+{
 	bool complete;
-	if (unwinder_walk(sp->unwinder, t->tid, &regs, t->pcs, (size_t)sp->cfg->max_frames, &t->npcs, &complete, e) < 0)
+	t->captured = false;
+	if (unwinder_walk_capture(sp->unwinder, &t->capture, t->pcs, (size_t)sp->cfg->max_frames, &t->npcs,
+				  &complete, e) < 0)
 		return -1;
 	return complete ? 0 : 1;
 }
@@ -303,7 +306,7 @@ static int stopped_round(struct sampler *sp, struct sampler_stats *st, struct xe
 		if (sp->cfg->walker == SAMPLER_WALKER_GDB) {
 			rc = walk_gdb(sp, t, t->pcs, &t->npcs, &walk_error);
 		} else {
-			rc = walk_fast(sp, t, &walk_error);
+			rc = capture_fast(sp, t, &walk_error);
 			if (rc >= 0 && sp->cfg->walker == SAMPLER_WALKER_BOTH &&
 			    walk_gdb(sp, t, t->ref_pcs, &t->nref_pcs, &walk_error) < 0)
 				rc = -1;
@@ -311,6 +314,7 @@ static int stopped_round(struct sampler *sp, struct sampler_stats *st, struct xe
 		if (rc < 0) {
 			/* One thread that cannot be walked (e.g. it exited meanwhile) is not fatal. */
 			t->walk = t->wanted = false;
+			t->captured = false;
 			continue;
 		}
 		st->truncated += rc > 0;
@@ -364,8 +368,10 @@ static int learn_register_numbers(struct sampler *sp, struct xerr *e)
 
 static void sampler_teardown(struct sampler *sp)
 {
-	for (size_t i = 0; i < sp->nthreads; i++)
+	for (size_t i = 0; i < sp->nthreads; i++) {
 		stack_release(&sp->threads[i].stack);
+		stack_capture_release(&sp->threads[i].capture);
+	}
 	free(sp->threads);
 	free(sp->stop_ms);
 	free(sp->pc_buffer);
@@ -455,6 +461,15 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, sampler_c
 		struct tracked_thread *t = &sp->threads[i];
 		if (!t->wanted)
 			continue;
+		if (t->walk && t->captured) {
+			struct xerr walk_error;
+			int rc = unwind_capture(sp, t, &walk_error);
+			if (rc < 0) {
+				t->walk = t->wanted = false;
+				continue;
+			}
+			st->truncated += rc > 0;
+		}
 		if (t->walk && symbolize_walk(sp, t, e) < 0)
 			return -1;
 		if (!t->have_stack)
@@ -606,6 +621,10 @@ out:
 	if (budget_lowered)
 		add_note(st, "rate lowered from %.0f Hz to %.1f Hz to keep the target stopped under %.0f%% of the time",
 			 cfg->frequency_hz, 1.0 / period_s, cfg->max_stopped_percent);
+	if (st->truncated)
+		add_note(st, "%.0f of %.0f walked stacks end before their outermost frame (the %.0f-frame limit, "
+			 "or the 64 KiB of stack copied at the stop)",
+			 (double)st->truncated, (double)(st->thread_samples - st->reused), cfg->max_frames);
 	sampler_teardown(&sp);
 	return rc;
 }

@@ -274,7 +274,6 @@ static struct session *session_new(const struct session_options *opts, struct xe
 	}
 	s->timeout_ms = session_timeout(opts);
 	s->verbose = opts && opts->verbose;
-	s->non_stop = opts && opts->non_stop;
 	struct mi_conn_options mo = { .gdb_path = gdb_path, .startup_timeout_ms = s->timeout_ms };
 	struct mi_error me;
 	s->gdb = mi_conn_spawn(&mo, &me);
@@ -313,8 +312,8 @@ static struct session *session_new(const struct session_options *opts, struct xe
 	 * gdb does not need it (our symbolizer reads those files itself). */
 	if (opts && opts->no_separate_debug)
 		call(s, NULL, NULL, "-gdb-set", "debug-file-directory", "", NULL);
-	/* Must precede the attach. Without it, every stop waits for all of the
-	 * target's threads to stop, and they all lose the time. */
+	/* Must precede the attach. */
+	s->non_stop = opts && (opts->non_stop || (opts->choose_non_stop && opts->choose_non_stop(opts->choose_ctx)));
 	if (s->non_stop && call(s, NULL, e, "-gdb-set", "non-stop", "on", NULL) < 0) {
 		xerr_prefix(e, "switching gdb to non-stop mode");
 		mi_conn_free(s->gdb);

@@ -31,6 +31,10 @@ struct session_options {
 	bool verbose;              /* log MI traffic timing to stderr */
 	bool non_stop;             /* gdb non-stop mode: session_stop_threads holds only
 				    * the threads named; the others keep running */
+	/* When non_stop is false: asked once gdb has started and before it
+	 * attaches (gdb's start-up, ~0.25 s, makes a measuring window). */
+	bool (*choose_non_stop)(void *ctx);
+	void *choose_ctx;
 	bool no_separate_debug;    /* gdb reads no separate debug files (/usr/lib/debug):
 				    * for sessions that ask gdb for registers, never names */
 };

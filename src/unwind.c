@@ -18,6 +18,9 @@ struct unwinder {
 	const struct unwind_regs *regs;
 	uint64_t window_start;
 	size_t window_len;
+	const unsigned char *view;   /* the window being walked: ours or a capture's */
+	bool live_reads;             /* target stopped: read outside the window from it */
+	bool window_missed;          /* a read outside the window was refused */
 	unsigned char *window;
 };
 
@@ -46,8 +49,13 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 	(void)dwfl;
 	struct unwinder *u = arg;
 	if (addr >= u->window_start && addr + sizeof *result <= u->window_start + u->window_len) {
-		memcpy(result, u->window + (addr - u->window_start), sizeof *result);
+		memcpy(result, u->view + (addr - u->window_start), sizeof *result);
 		return true;
+	}
+	/* After the target resumed, its memory no longer matches the registers. */
+	if (!u->live_reads) {
+		u->window_missed = true;
+		return false;
 	}
 	uint64_t word;
 	if (pread(u->mem_fd, &word, sizeof word, (off_t)addr) != (ssize_t)sizeof word)
@@ -127,22 +135,24 @@ static int frame_callback(Dwfl_Frame *frame, void *arg)
 	return w->n < w->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
-int unwinder_walk(struct unwinder *u, pid_t tid, const struct unwind_regs *regs,
-		  uint64_t *pcs, size_t max, size_t *n, bool *complete, struct xerr *e)
+/* Reads the stack window above rsp into buf; returns the bytes read. */
+static size_t read_window(struct unwinder *u, uint64_t rsp, unsigned char *buf)
 {
-	*n = 0;
-	*complete = false;
-	if (max == 0)
-		return 0;
+	ssize_t got = pread(u->mem_fd, buf, STACK_WINDOW, (off_t)rsp);
+	if (got < 0) {
+		/* The window may cross the end of the stack mapping: read less. */
+		got = pread(u->mem_fd, buf, 4096 - (rsp & 4095), (off_t)rsp);
+	}
+	return got > 0 ? (size_t)got : 0;
+}
+
+static int walk_window(struct unwinder *u, pid_t tid, const struct unwind_regs *regs, uint64_t *pcs,
+		       size_t max, size_t *n, bool *complete, struct xerr *e)
+{
 	u->tid = tid;
 	u->regs = regs;
 	u->window_start = regs->rsp;
-	ssize_t got = pread(u->mem_fd, u->window, STACK_WINDOW, (off_t)regs->rsp);
-	if (got < 0) {
-		/* The window may cross the end of the stack mapping: read less. */
-		got = pread(u->mem_fd, u->window, 4096 - (regs->rsp & 4095), (off_t)regs->rsp);
-	}
-	u->window_len = got > 0 ? (size_t)got : 0;
+	u->window_missed = false;
 	struct walk w = { pcs, max, 0 };
 	int rc = dwfl_getthread_frames(u->dwfl, tid, frame_callback, &w);
 	*n = w.n;
@@ -150,6 +160,50 @@ int unwinder_walk(struct unwinder *u, pid_t tid, const struct unwind_regs *regs,
 		return xerr_set(e, "cannot unwind thread %d: %s", (int)tid, dwfl_errmsg(-1));
 	/* 0: reached the outermost frame. -1 at the end is how libdwfl reports
 	 * "no caller" on some frames, so a walk with frames is not an error. */
-	*complete = rc == 0 || (rc == -1 && w.n < max);
+	*complete = (rc == 0 || (rc == -1 && w.n < max)) && !u->window_missed;
 	return 0;
+}
+
+int unwinder_walk(struct unwinder *u, pid_t tid, const struct unwind_regs *regs,
+		  uint64_t *pcs, size_t max, size_t *n, bool *complete, struct xerr *e)
+{
+	*n = 0;
+	*complete = false;
+	if (max == 0)
+		return 0;
+	u->window_len = read_window(u, regs->rsp, u->window);
+	u->view = u->window;
+	u->live_reads = true;
+	return walk_window(u, tid, regs, pcs, max, n, complete, e);
+}
+
+int unwinder_capture(struct unwinder *u, pid_t tid, const struct unwind_regs *regs, struct stack_capture *c,
+		     struct xerr *e)
+{
+	if (!c->window && !(c->window = malloc(STACK_WINDOW)))
+		return xerr_set(e, "out of memory");
+	c->tid = tid;
+	c->regs = *regs;
+	c->window_len = read_window(u, regs->rsp, c->window);
+	return 0;
+}
+
+int unwinder_walk_capture(struct unwinder *u, const struct stack_capture *c, uint64_t *pcs, size_t max,
+			  size_t *n, bool *complete, struct xerr *e)
+{
+	*n = 0;
+	*complete = false;
+	if (max == 0 || !c->window)
+		return 0;
+	u->window_len = c->window_len;
+	u->view = c->window;
+	u->live_reads = false;
+	return walk_window(u, c->tid, &c->regs, pcs, max, n, complete, e);
+}
+
+void stack_capture_release(struct stack_capture *c)
+{
+	free(c->window);
+	c->window = NULL;
+	c->window_len = 0;
 }

@@ -7,7 +7,10 @@
  * single-word preads for anything outside it.
  *
  * Contract:
- *  - The target must be stopped (by gdb) during unwinder_walk.
+ *  - The target must be stopped (by gdb) during unwinder_walk and
+ *    unwinder_capture. unwinder_walk_capture may run after it resumed: it
+ *    reads only the captured window, so a walk that needs memory beyond it
+ *    ends there (*complete false) rather than mix two moments.
  *  - The Dwfl must have the process's modules reported (the symbolizer's);
  *    unwinder_new attaches thread callbacks to it once (dwfl_attach_state),
  *    so one Dwfl serves one unwinder.
@@ -39,5 +42,20 @@ void unwinder_free(struct unwinder *u);
 
 int unwinder_walk(struct unwinder *u, pid_t tid, const struct unwind_regs *regs,
 		  uint64_t *pcs, size_t max, size_t *n, bool *complete, struct xerr *e);
+
+/* A thread's registers and the stack window above rsp, copied while the
+ * target is stopped so that the unwinding can wait until it runs again. */
+struct stack_capture {
+	pid_t tid;
+	struct unwind_regs regs;
+	unsigned char *window;     /* owned; allocated by the first capture */
+	size_t window_len;
+};
+
+int unwinder_capture(struct unwinder *u, pid_t tid, const struct unwind_regs *regs, struct stack_capture *c,
+		     struct xerr *e);
+int unwinder_walk_capture(struct unwinder *u, const struct stack_capture *c, uint64_t *pcs, size_t max,
+			  size_t *n, bool *complete, struct xerr *e);
+void stack_capture_release(struct stack_capture *c);
 
 #endif

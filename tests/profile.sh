@@ -88,22 +88,23 @@ assert report["total_samples"] >= 100, report["total_samples"]
 assert abs(heavy - 75) <= 10 and abs(light - 25) <= 10, share
 PY
 
-check "the header says a sample stops only the walked threads" grep -q 'stops only the walked threads' "$TMP/ratio.txt"
+check "two busy threads: the header says every thread is stopped (all-stop chosen)" \
+	grep -q 'stops every thread' "$TMP/ratio.txt"
 
-# The same split with --all-stop (every thread stopped at each sample).
-"$XGDBPROF" --all-stop -e 'set threads running; set max_stopped 100%
+# The same split with --non-stop (a sample stops only the threads it walks).
+"$XGDBPROF" --non-stop -e 'set threads running; set max_stopped 100%
 sample { @s[thread.name, ustack] = count(); }
-end { report(@s); }' -d 4s -F 49 -o "$TMP/ratio-all" "$RATIO" >"$TMP/ratio-all.txt" 2>"$TMP/ratio-all.err"
-check "--all-stop run exits 0" test $? -eq 0
-check "the --all-stop header says every thread is stopped" grep -q 'stops every thread' "$TMP/ratio-all.txt"
-"$XGDBPROF" report --format json "$TMP/ratio-all" >"$TMP/ratio-all.json"
-check "--all-stop: heavy_work:light_work shares are 75:25 within 10 points" python3 - "$TMP/ratio-all.json" <<'PY'
+end { report(@s); }' -d 4s -F 49 -o "$TMP/ratio-ns" "$RATIO" >"$TMP/ratio-ns.txt" 2>"$TMP/ratio-ns.err"
+check "--non-stop run exits 0" test $? -eq 0
+check "the --non-stop header says only the walked threads stop" grep -q 'stops only the walked threads' "$TMP/ratio-ns.txt"
+"$XGDBPROF" report --format json "$TMP/ratio-ns" >"$TMP/ratio-ns.json"
+check "--non-stop: heavy_work:light_work shares are 75:25 within 10 points" python3 - "$TMP/ratio-ns.json" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
 share = {f["function"]: f["self_share"] for f in report["top_self"]}
 heavy, light = share.get("heavy_work", 0), share.get("light_work", 0)
-print("  --all-stop: heavy_work %.1f%%, light_work %.1f%% of %d samples" % (heavy, light, report["total_samples"]))
-assert report["run"]["stop_mode"] == "all-stop", report["run"].get("stop_mode")
+print("  --non-stop: heavy_work %.1f%%, light_work %.1f%% of %d samples" % (heavy, light, report["total_samples"]))
+assert report["run"]["stop_mode"] == "non-stop", report["run"].get("stop_mode")
 assert report["total_samples"] >= 80, report["total_samples"]
 assert abs(heavy - 75) <= 10 and abs(light - 25) <= 10, share
 PY
@@ -116,6 +117,19 @@ for tid in os.listdir("/proc/%s/task" % pid):
 status = open("/proc/%s/status" % pid).read()
 assert "TracerPid:\t0\n" in status, status
 PY
+
+# --- One busy thread: non-stop mode is chosen by itself --------------------
+"$FIXTURES/trace_hot" 30 >/dev/null &
+HOT=$!
+TEST_PIDS="$TEST_PIDS $HOT"
+sleep 0.5
+"$XGDBPROF" -e 'set threads running; sample { @s[ustack] = count(); } end { report(@s); }' \
+	-d 2s -F 19 -o "$TMP/hot1" "$HOT" >"$TMP/hot1.txt" 2>"$TMP/hot1.err"
+check "one-busy-thread run exits 0" test $? -eq 0
+check "one busy thread: the header says only the walked threads stop (non-stop chosen)" \
+	grep -q 'stops only the walked threads' "$TMP/hot1.txt"
+check "the busy loop is the #1 path" grep -q '^#1 hottest path.*trace_hot.c:' "$TMP/hot1.txt"
+kill "$HOT" 2>/dev/null
 
 # --- Off-CPU: a thread blocked on a mutex, attributed to its lock site -----
 "$FIXTURES/blocked" &

@@ -54,12 +54,16 @@ proc_state() {
 	sed -n 's/^[0-9]* (.*) \(.\) .*/\1/p' "/proc/$1/stat" 2>/dev/null
 }
 
-# True if the process exists, is not stopped or traced, and its progress file
-# advances within 2 seconds.
+# True if the process exists, none of its threads is stopped, it is not
+# traced, and its progress file advances within 2 seconds.
 target_runs_free() {
 	local pid=$1 file=$2 before after i state tracer
 	state=$(proc_state "$pid")
 	case "$state" in ""|T|t|Z|X) echo "  target $pid state '$state'"; return 1 ;; esac
+	for task in /proc/"$pid"/task/*; do
+		state=$(sed -n 's/^[0-9]* (.*) \(.\) .*/\1/p' "$task/stat" 2>/dev/null)
+		case "$state" in T|t) echo "  thread ${task##*/} of $pid in state '$state'"; return 1 ;; esac
+	done
 	tracer=$(sed -n 's/^TracerPid:[[:space:]]*//p' "/proc/$pid/status")
 	[ "$tracer" = 0 ] || { echo "  target $pid still traced by $tracer"; return 1; }
 	before=$(cat "$file")

@@ -50,35 +50,39 @@ status=$?
 check "target exiting mid-session: xgdbprof exits with its status (7)" test "$status" -eq 7
 check "target exiting mid-session: said on stderr" grep -q 'exited' "$TMP/short.err"
 
-# During a sampling run: SIGINT/SIGTERM/SIGHUP end it early, the target is
-# detached first, then the report of what was collected is written.
-for sig in INT TERM HUP; do
-	out=$TMP/run-$sig
-	"$XGDBPROF" --recipe hot-cpu -d 60s -F 49 -o "$out" "$COUNTER_PID" >"$out.txt" 2>"$out.err" &
-	XP=$!
-	wait_for_dir "$out"   # sampling starts right after the output directory exists
-	sleep 1.5
-	kill -"$sig" "$XP"
-	if wait_exit "$XP" 20; then ok "run, SIG$sig: xgdbprof exited"; else
-		not_ok "run, SIG$sig: xgdbprof still running"; kill -9 "$XP"; fi
-	check "run, SIG$sig: target runs free" target_runs_free "$COUNTER_PID" "$PROGRESS"
-	check "run, SIG$sig: the report was printed" grep -q '#1 hottest path' "$out.txt"
-	check "run, SIG$sig: the profile was saved" test -s "$out/profile.json"
-done
+# Sampling runs in both of gdb's stop modes (non-stop stops single threads,
+# so a thread left stopped would not show in the process's own state).
+for mode in --all-stop --non-stop; do
+	# During a sampling run: SIGINT/SIGTERM/SIGHUP end it early, the target is
+	# detached first, then the report of what was collected is written.
+	for sig in INT TERM HUP; do
+		out=$TMP/run$mode-$sig
+		"$XGDBPROF" $mode --recipe hot-cpu -d 60s -F 49 -o "$out" "$COUNTER_PID" >"$out.txt" 2>"$out.err" &
+		XP=$!
+		wait_for_dir "$out"   # sampling starts right after the output directory exists
+		sleep 1.5
+		kill -"$sig" "$XP"
+		if wait_exit "$XP" 20; then ok "run $mode, SIG$sig: xgdbprof exited"; else
+			not_ok "run $mode, SIG$sig: xgdbprof still running"; kill -9 "$XP"; fi
+		check "run $mode, SIG$sig: target runs free" target_runs_free "$COUNTER_PID" "$PROGRESS"
+		check "run $mode, SIG$sig: the report was printed" grep -q '#1 hottest path' "$out.txt"
+		check "run $mode, SIG$sig: the profile was saved" test -s "$out/profile.json"
+	done
 
-# gdb killed in the middle of a sampling run: the target is woken and
-# detached by the kernel; what was collected is still reported.
-out=$TMP/run-gdbkill
-"$XGDBPROF" --recipe hot-cpu -d 60s -F 49 -o "$out" "$COUNTER_PID" >"$out.txt" 2>"$out.err" &
-XP=$!
-wait_for_dir "$out"
-sleep 1.5
-G=$(gdb_child_of "$XP") && kill -9 "$G"
-if wait_exit "$XP" 20; then ok "run, gdb SIGKILL: xgdbprof exited"; else
-	not_ok "run, gdb SIGKILL: xgdbprof still running"; kill -9 "$XP"; fi
-check "run, gdb SIGKILL: target runs free" target_runs_free "$COUNTER_PID" "$PROGRESS"
-check "run, gdb SIGKILL: says gdb died" grep -q 'gdb died' "$out.err"
-check "run, gdb SIGKILL: the report of what was collected was printed" grep -q '#1 hottest path' "$out.txt"
+	# gdb killed in the middle of a sampling run: the target is woken and
+	# detached by the kernel; what was collected is still reported.
+	out=$TMP/run$mode-gdbkill
+	"$XGDBPROF" $mode --recipe hot-cpu -d 60s -F 49 -o "$out" "$COUNTER_PID" >"$out.txt" 2>"$out.err" &
+	XP=$!
+	wait_for_dir "$out"
+	sleep 1.5
+	G=$(gdb_child_of "$XP") && kill -9 "$G"
+	if wait_exit "$XP" 20; then ok "run $mode, gdb SIGKILL: xgdbprof exited"; else
+		not_ok "run $mode, gdb SIGKILL: xgdbprof still running"; kill -9 "$XP"; fi
+	check "run $mode, gdb SIGKILL: target runs free" target_runs_free "$COUNTER_PID" "$PROGRESS"
+	check "run $mode, gdb SIGKILL: says gdb died" grep -q 'gdb died' "$out.err"
+	check "run $mode, gdb SIGKILL: the report of what was collected was printed" grep -q '#1 hottest path' "$out.txt"
+done
 
 check "after everything, the first target still runs free" target_runs_free "$COUNTER_PID" "$PROGRESS"
 check "no gdb left behind" test -z "$(pgrep -x gdb -P $$)"

@@ -143,9 +143,11 @@ measure() {
 		b=$(read_progress "$prog")
 		;;
 	xgdbprof-*)
-		f=${config#xgdbprof-}
+		f=${config##*-}
+		mode=
+		case "$config" in xgdbprof-allstop-*) mode=--all-stop ;; esac
 		rm -rf "$tmp/xout"
-		"$xgdbprof" -e "set max_stopped 100%; set threads running; sample { @s[ustack] = count(); } end { report(@s); }" \
+		"$xgdbprof" $mode -e "set max_stopped 100%; set threads running; sample { @s[ustack] = count(); } end { report(@s); }" \
 			-F "$f" -d "${window}s" -o "$tmp/xout" "$target_pid" >"$tmp/xlog" 2>&1 &
 		ppid=$!
 		wait_traced "$target_pid" 30 || true
@@ -239,7 +241,7 @@ os.execv(sys.argv[1], sys.argv[1:])' "$xgdbprof" \
 }
 
 # ---- run ------------------------------------------------------------------
-configs="baseline xgdbprof-19 xgdbprof-49 naive-19 naive-49"
+configs="baseline xgdbprof-19 xgdbprof-49 xgdbprof-allstop-19 xgdbprof-allstop-49 naive-19 naive-49"
 [ "$have_perf" = yes ] && configs="$configs perf-49"
 [ "$have_eustack" = yes ] && configs="$configs eu-stack"
 ncfg=$(echo "$configs" | wc -w)
@@ -287,12 +289,12 @@ echo
 echo "xgdbprof sampling bench: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, $rounds round(s), ${window} s windows"
 echo "load average before: $load_before, after: $load_after"
 echo "target: bench_target (1 busy worker, 4 idle threads, main); medians over rounds"
-printf '%-13s %12s %7s %7s %9s %9s %9s %7s\n' configuration ops/s loss% busy% stop_med stop_p99 stopped% Hz
+printf '%-19s %12s %7s %7s %9s %9s %9s %7s\n' configuration ops/s loss% busy% stop_med stop_p99 stopped% Hz
 for c in $configs; do
 	col() { awk -v c="$c" -v k="$1" '$1 == c { print $k }' "$tmp/results" | median; }
 	t=$(col 2)
 	loss=$(awk -v t="$t" -v b="$base" 'BEGIN { if (t == "-" || b == "-" || b == 0) print "-"; else printf "%.1f", 100 * (b - t) / b }')
-	printf '%-13s %12s %7s %7s %9s %9s %9s %7s\n' "$c" "$t" "$loss" "$(col 7)" "$(col 3)" "$(col 4)" "$(col 5)" "$(col 6)"
+	printf '%-19s %12s %7s %7s %9s %9s %9s %7s\n' "$c" "$t" "$loss" "$(col 7)" "$(col 3)" "$(col 4)" "$(col 5)" "$(col 6)"
 done
 echo "busy% = CPU time the busy worker got / window wall time (below ~100% in the baseline: other load on the machine)"
 echo "stop_med/stop_p99 in ms; perf: no stop (kernel samples on-CPU threads), Hz = samples/s"

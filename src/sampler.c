@@ -454,6 +454,7 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, sampler_c
 		st->phase_resume_s += (double)(monotonic_ns() - t_walked) / 1e9;
 		double ms = (double)(monotonic_ns() - stop_start) / 1e6;
 		st->stops++;
+		st->walks += (uint64_t)walks;
 		st->stopped_s += ms / 1e3;
 		record_stop(sp, ms);
 	}
@@ -621,6 +622,10 @@ out:
 	if (budget_lowered)
 		add_note(st, "rate lowered from %.0f Hz to %.1f Hz to keep the target stopped under %.0f%% of the time",
 			 cfg->frequency_hz, 1.0 / period_s, cfg->max_stopped_percent);
+	if (session_non_stop(s) && st->stops >= 10 && (double)st->walks / (double)st->stops > 1.5)
+		add_note(st, "a stop walked %.1f threads on average: in non-stop mode gdb handles each one's stop "
+			 "apart (about %.1f ms a stop here); --all-stop stops them all at once, for less",
+			 (double)st->walks / (double)st->stops, st->stops ? 1e3 * st->stopped_s / (double)st->stops : 0, 0);
 	if (st->truncated)
 		add_note(st, "%.0f of %.0f walked stacks end before their outermost frame (the %.0f-frame limit, "
 			 "or the 64 KiB of stack copied at the stop)",

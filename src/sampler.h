@@ -67,6 +67,7 @@ struct sampled_thread {
 struct sampler_stats {
 	uint64_t ticks;               /* sampling rounds */
 	uint64_t stops;               /* rounds that stopped the target */
+	uint64_t walks;               /* threads walked, over all stops */
 	uint64_t thread_samples;      /* stacks handed to the callback */
 	uint64_t reused;              /* of which reused without a walk */
 	uint64_t truncated;           /* walks that did not reach the outermost frame */

@@ -382,6 +382,10 @@ static int build_threads(struct report_model *m)
 			t->name = en->thread_name;
 		}
 		t->weight += en->weight;
+		/* '?': a recipe map's entry, which keeps no state (hot-cpu keys by
+		 * thread name and stack); nothing to split by. */
+		if (en->thread_state == '?')
+			continue;
 		if (en->thread_state != 'R')
 			m->mixed_states = true;
 		size_t s = 0;

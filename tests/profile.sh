@@ -21,6 +21,8 @@ check "hot-cpu run exits 0" test $? -eq 0
 cat "$TMP/hot.err"
 check "the report names the #1 hottest path" grep -q '^#1 hottest path' "$TMP/hot.txt"
 check "the report records the observer effect" grep -q 'observer effect: target stopped' "$TMP/hot.txt"
+check "no unknown thread states in the threads section (hot-cpu keeps none)" \
+	sh -c "! sed -n '/^threads/,\$p' '$TMP/hot.txt' | grep -q '[?] [0-9.]*%'"
 check "the flame graph was written" test -s "$TMP/hot/hot-cpu.svg"
 check "folded stacks were written" test -s "$TMP/hot/hot-cpu.folded"
 check "the raw profile was saved" test -s "$TMP/hot/profile.json"

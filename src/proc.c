@@ -3,6 +3,8 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +83,40 @@ int proc_thread_read(pid_t pid, pid_t tid, struct proc_thread *out, struct xerr 
 	if (parse_stat(buf, out) < 0)
 		return xerr_set(e, "cannot parse %s", path);
 	read_switches(pid, tid, out);
+	return 0;
+}
+
+/* Plain open/read: these run at every tracer stop, stdio would double it. */
+static ssize_t read_proc_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+int proc_thread_schedstat(pid_t pid, pid_t tid, struct proc_schedstat *out)
+{
+	char path[96], buf[2048];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+	if (read_proc_file(path, buf, sizeof buf) <= 0 ||
+	    sscanf(buf, "%" SCNu64 " %" SCNu64 " %" SCNu64, &out->run_ns, &out->wait_ns, &out->slices) != 3)
+		return -1;
+	/* Without CONFIG_SCHED_INFO the kernel prints zeros for every thread. */
+	if (!out->run_ns && !out->slices)
+		return -1;
+	snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	if (read_proc_file(path, buf, sizeof buf) <= 0)
+		return -1;
+	const char *v = strstr(buf, "\nvoluntary_ctxt_switches:");
+	if (!v)
+		return -1;
+	out->voluntary_switches = strtoull(v + 25, NULL, 10);
 	return 0;
 }
 

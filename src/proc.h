@@ -44,6 +44,22 @@ bool proc_any_thread_in(pid_t pid, const char *states);
 /* Reads one thread's stat; 0 ok, -1 if it is gone. */
 int proc_thread_read(pid_t pid, pid_t tid, struct proc_thread *out, struct xerr *e);
 
+/* A thread's scheduler clocks from /proc/PID/task/TID/schedstat (ns on a
+ * CPU, ns runnable but waiting for one, times put on a CPU, all since it
+ * started) and its voluntary context switches from .../status (each ptrace
+ * stop is one, and so is each sleep). They are what a tracer needs to tell
+ * the time it held a thread stopped from the time the thread ran, waited its
+ * turn or slept. */
+struct proc_schedstat {
+	uint64_t run_ns, wait_ns, slices;
+	uint64_t voluntary_switches;
+};
+
+/* Reads them (open/read/close of two small files, about 20 us in all); 0
+ * ok, -1 if the thread is gone or the kernel keeps no such figures (no
+ * error message: callers fall back to estimates). */
+int proc_thread_schedstat(pid_t pid, pid_t tid, struct proc_schedstat *out);
+
 /* Resolved path of /proc/PID/exe into buf; 0 ok, -1 on failure. */
 int proc_exe_path(pid_t pid, char *buf, size_t size, struct xerr *e);
 

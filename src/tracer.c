@@ -5,6 +5,7 @@
 #include "mi_value.h"
 #include "proc.h"
 #include "signals.h"
+#include "stop_clock.h"
 #include "tracer_resolve.h"
 #include "tracer_syscalls.h"
 #include "unwind.h"
@@ -73,6 +74,12 @@ struct tracer {
 	pid_t pid;
 	int mem_fd;
 	uint64_t start_ns, tracer_start_ns;
+	/* Arming stops the target (breakpoints, warming the unwinder) before
+	 * anything is traced; under load that can take a few hundred ms. The
+	 * budget runs from the first resume, and arming is reported apart: in
+	 * the budget it would either be credit (elapsed without stops) or
+	 * switch the probes off for seconds at the start. */
+	uint64_t arm_stop_ns, budget_start_ns;
 	struct restore_set bytes;
 	struct site *sites;
 	size_t nsites;
@@ -101,20 +108,28 @@ struct tracer {
 	char **arg_strings;
 	size_t narg_strings;
 	int event_gdb_id;
+	pid_t event_tid;              /* the thread of the stop being handled, 0 if not ours */
+	int event_bp;                 /* its breakpoint number, 0 for other stops */
 	/* budget */
 	enum duty duty;
 	uint64_t duty_changed_ns, off_until_ns, covered_ns;
-	double stopped_ns;
-	/* gdb's own share of a hit (stepping over the breakpoint after
-	 * -exec-continue, stopping every thread at the trap, building the
-	 * *stopped record) is not visible to us. It is estimated as the median
-	 * of the recent gaps between a resume and the next hit, clamped to
-	 * [0.05, 1.5] ms: for a hot function a gap is almost all gdb (measured
-	 * ~0.9 ms here), for a rare one the cap keeps the estimate conservative. */
-	double gdb_hit_ns;
+	double stopped_ns;            /* the cost the budget holds: stopped + waiting for a CPU after */
+	/* gdb's own share of a hit (the -exec-continue round trip, stepping
+	 * over the breakpoint, the trap, stopping every other thread, building
+	 * the *stopped record) and the thread's wait for a CPU once resumed
+	 * happen between our resume and the next stop report, where we cannot
+	 * see them. They are measured from the hitting thread's scheduler
+	 * clocks (stop_clock.h); a hit whose window cannot be measured exactly
+	 * is counted at the median of the measured ones (at most its upper
+	 * bound), or, with no measurement at all, at the median of the recent
+	 * gaps between a resume and the next hit clamped to [0.05, 1.5] ms (for
+	 * a hot function a gap is almost all gdb). */
+	struct stop_clock clock;
+	double gdb_hit_ns;            /* the current figure for a hit not measured */
 	double gaps[32];
 	size_t ngaps;
-	uint64_t last_resume_ns;
+	uint64_t window_start_ns;     /* just before the last resume: the measured windows' start */
+	uint64_t last_resume_ns;      /* once the last resume was acknowledged (elapsed's t0) */
 	double armed_running_ns;      /* target running time with the probes on */
 };
 
@@ -404,6 +419,7 @@ static int arm(struct tracer *t, struct xerr *e)
 		return -1;
 	}
 	/* Everything resolved: now touch the target (stopped). */
+	t->arm_stop_ns = now_ns();
 	if (session_stop(t->s, e) < 0) {
 		free(sys_nrs);
 		return -1;
@@ -902,6 +918,7 @@ static int handle_stop(struct tracer *t, const struct mi_record *ev, uint64_t wh
 		return -1;
 	thread_name_now(t, th);
 	t->event_gdb_id = (int)gdb_id;
+	t->event_tid = th->tid;
 	*handled = true;
 	t->st->hits++;
 	uint64_t regs[NREGS];
@@ -941,6 +958,7 @@ static int handle_stop(struct tracer *t, const struct mi_record *ev, uint64_t wh
 	}
 	mi_value_get_int(ev->results, "bkptno", &bkptno);
 	int bp = (int)bkptno;
+	t->event_bp = bp;
 	if (bp == t->panic_hook_bp && bp > 0) {
 		/* panic_with_hook(payload: &mut dyn PanicPayload, location, ..);
 		 * older std: rust_panic_with_hook(payload, message, location, ..). */
@@ -969,6 +987,70 @@ static int handle_stop(struct tracer *t, const struct mi_record *ev, uint64_t wh
 }
 
 /* ---- budget --------------------------------------------------------------- */
+
+static int compare_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median_gap(const struct tracer *t)
+{
+	size_t n = t->ngaps < 32 ? t->ngaps : 32;
+	double sorted[32];
+	memcpy(sorted, t->gaps, n * sizeof *sorted);
+	qsort(sorted, n, sizeof *sorted, compare_double);
+	double m = sorted[n / 2];
+	return m < 5e4 ? 5e4 : m > 1.5e6 ? 1.5e6 : m;
+}
+
+/* Whether the thread that just hit will be resumed from an inserted
+ * breakpoint (gdb then steps it over the breakpoint first). */
+static bool resumes_over_breakpoint(const struct tracer *t)
+{
+	int bp = t->event_bp;
+	if (bp <= 0)
+		return false;
+	if (bp == t->panic_hook_bp || bp == t->rust_panic_bp)
+		return true;
+	if (is_return_bp(t, bp))
+		return t->duty != DUTY_OFF;
+	return t->duty == DUTY_ON;
+}
+
+/* Adds the part of a stop we cannot see — from the last resume until gdb
+ * reported the stop — to the stopped time: measured when the hitting
+ * thread's clocks bracket the window, else the current estimate. */
+static void account_hidden_part(struct tracer *t, bool handled, enum duty duty_at_stop, uint64_t when)
+{
+	struct stop_clock_window w;
+	stop_clock_stopped(&t->clock, handled ? t->event_tid : 0, when, &w);
+	double gap = when > t->window_start_ns ? (double)(when - t->window_start_ns) : 0;
+	if (handled) {
+		t->gaps[t->ngaps++ % 32] = gap;
+		double median = stop_clock_median(&t->clock);
+		t->gdb_hit_ns = median >= 0 ? median : median_gap(t);
+	} else if (!w.read) {
+		/* Not a hit and not measured: nothing says what it cost beyond
+		 * what the caller counts itself. */
+		return;
+	}
+	double part;
+	if (!handled)
+		/* A window with the probes off is long: a wait for a CPU there
+		 * is the machine's load, not our doing. Only the stopped part
+		 * (gdb's step over the breakpoint, the interrupt) is ours; if
+		 * the thread also slept, at most what a hit costs. */
+		part = w.exact || w.held_ns - w.waited_ns < t->gdb_hit_ns ? w.held_ns - w.waited_ns : t->gdb_hit_ns;
+	else
+		/* Right after our resume the CPUs are busy with gdb and us: the
+		 * thread's wait for one is part of what the hit cost. */
+		part = w.exact ? w.held_ns : w.read && w.held_ns < t->gdb_hit_ns ? w.held_ns : t->gdb_hit_ns;
+	double running = w.exact ? w.running_ns : gap > part ? gap - part : 0;
+	t->stopped_ns += part;
+	if (handled && duty_at_stop != DUTY_OFF)
+		t->armed_running_ns += running;
+}
 
 static bool budgeted(const struct tracer *t)
 {
@@ -1005,12 +1087,12 @@ static int budget_after_stop(struct tracer *t, uint64_t now, struct xerr *e)
 	if (!budgeted(t))
 		return 0;
 	double budget = t->cfg->max_stopped_percent / 100.0;
-	double elapsed = (double)(now - t->tracer_start_ns);
+	double elapsed = (double)(now - t->budget_start_ns);
 	if (t->duty == DUTY_DRAINING && (t->npending == 0 || now - t->duty_changed_ns > 50000000u))
 		return set_duty(t, DUTY_OFF, now, e);
 	/* A small allowance lets an on-window hold several hits. */
 	if (t->duty == DUTY_ON && t->stopped_ns > budget * elapsed + budget * 2e8) {
-		t->off_until_ns = t->tracer_start_ns + (uint64_t)(t->stopped_ns / budget);
+		t->off_until_ns = t->budget_start_ns + (uint64_t)(t->stopped_ns / budget);
 		return set_duty(t, t->npending ? DUTY_DRAINING : DUTY_OFF, now, e);
 	}
 	return 0;
@@ -1020,14 +1102,21 @@ static int budget_wake(struct tracer *t, uint64_t now, struct xerr *e)
 {
 	if (t->duty != DUTY_OFF || now < t->off_until_ns)
 		return 0;
+	/* Counted from the interrupt request, a little before the target
+	 * really stops: conservative. */
 	uint64_t t0 = now_ns();
 	if (session_stop(t->s, e) < 0)
 		return -1;
+	/* The resume that switched the probes off was followed by gdb's step
+	 * over the breakpoint: cost hidden in the off window, bracketed here. */
+	account_hidden_part(t, false, DUTY_OFF, t0);
 	int rc = set_duty(t, DUTY_ON, now_ns(), e);
+	t->window_start_ns = now_ns();
+	stop_clock_resuming(&t->clock, 0, false, t->window_start_ns);
 	if (rc == 0)
 		rc = session_resume(t->s, e);
 	t->last_resume_ns = now_ns();
-	t->stopped_ns += (double)(t->last_resume_ns - t0);
+	t->stopped_ns += (double)(t->window_start_ns - t0);
 	return rc;
 }
 
@@ -1053,11 +1142,19 @@ static void finish_stats(struct tracer *t, uint64_t end)
 	if (t->duty == DUTY_ON)
 		t->covered_ns += end - t->duty_changed_ns;
 	t->duty_changed_ns = end;
-	st->elapsed_s = (double)(end - t->tracer_start_ns) / 1e9;
+	if (!t->budget_start_ns || t->budget_start_ns > end)
+		t->budget_start_ns = end;
+	st->elapsed_s = (double)(end - t->budget_start_ns) / 1e9;
+	st->arm_stopped_s = t->arm_stop_ns && t->budget_start_ns > t->arm_stop_ns
+				    ? (double)(t->budget_start_ns - t->arm_stop_ns) / 1e9 : 0;
 	st->stopped_s = t->stopped_ns / 1e9;
 	st->covered_s = budgeted(t) ? (double)t->covered_ns / 1e9 : st->elapsed_s;
 	st->hit_cost_ms = st->hits ? t->stopped_ns / 1e6 / (double)st->hits : 0;
 	st->gdb_hit_ms = t->gdb_hit_ns / 1e6;
+	st->hits_measured = t->clock.measured;
+	st->waited_s = t->clock.waited_ns / 1e9;
+	st->hits_bounded = t->clock.bounded;
+	st->clocks_unavailable = t->clock.unavailable;
 	if (st->duty_cycles && st->elapsed_s > 0) {
 		double running = st->elapsed_s - st->stopped_s;
 		double armed = t->armed_running_ns / 1e9;
@@ -1091,8 +1188,23 @@ void tracer_stats_print(const struct tracer_stats *st, FILE *out)
 		st->sites, st->sites == 1 ? "" : "s", st->hits, st->entries, st->returns, st->panics, st->syscalls,
 		st->elapsed_s, st->stopped_s, st->elapsed_s > 0 ? 100 * st->stopped_s / st->elapsed_s : 0,
 		st->hit_cost_ms);
-	if (st->hits)
-		fprintf(out, "tracer: gdb's own share of each hit estimated at %.3f ms (included above)\n", st->gdb_hit_ms);
+	if (st->arm_stopped_s > 0)
+		fprintf(out, "tracer: arming (inserting breakpoints, warming the unwinder) held the target stopped "
+			"%.1f ms before the trace began: not counted above\n", st->arm_stopped_s * 1e3);
+	if (st->hits && st->hits_measured)
+		fprintf(out, "tracer: stopped = held stopped + waiting for a CPU right after our resume; gdb's part "
+			"of a hit (our resume, its step over the breakpoint, the run to the trap, stopping the other "
+			"threads, *stopped) read from the hitting thread's schedstat (wall - on CPU) for %" PRIu64
+			" of %" PRIu64 " hits, median %.3f ms (%.3f s of it waiting for a CPU in all)%s\n",
+			st->hits_measured, st->hits, st->gdb_hit_ms, st->waited_s,
+			st->hits_measured < st->hits ? "; the other hits counted at that median, or at their bound "
+						       "when lower" : "");
+	else if (st->hits)
+		fprintf(out, "tracer: gdb's part of each hit not measured (%s); estimated at %.3f ms from the "
+			"gaps between a resume and the next hit (included above)\n",
+			st->clocks_unavailable ? "this kernel gives no per-thread scheduler clocks"
+					       : "no hit came in a window the thread's clocks could bracket",
+			st->gdb_hit_ms);
 	for (int i = 0; i < st->nnotes; i++)
 		fprintf(out, "note: %s\n", st->notes[i]);
 	if (st->gdb_died)
@@ -1126,22 +1238,6 @@ static void tracer_release(struct tracer *t)
 	restore_set_release(&t->bytes);
 	if (t->mem_fd >= 0)
 		close(t->mem_fd);
-}
-
-static int compare_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median_gap(const struct tracer *t)
-{
-	size_t n = t->ngaps < 32 ? t->ngaps : 32;
-	double sorted[32];
-	memcpy(sorted, t->gaps, n * sizeof *sorted);
-	qsort(sorted, n, sizeof *sorted, compare_double);
-	double m = sorted[n / 2];
-	return m < 5e4 ? 5e4 : m > 1.5e6 ? 1.5e6 : m;
 }
 
 static bool gdb_gone(struct tracer *t)
@@ -1188,8 +1284,14 @@ int tracer_run(struct session *s, struct symbolizer *sym, const struct recipe *r
 		for (size_t i = 0; rc == 0 && i < t->nsites; i++)
 			symbolizer_lookup(t->sym, t->sites[i].addr, false, warm, 8, &nwarm, NULL);
 	}
-	if (rc == 0)
+	stop_clock_init(&t->clock, t->pid);
+	if (rc == 0) {
+		struct stop_clock_window unused;
+		stop_clock_stopped(&t->clock, 0, now_ns(), &unused);
+		t->budget_start_ns = now_ns();
+		stop_clock_resuming(&t->clock, 0, false, t->budget_start_ns);
 		rc = session_resume(t->s, e);
+	}
 	if (rc == 0)
 		fprintf(stderr, "xgdbprof: attached %zu probe%s (%zu breakpoint%s)%s\n", t->nsites + t->panic_probes.n +
 			t->syscall_entry_probes.n + t->syscall_return_probes.n,
@@ -1199,6 +1301,7 @@ int tracer_run(struct session *s, struct symbolizer *sym, const struct recipe *r
 	t->duty = DUTY_ON;
 	t->duty_changed_ns = now_ns();
 	t->last_resume_ns = t->duty_changed_ns;
+	t->window_start_ns = t->budget_start_ns ? t->budget_start_ns : t->duty_changed_ns;
 	t->gdb_hit_ns = 1e6;
 	uint64_t deadline = cfg->duration_s > 0 ? t->tracer_start_ns + (uint64_t)(cfg->duration_s * 1e9) : 0;
 	uint64_t last_tick = 0;
@@ -1243,26 +1346,25 @@ int tracer_run(struct session *s, struct symbolizer *sym, const struct recipe *r
 		}
 		bool handled = false;
 		enum duty duty_at_stop = t->duty;
+		t->event_tid = 0;
+		t->event_bp = 0;
 		rc = handle_stop(t, ev, when, &handled, e);
 		release_strings(t);
 		mi_record_free(ev);
 		if (rc < 0)
 			break;
+		account_hidden_part(t, handled, duty_at_stop, when);
 		if (rc == 0)
 			rc = budget_after_stop(t, now_ns(), e);
 		/* Every stop is resumed, ours or not (a signal gdb reports is
 		 * delivered by the continue). */
+		t->window_start_ns = now_ns();
+		stop_clock_resuming(&t->clock, handled ? t->event_tid : 0, handled && resumes_over_breakpoint(t),
+				    t->window_start_ns);
 		if (rc == 0 && session_is_stopped(s) && session_target_alive(s))
 			rc = session_resume(s, e);
-		if (handled) {
-			double gap = (double)(when - t->last_resume_ns);
-			t->gaps[t->ngaps++ % 32] = gap;
-			t->gdb_hit_ns = median_gap(t);
-			if (duty_at_stop != DUTY_OFF)
-				t->armed_running_ns += gap > t->gdb_hit_ns ? gap - t->gdb_hit_ns : 0;
-		}
 		t->last_resume_ns = now_ns();
-		t->stopped_ns += (double)(t->last_resume_ns - when) + (handled ? t->gdb_hit_ns : 0);
+		t->stopped_ns += (double)(t->window_start_ns - when);
 		for (size_t i = t->npending; i-- > 0 && t->pending[i].t0_ns == 0;)
 			t->pending[i].t0_ns = t->last_resume_ns;
 	}

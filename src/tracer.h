@@ -12,13 +12,16 @@
  * breakpoint is kept there; the matching return is the hit of that thread
  * whose rsp equals the entry rsp + 8, so recursion and threads pair up
  * correctly. elapsed is the wall time between the two stops as seen by
- * xgdbprof (it includes one breakpoint round trip, ~0.1-0.3 ms here).
+ * xgdbprof (it includes gdb's part of one hit, ~0.8-1 ms here).
  *
  * Budget (unless cfg->exact): the share of wall time the target spends
- * stopped by the probes is kept under max_stopped_percent by duty cycling:
- * over budget, the function and syscall probes are disabled until the share
- * is back under it, then enabled again. Stats say which fraction of the time
- * was covered; counts are as measured, with an extrapolation in the notes.
+ * stopped by the probes (and waiting for a CPU right after our resumes) is
+ * kept under max_stopped_percent by duty cycling: over budget, the function
+ * and syscall probes are disabled until the share is back under it, then
+ * enabled again. The part of each stop only gdb sees is measured from the
+ * hitting thread's scheduler clocks (stop_clock.h). Stats say which
+ * fraction of the time was covered; counts are as measured, with an
+ * extrapolation in the notes.
  *
  * Exit contract: on every return path, with gdb alive, every breakpoint and
  * catchpoint this tracer created is deleted (the target is stopped for that
@@ -64,12 +67,18 @@ struct tracer_stats {
 	size_t breakpoints;           /* breakpoints + catchpoints inserted, return sites included */
 	uint64_t hits;                /* stops handled */
 	uint64_t entries, returns, unmatched_returns, panics, syscalls;
-	double elapsed_s;
-	double stopped_s;             /* time the target was held stopped by us (measured) */
+	double elapsed_s;             /* traced: from the resume after arming to the end */
+	double arm_stopped_s;         /* the target held stopped while arming, before elapsed_s */
+	double stopped_s;             /* time our stops cost the target: held stopped, and waiting for a
+				       * CPU once resumed (measured per hit, see stop_clock.h) */
+	double waited_s;              /* of which waiting for a CPU, in the hits measured exactly */
 	double covered_s;             /* time the duty-cycled probes were armed */
 	uint64_t duty_cycles;         /* times the probes were switched off by the budget */
 	double hit_cost_ms;           /* mean stopped time per hit, gdb's share included */
-	double gdb_hit_ms;            /* gdb's share of a hit (trap to report, resume), estimated */
+	double gdb_hit_ms;            /* gdb's share of a hit (resume to report): median measured, else estimated */
+	uint64_t hits_measured;       /* hits whose hidden part was read from the thread's scheduler clocks */
+	uint64_t hits_bounded;        /* hits whose window also held a sleep: min(bound, median) counted */
+	bool clocks_unavailable;      /* the kernel gives no schedstat: every hit estimated */
 	double entries_estimated;     /* duty cycled: entries extrapolated to the whole run */
 	bool target_exited;
 	bool gdb_died;

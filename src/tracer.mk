@@ -5,7 +5,8 @@ libxgdbprof_a_SOURCES += \
 	src/tracer_resolve.c src/tracer_resolve.h \
 	src/cmd_probes.c
 libxgdbprof_a_SOURCES += \
-	src/tracer.c src/tracer.h src/tracer_syscalls.h
+	src/tracer.c src/tracer.h src/tracer_syscalls.h \
+	src/stop_clock.c src/stop_clock.h
 
 ## Fixtures (built during make check) and tests.
 $(FIXTURE_BIN)/trace_tree: tests/fixtures/trace_tree.rs $(FIXTURE_BIN)/.dirstamp
@@ -29,5 +30,7 @@ tests_unit_test_tracer_codecheck_SOURCES = tests/unit/test_tracer_codecheck.c
 tests_unit_test_tracer_codecheck_LDADD = $(test_ldadd)
 
 TESTS += tests/unit/test_tracer \
-	tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh tests/trace_safety.sh
-EXTRA_DIST += tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh tests/trace_safety.sh
+	tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh tests/trace_safety.sh \
+	tests/trace_budget.sh
+EXTRA_DIST += tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh tests/trace_safety.sh \
+	tests/trace_budget.sh

@@ -1,6 +1,7 @@
-/* test_tracer.c — pure parts of the tracer: name keys, SPEC parsing, and
- * the byte restore on a real child process (no gdb involved). */
+/* test_tracer.c — pure parts of the tracer: name keys, SPEC parsing, the
+ * byte restore and the stop clock on real child processes (no gdb). */
 #include "restore.h"
+#include "stop_clock.h"
 #include "tracer_resolve.h"
 
 #include <signal.h>
@@ -10,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 static int failures;
@@ -106,11 +108,99 @@ static void test_restore(void)
 	munmap(code, (size_t)page);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Stops a child with SIGSTOP and waits until /proc says it is stopped (its
+ * scheduler clocks are then frozen, as in gdb's all-stop). */
+static void stop_child(pid_t child)
+{
+	kill(child, SIGSTOP);
+	for (int i = 0; i < 2000; i++) {
+		char path[64], buf[512] = "";
+		snprintf(path, sizeof path, "/proc/%d/stat", (int)child);
+		FILE *f = fopen(path, "r");
+		if (f) {
+			if (!fgets(buf, sizeof buf, f))
+				buf[0] = 0;
+			fclose(f);
+		}
+		char *paren = strrchr(buf, ')');
+		if (paren && paren[2] == 'T')
+			return;
+		usleep(1000);
+	}
+}
+
+/* One window as the tracer sees it: the child is stopped, resumed at t0 but
+ * kept stopped for held_ms more (gdb's hidden part), then runs for run_ms
+ * and is stopped again. */
+static double window(struct stop_clock *c, pid_t child, int held_ms, int run_ms, struct stop_clock_window *w)
+{
+	uint64_t start = mono_ns();
+	stop_clock_resuming(c, child, false, start);
+	usleep((useconds_t)held_ms * 1000);
+	kill(child, SIGCONT);
+	usleep((useconds_t)run_ms * 1000);
+	uint64_t end = mono_ns();
+	stop_child(child);
+	stop_clock_stopped(c, child, end, w);
+	return (double)(end - start);
+}
+
+static void test_stop_clock(bool sleeper)
+{
+	pid_t child = fork();
+	if (child == 0) {
+		volatile unsigned long spin = 0;
+		for (;;) {
+			if (sleeper)
+				usleep(500);
+			else
+				spin++;
+		}
+	}
+	usleep(20000);
+	struct stop_clock c;
+	stop_clock_init(&c, child);
+	struct stop_clock_window w;
+	stop_child(child);
+	stop_clock_stopped(&c, child, mono_ns(), &w);
+	CHECK(!w.read);   /* nothing before the first reading */
+	if (c.unavailable) {
+		fprintf(stderr, "note: no schedstat on this kernel, stop clock not tested\n");
+	} else {
+		double wall = window(&c, child, 40, 60, &w);
+		CHECK(w.read);
+		/* Held stopped for 40 ms it could not run: whatever the load,
+		 * at least that much is off the CPU, and never more than the
+		 * window (sleeps may overshoot, hence the measured wall). */
+		CHECK(w.held_ns >= 39e6);
+		CHECK(w.running_ns > 0 && w.held_ns + w.running_ns <= wall + 1 && w.held_ns + w.running_ns >= wall - 1);
+		CHECK(w.waited_ns <= w.held_ns);
+		if (sleeper) {
+			/* ~100 sleeps the ptrace stops do not explain. */
+			CHECK(!w.exact);
+			CHECK(c.bounded == 1 && c.measured == 0 && stop_clock_median(&c) < 0);
+		} else if (w.exact) {
+			CHECK(c.measured == 1 && stop_clock_median(&c) == w.held_ns);
+		}
+	}
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+}
+
 int main(void)
 {
 	test_keys();
 	test_parse();
 	test_restore();
+	test_stop_clock(false);
+	test_stop_clock(true);
 	if (failures)
 		fprintf(stderr, "%d failure(s)\n", failures);
 	return failures ? 1 : 0;

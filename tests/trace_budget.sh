@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# trace_budget.sh — the default 5% stop budget, judged by the target's own
+# scheduler clocks rather than by xgdbprof's accounting: trace_hot calls
+# hot_step ~1 M times a second, so without the budget it would be stopped
+# almost all the time. Ranges are wide (a loaded 2-CPU machine); what must
+# not happen is xgdbprof counting less than the thread was really stopped.
+. "$TOP_SRCDIR/tests/lib.sh" || exit 99
+
+# Summed "on CPU" and "waiting for a CPU" ns of the fixture's threads, and
+# our wall clock, read together.
+clocks() {
+	echo "$(date +%s%N) $(cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ r += $1; w += $2 } END { printf "%.0f %.0f", r, w }')"
+}
+
+"$FIXTURES/trace_hot" 60 >/dev/null &
+HOT=$!
+TEST_PIDS="$TEST_PIDS $HOT"
+sleep 0.3
+"$XGDBPROF" -o "$TMP/o" -d 5s --recipe func-latency -D FUNC=hot_step "$HOT" >"$TMP/out" 2>"$TMP/err" &
+XG=$!
+for _ in $(seq 1 600); do grep -q attached "$TMP/err" 2>/dev/null && break; sleep 0.02; done
+check "probes armed" grep -q attached "$TMP/err"
+sleep 0.5
+a=$(clocks "$HOT")
+sleep 3
+b=$(clocks "$HOT")
+wait "$XG"
+check "xgdbprof exits 0" test $? -eq 0
+sed 's/^/# /' "$TMP/err"
+# Stopped = neither on a CPU nor waiting for one (trace_hot never sleeps).
+true_pct=$(echo "$a $b" | awk '{ w = $4 - $1; printf "%.1f", 100 * (w - ($5 - $2) - ($6 - $3)) / w }')
+xg_pct=$(sed -n 's/^tracer: .*target stopped [0-9.]* s (\([0-9.]*\)%).*/\1/p' "$TMP/err")
+hits=$(sed -n 's/^tracer: .* \([0-9]*\) hits (.*/\1/p' "$TMP/err")
+measured=$(sed -n 's/.*schedstat (wall - on CPU) for \([0-9]*\) of [0-9]* hits.*/\1/p' "$TMP/err")
+echo "# fixture stopped ${true_pct}% over 3 s by its own clocks; xgdbprof says ${xg_pct}%, ${measured:-0} of ${hits:-0} hits measured"
+check "budget note printed" grep -q 'probes were switched off .* <= 5% of the time' "$TMP/err"
+check "the hidden part of most hits read from the thread's clocks (${measured:-0} of ${hits:-0})" \
+	test "${measured:-0}" -gt 0 -a "$((2 * ${measured:-0}))" -ge "${hits:-0}"
+check "the fixture was really stopped at most 2x the budget (${true_pct}%)" \
+	awk -v t="$true_pct" 'BEGIN { exit !(t <= 10) }'
+check "the probes did run: stopped at least 1% (${true_pct}%)" awk -v t="$true_pct" 'BEGIN { exit !(t >= 1) }'
+check "xgdbprof does not under-count: ${xg_pct}% >= ${true_pct}% - 2" \
+	awk -v x="${xg_pct:-0}" -v t="$true_pct" 'BEGIN { exit !(x >= t - 2) }'
+check "target runs free afterwards" sh -c "kill -0 $HOT && test \"\$(sed -n 's/^TracerPid:[[:space:]]*//p' /proc/$HOT/status)\" = 0"
+kill "$HOT" 2>/dev/null
+finish

@@ -62,6 +62,10 @@ if newer "$out/bench_target_big" "$src/bench/bench_target.rs"; then
 	$RUSTC --edition 2018 --cfg bloat -C opt-level=0 -C debuginfo=2 \
 		-o "$out/bench_target_big" "$src/bench/bench_target.rs"
 fi
+if newer "$out/bare_ptrace" "$src/bench/bare_ptrace.c"; then
+	log "building bare_ptrace"
+	$CC -std=c11 -O2 -Wall -Wextra -o "$out/bare_ptrace" "$src/bench/bare_ptrace.c"
+fi
 if newer "$out/naive_mi" "$src/bench/naive_mi.c" || newer "$out/naive_mi" "$build/libmi.a"; then
 	log "building naive_mi"
 	$CC -std=c11 -O2 -Wall -Wextra -D_GNU_SOURCE -I"$src/mi" -o "$out/naive_mi" \
@@ -165,15 +169,17 @@ measure() {
 			fi
 		fi
 		;;
-	naive-*)
-		f=${config#naive-}
-		"$out/naive_mi" -F "$f" -d "$window" "$target_pid" >"$tmp/nlog" 2>&1 &
+	naive-* | bare-*)
+		f=${config#*-}
+		tool=naive_mi
+		case "$config" in bare-*) tool=bare_ptrace ;; esac
+		"$out/$tool" -F "$f" -d "$window" "$target_pid" >"$tmp/nlog" 2>&1 &
 		ppid=$!
 		wait_traced "$target_pid" 30 || true
 		a=$(read_progress "$prog")
-		wait "$ppid" || log "naive_mi failed: $(tail -n 3 "$tmp/nlog")"
+		wait "$ppid" || log "$tool failed: $(tail -n 3 "$tmp/nlog")"
 		b=$(read_progress "$prog")
-		line=$(grep '^naive:' "$tmp/nlog" || true)
+		line=$(grep -e '^naive:' -e '^bare:' "$tmp/nlog" || true)
 		field() { printf '%s\n' "$line" | sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 		med=$(field median_ms) p99=$(field p99_ms) pct=$(field stopped_pct) hz=$(field hz)
 		;;
@@ -241,7 +247,7 @@ os.execv(sys.argv[1], sys.argv[1:])' "$xgdbprof" \
 }
 
 # ---- run ------------------------------------------------------------------
-configs="baseline xgdbprof-19 xgdbprof-49 xgdbprof-allstop-19 xgdbprof-allstop-49 naive-19 naive-49"
+configs="baseline xgdbprof-19 xgdbprof-49 xgdbprof-allstop-19 xgdbprof-allstop-49 naive-19 naive-49 bare-49"
 [ "$have_perf" = yes ] && configs="$configs perf-49"
 [ "$have_eustack" = yes ] && configs="$configs eu-stack"
 ncfg=$(echo "$configs" | wc -w)

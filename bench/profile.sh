@@ -106,12 +106,15 @@ read_progress() {
 	echo "$line $ticks"
 }
 
-# Waits until something ptrace-attaches to $1 (TracerPid != 0) or $2 s pass.
+# Waits until something ptrace-attaches to $1 (TracerPid != 0 in any of its
+# threads: bare_ptrace seizes only the busy one) or $2 s pass.
 wait_traced() {
 	end=$(( $(now_ns) + $2 * 1000000000 ))
 	while [ "$(now_ns)" -lt "$end" ]; do
-		tp=$(sed -n 's/^TracerPid:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null || echo 0)
-		[ "${tp:-0}" != 0 ] && return 0
+		for st in /proc/"$1"/task/*/status; do
+			tp=$(sed -n 's/^TracerPid:[[:space:]]*//p' "$st" 2>/dev/null || echo 0)
+			[ "${tp:-0}" != 0 ] && return 0
+		done
 		sleep 0.01
 	done
 	return 1
@@ -224,6 +227,47 @@ measure() {
 	log "  $config: $tput ops/s, worker on CPU $busy%, stop median $med ms, p99 $p99 ms, stopped $pct%, $hz Hz"
 }
 
+# Steady state, in one process: the target's throughput over a window
+# before xgdbprof attaches, over a window inside the sampling (starting 1.5 s
+# after the attach, so attach, warm-up and detach are all outside it), and
+# over a window after xgdbprof has exited. Loss = during against the mean of
+# before and after. Removes the spread between fresh processes and the fixed
+# cost of attaching and detaching; what is left is the cost of sampling as
+# such. Records "CONFIG LOSS_PCT DURING_OPS" in $tmp/paired.
+rate_between() { # "OPS NANOS ..." "OPS NANOS ..." -> ops/s
+	echo "$1 $2" | awk '{ n = NF / 2; if ($(n + 2) > $2) printf "%.0f", ($(n + 1) - $1) / (($(n + 2) - $2) / 1e9); else print "-" }'
+}
+measure_paired() {
+	config=$1
+	f=${config##*-}
+	prog=$tmp/progress
+	rm -f "$prog" "$prog.tmp"
+	"$out/bench_target" "$prog" $((3 * window + 40)) &
+	target_pid=$!
+	sleep 1
+	a=$(read_progress "$prog"); sleep "$window"; b=$(read_progress "$prog")
+	before=$(rate_between "$a" "$b")
+	rm -rf "$tmp/pout"
+	"$xgdbprof" -e "set max_stopped 100%; set threads running; sample { @s[ustack] = count(); } end { report(@s); }" \
+		-F "$f" -d "$((window + 3))s" -o "$tmp/pout" "$target_pid" >"$tmp/plog2" 2>&1 &
+	ppid=$!
+	wait_traced "$target_pid" 30 || true
+	sleep 1.5
+	a=$(read_progress "$prog"); sleep "$window"; b=$(read_progress "$prog")
+	during=$(rate_between "$a" "$b")
+	wait "$ppid" || log "xgdbprof failed: $(tail -n 3 "$tmp/plog2")"
+	sleep 0.5
+	a=$(read_progress "$prog"); sleep "$window"; b=$(read_progress "$prog")
+	after=$(rate_between "$a" "$b")
+	kill "$target_pid" 2>/dev/null || true
+	wait "$target_pid" 2>/dev/null || true
+	target_pid=
+	loss=$(awk -v x="$before" -v d="$during" -v y="$after" 'BEGIN {
+		if (x == "-" || d == "-" || y == "-") print "-"; else printf "%.1f", 100 * ((x + y) / 2 - d) / ((x + y) / 2) }')
+	log "  $config: before $before, during $during, after $after ops/s: loss $loss%"
+	echo "$config $loss $during" >>"$tmp/paired"
+}
+
 # Attach-to-first-sample: python3 prints CLOCK_MONOTONIC just before exec'ing
 # xgdbprof; the recipe prints `nsecs` (CLOCK_MONOTONIC) in the sample probe.
 # The earliest such timestamp minus the launch time is the delay from
@@ -250,7 +294,9 @@ os.execv(sys.argv[1], sys.argv[1:])' "$xgdbprof" \
 configs="baseline xgdbprof-19 xgdbprof-49 xgdbprof-allstop-19 xgdbprof-allstop-49 naive-19 naive-49 bare-49"
 [ "$have_perf" = yes ] && configs="$configs perf-49"
 [ "$have_eustack" = yes ] && configs="$configs eu-stack"
+configs="$configs paired-19 paired-49"
 ncfg=$(echo "$configs" | wc -w)
+: >"$tmp/paired"
 : >"$tmp/results"
 : >"$tmp/attach"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -262,7 +308,10 @@ while [ $r -lt "$rounds" ]; do
 		END { for (i = 0; i < n; i++) print c[(i + k) % n] }' | tr '\n' ' ')
 	log "round $((r + 1))/$rounds: $order"
 	for c in $order; do
-		measure "$c"
+		case "$c" in
+		paired-*) measure_paired "$c" ;;
+		*) measure "$c" ;;
+		esac
 	done
 	d=$(first_sample_ms "$build/tests/fixtures/bin/cache-service")
 	g=$(first_sample_ms "$out/bench_target_big" "$tmp/big-progress" 60)
@@ -297,12 +346,22 @@ echo "load average before: $load_before, after: $load_after"
 echo "target: bench_target (1 busy worker, 4 idle threads, main); medians over rounds"
 printf '%-19s %12s %7s %7s %9s %9s %9s %7s\n' configuration ops/s loss% busy% stop_med stop_p99 stopped% Hz
 for c in $configs; do
+	case "$c" in paired-*) continue ;; esac
 	col() { awk -v c="$c" -v k="$1" '$1 == c { print $k }' "$tmp/results" | median; }
 	t=$(col 2)
 	loss=$(awk -v t="$t" -v b="$base" 'BEGIN { if (t == "-" || b == "-" || b == 0) print "-"; else printf "%.1f", 100 * (b - t) / b }')
 	printf '%-19s %12s %7s %7s %9s %9s %9s %7s\n' "$c" "$t" "$loss" "$(col 7)" "$(col 3)" "$(col 4)" "$(col 5)" "$(col 6)"
 done
 echo "busy% = CPU time the busy worker got / window wall time (below ~100% in the baseline: other load on the machine)"
+echo
+echo "steady state, one process each (window before / inside the sampling, from 1.5 s after attach / after): loss of the inside window"
+printf '%-19s %12s %7s %s\n' configuration ops/s loss% "per round"
+for c in paired-19 paired-49; do
+	printf '%-19s %12s %7s %s\n' "xgdbprof-${c#paired-}" \
+		"$(awk -v c="$c" '$1 == c { print $3 }' "$tmp/paired" | median)" \
+		"$(awk -v c="$c" '$1 == c { print $2 }' "$tmp/paired" | median)" \
+		"$(awk -v c="$c" '$1 == c { printf "%s ", $2 }' "$tmp/paired")"
+done
 echo "stop_med/stop_p99 in ms; perf: no stop (kernel samples on-CPU threads), Hz = samples/s"
 echo "eu-stack: stop = wall time of one whole eu-stack call (attach, unwind, detach)"
 [ "$have_perf" = yes ] || echo "perf record does not work here: not measured"

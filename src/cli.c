@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "signals.h"
 #include "source_map.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -126,12 +127,9 @@ int cli_parse_pid(const char *text, pid_t *pid)
 void cli_sleep_unless_signalled(double seconds)
 {
 	struct timespec step = { 0, 20 * 1000 * 1000 };
-	struct timespec start, now;
-	clock_gettime(CLOCK_MONOTONIC, &start);
+	double start = monotonic_ms();
 	while (!signals_pending()) {
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		double elapsed = (double)(now.tv_sec - start.tv_sec) + (now.tv_nsec - start.tv_nsec) / 1e9;
-		if (elapsed >= seconds)
+		if (monotonic_ms() - start >= seconds * 1e3)
 			break;
 		nanosleep(&step, NULL);
 	}

@@ -8,6 +8,7 @@
 #include "signals.h"
 #include "source_map.h"
 #include "symbolize.h"
+#include "clock.h"
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
@@ -66,13 +67,6 @@ static void settle_after_attach(pid_t pid)
 	nanosleep(&settle, NULL);
 }
 
-static double now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
 /* Takes the snapshot: /proc states are read while the target is still
  * running (stopping it would make every thread look stopped), then stacks. */
 static int snapshot_take(struct session *s, int max_frames, struct snapshot *snap, struct xerr *e)
@@ -80,7 +74,7 @@ static int snapshot_take(struct session *s, int max_frames, struct snapshot *sna
 	settle_after_attach(session_pid(s));
 	struct proc_thread *running_states = NULL;
 	int nstates = proc_threads(session_pid(s), &running_states, NULL);
-	double t0 = now_ms();
+	double t0 = monotonic_ms();
 	if (session_stop(s, e) < 0) {
 		free(running_states);
 		return -1;
@@ -111,7 +105,7 @@ static int snapshot_take(struct session *s, int max_frames, struct snapshot *sna
 	free(threads);
 	free(running_states);
 	int rc = session_resume(s, e);
-	snap->stopped_ms = now_ms() - t0;
+	snap->stopped_ms = monotonic_ms() - t0;
 	return rc;
 }
 

@@ -1,9 +1,9 @@
 #include "dwarf_index.h"
+#include "clock.h"
 
 #include <dwarf.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct dwarf_index_segment {
 	Dwarf_Addr lo, hi;     /* [lo, hi) */
@@ -463,8 +463,7 @@ oom:
 
 static int build_cu(struct dwarf_index *ix, struct dwarf_index_cu *cu, struct xerr *err)
 {
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	uint64_t t0 = monotonic_ns();
 	struct cu_builder b = {.cu = cu};
 	int rc = walk_cu(ix->dw, &b);
 	if (rc == 0)
@@ -486,8 +485,7 @@ static int build_cu(struct dwarf_index *ix, struct dwarf_index_cu *cu, struct xe
 	cu->segments = b.segs;
 	cu->nsegments = b.nsegs;
 	cu->built = true;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	ix->build_seconds += (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	ix->build_seconds += (double)(monotonic_ns() - t0) / 1e9;
 	ix->cus_built++;
 	ix->entries += cu->nentries;
 	ix->segments += cu->nsegments;

@@ -4,12 +4,12 @@
 #include "cli.h"
 #include "commands.h"
 #include "error.h"
+#include "clock.h"
 
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct subcommand {
 	const char *name;
@@ -93,9 +93,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct run_request run = { 0 };
-	struct timespec started;
-	clock_gettime(CLOCK_MONOTONIC, &started);
-	cli_globals.start_ns = (uint64_t)started.tv_sec * 1000000000u + (uint64_t)started.tv_nsec;
+	cli_globals.start_ns = monotonic_ns();
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:r:e:D:d:F:o:s:vhV", options, NULL)) != -1) {

@@ -1,4 +1,5 @@
 #include "proc.h"
+#include "clock.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -8,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 static int read_small_file(const char *path, char *buf, size_t size)
@@ -264,21 +264,7 @@ uint64_t proc_thread_runtime_ns(pid_t pid, pid_t tid)
 {
 	char path[96], buf[128];
 	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	uint64_t ns = 0;
-	if (fgets(buf, sizeof buf, f))
-		ns = strtoull(buf, NULL, 10);
-	fclose(f);
-	return ns;
-}
-
-static uint64_t monotonic_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return read_proc_file(path, buf, sizeof buf) > 0 ? strtoull(buf, NULL, 10) : 0;
 }
 
 int proc_cpu_probe_start(struct proc_cpu_probe *probe, pid_t pid, struct xerr *e)
@@ -296,7 +282,7 @@ int proc_cpu_probe_start(struct proc_cpu_probe *probe, pid_t pid, struct xerr *e
 		proc_cpu_probe_free(probe);
 		return xerr_set(e, "out of memory");
 	}
-	probe->start_ns = monotonic_now_ns();
+	probe->start_ns = monotonic_ns();
 	for (int i = 0; i < n; i++) {
 		probe->tids[i] = threads[i].tid;
 		probe->runtime_ns[i] = proc_thread_runtime_ns(pid, threads[i].tid);
@@ -310,7 +296,7 @@ int proc_cpu_probe_busy(const struct proc_cpu_probe *probe, double min_share)
 {
 	if (!probe->tids)
 		return -1;
-	uint64_t elapsed = monotonic_now_ns() - probe->start_ns;
+	uint64_t elapsed = monotonic_ns() - probe->start_ns;
 	struct proc_thread *threads;
 	int n = proc_threads(probe->pid, &threads, NULL);
 	if (n < 0)

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "proc.h"
+#include "clock.h"
 
 #define INT3 0xCC
 
@@ -88,13 +89,6 @@ struct seized {
 	int pending_signal;   /* a signal that stopped the thread, re-injected on detach */
 };
 
-static double now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
 static bool already_seized(const struct seized *s, size_t n, pid_t tid)
 {
 	for (size_t i = 0; i < n; i++)
@@ -109,7 +103,7 @@ static size_t seize_all(pid_t pid, struct seized **out, int timeout_ms)
 {
 	struct seized *list = NULL;
 	size_t n = 0, cap = 0;
-	double deadline = now_ms() + timeout_ms;
+	double deadline = monotonic_ms() + timeout_ms;
 	for (int round = 0; round < 3; round++) {
 		char path[64];
 		snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
@@ -124,7 +118,7 @@ static size_t seize_all(pid_t pid, struct seized **out, int timeout_ms)
 				continue;
 			long rc;
 			while ((rc = ptrace(PTRACE_SEIZE, tid, NULL, NULL)) < 0 && errno == EPERM &&
-			       now_ms() < deadline) {
+			       monotonic_ms() < deadline) {
 				struct timespec pause = { 0, 2 * 1000 * 1000 };
 				nanosleep(&pause, NULL);
 			}

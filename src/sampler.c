@@ -4,6 +4,7 @@
 #include "proc.h"
 #include "signals.h"
 #include "unwind.h"
+#include "clock.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -58,13 +59,6 @@ struct sampler {
 	uint64_t *pc_buffer;      /* 2 * cap * max_frames PCs, carved per thread */
 	size_t pc_buffer_threads;
 };
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 static struct tracked_thread *find_thread(struct sampler *sp, pid_t tid)
 {

@@ -4,6 +4,7 @@
 #include "mi_conn.h"
 #include "mi_record.h"
 #include "mi_value.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -157,14 +158,10 @@ static int call(struct session *s, struct mi_record **result, struct xerr *e, co
 	args[n] = NULL;
 	struct mi_error me;
 	struct mi_record *r = NULL;
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	double t0 = monotonic_ms();
 	int rc = mi_conn_callv(s->gdb, s->timeout_ms, &r, &me, command, args);
-	if (s->verbose) {
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		fprintf(stderr, "xgdbprof: mi %s: %.3f ms%s\n", command,
-			(t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6, rc < 0 ? " (error)" : "");
-	}
+	if (s->verbose)
+		fprintf(stderr, "xgdbprof: mi %s: %.3f ms%s\n", command, monotonic_ms() - t0, rc < 0 ? " (error)" : "");
 	if (rc < 0) {
 		xerr_set(e, "%s", me.message);
 		mi_record_free(r);
@@ -350,16 +347,14 @@ static int attach_gdb(struct session *s, pid_t pid, struct xerr *e)
 		return xerr_set(e, "gdb could not attach to process %d: %s", (int)pid, attach_error.msg);
 	}
 	s->attached = true;
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	double t0 = monotonic_ms();
 	if ((s->non_stop ? wait_all_threads_stopped(s, e) : wait_stopped(s, e)) < 0)
 		return xerr_prefix(e, "attaching to process %d", (int)pid);
 	/* Attaching stops every thread; let the target go on right away. */
 	int rc = session_resume(s, e);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (s->verbose)
 		fprintf(stderr, "xgdbprof: attach held process %d stopped for about %.1f ms\n", (int)pid,
-			(t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+			monotonic_ms() - t0);
 	return rc;
 }
 

@@ -9,6 +9,7 @@
 #include "tracer_resolve.h"
 #include "tracer_syscalls.h"
 #include "unwind.h"
+#include "clock.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -17,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 enum bp_kind { BP_ENTRY, BP_RETURN, BP_PANIC_HOOK, BP_RUST_PANIC, BP_SYSCALL };
@@ -132,13 +132,6 @@ struct tracer {
 	uint64_t last_resume_ns;      /* once the last resume was acknowledged (elapsed's t0) */
 	double armed_running_ns;      /* target running time with the probes on */
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 static void add_note(struct tracer_stats *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void add_note(struct tracer_stats *st, const char *fmt, ...)
@@ -419,7 +412,7 @@ static int arm(struct tracer *t, struct xerr *e)
 		return -1;
 	}
 	/* Everything resolved: now touch the target (stopped). */
-	t->arm_stop_ns = now_ns();
+	t->arm_stop_ns = monotonic_ns();
 	if (session_stop(t->s, e) < 0) {
 		free(sys_nrs);
 		return -1;
@@ -1104,18 +1097,18 @@ static int budget_wake(struct tracer *t, uint64_t now, struct xerr *e)
 		return 0;
 	/* Counted from the interrupt request, a little before the target
 	 * really stops: conservative. */
-	uint64_t t0 = now_ns();
+	uint64_t t0 = monotonic_ns();
 	if (session_stop(t->s, e) < 0)
 		return -1;
 	/* The resume that switched the probes off was followed by gdb's step
 	 * over the breakpoint: cost hidden in the off window, bracketed here. */
 	account_hidden_part(t, false, DUTY_OFF, t0);
-	int rc = set_duty(t, DUTY_ON, now_ns(), e);
-	t->window_start_ns = now_ns();
+	int rc = set_duty(t, DUTY_ON, monotonic_ns(), e);
+	t->window_start_ns = monotonic_ns();
 	stop_clock_resuming(&t->clock, 0, false, t->window_start_ns);
 	if (rc == 0)
 		rc = session_resume(t->s, e);
-	t->last_resume_ns = now_ns();
+	t->last_resume_ns = monotonic_ns();
 	t->stopped_ns += (double)(t->window_start_ns - t0);
 	return rc;
 }
@@ -1259,7 +1252,7 @@ int tracer_run(struct session *s, struct symbolizer *sym, const struct recipe *r
 	t->cfg = cfg;
 	t->st = stats;
 	t->pid = session_pid(s);
-	t->tracer_start_ns = now_ns();
+	t->tracer_start_ns = monotonic_ns();
 	t->start_ns = cfg->start_ns ? cfg->start_ns : t->tracer_start_ns;
 	restore_set_init(&t->bytes, t->pid);
 	char path[64];
@@ -1287,8 +1280,8 @@ int tracer_run(struct session *s, struct symbolizer *sym, const struct recipe *r
 	stop_clock_init(&t->clock, t->pid);
 	if (rc == 0) {
 		struct stop_clock_window unused;
-		stop_clock_stopped(&t->clock, 0, now_ns(), &unused);
-		t->budget_start_ns = now_ns();
+		stop_clock_stopped(&t->clock, 0, monotonic_ns(), &unused);
+		t->budget_start_ns = monotonic_ns();
 		stop_clock_resuming(&t->clock, 0, false, t->budget_start_ns);
 		rc = session_resume(t->s, e);
 	}
@@ -1299,14 +1292,14 @@ int tracer_run(struct session *s, struct symbolizer *sym, const struct recipe *r
 			stats->breakpoints, stats->breakpoints == 1 ? "" : "s",
 			budgeted(t) ? "" : cfg->exact ? ", exact: no budget" : "");
 	t->duty = DUTY_ON;
-	t->duty_changed_ns = now_ns();
+	t->duty_changed_ns = monotonic_ns();
 	t->last_resume_ns = t->duty_changed_ns;
 	t->window_start_ns = t->budget_start_ns ? t->budget_start_ns : t->duty_changed_ns;
 	t->gdb_hit_ns = 1e6;
 	uint64_t deadline = cfg->duration_s > 0 ? t->tracer_start_ns + (uint64_t)(cfg->duration_s * 1e9) : 0;
 	uint64_t last_tick = 0;
 	while (rc == 0) {
-		uint64_t now = now_ns();
+		uint64_t now = monotonic_ns();
 		if (signals_pending() || recipe_run_exit_requested(run) || (deadline && now >= deadline))
 			break;
 		if (session_is_stopped(s) && !session_target_alive(s)) {
@@ -1332,7 +1325,7 @@ int tracer_run(struct session *s, struct symbolizer *sym, const struct recipe *r
 		}
 		if (got == 0)
 			continue;
-		uint64_t when = now_ns();
+		uint64_t when = monotonic_ns();
 		bool is_stop = ev->kind == MI_RECORD_EXEC && strcmp(ev->klass, "stopped") == 0;
 		if (!is_stop) {
 			mi_record_free(ev);
@@ -1355,20 +1348,20 @@ int tracer_run(struct session *s, struct symbolizer *sym, const struct recipe *r
 			break;
 		account_hidden_part(t, handled, duty_at_stop, when);
 		if (rc == 0)
-			rc = budget_after_stop(t, now_ns(), e);
+			rc = budget_after_stop(t, monotonic_ns(), e);
 		/* Every stop is resumed, ours or not (a signal gdb reports is
 		 * delivered by the continue). */
-		t->window_start_ns = now_ns();
+		t->window_start_ns = monotonic_ns();
 		stop_clock_resuming(&t->clock, handled ? t->event_tid : 0, handled && resumes_over_breakpoint(t),
 				    t->window_start_ns);
 		if (rc == 0 && session_is_stopped(s) && session_target_alive(s))
 			rc = session_resume(s, e);
-		t->last_resume_ns = now_ns();
+		t->last_resume_ns = monotonic_ns();
 		t->stopped_ns += (double)(t->window_start_ns - when);
 		for (size_t i = t->npending; i-- > 0 && t->pending[i].t0_ns == 0;)
 			t->pending[i].t0_ns = t->last_resume_ns;
 	}
-	uint64_t end = now_ns();
+	uint64_t end = monotonic_ns();
 	if (gdb_gone(t)) {
 		stats->gdb_died = true;
 		if (restore_set_after_gdb_died(&t->bytes, 2000, &stats->restore, &local) < 0)

@@ -74,42 +74,37 @@ PY
 RATIO=$!
 TEST_PIDS="$TEST_PIDS $RATIO"
 sleep 0.5
-# The budget is set out of the way: this checks that shares are right.
-"$XGDBPROF" -e 'set threads running; set max_stopped 100%
+# ratio_run NAME SECONDS MIN_SAMPLES STOP_MODE [OPTIONS...]: profiles the 3:1
+# fixture with the budget out of the way (this checks that shares are right),
+# then checks the split and which stop mode ran.
+ratio_run() {
+	local name=$1 seconds=$2 min_samples=$3 stop_mode=$4
+	shift 4
+	"$XGDBPROF" "$@" -e 'set threads running; set max_stopped 100%
 sample { @s[thread.name, ustack] = count(); }
-end { report(@s); }' -d 5s -F 49 -o "$TMP/ratio" "$RATIO" >"$TMP/ratio.txt" 2>"$TMP/ratio.err"
-check "ratio run exits 0" test $? -eq 0
-"$XGDBPROF" report --format json "$TMP/ratio" >"$TMP/ratio.json"
-check "heavy_work:light_work shares are 75:25 within 10 points" python3 - "$TMP/ratio.json" <<'PY'
+end { report(@s); }' -d "$seconds" -F 49 -o "$TMP/$name" "$RATIO" >"$TMP/$name.txt" 2>"$TMP/$name.err"
+	check "$name run exits 0" test $? -eq 0
+	"$XGDBPROF" report --format json "$TMP/$name" >"$TMP/$name.json"
+	check "$name ($stop_mode): heavy_work:light_work shares are 75:25 within 10 points" \
+		python3 - "$TMP/$name.json" "$min_samples" "$stop_mode" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
+min_samples, stop_mode = int(sys.argv[2]), sys.argv[3]
 share = {f["function"]: f["self_share"] for f in report["top_self"]}
 heavy, light = share.get("heavy_work", 0), share.get("light_work", 0)
-print("  heavy_work %.1f%%, light_work %.1f%% of %d samples" % (heavy, light, report["total_samples"]))
-assert report["total_samples"] >= 100, report["total_samples"]
+print("  %s: heavy_work %.1f%%, light_work %.1f%% of %d samples" % (stop_mode, heavy, light, report["total_samples"]))
+assert report["run"]["stop_mode"] == stop_mode, report["run"].get("stop_mode")
+assert report["total_samples"] >= min_samples, report["total_samples"]
 assert abs(heavy - 75) <= 10 and abs(light - 25) <= 10, share
 PY
+}
 
+ratio_run ratio 5s 100 all-stop
 check "two busy threads: the header says every thread is stopped (all-stop chosen)" \
 	grep -q 'stops every thread' "$TMP/ratio.txt"
-
 # The same split with --non-stop (a sample stops only the threads it walks).
-"$XGDBPROF" --non-stop -e 'set threads running; set max_stopped 100%
-sample { @s[thread.name, ustack] = count(); }
-end { report(@s); }' -d 4s -F 49 -o "$TMP/ratio-ns" "$RATIO" >"$TMP/ratio-ns.txt" 2>"$TMP/ratio-ns.err"
-check "--non-stop run exits 0" test $? -eq 0
+ratio_run ratio-ns 4s 80 non-stop --non-stop
 check "the --non-stop header says only the walked threads stop" grep -q 'stops only the walked threads' "$TMP/ratio-ns.txt"
-"$XGDBPROF" report --format json "$TMP/ratio-ns" >"$TMP/ratio-ns.json"
-check "--non-stop: heavy_work:light_work shares are 75:25 within 10 points" python3 - "$TMP/ratio-ns.json" <<'PY'
-import json, sys
-report = json.load(open(sys.argv[1]))
-share = {f["function"]: f["self_share"] for f in report["top_self"]}
-heavy, light = share.get("heavy_work", 0), share.get("light_work", 0)
-print("  --non-stop: heavy_work %.1f%%, light_work %.1f%% of %d samples" % (heavy, light, report["total_samples"]))
-assert report["run"]["stop_mode"] == "non-stop", report["run"].get("stop_mode")
-assert report["total_samples"] >= 80, report["total_samples"]
-assert abs(heavy - 75) <= 10 and abs(light - 25) <= 10, share
-PY
 check "ratio target: no thread left stopped or traced" python3 - "$RATIO" <<'PY'
 import os, sys
 pid = sys.argv[1]

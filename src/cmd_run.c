@@ -18,6 +18,7 @@
 #include "source_map.h"
 #include "symbolize.h"
 #include "tracer.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <math.h>
@@ -58,13 +59,6 @@ struct run_context {
 	struct profile *raw;
 	bool stdout_tty;
 };
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 static void fill_meta(struct run_context *rc, struct profile *p)
 {
@@ -383,17 +377,16 @@ static bool few_busy_threads(void *ctx)
 }
 
 /* --all-stop / --non-stop, else non-stop for `threads running` on a target
- * with at most one thread busy while gdb starts. */
-static void choose_stop_mode(struct session_options *so, const struct recipe_options *opts,
-			     const struct run_request *req, struct proc_cpu_probe *probe)
+ * (pid; 0 for a launched command) with at most one thread busy while gdb
+ * starts. */
+static void choose_stop_mode(struct session_options *so, const struct recipe_options *opts, pid_t pid,
+			     struct proc_cpu_probe *probe)
 {
-	pid_t pid;
 	if (cli_globals.stop_mode != CLI_STOP_AUTO) {
 		so->non_stop = cli_globals.stop_mode == CLI_STOP_NON;
 		return;
 	}
-	if (req->launch || opts->threads != RECIPE_THREADS_RUNNING || req->argc != 1 ||
-	    cli_parse_pid(req->argv[0], &pid) < 0 || proc_cpu_probe_start(probe, pid, NULL) < 0)
+	if (pid <= 0 || opts->threads != RECIPE_THREADS_RUNNING || proc_cpu_probe_start(probe, pid, NULL) < 0)
 		return;
 	so->choose_non_stop = few_busy_threads;
 	so->choose_ctx = probe;
@@ -430,9 +423,11 @@ int run_recipe(const struct run_request *req)
 	struct session_options so = cli_session_options();
 	/* Tracing stays in all-stop mode: its breakpoint handling counts on
 	 * every thread being stopped at a hit. */
+	pid_t pid = 0;
+	bool pid_given = !req->launch && req->argc == 1 && cli_parse_pid(req->argv[0], &pid) == 0;
 	struct proc_cpu_probe busy_probe = { 0 };
 	if (wants_samples)
-		choose_stop_mode(&so, opts, req, &busy_probe);
+		choose_stop_mode(&so, opts, pid_given ? pid : 0, &busy_probe);
 	/* Sampling names frames itself; even `set exact true` takes only PCs
 	 * from gdb's unwinder, which needs .eh_frame, not debug files. */
 	so.no_separate_debug = wants_samples;
@@ -443,8 +438,7 @@ int run_recipe(const struct run_request *req)
 			return cli_input_error("%s", e.msg);
 		}
 	} else {
-		pid_t pid;
-		if (req->argc != 1 || cli_parse_pid(req->argv[0], &pid) < 0) {
+		if (!pid_given) {
 			recipe_free(rc.recipe);
 			proc_cpu_probe_free(&busy_probe);
 			return cli_usage_error(NULL, req->argc != 1 ? "give exactly one PID, or -- COMMAND"

@@ -1754,3 +1754,19 @@ char *demangle_text(const char *text, bool with_hash)
 	}
 	return b.s;
 }
+
+void demangle_strip_generics(const char *name, char *out, size_t out_size)
+{
+	size_t o = 0;
+	int depth = 0;
+	for (const char *p = name; *p && o + 1 < out_size; p++) {
+		if (*p == '<')
+			depth++;
+		else if (*p == '>' && depth > 0)
+			depth--;
+		else if (!depth)
+			out[o++] = *p;
+	}
+	if (out_size)
+		out[o] = '\0';
+}

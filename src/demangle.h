@@ -72,4 +72,9 @@ int demangle_text_write(FILE *out, const char *text, size_t len, bool with_hash)
 /* The same into a malloc'd NUL-terminated string; NULL when out of memory. */
 char *demangle_text(const char *text, bool with_hash);
 
+/* A demangled name without its generic arguments, at any depth:
+ * "sled::tree::Tree<K, V>::insert<u64>" -> "sled::tree::Tree::insert".
+ * Truncates to out_size - 1 bytes. */
+void demangle_strip_generics(const char *name, char *out, size_t out_size);
+
 #endif

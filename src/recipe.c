@@ -1,6 +1,7 @@
 /* recipe.c — loading recipes, defines, options, probe descriptions. */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "recipe.h"
+#include "demangle.h"
 #include "recipe_ast.h"
 #include "recipe_internal.h"
 #include "recipe_lex.h"
@@ -435,21 +436,6 @@ int recipe_probe(const struct recipe *r, size_t i, struct recipe_probe_info *out
 }
 
 /* "a::B<T, U>::f" -> "a::B::f": generic arguments do not select instances. */
-static void strip_generics(const char *in, char *out, size_t outsz)
-{
-	size_t o = 0;
-	int depth = 0;
-	for (const char *p = in; *p && o + 1 < outsz; p++) {
-		if (*p == '<')
-			depth++;
-		else if (*p == '>' && depth > 0)
-			depth--;
-		else if (!depth)
-			out[o++] = *p;
-	}
-	out[o] = 0;
-}
-
 bool recipe_probe_matches_function(const struct recipe *r, size_t i, const char *function)
 {
 	if (i >= r->prog.nprobes || !function)
@@ -464,8 +450,8 @@ bool recipe_probe_matches_function(const struct recipe *r, size_t i, const char 
 	if (!strcmp(function, p->spec))
 		return true;
 	char a[1024], b[1024];
-	strip_generics(function, a, sizeof a);
-	strip_generics(p->spec, b, sizeof b);
+	demangle_strip_generics(function, a, sizeof a);
+	demangle_strip_generics(p->spec, b, sizeof b);
 	if (!strcmp(a, b))
 		return true;
 	/* the hash-less legacy form: "f::h0123..." is not expected, but "<impl X for Y>::f" is kept */

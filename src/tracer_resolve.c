@@ -70,18 +70,7 @@ void tracer_name_key(const char *name, char *out, size_t outsz)
 			p = unwrapped;
 		}
 	}
-	size_t o = 0;
-	int depth = 0;
-	for (; *p && o + 1 < outsz; p++) {
-		if (*p == '<')
-			depth++;
-		else if (*p == '>' && depth > 0)
-			depth--;
-		else if (!depth)
-			out[o++] = *p;
-	}
-	if (outsz)
-		out[o] = '\0';
+	demangle_strip_generics(p, out, outsz);
 }
 
 static int sites_add(struct tracer_sites *s, uint64_t addr, const char *name, const char *linkage,

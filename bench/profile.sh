@@ -20,32 +20,11 @@ set -eu
 
 rounds=3
 window=5
-while [ $# -gt 1 ]; do
-	case "$1" in
-	--quick) rounds=1; shift ;;
-	--rounds) rounds=$2; shift 2 ;;
-	--window) window=$2; shift 2 ;;
-	*) break ;;
-	esac
-done
-[ $# -eq 1 ] || { echo "usage: $0 [--quick] [--rounds N] [--window SECONDS] BUILD_DIR" >&2; exit 2; }
-src=$(cd "$(dirname "$0")/.." && pwd)
-build=$(cd "$1" && pwd)
-xgdbprof=$build/xgdbprof
+. "$(dirname "$0")/lib.sh"
 out=$build/bench
 RUSTC=${RUSTC:-rustc}
 CC=${CC:-cc}
 mkdir -p "$out"
-tmp=$(mktemp -d)
-target_pid=
-cleanup() {
-	[ -n "$target_pid" ] && kill "$target_pid" 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-log() { printf '%s\n' "$*" >&2; }
 
 # ---- build ---------------------------------------------------------------
 log "building xgdbprof, libmi.a and the demo target in $build"
@@ -82,8 +61,6 @@ have_eustack=no
 command -v eu-stack >/dev/null 2>&1 && have_eustack=yes
 
 # ---- helpers --------------------------------------------------------------
-now_ns() { date +%s%N; }
-
 # Prints "OPS NANOS TICKS": the target's progress file (retrying while it is
 # being created) and the CPU time (utime+stime, clock ticks) its busy worker
 # thread has used so far.
@@ -122,13 +99,6 @@ wait_traced() {
 
 json_num() { # FILE KEY: first numeric value of "KEY": in FILE
 	sed -n "s/.*\"$2\": *\([-0-9.eE+]*\).*/\1/p" "$1" | head -n 1
-}
-
-# Nearest-rank median of the numbers on stdin ("-" and empty lines skipped).
-median() {
-	grep -v -e '^-$' -e '^$' | sort -g | awk '{ v[NR] = $1 } END {
-		if (NR == 0) { print "-"; exit }
-		print v[int((NR + 1) / 2)] }'
 }
 
 # One measurement: start a fresh target, warm up 1 s, then run config $1 for

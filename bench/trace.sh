@@ -23,31 +23,8 @@ set -eu
 
 rounds=5
 window=6
-while [ $# -gt 1 ]; do
-	case "$1" in
-	--quick) rounds=1; shift ;;
-	--rounds) rounds=$2; shift 2 ;;
-	--window) window=$2; shift 2 ;;
-	*) break ;;
-	esac
-done
-[ $# -eq 1 ] || { echo "usage: $0 [--quick] [--rounds N] [--window SECONDS] BUILD_DIR" >&2; exit 2; }
-src=$(cd "$(dirname "$0")/.." && pwd)
-build=$(cd "$1" && pwd)
-xgdbprof=$build/xgdbprof
+. "$(dirname "$0")/lib.sh"
 hot=$build/tests/fixtures/bin/trace_hot
-tmp=$(mktemp -d)
-target_pid=
-xg_pid=
-cleanup() {
-	[ -n "$xg_pid" ] && kill "$xg_pid" 2>/dev/null || true
-	[ -n "$target_pid" ] && kill "$target_pid" 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-log() { printf '%s\n' "$*" >&2; }
 
 log "building xgdbprof and the trace_hot fixture in $build"
 make -s -C "$build" xgdbprof tests/fixtures/bin/trace_hot >&2
@@ -56,8 +33,6 @@ make -s -C "$build" xgdbprof tests/fixtures/bin/trace_hot >&2
 # recipe setting (no command-line option).
 sed 's/^function /set max_stopped 10%\nfunction /' "$src/recipes/func-latency.recipe" >"$tmp/func-latency-10.recipe"
 grep -q '^set max_stopped 10%' "$tmp/func-latency-10.recipe" || { log "could not derive the 10% recipe"; exit 1; }
-
-now_ns() { date +%s%N; }
 
 # Prints "CALLS NANOS WALL RUN WAIT": the fixture's progress (retrying while
 # the file is being replaced), then our wall clock and the summed schedstat
@@ -83,12 +58,6 @@ wait_attached() {
 		sleep 0.02
 	done
 	return 1
-}
-
-median() {
-	grep -v -e '^-$' -e '^$' | sort -g | awk '{ v[NR] = $1 } END {
-		if (NR == 0) { print "-"; exit }
-		print v[int((NR + 1) / 2)] }'
 }
 
 # One measurement: a fresh fixture, 1 s warm-up, then config $1 over the

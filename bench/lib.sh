@@ -1,0 +1,41 @@
+# bench/lib.sh — what the side-by-side bench scripts share; sourced, not run.
+#
+# Sets from the command line ([--quick] [--rounds N] [--window SECONDS]
+# BUILD_DIR; defaults from $rounds and $window set before sourcing): rounds,
+# window, src (the source tree), build, xgdbprof, tmp (a scratch directory
+# removed at exit). At exit, kills the processes whose PIDs are in
+# $target_pid and $xg_pid. Defines log, now_ns and median.
+
+while [ $# -gt 1 ]; do
+	case "$1" in
+	--quick) rounds=1; shift ;;
+	--rounds) rounds=$2; shift 2 ;;
+	--window) window=$2; shift 2 ;;
+	*) break ;;
+	esac
+done
+[ $# -eq 1 ] || { echo "usage: $0 [--quick] [--rounds N] [--window SECONDS] BUILD_DIR" >&2; exit 2; }
+src=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "$1" && pwd)
+xgdbprof=$build/xgdbprof
+tmp=$(mktemp -d)
+target_pid=
+xg_pid=
+cleanup() {
+	[ -n "$xg_pid" ] && kill "$xg_pid" 2>/dev/null || true
+	[ -n "$target_pid" ] && kill "$target_pid" 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log() { printf '%s\n' "$*" >&2; }
+
+now_ns() { date +%s%N; }
+
+# Nearest-rank median of the numbers on stdin ("-" and empty lines skipped).
+median() {
+	grep -v -e '^-$' -e '^$' | sort -g | awk '{ v[NR] = $1 } END {
+		if (NR == 0) { print "-"; exit }
+		print v[int((NR + 1) / 2)] }'
+}

@@ -1,7 +1,7 @@
 /* bare_ptrace.c — the floor under any ptrace-based sampler: no gdb, no
  * unwinding, just the kernel's stop and resume of the busy thread.
  *
- *   bare_ptrace [-F HZ] [-d SECONDS] PID
+ *   bare_ptrace [-F HZ] [-d SECONDS] [-H MS [-M KIB]] PID
  *
  * Seizes the thread of PID named "busy" (PTRACE_SEIZE: no stop at attach),
  * then HZ times a second: PTRACE_INTERRUPT, waitpid, PTRACE_GETREGS,
@@ -9,6 +9,11 @@
  * `bare: key=value ...` line in naive_mi's format. bench/profile.sh runs it
  * as the `bare-49` row: it tells the cost of being stopped by the kernel
  * from the cost of everything gdb does around a stop.
+ *
+ * -H MS holds the thread stopped MS milliseconds per stop, as a gdb stop
+ * does: sleeping, or with -M, writing over a KIB-kilobyte buffer the whole
+ * time (what gdb's work does to the caches). Comparing the two tells the
+ * cost of the stop's length from the cost of what runs during it.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -58,22 +63,40 @@ static int compare_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Holds for hold_ms: asleep, or dirtying `buffer` line by line. */
+static void hold(double hold_ms, unsigned char *buffer, size_t size)
+{
+	double until = now_ms() + hold_ms;
+	if (!buffer) {
+		usleep((useconds_t)(hold_ms * 1e3));
+		return;
+	}
+	for (size_t i = 0; now_ms() < until; i = (i + 64) % size)
+		buffer[i]++;
+}
+
 int main(int argc, char **argv)
 {
-	double hz = 49, seconds = 5;
+	double hz = 49, seconds = 5, hold_ms = 0;
+	size_t dirty_kib = 0;
 	int opt;
-	while ((opt = getopt(argc, argv, "F:d:")) != -1) {
+	while ((opt = getopt(argc, argv, "F:d:H:M:")) != -1) {
 		if (opt == 'F')
 			hz = atof(optarg);
 		else if (opt == 'd')
 			seconds = atof(optarg);
+		else if (opt == 'H')
+			hold_ms = atof(optarg);
+		else if (opt == 'M')
+			dirty_kib = (size_t)atol(optarg);
 		else
 			return 2;
 	}
-	if (optind != argc - 1 || hz <= 0 || seconds <= 0) {
-		fprintf(stderr, "usage: bare_ptrace [-F HZ] [-d SECONDS] PID\n");
+	if (optind != argc - 1 || hz <= 0 || seconds <= 0 || hold_ms < 0 || (dirty_kib && !hold_ms)) {
+		fprintf(stderr, "usage: bare_ptrace [-F HZ] [-d SECONDS] [-H MS [-M KIB]] PID\n");
 		return 2;
 	}
+	unsigned char *buffer = dirty_kib ? calloc(dirty_kib, 1024) : NULL;
 	pid_t tid = busy_thread((pid_t)atoi(argv[optind]));
 	if (!tid) {
 		fprintf(stderr, "bare_ptrace: no thread named busy in %s\n", argv[optind]);
@@ -97,6 +120,8 @@ int main(int argc, char **argv)
 		if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0 || waitpid(tid, &status, __WALL) < 0)
 			break;
 		ptrace(PTRACE_GETREGS, tid, NULL, &regs);
+		if (hold_ms > 0)
+			hold(hold_ms, buffer, dirty_kib * 1024);
 		ptrace(PTRACE_CONT, tid, NULL, NULL);
 		stop_ms[n++] = now_ms() - t0;
 		stopped += stop_ms[n - 1];
@@ -112,5 +137,6 @@ int main(int argc, char **argv)
 	       (double)n / (wall / 1e3), hz, 100.0 * stopped / wall, stop_ms[n / 2],
 	       stop_ms[(size_t)((double)(n - 1) * 0.99)]);
 	free(stop_ms);
+	free(buffer);
 	return 0;
 }

@@ -1,20 +1,26 @@
 # bench/lib.sh — what the side-by-side bench scripts share; sourced, not run.
 #
 # Sets from the command line ([--quick] [--rounds N] [--window SECONDS]
-# BUILD_DIR; defaults from $rounds and $window set before sourcing): rounds,
-# window, src (the source tree), build, xgdbprof, tmp (a scratch directory
-# removed at exit). At exit, kills the processes whose PIDs are in
+# [--only "CONFIG ..."] [--compare OTHER_BUILD] BUILD_DIR; defaults from
+# $rounds and $window set before sourcing): rounds, window, only (empty: all
+# configurations), other_xgdbprof (empty unless --compare), src (the source
+# tree), build, xgdbprof, tmp (a scratch directory removed at exit). At exit, kills the processes whose PIDs are in
 # $target_pid and $xg_pid. Defines log, now_ns and median.
 
+only=
+other_xgdbprof=
 while [ $# -gt 1 ]; do
 	case "$1" in
 	--quick) rounds=1; shift ;;
 	--rounds) rounds=$2; shift 2 ;;
 	--window) window=$2; shift 2 ;;
+	--only) only=$2; shift 2 ;;
+	--compare) other_xgdbprof=$(cd "$2" && pwd)/xgdbprof; shift 2 ;;
 	*) break ;;
 	esac
 done
-[ $# -eq 1 ] || { echo "usage: $0 [--quick] [--rounds N] [--window SECONDS] BUILD_DIR" >&2; exit 2; }
+[ $# -eq 1 ] || { echo "usage: $0 [--quick] [--rounds N] [--window SECONDS] [--only \"CONFIG ...\"] [--compare OTHER_BUILD] BUILD_DIR" >&2; exit 2; }
+[ -z "${other_xgdbprof:-}" ] || [ -x "$other_xgdbprof" ] || { echo "$0: no xgdbprof in the --compare build" >&2; exit 2; }
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$1" && pwd)
 xgdbprof=$build/xgdbprof

@@ -1,7 +1,8 @@
 #!/bin/sh
 # bench/profile.sh — observer effect of the sampling profiler (issue 5).
 #
-#   bench/profile.sh [--quick] [--rounds N] [--window SECONDS] BUILD_DIR
+#   bench/profile.sh [--quick] [--rounds N] [--window SECONDS]
+#                    [--only "CONFIG ..."] [--compare OTHER_BUILD] BUILD_DIR
 #
 # BUILD_DIR is a configured tree where `make xgdbprof libmi.a` has run (this
 # script runs `make xgdbprof libmi.a tests/fixtures/bin/cache-service` there
@@ -14,6 +15,10 @@
 #   - attach-to-first-sample time of xgdbprof on the demo target and on the
 #     ~20 MB binary.
 # Prints medians over the rounds. See bench/README.md for the columns.
+# --only runs just the configurations named (baseline is always kept: every
+# loss is against it). --compare adds rows other-19 and other-49: the same
+# runs as xgdbprof-19/49 with OTHER_BUILD's xgdbprof, to judge a change side
+# by side with the build before it.
 # Needs: rustc (RUSTC), cc (CC), gdb, python3 (for a monotonic launch
 # timestamp); perf and eu-stack are used when they work.
 set -eu
@@ -119,12 +124,14 @@ measure() {
 		sleep "$window"
 		b=$(read_progress "$prog")
 		;;
-	xgdbprof-*)
+	xgdbprof-* | other-*)
 		f=${config##*-}
 		mode=
 		case "$config" in xgdbprof-allstop-*) mode=--all-stop ;; esac
+		tool=$xgdbprof
+		case "$config" in other-*) tool=$other_xgdbprof ;; esac
 		rm -rf "$tmp/xout"
-		"$xgdbprof" $mode -e "set max_stopped 100%; set threads running; sample { @s[ustack] = count(); } end { report(@s); }" \
+		"$tool" $mode -e "set max_stopped 100%; set threads running; sample { @s[ustack] = count(); } end { report(@s); }" \
 			-F "$f" -d "${window}s" -o "$tmp/xout" "$target_pid" >"$tmp/xlog" 2>&1 &
 		ppid=$!
 		wait_traced "$target_pid" 30 || true
@@ -143,10 +150,13 @@ measure() {
 		fi
 		;;
 	naive-* | bare-*)
-		f=${config#*-}
-		tool=naive_mi
+		f=${config##*-}
+		tool=naive_mi hold=
 		case "$config" in bare-*) tool=bare_ptrace ;; esac
-		"$out/$tool" -F "$f" -d "$window" "$target_pid" >"$tmp/nlog" 2>&1 &
+		# A stop as long as xgdbprof's, held by ptrace alone: what the
+		# stop's length costs, apart from what gdb does during it.
+		case "$config" in bare-hold-*) hold="-H 1" ;; esac
+		"$out/$tool" -F "$f" -d "$window" $hold "$target_pid" >"$tmp/nlog" 2>&1 &
 		ppid=$!
 		wait_traced "$target_pid" 30 || true
 		a=$(read_progress "$prog")
@@ -261,10 +271,17 @@ os.execv(sys.argv[1], sys.argv[1:])' "$xgdbprof" \
 }
 
 # ---- run ------------------------------------------------------------------
-configs="baseline xgdbprof-19 xgdbprof-49 xgdbprof-allstop-19 xgdbprof-allstop-49 naive-19 naive-49 bare-49"
+configs="baseline xgdbprof-19 xgdbprof-49 xgdbprof-allstop-19 xgdbprof-allstop-49 naive-19 naive-49 bare-49 bare-hold-19 bare-hold-49"
 [ "$have_perf" = yes ] && configs="$configs perf-49"
 [ "$have_eustack" = yes ] && configs="$configs eu-stack"
 configs="$configs paired-19 paired-49"
+[ -n "$other_xgdbprof" ] && configs="$configs other-19 other-49"
+if [ -n "$only" ]; then
+	for c in $only; do
+		case " $configs " in *" $c "*) ;; *) echo "$0: --only: no configuration $c (known: $configs)" >&2; exit 2 ;; esac
+	done
+	case " $only " in *" baseline "*) configs=$only ;; *) configs="baseline $only" ;; esac
+fi
 ncfg=$(echo "$configs" | wc -w)
 : >"$tmp/paired"
 : >"$tmp/results"
@@ -283,10 +300,12 @@ while [ $r -lt "$rounds" ]; do
 		*) measure "$c" ;;
 		esac
 	done
-	d=$(first_sample_ms "$build/tests/fixtures/bin/cache-service")
-	g=$(first_sample_ms "$out/bench_target_big" "$tmp/big-progress" 60)
-	log "  attach to first sample: demo $d ms, 20 MB binary $g ms"
-	echo "$d $g" >>"$tmp/attach"
+	if [ -z "$only" ]; then
+		d=$(first_sample_ms "$build/tests/fixtures/bin/cache-service")
+		g=$(first_sample_ms "$out/bench_target_big" "$tmp/big-progress" 60)
+		log "  attach to first sample: demo $d ms, 20 MB binary $g ms"
+		echo "$d $g" >>"$tmp/attach"
+	fi
 	r=$((r + 1))
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -294,7 +313,8 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 # Where a stop's time goes: one extra verbose run per rate (not part of the
 # throughput figures, since -v adds logging to every stop).
 breakdown="xgdbprof -v per-stop breakdown (separate ${window} s runs):"
-for f in 19 49; do
+[ -n "$only" ] && breakdown="$breakdown not measured (--only)"
+for f in $([ -z "$only" ] && echo 19 49); do
 	rm -f "$tmp/progress"
 	"$out/bench_target" "$tmp/progress" $((window + 30)) >/dev/null 2>&1 &
 	target_pid=$!
@@ -326,7 +346,8 @@ echo "busy% = CPU time the busy worker got / window wall time (below ~100% in th
 echo
 echo "steady state, one process each (window before / inside the sampling, from 1.5 s after attach / after): loss of the inside window"
 printf '%-19s %12s %7s %s\n' configuration ops/s loss% "per round"
-for c in paired-19 paired-49; do
+for c in $configs; do
+	case "$c" in paired-*) ;; *) continue ;; esac
 	printf '%-19s %12s %7s %s\n' "xgdbprof-${c#paired-}" \
 		"$(awk -v c="$c" '$1 == c { print $3 }' "$tmp/paired" | median)" \
 		"$(awk -v c="$c" '$1 == c { print $2 }' "$tmp/paired" | median)" \

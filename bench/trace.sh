@@ -24,6 +24,7 @@ set -eu
 rounds=5
 window=6
 . "$(dirname "$0")/lib.sh"
+[ -z "$only$other_xgdbprof" ] || { echo "$0: --only and --compare are bench/profile.sh's" >&2; exit 2; }
 hot=$build/tests/fixtures/bin/trace_hot
 
 log "building xgdbprof and the trace_hot fixture in $build"

@@ -342,6 +342,7 @@ int cmd_dump(int argc, char **argv)
 	/* Frames are named by our symbolizer unless gdb's walker prints them:
 	 * then gdb needs the libraries' debug files (see docs/sampling.md). */
 	opts.no_separate_debug = !gdb_walker;
+	opts.no_symbols = !gdb_walker && !check_walkers;
 	struct session *s = NULL;
 	struct xerr e;
 	if (launch) {

@@ -431,6 +431,8 @@ int run_recipe(const struct run_request *req)
 	/* Sampling names frames itself; even `set exact true` takes only PCs
 	 * from gdb's unwinder, which needs .eh_frame, not debug files. */
 	so.no_separate_debug = wants_samples;
+	/* The fast walker takes registers and memory from gdb, nothing more. */
+	so.no_symbols = wants_samples && !opts->exact;
 	if (req->launch) {
 		if (session_launch(&rc.session, req->argv, &so, &e) < 0) {
 			recipe_free(rc.recipe);

@@ -29,6 +29,7 @@ struct session {
 	bool was_stopped_before;   /* target in state T before we came: keep it so */
 	bool attached;             /* gdb holds the target: detach on the way out */
 	bool attach_started;       /* -target-attach was sent: gdb may have stopped threads */
+	bool no_symbols;           /* session_options.no_symbols */
 	int timeout_ms;
 	bool verbose;
 };
@@ -311,8 +312,15 @@ static struct session *session_new(const struct session_options *opts, struct xe
 	 * that meant decompressing and indexing libc's DWARF: ~220 ms of the
 	 * ~270 ms attach stop here. A session that takes only registers from
 	 * gdb does not need it (our symbolizer reads those files itself). */
-	if (opts && opts->no_separate_debug)
+	if (opts && (opts->no_separate_debug || opts->no_symbols))
 		call(s, NULL, NULL, "-gdb-set", "debug-file-directory", "", NULL);
+	/* gdb describes every stopped frame (function, file, line) in *stopped
+	 * and again on its console; with the program's symbols loaded that is
+	 * a symbol-table and line-table lookup per sample, paid while the
+	 * target waits (bench/README.md, "gdb's share of a stop"). */
+	s->no_symbols = opts && opts->no_symbols;
+	if (s->no_symbols)
+		call(s, NULL, NULL, "-gdb-set", "auto-solib-add", "off", NULL);
 	/* Must precede the attach. */
 	s->non_stop = opts && (opts->non_stop || (opts->choose_non_stop && opts->choose_non_stop(opts->choose_ctx)));
 	if (s->non_stop && call(s, NULL, e, "-gdb-set", "non-stop", "on", NULL) < 0) {
@@ -334,7 +342,7 @@ static int attach_gdb(struct session *s, pid_t pid, struct xerr *e)
 	 * target spends stopped. A failure here is not fatal: attach loads them. */
 	char exe[4096];
 	if (!s->launched_child && proc_exe_path(pid, exe, sizeof exe, NULL) == 0)
-		call(s, NULL, NULL, "-file-exec-and-symbols", exe, NULL);
+		call(s, NULL, NULL, s->no_symbols ? "-file-exec-file" : "-file-exec-and-symbols", exe, NULL);
 	s->attach_started = true;
 	if (call(s, NULL, &attach_error, "-target-attach", pid_text, NULL) < 0) {
 		if (strstr(attach_error.msg, "not permitted") || strstr(attach_error.msg, "ermission")) {

@@ -37,6 +37,12 @@ struct session_options {
 	void *choose_ctx;
 	bool no_separate_debug;    /* gdb reads no separate debug files (/usr/lib/debug):
 				    * for sessions that ask gdb for registers, never names */
+	bool no_symbols;           /* gdb reads no symbols at all (the program's nor the
+				    * libraries'; it keeps libc's ELF symbols, which
+				    * libthread_db needs): for sessions that take only
+				    * registers and memory from gdb. Its description of
+				    * each stopped frame is then cheapest. A launched
+				    * command's symbols are still read when it execs. */
 };
 
 /* One frame as gdb's unwinder reports it (the reference walker). */

@@ -41,6 +41,14 @@ assert all(f["pc"].startswith("0x") for t in threads for f in t["frames"])
 PY
 check "target still runs free after dump --json" target_runs_free "$DEMO" "$TMP/demo.progress"
 
+# The dwfl walker takes only registers and memory from gdb, so gdb loads no
+# symbols (its per-stop frame description is cheapest then); gdb's walker
+# needs them. -v logs each MI command.
+"$XGDBPROF" -v dump "$DEMO" >/dev/null 2>"$TMP/dump-v.err"
+check "dwfl dump: gdb gets the program without its symbols" grep -q 'mi -file-exec-file:' "$TMP/dump-v.err"
+"$XGDBPROF" -v dump --walker gdb "$DEMO" >/dev/null 2>"$TMP/dump-gv.err"
+check "gdb-walker dump: gdb loads the program's symbols" grep -q 'mi -file-exec-and-symbols:' "$TMP/dump-gv.err"
+
 # --source-map rewrites the paths debug info gives.
 "$XGDBPROF" --source-map "$TOP_SRCDIR/tests/fixtures=/mapped/src" dump "$DEMO" >"$TMP/mapped.txt"
 check "--source-map rewrites frame paths" grep -q 'at /mapped/src/sled/tree.rs:[0-9]*:[0-9]*$' "$TMP/mapped.txt"

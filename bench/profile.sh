@@ -343,6 +343,11 @@ for c in $configs; do
 	printf '%-19s %12s %7s %7s %9s %9s %9s %7s\n' "$c" "$t" "$loss" "$(col 7)" "$(col 3)" "$(col 4)" "$(col 5)" "$(col 6)"
 done
 echo "busy% = CPU time the busy worker got / window wall time (below ~100% in the baseline: other load on the machine)"
+echo "per round, M ops/s, in the order run (single runs scatter; judge by the medians):"
+for c in $configs; do
+	case "$c" in paired-*) continue ;; esac
+	printf '  %-17s%s\n' "$c" "$(awk -v c="$c" '$1 == c { printf " %.1f", $2 / 1e6 }' "$tmp/results")"
+done
 echo
 echo "steady state, one process each (window before / inside the sampling, from 1.5 s after attach / after): loss of the inside window"
 printf '%-19s %12s %7s %s\n' configuration ops/s loss% "per round"

@@ -28,6 +28,21 @@ check "folded stacks were written" test -s "$TMP/hot/hot-cpu.folded"
 check "the raw profile was saved" test -s "$TMP/hot/profile.json"
 check "target runs free after the run" target_runs_free "$DEMO" "$TMP/demo.progress"
 
+# The stop budget (5% by default) holds over the whole run: hot-cpu asks 99 Hz,
+# which the demo's all-stop stops (~1.4 ms) cannot afford.
+"$XGDBPROF" --recipe hot-cpu -d 3s -o "$TMP/budget" "$DEMO" >/dev/null 2>"$TMP/budget.err"
+check "budget run exits 0" test $? -eq 0
+check "the default budget keeps the demo stopped <= 5% (one stop's slack) and says it lowered the rate" \
+	python3 - "$TMP/budget/profile.json" <<'PY'
+import json, sys
+meta = json.load(open(sys.argv[1]))["meta"]
+print("  stopped %.2f%% at %.1f Hz (asked %s); notes: %s" % (meta["stopped_pct"], meta["frequency_achieved_hz"],
+      meta.get("frequency_asked_hz"), meta.get("notes")))
+assert meta["stopped_pct"] <= 5.3, meta["stopped_pct"]
+assert meta["frequency_achieved_hz"] < 60, meta["frequency_achieved_hz"]
+assert any("rate lowered from 99 Hz" in n for n in meta.get("notes", [])), meta.get("notes")
+PY
+
 "$XGDBPROF" report --format json "$TMP/hot" >"$TMP/hot.json"
 check "#1 path: Tree::insert -> view_for_key, leaf on the marked line of tree.rs" \
 	python3 - "$TMP/hot.json" "$HOT_LINE" "$BELOW_LINE" <<'PY'

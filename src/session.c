@@ -341,7 +341,10 @@ static int attach_gdb(struct session *s, pid_t pid, struct xerr *e)
 	/* Loading symbols before attaching keeps that work out of the time the
 	 * target spends stopped. A failure here is not fatal: attach loads them. */
 	char exe[4096];
-	if (!s->launched_child && proc_exe_path(pid, exe, sizeof exe, NULL) == 0)
+	/* A launched child is still xgdbprof until it execs: its symbols are
+	 * not worth loading, but naming the file keeps attach from loading
+	 * them when the session wants none. */
+	if ((!s->launched_child || s->no_symbols) && proc_exe_path(pid, exe, sizeof exe, NULL) == 0)
 		call(s, NULL, NULL, s->no_symbols ? "-file-exec-file" : "-file-exec-and-symbols", exe, NULL);
 	s->attach_started = true;
 	if (call(s, NULL, &attach_error, "-target-attach", pid_text, NULL) < 0) {
@@ -382,6 +385,39 @@ int session_attach(struct session **out, pid_t pid, const struct session_options
 	}
 	*out = s;
 	return 0;
+}
+
+/* gdb follows a launched command's exec and reads the new program's
+ * symbols then. A session that wants none drops them once gdb has switched
+ * programs (its thread group names the new executable), polling for up to
+ * two seconds; if gdb is slower the symbols stay, which costs only speed. */
+static void drop_symbols_after_exec(struct session *s)
+{
+	/* Switched: gdb names the program the child runs now, or at least no
+	 * longer the one it forked from (us), should the two spell paths
+	 * differently. */
+	char exe[4096], forked_from[4096];
+	if (proc_exe_path(s->pid, exe, sizeof exe, NULL) < 0 ||
+	    proc_exe_path(getpid(), forked_from, sizeof forked_from, NULL) < 0)
+		return;
+	for (int attempt = 0; attempt < 400; attempt++) {
+		struct mi_record *r = NULL;
+		if (call(s, &r, NULL, "-list-thread-groups", NULL) < 0)
+			return;
+		const struct mi_value *groups = mi_value_get(r->results, "groups");
+		const char *running = mi_value_get_string(mi_value_at(groups, 0), "executable");
+		bool switched = running && (strcmp(running, exe) == 0 || strcmp(running, forked_from) != 0);
+		mi_record_free(r);
+		if (switched) {
+			call(s, NULL, NULL, "-file-symbol-file", NULL);
+			return;
+		}
+		struct timespec pause = { 0, 5000000 };
+		nanosleep(&pause, NULL);
+	}
+	if (s->verbose)
+		fprintf(stderr, "xgdbprof: gdb had not followed the exec of process %d after 2 s; it keeps its symbols\n",
+			(int)s->pid);
 }
 
 /* The child side of session_launch: waits on `go_fd` until gdb is attached,
@@ -461,6 +497,8 @@ int session_launch(struct session **out, char *const argv[], const struct sessio
 		session_end(s, NULL);
 		return -1;
 	}
+	if (s->no_symbols)
+		drop_symbols_after_exec(s);
 	*out = s;
 	return 0;
 }

@@ -41,8 +41,9 @@ struct session_options {
 				    * libraries'; it keeps libc's ELF symbols, which
 				    * libthread_db needs): for sessions that take only
 				    * registers and memory from gdb. Its description of
-				    * each stopped frame is then cheapest. A launched
-				    * command's symbols are still read when it execs. */
+				    * each stopped frame is then cheapest. gdb reads a
+				    * launched command's symbols when it execs; they are
+				    * dropped right after. */
 };
 
 /* One frame as gdb's unwinder reports it (the reference walker). */

@@ -82,4 +82,11 @@ check "dump -- COMMAND exits with the command's status (7)" test "$status" -eq 7
 check "launched command's threads are dumped" grep -q '"spinner-a"' "$TMP/launch.txt"
 check "launched command's output passes through" grep -q 'counter: exiting after' "$TMP/launch.txt"
 check "the command's status is reported" grep -q 'exited with status 7' "$TMP/launch.err"
+
+# gdb reads the launched program's symbols when it execs; the dwfl walker's
+# session drops them once gdb has switched programs.
+"$XGDBPROF" -v dump --delay 1s -- "$FIXTURES/counter" "$TMP/launched2.progress" 2 >"$TMP/launch2.txt" 2>"$TMP/launch2.err"
+check "launched dump: gdb's symbols dropped after the exec" grep -q 'mi -file-symbol-file:' "$TMP/launch2.err"
+check "launched dump without gdb's symbols still names the threads' frames" \
+	sh -c "grep -A1 ' spinner\$' '$TMP/launch2.txt' | grep -q 'counter.c:[0-9]'"
 finish

@@ -1,5 +1,7 @@
 /* test_tracer.c — pure parts of the tracer: name keys, SPEC parsing, the
  * byte restore and the stop clock on real child processes (no gdb). */
+#include "clock.h"
+#include "proc.h"
 #include "restore.h"
 #include "stop_clock.h"
 #include "tracer_resolve.h"
@@ -11,7 +13,6 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <fcntl.h>
-#include <time.h>
 #include <unistd.h>
 
 static int failures;
@@ -92,27 +93,12 @@ static void test_restore(void)
 	CHECK(rep.bytes_restored == 1 && rep.threads_stopped == 1);
 	CHECK(pread(fd, &now, 1, (off_t)addr) == 1 && now == 0x90);
 	close(fd);
-	char state_path[64], buf[512] = "";
-	snprintf(state_path, sizeof state_path, "/proc/%d/stat", (int)child);
-	FILE *f = fopen(state_path, "r");
-	if (f) {
-		if (!fgets(buf, sizeof buf, f))
-			buf[0] = 0;
-		fclose(f);
-	}
-	char *paren = strrchr(buf, ')');
-	CHECK(paren && (paren[2] == 'S' || paren[2] == 'R'));   /* not left stopped */
+	char state = proc_state(child);
+	CHECK(state == 'S' || state == 'R');   /* not left stopped */
 	restore_set_release(&rs);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	munmap(code, (size_t)page);
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
 /* Stops a child with SIGSTOP and waits until /proc says it is stopped (its
@@ -120,20 +106,8 @@ static uint64_t mono_ns(void)
 static void stop_child(pid_t child)
 {
 	kill(child, SIGSTOP);
-	for (int i = 0; i < 2000; i++) {
-		char path[64], buf[512] = "";
-		snprintf(path, sizeof path, "/proc/%d/stat", (int)child);
-		FILE *f = fopen(path, "r");
-		if (f) {
-			if (!fgets(buf, sizeof buf, f))
-				buf[0] = 0;
-			fclose(f);
-		}
-		char *paren = strrchr(buf, ')');
-		if (paren && paren[2] == 'T')
-			return;
+	for (int i = 0; i < 2000 && proc_state(child) != 'T'; i++)
 		usleep(1000);
-	}
 }
 
 /* One window as the tracer sees it: the child is stopped, resumed at t0 but
@@ -141,12 +115,12 @@ static void stop_child(pid_t child)
  * and is stopped again. */
 static double window(struct stop_clock *c, pid_t child, int held_ms, int run_ms, struct stop_clock_window *w)
 {
-	uint64_t start = mono_ns();
+	uint64_t start = monotonic_ns();
 	stop_clock_resuming(c, child, false, start);
 	usleep((useconds_t)held_ms * 1000);
 	kill(child, SIGCONT);
 	usleep((useconds_t)run_ms * 1000);
-	uint64_t end = mono_ns();
+	uint64_t end = monotonic_ns();
 	stop_child(child);
 	stop_clock_stopped(c, child, end, w);
 	return (double)(end - start);
@@ -169,7 +143,7 @@ static void test_stop_clock(bool sleeper)
 	stop_clock_init(&c, child);
 	struct stop_clock_window w;
 	stop_child(child);
-	stop_clock_stopped(&c, child, mono_ns(), &w);
+	stop_clock_stopped(&c, child, monotonic_ns(), &w);
 	CHECK(!w.read);   /* nothing before the first reading */
 	if (c.unavailable) {
 		fprintf(stderr, "note: no schedstat on this kernel, stop clock not tested\n");

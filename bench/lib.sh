@@ -5,7 +5,7 @@
 # $rounds and $window set before sourcing): rounds, window, only (empty: all
 # configurations), other_xgdbprof (empty unless --compare), src (the source
 # tree), build, xgdbprof, tmp (a scratch directory removed at exit). At exit, kills the processes whose PIDs are in
-# $target_pid and $xg_pid. Defines log, now_ns and median.
+# $target_pid and $xg_pid. Defines log, now_ns, median and rotated.
 
 only=
 other_xgdbprof=
@@ -44,4 +44,11 @@ median() {
 	grep -v -e '^-$' -e '^$' | sort -g | awk '{ v[NR] = $1 } END {
 		if (NR == 0) { print "-"; exit }
 		print v[int((NR + 1) / 2)] }'
+}
+
+# The configurations $1 in the order for round $2 (0-based): rotated by one
+# each round, so none always runs first or right after the same neighbour.
+rotated() {
+	echo "$1" | tr ' ' '\n' | grep -v '^$' | awk -v k="$2" '{ c[NR - 1] = $0 }
+		END { for (i = 0; i < NR; i++) print c[(i + k) % NR] }' | tr '\n' ' '
 }

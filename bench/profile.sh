@@ -282,17 +282,13 @@ if [ -n "$only" ]; then
 	done
 	case " $only " in *" baseline "*) configs=$only ;; *) configs="baseline $only" ;; esac
 fi
-ncfg=$(echo "$configs" | wc -w)
 : >"$tmp/paired"
 : >"$tmp/results"
 : >"$tmp/attach"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 r=0
 while [ $r -lt "$rounds" ]; do
-	# Rotate the order by one each round so no configuration always runs
-	# first (or right after the same neighbour).
-	order=$(echo "$configs" | tr ' ' '\n' | awk -v k="$r" -v n="$ncfg" '{ c[NR - 1] = $0 }
-		END { for (i = 0; i < n; i++) print c[(i + k) % n] }' | tr '\n' ' ')
+	order=$(rotated "$configs" "$r")
 	log "round $((r + 1))/$rounds: $order"
 	for c in $order; do
 		case "$c" in

@@ -119,13 +119,11 @@ measure() {
 }
 
 configs="baseline xgdbprof-5% xgdbprof-10%"
-ncfg=$(echo "$configs" | wc -w)
 : >"$tmp/results"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 r=0
 while [ $r -lt "$rounds" ]; do
-	order=$(echo "$configs" | tr ' ' '\n' | awk -v k="$r" -v n="$ncfg" '{ c[NR - 1] = $0 }
-		END { for (i = 0; i < n; i++) print c[(i + k) % n] }' | tr '\n' ' ')
+	order=$(rotated "$configs" "$r")
 	log "round $((r + 1))/$rounds: $order"
 	for c in $order; do
 		measure "$c"

@@ -531,7 +531,7 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 	struct sampler sp;
 	uint64_t start = monotonic_ns();
 	int rc = -1;
-	double period_s = 1.0 / cfg->frequency_hz;
+	const double period_s = 1.0 / cfg->frequency_hz;
 	bool budget_lowered = false;
 	double budget_s = 0, budget_spent_s = 0;   /* the stop budget's balance, and stopped_s it has seen */
 	uint64_t budget_refilled = start;

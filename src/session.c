@@ -317,7 +317,7 @@ static struct session *session_new(const struct session_options *opts, struct xe
 	/* gdb describes every stopped frame (function, file, line) in *stopped
 	 * and again on its console; with the program's symbols loaded that is
 	 * a symbol-table and line-table lookup per sample, paid while the
-	 * target waits (bench/README.md, "gdb's share of a stop"). */
+	 * target waits (docs/sampling.md, "Levers we use"). */
 	s->no_symbols = opts && opts->no_symbols;
 	if (s->no_symbols)
 		call(s, NULL, NULL, "-gdb-set", "auto-solib-add", "off", NULL);

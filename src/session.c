@@ -307,6 +307,21 @@ static struct session *session_new(const struct session_options *opts, struct xe
 	call(s, NULL, NULL, "-gdb-set", "print", "entry-values", "no", NULL);
 	/* The reference walker must see the same frames as ours: past main too. */
 	call(s, NULL, NULL, "-gdb-set", "backtrace", "past-main", "on", NULL);
+	/* To resume a thread over a breakpoint gdb can execute a copy of the
+	 * instruction elsewhere (displaced stepping). For a RIP-relative
+	 * instruction on x86-64 it loads a scratch register (rcx, say) with
+	 * the instruction's address and puts it back only if the copy ran; gdb
+	 * before 14 leaves it changed when the step is interrupted first
+	 * (displaced_step_buffers::finish then only relocates the PC), which
+	 * our stops and detach do all the time: the thread goes on with a
+	 * corrupted register. Off, gdb steps over in place with the other
+	 * threads held, which is also faster here (docs/safety.md). */
+	if (call(s, NULL, e, "-gdb-set", "displaced-stepping", "off", NULL) < 0) {
+		xerr_prefix(e, "turning off gdb's displaced stepping");
+		mi_conn_free(s->gdb);
+		free(s);
+		return NULL;
+	}
 	/* gdb reads the shared libraries' symbols while attaching, with every
 	 * thread stopped; with Debian's libc6-dbg present (gdb recommends it)
 	 * that meant decompressing and indexing libc's DWARF: ~220 ms of the

@@ -28,6 +28,8 @@ extern char **environ;
 /* Waits are cut into slices this long to notice a gdb that died while a
  * launched program still holds its pipes, and cancel requests. */
 #define LIVENESS_CHECK_MS 250
+/* mi_conn_kill: how long gdb gets to quit (and detach) on SIGTERM. */
+#define KILL_GRACE_MS 1000
 /* Attempts to find an MI record inside a line that starts with other text. */
 #define MAX_RECOVERY_TRIES 64
 
@@ -46,6 +48,8 @@ struct mi_conn {
 	int wait_status;           /* valid when reaped and status_known */
 	bool status_known;
 	char death[320];           /* the message every call returns once gdb is gone */
+	int stall_kill_ms;         /* options.stall_kill_ms */
+	int64_t stopped_since;     /* when gdb was first seen in state T/t, 0 if not */
 
 	char *buf;                 /* unread stdout bytes are buf[start..len) */
 	size_t start, len, capacity;
@@ -205,6 +209,71 @@ static bool conn_cancelled(const struct mi_conn *c)
 	return c->cancel && *c->cancel;
 }
 
+/* gdb's own state letter from /proc/PID/stat (proc(5)), or 0. */
+static char gdb_state(const struct mi_conn *c)
+{
+	char path[64], text[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)c->pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, text, sizeof text - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	text[n] = '\0';
+	const char *paren = strrchr(text, ')');
+	return paren && paren[1] == ' ' ? paren[2] : 0;
+}
+
+static bool conn_wait_exit(struct mi_conn *c, int timeout_ms);
+
+void mi_conn_kill(struct mi_conn *c, const char *why)
+{
+	if (!c || conn_try_reap(c))
+		return;
+	/* SIGTERM makes gdb quit the way `quit` does: it detaches from the
+	 * processes it attached to, taking its breakpoints out and handling a
+	 * breakpoint trap a thread is stopped in. SIGKILL would leave such a
+	 * thread to receive the SIGTRAP and die. SIGCONT first: a stopped gdb
+	 * acts on nothing. */
+	kill(c->pid, SIGCONT);
+	kill(c->pid, SIGTERM);
+	if (!conn_wait_exit(c, KILL_GRACE_MS)) {
+		kill(c->pid, SIGKILL);
+		conn_wait_exit(c, -1);
+	}
+	c->out_eof = true;
+	if (!c->death[0])
+		snprintf(c->death, sizeof c->death, "gdb (pid %d) %s; xgdbprof ended it", (int)c->pid,
+			 why ? why : "was ended");
+}
+
+/* A stopped gdb (SIGSTOP, SIGTSTP, or a debugger holding it) answers
+ * nothing until someone resumes it, while the target it holds may be
+ * stopped too. Past stall_kill_ms in that state it is treated as dead.
+ * Returns true when it was killed for it. */
+static bool conn_kill_if_stalled(struct mi_conn *c)
+{
+	if (c->stall_kill_ms <= 0 || c->reaped)
+		return false;
+	char state = gdb_state(c);
+	if (state != 'T' && state != 't') {
+		c->stopped_since = 0;
+		return false;
+	}
+	int64_t now = now_ms();
+	if (!c->stopped_since)
+		c->stopped_since = now;
+	if (now - c->stopped_since < c->stall_kill_ms)
+		return false;
+	char why[96];
+	snprintf(why, sizeof why, "was stopped (state %c) for over %d ms and could not answer", state,
+		 c->stall_kill_ms);
+	mi_conn_kill(c, why);
+	return true;
+}
+
 static int conn_wait_readable(struct mi_conn *c, int64_t deadline)
 {
 	for (;;) {
@@ -222,7 +291,7 @@ static int conn_wait_readable(struct mi_conn *c, int64_t deadline)
 			conn_read_stderr(c);
 		if (r > 0 && fds[0].revents)
 			return 1;
-		if (r == 0 && conn_try_reap(c))
+		if (r == 0 && (conn_try_reap(c) || conn_kill_if_stalled(c)))
 			return -1;
 		if (remaining_ms(deadline) == 0)
 			return 0;
@@ -449,7 +518,7 @@ static int conn_write_all(struct mi_conn *c, const char *data, size_t n, int64_t
 		int r = poll(fds, 2, left < 0 || left > LIVENESS_CHECK_MS ? LIVENESS_CHECK_MS : left);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r == 0 && conn_try_reap(c))
+		if (r == 0 && (conn_try_reap(c) || conn_kill_if_stalled(c)))
 			return conn_died(c, err);
 		if (r == 0 && remaining_ms(deadline) == 0)
 			return mi_error_set(err, "gdb did not read its input within the timeout");
@@ -809,6 +878,7 @@ struct mi_conn *mi_conn_spawn(const struct mi_conn_options *opt, struct mi_error
 	c->next_token = 1;
 	c->trace = opt ? opt->trace : NULL;
 	c->cancel = opt ? opt->cancel : NULL;
+	c->stall_kill_ms = opt ? opt->stall_kill_ms : 0;
 	int in_pair[2] = {-1, -1}, out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_pair) < 0 ||
 	    pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0) {

@@ -29,7 +29,9 @@
  *
  * Death: gdb's end is noticed at any read (EOF on its stdout) or write; it is
  * then reaped and every later call fails with a message naming the exit
- * status or signal. Queued events are still delivered first.
+ * status or signal. Queued events are still delivered first. A gdb that sits
+ * stopped (options.stall_kill_ms) or that the caller gives up on
+ * (mi_conn_kill) is killed and then counts as dead the same way.
  *
  * Threads: a mi_conn is not thread-safe; use it from one thread.
  */
@@ -53,6 +55,11 @@ struct mi_conn_options {
 	 * every wait ends within 250 ms as if its timeout expired: calls fail
 	 * with "interrupted ...", event waits return 0. gdb is left running. */
 	const volatile sig_atomic_t *cancel;
+	/* When > 0: a gdb found stopped (state T or t: SIGSTOP, SIGTSTP, a
+	 * debugger on it) for this long while we wait on it is ended as by
+	 * mi_conn_kill, and the connection then reports it dead like any other
+	 * death. 0: never. */
+	int stall_kill_ms;
 };
 
 struct mi_conn;
@@ -118,6 +125,13 @@ unsigned long mi_conn_junk_lines(const struct mi_conn *c);
  * SIGKILL; reaps and frees c. Returns gdb's exit status, or -1 if it had to
  * be killed or had died by a signal. Safe after gdb died. NULL → -1. */
 int mi_conn_close(struct mi_conn *c, int timeout_ms);
+
+/* Ends a gdb that stopped answering, keeping c: SIGCONT and SIGTERM (gdb
+ * then quits as with `quit`, detaching from attached processes), SIGKILL
+ * if it has not exited a second later; reaps it. Every later call fails
+ * with "gdb (pid N) <why>; xgdbprof ended it". No-op if gdb is already gone
+ * or c is NULL. */
+void mi_conn_kill(struct mi_conn *c, const char *why);
 
 /* Kills gdb (SIGKILL) if still running, reaps, frees. NULL is a no-op. */
 void mi_conn_free(struct mi_conn *c);

@@ -3,6 +3,7 @@
 #include "signals.h"
 #include "source_map.h"
 #include "clock.h"
+#include "restore.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -133,6 +134,22 @@ void cli_sleep_unless_signalled(double seconds)
 			break;
 		nanosleep(&step, NULL);
 	}
+}
+
+int cli_rescue_if_gdb_lost(struct session *s, int rc)
+{
+	struct restore_report report;
+	struct xerr e;
+	int rescued = session_rescue(s, &report, &e);
+	if (rescued < 0)
+		return cli_error("gdb was lost and the target could not be healed: %s", e.msg);
+	if (rescued > 0) {
+		char what[200];
+		restore_report_describe(&report, what, sizeof what);
+		fprintf(stderr, "xgdbprof: gdb was lost; xgdbprof %s and left process %d running, detached\n", what,
+			(int)session_pid(s));
+	}
+	return rc;
 }
 
 int cli_wait_command(pid_t child, const char *name, int rc)

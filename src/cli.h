@@ -58,6 +58,11 @@ void cli_sleep_unless_signalled(double seconds);
  * own status when `rc` is OK, else rc. */
 int cli_wait_command(pid_t child, const char *name, int rc);
 
+/* When gdb was lost (died, or stopped answering and was killed), heals and
+ * releases the target (session_rescue) and says so on stderr, one line.
+ * Returns XGP_EXIT_FAILURE if the target could not be healed, else rc. */
+int cli_rescue_if_gdb_lost(struct session *s, int rc);
+
 /* The default mode: run a recipe against a PID or a launched command. */
 #define RUN_MAX_DEFINES 64
 struct run_request {

@@ -388,6 +388,7 @@ int cmd_dump(int argc, char **argv)
 		}
 	}
 	pid_t child = session_launched_child(s);
+	rc = cli_rescue_if_gdb_lost(s, rc);
 	/* Detach before printing: the target should not wait on our output. */
 	if (session_end(s, &e) < 0) {
 		cli_error("%s", e.msg);

@@ -556,6 +556,8 @@ int run_recipe(const struct run_request *req)
 
 detach:;
 	pid_t child = session_launched_child(rc.session);
+	if (!rc.tracing)   /* the tracer has done it, and said so */
+		exit_code = cli_rescue_if_gdb_lost(rc.session, exit_code);
 	if (session_end(rc.session, &e) < 0) {
 		cli_error("%s", e.msg);
 		exit_code = XGP_EXIT_FAILURE;

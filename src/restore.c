@@ -253,6 +253,13 @@ long restore_count_code_differences(pid_t pid, struct xerr *e)
 
 /* ---- the gdb-death path ------------------------------------------------ */
 
+void restore_report_describe(const struct restore_report *r, char *buf, size_t size)
+{
+	snprintf(buf, size, "restored %zu code byte%s itself (%zu already intact, %zu other int3 healed, "
+		 "%zu thread%s rewound)", r->bytes_restored, r->bytes_restored == 1 ? "" : "s", r->bytes_intact,
+		 r->foreign_restored, r->pcs_rewound, r->pcs_rewound == 1 ? "" : "s");
+}
+
 int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
 			       struct restore_report *report, struct xerr *e)
 {
@@ -307,7 +314,7 @@ int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
 	close(mem_fd);
 	detach_all(threads, report->threads_stopped);
 	free(threads);
-	for (int attempt = 0; attempt < 50; attempt++) {
+	for (int attempt = 0; attempt < 50 && !rs->leave_stopped; attempt++) {
 		state = proc_state(rs->pid);
 		if (state != 'T' && state != 't')
 			break;

@@ -15,7 +15,8 @@
  *    rewinds a thread whose PC sits just past one of our int3s (it trapped
  *    and gdb never handled it), also heals any other int3 gdb left in
  *    executable file mappings (its internal breakpoints) by comparing with
- *    the file, detaches, and sends SIGCONT if the process is left in state T.
+ *    the file, detaches, and sends SIGCONT if the process is left in state T
+ *    (unless leave_stopped: it was in T before we came).
  *  - Ints return 0 on success, -1 with e filled.
  */
 #ifndef XGDBPROF_RESTORE_H
@@ -23,6 +24,7 @@
 
 #include "error.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -34,6 +36,7 @@ struct restore_entry {
 
 struct restore_set {
 	pid_t pid;
+	bool leave_stopped;         /* the process was stopped (T) before we came: no SIGCONT */
 	struct restore_entry *entries;
 	size_t n, cap;
 };
@@ -61,6 +64,10 @@ int restore_set_lookup(const struct restore_set *rs, uint64_t addr, uint8_t *out
  * was left running with its code restored (or had exited), -1 otherwise. */
 int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
 			       struct restore_report *report, struct xerr *e);
+
+/* One sentence for the user: what the rescue did ("restored 1 code byte
+ * itself (0 already intact, 1 other int3 healed, 0 threads rewound)"). */
+void restore_report_describe(const struct restore_report *report, char *buf, size_t size);
 
 /* Compares the executable file mappings of pid with their files and
  * counts bytes that differ (int3 left behind or otherwise). Used by tests

@@ -554,9 +554,17 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 			break;
 		}
 		if (now < next_tick) {
+			/* Wait on gdb rather than sleep: a gdb that dies between
+			 * samples leaves its int3s in the running target, and the
+			 * sooner the rescue runs the less likely a thread meets one. */
 			uint64_t wait = next_tick - now;
-			struct timespec ts = { (time_t)(wait / 1000000000u), (long)(wait % 1000000000u) };
-			nanosleep(&ts, NULL);
+			if (wait >= 1000000u) {
+				if (session_idle(s, (int)(wait / 1000000u), e) < 0)
+					goto out;
+			} else {
+				struct timespec ts = { 0, (long)wait };
+				nanosleep(&ts, NULL);
+			}
 			continue;
 		}
 		/* Absolute schedule; after a long stall, skip rather than burst. */

@@ -5,6 +5,7 @@
 #include "mi_record.h"
 #include "mi_value.h"
 #include "clock.h"
+#include "restore.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,7 +33,16 @@ struct session {
 	bool no_symbols;           /* session_options.no_symbols */
 	int timeout_ms;
 	bool verbose;
+	/* Code bytes under the breakpoints a module asked for, and the rescue
+	 * that puts every int3 back should gdb die or be given up on. */
+	struct restore_set code;
+	bool rescued;
+	struct restore_report rescue_report;
 };
+
+/* How long gdb may sit stopped (someone sent it SIGSTOP) before it counts
+ * as dead: the target may be held stopped all that time. */
+#define GDB_STALL_KILL_MS 1000
 
 static const char *gdb_default_path(const struct session_options *opts)
 {
@@ -145,6 +155,35 @@ static int session_timeout(const struct session_options *opts)
 	return opts && opts->command_timeout_ms > 0 ? opts->command_timeout_ms : 15000;
 }
 
+/* A gdb that does not answer within the timeout is treated as dead: it is
+ * killed at once, so that every later step takes the rescue path
+ * (session_rescue) instead of waiting out one more timeout per command
+ * with the target possibly held stopped. */
+static void give_up_on_gdb(struct session *s, const char *what)
+{
+	char why[256];
+	snprintf(why, sizeof why, "did not %s within %d ms", what, s->timeout_ms);
+	if (s->verbose)
+		fprintf(stderr, "xgdbprof: gdb %s: killing it\n", why);
+	mi_conn_kill(s->gdb, why);
+}
+
+/* mi_conn_callv with the session's timeout; a call that got no answer at
+ * all while gdb still runs gives up on gdb. */
+static int gdb_callv(struct session *s, struct mi_record **result, struct mi_error *me, const char *command,
+		     const char *const *args)
+{
+	struct mi_record *r = NULL;
+	int rc = mi_conn_callv(s->gdb, s->timeout_ms, &r, me, command, args);
+	if (rc < 0 && !r && mi_conn_alive(s->gdb)) {
+		char what[96];
+		snprintf(what, sizeof what, "answer %.60s", command);
+		give_up_on_gdb(s, what);
+	}
+	*result = r;
+	return rc;
+}
+
 /* Runs one MI command; on failure puts gdb's message into e. */
 static int call(struct session *s, struct mi_record **result, struct xerr *e, const char *command, ...)
 {
@@ -160,7 +199,7 @@ static int call(struct session *s, struct mi_record **result, struct xerr *e, co
 	struct mi_error me;
 	struct mi_record *r = NULL;
 	double t0 = monotonic_ms();
-	int rc = mi_conn_callv(s->gdb, s->timeout_ms, &r, &me, command, args);
+	int rc = gdb_callv(s, &r, &me, command, args);
 	if (s->verbose)
 		fprintf(stderr, "xgdbprof: mi %s: %.3f ms%s\n", command, monotonic_ms() - t0, rc < 0 ? " (error)" : "");
 	if (rc < 0) {
@@ -183,8 +222,10 @@ static int wait_stopped(struct session *s, struct xerr *e)
 	int got = mi_conn_wait_stopped(s->gdb, s->timeout_ms, &stopped, &me);
 	if (got < 0)
 		return xerr_set(e, "%s", me.message);
-	if (got == 0)
+	if (got == 0) {
+		give_up_on_gdb(s, "report the target stopped");
 		return xerr_set(e, "gdb did not report process %d stopped within %d ms", (int)s->pid, s->timeout_ms);
+	}
 	track_exec_event(s, stopped);
 	mi_record_free(stopped);
 	return 0;
@@ -200,8 +241,10 @@ static int wait_running(struct session *s, struct xerr *e)
 		int got = session_wait_event(s, s->timeout_ms, &ev, e);
 		if (got < 0)
 			return -1;
-		if (got == 0)
+		if (got == 0) {
+			give_up_on_gdb(s, "resume the target");
 			return xerr_set(e, "gdb did not resume process %d within %d ms", (int)s->pid, s->timeout_ms);
+		}
 		/* A *stopped here (the target exited, say) ends the wait as well. */
 		bool settled = ev->kind == MI_RECORD_EXEC &&
 			       (strcmp(ev->klass, "running") == 0 || strcmp(ev->klass, "stopped") == 0);
@@ -242,9 +285,11 @@ static int wait_all_threads_stopped(struct session *s, struct xerr *e)
 		int got = session_wait_event(s, s->timeout_ms, &ev, e);
 		if (got < 0)
 			return -1;
-		if (got == 0)
+		if (got == 0) {
+			give_up_on_gdb(s, "report every thread stopped");
 			return xerr_set(e, "gdb reported %zu of the %zu threads of process %d stopped within %d ms",
 					s->nstopped_ids, total, (int)s->pid, s->timeout_ms);
+		}
 		bool recount = is_thread_exited(ev);
 		mi_record_free(ev);
 		if (recount && count_threads(s, &total, e) < 0)
@@ -276,7 +321,8 @@ static struct session *session_new(const struct session_options *opts, struct xe
 	}
 	s->timeout_ms = session_timeout(opts);
 	s->verbose = opts && opts->verbose;
-	struct mi_conn_options mo = { .gdb_path = gdb_path, .startup_timeout_ms = s->timeout_ms };
+	struct mi_conn_options mo = { .gdb_path = gdb_path, .startup_timeout_ms = s->timeout_ms,
+				      .stall_kill_ms = GDB_STALL_KILL_MS };
 	struct mi_error me;
 	s->gdb = mi_conn_spawn(&mo, &me);
 	if (!s->gdb) {
@@ -352,6 +398,8 @@ static int attach_gdb(struct session *s, pid_t pid, struct xerr *e)
 	char pid_text[32];
 	snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
 	s->pid = pid;
+	restore_set_init(&s->code, pid);
+	s->code.leave_stopped = s->was_stopped_before;
 	struct xerr attach_error;
 	/* Loading symbols before attaching keeps that work out of the time the
 	 * target spends stopped. A failure here is not fatal: attach loads them. */
@@ -580,8 +628,13 @@ int session_stop_threads(struct session *s, const int *gdb_ids, size_t n, struct
 		char id[16];
 		snprintf(id, sizeof id, "%d", gdb_ids[i]);
 		/* A thread that exited meanwhile is refused: it has nothing to walk. */
-		if (call(s, NULL, NULL, "-exec-interrupt", "--thread", id, NULL) == 0)
+		struct xerr refused;
+		if (call(s, NULL, &refused, "-exec-interrupt", "--thread", id, NULL) == 0) {
 			waiting[nwaiting++] = gdb_ids[i];
+		} else if (!mi_conn_alive(s->gdb)) {
+			free(waiting);
+			return xerr_set(e, "stopping threads of process %d: %s", (int)s->pid, refused.msg);
+		}
 	}
 	int rc = 0;
 	while (rc == 0 && !s->target_exited) {
@@ -593,6 +646,8 @@ int session_stop_threads(struct session *s, const int *gdb_ids, size_t n, struct
 		if (nwaiting == 0)
 			break;
 		got = session_wait_event(s, s->timeout_ms, &ev, e);
+		if (got == 0)
+			give_up_on_gdb(s, "report a thread stopped");
 		if (got <= 0) {
 			rc = got < 0 ? -1
 				     : xerr_set(e, "gdb did not report thread %d of process %d stopped within %d ms",
@@ -763,7 +818,7 @@ int session_thread_registers(struct session *s, int gdb_id, const int *numbers, 
 	args[nargs] = NULL;
 	struct mi_error me;
 	struct mi_record *r = NULL;
-	if (mi_conn_callv(s->gdb, s->timeout_ms, &r, &me, "-data-list-register-values", args) < 0) {
+	if (gdb_callv(s, &r, &me, "-data-list-register-values", args) < 0) {
 		mi_record_free(r);
 		return xerr_set(e, "reading registers of thread %d: %s", gdb_id, me.message);
 	}
@@ -791,7 +846,7 @@ int session_call(struct session *s, struct mi_record **result, struct xerr *e, c
 	struct mi_record *r = NULL;
 	if (result)
 		*result = NULL;
-	if (mi_conn_callv(s->gdb, s->timeout_ms, &r, &me, command, args) < 0) {
+	if (gdb_callv(s, &r, &me, command, args) < 0) {
 		mi_record_free(r);
 		return xerr_set(e, "%s", me.message);
 	}
@@ -815,6 +870,22 @@ int session_wait_event(struct session *s, int timeout_ms, struct mi_record **eve
 	track_exec_event(s, ev);
 	*event = ev;
 	return 1;
+}
+
+int session_idle(struct session *s, int timeout_ms, struct xerr *e)
+{
+	uint64_t deadline = monotonic_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000u;
+	for (;;) {
+		uint64_t now = monotonic_ns();
+		int left = now < deadline ? (int)((deadline - now) / 1000000u) : 0;
+		struct mi_record *ev = NULL;
+		int got = session_wait_event(s, left, &ev, e);
+		mi_record_free(ev);
+		if (got < 0)
+			return -1;
+		if (got == 0)
+			return 0;
+	}
 }
 
 struct mi_conn *session_gdb(struct session *s)
@@ -859,6 +930,37 @@ static void rescue_stopped_target(struct session *s)
 	}
 }
 
+int session_remember_code_byte(struct session *s, uint64_t addr, struct xerr *e)
+{
+	return restore_set_remember(&s->code, addr, e);
+}
+
+bool session_gdb_lost(struct session *s)
+{
+	return s->gdb ? !mi_conn_alive(s->gdb) : s->attach_started;
+}
+
+int session_rescue(struct session *s, struct restore_report *report, struct xerr *e)
+{
+	if (report)
+		memset(report, 0, sizeof *report);
+	if (s->rescued) {
+		if (report)
+			*report = s->rescue_report;
+		return 1;
+	}
+	if (!s->attach_started || s->pid <= 0 || !session_gdb_lost(s))
+		return 0;
+	s->rescued = true;
+	/* Its pipes are closed once it is reaped; the kernel lets go of the
+	 * target on its own time, which restore waits for. */
+	int rc = restore_set_after_gdb_died(&s->code, 2000, &s->rescue_report, e);
+	rescue_stopped_target(s);
+	if (report)
+		*report = s->rescue_report;
+	return rc < 0 ? -1 : 1;
+}
+
 int session_end(struct session *s, struct xerr *e)
 {
 	if (!s)
@@ -878,6 +980,10 @@ int session_end(struct session *s, struct xerr *e)
 			detached = true;
 	}
 	bool gdb_died = s->gdb && !mi_conn_alive(s->gdb);
+	/* Every int3 a dead gdb planted (ours, and its own such as ld.so's
+	 * shared-library event breakpoint) goes before anything else. */
+	struct xerr rescue_error = { "" };
+	bool rescue_failed = gdb_died && session_rescue(s, NULL, &rescue_error) < 0;
 	if (s->gdb)
 		mi_conn_close(s->gdb, 3000);
 	s->gdb = NULL;
@@ -888,12 +994,15 @@ int session_end(struct session *s, struct xerr *e)
 	if (state && state != 'Z' && proc_any_thread_in(s->pid, "Tt") && !s->was_stopped_before) {
 		rc = xerr_set(e, "process %d is still stopped after detaching (%s); resume it with `kill -CONT %d`",
 			      (int)s->pid, detach_error.msg[0] ? detach_error.msg : "state T", (int)s->pid);
-	} else if (rc < 0) {
+	} else if (rescue_failed) {
+		rc = xerr_set(e, "%s", rescue_error.msg);
+	} else {
 		/* Detach failed, but the target runs (gdb exiting detaches too) or
 		 * has exited by itself: nothing is left to undo. */
 		rc = 0;
 	}
 	free(s->stopped_ids);
+	restore_set_release(&s->code);
 	free(s);
 	return rc;
 }

@@ -11,6 +11,9 @@
  *    SIGCONT itself (only when the target was not stopped before we came).
  *  - The target is never stopped with our own SIGSTOP (it would stay in
  *    state T after detach); stopping goes through -exec-interrupt.
+ *  - A gdb that stops answering is dead: no answer within the command
+ *    timeout, or a second in state T (SIGSTOP), and it is killed; the
+ *    target is then healed and released by session_rescue.
  *  - All functions return 0 on success and -1 with a message in xerr.
  */
 #ifndef XGDBPROF_SESSION_H
@@ -124,12 +127,39 @@ int session_call(struct session *s, struct mi_record **result, struct xerr *e, c
  * gone. */
 int session_wait_event(struct session *s, int timeout_ms, struct mi_record **event, struct xerr *e);
 
+/* Waits up to timeout_ms (e.g. between samples) while watching gdb: its
+ * death is noticed at once, not at the next command, so session_rescue can
+ * put its int3s back before the running target reaches one. Events that
+ * arrive keep the session's view in sync and are dropped. 0, or -1 with e
+ * when gdb is gone. */
+int session_idle(struct session *s, int timeout_ms, struct xerr *e);
+
 /* The gdb connection, read-only uses (its fd for poll, its pid). */
 struct mi_conn *session_gdb(struct session *s);
 
 /* PID of the command session_launch started (our child: the caller reaps it
  * with waitpid after session_end), or 0 for an attached session. */
 pid_t session_launched_child(const struct session *s);
+
+/* Remembers the code byte at addr (read from /proc/PID/mem) before a module
+ * asks gdb for a breakpoint there, so session_rescue can put it back should
+ * gdb die with its int3 in place. 0, or -1 when the byte cannot be read. */
+int session_remember_code_byte(struct session *s, uint64_t addr, struct xerr *e);
+
+/* True once gdb is gone: it died, or stopped answering (no answer within
+ * the command timeout, or stopped in state T for a second) and was killed. */
+bool session_gdb_lost(struct session *s);
+
+/* With gdb lost, heals the target with our own ptrace (restore.h): every
+ * byte remembered above, and any other int3 in its executable file
+ * mappings where the file holds something else (gdb's internal breakpoints,
+ * such as ld.so's _dl_debug_state), rewinds threads that trapped on one,
+ * detaches, and wakes threads left stopped (unless the target was stopped
+ * before we came). Returns 1 when it ran (now or earlier; *report, when
+ * given, says what it did), 0 when gdb is alive (nothing done), -1 with e
+ * when the target could not be healed. session_end calls it too. */
+struct restore_report;
+int session_rescue(struct session *s, struct restore_report *report, struct xerr *e);
 
 /* Detaches (resuming the target), closes gdb, frees. Returns 0 if the target
  * was left running (or had exited by itself), -1 with a message otherwise.

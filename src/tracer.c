@@ -80,7 +80,6 @@ struct tracer {
 	 * the budget it would either be credit (elapsed without stops) or
 	 * switch the probes off for seconds at the start. */
 	uint64_t arm_stop_ns, budget_start_ns;
-	struct restore_set bytes;
 	struct site *sites;
 	size_t nsites;
 	struct return_site *returns;
@@ -211,7 +210,7 @@ static uint64_t read_word(struct tracer *t, uint64_t addr, bool *ok)
 
 static int insert_breakpoint(struct tracer *t, uint64_t addr, bool duty, int *number, struct xerr *e)
 {
-	if (restore_set_remember(&t->bytes, addr, e) < 0)
+	if (session_remember_code_byte(t->s, addr, e) < 0)
 		return -1;
 	char location[32];
 	snprintf(location, sizeof location, "*0x%" PRIx64, addr);
@@ -1200,11 +1199,11 @@ void tracer_stats_print(const struct tracer_stats *st, FILE *out)
 			st->gdb_hit_ms);
 	for (int i = 0; i < st->nnotes; i++)
 		fprintf(out, "note: %s\n", st->notes[i]);
-	if (st->gdb_died)
-		fprintf(out, "note: gdb died; xgdbprof restored %zu code byte%s itself (%zu already intact, %zu "
-			"other int3 healed, %zu thread%s rewound)\n", st->restore.bytes_restored,
-			st->restore.bytes_restored == 1 ? "" : "s", st->restore.bytes_intact, st->restore.foreign_restored,
-			st->restore.pcs_rewound, st->restore.pcs_rewound == 1 ? "" : "s");
+	if (st->gdb_died) {
+		char what[200];
+		restore_report_describe(&st->restore, what, sizeof what);
+		fprintf(out, "note: gdb died; xgdbprof %s\n", what);
+	}
 }
 
 static void tracer_release(struct tracer *t)
@@ -1228,7 +1227,6 @@ static void tracer_release(struct tracer *t)
 	free(t->arg_strings);
 	if (t->unwinder)
 		unwinder_free(t->unwinder);
-	restore_set_release(&t->bytes);
 	if (t->mem_fd >= 0)
 		close(t->mem_fd);
 }
@@ -1254,7 +1252,6 @@ int tracer_run(struct session *s, struct symbolizer *sym, const struct recipe *r
 	t->pid = session_pid(s);
 	t->tracer_start_ns = monotonic_ns();
 	t->start_ns = cfg->start_ns ? cfg->start_ns : t->tracer_start_ns;
-	restore_set_init(&t->bytes, t->pid);
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/mem", (int)t->pid);
 	t->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -1364,7 +1361,7 @@ int tracer_run(struct session *s, struct symbolizer *sym, const struct recipe *r
 	uint64_t end = monotonic_ns();
 	if (gdb_gone(t)) {
 		stats->gdb_died = true;
-		if (restore_set_after_gdb_died(&t->bytes, 2000, &stats->restore, &local) < 0)
+		if (session_rescue(s, &stats->restore, &local) < 0)
 			add_note(stats, "%s", local.msg);
 		if (rc == 0)
 			rc = xerr_set(e, "gdb died during the trace");

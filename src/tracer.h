@@ -25,9 +25,10 @@
  *
  * Exit contract: on every return path, with gdb alive, every breakpoint and
  * catchpoint this tracer created is deleted (the target is stopped for that
- * and resumed after) — the caller then ends the session. If gdb died, the
- * tracer restores the original bytes itself (ptrace) before returning and
- * leaves the target running. Returns 0 when the run ended normally
+ * and resumed after) — the caller then ends the session. If gdb died (or
+ * stopped answering and was killed), session_rescue restores the original
+ * bytes with our own ptrace before this returns and leaves the target
+ * running. Returns 0 when the run ended normally
  * (duration, signal, exit(), target exit), -1 with e on an error (the stats
  * still hold what was done).
  *

@@ -25,7 +25,10 @@ check "target still alive after gdb died" kill -0 "$HOT"
 state=$(awk '{print $3}' "/proc/$HOT/stat" 2>/dev/null)
 check "target not left stopped (state $state)" test "$state" = R -o "$state" = S
 check "code bytes equal the file" test "$("$CODECHECK" "$HOT")" = 0
-check "xgdbprof restored the byte under its breakpoint" grep -q "restored 1 code byte" "$TMP/err1"
+# gdb steps over a breakpoint in place (displaced stepping is off), taking
+# the int3 out meanwhile: killed then, the byte is already intact.
+check "xgdbprof restored the byte under its breakpoint (or found it intact)" \
+	grep -Eq "restored 1 code byte|restored 0 code bytes itself \(1 already intact" "$TMP/err1"
 
 # 2. SIGTERM to xgdbprof: breakpoints removed, report written
 "$XGDBPROF" -o "$TMP/o2" -e 'set exact true

@@ -45,7 +45,7 @@ static const char usage_text[] =
 	"  -s, --source-map FROM=TO  rewrite source paths under FROM to TO (repeatable);\n"
 	"                          Rust std paths map to the local rust-src by themselves\n"
 	"      --gdb PATH          gdb to drive (default: $XGDBPROF_GDB, else gdb on PATH)\n"
-	"      --timeout MS        give up on a gdb command after MS milliseconds (default 15000)\n"
+	"      --timeout MS        a gdb silent this long (default 15000) is ended and the target healed\n"
 	"      --all-stop          sampling stops every thread at each sample (gdb all-stop mode)\n"
 	"      --non-stop          sampling stops only the threads it walks (gdb non-stop mode);\n"
 	"                          default: non-stop when at most one thread is busy\n"

@@ -2,6 +2,7 @@
 # bench/stress_harm.sh — fuzz-style stress of "never harm the target".
 #
 #   bench/stress_harm.sh [--seed S] [--rounds R] [--build DIR] [--timeout MS]
+#                        [--kinds "K ..."] [--modes "M ..."] [--actions "A ..."]
 #                        [--verbose]
 #
 # Each round starts a tests/fixtures/canary (plain, fork-every 50 or
@@ -11,7 +12,8 @@
 # settle (ten dlopens), tests/harm_check.sh judges the canary. Prints one line
 # per round on stderr, then a table mode x action of harmed/rounds and
 # `harmed: N of R`. Choices come from bash's RANDOM seeded with --seed, so a
-# seed replays the same rounds (their timing is the machine's). Exit 0
+# seed replays the same rounds (their timing is the machine's). --kinds,
+# --modes, --actions draw from a subset only (names as in the table). Exit 0
 # whatever was found; 2 on bad options.
 set -u
 
@@ -20,16 +22,27 @@ rounds=100
 build=./build
 xg_timeout=
 verbose=0
+modes="sample-allstop sample-nonstop trace-budget trace-exact dump"
+actions="none kill-gdb stop-gdb int-xg term-xg kill-xg"
+kinds="plain fork exec"
+all_modes=$modes all_actions=$actions all_kinds=$kinds
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--seed) seed=$2; shift 2 ;;
 	--rounds) rounds=$2; shift 2 ;;
 	--build) build=$2; shift 2 ;;
 	--timeout) xg_timeout=$2; shift 2 ;;
+	--kinds) kinds=$2; shift 2 ;;
+	--modes) modes=$2; shift 2 ;;
+	--actions) actions=$2; shift 2 ;;
 	--verbose) verbose=1; shift ;;
-	*) echo "usage: $0 [--seed S] [--rounds R] [--build DIR] [--timeout MS] [--verbose]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--seed S] [--rounds R] [--build DIR] [--timeout MS] [--kinds \"K ...\"] [--modes \"M ...\"] [--actions \"A ...\"] [--verbose]" >&2; exit 2 ;;
 	esac
 done
+for w in $kinds; do case " $all_kinds " in *" $w "*) ;; *) echo "$0: unknown kind $w (one of: $all_kinds)" >&2; exit 2 ;; esac; done
+for w in $modes; do case " $all_modes " in *" $w "*) ;; *) echo "$0: unknown mode $w (one of: $all_modes)" >&2; exit 2 ;; esac; done
+for w in $actions; do case " $all_actions " in *" $w "*) ;; *) echo "$0: unknown action $w (one of: $all_actions)" >&2; exit 2 ;; esac; done
+[ -n "$kinds" ] && [ -n "$modes" ] && [ -n "$actions" ] || { echo "$0: --kinds, --modes and --actions need at least one name" >&2; exit 2; }
 case "$seed$rounds${xg_timeout:-0}" in *[!0-9]*) echo "$0: --seed, --rounds and --timeout take numbers" >&2; exit 2 ;; esac
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$build" 2>/dev/null && pwd) || { echo "$0: no build directory $build (give --build DIR)" >&2; exit 2; }
@@ -86,9 +99,6 @@ gdb_of() {   # the gdb child of xgdbprof $1
 	return 1
 }
 
-modes="sample-allstop sample-nonstop trace-budget trace-exact dump"
-actions="none kill-gdb stop-gdb int-xg term-xg kill-xg"
-kinds="plain fork exec"
 # pick VAR "A B C": one at random into VAR (no subshell, where RANDOM would
 # not advance the parent's sequence).
 pick() { local a=($2); printf -v "$1" '%s' "${a[$((RANDOM % ${#a[@]}))]}"; }

@@ -43,6 +43,7 @@ LEAD_TESTS = \
 	tests/safety.sh \
 	tests/bad_input.sh \
 	tests/profile.sh \
-	tests/shipped_recipes.sh
+	tests/shipped_recipes.sh \
+	tests/canary.sh
 TESTS += $(LEAD_TESTS)
-EXTRA_DIST += tests/lib.sh $(LEAD_TESTS)
+EXTRA_DIST += tests/lib.sh tests/harm_check.sh $(LEAD_TESTS)

@@ -14,6 +14,11 @@ $(FIXTURE_BIN)/ratio: tests/fixtures/ratio.c $(FIXTURE_BIN)/.dirstamp
 $(FIXTURE_BIN)/blocked: tests/fixtures/blocked.c $(FIXTURE_BIN)/.dirstamp
 	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/blocked.c
 
+# The harm oracle (tests/harm_check.sh, bench/stress_harm.sh); -ldl for
+# glibc before 2.34, where dlopen lived there.
+$(FIXTURE_BIN)/canary: tests/fixtures/canary.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/canary.c -ldl
+
 $(FIXTURE_BIN)/libsled.rlib: tests/fixtures/sled/lib.rs tests/fixtures/sled/tree.rs $(FIXTURE_BIN)/.dirstamp
 	$(AM_V_GEN)$(RUSTC_QUIET) $(RUSTFLAGS_FIXTURE) --crate-type rlib --crate-name sled \
 		$(srcdir)/tests/fixtures/sled/lib.rs -o $@
@@ -26,9 +31,10 @@ $(FIXTURE_BIN)/cache-service: tests/fixtures/cache_service.rs $(FIXTURE_BIN)/lib
 demo-target: $(FIXTURE_BIN)/cache-service
 .PHONY: demo-target
 
-check_DATA += $(FIXTURE_BIN)/counter $(FIXTURE_BIN)/cache-service $(FIXTURE_BIN)/ratio $(FIXTURE_BIN)/blocked
+check_DATA += $(FIXTURE_BIN)/counter $(FIXTURE_BIN)/cache-service $(FIXTURE_BIN)/ratio $(FIXTURE_BIN)/blocked \
+	$(FIXTURE_BIN)/canary
 CLEANFILES += $(FIXTURE_BIN)/counter $(FIXTURE_BIN)/cache-service $(FIXTURE_BIN)/libsled.rlib \
-	$(FIXTURE_BIN)/ratio $(FIXTURE_BIN)/blocked \
+	$(FIXTURE_BIN)/ratio $(FIXTURE_BIN)/blocked $(FIXTURE_BIN)/canary \
 	$(FIXTURE_BIN)/.dirstamp
 
 LEAD_TESTS = \
@@ -37,6 +43,7 @@ LEAD_TESTS = \
 	tests/safety.sh \
 	tests/bad_input.sh \
 	tests/profile.sh \
-	tests/shipped_recipes.sh
+	tests/shipped_recipes.sh \
+	tests/canary.sh
 TESTS += $(LEAD_TESTS)
-EXTRA_DIST += tests/lib.sh $(LEAD_TESTS)
+EXTRA_DIST += tests/lib.sh tests/harm_check.sh $(LEAD_TESTS)

@@ -3,6 +3,7 @@
 #include "signals.h"
 #include "source_map.h"
 #include "clock.h"
+#include "proc.h"
 #include "restore.h"
 
 #include <errno.h>
@@ -146,8 +147,13 @@ int cli_rescue_if_gdb_lost(struct session *s, int rc)
 	if (rescued > 0) {
 		char what[200];
 		restore_report_describe(&report, what, sizeof what);
-		fprintf(stderr, "xgdbprof: gdb was lost; xgdbprof %s and left process %d running, detached\n", what,
-			(int)session_pid(s));
+		char state = proc_state(session_pid(s));
+		if (state == 0 || state == 'Z' || state == 'X')
+			fprintf(stderr, "xgdbprof: gdb was lost, and process %d is gone (it may have met an int3 of "
+				"gdb's before xgdbprof could take it out)\n", (int)session_pid(s));
+		else
+			fprintf(stderr, "xgdbprof: gdb was lost; xgdbprof %s and left process %d running, detached\n",
+				what, (int)session_pid(s));
 	}
 	return rc;
 }

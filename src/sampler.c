@@ -208,17 +208,36 @@ static int unwind_capture(struct sampler *sp, struct tracked_thread *t, struct x
 	return complete ? 0 : 1;
 }
 
+/* How many frames (inlined callees, then the real function) the symbolizer
+ * makes of pc; 1 when it cannot tell. */
+static size_t inline_chain_length(struct sampler *sp, uint64_t pc, bool is_return_address)
+{
+	struct frame chain[16];
+	size_t n = 0;
+	if (symbolizer_lookup(sp->sym, pc, is_return_address, chain, sizeof chain / sizeof chain[0], &n, NULL) < 0 ||
+	    n == 0)
+		return 1;
+	return n;
+}
+
 static int walk_gdb(struct sampler *sp, struct tracked_thread *t, uint64_t *pcs, size_t *npcs, struct xerr *e)
 {
 	struct gdb_frame *frames;
 	size_t n;
 	if (session_thread_frames(sp->session, t->gdb_id, sp->cfg->max_frames, &frames, &n, e) < 0)
 		return -1;
-	/* gdb lists inline frames as frames of their own, sharing one pc. */
+	/* gdb lists each inline frame as a frame of its own at its caller's pc,
+	 * and symbolize_walk expands a pc into that inline chain again: a run of
+	 * one pc is cut into real frames of the chain's length. A recursive
+	 * function repeats its return pc once per call: those frames stay. */
 	*npcs = 0;
-	for (size_t i = 0; i < n; i++)
-		if (*npcs == 0 || frames[i].pc != pcs[*npcs - 1])
+	for (size_t i = 0, run; i < n; i += run) {
+		for (run = 1; i + run < n && frames[i + run].pc == frames[i].pc; run++)
+			;
+		size_t chain = run > 1 ? inline_chain_length(sp, frames[i].pc, *npcs > 0) : 1;
+		for (size_t k = 0; k < run; k += chain)
 			pcs[(*npcs)++] = frames[i].pc;
+	}
 	gdb_frames_free(frames, n);
 	return 0;
 }

@@ -14,6 +14,9 @@ $(FIXTURE_BIN)/ratio: tests/fixtures/ratio.c $(FIXTURE_BIN)/.dirstamp
 $(FIXTURE_BIN)/blocked: tests/fixtures/blocked.c $(FIXTURE_BIN)/.dirstamp
 	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/blocked.c
 
+$(FIXTURE_BIN)/recurse: tests/fixtures/recurse.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -o $@ $(srcdir)/tests/fixtures/recurse.c
+
 $(FIXTURE_BIN)/libsled.rlib: tests/fixtures/sled/lib.rs tests/fixtures/sled/tree.rs $(FIXTURE_BIN)/.dirstamp
 	$(AM_V_GEN)$(RUSTC_QUIET) $(RUSTFLAGS_FIXTURE) --crate-type rlib --crate-name sled \
 		$(srcdir)/tests/fixtures/sled/lib.rs -o $@
@@ -26,9 +29,10 @@ $(FIXTURE_BIN)/cache-service: tests/fixtures/cache_service.rs $(FIXTURE_BIN)/lib
 demo-target: $(FIXTURE_BIN)/cache-service
 .PHONY: demo-target
 
-check_DATA += $(FIXTURE_BIN)/counter $(FIXTURE_BIN)/cache-service $(FIXTURE_BIN)/ratio $(FIXTURE_BIN)/blocked
+check_DATA += $(FIXTURE_BIN)/counter $(FIXTURE_BIN)/cache-service $(FIXTURE_BIN)/ratio $(FIXTURE_BIN)/blocked \
+	$(FIXTURE_BIN)/recurse
 CLEANFILES += $(FIXTURE_BIN)/counter $(FIXTURE_BIN)/cache-service $(FIXTURE_BIN)/libsled.rlib \
-	$(FIXTURE_BIN)/ratio $(FIXTURE_BIN)/blocked \
+	$(FIXTURE_BIN)/ratio $(FIXTURE_BIN)/blocked $(FIXTURE_BIN)/recurse \
 	$(FIXTURE_BIN)/.dirstamp
 
 LEAD_TESTS = \
@@ -37,6 +41,7 @@ LEAD_TESTS = \
 	tests/safety.sh \
 	tests/bad_input.sh \
 	tests/profile.sh \
+	tests/recursion.sh \
 	tests/shipped_recipes.sh
 TESTS += $(LEAD_TESTS)
 EXTRA_DIST += tests/lib.sh $(LEAD_TESTS)

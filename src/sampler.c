@@ -5,6 +5,7 @@
 #include "signals.h"
 #include "unwind.h"
 #include "clock.h"
+#include "stats.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -284,12 +285,6 @@ static int record_stop(struct sampler *sp, double ms)
 	return 0;
 }
 
-static int compare_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static void add_note(struct sampler_stats *st, const char *fmt, double a, double b, double c)
 {
 	if (st->nnotes >= SAMPLER_MAX_NOTES)
@@ -511,10 +506,10 @@ static void finish_stats(struct sampler *sp, struct sampler_stats *st, uint64_t 
 	else
 		st->cpu_percent_min = st->cpu_percent_max = st->cpu_percent_avg = 0;
 	if (sp->nstops > 0) {
-		qsort(sp->stop_ms, sp->nstops, sizeof *sp->stop_ms, compare_double);
-		st->stop_median_ms = sp->stop_ms[sp->nstops / 2];
-		st->stop_p99_ms = sp->stop_ms[(size_t)((double)(sp->nstops - 1) * 0.99)];
-		st->stop_max_ms = sp->stop_ms[sp->nstops - 1];
+		stats_sort(sp->stop_ms, sp->nstops);
+		st->stop_median_ms = stats_percentile_sorted(sp->stop_ms, sp->nstops, 50);
+		st->stop_p99_ms = stats_percentile_sorted(sp->stop_ms, sp->nstops, 99);
+		st->stop_max_ms = stats_percentile_sorted(sp->stop_ms, sp->nstops, 100);
 	}
 }
 

@@ -5,6 +5,7 @@
 #include "mi_value.h"
 #include "proc.h"
 #include "signals.h"
+#include "stats.h"
 #include "stop_clock.h"
 #include "tracer_resolve.h"
 #include "tracer_syscalls.h"
@@ -981,19 +982,12 @@ static int handle_stop(struct tracer *t, const struct mi_record *ev, uint64_t wh
 
 /* ---- budget --------------------------------------------------------------- */
 
-static int compare_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 static double median_gap(const struct tracer *t)
 {
 	size_t n = t->ngaps < 32 ? t->ngaps : 32;
 	double sorted[32];
 	memcpy(sorted, t->gaps, n * sizeof *sorted);
-	qsort(sorted, n, sizeof *sorted, compare_double);
-	double m = sorted[n / 2];
+	double m = stats_percentile(sorted, n, 50);
 	return m < 5e4 ? 5e4 : m > 1.5e6 ? 1.5e6 : m;
 }
 

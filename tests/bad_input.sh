@@ -51,6 +51,40 @@ XGDBPROF_GDB=/nonexistent/gdb expect_error "--gdb over XGDBPROF_GDB" 2 "needs gd
 	"$XGDBPROF" --gdb "$TMP/old-gdb" dump "$COUNTER_PID"
 check "target runs free after the refusals" target_runs_free "$COUNTER_PID" "$PROGRESS"
 
+# Two tracers on one PID. One already attached: the second run names it.
+"$XGDBPROF" -d 20s -o "$TMP/first-run" "$COUNTER_PID" >/dev/null 2>&1 &
+FIRST=$!
+TEST_PIDS="$TEST_PIDS $FIRST"
+for i in $(seq 1 200); do
+	[ "$(sed -n 's/^TracerPid:[[:space:]]*//p' "/proc/$COUNTER_PID/status")" != 0 ] && break
+	sleep 0.05
+done
+expect_error "traced by another xgdbprof" 2 "already traced by PID [0-9]* (gdb, child of PID $FIRST xgdbprof)" \
+	"$XGDBPROF" dump "$COUNTER_PID"
+kill -INT "$FIRST"
+wait_exit "$FIRST" || not_ok "first xgdbprof did not stop on SIGINT"
+# Racing: the other tracer attaches after our checks, before gdb's attach
+# (a gdb wrapper starts it), so ptrace's EPERM is the first sign of it. It
+# is not a permission problem, whoever we run as.
+GDB=$(command -v gdb)
+cat >"$TMP/racing-gdb" <<SCRIPT
+#!/bin/sh
+case "\$*" in *--version*) exec "$GDB" "\$@" ;; esac
+"$GDB" -nx -batch -p $COUNTER_PID -ex 'shell sleep 3' </dev/null >/dev/null 2>&1 &
+echo \$! >"$TMP/racer.pid"
+i=0
+while [ "\$(sed -n 's/^TracerPid:[[:space:]]*//p' /proc/$COUNTER_PID/status)" = 0 ] && [ \$i -lt 200 ]; do
+	sleep 0.05; i=\$((i + 1))
+done
+exec "$GDB" "\$@"
+SCRIPT
+chmod +x "$TMP/racing-gdb"
+expect_error "another tracer got there first" 2 "already traced by PID [0-9]* (gdb, child of PID [0-9]* gdb)" \
+	"$XGDBPROF" --gdb "$TMP/racing-gdb" dump "$COUNTER_PID"
+RACER=$(cat "$TMP/racer.pid" 2>/dev/null)
+[ -n "$RACER" ] && { TEST_PIDS="$TEST_PIDS $RACER"; wait_exit "$RACER" 10; }
+check "target runs free after both tracers" target_runs_free "$COUNTER_PID" "$PROGRESS"
+
 expect_error "command not found" 2 "command not found: no-such-command-xyz" \
 	"$XGDBPROF" dump -- no-such-command-xyz
 finish

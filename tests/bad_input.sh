@@ -85,6 +85,19 @@ RACER=$(cat "$TMP/racer.pid" 2>/dev/null)
 [ -n "$RACER" ] && { TEST_PIDS="$TEST_PIDS $RACER"; wait_exit "$RACER" 10; }
 check "target runs free after both tracers" target_runs_free "$COUNTER_PID" "$PROGRESS"
 
+# report reads only a regular file of a sane size. Bounded in time and
+# memory here: reading /dev/zero used to go on until memory ran out.
+bounded() { (ulimit -v 2000000; exec timeout 10 "$@"); }
+mkdir "$TMP/no-profile"
+mkfifo "$TMP/fifo"
+truncate -s 2G "$TMP/huge.json"
+expect_error "report /dev/zero" 2 "/dev/zero is not a regular file" bounded "$XGDBPROF" report /dev/zero
+expect_error "report FIFO" 2 "fifo is not a regular file" bounded "$XGDBPROF" report "$TMP/fifo"
+expect_error "report directory without a profile" 2 "no-profile holds no profile.json" \
+	bounded "$XGDBPROF" report "$TMP/no-profile"
+expect_error "report 2 GiB file" 2 "huge.json is 2.0 GiB, larger than a profile can be" \
+	bounded "$XGDBPROF" report "$TMP/huge.json"
+
 expect_error "command not found" 2 "command not found: no-such-command-xyz" \
 	"$XGDBPROF" dump -- no-such-command-xyz
 finish

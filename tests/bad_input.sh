@@ -85,6 +85,20 @@ RACER=$(cat "$TMP/racer.pid" 2>/dev/null)
 [ -n "$RACER" ] && { TEST_PIDS="$TEST_PIDS $RACER"; wait_exit "$RACER" 10; }
 check "target runs free after both tracers" target_runs_free "$COUNTER_PID" "$PROGRESS"
 
+# A probe whose SPEC matches nothing in the live target: bad input (2), one
+# line naming `xgdbprof probes`, nothing armed, no empty output directory,
+# the target detached and running.
+mkdir "$TMP/run-dir"
+in_run_dir() { (cd "$TMP/run-dir" && "$@"); }
+expect_error "function probe matching nothing" 2 \
+	"no function named 'no_such_function'.*xgdbprof probes 'no_such_function' $COUNTER_PID" \
+	in_run_dir "$XGDBPROF" -e 'function "no_such_function" { @calls = count(); }' -d 2s "$COUNTER_PID"
+expect_error "return probe regex matching nothing" 2 "/^no_such_.*/ matches no function.*xgdbprof probes" \
+	in_run_dir "$XGDBPROF" -e 'function "main" { @a = count(); } return /^no_such_.*/ { @b = count(); }' \
+	-d 2s "$COUNTER_PID"
+check "no output directory left by the refused probes" [ -z "$(ls "$TMP/run-dir")" ]
+check "target runs free after the refused probes" target_runs_free "$COUNTER_PID" "$PROGRESS"
+
 # report reads only a regular file of a sane size. Bounded in time and
 # memory here: reading /dev/zero used to go on until memory ran out.
 bounded() { (ulimit -v 2000000; exec timeout 10 "$@"); }

@@ -103,6 +103,8 @@ static void fill_meta(struct run_context *rc, struct profile *p)
 		profile_add_note(p, rc->stats.notes[i], NULL);
 	if (rc->stats.target_exited)
 		profile_add_note(p, "the target exited during the run", NULL);
+	for (size_t i = 0; rc->sym && i < symbolizer_note_count(rc->sym); i++)
+		profile_add_note(p, symbolizer_note(rc->sym, i), NULL);
 }
 
 /* A path for an output file: relative names go into the run's directory. */

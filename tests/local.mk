@@ -42,6 +42,7 @@ LEAD_TESTS = \
 	tests/bad_input.sh \
 	tests/profile.sh \
 	tests/recursion.sh \
+	tests/symbol_fallbacks.sh \
 	tests/shipped_recipes.sh
 TESTS += $(LEAD_TESTS)
 EXTRA_DIST += tests/lib.sh $(LEAD_TESTS)

@@ -221,26 +221,38 @@ static size_t inline_chain_length(struct sampler *sp, uint64_t pc, bool is_retur
 	return n;
 }
 
+/* gdb's frames as it lists them: an inline frame is one of its own, at its
+ * caller's pc (fold_inline_runs, once the target runs again, folds them). */
 static int walk_gdb(struct sampler *sp, struct tracked_thread *t, uint64_t *pcs, size_t *npcs, struct xerr *e)
 {
 	struct gdb_frame *frames;
 	size_t n;
 	if (session_thread_frames(sp->session, t->gdb_id, sp->cfg->max_frames, &frames, &n, e) < 0)
 		return -1;
-	/* gdb lists each inline frame as a frame of its own at its caller's pc,
-	 * and symbolize_walk expands a pc into that inline chain again: a run of
-	 * one pc is cut into real frames of the chain's length. A recursive
-	 * function repeats its return pc once per call: those frames stay. */
-	*npcs = 0;
-	for (size_t i = 0, run; i < n; i += run) {
-		for (run = 1; i + run < n && frames[i + run].pc == frames[i].pc; run++)
-			;
-		size_t chain = run > 1 ? inline_chain_length(sp, frames[i].pc, *npcs > 0) : 1;
-		for (size_t k = 0; k < run; k += chain)
-			pcs[(*npcs)++] = frames[i].pc;
-	}
+	for (size_t i = 0; i < n; i++)
+		pcs[i] = frames[i].pc;
+	*npcs = n;
 	gdb_frames_free(frames, n);
 	return 0;
+}
+
+/* symbolize_walk expands a pc into its inline chain again, so a run of one
+ * pc in gdb's list is cut into real frames of the chain's length. A
+ * recursive function repeats its return pc once per call: those frames
+ * stay. The symbolizer may read DWARF for this: not while the target is
+ * stopped. */
+static void fold_inline_runs(struct sampler *sp, uint64_t *pcs, size_t *npcs)
+{
+	size_t n = *npcs, out = 0;
+	for (size_t i = 0, run; i < n; i += run) {
+		for (run = 1; i + run < n && pcs[i + run] == pcs[i]; run++)
+			;
+		size_t chain = run > 1 ? inline_chain_length(sp, pcs[i], out > 0) : 1;
+		uint64_t pc = pcs[i];
+		for (size_t k = 0; k < run; k += chain)
+			pcs[out++] = pc;
+	}
+	*npcs = out;
 }
 
 /* Turns a walk's PCs into a symbolized stack (leaf first). */
@@ -479,6 +491,10 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, sampler_c
 			}
 			st->truncated += rc > 0;
 		}
+		if (t->walk && sp->cfg->walker == SAMPLER_WALKER_GDB)
+			fold_inline_runs(sp, t->pcs, &t->npcs);
+		if (t->walk && sp->cfg->walker == SAMPLER_WALKER_BOTH)
+			fold_inline_runs(sp, t->ref_pcs, &t->nref_pcs);
 		if (t->walk && symbolize_walk(sp, t, e) < 0)
 			return -1;
 		if (!t->have_stack)

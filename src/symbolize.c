@@ -829,7 +829,12 @@ static int symbolize_addr(struct symbolizer *sym, uint64_t addr, struct frame_bu
 		f.lang = lang_of_symbol(fs->linkage);
 		f.source = m->sym_source;
 	} else if (!m->dw && m->sym_source != FRAME_SOURCE_SYMTAB) {
-		add_note(sym, m, "no symbols in %s (stripped; install debug symbols or build with -g)", m->info.path);
+		size_t len = strlen(m->info.path), tail = strlen(" (deleted)");
+		bool deleted = len > tail && strcmp(m->info.path + len - tail, " (deleted)") == 0;
+		add_note(sym, m, deleted ? "no symbols for %s: the file was deleted or replaced after the process "
+					   "mapped it, and only its loaded segments could be read"
+					 : "no symbols in %s (stripped; install debug symbols or build with -g)",
+			 m->info.path);
 	}
 	return frame_push(b, &f);
 }

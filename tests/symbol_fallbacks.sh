@@ -30,6 +30,20 @@ fi
 check "stripped: target runs free afterwards" target_runs_free "$PID" "$PROGRESS"
 kill "$PID"
 
+# An executable deleted after it started: its symbols are not read yet (the
+# /proc/PID/exe fallback is still to come), but a note says why.
+cp "$FIXTURES/recurse" "$TMP/deleted"
+start_copy "$TMP/deleted"
+rm "$TMP/deleted"
+if profile deleted; then
+	check "deleted: a note says the executable was deleted" \
+		grep -q "note: .*$TMP/deleted (deleted).*deleted" "$TMP/deleted.out" || show "$TMP/deleted.out"
+	check "deleted: not called stripped" eval '! grep -q "(stripped;" "$TMP/deleted.out"'
+else
+	not_ok "deleted: profiling failed"
+fi
+kill "$PID"
+
 # The same executable with its symbols: no such note.
 start_copy "$FIXTURES/recurse"
 if profile unstripped; then

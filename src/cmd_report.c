@@ -7,6 +7,7 @@
 #include "report.h"
 #include "source_map.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,9 +142,14 @@ int cmd_report(int argc, char **argv)
 
 	char path[4096];
 	struct stat st;
-	if (stat(argv[optind], &st) == 0 && S_ISDIR(st.st_mode))
+	if (stat(argv[optind], &st) == 0 && S_ISDIR(st.st_mode)) {
 		snprintf(path, sizeof path, "%s/profile.json", argv[optind]);
-	else
+		if (access(path, F_OK) != 0 && errno == ENOENT) {
+			source_map_free(smap);
+			return cli_input_error("%s holds no profile.json: give the directory a run wrote (-o DIR, "
+					       "named in its last line) or a profile.json", argv[optind]);
+		}
+	} else
 		snprintf(path, sizeof path, "%s", argv[optind]);
 	struct profile *p = profile_load(path, &e);
 	if (!p) {

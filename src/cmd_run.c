@@ -103,6 +103,8 @@ static void fill_meta(struct run_context *rc, struct profile *p)
 		profile_add_note(p, rc->stats.notes[i], NULL);
 	if (rc->stats.target_exited)
 		profile_add_note(p, "the target exited during the run", NULL);
+	for (size_t i = 0; rc->sym && i < symbolizer_note_count(rc->sym); i++)
+		profile_add_note(p, symbolizer_note(rc->sym, i), NULL);
 }
 
 /* A path for an output file: relative names go into the run's directory. */
@@ -527,8 +529,18 @@ int run_recipe(const struct run_request *req)
 			.start_ns = rc.start_ns,
 		};
 		struct tracer_stats tstats;
-		if (tracer_run(rc.session, rc.sym, rc.recipe, rc.run, &tcfg, &tstats, &e) < 0 &&
-		    !recipe_run_exit_requested(rc.run)) {
+		int traced = tracer_run(rc.session, rc.sym, rc.recipe, rc.run, &tcfg, &tstats, &e);
+		if (traced < 0 && tstats.bad_probe) {
+			/* Nothing was armed or collected: one line, no report, and no
+			 * empty directory of our naming left behind. */
+			exit_code = cli_input_error("%s", e.msg);
+			recipe_run_free(rc.run);
+			rc.run = NULL;
+			if (!rc.request->output_dir)
+				rmdir(rc.output_dir);
+			goto detach;
+		}
+		if (traced < 0 && !recipe_run_exit_requested(rc.run)) {
 			cli_error("%s", e.msg);
 			exit_code = XGP_EXIT_FAILURE;
 		}

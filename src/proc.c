@@ -212,6 +212,44 @@ pid_t proc_tracer_pid(pid_t pid)
 	return t ? (pid_t)strtol(t + 11, NULL, 10) : 0;
 }
 
+/* Target text into a message: comm may hold any byte but NUL and '/'. */
+static void make_printable(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+			*s = '?';
+}
+
+/* "PID 120 (gdb, child of PID 118 xgdbprof)": who holds the ptrace attach,
+ * so the user can tell a debugger from another xgdbprof run. */
+static void describe_tracer(pid_t tracer, char *buf, size_t size)
+{
+	char path[64], line[1024];
+	struct proc_thread t, parent;
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)tracer);
+	if (read_small_file(path, line, sizeof line) < 0 || parse_stat(line, &t) < 0) {
+		snprintf(buf, size, "PID %d", (int)tracer);
+		return;
+	}
+	make_printable(t.name);
+	pid_t ppid = (pid_t)strtol(strrchr(line, ')') + 4, NULL, 10);
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)ppid);
+	if (ppid > 1 && read_small_file(path, line, sizeof line) >= 0 && parse_stat(line, &parent) == 0) {
+		make_printable(parent.name);
+		snprintf(buf, size, "PID %d (%s, child of PID %d %s)", (int)tracer, t.name, (int)ppid, parent.name);
+	} else {
+		snprintf(buf, size, "PID %d (%s)", (int)tracer, t.name);
+	}
+}
+
+static int explain_traced(pid_t pid, pid_t tracer, char *buf, size_t size)
+{
+	char who[160];
+	describe_tracer(tracer, who, sizeof who);
+	return snprintf(buf, size, "process %d is already traced by %s: a process has one tracer at a time; "
+			"stop that debugger or profiler (or wait for it to finish) and try again", (int)pid, who);
+}
+
 static bool is_kernel_thread(pid_t pid)
 {
 	/* Kernel threads have no exe link and an empty cmdline. */
@@ -236,9 +274,11 @@ int proc_check_target(pid_t pid, struct xerr *e)
 	if (is_kernel_thread(pid))
 		return xerr_set(e, "process %d is a kernel thread: xgdbprof profiles user-space processes", (int)pid);
 	pid_t tracer = proc_tracer_pid(pid);
-	if (tracer > 0)
-		return xerr_set(e, "process %d is already being traced by PID %d (a debugger or another profiler): "
-				"detach that one first", (int)pid, (int)tracer);
+	if (tracer > 0) {
+		char why[512];
+		explain_traced(pid, tracer, why, sizeof why);
+		return xerr_set(e, "%s", why);
+	}
 	return 0;
 }
 
@@ -247,7 +287,12 @@ void proc_explain_ptrace_denied(pid_t pid, char *buf, size_t size)
 	char scope[16] = "";
 	int have_scope = read_small_file("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof scope) > 0;
 	int scope_value = have_scope ? atoi(scope) : -1;
-	if (scope_value == 3)
+	/* Another tracer got there first (two runs racing past
+	 * proc_check_target): ptrace says EPERM for that too. */
+	pid_t tracer = proc_tracer_pid(pid);
+	if (tracer > 0)
+		explain_traced(pid, tracer, buf, size);
+	else if (scope_value == 3)
 		snprintf(buf, size, "permission denied attaching to process %d: kernel.yama.ptrace_scope is 3 "
 			 "(ptrace disabled until reboot); run the program under xgdbprof instead: xgdbprof ... -- COMMAND",
 			 (int)pid);

@@ -27,7 +27,8 @@ struct proc_thread {
 
 /* Checks the PID names a live process we could trace: 0 if so; -1 with a
  * message naming the fix for: no such process, a zombie, a kernel thread,
- * ourselves. (Permission is checked by attaching.) */
+ * ourselves, a process already traced (named as proc_explain_ptrace_denied
+ * does). (Permission is checked by attaching.) */
 int proc_check_target(pid_t pid, struct xerr *e);
 
 /* State letter of the process (its main thread), or 0 if it does not exist. */
@@ -68,7 +69,9 @@ long long proc_cpu_ticks(pid_t pid);
 
 /* Explains why ptrace attach may have been refused (Yama ptrace_scope,
  * CAP_SYS_PTRACE, another tracer, different user), as one sentence with the
- * fix, into buf. */
+ * fix, into buf. Another tracer (TracerPid) is named with its command and
+ * its parent's, and comes first: ptrace refuses a second tracer with EPERM
+ * whatever the privileges. */
 void proc_explain_ptrace_denied(pid_t pid, char *buf, size_t size);
 
 /* The PID already tracing pid (TracerPid in status), 0 if none, -1 if gone. */

@@ -4,11 +4,14 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Open-addressing tables: slots hold index + 1, 0 = empty; load <= 1/2. */
 struct profile_index {
@@ -552,38 +555,54 @@ int profile_save(const struct profile *p, const char *path, struct xerr *e)
 
 /* ---- loading ------------------------------------------------------------ */
 
+/* Only a regular file of at most PROFILE_MAX_BYTES: `report /dev/zero`
+ * would read until memory ran out, and a FIFO would block forever. */
 static char *read_file(const char *path, struct xerr *e)
 {
-	FILE *in = fopen(path, "r");
-	if (!in) {
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
 		xerr_set(e, "cannot open %s: %s", path, strerror(errno));
 		return NULL;
 	}
-	size_t len = 0, cap = 65536;
-	char *buf = malloc(cap);
-	while (buf) {
-		size_t n = fread(buf + len, 1, cap - len - 1, in);
-		len += n;
-		if (len + 1 < cap)
-			break;
-		char *bigger = realloc(buf, cap * 2);
-		if (!bigger) {
-			free(buf);
-			buf = NULL;
-			break;
-		}
-		buf = bigger;
-		cap *= 2;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		xerr_set(e, "%s is not a regular file: give a run's output directory or its profile.json", path);
+		close(fd);
+		return NULL;
 	}
-	if (!buf)
+	if (st.st_size > PROFILE_MAX_BYTES) {
+		xerr_set(e, "%s is %.1f GiB, larger than a profile can be (%d GiB at most): is it a profile.json "
+			 "written by xgdbprof?", path, (double)st.st_size / (1 << 30), PROFILE_MAX_BYTES >> 30);
+		close(fd);
+		return NULL;
+	}
+	/* One byte more than the size shows a file still growing. */
+	size_t cap = (size_t)st.st_size + 2, len = 0;
+	char *buf = malloc(cap);
+	if (!buf) {
 		xerr_set(e, "out of memory reading %s", path);
-	else if (ferror(in)) {
-		xerr_set(e, "cannot read %s: %s", path, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	ssize_t n;
+	while (len + 1 < cap && (n = read(fd, buf + len, cap - 1 - len)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			xerr_set(e, "cannot read %s: %s", path, strerror(errno));
+			free(buf);
+			close(fd);
+			return NULL;
+		}
+		len += (size_t)n;
+	}
+	close(fd);
+	if (len > (size_t)st.st_size) {
+		xerr_set(e, "%s changed while it was read: read it again once its writer is done", path);
 		free(buf);
-		buf = NULL;
-	} else
-		buf[len] = 0;
-	fclose(in);
+		return NULL;
+	}
+	buf[len] = 0;
 	return buf;
 }
 

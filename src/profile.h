@@ -117,8 +117,14 @@ int profile_save(const struct profile *p, const char *path, struct xerr *e);
 /* Same, to an open stream. */
 int profile_write(const struct profile *p, FILE *out, struct xerr *e);
 
-/* Reads a file written by profile_save. Returns NULL with the reason (not
- * a profile, unsupported version, malformed field) in e. */
+/* The largest profile file profile_load reads (1 GiB): JSON parsing needs
+ * several times the file's size in memory. */
+#define PROFILE_MAX_BYTES (1 << 30)
+
+/* Reads a file written by profile_save: a regular file of at most
+ * PROFILE_MAX_BYTES (devices, FIFOs and larger files are refused without
+ * being read). Returns NULL with the reason (not a regular file, too large,
+ * not a profile, unsupported version, malformed field) in e. */
 struct profile *profile_load(const char *path, struct xerr *e);
 
 /* Short names of the frame enums used in files and JSON reports. */

@@ -25,8 +25,9 @@ static bool is_continuation(unsigned char c)
 	return (c & 0xC0) == 0x80;
 }
 
-/* Copies one source line for display: control bytes and bytes >= 0x80 that
- * do not form valid UTF-8 become '?', so the caret line stays aligned. */
+/* Copies one source line for display: control characters (C0, DEL, C1,
+ * bidi overrides) and bytes >= 0x80 that do not form valid UTF-8 become
+ * '?', one per character, so the caret line stays aligned. */
 static char *display_line(const char *p, size_t n)
 {
 	char *out = malloc(n + 1);
@@ -46,9 +47,15 @@ static char *display_line(const char *p, size_t n)
 		bool ok = need && i + need <= n;
 		for (size_t k = 1; ok && k < need; k++)
 			ok = is_continuation((unsigned char)p[i + k]);
-		if (!ok) {
+		/* C1 controls (U+0080-U+009F) act on terminals like ESC does, and
+		 * bidi overrides reorder what is shown: no more text than those. */
+		unsigned char c1 = ok ? (unsigned char)p[i + 1] : 0, c2 = ok && need > 2 ? (unsigned char)p[i + 2] : 0;
+		bool control = ok && ((c == 0xC2 && c1 < 0xA0) ||
+				      (c == 0xE2 && c1 == 0x80 && c2 >= 0xAA && c2 <= 0xAE) ||
+				      (c == 0xE2 && c1 == 0x81 && c2 >= 0xA6 && c2 <= 0xA9));
+		if (!ok || control) {
 			out[o++] = '?';
-			i++;
+			i += control ? need : 1;
 			continue;
 		}
 		memcpy(out + o, p + i, need);
@@ -57,6 +64,50 @@ static char *display_line(const char *p, size_t n)
 	}
 	out[o] = 0;
 	return out;
+}
+
+/* The message with each quoted 'text' longer than DIAG_QUOTE characters cut
+ * to its first DIAG_QUOTE and "…" (a 10 MB token is quoted in full otherwise), shown
+ * as display_line shows source text. */
+static char *display_message(const char *fmt, va_list ap)
+{
+	va_list again;
+	va_copy(again, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	char *full = n >= 0 ? malloc((size_t)n + 1) : NULL;
+	if (full)
+		vsnprintf(full, (size_t)n + 1, fmt, again);
+	va_end(again);
+	if (!full)
+		return NULL;
+	size_t w = 0;
+	for (size_t r = 0; full[r];) {
+		char *close = full[r] == '\'' ? strchr(full + r + 1, '\'') : NULL;
+		if (!close) {
+			full[w++] = full[r++];
+			continue;
+		}
+		size_t start = r + 1, chars = 0, cut = start;
+		for (size_t i = start; full + i < close; i++)
+			if (!is_continuation((unsigned char)full[i]) && ++chars == DIAG_QUOTE + 1)
+				cut = i;
+		/* Cut only with 3 characters or more past the cut: "…" takes 3
+		 * bytes, and the text is rewritten in place. */
+		bool too_long = chars > DIAG_QUOTE + 2;
+		full[w++] = '\'';
+		size_t keep = (too_long ? cut : (size_t)(close - full)) - start;
+		memmove(full + w, full + start, keep);
+		w += keep;
+		if (too_long) {
+			memcpy(full + w, "\xe2\x80\xa6", 3);
+			w += 3;
+		}
+		full[w++] = '\'';
+		r = (size_t)(close - full) + 1;
+	}
+	char *shown = display_line(full, w);
+	free(full);
+	return shown;
 }
 
 void diag_addv(struct diag_list *l, enum diag_severity sev, const struct recipe_src *src,
@@ -81,9 +132,7 @@ void diag_addv(struct diag_list *l, enum diag_severity sev, const struct recipe_
 	struct diag *d = &l->items[l->n];
 	memset(d, 0, sizeof *d);
 	d->severity = sev;
-	char buf[1024];
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	d->message = strdup(buf);
+	d->message = display_message(fmt, ap);
 	d->len = 1;
 	if (src) {
 		d->file = strdup(src->name ? src->name : "<recipe>");
@@ -101,13 +150,41 @@ void diag_addv(struct diag_list *l, enum diag_severity sev, const struct recipe_
 		int col = 1;
 		for (size_t i = bol; i < off; i++)
 			col += !is_continuation((unsigned char)src->text[i]);
+		/* A long line is shown as DIAG_CONTEXT characters each side of the
+		 * column: one line may be the whole 10 MB file. */
+		size_t line_chars = 0;
+		for (size_t i = bol; i < eol && line_chars <= DIAG_LINE_MAX; i++)
+			line_chars += !is_continuation((unsigned char)src->text[i]);
+		size_t context = line_chars > DIAG_LINE_MAX ? DIAG_CONTEXT : DIAG_LINE_MAX;
+		size_t from = off, before = 0;
+		while (from > bol && before < context)
+			before += !is_continuation((unsigned char)src->text[--from]);
+		size_t to = off, after = 0;
+		while (to < eol && after < context) {
+			to++;
+			while (to < eol && is_continuation((unsigned char)src->text[to]))
+				to++;
+			after++;
+		}
 		int chars = 0;
-		for (size_t i = off; i < off + len && i < eol; i++)
+		for (size_t i = off; i < off + len && i < to; i++)
 			chars += !is_continuation((unsigned char)src->text[i]);
 		d->line = line;
 		d->col = col;
 		d->len = chars > 0 ? chars : 1;
-		d->source_line = display_line(src->text + bol, eol - bol);
+		char *shown = display_line(src->text + from, to - from);
+		bool cut_before = from > bol, cut_after = to < eol;
+		d->caret_col = (int)before + 1 + cut_before;
+		if (shown && (cut_before || cut_after)) {
+			size_t n = strlen(shown);
+			d->source_line = malloc(n + 7);
+			if (d->source_line)
+				snprintf(d->source_line, n + 7, "%s%s%s", cut_before ? "\xe2\x80\xa6" : "", shown,
+					 cut_after ? "\xe2\x80\xa6" : "");
+			free(shown);
+		} else {
+			d->source_line = shown;
+		}
 	}
 	if (!d->message) {
 		free(d->file);
@@ -143,7 +220,8 @@ void diag_list_print(const struct diag_list *l, FILE *out)
 		}
 		order[j] = i;
 	}
-	for (size_t k = 0; k < l->n; k++) {
+	size_t shown = l->n < DIAG_PRINT_MAX ? l->n : DIAG_PRINT_MAX;
+	for (size_t k = 0; k < shown; k++) {
 		const struct diag *d = &l->items[order[k]];
 		const char *sev = d->severity == DIAG_ERROR ? "error" : "warning";
 		if (!d->file) {
@@ -157,14 +235,14 @@ void diag_list_print(const struct diag_list *l, FILE *out)
 		/* walk the displayed line so tabs and multi-byte characters align */
 		const char *p = d->source_line;
 		int col = 1;
-		while (*p && col < d->col) {
+		while (*p && col < d->caret_col) {
 			fputc(*p == '\t' ? '\t' : ' ', out);
 			p++;
 			while (is_continuation((unsigned char)*p))
 				p++;
 			col++;
 		}
-		while (col < d->col) {
+		while (col < d->caret_col) {
 			fputc(' ', out);
 			col++;
 		}
@@ -173,8 +251,8 @@ void diag_list_print(const struct diag_list *l, FILE *out)
 			fputc('~', out);
 		fputc('\n', out);
 	}
-	if (l->dropped)
-		fprintf(out, "xgdbprof: note: %zu more diagnostics not shown\n", l->dropped);
+	if (l->dropped + (l->n - shown))
+		fprintf(out, "xgdbprof: note: %zu more diagnostics not shown\n", l->dropped + (l->n - shown));
 	if (l->errors)
 		fprintf(out, "%zu error%s generated.\n", l->errors, l->errors == 1 ? "" : "s");
 }

@@ -8,8 +8,16 @@
  *           |          ^~~
  *
  * Lines and columns are 1-based; columns count UTF-8 characters. The list
- * keeps at most DIAG_MAX entries (then notes that it stopped). Messages are
- * copied; the list owns everything it holds.
+ * keeps at most DIAG_MAX entries and prints the first DIAG_PRINT_MAX in
+ * source order (then notes how many more there were). Messages are copied;
+ * the list owns everything it holds.
+ *
+ * Whatever the recipe holds (a 10 MB line, a 10 MB token, binary), what is
+ * printed stays small and is plain text: a source line longer than
+ * DIAG_LINE_MAX characters is shown as DIAG_CONTEXT characters each side of
+ * the column ("…" where cut), a quoted
+ * 'text' in a message is cut to DIAG_QUOTE characters, and control bytes
+ * and invalid UTF-8 are shown as '?'.
  */
 #ifndef XGDBPROF_RECIPE_DIAG_H
 #define XGDBPROF_RECIPE_DIAG_H
@@ -19,6 +27,10 @@
 #include <stdio.h>
 
 #define DIAG_MAX 100
+#define DIAG_PRINT_MAX 10
+#define DIAG_LINE_MAX 160
+#define DIAG_CONTEXT 60
+#define DIAG_QUOTE 60
 
 enum diag_severity { DIAG_ERROR, DIAG_WARNING };
 
@@ -26,8 +38,9 @@ struct diag {
 	enum diag_severity severity;
 	char *file;
 	int line, col;        /* 0 when the diagnostic has no position */
-	int len;              /* characters to underline, >= 1 */
-	char *source_line;    /* the line's text (invalid bytes shown as '?'), or NULL */
+	int len;              /* characters to underline, >= 1, within source_line */
+	char *source_line;    /* the line's text around col (invalid bytes shown as '?'), or NULL */
+	int caret_col;        /* col's character in source_line, 1-based */
 	char *message;
 };
 

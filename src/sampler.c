@@ -5,6 +5,7 @@
 #include "signals.h"
 #include "unwind.h"
 #include "clock.h"
+#include "stats.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -208,19 +209,50 @@ static int unwind_capture(struct sampler *sp, struct tracked_thread *t, struct x
 	return complete ? 0 : 1;
 }
 
+/* How many frames (inlined callees, then the real function) the symbolizer
+ * makes of pc; 1 when it cannot tell. */
+static size_t inline_chain_length(struct sampler *sp, uint64_t pc, bool is_return_address)
+{
+	struct frame chain[16];
+	size_t n = 0;
+	if (symbolizer_lookup(sp->sym, pc, is_return_address, chain, sizeof chain / sizeof chain[0], &n, NULL) < 0 ||
+	    n == 0)
+		return 1;
+	return n;
+}
+
+/* gdb's frames as it lists them: an inline frame is one of its own, at its
+ * caller's pc (fold_inline_runs, once the target runs again, folds them). */
 static int walk_gdb(struct sampler *sp, struct tracked_thread *t, uint64_t *pcs, size_t *npcs, struct xerr *e)
 {
 	struct gdb_frame *frames;
 	size_t n;
 	if (session_thread_frames(sp->session, t->gdb_id, sp->cfg->max_frames, &frames, &n, e) < 0)
 		return -1;
-	/* gdb lists inline frames as frames of their own, sharing one pc. */
-	*npcs = 0;
 	for (size_t i = 0; i < n; i++)
-		if (*npcs == 0 || frames[i].pc != pcs[*npcs - 1])
-			pcs[(*npcs)++] = frames[i].pc;
+		pcs[i] = frames[i].pc;
+	*npcs = n;
 	gdb_frames_free(frames, n);
 	return 0;
+}
+
+/* symbolize_walk expands a pc into its inline chain again, so a run of one
+ * pc in gdb's list is cut into real frames of the chain's length. A
+ * recursive function repeats its return pc once per call: those frames
+ * stay. The symbolizer may read DWARF for this: not while the target is
+ * stopped. */
+static void fold_inline_runs(struct sampler *sp, uint64_t *pcs, size_t *npcs)
+{
+	size_t n = *npcs, out = 0;
+	for (size_t i = 0, run; i < n; i += run) {
+		for (run = 1; i + run < n && pcs[i + run] == pcs[i]; run++)
+			;
+		size_t chain = run > 1 ? inline_chain_length(sp, pcs[i], out > 0) : 1;
+		uint64_t pc = pcs[i];
+		for (size_t k = 0; k < run; k += chain)
+			pcs[out++] = pc;
+	}
+	*npcs = out;
 }
 
 /* Turns a walk's PCs into a symbolized stack (leaf first). */
@@ -263,12 +295,6 @@ static int record_stop(struct sampler *sp, double ms)
 	}
 	sp->stop_ms[sp->nstops++] = ms;
 	return 0;
-}
-
-static int compare_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
 }
 
 static void add_note(struct sampler_stats *st, const char *fmt, double a, double b, double c)
@@ -465,6 +491,10 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, sampler_c
 			}
 			st->truncated += rc > 0;
 		}
+		if (t->walk && sp->cfg->walker == SAMPLER_WALKER_GDB)
+			fold_inline_runs(sp, t->pcs, &t->npcs);
+		if (t->walk && sp->cfg->walker == SAMPLER_WALKER_BOTH)
+			fold_inline_runs(sp, t->ref_pcs, &t->nref_pcs);
 		if (t->walk && symbolize_walk(sp, t, e) < 0)
 			return -1;
 		if (!t->have_stack)
@@ -492,10 +522,10 @@ static void finish_stats(struct sampler *sp, struct sampler_stats *st, uint64_t 
 	else
 		st->cpu_percent_min = st->cpu_percent_max = st->cpu_percent_avg = 0;
 	if (sp->nstops > 0) {
-		qsort(sp->stop_ms, sp->nstops, sizeof *sp->stop_ms, compare_double);
-		st->stop_median_ms = sp->stop_ms[sp->nstops / 2];
-		st->stop_p99_ms = sp->stop_ms[(size_t)((double)(sp->nstops - 1) * 0.99)];
-		st->stop_max_ms = sp->stop_ms[sp->nstops - 1];
+		stats_sort(sp->stop_ms, sp->nstops);
+		st->stop_median_ms = stats_percentile_sorted(sp->stop_ms, sp->nstops, 50);
+		st->stop_p99_ms = stats_percentile_sorted(sp->stop_ms, sp->nstops, 99);
+		st->stop_max_ms = stats_percentile_sorted(sp->stop_ms, sp->nstops, 100);
 	}
 }
 

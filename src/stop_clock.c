@@ -1,6 +1,7 @@
 /* stop_clock.c — the target's stopped time from its threads' scheduler
  * clocks (see stop_clock.h). */
 #include "stop_clock.h"
+#include "stats.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -102,12 +103,6 @@ void stop_clock_resuming(struct stop_clock *c, pid_t tid, bool stepping, uint64_
 	}
 }
 
-static int compare_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 double stop_clock_median(const struct stop_clock *c)
 {
 	size_t n = c->nrecent < STOP_CLOCK_RECENT ? c->nrecent : STOP_CLOCK_RECENT;
@@ -115,6 +110,5 @@ double stop_clock_median(const struct stop_clock *c)
 		return -1;
 	double sorted[STOP_CLOCK_RECENT];
 	memcpy(sorted, c->recent, n * sizeof *sorted);
-	qsort(sorted, n, sizeof *sorted, compare_double);
-	return sorted[n / 2];
+	return stats_percentile(sorted, n, 50);
 }

@@ -296,6 +296,7 @@ struct sym_module {
 	struct func_sym *syms;
 	size_t nsyms;
 	enum frame_source sym_source;
+	bool noted;              /* its note (no symbols, ELF read through a fallback) is taken */
 };
 
 struct symbolizer {
@@ -306,7 +307,38 @@ struct symbolizer {
 	struct name_memo names;       /* keys live in module data: emptied on refresh */
 	struct source_map *source_map;
 	size_t lookups, cache_hits;
+	char *notes[SYMBOLIZER_MAX_NOTES];
+	size_t nnotes;
 };
+
+static void add_note(struct symbolizer *sym, struct sym_module *m, const char *fmt, const char *path)
+{
+	if (m->noted || sym->nnotes >= SYMBOLIZER_MAX_NOTES)
+		return;
+	m->noted = true;
+	char text[4200];
+	snprintf(text, sizeof text, fmt, path);
+	/* The path is the target's text. */
+	for (char *c = text; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	/* Modules come back as new ones after a refresh. */
+	for (size_t i = 0; i < sym->nnotes; i++)
+		if (strcmp(sym->notes[i], text) == 0)
+			return;
+	sym->notes[sym->nnotes] = strdup(text);
+	sym->nnotes += sym->notes[sym->nnotes] != NULL;
+}
+
+size_t symbolizer_note_count(const struct symbolizer *sym)
+{
+	return sym->nnotes;
+}
+
+const char *symbolizer_note(const struct symbolizer *sym, size_t i)
+{
+	return i < sym->nnotes ? sym->notes[i] : NULL;
+}
 
 static char *debuginfo_path;   /* NULL: libdwfl's default ":.debug:/usr/lib/debug" */
 
@@ -796,6 +828,13 @@ static int symbolize_addr(struct symbolizer *sym, uint64_t addr, struct frame_bu
 		f.function = func_sym_name(sym, fs);
 		f.lang = lang_of_symbol(fs->linkage);
 		f.source = m->sym_source;
+	} else if (!m->dw && m->sym_source != FRAME_SOURCE_SYMTAB) {
+		size_t len = strlen(m->info.path), tail = strlen(" (deleted)");
+		bool deleted = len > tail && strcmp(m->info.path + len - tail, " (deleted)") == 0;
+		add_note(sym, m, deleted ? "no symbols for %s: the file was deleted or replaced after the process "
+					   "mapped it, and only its loaded segments could be read"
+					 : "no symbols in %s (stripped; install debug symbols or build with -g)",
+			 m->info.path);
 	}
 	return frame_push(b, &f);
 }
@@ -921,6 +960,8 @@ void symbolizer_free(struct symbolizer *sym)
 	pc_cache_release(&sym->cache);
 	free(sym->names.slots);
 	intern_release(&sym->strings);
+	for (size_t i = 0; i < sym->nnotes; i++)
+		free(sym->notes[i]);
 	free(sym);
 }
 

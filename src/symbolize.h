@@ -89,6 +89,14 @@ void symbolizer_set_source_map(struct symbolizer *sym, struct source_map *map);
 int symbolizer_lookup(struct symbolizer *sym, uint64_t pc, bool is_return_address,
 		      struct frame *out, size_t max, size_t *n, struct xerr *err);
 
+#define SYMBOLIZER_MAX_NOTES 8
+
+/* What a report should tell about the lookups so far, one sentence each,
+ * at most one per module: a module whose addresses found no symbol at all
+ * ("no symbols in PATH (stripped; …)"). Strings live as long as sym. */
+size_t symbolizer_note_count(const struct symbolizer *sym);
+const char *symbolizer_note(const struct symbolizer *sym, size_t i);
+
 /* Describes the module containing pc. Returns 1 and fills *out, 0 when no
  * module contains pc, -1 with err set on error. */
 int symbolizer_module_info(struct symbolizer *sym, uint64_t pc,

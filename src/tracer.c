@@ -5,6 +5,7 @@
 #include "mi_value.h"
 #include "proc.h"
 #include "signals.h"
+#include "stats.h"
 #include "stop_clock.h"
 #include "tracer_resolve.h"
 #include "tracer_syscalls.h"
@@ -301,14 +302,23 @@ static int add_sites(struct tracer *t, size_t probe, const struct recipe_probe_i
 	struct tracer_sites found = { 0 };
 	bool is_return = info->kind == RECIPE_PROBE_RETURN;
 	int n = tracer_resolve(t->sym, info->spec_kind, info->spec, info->file, info->line, true, &found, e);
-	if (n < 0) {
+	/* Resolving comes before any breakpoint is inserted: a SPEC that
+	 * matches nothing is bad input, with the target untouched. */
+	if (n < 0 || found.n == 0) {
 		tracer_sites_release(&found);
-		return xerr_prefix(e, "line %d: %s probe", info->recipe_line, recipe_probe_kind_name(info->kind));
-	}
-	if (found.n == 0) {
-		tracer_sites_release(&found);
-		return xerr_set(e, "line %d: %s %s matches no function", info->recipe_line,
-				recipe_probe_kind_name(info->kind), info->spec);
+		t->st->bad_probe = true;
+		const char *slash = info->spec_kind == RECIPE_SPEC_REGEX ? "/" : "";
+		if (n < 0)
+			xerr_prefix(e, "line %d: %s probe", info->recipe_line, recipe_probe_kind_name(info->kind));
+		else
+			xerr_set(e, "line %d: %s %s%s%s matches no function", info->recipe_line,
+				 recipe_probe_kind_name(info->kind), slash, info->spec, slash);
+		if (e) {
+			size_t len = strlen(e->msg);
+			snprintf(e->msg + len, sizeof e->msg - len, "; `xgdbprof probes '%s%s%s' %d` lists what it matches",
+				 slash, info->spec, slash, (int)t->pid);
+		}
+		return -1;
 	}
 	size_t skipped_inlined = 0;
 	for (size_t i = 0; i < found.n; i++) {
@@ -980,19 +990,12 @@ static int handle_stop(struct tracer *t, const struct mi_record *ev, uint64_t wh
 
 /* ---- budget --------------------------------------------------------------- */
 
-static int compare_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 static double median_gap(const struct tracer *t)
 {
 	size_t n = t->ngaps < 32 ? t->ngaps : 32;
 	double sorted[32];
 	memcpy(sorted, t->gaps, n * sizeof *sorted);
-	qsort(sorted, n, sizeof *sorted, compare_double);
-	double m = sorted[n / 2];
+	double m = stats_percentile(sorted, n, 50);
 	return m < 5e4 ? 5e4 : m > 1.5e6 ? 1.5e6 : m;
 }
 

@@ -68,6 +68,7 @@ struct tracer_stats {
 	size_t breakpoints;           /* breakpoints + catchpoints inserted, return sites included */
 	uint64_t hits;                /* stops handled */
 	uint64_t entries, returns, unmatched_returns, panics, syscalls;
+	bool bad_probe;               /* a function/return SPEC matched nothing: bad input, nothing armed */
 	double elapsed_s;             /* traced: from the resume after arming to the end */
 	double arm_stopped_s;         /* the target held stopped while arming, before elapsed_s */
 	double stopped_s;             /* time our stops cost the target: held stopped, and waiting for a

@@ -51,6 +51,67 @@ XGDBPROF_GDB=/nonexistent/gdb expect_error "--gdb over XGDBPROF_GDB" 2 "needs gd
 	"$XGDBPROF" --gdb "$TMP/old-gdb" dump "$COUNTER_PID"
 check "target runs free after the refusals" target_runs_free "$COUNTER_PID" "$PROGRESS"
 
+# Two tracers on one PID. One already attached: the second run names it.
+"$XGDBPROF" -d 20s -o "$TMP/first-run" "$COUNTER_PID" >/dev/null 2>&1 &
+FIRST=$!
+TEST_PIDS="$TEST_PIDS $FIRST"
+for i in $(seq 1 200); do
+	[ "$(sed -n 's/^TracerPid:[[:space:]]*//p' "/proc/$COUNTER_PID/status")" != 0 ] && break
+	sleep 0.05
+done
+expect_error "traced by another xgdbprof" 2 "already traced by PID [0-9]* (gdb, child of PID $FIRST xgdbprof)" \
+	"$XGDBPROF" dump "$COUNTER_PID"
+kill -INT "$FIRST"
+wait_exit "$FIRST" || not_ok "first xgdbprof did not stop on SIGINT"
+# Racing: the other tracer attaches after our checks, before gdb's attach
+# (a gdb wrapper starts it), so ptrace's EPERM is the first sign of it. It
+# is not a permission problem, whoever we run as.
+GDB=$(command -v gdb)
+cat >"$TMP/racing-gdb" <<SCRIPT
+#!/bin/sh
+case "\$*" in *--version*) exec "$GDB" "\$@" ;; esac
+"$GDB" -nx -batch -p $COUNTER_PID -ex 'shell sleep 3' </dev/null >/dev/null 2>&1 &
+echo \$! >"$TMP/racer.pid"
+i=0
+while [ "\$(sed -n 's/^TracerPid:[[:space:]]*//p' /proc/$COUNTER_PID/status)" = 0 ] && [ \$i -lt 200 ]; do
+	sleep 0.05; i=\$((i + 1))
+done
+exec "$GDB" "\$@"
+SCRIPT
+chmod +x "$TMP/racing-gdb"
+expect_error "another tracer got there first" 2 "already traced by PID [0-9]* (gdb, child of PID [0-9]* gdb)" \
+	"$XGDBPROF" --gdb "$TMP/racing-gdb" dump "$COUNTER_PID"
+RACER=$(cat "$TMP/racer.pid" 2>/dev/null)
+[ -n "$RACER" ] && { TEST_PIDS="$TEST_PIDS $RACER"; wait_exit "$RACER" 10; }
+check "target runs free after both tracers" target_runs_free "$COUNTER_PID" "$PROGRESS"
+
+# A probe whose SPEC matches nothing in the live target: bad input (2), one
+# line naming `xgdbprof probes`, nothing armed, no empty output directory,
+# the target detached and running.
+mkdir "$TMP/run-dir"
+in_run_dir() { (cd "$TMP/run-dir" && "$@"); }
+expect_error "function probe matching nothing" 2 \
+	"no function named 'no_such_function'.*xgdbprof probes 'no_such_function' $COUNTER_PID" \
+	in_run_dir "$XGDBPROF" -e 'function "no_such_function" { @calls = count(); }' -d 2s "$COUNTER_PID"
+expect_error "return probe regex matching nothing" 2 "/^no_such_.*/ matches no function.*xgdbprof probes" \
+	in_run_dir "$XGDBPROF" -e 'function "main" { @a = count(); } return /^no_such_.*/ { @b = count(); }' \
+	-d 2s "$COUNTER_PID"
+check "no output directory left by the refused probes" [ -z "$(ls "$TMP/run-dir")" ]
+check "target runs free after the refused probes" target_runs_free "$COUNTER_PID" "$PROGRESS"
+
+# report reads only a regular file of a sane size. Bounded in time and
+# memory here: reading /dev/zero used to go on until memory ran out.
+bounded() { (ulimit -v 2000000; exec timeout 10 "$@"); }
+mkdir "$TMP/no-profile"
+mkfifo "$TMP/fifo"
+truncate -s 2G "$TMP/huge.json"
+expect_error "report /dev/zero" 2 "/dev/zero is not a regular file" bounded "$XGDBPROF" report /dev/zero
+expect_error "report FIFO" 2 "fifo is not a regular file" bounded "$XGDBPROF" report "$TMP/fifo"
+expect_error "report directory without a profile" 2 "no-profile holds no profile.json" \
+	bounded "$XGDBPROF" report "$TMP/no-profile"
+expect_error "report 2 GiB file" 2 "huge.json is 2.0 GiB, larger than a profile can be" \
+	bounded "$XGDBPROF" report "$TMP/huge.json"
+
 expect_error "command not found" 2 "command not found: no-such-command-xyz" \
 	"$XGDBPROF" dump -- no-such-command-xyz
 finish

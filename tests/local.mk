@@ -18,6 +18,8 @@ $(FIXTURE_BIN)/blocked: tests/fixtures/blocked.c $(FIXTURE_BIN)/.dirstamp
 # glibc before 2.34, where dlopen lived there.
 $(FIXTURE_BIN)/canary: tests/fixtures/canary.c $(FIXTURE_BIN)/.dirstamp
 	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/canary.c -ldl
+$(FIXTURE_BIN)/recurse: tests/fixtures/recurse.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -o $@ $(srcdir)/tests/fixtures/recurse.c
 
 $(FIXTURE_BIN)/libsled.rlib: tests/fixtures/sled/lib.rs tests/fixtures/sled/tree.rs $(FIXTURE_BIN)/.dirstamp
 	$(AM_V_GEN)$(RUSTC_QUIET) $(RUSTFLAGS_FIXTURE) --crate-type rlib --crate-name sled \
@@ -32,9 +34,9 @@ demo-target: $(FIXTURE_BIN)/cache-service
 .PHONY: demo-target
 
 check_DATA += $(FIXTURE_BIN)/counter $(FIXTURE_BIN)/cache-service $(FIXTURE_BIN)/ratio $(FIXTURE_BIN)/blocked \
-	$(FIXTURE_BIN)/canary
+	$(FIXTURE_BIN)/canary $(FIXTURE_BIN)/recurse
 CLEANFILES += $(FIXTURE_BIN)/counter $(FIXTURE_BIN)/cache-service $(FIXTURE_BIN)/libsled.rlib \
-	$(FIXTURE_BIN)/ratio $(FIXTURE_BIN)/blocked $(FIXTURE_BIN)/canary \
+	$(FIXTURE_BIN)/ratio $(FIXTURE_BIN)/blocked $(FIXTURE_BIN)/canary $(FIXTURE_BIN)/recurse \
 	$(FIXTURE_BIN)/.dirstamp
 
 LEAD_TESTS = \
@@ -43,6 +45,8 @@ LEAD_TESTS = \
 	tests/safety.sh \
 	tests/bad_input.sh \
 	tests/profile.sh \
+	tests/recursion.sh \
+	tests/symbol_fallbacks.sh \
 	tests/shipped_recipes.sh \
 	tests/canary.sh
 TESTS += $(LEAD_TESTS)

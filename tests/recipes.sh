@@ -61,6 +61,30 @@ if "$XGDBPROF" check "$tmp/big.recipe" >/dev/null 2>"$tmp/err"; then pass=$((pas
 awk 'BEGIN { printf "begin { $x = "; for (i = 0; i < 500000; i++) printf "("; print "1; }" }' >"$tmp/deep.recipe"
 "$XGDBPROF" check "$tmp/deep.recipe" >/dev/null 2>"$tmp/err"
 if [ $? = 1 ] && grep -q 'nesting is too deep' "$tmp/err"; then pass=$((pass + 1)); else echo "FAIL deep.recipe"; head -5 "$tmp/err"; fail=$((fail + 1)); fi
+# 10 MiB of binary garbage, and one 10 MiB token: what the errors echo
+# stays small (the line around the column, quoted text cut, at most
+# DIAG_PRINT_MAX errors) and is text; `check` exits 1, a run 2.
+head -c 10485760 /dev/urandom >"$tmp/garbage.recipe"
+awk 'BEGIN { printf "sample { "; for (i = 0; i < 10240; i++) printf "%s", s = s ? s : sprintf("%01024d", 0); print "(); }" }' |
+	tr 0 a >"$tmp/token.recipe"
+for case in "garbage:invalid UTF-8 byte" "token:unknown statement 'aaa"; do
+	f=${case%%:*} want=${case#*:}
+	for run in check run; do
+		if [ $run = check ]; then
+			"$XGDBPROF" check "$tmp/$f.recipe" >/dev/null 2>"$tmp/err"; status=$? want_status=1
+		else
+			"$XGDBPROF" -r "$tmp/$f.recipe" 999999999 >/dev/null 2>"$tmp/err"; status=$? want_status=2
+		fi
+		size=$(wc -c <"$tmp/err")
+		if [ $status = $want_status ] && [ "$size" -lt 4096 ] && grep -q "$want" "$tmp/err" &&
+			! tr -d '\t\n' <"$tmp/err" | LC_ALL=C grep -q '[[:cntrl:]]'; then
+			pass=$((pass + 1))
+		else
+			echo "FAIL 10 MiB $f.recipe ($run): exit $status (want $want_status), $size bytes of stderr"
+			head -c 600 "$tmp/err" | cat -v; echo; fail=$((fail + 1))
+		fi
+	done
+done
 # Shipped recipes all pass check.
 for r in "$TOP_SRCDIR"/recipes/*.recipe; do
 	if "$XGDBPROF" check -DFUNC=main "$r" >/dev/null 2>"$tmp/err" && [ ! -s "$tmp/err" ]; then pass=$((pass + 1)); else echo "FAIL shipped $r"; cat "$tmp/err"; fail=$((fail + 1)); fi

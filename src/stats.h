@@ -1,0 +1,28 @@
+/* stats.h — the one percentile definition every figure the tool prints uses
+ * (the sampler's per-stop median and p99, the tracer's medians of gdb's part
+ * of a hit and of the gaps between hits), so a p99 is never below its median.
+ *
+ * Contract:
+ *  - Nearest rank: the p-th percentile of n values is the smallest value
+ *    with at least p% of the values at or below it, i.e. the value of rank
+ *    ceil(p/100 * n) (1-based) in ascending order; p = 0 gives the minimum,
+ *    p = 100 the maximum, p = 50 of an even count the lower middle value.
+ *    It is always one of the values, and it never decreases as p grows.
+ *  - p is in [0, 100]; outside, it is clamped. Values must not be NaN.
+ *  - n == 0 gives NAN.
+ */
+#ifndef XGDBPROF_STATS_H
+#define XGDBPROF_STATS_H
+
+#include <stddef.h>
+
+/* Sorts values[0..n) ascending, in place. */
+void stats_sort(double *values, size_t n);
+
+/* The p-th percentile of sorted[0..n), already ascending (stats_sort). */
+double stats_percentile_sorted(const double *sorted, size_t n, double p);
+
+/* Sorts values[0..n) in place and returns their p-th percentile. */
+double stats_percentile(double *values, size_t n, double p);
+
+#endif

@@ -1,0 +1,86 @@
+/* test_stats.c — the nearest-rank percentile every printed median and p99
+ * goes through (src/stats.h). Exit 0 pass, 1 fail. */
+#include "stats.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int failures;
+
+static void is(const char *what, double got, double want)
+{
+	if (!(got == want || (isnan(got) && isnan(want)))) {
+		fprintf(stderr, "FAIL %s: got %g, want %g\n", what, got, want);
+		failures++;
+	}
+}
+
+int main(void)
+{
+	is("no values", stats_percentile(NULL, 0, 50), NAN);
+
+	double one[] = { 7 };
+	is("one value, median", stats_percentile(one, 1, 50), 7);
+	is("one value, p99", stats_percentile(one, 1, 99), 7);
+
+	/* Two stops: the p99 is the slower one and the median the faster one,
+	 * never the other way round. */
+	double two[] = { 5, 1 };
+	is("two values, median", stats_percentile(two, 2, 50), 1);
+	is("two values, p99", stats_percentile(two, 2, 99), 5);
+	is("two values, p0", stats_percentile(two, 2, 0), 1);
+	is("two values, p100", stats_percentile(two, 2, 100), 5);
+
+	double three[] = { 3, 1, 2 };
+	is("three values, median", stats_percentile(three, 3, 50), 2);
+
+	/* 1..100 shuffled: the p-th percentile is p itself, with no rounding
+	 * up at p = 99 (0.99 * 100 is 99.00000000000001 in doubles). */
+	double hundred[100];
+	for (int i = 0; i < 100; i++)
+		hundred[i] = (double)((i * 37) % 100 + 1);
+	stats_sort(hundred, 100);
+	for (int i = 0; i < 100; i++)
+		if (hundred[i] != i + 1) {
+			fprintf(stderr, "FAIL sort: [%d] = %g\n", i, hundred[i]);
+			failures++;
+			break;
+		}
+	is("1..100, p1", stats_percentile_sorted(hundred, 100, 1), 1);
+	is("1..100, p50", stats_percentile_sorted(hundred, 100, 50), 50);
+	is("1..100, p99", stats_percentile_sorted(hundred, 100, 99), 99);
+	is("1..100, p99.5", stats_percentile_sorted(hundred, 100, 99.5), 100);
+	is("1..100, p100", stats_percentile_sorted(hundred, 100, 100), 100);
+	is("1..100, p below 0 clamps", stats_percentile_sorted(hundred, 100, -5), 1);
+	is("1..100, p above 100 clamps", stats_percentile_sorted(hundred, 100, 250), 100);
+
+	double thousand[1000];
+	for (int i = 0; i < 1000; i++)
+		thousand[i] = i + 1;
+	is("1..1000, p99.9", stats_percentile_sorted(thousand, 1000, 99.9), 999);
+
+	/* Never decreasing in p, for every count up to 50. */
+	for (size_t n = 1; n <= 50; n++) {
+		double v[50];
+		for (size_t i = 0; i < n; i++)
+			v[i] = (double)((i * 7919) % 101);
+		stats_sort(v, n);
+		double last = -1;
+		for (int p = 0; p <= 100; p++) {
+			double q = stats_percentile_sorted(v, n, p);
+			if (q < last) {
+				fprintf(stderr, "FAIL n=%zu: p%d = %g below p%d = %g\n", n, p, q, p - 1, last);
+				failures++;
+			}
+			last = q;
+		}
+		if (stats_percentile_sorted(v, n, 99) < stats_percentile_sorted(v, n, 50)) {
+			fprintf(stderr, "FAIL n=%zu: p99 below the median\n", n);
+			failures++;
+		}
+	}
+	if (failures)
+		fprintf(stderr, "%d failure(s)\n", failures);
+	return failures ? 1 : 0;
+}

@@ -50,6 +50,7 @@ struct mi_conn {
 	char death[320];           /* the message every call returns once gdb is gone */
 	int stall_kill_ms;         /* options.stall_kill_ms */
 	int64_t stopped_since;     /* when gdb was first seen in state T/t, 0 if not */
+	bool stall_resumed;        /* we sent SIGCONT to a gdb found stopped */
 
 	char *buf;                 /* unread stdout bytes are buf[start..len) */
 	size_t start, len, capacity;
@@ -251,8 +252,11 @@ void mi_conn_kill(struct mi_conn *c, const char *why)
 
 /* A stopped gdb (SIGSTOP, SIGTSTP, or a debugger holding it) answers
  * nothing until someone resumes it, while the target it holds may be
- * stopped too. Past stall_kill_ms in that state it is treated as dead.
- * Returns true when it was killed for it. */
+ * stopped too, or sitting in a breakpoint trap only gdb can take it out
+ * of (killing gdb then delivers the SIGTRAP). Past stall_kill_ms in state
+ * T it is resumed once with SIGCONT (mi_conn_was_stalled then says so);
+ * stopped again, or held by a debugger (t), it is ended. Returns true when
+ * it was ended. */
 static bool conn_kill_if_stalled(struct mi_conn *c)
 {
 	if (c->stall_kill_ms <= 0 || c->reaped)
@@ -267,6 +271,12 @@ static bool conn_kill_if_stalled(struct mi_conn *c)
 		c->stopped_since = now;
 	if (now - c->stopped_since < c->stall_kill_ms)
 		return false;
+	if (state == 'T' && !c->stall_resumed) {
+		c->stall_resumed = true;
+		c->stopped_since = 0;
+		kill(c->pid, SIGCONT);
+		return false;
+	}
 	char why[96];
 	snprintf(why, sizeof why, "was stopped (state %c) for over %d ms and could not answer", state,
 		 c->stall_kill_ms);
@@ -701,6 +711,11 @@ bool mi_conn_pending(const struct mi_conn *c)
 pid_t mi_conn_gdb_pid(const struct mi_conn *c)
 {
 	return c->pid;
+}
+
+bool mi_conn_was_stalled(const struct mi_conn *c)
+{
+	return c && c->stall_resumed;
 }
 
 bool mi_conn_alive(struct mi_conn *c)

@@ -55,10 +55,11 @@ struct mi_conn_options {
 	 * every wait ends within 250 ms as if its timeout expired: calls fail
 	 * with "interrupted ...", event waits return 0. gdb is left running. */
 	const volatile sig_atomic_t *cancel;
-	/* When > 0: a gdb found stopped (state T or t: SIGSTOP, SIGTSTP, a
-	 * debugger on it) for this long while we wait on it is ended as by
-	 * mi_conn_kill, and the connection then reports it dead like any other
-	 * death. 0: never. */
+	/* When > 0: a gdb found stopped for this long while we wait on it is
+	 * resumed with SIGCONT the first time it is in state T (SIGSTOP,
+	 * SIGTSTP; see mi_conn_was_stalled), and ended as by mi_conn_kill when
+	 * it is stopped again or held by a debugger (state t); the connection
+	 * then reports it dead like any other death. 0: never. */
 	int stall_kill_ms;
 };
 
@@ -109,6 +110,9 @@ int mi_conn_fd(const struct mi_conn *c);
 bool mi_conn_pending(const struct mi_conn *c);
 
 pid_t mi_conn_gdb_pid(const struct mi_conn *c);
+
+/* True once gdb was found stopped and resumed (options.stall_kill_ms). */
+bool mi_conn_was_stalled(const struct mi_conn *c);
 
 /* False once gdb exited, was killed or closed its output (reaps it). */
 bool mi_conn_alive(struct mi_conn *c);

@@ -38,6 +38,7 @@ struct session {
 	struct restore_set code;
 	bool rescued;
 	struct restore_report rescue_report;
+	bool stall_said;           /* the run was told gdb had been found stopped */
 };
 
 /* How long gdb may sit stopped (someone sent it SIGSTOP) before it counts
@@ -168,6 +169,17 @@ static void give_up_on_gdb(struct session *s, const char *what)
 	mi_conn_kill(s->gdb, why);
 }
 
+int session_rescue(struct session *s, struct restore_report *report, struct xerr *e);
+
+/* gdb is gone: put its int3s back at once, before the running target meets
+ * one (the kernel let go of it when gdb died); the caller's error path
+ * then finds the work done. */
+static void on_gdb_lost(struct session *s)
+{
+	if (s->gdb && !mi_conn_alive(s->gdb))
+		session_rescue(s, NULL, NULL);
+}
+
 /* mi_conn_callv with the session's timeout; a call that got no answer at
  * all while gdb still runs gives up on gdb. */
 static int gdb_callv(struct session *s, struct mi_record **result, struct mi_error *me, const char *command,
@@ -180,6 +192,8 @@ static int gdb_callv(struct session *s, struct mi_record **result, struct mi_err
 		snprintf(what, sizeof what, "answer %.60s", command);
 		give_up_on_gdb(s, what);
 	}
+	if (rc < 0)
+		on_gdb_lost(s);
 	*result = r;
 	return rc;
 }
@@ -220,8 +234,10 @@ static int wait_stopped(struct session *s, struct xerr *e)
 	struct mi_error me;
 	struct mi_record *stopped = NULL;
 	int got = mi_conn_wait_stopped(s->gdb, s->timeout_ms, &stopped, &me);
-	if (got < 0)
+	if (got < 0) {
+		on_gdb_lost(s);
 		return xerr_set(e, "%s", me.message);
+	}
 	if (got == 0) {
 		give_up_on_gdb(s, "report the target stopped");
 		return xerr_set(e, "gdb did not report process %d stopped within %d ms", (int)s->pid, s->timeout_ms);
@@ -863,11 +879,23 @@ int session_wait_event(struct session *s, int timeout_ms, struct mi_record **eve
 	struct mi_record *ev = NULL;
 	*event = NULL;
 	int got = mi_conn_next_event(s->gdb, timeout_ms, &ev, &me);
-	if (got < 0)
+	if (got < 0) {
+		on_gdb_lost(s);
 		return xerr_set(e, "%s", me.message);
+	}
+	if (got == 1)
+		track_exec_event(s, ev);
+	if (!s->stall_said && mi_conn_was_stalled(s->gdb)) {
+		/* Resumed, gdb answers again; the run ends through the normal
+		 * detach, which also takes a thread out of a breakpoint trap it
+		 * met meanwhile (killing gdb would have delivered the SIGTRAP). */
+		s->stall_said = true;
+		mi_record_free(ev);
+		return xerr_set(e, "gdb was found stopped (state T: someone sent it SIGSTOP) for over %d ms while it "
+				"held process %d; xgdbprof resumed it and ends the run", GDB_STALL_KILL_MS, (int)s->pid);
+	}
 	if (got == 0)
 		return 0;
-	track_exec_event(s, ev);
 	*event = ev;
 	return 1;
 }

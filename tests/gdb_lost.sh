@@ -98,5 +98,5 @@ for sig in KILL STOP; do
 	one_case "dump-$sig" "$sig" attach dump
 done
 check "a lost gdb is said in the report" grep -q "gdb was lost\|gdb died" "$TMP/err.hot-cpu-all-stop-KILL"
-check "a frozen gdb is named as such" grep -q "was stopped (state T)" "$TMP/err.hot-cpu-all-stop-STOP"
+check "a frozen gdb is named as such" grep -q "stopped (state T" "$TMP/err.hot-cpu-all-stop-STOP"
 finish

@@ -1,6 +1,7 @@
 /* profile.c — profile model, interning, and the raw profile file. */
 #include "profile.h"
 #include "hash.h"
+#include "text_escape.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -333,20 +334,7 @@ static void put_string(FILE *out, const char *s)
 		return;
 	}
 	putc('"', out);
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-		switch (*c) {
-		case '"': fputs("\\\"", out); break;
-		case '\\': fputs("\\\\", out); break;
-		case '\n': fputs("\\n", out); break;
-		case '\t': fputs("\\t", out); break;
-		case '\r': fputs("\\r", out); break;
-		default:
-			if (*c < 0x20)
-				fprintf(out, "\\u%04x", *c);
-			else
-				putc(*c, out);
-		}
-	}
+	text_put(out, s, TEXT_FORM_JSON);
 	putc('"', out);
 }
 

@@ -8,6 +8,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "recipe_internal.h"
 #include "maps.h"
+#include "text_escape.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -463,7 +464,7 @@ static void print_stack_folded(FILE *out, const struct stack *s)
 	for (size_t i = s->nframes; i-- > 0;) {
 		const struct frame *f = &s->frames[i];
 		if (f->function)
-			fputs(f->function, out);
+			text_put(out, f->function, TEXT_FORM_TERMINAL);
 		else
 			fprintf(out, "0x%" PRIx64, f->pc);
 		if (i)
@@ -471,6 +472,8 @@ static void print_stack_folded(FILE *out, const struct stack *s)
 	}
 }
 
+/* The format string is the recipe's own text and is written as is (colours
+ * belong there); every value may come from the target and is escaped. */
 static int exec_printf(struct recipe_run *run, const struct expr *call)
 {
 	const char *f = call->args[0]->s;
@@ -498,14 +501,15 @@ static int exec_printf(struct recipe_run *run, const struct expr *call)
 			print_stack_folded(run->out, &v.stk);
 			continue;
 		}
-		if (conv == 's') {
+		if (conv == 's' || conv == 'c') {
+			char one[2] = { (char)v.i, 0 };
+			char *text = text_escape_dup(conv == 's' ? v.s : one);
+			if (!text)
+				return rt_error(run, call->loc, "out of memory");
 			spec[n++] = 's';
 			spec[n] = 0;
-			fprintf(run->out, spec, v.s);
-		} else if (conv == 'c') {
-			spec[n++] = 'c';
-			spec[n] = 0;
-			fprintf(run->out, spec, (int)(unsigned char)v.i);
+			fprintf(run->out, spec, text);
+			free(text);
 		} else {
 			spec[n++] = 'l';
 			spec[n++] = 'l';
@@ -599,7 +603,7 @@ static int write_default(struct recipe_run *run, const struct stmt *s, const str
 	} else {
 		char *text = map_to_json(m);
 		if (text) {
-			fputs(text, f);
+			text_put_json_document(f, text);
 			fputc('\n', f);
 		} else {
 			rc = rt_error(run, s->loc, "out of memory");
@@ -648,8 +652,10 @@ static int exec_report(struct recipe_run *run, const struct stmt *s)
 	}
 	switch (s->action) {
 	case A_REPORT:
-		if (o.title)
-			fprintf(run->out, "%s\n", o.title);
+		if (o.title) {
+			text_put(run->out, o.title, TEXT_FORM_TERMINAL);
+			fputc('\n', run->out);
+		}
 		map_print(m, run->out, o.top > 0 ? (size_t)o.top : 0);
 		return EXEC_OK;
 	case A_FLAMEGRAPH:
@@ -723,8 +729,10 @@ static int exec_stmt(struct recipe_run *run, const struct stmt *s)
 			return EXEC_ERROR;
 		if (v.t == T_STACK)
 			print_stack(run->out, &v.stk);
-		else if (v.t == T_STR)
-			fprintf(run->out, "%s\n", v.s);
+		else if (v.t == T_STR) {
+			text_put(run->out, v.s, TEXT_FORM_TERMINAL);
+			fputc('\n', run->out);
+		}
 		else
 			fprintf(run->out, "%" PRId64 "\n", v.i);
 		return EXEC_OK;

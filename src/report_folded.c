@@ -2,6 +2,7 @@
  * FlameGraph, inferno and Pyroscope. */
 #include "report.h"
 #include "report_model.h"
+#include "text_escape.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -18,11 +19,19 @@ static int cmp_lines(const void *x, const void *y)
 }
 
 /* Appends one frame: ';' separates frames in the format, so a ';' inside a
- * name (Rust array types "[u8; 16]") becomes ','; newlines become spaces. */
+ * name (Rust array types "[u8; 16]") becomes ','; control characters and
+ * bytes that are not UTF-8 are escaped as in the text report (\xNN), so a
+ * line is always one stack. */
 static void put_frame(FILE *buf, const char *name, bool inlined, bool suffix)
 {
-	for (const char *c = name; *c; c++)
-		putc(*c == ';' ? ',' : (*c == '\n' || *c == '\r') ? ' ' : *c, buf);
+	char *shown = text_escape_dup(name);
+	if (!shown) {
+		fputs("(out of memory)", buf);
+		return;
+	}
+	for (const char *c = shown; *c; c++)
+		putc(*c == ';' ? ',' : *c, buf);
+	free(shown);
 	if (inlined && suffix)
 		fputs("_[i]", buf);
 }

@@ -8,6 +8,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "recipe_internal.h"
 #include "maps.h"
+#include "output_file.h"
 #include "text_escape.h"
 
 #include <cjson/cJSON.h>
@@ -592,10 +593,12 @@ static int write_default(struct recipe_run *run, const struct stmt *s, const str
 			 const char *path)
 {
 	FILE *f = run->out;
+	struct output_file file;
+	struct xerr e;
 	if (path) {
-		f = fopen(path, "w");
-		if (!f)
-			return rt_error(run, s->loc, "cannot write %s: %s", path, strerror(errno));
+		if (output_name_check(path, &e) < 0 || output_file_open(&file, path, &e) < 0)
+			return rt_error(run, s->loc, "%s", e.msg);
+		f = file.stream;
 	}
 	int rc = EXEC_OK;
 	if (s->action == A_FOLDED) {
@@ -610,8 +613,10 @@ static int write_default(struct recipe_run *run, const struct stmt *s, const str
 		}
 		cJSON_free(text);
 	}
-	if (path && fclose(f) != 0 && rc == EXEC_OK)
-		rc = rt_error(run, s->loc, "cannot write %s: %s", path, strerror(errno));
+	if (path && rc != EXEC_OK)
+		output_file_abort(&file);
+	else if (path && output_file_commit(&file, &e) < 0)
+		rc = rt_error(run, s->loc, "%s", e.msg);
 	return rc;
 }
 

@@ -2,6 +2,7 @@
  * FlameGraph, inferno and Pyroscope. */
 #include "report.h"
 #include "report_model.h"
+#include "output_file.h"
 #include "text_escape.h"
 
 #include <inttypes.h>
@@ -106,11 +107,12 @@ int report_to_file(int (*render)(const struct profile *, FILE *, const struct re
 			rc = xerr_set(e, "cannot write to standard output");
 		return rc;
 	}
-	FILE *out = fopen(path, "w");
-	if (!out)
-		return xerr_set(e, "cannot create %s: %m", path);
-	int rc = render(p, out, o, e);
-	if (fclose(out) != 0 && rc == 0)
-		rc = xerr_set(e, "cannot write %s: %m", path);
-	return rc;
+	struct output_file file;
+	if (output_file_open(&file, path, e) < 0)
+		return -1;
+	if (render(p, file.stream, o, e) < 0) {
+		output_file_abort(&file);
+		return -1;
+	}
+	return output_file_commit(&file, e);
 }

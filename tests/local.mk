@@ -50,6 +50,9 @@ $(FIXTURE_BIN)/hostile_panic: tests/fixtures/hostile_panic.rs $(FIXTURE_BIN)/.di
 ## Target text and output files: escaping (issue items 6, 7).
 check_DATA += $(FIXTURE_BIN)/hostile_names $(FIXTURE_BIN)/hostile_panic
 CLEANFILES += $(FIXTURE_BIN)/hostile_names $(FIXTURE_BIN)/hostile_panic
-OUTPUT_SAFETY_TESTS = tests/hostile_text.sh
-TESTS += $(OUTPUT_SAFETY_TESTS)
+OUTPUT_SAFETY_TESTS = tests/hostile_text.sh tests/output_files.sh
+check_PROGRAMS += tests/unit/test_text_escape
+tests_unit_test_text_escape_SOURCES = tests/unit/test_text_escape.c
+tests_unit_test_text_escape_LDADD = $(test_ldadd)
+TESTS += tests/unit/test_text_escape $(OUTPUT_SAFETY_TESTS)
 EXTRA_DIST += $(OUTPUT_SAFETY_TESTS)

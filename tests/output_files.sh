@@ -36,7 +36,7 @@ check "report -o did not write through the link" test ! -e "$TMP/victim-report"
 check "report -o wrote the report" grep -q 'spin_step' "$OUT/report.txt"
 
 # a recipe names files inside the output directory only
-"$XGDBPROF" -o "$OUT" -e 'sample { @s[ustack] = count(); } end { folded(@s, "../escaped"); }' \
+"$XGDBPROF" -d 1 -o "$OUT" -e 'sample { @s[ustack] = count(); } end { folded(@s, "../escaped"); }' \
 	"$COUNTER_PID" >/dev/null 2>"$TMP/name.err"
 check "a recipe file name with '/' exits 2" test $? -eq 2
 check "... naming the rule" grep -q 'must be a plain name' "$TMP/name.err" || show "$TMP/name.err"

@@ -336,12 +336,12 @@ static int module_build_id(const struct symbolizer_module *m, void *arg)
 	return 0;
 }
 
-/* -o DIR was checked before attaching; the default name needs the target. */
+/* -o DIR was checked before attaching; it is created only now, as the
+ * sampling begins (the default name needs the target anyway). */
 static int make_output_dir(struct run_context *rc, struct xerr *e)
 {
 	if (rc->request->output_dir) {
 		snprintf(rc->output_dir, sizeof rc->output_dir, "%s", rc->request->output_dir);
-		return 0;
 	} else {
 		const char *base = strrchr(rc->exe, '/');
 		time_t now = time(NULL);
@@ -352,7 +352,7 @@ static int make_output_dir(struct run_context *rc, struct xerr *e)
 		snprintf(rc->output_dir, sizeof rc->output_dir, "xgdbprof-%s-%d-%s", base ? base + 1 : "target",
 			 (int)rc->pid, stamp);
 	}
-	return output_dir_prepare(rc->output_dir, e);
+	return output_dir_prepare(rc->output_dir, true, e);
 }
 
 static enum sampler_threads sampler_threads_of(const struct recipe_options *o, char *label, size_t size)
@@ -424,7 +424,7 @@ int run_recipe(const struct run_request *req)
 		return XGP_EXIT_USAGE;
 	}
 	/* A bad -o is found now, not after the run has collected its data. */
-	if (req->output_dir && output_dir_prepare(req->output_dir, &e) < 0) {
+	if (req->output_dir && output_dir_prepare(req->output_dir, false, &e) < 0) {
 		recipe_free(rc.recipe);
 		return cli_input_error("%s", e.msg);
 	}

@@ -114,12 +114,41 @@ static int parent_of(const char *path, char *buf, size_t size)
 	return snprintf(buf, size, "%.*s", (int)(slash - path), path) < (int)size ? 0 : -1;
 }
 
-int output_dir_prepare(const char *dir, struct xerr *e)
+/* 0 if a file can be created in the directory open at fd, else the errno.
+ * Creating one is the only test that holds for root, read-only mounts and
+ * /proc alike (access(2) says yes to root). */
+static int create_error(int fd)
+{
+	char probe[48];
+	snprintf(probe, sizeof probe, ".xgdbprof-write-test.%ld", (long)getpid());
+	int pfd = openat(fd, probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (pfd < 0)
+		return errno == EEXIST ? 0 : errno;
+	close(pfd);
+	unlinkat(fd, probe, 0);
+	return 0;
+}
+
+int output_dir_prepare(const char *dir, bool create, struct xerr *e)
 {
 	struct stat link_st, st;
 	if (lstat(dir, &link_st) < 0) {
 		if (errno != ENOENT)
 			return xerr_set(e, "-o %s: %s", dir, strerror(errno));
+		if (!create) {
+			char parent[4096];
+			if (parent_of(dir, parent, sizeof parent) < 0)
+				return xerr_set(e, "-o %s: path too long", dir);
+			int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			int err = pfd < 0 ? errno : create_error(pfd);
+			if (pfd >= 0)
+				close(pfd);
+			if (err)
+				return xerr_set(e, "-o %s: cannot create the directory in %s (%s); give -o a "
+						"directory you can write, or create it first", dir, parent,
+						strerror(err));
+			return 0;
+		}
 		if (mkdir(dir, 0777) < 0 && errno != EEXIST)
 			return xerr_set(e, "-o %s: cannot create the directory: %s (give -o a directory "
 					"you can write, or create it first)", dir, strerror(errno));
@@ -145,23 +174,12 @@ int output_dir_prepare(const char *dir, struct xerr *e)
 					"directory", dir);
 		return xerr_set(e, "-o %s: %s", dir, strerror(errno));
 	}
-	int rc = 0;
+	int rc = 0, err;
 	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode))
 		rc = xerr_set(e, "-o %s: exists and is not a directory; give -o a new or existing directory", dir);
-	else {
-		/* Creating a file is the only test that holds for root, read-only
-		 * mounts and /proc alike (access(2) says yes to root). */
-		char probe[48];
-		snprintf(probe, sizeof probe, ".xgdbprof-write-test.%ld", (long)getpid());
-		int pfd = openat(fd, probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (pfd < 0 && errno != EEXIST)
-			rc = xerr_set(e, "-o %s: cannot create files in this directory (%s); give -o a "
-				      "directory you can write", dir, strerror(errno));
-		if (pfd >= 0) {
-			close(pfd);
-			unlinkat(fd, probe, 0);
-		}
-	}
+	else if ((err = create_error(fd)) != 0)
+		rc = xerr_set(e, "-o %s: cannot create files in this directory (%s); give -o a directory "
+			      "you can write", dir, strerror(err));
 	close(fd);
 	return rc;
 }

@@ -15,9 +15,11 @@
  *  - output_file_commit: flushes, closes and renames over PATH; on any write
  *    error the temporary file is removed and PATH is left as it was. Always
  *    releases out. output_file_abort removes the temporary file.
- *  - output_dir_prepare: makes DIR usable for outputs before a run starts:
- *    creates it (mode 0777 less the umask) if missing, without following a
- *    symlink planted at its last component; refuses an existing
+ *  - output_dir_prepare: makes DIR usable for outputs: with create, creates
+ *    it (mode 0777 less the umask) if missing, without following a symlink
+ *    planted at its last component; without, only checks that it could be
+ *    created (a run checks before attaching, creates after: tests and users
+ *    take the directory's appearance as "sampling has begun"). Refuses an existing
  *    non-directory, a directory this process cannot write, and a symlink to
  *    a directory owned by another user inside a sticky world-writable
  *    directory (the /tmp trick). Errors are one sentence naming the fix.
@@ -25,6 +27,7 @@
 #ifndef XGDBPROF_OUTPUT_FILE_H
 #define XGDBPROF_OUTPUT_FILE_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "error.h"
@@ -39,7 +42,7 @@ int output_file_open(struct output_file *out, const char *path, struct xerr *e);
 int output_file_commit(struct output_file *out, struct xerr *e);
 void output_file_abort(struct output_file *out);
 
-int output_dir_prepare(const char *dir, struct xerr *e);
+int output_dir_prepare(const char *dir, bool create, struct xerr *e);
 
 /* A file name a recipe gives (flamegraph(@m, "NAME")) is a plain name inside
  * the output directory: no '/', not "", "." or "..". Returns 0 or -1. */

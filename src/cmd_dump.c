@@ -8,6 +8,7 @@
 #include "signals.h"
 #include "source_map.h"
 #include "symbolize.h"
+#include "text_escape.h"
 #include "clock.h"
 
 #include <cjson/cJSON.h>
@@ -159,38 +160,62 @@ static void snapshot_release(struct snapshot *snap)
 	free(snap->threads);
 }
 
+/* Every name below comes from the target: written through text_put. */
+static void put(FILE *out, const char *target_text)
+{
+	text_put(out, target_text, TEXT_FORM_TERMINAL);
+}
+
 static void print_text(const struct snapshot *snap, FILE *out)
 {
 	const char *base = strrchr(snap->exe, '/');
-	fprintf(out, "Process %d: %s (%zu thread%s, stopped for %.1f ms)\n", (int)snap->pid,
-		base ? base + 1 : snap->exe, snap->nthreads, snap->nthreads == 1 ? "" : "s", snap->stopped_ms);
-	fprintf(out, "  executable: %s\n", snap->exe);
+	fprintf(out, "Process %d: ", (int)snap->pid);
+	put(out, base ? base + 1 : snap->exe);
+	fprintf(out, " (%zu thread%s, stopped for %.1f ms)\n", snap->nthreads, snap->nthreads == 1 ? "" : "s",
+		snap->stopped_ms);
+	fputs("  executable: ", out);
+	put(out, snap->exe);
+	fputc('\n', out);
 	for (size_t i = 0; i < snap->nthreads; i++) {
 		const struct thread_snapshot *t = &snap->threads[i];
-		fprintf(out, "\nThread %d \"%s\" (%s)\n", (int)t->thread.tid, t->thread.name,
-			state_word(t->thread.state));
-		if (t->error[0])
-			fprintf(out, "    <no stack: %s>\n", t->error);
+		fprintf(out, "\nThread %d \"", (int)t->thread.tid);
+		put(out, t->thread.name);
+		fprintf(out, "\" (%s)\n", state_word(t->thread.state));
+		if (t->error[0]) {
+			fputs("    <no stack: ", out);
+			put(out, t->error);
+			fputs(">\n", out);
+		}
 		for (size_t k = 0; k < t->nframes; k++) {
 			const struct gdb_frame *f = &t->frames[k];
-			fprintf(out, "  #%-3d 0x%016llx %s", f->level, (unsigned long long)f->pc,
-				f->function ? f->function : "??");
-			if (f->file && f->line > 0)
-				fprintf(out, "\n        at %s:%d", f->file, f->line);
-			else if (f->library)
-				fprintf(out, "\n        in %s", f->library);
+			fprintf(out, "  #%-3d 0x%016llx ", f->level, (unsigned long long)f->pc);
+			put(out, f->function ? f->function : "??");
+			if (f->file && f->line > 0) {
+				fputs("\n        at ", out);
+				put(out, f->file);
+				fprintf(out, ":%d", f->line);
+			} else if (f->library) {
+				fputs("\n        in ", out);
+				put(out, f->library);
+			}
 			fputc('\n', out);
 		}
 		for (size_t k = 0; k < t->nsymbolized; k++) {
 			const struct frame *f = &t->symbolized[k];
-			fprintf(out, "  #%-3zu 0x%016llx %s%s", k, (unsigned long long)f->pc,
-				f->function ? f->function : "??", f->inlined ? " [inlined]" : "");
-			if (f->file && f->line > 0 && f->column > 0)
-				fprintf(out, "\n        at %s:%d:%d", f->file, f->line, f->column);
-			else if (f->file && f->line > 0)
-				fprintf(out, "\n        at %s:%d", f->file, f->line);
-			else if (f->module)
-				fprintf(out, "\n        in %s", f->module);
+			fprintf(out, "  #%-3zu 0x%016llx ", k, (unsigned long long)f->pc);
+			put(out, f->function ? f->function : "??");
+			fputs(f->inlined ? " [inlined]" : "", out);
+			if (f->file && f->line > 0) {
+				fputs("\n        at ", out);
+				put(out, f->file);
+				if (f->column > 0)
+					fprintf(out, ":%d:%d", f->line, f->column);
+				else
+					fprintf(out, ":%d", f->line);
+			} else if (f->module) {
+				fputs("\n        in ", out);
+				put(out, f->module);
+			}
 			fputc('\n', out);
 		}
 		if (snap->check_walkers && !t->walkers_agree) {
@@ -268,8 +293,10 @@ static int print_json(const struct snapshot *snap, FILE *out)
 	}
 	char *text = cJSON_Print(root);
 	int rc = text ? 0 : -1;
-	if (text)
-		fprintf(out, "%s\n", text);
+	if (text) {
+		text_put_json_document(out, text);
+		fputc('\n', out);
+	}
 	free(text);
 	cJSON_Delete(root);
 	return rc;

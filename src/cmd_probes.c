@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "symbolize.h"
 #include "tracer_resolve.h"
+#include "text_escape.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -83,10 +84,13 @@ int cmd_probes(int argc, char **argv)
 		       sites.n == 1 ? "" : "s", outlined, sites.n - outlined);
 		for (size_t i = 0; i < sites.n; i++) {
 			const struct tracer_site *s = &sites.v[i];
-			printf("0x%016llx  %-8s %s", (unsigned long long)s->addr,
-			       s->inlined ? "inlined" : "function", s->name);
-			if (s->file)
-				printf("  (%s %s:%d)", s->inlined ? "inlined at" : "at", s->file, s->line);
+			printf("0x%016llx  %-8s ", (unsigned long long)s->addr, s->inlined ? "inlined" : "function");
+			text_put(stdout, s->name, TEXT_FORM_TERMINAL);
+			if (s->file) {
+				printf("  (%s ", s->inlined ? "inlined at" : "at");
+				text_put(stdout, s->file, TEXT_FORM_TERMINAL);
+				printf(":%d)", s->line);
+			}
 			putchar('\n');
 		}
 		if (outlined < sites.n)

@@ -4,6 +4,7 @@
 #include "commands.h"
 #include "cli.h"
 #include "profile.h"
+#include "output_file.h"
 #include "report.h"
 #include "source_map.h"
 
@@ -166,15 +167,20 @@ int cmd_report(int argc, char **argv)
 	ro.source_map = smap;
 
 	FILE *out = stdout;
-	if (output && strcmp(output, "-") != 0 && !(out = fopen(output, "w"))) {
-		rc = cli_input_error("cannot create %s: %m", output);
+	struct output_file file = { 0 };
+	if (output && strcmp(output, "-") != 0 && output_file_open(&file, output, &e) < 0) {
+		rc = cli_input_error("%s", e.msg);
 	} else {
+		if (file.stream)
+			out = file.stream;
 		if (render(p, out, &ro, &e) < 0 ||
 		    (annotate && (fputs("\n", out), report_annotate(p, out, &ro, &e)) < 0))
 			rc = cli_error("%s", e.msg);
-		if (out != stdout) {
-			if (fclose(out) != 0 && rc == XGP_EXIT_OK)
-				rc = cli_error("cannot write %s: %m", output);
+		if (file.stream) {
+			if (rc != XGP_EXIT_OK)
+				output_file_abort(&file);
+			else if (output_file_commit(&file, &e) < 0)
+				rc = cli_error("%s", e.msg);
 		} else if (fflush(stdout) != 0 && rc == XGP_EXIT_OK) {
 			rc = cli_error("cannot write to standard output");
 		}

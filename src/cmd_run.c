@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "event.h"
 #include "maps.h"
+#include "output_file.h"
 #include "profile.h"
 #include "recipe.h"
 #include "report.h"
@@ -107,13 +108,15 @@ static void fill_meta(struct run_context *rc, struct profile *p)
 		profile_add_note(p, symbolizer_note(rc->sym, i), NULL);
 }
 
-/* A path for an output file: relative names go into the run's directory. */
-static void output_path(const struct run_context *rc, const char *name, char *out, size_t size)
+/* A path for an output file: a recipe names files inside the run's
+ * directory only (output_name_check). */
+static int output_path(const struct run_context *rc, const char *name, char *out, size_t size,
+		       struct xerr *e)
 {
-	if (name[0] == '/')
-		snprintf(out, size, "%s", name);
-	else
-		snprintf(out, size, "%s/%s", rc->output_dir, name);
+	if (output_name_check(name, e) < 0)
+		return -1;
+	snprintf(out, size, "%s/%s", rc->output_dir, name);
+	return 0;
 }
 
 static struct profile *profile_of_map(struct run_context *rc, const struct map *m, struct xerr *e)
@@ -177,8 +180,9 @@ static int sink_render(struct run_context *rc, const struct map *m, const struct
 	report_defaults(rc, o, &ro);
 	ro.color = false;
 	char path[PATH_MAX + 64];
-	output_path(rc, o && o->path ? o->path : default_name, path, sizeof path);
-	int result = report_to_file(render, p, path, &ro, e);
+	int result = output_path(rc, o && o->path ? o->path : default_name, path, sizeof path, e);
+	if (result == 0)
+		result = report_to_file(render, p, path, &ro, e);
 	if (result == 0)
 		fprintf(stderr, "xgdbprof: %s written to %s\n", what, path);
 	profile_free(p);
@@ -334,6 +338,8 @@ static int module_build_id(const struct symbolizer_module *m, void *arg)
 	return 0;
 }
 
+/* -o DIR was checked before attaching; it is created only now, as the
+ * sampling begins (the default name needs the target anyway). */
 static int make_output_dir(struct run_context *rc, struct xerr *e)
 {
 	if (rc->request->output_dir) {
@@ -348,9 +354,7 @@ static int make_output_dir(struct run_context *rc, struct xerr *e)
 		snprintf(rc->output_dir, sizeof rc->output_dir, "xgdbprof-%s-%d-%s", base ? base + 1 : "target",
 			 (int)rc->pid, stamp);
 	}
-	if (mkdir(rc->output_dir, 0777) < 0 && errno != EEXIST)
-		return xerr_set(e, "cannot create the output directory %s: %s", rc->output_dir, strerror(errno));
-	return 0;
+	return output_dir_prepare(rc->output_dir, true, e);
 }
 
 static enum sampler_threads sampler_threads_of(const struct recipe_options *o, char *label, size_t size)
@@ -420,6 +424,11 @@ int run_recipe(const struct run_request *req)
 	if (check_probes(rc.recipe, &wants_samples) != 0) {
 		recipe_free(rc.recipe);
 		return XGP_EXIT_USAGE;
+	}
+	/* A bad -o is found now, not after the run has collected its data. */
+	if (req->output_dir && output_dir_prepare(req->output_dir, false, &e) < 0) {
+		recipe_free(rc.recipe);
+		return cli_input_error("%s", e.msg);
 	}
 	const struct recipe_options *opts = recipe_options(rc.recipe);
 	struct session_options so = cli_session_options();

@@ -2,6 +2,8 @@
 noinst_LIBRARIES += libxgdbprof.a
 libxgdbprof_a_SOURCES = \
 	src/error.c src/error.h \
+	src/text_escape.c src/text_escape.h \
+	src/output_file.c src/output_file.h \
 	src/commands.h src/stack.h src/hash.h src/clock.h \
 	src/stats.c src/stats.h \
 	src/proc.c src/proc.h \

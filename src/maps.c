@@ -1,5 +1,6 @@
 #include "maps.h"
 #include "hash.h"
+#include "text_escape.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -547,14 +548,17 @@ const struct map_entry **map_sorted(const struct map *m)
 
 void map_format_frame(const struct frame *f, FILE *out)
 {
-	if (f->function)
-		fputs(f->function, out);
-	else if (f->module)
-		fprintf(out, "0x%" PRIx64 " in %s", f->pc, f->module);
-	else
+	if (f->function) {
+		text_put(out, f->function, TEXT_FORM_TERMINAL);
+	} else if (f->module) {
+		fprintf(out, "0x%" PRIx64 " in ", f->pc);
+		text_put(out, f->module, TEXT_FORM_TERMINAL);
+	} else {
 		fprintf(out, "0x%" PRIx64, f->pc);
+	}
 	if (f->file) {
-		fprintf(out, " (%s", f->file);
+		fputs(" (", out);
+		text_put(out, f->file, TEXT_FORM_TERMINAL);
 		if (f->line > 0)
 			fprintf(out, ":%d", f->line);
 		fputc(')', out);
@@ -586,7 +590,7 @@ static void print_keys(const struct map *m, const struct map_entry *e, FILE *out
 			fprintf(out, "%" PRId64, k->i);
 			break;
 		case MAP_KEY_STR:
-			fputs(k->s ? k->s : "", out);
+			text_put(out, k->s, TEXT_FORM_TERMINAL);
 			break;
 		case MAP_KEY_STACK:
 			fputc('\n', out);
@@ -689,9 +693,11 @@ void map_print(const struct map *m, FILE *out, size_t top)
 			fputc('\n', out);
 			continue;
 		}
-		if (m->agg == MAP_AGG_STR)
-			fprintf(out, " %s\n", e->value.s ? e->value.s : "");
-		else
+		if (m->agg == MAP_AGG_STR) {
+			fputc(' ', out);
+			text_put(out, e->value.s, TEXT_FORM_TERMINAL);
+			fputc('\n', out);
+		} else
 			fprintf(out, " %" PRId64 "\n", map_entry_number(m, e));
 		if (stacks)
 			fputc('\n', out);
@@ -719,7 +725,7 @@ int map_write_folded(const struct map *m, FILE *out)
 						fputc(';', out);
 					first = false;
 					if (fr->function)
-						fputs(fr->function, out);
+						text_put(out, fr->function, TEXT_FORM_TERMINAL);
 					else
 						fprintf(out, "0x%" PRIx64, fr->pc);
 				}
@@ -731,7 +737,7 @@ int map_write_folded(const struct map *m, FILE *out)
 			if (key->type == MAP_KEY_INT)
 				fprintf(out, "%" PRId64, key->i);
 			else
-				fputs(key->s ? key->s : "", out);
+				text_put(out, key->s, TEXT_FORM_TERMINAL);
 		}
 		if (first)
 			fputs(m->name, out);

@@ -1,6 +1,8 @@
 /* profile.c — profile model, interning, and the raw profile file. */
 #include "profile.h"
 #include "hash.h"
+#include "output_file.h"
+#include "text_escape.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -336,20 +338,7 @@ static void put_string(FILE *out, const char *s)
 		return;
 	}
 	putc('"', out);
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-		switch (*c) {
-		case '"': fputs("\\\"", out); break;
-		case '\\': fputs("\\\\", out); break;
-		case '\n': fputs("\\n", out); break;
-		case '\t': fputs("\\t", out); break;
-		case '\r': fputs("\\r", out); break;
-		default:
-			if (*c < 0x20)
-				fprintf(out, "\\u%04x", *c);
-			else
-				putc(*c, out);
-		}
-	}
+	text_put(out, s, TEXT_FORM_JSON);
 	putc('"', out);
 }
 
@@ -542,15 +531,14 @@ done:
 
 int profile_save(const struct profile *p, const char *path, struct xerr *e)
 {
-	FILE *out = fopen(path, "w");
-	if (!out)
-		return xerr_set(e, "cannot create %s: %s", path, strerror(errno));
-	int rc = profile_write(p, out, e);
-	if (fclose(out) != 0 && rc == 0)
-		rc = xerr_set(e, "cannot write %s: %s", path, strerror(errno));
-	if (rc < 0)
-		xerr_prefix(e, "%s", path);
-	return rc;
+	struct output_file file;
+	if (output_file_open(&file, path, e) < 0)
+		return -1;
+	if (profile_write(p, file.stream, e) < 0) {
+		output_file_abort(&file);
+		return xerr_prefix(e, "%s", path);
+	}
+	return output_file_commit(&file, e);
 }
 
 /* ---- loading ------------------------------------------------------------ */

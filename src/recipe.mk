@@ -27,7 +27,7 @@ EXTRA_DIST += tests/recipes tests/recipes.sh tests/recipe-docs.sh tests/fuzz/rec
 # Optional: coverage-guided fuzzing of the parser with libFuzzer (not in check).
 #   make fuzz-recipe && ./fuzz-recipe -max_total_time=600 $(srcdir)/tests/fuzz/recipe-corpus
 FUZZ_CC = clang
-fuzz_recipe_sources = src/error.c src/maps.c src/recipe.c src/recipe_diag.c src/recipe_lex.c \
+fuzz_recipe_sources = src/error.c src/text_escape.c src/output_file.c src/maps.c src/recipe.c src/recipe_diag.c src/recipe_lex.c \
 	src/recipe_parse.c src/recipe_check.c src/recipe_eval.c src/demangle.c src/rust_demangle_unicode.c \
 	tests/fuzz/fuzz_recipe.c
 fuzz-recipe: $(fuzz_recipe_sources)

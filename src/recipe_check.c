@@ -8,6 +8,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "recipe_ast.h"
 #include "maps.h"
+#include "output_file.h"
 
 #include <pcre2.h>
 #include <stdlib.h>
@@ -709,8 +710,10 @@ static void check_call_stmt(struct checker *c, struct stmt *s)
 			break;
 		}
 		struct map_info *m = map_arg(c, s, call->s);
-		if (call->nargs == 2)
-			need_type(c, call->args[1], T_STR, "the file name");
+		struct xerr name_error;
+		if (call->nargs == 2 && need_type(c, call->args[1], T_STR, "the file name") &&
+		    call->args[1]->kind == E_STR && output_name_check(call->args[1]->s, &name_error) < 0)
+			ERR(c, call->args[1]->loc, "%s", name_error.msg);
 		if (m && c->final && m->agg_known && action != A_JSON && m->agg != MAP_AGG_COUNT &&
 		    m->agg != MAP_AGG_SUM && m->agg != MAP_AGG_INT)
 			ERR(c, call->args[0]->loc, "%s() needs a map of count() or sum() values", call->s);

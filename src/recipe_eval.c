@@ -8,6 +8,8 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "recipe_internal.h"
 #include "maps.h"
+#include "output_file.h"
+#include "text_escape.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -463,7 +465,7 @@ static void print_stack_folded(FILE *out, const struct stack *s)
 	for (size_t i = s->nframes; i-- > 0;) {
 		const struct frame *f = &s->frames[i];
 		if (f->function)
-			fputs(f->function, out);
+			text_put(out, f->function, TEXT_FORM_TERMINAL);
 		else
 			fprintf(out, "0x%" PRIx64, f->pc);
 		if (i)
@@ -471,6 +473,8 @@ static void print_stack_folded(FILE *out, const struct stack *s)
 	}
 }
 
+/* The format string is the recipe's own text and is written as is (colours
+ * belong there); every value may come from the target and is escaped. */
 static int exec_printf(struct recipe_run *run, const struct expr *call)
 {
 	const char *f = call->args[0]->s;
@@ -498,14 +502,15 @@ static int exec_printf(struct recipe_run *run, const struct expr *call)
 			print_stack_folded(run->out, &v.stk);
 			continue;
 		}
-		if (conv == 's') {
+		if (conv == 's' || conv == 'c') {
+			char one[2] = { (char)v.i, 0 };
+			char *text = text_escape_dup(conv == 's' ? v.s : one);
+			if (!text)
+				return rt_error(run, call->loc, "out of memory");
 			spec[n++] = 's';
 			spec[n] = 0;
-			fprintf(run->out, spec, v.s);
-		} else if (conv == 'c') {
-			spec[n++] = 'c';
-			spec[n] = 0;
-			fprintf(run->out, spec, (int)(unsigned char)v.i);
+			fprintf(run->out, spec, text);
+			free(text);
 		} else {
 			spec[n++] = 'l';
 			spec[n++] = 'l';
@@ -588,10 +593,12 @@ static int write_default(struct recipe_run *run, const struct stmt *s, const str
 			 const char *path)
 {
 	FILE *f = run->out;
+	struct output_file file;
+	struct xerr e;
 	if (path) {
-		f = fopen(path, "w");
-		if (!f)
-			return rt_error(run, s->loc, "cannot write %s: %s", path, strerror(errno));
+		if (output_name_check(path, &e) < 0 || output_file_open(&file, path, &e) < 0)
+			return rt_error(run, s->loc, "%s", e.msg);
+		f = file.stream;
 	}
 	int rc = EXEC_OK;
 	if (s->action == A_FOLDED) {
@@ -599,15 +606,17 @@ static int write_default(struct recipe_run *run, const struct stmt *s, const str
 	} else {
 		char *text = map_to_json(m);
 		if (text) {
-			fputs(text, f);
+			text_put_json_document(f, text);
 			fputc('\n', f);
 		} else {
 			rc = rt_error(run, s->loc, "out of memory");
 		}
 		cJSON_free(text);
 	}
-	if (path && fclose(f) != 0 && rc == EXEC_OK)
-		rc = rt_error(run, s->loc, "cannot write %s: %s", path, strerror(errno));
+	if (path && rc != EXEC_OK)
+		output_file_abort(&file);
+	else if (path && output_file_commit(&file, &e) < 0)
+		rc = rt_error(run, s->loc, "%s", e.msg);
 	return rc;
 }
 
@@ -648,8 +657,10 @@ static int exec_report(struct recipe_run *run, const struct stmt *s)
 	}
 	switch (s->action) {
 	case A_REPORT:
-		if (o.title)
-			fprintf(run->out, "%s\n", o.title);
+		if (o.title) {
+			text_put(run->out, o.title, TEXT_FORM_TERMINAL);
+			fputc('\n', run->out);
+		}
 		map_print(m, run->out, o.top > 0 ? (size_t)o.top : 0);
 		return EXEC_OK;
 	case A_FLAMEGRAPH:
@@ -723,8 +734,10 @@ static int exec_stmt(struct recipe_run *run, const struct stmt *s)
 			return EXEC_ERROR;
 		if (v.t == T_STACK)
 			print_stack(run->out, &v.stk);
-		else if (v.t == T_STR)
-			fprintf(run->out, "%s\n", v.s);
+		else if (v.t == T_STR) {
+			text_put(run->out, v.s, TEXT_FORM_TERMINAL);
+			fputc('\n', run->out);
+		}
 		else
 			fprintf(run->out, "%" PRId64 "\n", v.i);
 		return EXEC_OK;

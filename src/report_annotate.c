@@ -2,6 +2,7 @@
  * per-line sample shares, like `pprof list`. */
 #include "report.h"
 #include "report_model.h"
+#include "text_escape.h"
 #include "source_map.h"
 
 #include <errno.h>
@@ -88,20 +89,28 @@ static void annotate_function(FILE *out, const struct report_model *m,
 		if (ln->line > hi)
 			hi = ln->line;
 	}
-	fprintf(out, "ROUTINE %s (self %.1f%%, total %.1f%% of all samples)\n", fn->name,
-		report_share(fn->self, m->total), report_share(fn->total, m->total));
+	fputs("ROUTINE ", out);
+	text_put(out, fn->name, TEXT_FORM_TERMINAL);
+	fprintf(out, " (self %.1f%%, total %.1f%% of all samples)\n", report_share(fn->self, m->total),
+		report_share(fn->total, m->total));
 
 	char *mapped = o->source_map ? source_map_apply(o->source_map, file) : NULL;
 	const char *path = mapped ? mapped : file;
 	struct source_text src;
 	int read_rc = source_read(path, (size_t)hi + CONTEXT_LINES, &src);
 	int saved_errno = errno;
-	if (mapped)
-		fprintf(out, "  %s (from %s)\n", mapped, file);
-	else
-		fprintf(out, "  %s\n", file);
+	fputs("  ", out);
+	text_put(out, path, TEXT_FORM_TERMINAL);
+	if (mapped) {
+		fputs(" (from ", out);
+		text_put(out, file, TEXT_FORM_TERMINAL);
+		fputc(')', out);
+	}
+	fputc('\n', out);
 	if (read_rc < 0) {
-		fprintf(out, "  source not available: cannot open %s: %s\n", path, strerror(saved_errno));
+		fputs("  source not available: cannot open ", out);
+		text_put(out, path, TEXT_FORM_TERMINAL);
+		fprintf(out, ": %s\n", strerror(saved_errno));
 		if (strncmp(file, "/rustc/", 7) == 0 && !mapped)
 			fputs("  (Rust standard library: install rust-src, e.g. `rustup component add "
 			      "rust-src`, or pass --source-map /rustc/<commit>=DIR)\n", out);

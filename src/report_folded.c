@@ -2,6 +2,8 @@
  * FlameGraph, inferno and Pyroscope. */
 #include "report.h"
 #include "report_model.h"
+#include "output_file.h"
+#include "text_escape.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -18,11 +20,19 @@ static int cmp_lines(const void *x, const void *y)
 }
 
 /* Appends one frame: ';' separates frames in the format, so a ';' inside a
- * name (Rust array types "[u8; 16]") becomes ','; newlines become spaces. */
+ * name (Rust array types "[u8; 16]") becomes ','; control characters and
+ * bytes that are not UTF-8 are escaped as in the text report (\xNN), so a
+ * line is always one stack. */
 static void put_frame(FILE *buf, const char *name, bool inlined, bool suffix)
 {
-	for (const char *c = name; *c; c++)
-		putc(*c == ';' ? ',' : (*c == '\n' || *c == '\r') ? ' ' : *c, buf);
+	char *shown = text_escape_dup(name);
+	if (!shown) {
+		fputs("(out of memory)", buf);
+		return;
+	}
+	for (const char *c = shown; *c; c++)
+		putc(*c == ';' ? ',' : *c, buf);
+	free(shown);
 	if (inlined && suffix)
 		fputs("_[i]", buf);
 }
@@ -97,11 +107,12 @@ int report_to_file(int (*render)(const struct profile *, FILE *, const struct re
 			rc = xerr_set(e, "cannot write to standard output");
 		return rc;
 	}
-	FILE *out = fopen(path, "w");
-	if (!out)
-		return xerr_set(e, "cannot create %s: %m", path);
-	int rc = render(p, out, o, e);
-	if (fclose(out) != 0 && rc == 0)
-		rc = xerr_set(e, "cannot write %s: %m", path);
-	return rc;
+	struct output_file file;
+	if (output_file_open(&file, path, e) < 0)
+		return -1;
+	if (render(p, file.stream, o, e) < 0) {
+		output_file_abort(&file);
+		return -1;
+	}
+	return output_file_commit(&file, e);
 }

@@ -2,6 +2,7 @@
  * docs/reports.md, "format": "xgdbprof-report"). */
 #include "report.h"
 #include "report_model.h"
+#include "text_escape.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -163,7 +164,7 @@ int report_json(const struct profile *p, FILE *out, const struct report_options 
 	report_model_release(&m);
 	if (!text)
 		return xerr_set(e, "out of memory writing the JSON report");
-	fputs(text, out);
+	text_put_json_document(out, text);
 	fputc('\n', out);
 	free(text);
 	return ferror(out) ? xerr_set(e, "cannot write the JSON report") : 0;

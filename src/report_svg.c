@@ -6,6 +6,7 @@
 #include "report.h"
 #include "hash.h"
 #include "report_model.h"
+#include "text_escape.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -117,47 +118,12 @@ static size_t node_depth(const struct node *n)
 /* ---- XML output --------------------------------------------------------- */
 
 /* Length of the valid UTF-8 sequence at s, or 0 if it is not one. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n = s[0] < 0x80 ? 1 : (s[0] & 0xE0) == 0xC0 ? 2 : (s[0] & 0xF0) == 0xE0 ? 3
-		 : (s[0] & 0xF8) == 0xF0 ? 4 : 0;
-	if (n == 2 && s[0] < 0xC2)
-		return 0;
-	for (size_t i = 1; i < n; i++)
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-	return n;
-}
-
-/* Writes s escaped for XML text and attributes. Bytes that XML forbids
- * (control characters, invalid UTF-8) become U+FFFD, so a strange name can
- * never make the document malformed. */
+/* Names and paths come from the target: control characters and bytes that
+ * are not UTF-8 (which XML forbids or a viewer would act on) are shown as
+ * \xNN, as in the text report. */
 static void xml_put(FILE *out, const char *s)
 {
-	const unsigned char *c = (const unsigned char *)(s ? s : "");
-	while (*c) {
-		switch (*c) {
-		case '&': fputs("&amp;", out); c++; continue;
-		case '<': fputs("&lt;", out); c++; continue;
-		case '>': fputs("&gt;", out); c++; continue;
-		case '"': fputs("&quot;", out); c++; continue;
-		case '\'': fputs("&apos;", out); c++; continue;
-		default: break;
-		}
-		if (*c < 0x20 && *c != '\t' && *c != '\n') {
-			fputs("\xEF\xBF\xBD", out);
-			c++;
-			continue;
-		}
-		size_t n = utf8_len(c);
-		if (!n) {
-			fputs("\xEF\xBF\xBD", out);
-			c++;
-			continue;
-		}
-		fwrite(c, 1, n, out);
-		c += n;
-	}
+	text_put(out, s, TEXT_FORM_XML);
 }
 
 /* Deterministic colour: the hue range says the kind, the name's hash picks
@@ -191,23 +157,25 @@ static void put_label(FILE *out, const char *name, double w)
 {
 	double char_w = FONT_SIZE * 0.59;
 	long fit = (long)((w - 6) / char_w);
-	size_t len = strlen(name);
 	if (fit < 3)
 		return;
+	/* cut what is shown (escapes included), on a UTF-8 boundary */
+	char *shown = text_escape_dup(name);
+	if (!shown)
+		return;
+	size_t len = strlen(shown);
 	if ((size_t)fit >= len) {
-		xml_put(out, name);
+		xml_put(out, shown);
+		free(shown);
 		return;
 	}
-	/* cut on a UTF-8 boundary */
 	size_t cut = (size_t)fit - 2;
-	while (cut > 0 && ((unsigned char)name[cut] & 0xC0) == 0x80)
+	while (cut > 0 && ((unsigned char)shown[cut] & 0xC0) == 0x80)
 		cut--;
-	char *part = strndup(name, cut);
-	if (part) {
-		xml_put(out, part);
-		fputs("..", out);
-		free(part);
-	}
+	shown[cut] = '\0';
+	xml_put(out, shown);
+	fputs("..", out);
+	free(shown);
 }
 
 struct svg_ctx {

@@ -2,6 +2,7 @@
  * functions, threads. Layout and definitions: docs/reports.md. */
 #include "report.h"
 #include "report_model.h"
+#include "text_escape.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -38,17 +39,24 @@ static void put_pct(FILE *out, const struct style *st, double pct)
 		fprintf(out, "%5.1f%%", pct);
 }
 
+/* Names, paths, the command line and notes come from the target. */
+static void put(FILE *out, const char *target_text)
+{
+	text_put(out, target_text, TEXT_FORM_TERMINAL);
+}
+
 /* "path:line", "path", the module, or "?". */
 static void put_location(FILE *out, const struct style *st, const char *file, int line,
 			 const char *module)
 {
 	fputs(sgr(st, CYAN), out);
-	if (file && line > 0)
-		fprintf(out, "%s:%d", file, line);
-	else if (file)
-		fputs(file, out);
+	if (file && line > 0) {
+		put(out, file);
+		fprintf(out, ":%d", line);
+	} else if (file)
+		put(out, file);
 	else if (module)
-		fputs(module, out);
+		put(out, module);
 	else
 		fputs("?", out);
 	fputs(sgr(st, RESET), out);
@@ -73,10 +81,15 @@ static void put_num(FILE *out, double d)
 static void print_header(FILE *out, const struct style *st, const struct report_model *m)
 {
 	const struct profile_meta *mt = &m->profile->meta;
-	fprintf(out, "%sxgdbprof%s%s%s profile of %s", sgr(st, BOLD), mt->version ? " " : "",
-		mt->version ? mt->version : "", sgr(st, RESET), mt->exe ? mt->exe : "an unknown executable");
-	if (mt->build_id)
-		fprintf(out, " (build-id %s)", mt->build_id);
+	fprintf(out, "%sxgdbprof%s", sgr(st, BOLD), mt->version ? " " : "");
+	put(out, mt->version);
+	fprintf(out, "%s profile of ", sgr(st, RESET));
+	put(out, mt->exe ? mt->exe : "an unknown executable");
+	if (mt->build_id) {
+		fputs(" (build-id ", out);
+		put(out, mt->build_id);
+		fputc(')', out);
+	}
 	if (mt->pid >= 0)
 		fprintf(out, ", pid %" PRId64, mt->pid);
 	fputc('\n', out);
@@ -84,15 +97,18 @@ static void print_header(FILE *out, const struct style *st, const struct report_
 	if (mt->command_line || mt->recipe || mt->thread_selection || mt->threads >= 0) {
 		const char *sep = "  ";
 		if (mt->command_line) {
-			fprintf(out, "%scommand: %s", sep, mt->command_line);
+			fprintf(out, "%scommand: ", sep);
+			put(out, mt->command_line);
 			sep = " · ";
 		}
 		if (mt->recipe) {
-			fprintf(out, "%srecipe: %s", sep, mt->recipe);
+			fprintf(out, "%srecipe: ", sep);
+			put(out, mt->recipe);
 			sep = " · ";
 		}
 		if (mt->thread_selection || mt->threads >= 0) {
-			fprintf(out, "%sthreads: %s", sep, mt->thread_selection ? mt->thread_selection : "?");
+			fprintf(out, "%sthreads: ", sep);
+			put(out, mt->thread_selection ? mt->thread_selection : "?");
 			if (mt->threads >= 0)
 				fprintf(out, " (%" PRId64 " in target)", mt->threads);
 		}
@@ -103,7 +119,8 @@ static void print_header(FILE *out, const struct style *st, const struct report_
 	    known(mt->frequency_asked_hz) || known(mt->duration_asked_s)) {
 		const char *sep = "  ";
 		if (mt->start_time) {
-			fprintf(out, "%sstarted %s", sep, mt->start_time);
+			fprintf(out, "%sstarted ", sep);
+			put(out, mt->start_time);
 			sep = " · ";
 		}
 		if (known(mt->duration_actual_s) || known(mt->duration_asked_s)) {
@@ -145,8 +162,10 @@ static void print_header(FILE *out, const struct style *st, const struct report_
 		fprintf(out, " (%" PRId64 " reused: thread had not run)", mt->stacks_reused);
 	if (mt->thread_samples >= 0 && (uint64_t)mt->thread_samples != m->total)
 		fprintf(out, " · %" PRIu64 " in this profile", m->total);
-	if (mt->walker)
-		fprintf(out, " · walker: %s", mt->walker);
+	if (mt->walker) {
+		fputs(" · walker: ", out);
+		put(out, mt->walker);
+	}
 	if (mt->stop_mode)
 		fprintf(out, " · %s", strcmp(mt->stop_mode, "non-stop") == 0 ? "stops only the walked threads"
 									 : "stops every thread");
@@ -182,12 +201,17 @@ static void print_header(FILE *out, const struct style *st, const struct report_
 		}
 		fputc('\n', out);
 	}
-	for (size_t i = 0; i < mt->nnotes; i++)
-		fprintf(out, "  %snote:%s %s\n", sgr(st, YELLOW), sgr(st, RESET), mt->notes[i]);
-	if (m->focus)
-		fprintf(out, "  focus /%s/: kept %" PRIu64 " of %" PRIu64 " samples (%.1f%%); "
-			"shares below are of all samples\n", m->focus, m->kept, m->total,
-			report_share(m->kept, m->total));
+	for (size_t i = 0; i < mt->nnotes; i++) {
+		fprintf(out, "  %snote:%s ", sgr(st, YELLOW), sgr(st, RESET));
+		put(out, mt->notes[i]);
+		fputc('\n', out);
+	}
+	if (m->focus) {
+		fputs("  focus /", out);
+		put(out, m->focus);
+		fprintf(out, "/: kept %" PRIu64 " of %" PRIu64 " samples (%.1f%%); "
+			"shares below are of all samples\n", m->kept, m->total, report_share(m->kept, m->total));
+	}
 }
 
 /* ---- paths -------------------------------------------------------------- */
@@ -247,9 +271,12 @@ static void print_headline(FILE *out, const struct style *st, const struct repor
 		skip = common_namespace(leaf, parent);
 		if (skip == strlen(leaf))
 			skip = 0;
-		fprintf(out, "%s → ", parent);
+		put(out, parent);
+		fputs(" → ", out);
 	}
-	fprintf(out, "%s%s%s%s", sgr(st, BOLD), skip ? "…::" : "", leaf + skip, sgr(st, RESET));
+	fprintf(out, "%s%s", sgr(st, BOLD), skip ? "…::" : "");
+	put(out, leaf + skip);
+	fputs(sgr(st, RESET), out);
 	fputs(" (", out);
 	put_location(out, st, s->frames[0].file, s->frames[0].line, s->frames[0].module);
 	fputs(")\n", out);
@@ -265,8 +292,9 @@ static void print_frame_line(FILE *out, const struct style *st, const struct rep
 	put_pct(out, st, report_share(fn ? fn->total : 0, m->total));
 	fputs("  ", out);
 	put_pct(out, st, report_share(fn ? fn->self : 0, m->total));
-	fprintf(out, "  %*s%s (", (int)(2 * (level < MAX_INDENT_LEVELS ? level : MAX_INDENT_LEVELS)), "",
-		report_frame_name(f, name, sizeof name));
+	fprintf(out, "  %*s", (int)(2 * (level < MAX_INDENT_LEVELS ? level : MAX_INDENT_LEVELS)), "");
+	put(out, report_frame_name(f, name, sizeof name));
+	fputs(" (", out);
 	put_location(out, st, f->file, f->line, f->module);
 	fputc(')', out);
 	if (f->inlined)
@@ -302,9 +330,18 @@ static void print_path(FILE *out, const struct style *st, const struct report_mo
 
 /* ---- tables ------------------------------------------------------------- */
 
-static void put_name_cell(FILE *out, const char *name, size_t col)
+/* Columns a name takes once escaped. */
+static size_t shown_len(const char *name)
 {
-	size_t len = strlen(name);
+	return text_escape(NULL, 0, name);
+}
+
+static void put_name_cell(FILE *out, const char *target_name, size_t col)
+{
+	char name[4 * 1024];
+	size_t len = text_escape(name, sizeof name, target_name);
+	if (len >= sizeof name)
+		len = strlen(name);
 	if (len <= col) {
 		fprintf(out, "%-*s", (int)col, name);
 		return;
@@ -322,7 +359,7 @@ static void print_func_table(FILE *out, const struct style *st, const struct rep
 {
 	size_t n = top < m->nfuncs ? top : m->nfuncs, col = 8;
 	for (size_t i = 0; i < n; i++) {
-		size_t len = strlen(m->funcs[order[i]].name);
+		size_t len = shown_len(m->funcs[order[i]].name);
 		if (len > col)
 			col = len;
 	}
@@ -358,7 +395,7 @@ static void print_threads(FILE *out, const struct style *st, const struct report
 {
 	size_t col = 6;
 	for (size_t i = 0; i < m->nthreads; i++) {
-		size_t len = m->threads[i].name ? strlen(m->threads[i].name) : 3;
+		size_t len = m->threads[i].name ? shown_len(m->threads[i].name) : 3;
 		if (len > col)
 			col = len;
 	}
@@ -369,11 +406,13 @@ static void print_threads(FILE *out, const struct style *st, const struct report
 		const struct report_thread *t = &m->threads[i];
 		fprintf(out, "  %8" PRIu64 "  ", t->weight);
 		put_pct(out, st, report_share(t->weight, m->total));
+		fputs("  ", out);
 		if (!m->mixed_states) {
-			fprintf(out, "  %s\n", t->name ? t->name : "(?)");
+			put(out, t->name ? t->name : "(?)");
+			fputc('\n', out);
 			continue;
 		}
-		fprintf(out, "  %-*s", (int)col, t->name ? t->name : "(?)");
+		put_name_cell(out, t->name ? t->name : "(?)", col);
 		for (size_t s = 0; s < t->nstates; s++)
 			fprintf(out, "%s%c %.1f%%", s ? ", " : "  ", t->states[s],
 				report_share(t->state_weight[s], t->weight));

@@ -51,3 +51,19 @@ LEAD_TESTS = \
 	tests/canary.sh
 TESTS += $(LEAD_TESTS)
 EXTRA_DIST += tests/lib.sh tests/harm_check.sh $(LEAD_TESTS)
+
+$(FIXTURE_BIN)/hostile_names: tests/fixtures/hostile_names.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/hostile_names.c
+
+$(FIXTURE_BIN)/hostile_panic: tests/fixtures/hostile_panic.rs $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_GEN)$(RUSTC_QUIET) $(RUSTFLAGS_FIXTURE) $(srcdir)/tests/fixtures/hostile_panic.rs -o $@
+
+## Target text and output files: escaping (issue items 6, 7).
+check_DATA += $(FIXTURE_BIN)/hostile_names $(FIXTURE_BIN)/hostile_panic
+CLEANFILES += $(FIXTURE_BIN)/hostile_names $(FIXTURE_BIN)/hostile_panic
+OUTPUT_SAFETY_TESTS = tests/hostile_text.sh tests/output_files.sh
+check_PROGRAMS += tests/unit/test_text_escape
+tests_unit_test_text_escape_SOURCES = tests/unit/test_text_escape.c
+tests_unit_test_text_escape_LDADD = $(test_ldadd)
+TESTS += tests/unit/test_text_escape $(OUTPUT_SAFETY_TESTS)
+EXTRA_DIST += $(OUTPUT_SAFETY_TESTS)

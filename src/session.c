@@ -228,6 +228,21 @@ static int call(struct session *s, struct mi_record **result, struct xerr *e, co
 	return 0;
 }
 
+/* Milliseconds left until deadline (monotonic ns), at least 0. Waits for
+ * a state gdb reports in several events are bounded as a whole: events
+ * that keep coming (a library loaded, a thread started) must not keep
+ * such a wait going forever. */
+static int ms_until(uint64_t deadline)
+{
+	uint64_t now = monotonic_ns();
+	return now >= deadline ? 0 : (int)((deadline - now) / 1000000u);
+}
+
+static uint64_t deadline_in(int ms)
+{
+	return monotonic_ns() + (uint64_t)ms * 1000000u;
+}
+
 /* Consumes events until *stopped; notes an exit of the target. */
 static int wait_stopped(struct session *s, struct xerr *e)
 {
@@ -252,9 +267,10 @@ static int wait_stopped(struct session *s, struct xerr *e)
  * seeing threads still in tracing stop. */
 static int wait_running(struct session *s, struct xerr *e)
 {
+	uint64_t deadline = deadline_in(s->timeout_ms);
 	for (;;) {
 		struct mi_record *ev;
-		int got = session_wait_event(s, s->timeout_ms, &ev, e);
+		int got = session_wait_event(s, ms_until(deadline), &ev, e);
 		if (got < 0)
 			return -1;
 		if (got == 0) {
@@ -296,9 +312,10 @@ static int wait_all_threads_stopped(struct session *s, struct xerr *e)
 	size_t total;
 	if (count_threads(s, &total, e) < 0)
 		return -1;
+	uint64_t deadline = deadline_in(s->timeout_ms);
 	while (s->nstopped_ids < total && !s->target_exited) {
 		struct mi_record *ev;
-		int got = session_wait_event(s, s->timeout_ms, &ev, e);
+		int got = session_wait_event(s, ms_until(deadline), &ev, e);
 		if (got < 0)
 			return -1;
 		if (got == 0) {
@@ -369,21 +386,6 @@ static struct session *session_new(const struct session_options *opts, struct xe
 	call(s, NULL, NULL, "-gdb-set", "print", "entry-values", "no", NULL);
 	/* The reference walker must see the same frames as ours: past main too. */
 	call(s, NULL, NULL, "-gdb-set", "backtrace", "past-main", "on", NULL);
-	/* To resume a thread over a breakpoint gdb can execute a copy of the
-	 * instruction elsewhere (displaced stepping). For a RIP-relative
-	 * instruction on x86-64 it loads a scratch register (rcx, say) with
-	 * the instruction's address and puts it back only if the copy ran; gdb
-	 * before 14 leaves it changed when the step is interrupted first
-	 * (displaced_step_buffers::finish then only relocates the PC), which
-	 * our stops and detach do all the time: the thread goes on with a
-	 * corrupted register. Off, gdb steps over in place with the other
-	 * threads held, which is also faster here (docs/safety.md). */
-	if (call(s, NULL, e, "-gdb-set", "displaced-stepping", "off", NULL) < 0) {
-		xerr_prefix(e, "turning off gdb's displaced stepping");
-		mi_conn_free(s->gdb);
-		free(s);
-		return NULL;
-	}
 	/* gdb reads the shared libraries' symbols while attaching, with every
 	 * thread stopped; with Debian's libc6-dbg present (gdb recommends it)
 	 * that meant decompressing and indexing libc's DWARF: ~220 ms of the
@@ -402,6 +404,26 @@ static struct session *session_new(const struct session_options *opts, struct xe
 	s->non_stop = opts && (opts->non_stop || (opts->choose_non_stop && opts->choose_non_stop(opts->choose_ctx)));
 	if (s->non_stop && call(s, NULL, e, "-gdb-set", "non-stop", "on", NULL) < 0) {
 		xerr_prefix(e, "switching gdb to non-stop mode");
+		mi_conn_free(s->gdb);
+		free(s);
+		return NULL;
+	}
+	/* To resume a thread over a breakpoint gdb can execute a copy of the
+	 * instruction elsewhere (displaced stepping). For a RIP-relative
+	 * instruction on x86-64 it loads a scratch register (rcx, say) with
+	 * the instruction's address and puts it back only if the copy ran; gdb
+	 * before 14 leaves it changed when the step is interrupted first
+	 * (displaced_step_buffers::finish then only relocates the PC), which
+	 * our stops and detach do all the time: the thread goes on with a
+	 * corrupted register. Off, gdb steps over in place with the other
+	 * threads held (docs/design.md). Non-stop sessions keep gdb's default:
+	 * they insert no breakpoint of ours (tracing runs all-stop), gdb's own
+	 * sit on ld.so's nop and ret instructions, which need no scratch
+	 * register, and gdb 13 in non-stop mode with displaced stepping off
+	 * pauses every thread for each in-place step and drops the stop we
+	 * asked for meanwhile (a thread never reported stopped). */
+	if (!s->non_stop && call(s, NULL, e, "-gdb-set", "displaced-stepping", "off", NULL) < 0) {
+		xerr_prefix(e, "turning off gdb's displaced stepping");
 		mi_conn_free(s->gdb);
 		free(s);
 		return NULL;
@@ -653,6 +675,7 @@ int session_stop_threads(struct session *s, const int *gdb_ids, size_t n, struct
 		}
 	}
 	int rc = 0;
+	uint64_t deadline = deadline_in(s->timeout_ms);
 	while (rc == 0 && !s->target_exited) {
 		size_t left = 0;
 		for (size_t i = 0; i < nwaiting; i++)
@@ -661,7 +684,7 @@ int session_stop_threads(struct session *s, const int *gdb_ids, size_t n, struct
 		nwaiting = left;
 		if (nwaiting == 0)
 			break;
-		got = session_wait_event(s, s->timeout_ms, &ev, e);
+		got = session_wait_event(s, ms_until(deadline), &ev, e);
 		if (got == 0)
 			give_up_on_gdb(s, "report a thread stopped");
 		if (got <= 0) {

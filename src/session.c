@@ -431,6 +431,25 @@ static struct session *session_new(const struct session_options *opts, struct xe
 	return s;
 }
 
+/* A session that takes only registers and memory from gdb does not need it
+ * to follow the shared libraries either: with no file to read the dynamic
+ * linker from, gdb plants no breakpoint in ld.so (its shared-library event
+ * breakpoints; setting the sysroot takes out those already in), so the
+ * target holds no int3 of gdb's at all. Each dlopen then no longer stops
+ * the target, and a gdb killed meanwhile leaves nothing behind that a
+ * thread could meet before the rescue. Nothing can be created in
+ * /proc/self/fdinfo (and a lookup there fails with ENOENT, which gdb takes
+ * as a warning, not an error).
+ * gdb then names threads "LWP N" (no libthread_db), which is all we read.
+ * gdb reads target memory for it: the target must be stopped, or not yet
+ * attached. */
+static int forget_libraries(struct session *s, struct xerr *e)
+{
+	if (call(s, NULL, e, "-gdb-set", "sysroot", "/proc/self/fdinfo/xgdbprof-reads-no-libraries", NULL) < 0)
+		return xerr_prefix(e, "telling gdb to read no libraries");
+	return 0;
+}
+
 static int attach_gdb(struct session *s, pid_t pid, struct xerr *e)
 {
 	char pid_text[32];
@@ -447,6 +466,10 @@ static int attach_gdb(struct session *s, pid_t pid, struct xerr *e)
 	 * them when the session wants none. */
 	if ((!s->launched_child || s->no_symbols) && proc_exe_path(pid, exe, sizeof exe, NULL) == 0)
 		call(s, NULL, NULL, s->no_symbols ? "-file-exec-file" : "-file-exec-and-symbols", exe, NULL);
+	/* A launched child execs after the attach: gdb must still find the
+	 * program it execs, so it forgets the libraries after that. */
+	if (s->no_symbols && !s->launched_child && forget_libraries(s, e) < 0)
+		return -1;
 	s->attach_started = true;
 	if (call(s, NULL, &attach_error, "-target-attach", pid_text, NULL) < 0) {
 		if (strstr(attach_error.msg, "not permitted") || strstr(attach_error.msg, "ermission")) {
@@ -598,8 +621,13 @@ int session_launch(struct session **out, char *const argv[], const struct sessio
 		session_end(s, NULL);
 		return -1;
 	}
-	if (s->no_symbols)
+	if (s->no_symbols) {
 		drop_symbols_after_exec(s);
+		if (session_stop(s, e) < 0 || forget_libraries(s, e) < 0 || session_resume(s, e) < 0) {
+			session_end(s, NULL);
+			return -1;
+		}
+	}
 	*out = s;
 	return 0;
 }

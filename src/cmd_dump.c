@@ -255,7 +255,7 @@ static cJSON *json_frame(cJSON *frames, uint64_t pc, const char *function, const
 	return jf;
 }
 
-static int print_json(const struct snapshot *snap, FILE *out)
+static int print_json(const struct snapshot *snap, struct symbolizer *sym, FILE *out)
 {
 	cJSON *root = cJSON_CreateObject();
 	cJSON_AddNumberToObject(root, "pid", snap->pid);
@@ -291,6 +291,10 @@ static int print_json(const struct snapshot *snap, FILE *out)
 		}
 		cJSON_AddItemToArray(threads, jt);
 	}
+	/* What the frames do not say: no symbols, files read through /proc. */
+	cJSON *notes = cJSON_AddArrayToObject(root, "notes");
+	for (size_t i = 0; sym && i < symbolizer_note_count(sym); i++)
+		cJSON_AddItemToArray(notes, cJSON_CreateString(symbolizer_note(sym, i)));
 	char *text = cJSON_Print(root);
 	int rc = text ? 0 : -1;
 	if (text) {
@@ -422,10 +426,13 @@ int cmd_dump(int argc, char **argv)
 		rc = XGP_EXIT_FAILURE;
 	}
 	if (rc == XGP_EXIT_OK && !launch_exited) {
-		if (json)
-			print_json(&snap, stdout);
-		else
+		if (json) {
+			print_json(&snap, sym, stdout);
+		} else {
 			print_text(&snap, stdout);
+			for (size_t i = 0; sym && i < symbolizer_note_count(sym); i++)
+				printf("%snote: %s\n", i ? "" : "\n", symbolizer_note(sym, i));
+		}
 		fflush(stdout);
 	}
 	if (rc == XGP_EXIT_OK && check_walkers)

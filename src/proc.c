@@ -192,6 +192,51 @@ int proc_exe_path(pid_t pid, char *buf, size_t size, struct xerr *e)
 	return 0;
 }
 
+int proc_other_mount_ns(pid_t pid)
+{
+	char path[64], ours[128], theirs[128];
+	ssize_t n = readlink("/proc/self/ns/mnt", ours, sizeof ours - 1);
+	snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int)pid);
+	ssize_t m = readlink(path, theirs, sizeof theirs - 1);
+	if (n <= 0 || m <= 0)
+		return -1;
+	return n != m || memcmp(ours, theirs, (size_t)n) != 0;
+}
+
+int proc_map_files_entry(pid_t pid, const char *path, uint64_t low, uint64_t high,
+			 char *buf, size_t size)
+{
+	char maps[64];
+	snprintf(maps, sizeof maps, "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(maps, "re");
+	if (!f)
+		return -1;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int rc = -1;
+	while (rc < 0 && (len = getline(&line, &cap, f)) > 0) {
+		if (line[len - 1] == '\n')
+			line[len - 1] = '\0';
+		uint64_t start, end;
+		int name_at = -1;
+		/* The path starts after the inode and its padding, as libdwfl
+		 * reads it for the module names it reports. */
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %*x %*x:%*x %*u %n",
+			   &start, &end, &name_at) < 2 || name_at <= 0)
+			continue;
+		const char *name = line + name_at + strspn(line + name_at, " \t");
+		if (start >= low && end <= high && strcmp(name, path) == 0) {
+			int n = snprintf(buf, size, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+					 (int)pid, start, end);
+			rc = n > 0 && (size_t)n < size ? 0 : -1;
+		}
+	}
+	free(line);
+	fclose(f);
+	return rc;
+}
+
 long long proc_cpu_ticks(pid_t pid)
 {
 	char path[64], buf[1024];

@@ -64,6 +64,20 @@ int proc_thread_schedstat(pid_t pid, pid_t tid, struct proc_schedstat *out);
 /* Resolved path of /proc/PID/exe into buf; 0 ok, -1 on failure. */
 int proc_exe_path(pid_t pid, char *buf, size_t size, struct xerr *e);
 
+/* Whether pid lives in another mount namespace than ours (readlink of
+ * /proc/self/ns/mnt and /proc/PID/ns/mnt differ): the paths its
+ * /proc/PID/maps names are then the target's, and may name other files, or
+ * none, here. 1 other, 0 same, -1 unknown (gone, or no access). */
+int proc_other_mount_ns(pid_t pid);
+
+/* Writes into buf the /proc/PID/map_files/START-END entry of a mapping of
+ * pid whose path is `path` exactly as /proc/PID/maps prints it (" (deleted)"
+ * included) and which lies within [low, high). Opening that entry opens the
+ * mapped file itself, deleted or in another mount namespace, but needs
+ * CAP_SYS_ADMIN (CAP_CHECKPOINT_RESTORE). 0 found, -1 none. */
+int proc_map_files_entry(pid_t pid, const char *path, uint64_t low, uint64_t high,
+			 char *buf, size_t size);
+
 /* Process-wide CPU time (utime+stime of all threads) in clock ticks, or -1. */
 long long proc_cpu_ticks(pid_t pid);
 

@@ -2,13 +2,18 @@
 
 #include <dwarf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <gelf.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "demangle.h"
 #include "dwarf_index.h"
+#include "proc.h"
 
 /* ---- interned strings ---- */
 
@@ -284,9 +289,26 @@ struct func_sym {
 	int ndx;                 /* symbol table order: then by it, as addr2line */
 };
 
+/* Where a module's ELF was read from. The path /proc/PID/maps names is not
+ * always a file we can open, or the right one: the file may have been deleted
+ * (or replaced) since it was mapped, or the target may see another file tree
+ * (another mount namespace, a container). */
+enum elf_route {
+	ELF_ROUTE_NONE,          /* not read yet, or nowhere */
+	ELF_ROUTE_PATH,          /* the path the maps name */
+	ELF_ROUTE_ROOT,          /* /proc/PID/root/PATH: the target's file tree */
+	ELF_ROUTE_EXE,           /* /proc/PID/exe: the executable, deleted or not */
+	ELF_ROUTE_MAP_FILES,     /* /proc/PID/map_files/START-END: the mapped file */
+	ELF_ROUTE_MEMORY,        /* only its loaded segments, from the target's memory */
+};
+
 struct sym_module {
 	Dwfl_Module *mod;
+	struct symbolizer *owner;
+	bool info_done;          /* info filled (module_get) */
 	struct symbolizer_module info;
+	enum elf_route route;
+	int map_files_errno;     /* why /proc/PID/map_files did not open, or 0 */
 	bool dwarf_loaded;
 	Dwarf *dw;
 	Dwarf_Addr dwbias;
@@ -302,6 +324,9 @@ struct sym_module {
 struct symbolizer {
 	Dwfl *dwfl;
 	pid_t pid;                    /* 0 for a file symbolizer */
+	bool other_mount_ns;          /* the target's paths are read through /proc/PID/root */
+	bool mount_ns_noted;
+	bool attach_failed;           /* attach_modules ran out of memory */
 	struct intern strings;
 	struct pc_cache cache;
 	struct name_memo names;       /* keys live in module data: emptied on refresh */
@@ -311,14 +336,22 @@ struct symbolizer {
 	size_t nnotes;
 };
 
-static void add_note(struct symbolizer *sym, struct sym_module *m, const char *fmt, const char *path)
+/* m: the module the note is about (one note each), or NULL. */
+static void add_note(struct symbolizer *sym, struct sym_module *m, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void add_note(struct symbolizer *sym, struct sym_module *m, const char *fmt, ...)
 {
-	if (m->noted || sym->nnotes >= SYMBOLIZER_MAX_NOTES)
+	if ((m && m->noted) || sym->nnotes >= SYMBOLIZER_MAX_NOTES)
 		return;
-	m->noted = true;
-	char text[4200];
-	snprintf(text, sizeof text, fmt, path);
-	/* The path is the target's text. */
+	if (m)
+		m->noted = true;
+	char text[8400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	/* Paths are the target's text. */
 	for (char *c = text; *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
 			*c = '?';
@@ -355,8 +388,121 @@ static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *m
 					    debuginfo_file_name);
 }
 
+static bool deleted_name(const char *name)
+{
+	const char *tail = " (deleted)";
+	size_t len = strlen(name), tail_len = strlen(tail);
+	return len > tail_len && strcmp(name + len - tail_len, tail) == 0;
+}
+
+/* Opens path read-only if it is a regular file: a target may map devices,
+ * and opening or reading some of them blocks or has effects. -1 with errno
+ * otherwise. */
+static int open_regular(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return -1;
+	if (!S_ISREG(st.st_mode)) {
+		errno = ENODEV;
+		return -1;
+	}
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* Whether name is what /proc/PID/maps calls the process's executable
+ * (readlink of /proc/PID/exe gives the same text, " (deleted)" included). */
+static bool names_executable(pid_t pid, const char *name)
+{
+	char link[64], target[4096];
+	snprintf(link, sizeof link, "/proc/%d/exe", (int)pid);
+	ssize_t n = readlink(link, target, sizeof target - 1);
+	if (n <= 0)
+		return false;
+	target[n] = '\0';
+	return strcmp(target, name) == 0;
+}
+
+/* Dwfl_Callbacks.find_elf for a live process. name is the path as
+ * /proc/PID/maps prints it; *userdata is our module (symbolizer_new_pid
+ * gives every reported module one before any ELF is read). In order: the
+ * path itself, or /proc/PID/root/PATH when the target is in another mount
+ * namespace (the same path may name another file here, or none); then,
+ * when that fails (the file was deleted or replaced), /proc/PID/exe for the
+ * executable and /proc/PID/map_files/START-END for a library, which open
+ * the mapped file itself; last, libdwfl's own reading of the loaded
+ * segments from memory (no symbol table, no DWARF). */
+static int find_elf_pid(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base,
+			char **file_name, Elf **elfp)
+{
+	struct sym_module *m = *userdata;
+	if (!m || name[0] != '/')      /* [vdso: PID] and the like */
+		return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
+	struct symbolizer *sym = m->owner;
+	int pid = (int)sym->pid;
+	char path[8192];
+	int fd = -1;
+	/* A deleted file's path may name its replacement: never open it. */
+	if (!deleted_name(name)) {
+		if (sym->other_mount_ns)
+			snprintf(path, sizeof path, "/proc/%d/root%s", pid, name);
+		else
+			snprintf(path, sizeof path, "%s", name);
+		fd = open_regular(path);
+		m->route = sym->other_mount_ns ? ELF_ROUTE_ROOT : ELF_ROUTE_PATH;
+	}
+	if (fd < 0 && names_executable(sym->pid, name)) {
+		snprintf(path, sizeof path, "/proc/%d/exe", pid);
+		fd = open_regular(path);
+		m->route = ELF_ROUTE_EXE;
+	}
+	if (fd < 0) {
+		Dwarf_Addr low = 0, high = 0;
+		dwfl_module_info(mod, NULL, &low, &high, NULL, NULL, NULL, NULL);
+		if (proc_map_files_entry(sym->pid, name, low, high, path, sizeof path) == 0) {
+			fd = open_regular(path);
+			m->map_files_errno = fd < 0 ? errno : 0;
+			m->route = ELF_ROUTE_MAP_FILES;
+		}
+	}
+	if (fd < 0) {
+		m->route = ELF_ROUTE_NONE;
+		int rc = dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
+		if (*elfp)
+			m->route = ELF_ROUTE_MEMORY;
+		return rc;
+	}
+	*file_name = strdup(path);
+	if (!*file_name) {
+		close(fd);
+		return -1;
+	}
+	switch (m->route) {
+	case ELF_ROUTE_ROOT:
+		if (!sym->mount_ns_noted) {
+			sym->mount_ns_noted = true;
+			add_note(sym, NULL, "the target is in another mount namespace: its files were read as it "
+				 "sees them, through /proc/%d/root (%s as %s)", pid, name, path);
+		}
+		break;
+	case ELF_ROUTE_EXE:
+		add_note(sym, m, "executable %s: symbols read through %s (%s)", name, path,
+			 deleted_name(name) ? "the file was deleted or replaced after the process started"
+					    : "the path does not open here");
+		break;
+	case ELF_ROUTE_MAP_FILES:
+		add_note(sym, m, "%s: symbols read through %s (%s)", name, path,
+			 deleted_name(name) ? "the file was deleted or replaced after it was loaded"
+					    : "the path does not open here");
+		break;
+	default:
+		break;
+	}
+	return fd;
+}
+
 static const Dwfl_Callbacks proc_callbacks = {
-	.find_elf = dwfl_linux_proc_find_elf,
+	.find_elf = find_elf_pid,
 	.find_debuginfo = find_debuginfo_local,
 	.debuginfo_path = &debuginfo_path,
 };
@@ -390,27 +536,37 @@ static bool elf_has_section_type(Elf *elf, GElf_Word type)
 	return false;
 }
 
-/* Returns our data for mod, creating it (cheap: no DWARF read) on first use. */
+/* Our data for a module, attached as its libdwfl userdata before libdwfl
+ * reads its ELF: find_elf_pid needs it. NULL when out of memory. */
+static struct sym_module *module_attach(struct symbolizer *sym, Dwfl_Module *mod, void **userdata)
+{
+	if (!*userdata) {
+		struct sym_module *m = calloc(1, sizeof *m);
+		if (!m)
+			return NULL;
+		m->mod = mod;
+		m->owner = sym;
+		*userdata = m;
+	}
+	return *userdata;
+}
+
+/* Returns our data for mod, describing it (cheap: no DWARF read) on first use. */
 static struct sym_module *module_get(struct symbolizer *sym, Dwfl_Module *mod)
 {
 	void **userdata;
 	Dwarf_Addr start, end;
-	const char *mainfile = NULL, *debugfile = NULL;
-	const char *name = dwfl_module_info(mod, &userdata, &start, &end, NULL, NULL,
-					    &mainfile, &debugfile);
-	if (*userdata)
-		return *userdata;
-	struct sym_module *m = calloc(1, sizeof *m);
-	if (!m)
-		return NULL;
-	m->mod = mod;
+	const char *name = dwfl_module_info(mod, &userdata, &start, &end, NULL, NULL, NULL, NULL);
+	struct sym_module *m = module_attach(sym, mod, userdata);
+	if (!m || m->info_done)
+		return m;
 	m->info.start = start;
 	m->info.end = end;
 	Dwarf_Addr bias = 0;
 	Elf *elf = dwfl_module_getelf(mod, &bias);
 	m->info.bias = bias;
-	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &mainfile, NULL);
-	m->info.path = intern(&sym->strings, mainfile ? mainfile : name);
+	/* The name /proc/PID/maps gives (the file read may be a /proc fallback). */
+	m->info.path = intern(&sym->strings, name);
 	const unsigned char *bits;
 	GElf_Addr vaddr;
 	int len = dwfl_module_build_id(mod, &bits, &vaddr);
@@ -423,11 +579,9 @@ static struct sym_module *module_get(struct symbolizer *sym, Dwfl_Module *mod)
 	}
 	m->info.build_id = intern(&sym->strings, hex);
 	(void)elf;
-	if (!m->info.path || !m->info.build_id) {
-		free(m);
+	if (!m->info.path || !m->info.build_id)
 		return NULL;
-	}
-	*userdata = m;
+	m->info_done = true;
 	return m;
 }
 
@@ -756,6 +910,27 @@ static int frame_push(struct frame_buf *b, const struct frame *f)
 	return 0;
 }
 
+/* Says why a module's addresses found no symbol: a stripped file is not a
+ * file we could not read. */
+static void note_no_symbols(struct symbolizer *sym, struct sym_module *m)
+{
+	const char *path = m->info.path;
+	int pid = (int)sym->pid;
+	if (m->map_files_errno == EPERM || m->map_files_errno == EACCES)
+		add_note(sym, m, "no symbols for %s: the file was deleted or replaced after the process mapped it, "
+			 "or does not open here; /proc/%d/map_files would open it but needs CAP_SYS_ADMIN "
+			 "or CAP_CHECKPOINT_RESTORE (run xgdbprof as root)", path, pid);
+	else if (m->route == ELF_ROUTE_MEMORY || (pid && deleted_name(path)))
+		add_note(sym, m, "no symbols for %s: the file was deleted or replaced after the process mapped it, "
+			 "and %s", path, m->route == ELF_ROUTE_MEMORY ? "only its loaded segments could be read"
+								  : "could not be read through /proc either");
+	else if (pid && m->route == ELF_ROUTE_NONE && path[0] == '/')
+		add_note(sym, m, "no symbols for %s: the file could not be opened, here%s or through /proc/%d",
+			 path, sym->other_mount_ns ? " (in the target's mount namespace)" : "", pid);
+	else
+		add_note(sym, m, "no symbols in %s (stripped; install debug symbols or build with -g)", path);
+}
+
 /* Symbolizes one lookup address into b (uncached). */
 static int symbolize_addr(struct symbolizer *sym, uint64_t addr, struct frame_buf *b,
 			  struct xerr *err)
@@ -829,12 +1004,7 @@ static int symbolize_addr(struct symbolizer *sym, uint64_t addr, struct frame_bu
 		f.lang = lang_of_symbol(fs->linkage);
 		f.source = m->sym_source;
 	} else if (!m->dw && m->sym_source != FRAME_SOURCE_SYMTAB) {
-		size_t len = strlen(m->info.path), tail = strlen(" (deleted)");
-		bool deleted = len > tail && strcmp(m->info.path + len - tail, " (deleted)") == 0;
-		add_note(sym, m, deleted ? "no symbols for %s: the file was deleted or replaced after the process "
-					   "mapped it, and only its loaded segments could be read"
-					 : "no symbols in %s (stripped; install debug symbols or build with -g)",
-			 m->info.path);
+		note_no_symbols(sym, m);
 	}
 	return frame_push(b, &f);
 }
@@ -900,6 +1070,29 @@ static struct symbolizer *symbolizer_alloc(const Dwfl_Callbacks *cb, struct xerr
 	return sym;
 }
 
+static int attach_module_cb(Dwfl_Module *mod, void **userdata, const char *name,
+			    Dwarf_Addr start, void *arg)
+{
+	(void)name, (void)start;
+	struct symbolizer *sym = arg;
+	if (!module_attach(sym, mod, userdata)) {
+		sym->attach_failed = true;
+		return DWARF_CB_ABORT;
+	}
+	return DWARF_CB_OK;
+}
+
+/* Gives every module just reported our data, before libdwfl reads an ELF
+ * (the unwinder may be first), and looks again at the mount namespace: a
+ * process can enter another. */
+static int attach_modules(struct symbolizer *sym, struct xerr *err)
+{
+	sym->other_mount_ns = proc_other_mount_ns(sym->pid) == 1;
+	sym->attach_failed = false;
+	dwfl_getmodules(sym->dwfl, attach_module_cb, sym, 0);
+	return sym->attach_failed ? xerr_set(err, "out of memory listing modules") : 0;
+}
+
 struct symbolizer *symbolizer_new_pid(pid_t pid, struct xerr *err)
 {
 	struct symbolizer *sym = symbolizer_alloc(&proc_callbacks, err);
@@ -920,6 +1113,10 @@ struct symbolizer *symbolizer_new_pid(pid_t pid, struct xerr *err)
 		return NULL;
 	}
 	dwfl_report_end(sym->dwfl, NULL, NULL);
+	if (attach_modules(sym, err) < 0) {
+		symbolizer_free(sym);
+		return NULL;
+	}
 	return sym;
 }
 
@@ -986,6 +1183,8 @@ int symbolizer_refresh(struct symbolizer *sym, struct xerr *err)
 	/* Ending the report even on failure keeps the Dwfl consistent. */
 	dwfl_report_end(sym->dwfl, removed_module_cb, NULL);
 	pc_cache_clear(&sym->cache);
+	if (attach_modules(sym, err) < 0)
+		return -1;
 	/* Removed modules' .debug_str may be unmapped; their addresses could be
 	 * reused by a new module. */
 	free(sym->names.slots);

@@ -22,6 +22,13 @@
  *    symbol covering it, gives one frame with FRAME_SOURCE_NONE and NULL
  *    function. debuginfod is never consulted (DEBUGINFOD_URLS is removed
  *    from the environment when a symbolizer is created).
+ *  - A live process's module whose path does not open the mapped file (it
+ *    was deleted or replaced since, or the target is in another mount
+ *    namespace) is read through /proc/PID/root/PATH (other namespace),
+ *    /proc/PID/exe (the executable), /proc/PID/map_files/START-END (needs
+ *    CAP_SYS_ADMIN), else only its loaded segments from memory; each route
+ *    but the first is reported as a note. The unwinder, on the same Dwfl,
+ *    gets its CFI from the same file (docs/symbols.md).
  *  - All strings handed out (frame fields, module info, function names) are
  *    interned and stay valid until symbolizer_free, refreshes included.
  *  - Results are cached per module (DWARF index, symbol table) and per PC.
@@ -43,7 +50,8 @@
 struct symbolizer;
 
 struct symbolizer_module {
-	const char *path;        /* file the module was loaded from (or "[vdso]") */
+	const char *path;        /* as /proc/PID/maps names it, " (deleted)" included
+				  * (or "[vdso: PID]"); the file or the path given */
 	const char *build_id;    /* lowercase hex, "" when the ELF has none */
 	uint64_t start, end;     /* runtime address range [start, end) */
 	uint64_t bias;           /* runtime address - ELF virtual address */
@@ -93,7 +101,9 @@ int symbolizer_lookup(struct symbolizer *sym, uint64_t pc, bool is_return_addres
 
 /* What a report should tell about the lookups so far, one sentence each,
  * at most one per module: a module whose addresses found no symbol at all
- * ("no symbols in PATH (stripped; …)"). Strings live as long as sym. */
+ * ("no symbols in PATH (stripped; …)", or why its file could not be read),
+ * a module read through /proc/PID/exe or /proc/PID/map_files, and once a
+ * target in another mount namespace. Strings live as long as sym. */
 size_t symbolizer_note_count(const struct symbolizer *sym);
 const char *symbolizer_note(const struct symbolizer *sym, size_t i);
 

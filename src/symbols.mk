@@ -13,8 +13,17 @@ tests/fixtures/bin/inline_c: tests/fixtures/inline_c.c tests/fixtures/bin/.dirst
 tests/fixtures/bin/inline_rust: tests/fixtures/inline_rust.rs tests/fixtures/bin/.dirstamp
 	$(AM_V_GEN)$(RUSTC_QUIET) --edition 2018 -C opt-level=2 -g -o $@ $(srcdir)/tests/fixtures/inline_rust.rs
 
-check_DATA += $(SYMBOLIZE_FIXTURES)
-CLEANFILES += $(SYMBOLIZE_FIXTURES)
+# tests/symbol_fallbacks.sh: a library loaded from a file deleted afterwards.
+FALLBACK_FIXTURES = tests/fixtures/bin/dlopen_hot tests/fixtures/bin/libhot_plugin.so
+
+tests/fixtures/bin/dlopen_hot: tests/fixtures/dlopen_hot.c tests/fixtures/bin/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -o $@ $(srcdir)/tests/fixtures/dlopen_hot.c -ldl
+tests/fixtures/bin/libhot_plugin.so: tests/fixtures/hot_plugin.c tests/fixtures/bin/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -shared -fPIC -o $@ $(srcdir)/tests/fixtures/hot_plugin.c
+
+check_DATA += $(SYMBOLIZE_FIXTURES) $(FALLBACK_FIXTURES)
+CLEANFILES += $(SYMBOLIZE_FIXTURES) $(FALLBACK_FIXTURES)
+EXTRA_DIST += tests/fixtures/dlopen_hot.c tests/fixtures/hot_plugin.c
 
 check_PROGRAMS += \
 	tests/unit/test_symbolize \

@@ -5,6 +5,7 @@
 #include "signals.h"
 #include "unwind.h"
 #include "clock.h"
+#include "mi_record.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -438,6 +439,10 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, sampler_c
 		int stop_rc = stop_for_walks(sp, e);
 		uint64_t t_stopped = monotonic_ns();
 		st->phase_stop_s += (double)(t_stopped - stop_start) / 1e9;
+		/* The stop may be the exec catchpoint's: another program,
+		 * not to be walked with this one's symbols, nor resumed. */
+		if (session_target_execed(s))
+			return 1;
 		if (stop_rc < 0)
 			return session_target_alive(s) ? -1 : 1;
 		int round = stopped_round(sp, st, e);
@@ -549,14 +554,29 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 			break;
 		if (cfg->duration_s > 0 && (double)(now - start) / 1e9 >= cfg->duration_s)
 			break;
+		if (session_target_execed(s)) {
+			st->target_execed = true;
+			break;
+		}
 		if (!session_target_alive(s)) {
 			st->target_exited = true;
 			break;
 		}
 		if (now < next_tick) {
 			uint64_t wait = next_tick - now;
-			struct timespec ts = { (time_t)(wait / 1000000000u), (long)(wait % 1000000000u) };
-			nanosleep(&ts, NULL);
+			struct mi_record *ev = NULL;
+			/* Waits on gdb's records rather than asleep: the exec
+			 * catchpoint holds the target stopped until its *stopped
+			 * is read. The last 2 ms are slept, for the tick's
+			 * precision (and all of it if gdb is gone). */
+			int got = wait < 2000000u ? -1
+						  : session_wait_event(s, wait >= 51000000u ? 50 : (int)(wait / 1000000u) - 1,
+								       &ev, NULL);
+			mi_record_free(ev);
+			if (got < 0) {
+				struct timespec ts = { (time_t)(wait / 1000000000u), (long)(wait % 1000000000u) };
+				nanosleep(&ts, NULL);
+			}
 			continue;
 		}
 		/* Absolute schedule; after a long stall, skip rather than burst. */
@@ -570,7 +590,8 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 		if (round < 0)
 			goto out;
 		if (round > 0) {
-			st->target_exited = true;
+			st->target_execed = session_target_execed(s);
+			st->target_exited = !st->target_execed;
 			break;
 		}
 

@@ -18,10 +18,15 @@ $(FIXTURE_BIN)/trace_write: tests/fixtures/trace_write.c $(FIXTURE_BIN)/.dirstam
 $(FIXTURE_BIN)/trace_hot: tests/fixtures/trace_hot.c $(FIXTURE_BIN)/.dirstamp
 	$(AM_V_CC)$(CC) -O1 -g -o $@ $(srcdir)/tests/fixtures/trace_hot.c
 
+$(FIXTURE_BIN)/exec_later: tests/fixtures/exec_later.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/exec_later.c
+$(FIXTURE_BIN)/fork_loop: tests/fixtures/fork_loop.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/fork_loop.c
+
 check_DATA += $(FIXTURE_BIN)/trace_tree $(FIXTURE_BIN)/trace_panic $(FIXTURE_BIN)/trace_write \
-	$(FIXTURE_BIN)/trace_hot
+	$(FIXTURE_BIN)/trace_hot $(FIXTURE_BIN)/exec_later $(FIXTURE_BIN)/fork_loop
 CLEANFILES += $(FIXTURE_BIN)/trace_tree $(FIXTURE_BIN)/trace_panic $(FIXTURE_BIN)/trace_write \
-	$(FIXTURE_BIN)/trace_hot
+	$(FIXTURE_BIN)/trace_hot $(FIXTURE_BIN)/exec_later $(FIXTURE_BIN)/fork_loop
 
 check_PROGRAMS += tests/unit/test_tracer tests/unit/test_tracer_codecheck
 tests_unit_test_tracer_SOURCES = tests/unit/test_tracer.c
@@ -31,6 +36,6 @@ tests_unit_test_tracer_codecheck_LDADD = $(test_ldadd)
 
 TESTS += tests/unit/test_tracer \
 	tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh tests/trace_safety.sh \
-	tests/trace_budget.sh
+	tests/trace_budget.sh tests/exec_fork.sh
 EXTRA_DIST += tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh tests/trace_safety.sh \
-	tests/trace_budget.sh
+	tests/trace_budget.sh tests/exec_fork.sh tests/fixtures/exec_later.c tests/fixtures/fork_loop.c

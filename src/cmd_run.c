@@ -106,6 +106,9 @@ static void fill_meta(struct run_context *rc, struct profile *p)
 		profile_add_note(p, "the target exited during the run", NULL);
 	for (size_t i = 0; rc->sym && i < symbolizer_note_count(rc->sym); i++)
 		profile_add_note(p, symbolizer_note(rc->sym, i), NULL);
+	if (rc->stats.target_execed)
+		profile_add_note(p, "the target exec'd another program during the run: the run ended at the exec, "
+				 "the new program was left running untraced", NULL);
 }
 
 /* A path for an output file: a recipe names files inside the run's
@@ -457,6 +460,15 @@ int run_recipe(const struct run_request *req)
 			return cli_usage_error(NULL, req->argc != 1 ? "give exactly one PID, or -- COMMAND"
 							     : "a PID is a positive number (see `pgrep NAME`)");
 		}
+		/* Attaching would not run it, but the run would see nothing:
+		 * say so and leave it exactly as it is (docs/design.md). */
+		if (proc_state(pid) == 'T') {
+			recipe_free(rc.recipe);
+			proc_cpu_probe_free(&busy_probe);
+			return cli_input_error("process %d is stopped (state T): nothing to %s; resume it with "
+					       "`kill -CONT %d`, or see where it stopped with `xgdbprof dump %d`",
+					       (int)pid, wants_samples ? "sample" : "trace", (int)pid, (int)pid);
+		}
 		if (session_attach(&rc.session, pid, &so, &e) < 0) {
 			recipe_free(rc.recipe);
 			proc_cpu_probe_free(&busy_probe);
@@ -557,6 +569,7 @@ int run_recipe(const struct run_request *req)
 		rc.stats.elapsed_s = tstats.elapsed_s;
 		rc.stats.stopped_s = tstats.stopped_s;
 		rc.stats.target_exited = tstats.target_exited;
+		rc.stats.target_execed = tstats.target_execed;
 		for (int i = 0; i < tstats.nnotes && rc.stats.nnotes < SAMPLER_MAX_NOTES; i++)
 			snprintf(rc.stats.notes[rc.stats.nnotes++], sizeof rc.stats.notes[0], "%s", tstats.notes[i]);
 	} else if (sampler_run(rc.session, rc.sym, &cfg, on_sample, &rc, &rc.stats, &e) < 0 &&
@@ -572,6 +585,10 @@ int run_recipe(const struct run_request *req)
 			rc.stats.phase_resume_s * 1e3 / (double)rc.stats.stops, (unsigned long long)rc.stats.stops);
 	if (rc.stats.target_exited)
 		fprintf(stderr, "xgdbprof: process %d exited; reporting what was collected\n", (int)rc.pid);
+	else if (rc.stats.target_execed)
+		fprintf(stderr, "xgdbprof: process %d exec'd %s: the run ended at the exec and the new program runs "
+			"on untraced (run xgdbprof on PID %d again to profile it); reporting what was collected\n",
+			(int)rc.pid, session_exec_path(rc.session), (int)rc.pid);
 	else if (signals_pending())
 		fprintf(stderr, "xgdbprof: interrupted; detaching and reporting what was collected\n");
 

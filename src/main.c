@@ -62,7 +62,8 @@ static void print_usage(FILE *out)
 		fprintf(out, "  %-10s %s\n", subcommands[i].name, subcommands[i].summary);
 	fputs("\nRun `xgdbprof SUBCOMMAND --help` for a subcommand's options.\n"
 	      "Exit status: 0 success, 1 the job failed, 2 bad input (options, PID,\n"
-	      "permissions, recipe, missing gdb); with -- COMMAND, the command's status.\n", out);
+	      "a stopped target, permissions, recipe, missing gdb); with -- COMMAND, the\n"
+	      "command's status.\n", out);
 }
 
 static const struct subcommand *find_subcommand(const char *name)

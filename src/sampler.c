@@ -464,6 +464,10 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, sampler_c
 		int stop_rc = stop_for_walks(sp, e);
 		uint64_t t_stopped = monotonic_ns();
 		st->phase_stop_s += (double)(t_stopped - stop_start) / 1e9;
+		/* The stop may be the exec catchpoint's: another program,
+		 * not to be walked with this one's symbols, nor resumed. */
+		if (session_target_execed(s))
+			return 1;
 		if (stop_rc < 0)
 			return session_target_alive(s) ? -1 : 1;
 		int round = stopped_round(sp, st, e);
@@ -579,6 +583,10 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 			break;
 		if (cfg->duration_s > 0 && (double)(now - start) / 1e9 >= cfg->duration_s)
 			break;
+		if (session_target_execed(s)) {
+			st->target_execed = true;
+			break;
+		}
 		if (!session_target_alive(s)) {
 			st->target_exited = true;
 			break;
@@ -608,7 +616,8 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 		if (round < 0)
 			goto out;
 		if (round > 0) {
-			st->target_exited = true;
+			st->target_execed = session_target_execed(s);
+			st->target_exited = !st->target_execed;
 			break;
 		}
 

@@ -80,6 +80,7 @@ struct sampler_stats {
 	double phase_stop_s, phase_walk_s, phase_resume_s;  /* where stopped time went */
 	int max_threads;
 	bool target_exited;
+	bool target_execed;           /* it exec'd: sampling ended there (session_exec_path) */
 	int nnotes;
 	char notes[SAMPLER_MAX_NOTES][200];
 };

@@ -7,6 +7,7 @@
 #include "clock.h"
 #include "restore.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -31,6 +32,14 @@ struct session {
 	bool attached;             /* gdb holds the target: detach on the way out */
 	bool attach_started;       /* -target-attach was sent: gdb may have stopped threads */
 	bool no_symbols;           /* session_options.no_symbols */
+	bool execed;               /* gdb reported an exec: stopped in the new program */
+	char *exec_path;           /* the new program, as gdb names it */
+	unsigned char exec_id[16]; /* AT_RANDOM's bytes: new at every exec (exec_identity) */
+	bool have_exec_id;
+	double exec_suspected_ms;  /* when /proc first showed a new program gdb had not reported */
+	unsigned long forks;       /* forks gdb reported (catch fork, set by the tracer) */
+	void (*on_fork)(void *ctx, pid_t child);
+	void *on_fork_ctx;
 	int timeout_ms;
 	bool verbose;
 	/* Code bytes under the breakpoints a module asked for, and the rescue
@@ -117,6 +126,79 @@ static int thread_id_of(const struct mi_record *ev)
 	return id ? atoi(id) : 0;
 }
 
+/* The exec catchpoint fired: the process now runs another program, stopped
+ * at its first instruction. Nothing the session was opened for (symbols,
+ * addresses, thread ids) holds any more. */
+static void note_exec(struct session *s, const struct mi_record *ev)
+{
+	const char *path = mi_value_get_string(ev->results, "new-exec");
+	s->execed = true;
+	free(s->exec_path);
+	s->exec_path = strdup(path ? path : "?");
+}
+
+/* The 16 random bytes the kernel puts on the stack of every new program
+ * (auxv AT_RANDOM): they change at each exec, even of the same program at
+ * the same addresses. */
+static bool exec_identity(pid_t pid, unsigned char out[16])
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/auxv", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	Elf64_auxv_t aux[64];
+	ssize_t n = read(fd, aux, sizeof aux);
+	close(fd);
+	uint64_t at = 0;
+	for (ssize_t i = 0; n > 0 && i < n / (ssize_t)sizeof *aux && aux[i].a_type != AT_NULL; i++)
+		if (aux[i].a_type == AT_RANDOM)
+			at = aux[i].a_un.a_val;
+	if (!at)
+		return false;   /* mid-exec: no auxv yet */
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool ok = pread(fd, out, 16, (off_t)at) == 16;
+	close(fd);
+	return ok;
+}
+
+/* gdb re-inserts our breakpoints at their old addresses right after it
+ * follows an exec, before it checks the exec catchpoint; where the new
+ * program has no memory there the insertion fails, gdb drops the event,
+ * reports no stop and leaves the process stopped. Seen from /proc
+ * instead, once gdb has had half a second to report it (a detach while
+ * gdb has the exec event still pending runs the new program with the old
+ * one's registers: seen to crash it). The detach works then. */
+static bool exec_seen_in_proc(struct session *s)
+{
+	unsigned char now[16];
+	if (s->execed || !s->have_exec_id || !exec_identity(s->pid, now) || memcmp(now, s->exec_id, 16) == 0)
+		return s->execed;
+	if (!s->exec_suspected_ms)
+		s->exec_suspected_ms = monotonic_ms();
+	if (monotonic_ms() - s->exec_suspected_ms < 500)
+		return false;
+	char exe[4096];
+	s->execed = true;
+	s->stopped = true;   /* in gdb's hands: only the detach lets it go */
+	free(s->exec_path);
+	s->exec_path = strdup(proc_exe_path(s->pid, exe, sizeof exe, NULL) == 0 ? exe : "?");
+	return true;
+}
+
+/* A fork catchpoint fired. The child is held by gdb until the parent is
+ * resumed (gdb detaches it then): the one moment it can be cleaned. */
+static void note_fork(struct session *s, const struct mi_record *ev)
+{
+	long long child = 0;
+	s->forks++;
+	if (mi_value_get_int(ev->results, "newpid", &child) == 0 && child > 0 && s->on_fork)
+		s->on_fork(s->on_fork_ctx, (pid_t)child);
+}
+
 /* Keeps the session's view of the target in step with gdb's records:
  * *stopped (possibly because it exited), *running, and in non-stop mode
  * which threads each of them concerns. */
@@ -133,8 +215,13 @@ static void track_exec_event(struct session *s, const struct mi_record *ev)
 		return;
 	int id = thread_id_of(ev);
 	if (strcmp(ev->klass, "stopped") == 0) {
-		if (is_exit_reason(mi_value_get_string(ev->results, "reason")))
+		const char *reason = mi_value_get_string(ev->results, "reason");
+		if (is_exit_reason(reason))
 			s->target_exited = true;
+		if (reason && strcmp(reason, "exec") == 0)
+			note_exec(s, ev);
+		if (reason && strcmp(reason, "fork") == 0)
+			note_fork(s, ev);
 		if (!s->non_stop)
 			s->stopped = true;
 		else if (id > 0)
@@ -248,14 +335,22 @@ static int wait_stopped(struct session *s, struct xerr *e)
 {
 	struct mi_error me;
 	struct mi_record *stopped = NULL;
-	int got = mi_conn_wait_stopped(s->gdb, s->timeout_ms, &stopped, &me);
+	uint64_t deadline = deadline_in(s->timeout_ms);
+	int got;
+	/* In slices: a stop that will never be reported (exec_seen_in_proc)
+	 * must not cost the whole timeout. */
+	while ((got = mi_conn_wait_stopped(s->gdb, 100, &stopped, &me)) == 0) {
+		if (exec_seen_in_proc(s))
+			return 0;
+		if (ms_until(deadline) == 0) {
+			give_up_on_gdb(s, "report the target stopped");
+			return xerr_set(e, "gdb did not report process %d stopped within %d ms", (int)s->pid,
+					s->timeout_ms);
+		}
+	}
 	if (got < 0) {
 		on_gdb_lost(s);
 		return xerr_set(e, "%s", me.message);
-	}
-	if (got == 0) {
-		give_up_on_gdb(s, "report the target stopped");
-		return xerr_set(e, "gdb did not report process %d stopped within %d ms", (int)s->pid, s->timeout_ms);
 	}
 	track_exec_event(s, stopped);
 	mi_record_free(stopped);
@@ -313,7 +408,7 @@ static int wait_all_threads_stopped(struct session *s, struct xerr *e)
 	if (count_threads(s, &total, e) < 0)
 		return -1;
 	uint64_t deadline = deadline_in(s->timeout_ms);
-	while (s->nstopped_ids < total && !s->target_exited) {
+	while (s->nstopped_ids < total && !s->target_exited && !s->execed) {
 		struct mi_record *ev;
 		int got = session_wait_event(s, ms_until(deadline), &ev, e);
 		if (got < 0)
@@ -402,6 +497,13 @@ static struct session *session_new(const struct session_options *opts, struct xe
 		call(s, NULL, NULL, "-gdb-set", "auto-solib-add", "off", NULL);
 	/* Must precede the attach. */
 	s->non_stop = opts && (opts->non_stop || (opts->choose_non_stop && opts->choose_non_stop(opts->choose_ctx)));
+	/* Children and new programs (docs/tracing.md, "Forks and exec"): a
+	 * forked child is detached at once (gdb removes its copies of our
+	 * breakpoints first), the target stays the parent, and an exec is
+	 * followed in the same inferior, where the exec catchpoint stops it. */
+	call(s, NULL, NULL, "-gdb-set", "detach-on-fork", "on", NULL);
+	call(s, NULL, NULL, "-gdb-set", "follow-fork-mode", "parent", NULL);
+	call(s, NULL, NULL, "-gdb-set", "follow-exec-mode", "same", NULL);
 	if (s->non_stop && call(s, NULL, e, "-gdb-set", "non-stop", "on", NULL) < 0) {
 		xerr_prefix(e, "switching gdb to non-stop mode");
 		mi_conn_free(s->gdb);
@@ -485,6 +587,13 @@ static int attach_gdb(struct session *s, pid_t pid, struct xerr *e)
 	double t0 = monotonic_ms();
 	if ((s->non_stop ? wait_all_threads_stopped(s, e) : wait_stopped(s, e)) < 0)
 		return xerr_prefix(e, "attaching to process %d", (int)pid);
+	/* Without it gdb follows an exec silently and re-inserts our address
+	 * breakpoints at the same numbers in the new program: "Cannot insert
+	 * breakpoint", the resume aborted and the target left stopped. */
+	const char *catch_exec[] = { "console", "catch exec", NULL };
+	if (session_call(s, NULL, e, "-interpreter-exec", catch_exec) < 0)
+		return xerr_prefix(e, "catching exec in process %d", (int)pid);
+	s->have_exec_id = exec_identity(pid, s->exec_id);
 	/* Attaching stops every thread; let the target go on right away. */
 	int rc = session_resume(s, e);
 	if (s->verbose)
@@ -542,6 +651,27 @@ static void drop_symbols_after_exec(struct session *s)
 	if (s->verbose)
 		fprintf(stderr, "xgdbprof: gdb had not followed the exec of process %d after 2 s; it keeps its symbols\n",
 			(int)s->pid);
+}
+
+/* The launched command's own exec stops at the exec catchpoint: that one
+ * is the launch itself, not the target changing programs. */
+static int wait_launch_exec(struct session *s, struct xerr *e)
+{
+	while (!s->execed && !s->target_exited) {
+		struct mi_record *ev;
+		int got = session_wait_event(s, s->timeout_ms, &ev, e);
+		if (got < 0)
+			return -1;
+		if (got == 0)
+			return xerr_set(e, "gdb did not report the exec of process %d within %d ms", (int)s->pid,
+					s->timeout_ms);
+		mi_record_free(ev);
+	}
+	s->execed = false;
+	free(s->exec_path);
+	s->exec_path = NULL;
+	s->have_exec_id = exec_identity(s->pid, s->exec_id);
+	return s->target_exited ? 0 : session_resume(s, e);
 }
 
 /* The child side of session_launch: waits on `go_fd` until gdb is attached,
@@ -617,6 +747,8 @@ int session_launch(struct session **out, char *const argv[], const struct sessio
 			return xerr_set(e, "command not found: %s (check the name, or give its full path)", argv[0]);
 		return xerr_set(e, "cannot run %s: %s", argv[0], strerror(exec_errno));
 	}
+	if (rc == 0)
+		rc = wait_launch_exec(s, e);
 	if (rc < 0) {
 		session_end(s, NULL);
 		return -1;
@@ -653,6 +785,27 @@ bool session_target_alive(struct session *s)
 		return false;
 	char state = proc_state(s->pid);
 	return state != 0 && state != 'Z' && state != 'X';
+}
+
+bool session_target_execed(struct session *s)
+{
+	return exec_seen_in_proc(s);
+}
+
+const char *session_exec_path(const struct session *s)
+{
+	return s->exec_path;
+}
+
+unsigned long session_forks(const struct session *s)
+{
+	return s->forks;
+}
+
+void session_on_fork(struct session *s, void (*fn)(void *ctx, pid_t child), void *ctx)
+{
+	s->on_fork = fn;
+	s->on_fork_ctx = ctx;
 }
 
 bool session_non_stop(const struct session *s)
@@ -704,7 +857,7 @@ int session_stop_threads(struct session *s, const int *gdb_ids, size_t n, struct
 	}
 	int rc = 0;
 	uint64_t deadline = deadline_in(s->timeout_ms);
-	while (rc == 0 && !s->target_exited) {
+	while (rc == 0 && !s->target_exited && !s->execed) {
 		size_t left = 0;
 		for (size_t i = 0; i < nwaiting; i++)
 			if (waiting[i] && !thread_is_stopped(s, waiting[i]))
@@ -739,7 +892,8 @@ int session_stop_threads(struct session *s, const int *gdb_ids, size_t n, struct
 
 int session_resume(struct session *s, struct xerr *e)
 {
-	if (!s->stopped)
+	/* After an exec only the detach may let it go (session.h). */
+	if (!s->stopped || s->execed)
 		return 0;
 	if (call(s, NULL, e, "-exec-continue", s->non_stop ? "--all" : NULL, NULL) < 0)
 		return xerr_prefix(e, "resuming process %d", (int)s->pid);
@@ -962,7 +1116,9 @@ int session_idle(struct session *s, int timeout_ms, struct xerr *e)
 		mi_record_free(ev);
 		if (got < 0)
 			return -1;
-		if (got == 0)
+		/* An exec holds the target stopped at its catchpoint: the caller
+		 * must see it now (session_target_execed), not at the deadline. */
+		if (got == 0 || s->execed)
 			return 0;
 	}
 }
@@ -1014,6 +1170,11 @@ int session_remember_code_byte(struct session *s, uint64_t addr, struct xerr *e)
 	return restore_set_remember(&s->code, addr, e);
 }
 
+const struct restore_set *session_code_bytes(const struct session *s)
+{
+	return &s->code;
+}
+
 bool session_gdb_lost(struct session *s)
 {
 	return s->gdb ? !mi_conn_alive(s->gdb) : s->attach_started;
@@ -1051,7 +1212,7 @@ int session_end(struct session *s, struct xerr *e)
 		/* -target-detach resumes a stopped target; it needs all threads
 		 * stopped in all-stop mode, so stop first if running (in
 		 * non-stop mode gdb stops them itself). */
-		if (!s->stopped && !s->non_stop && session_target_alive(s))
+		if (!s->stopped && !s->non_stop && !s->execed && session_target_alive(s))
 			session_stop(s, NULL);
 		if (call(s, NULL, &detach_error, "-target-detach", NULL) < 0)
 			rc = -1;
@@ -1082,6 +1243,7 @@ int session_end(struct session *s, struct xerr *e)
 	}
 	free(s->stopped_ids);
 	restore_set_release(&s->code);
+	free(s->exec_path);
 	free(s);
 	return rc;
 }

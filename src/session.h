@@ -90,9 +90,27 @@ int session_stop(struct session *s, struct xerr *e);
  * reports each stopped; a thread that exits meanwhile is skipped, so walks
  * of it fail. All-stop mode: session_stop. */
 int session_stop_threads(struct session *s, const int *gdb_ids, size_t n, struct xerr *e);
-/* Resumes every stopped thread. */
+/* Resumes every stopped thread. Does nothing once the target exec'd: gdb
+ * would re-insert breakpoints at addresses of the old program. */
 int session_resume(struct session *s, struct xerr *e);
 bool session_non_stop(const struct session *s);
+
+/* Whether the target exec'd: gdb's exec catchpoint (set at attach)
+ * reported it in a record read so far, or /proc shows a new program (gdb
+ * reports no stop when it cannot re-insert our breakpoints in the new
+ * program). The process is then stopped in the new program, its threads
+ * and addresses are not the ones the session knew, and it must not be
+ * resumed under our breakpoints: delete them, then session_end (whose
+ * detach lets the new program run). Reads two small /proc files. */
+bool session_target_execed(struct session *s);
+/* The program it exec'd, as gdb names it; NULL before an exec. */
+const char *session_exec_path(const struct session *s);
+
+/* Forks reported by a fork catchpoint (the tracer inserts one); fn, when
+ * set, is called for each with the child's pid while gdb still holds the
+ * child stopped (it detaches it when the parent is next resumed). */
+unsigned long session_forks(const struct session *s);
+void session_on_fork(struct session *s, void (*fn)(void *ctx, pid_t child), void *ctx);
 
 /* Threads of the stopped target, sorted by tid. *threads is malloc'd. */
 int session_threads(struct session *s, struct session_thread **threads, size_t *count, struct xerr *e);
@@ -145,6 +163,11 @@ pid_t session_launched_child(const struct session *s);
  * asks gdb for a breakpoint there, so session_rescue can put it back should
  * gdb die with its int3 in place. 0, or -1 when the byte cannot be read. */
 int session_remember_code_byte(struct session *s, uint64_t addr, struct xerr *e);
+
+/* The bytes remembered so far, for a module that must put them back in a
+ * copy of the target (a forked child); read-only. */
+struct restore_set;
+const struct restore_set *session_code_bytes(const struct session *s);
 
 /* True once gdb is gone: it died, or stopped answering (no answer within
  * the command timeout, or stopped in state T for a second) and was killed. */

@@ -25,10 +25,14 @@
  *
  * Exit contract: on every return path, with gdb alive, every breakpoint and
  * catchpoint this tracer created is deleted (the target is stopped for that
- * and resumed after) — the caller then ends the session. If gdb died (or
- * stopped answering and was killed), session_rescue restores the original
- * bytes with our own ptrace before this returns and leaves the target
- * running. Returns 0 when the run ended normally
+ * and resumed after) — the caller then ends the session. Except the fork
+ * catchpoint: it stays until the detach, so that forks reported after the
+ * probes' removal still have their children cleaned (heal_fork_child). If
+ * the target exec'd, the breakpoints are deleted and it is left stopped
+ * for the detach (session_target_execed). If gdb died (or stopped
+ * answering and was ended), session_rescue restores the original bytes
+ * with our own ptrace before this returns and leaves the target running.
+ * Returns 0 when the run ended normally
  * (duration, signal, exit(), target exit), -1 with e on an error (the stats
  * still hold what was done).
  *
@@ -83,6 +87,10 @@ struct tracer_stats {
 	bool clocks_unavailable;      /* the kernel gives no schedstat: every hit estimated */
 	double entries_estimated;     /* duty cycled: entries extrapolated to the whole run */
 	bool target_exited;
+	bool target_execed;           /* it exec'd: the trace ended there, the new program runs untraced */
+	char exec_path[200];          /* the program it exec'd */
+	unsigned long forks;          /* forks seen (fork(), not vfork/posix_spawn): children detached */
+	uint64_t fork_bytes_healed;   /* int3 bytes a child had inherited and gdb had not removed */
 	bool gdb_died;
 	struct restore_report restore;/* gdb_died: what the byte restore did */
 	int nnotes;

@@ -24,10 +24,17 @@ $(FIXTURE_BIN)/dlopen_loop: tests/fixtures/dlopen_loop.c $(FIXTURE_BIN)/.dirstam
 $(FIXTURE_BIN)/libdlopen_plugin.so: tests/fixtures/dlopen_plugin.c $(FIXTURE_BIN)/.dirstamp
 	$(AM_V_CC)$(CC) -O1 -g -shared -fPIC -o $@ $(srcdir)/tests/fixtures/dlopen_plugin.c
 
+$(FIXTURE_BIN)/exec_later: tests/fixtures/exec_later.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/exec_later.c
+$(FIXTURE_BIN)/fork_loop: tests/fixtures/fork_loop.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/fork_loop.c
+
 check_DATA += $(FIXTURE_BIN)/trace_tree $(FIXTURE_BIN)/trace_panic $(FIXTURE_BIN)/trace_write \
-	$(FIXTURE_BIN)/trace_hot $(FIXTURE_BIN)/regs_hot $(FIXTURE_BIN)/dlopen_loop $(FIXTURE_BIN)/libdlopen_plugin.so
+	$(FIXTURE_BIN)/trace_hot $(FIXTURE_BIN)/regs_hot $(FIXTURE_BIN)/dlopen_loop $(FIXTURE_BIN)/libdlopen_plugin.so \
+	$(FIXTURE_BIN)/exec_later $(FIXTURE_BIN)/fork_loop
 CLEANFILES += $(FIXTURE_BIN)/trace_tree $(FIXTURE_BIN)/trace_panic $(FIXTURE_BIN)/trace_write \
-	$(FIXTURE_BIN)/trace_hot $(FIXTURE_BIN)/regs_hot $(FIXTURE_BIN)/dlopen_loop $(FIXTURE_BIN)/libdlopen_plugin.so
+	$(FIXTURE_BIN)/trace_hot $(FIXTURE_BIN)/regs_hot $(FIXTURE_BIN)/dlopen_loop $(FIXTURE_BIN)/libdlopen_plugin.so \
+	$(FIXTURE_BIN)/exec_later $(FIXTURE_BIN)/fork_loop
 
 check_PROGRAMS += tests/unit/test_tracer tests/unit/test_tracer_codecheck
 tests_unit_test_tracer_SOURCES = tests/unit/test_tracer.c
@@ -37,7 +44,8 @@ tests_unit_test_tracer_codecheck_LDADD = $(test_ldadd)
 
 TESTS += tests/unit/test_tracer \
 	tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh tests/trace_safety.sh \
-	tests/trace_budget.sh tests/trace_registers.sh tests/gdb_lost.sh
+	tests/trace_budget.sh tests/trace_registers.sh tests/gdb_lost.sh tests/exec_fork.sh
 EXTRA_DIST += tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh tests/trace_safety.sh \
 	tests/trace_budget.sh tests/trace_registers.sh tests/fixtures/regs_hot.c \
-	tests/gdb_lost.sh tests/fixtures/dlopen_loop.c tests/fixtures/dlopen_plugin.c
+	tests/gdb_lost.sh tests/fixtures/dlopen_loop.c tests/fixtures/dlopen_plugin.c \
+	tests/exec_fork.sh tests/fixtures/exec_later.c tests/fixtures/fork_loop.c

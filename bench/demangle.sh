@@ -48,5 +48,5 @@ else
 fi
 
 ${CC:-cc} -std=c11 -O2 -D_GNU_SOURCE -I"$build" -I"$src/src" -o "$tmp/bench" \
-	"$src/bench/demangle_bench.c" "$src/src/demangle.c" "$src/src/rust_demangle_unicode.c"
+	"$src/bench/demangle_bench.c" "$src/src/symbols/demangle.c" "$src/src/symbols/rust_demangle_unicode.c"
 "$tmp/bench" "$tmp/syms"

@@ -1,6 +1,6 @@
 /* demangle_bench.c — in-process throughput of rust_demangle() over a symbol
  * list (one per line): symbols/s, best of 5 passes. Built by bench/demangle.sh. */
-#include "demangle.h"
+#include "symbols/demangle.h"
 
 #include <stdio.h>
 #include <stdlib.h>

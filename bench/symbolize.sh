@@ -5,7 +5,7 @@
 #
 #   bench/symbolize.sh [BUILDDIR [BINARY]]
 #
-# BUILDDIR is a configured and built tree (libxgdbprof.a); BINARY defaults to
+# BUILDDIR is a configured and built tree (its src/symbols library); BINARY defaults to
 # BUILDDIR/tests/fixtures/bin/inline_rust (built by make check). Targets: cold
 # lookups >= 3x faster than addr2line, cached lookups >= 2 M PCs/s.
 set -eu
@@ -14,13 +14,13 @@ top=$(cd "$here/.." && pwd)
 build=${1:-.}
 build=$(cd "$build" && pwd)
 bin=${2:-$build/tests/fixtures/bin/inline_rust}
-[ -f "$build/libxgdbprof.a" ] || { echo "no libxgdbprof.a in $build: run make there first" >&2; exit 1; }
+[ -f "$build/src/symbols/libsymbols.a" ] || { echo "no src/symbols/libsymbols.a in $build: run make there first" >&2; exit 1; }
 [ -f "$bin" ] || { echo "no $bin: run make check (or give a binary)" >&2; exit 1; }
 
 tmp=$(mktemp -d /tmp/xgdbprof-bench-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 ${CC:-cc} -O2 -std=c11 -D_GNU_SOURCE -I"$top/src" -I"$build" "$here/symbolize_bench.c" \
-	"$build/libxgdbprof.a" $(pkg-config --libs libdw libelf) -ldl -lpthread -o "$tmp/drv"
+	"$build/src/symbols/libsymbols.a" "$build/src/procfs/libprocfs.a" "$build/src/util/libutil.a" $(pkg-config --libs libdw libelf) -ldl -lpthread -o "$tmp/drv"
 
 nm -S --defined-only "$bin" | awk 'NF == 4 { print $4 "@" $1, $2 }' > "$tmp/syms"
 objdump -d --no-show-raw-insn "$bin" | awk -v syms="$tmp/syms" '

@@ -3,7 +3,7 @@
  * Contract: every mi_* function that can fail takes a `struct mi_error *`
  * (which may be NULL to discard the message), returns -1 or NULL, and leaves
  * one human sentence in `message`. On success the error is left untouched.
- * mi/ is standalone: it does not use src/error.h.
+ * mi/ is standalone: it does not use src/util/error.h.
  */
 #ifndef MI_ERROR_H
 #define MI_ERROR_H

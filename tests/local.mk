@@ -64,6 +64,6 @@ CLEANFILES += $(FIXTURE_BIN)/hostile_names $(FIXTURE_BIN)/hostile_panic
 OUTPUT_SAFETY_TESTS = tests/hostile_text.sh tests/output_files.sh
 check_PROGRAMS += tests/unit/test_text_escape
 tests_unit_test_text_escape_SOURCES = tests/unit/test_text_escape.c
-tests_unit_test_text_escape_LDADD = $(test_ldadd)
+tests_unit_test_text_escape_LDADD = $(util_ldadd)
 TESTS += tests/unit/test_text_escape $(OUTPUT_SAFETY_TESTS)
 EXTRA_DIST += $(OUTPUT_SAFETY_TESTS)

@@ -22,7 +22,7 @@
  * END is sent at end of file (or after exit()) if the file has none.
  * Exit: 0 ok, 1 runtime error (message on stderr), 2 recipe errors.
  */
-#include "recipe.h"
+#include "recipe/recipe.h"
 
 #include <stdio.h>
 #include <stdlib.h>

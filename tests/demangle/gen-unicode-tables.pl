@@ -1,8 +1,8 @@
 #!/usr/bin/perl
-# Regenerates src/rust_demangle_unicode.c: the two Unicode properties Rust's
+# Regenerates src/symbols/rust_demangle_unicode.c: the two Unicode properties Rust's
 # char::escape_debug consults (as of the Unicode 14 tables of rustc 1.63's std,
 # which Debian's rustfilt is built with). Usage:
-#   perl tests/demangle/gen-unicode-tables.pl > src/rust_demangle_unicode.c
+#   perl tests/demangle/gen-unicode-tables.pl > src/symbols/rust_demangle_unicode.c
 # Rust's "printable" (library/core/src/unicode/printable.py): every code point
 # except general categories Cc Cf Cs Co Cn Zl Zp Zs, with U+0020 printable.
 use strict;

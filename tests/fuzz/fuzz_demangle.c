@@ -5,7 +5,7 @@
  * too-big result holds a prefix of the full output; and the routing helper
  * agrees with the demangler.
  */
-#include "demangle.h"
+#include "symbols/demangle.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* fuzz_recipe.c — libFuzzer target: parse and check arbitrary bytes as a
  * recipe, then run it against one of each event (no crash, no leak). */
-#include "recipe.h"
+#include "recipe/recipe.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * fixture binaries with rustfilt's output (tests/demangle/corpus-*.txt), and
  * the routing/filter API. Exit 0 pass, 1 fail; prints the first few diffs.
  */
-#include "demangle.h"
+#include "symbols/demangle.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * valgrind), must keep its output contract, and must say "not Rust" for
  * anything without a Rust prefix or with non-ASCII bytes.
  */
-#include "demangle.h"
+#include "symbols/demangle.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* test_recipe.c — unit tests of the recipe evaluator and maps, driven by
  * synthetic events; outputs are compared exactly. */
-#include "maps.h"
-#include "recipe.h"
+#include "recipe/maps.h"
+#include "recipe/recipe.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,8 +6,8 @@
  *   test_report --print NAME print one rendering as the test sees it (to
  *                            review it before saving it as NAME.expected)
  */
-#include "profile.h"
-#include "report.h"
+#include "report/profile.h"
+#include "report/report.h"
 #include "test_report_profiles.h"
 
 #include <cjson/cJSON.h>

@@ -1,8 +1,8 @@
 /* test_report_map.c — profile_add_map: recipe maps keyed by stacks become
  * profile entries (thread name from a single string key, other keys as
  * pseudo-frames above the root). */
-#include "maps.h"
-#include "profile.h"
+#include "recipe/maps.h"
+#include "report/profile.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -5,7 +5,7 @@
 #ifndef TEST_REPORT_PROFILES_H
 #define TEST_REPORT_PROFILES_H
 
-#include "profile.h"
+#include "report/profile.h"
 
 #include <stdio.h>
 #include <stdlib.h>

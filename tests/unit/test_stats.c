@@ -1,6 +1,6 @@
 /* test_stats.c — the nearest-rank percentile every printed median and p99
- * goes through (src/stats.h). Exit 0 pass, 1 fail. */
-#include "stats.h"
+ * goes through (src/util/stats.h). Exit 0 pass, 1 fail. */
+#include "util/stats.h"
 
 #include <math.h>
 #include <stdio.h>

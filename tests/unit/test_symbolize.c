@@ -1,4 +1,4 @@
-/* test_symbolize — checks of src/symbolize.c on the fixtures, and the driver
+/* test_symbolize — checks of src/symbols/symbolize.c on the fixtures, and the driver
  * of tests/symbolize_vs_addr2line.sh.
  *
  *   test_symbolize                      unit checks (needs $FIXTURES, $TOP_SRCDIR)
@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "symbolize.h"
+#include "symbols/symbolize.h"
 
 static int failures;
 

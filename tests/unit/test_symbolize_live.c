@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "symbolize.h"
+#include "symbols/symbolize.h"
 
 static int failures;
 

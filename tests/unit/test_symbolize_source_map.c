@@ -1,4 +1,4 @@
-/* Unit tests of src/source_map.c: prefix rules and rust-src discovery (with a
+/* Unit tests of src/symbols/source_map.c: prefix rules and rust-src discovery (with a
  * fake rustc script, so no Rust installation is needed). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "source_map.h"
+#include "symbols/source_map.h"
 
 static int failures;
 

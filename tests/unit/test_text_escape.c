@@ -1,7 +1,7 @@
 /* test_text_escape.c — the escaping contract of text_escape.h, byte by byte:
  * what the terminal, XML and JSON forms make of controls, C1, DEL, and
  * every kind of invalid UTF-8 (overlong, surrogate, too large, truncated). */
-#include "text_escape.h"
+#include "util/text_escape.h"
 
 #include <stdio.h>
 #include <stdlib.h>

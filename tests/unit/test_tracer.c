@@ -1,10 +1,10 @@
 /* test_tracer.c — pure parts of the tracer: name keys, SPEC parsing, the
  * byte restore and the stop clock on real child processes (no gdb). */
-#include "clock.h"
-#include "proc.h"
-#include "restore.h"
-#include "stop_clock.h"
-#include "tracer_resolve.h"
+#include "util/clock.h"
+#include "procfs/proc.h"
+#include "target/restore.h"
+#include "stacks/stop_clock.h"
+#include "trace/tracer_resolve.h"
 
 #include <signal.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* test_tracer_codecheck.c — helper for the tracer's end-to-end tests:
  * prints how many bytes of PID's executable file mappings differ from their
  * files (0 when no breakpoint was left behind). Exit 0 when it could tell. */
-#include "restore.h"
+#include "target/restore.h"
 
 #include <stdio.h>
 #include <stdlib.h>

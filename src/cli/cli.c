@@ -1,0 +1,181 @@
+#include "config.h"
+#include "cli/cli.h"
+#include "target/signals.h"
+#include "symbols/source_map.h"
+#include "util/clock.h"
+#include "procfs/proc.h"
+#include "target/restore.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+struct cli_globals cli_globals;
+
+struct session_options cli_session_options(void)
+{
+	struct session_options o = {
+		.gdb_path = cli_globals.gdb_path,
+		.command_timeout_ms = cli_globals.timeout_ms,
+		.verbose = cli_globals.verbose,
+	};
+	return o;
+}
+
+struct source_map *cli_source_map(struct xerr *e)
+{
+	struct source_map *map = source_map_new();
+	if (!map) {
+		xerr_set(e, "out of memory");
+		return NULL;
+	}
+	for (int i = 0; i < cli_globals.nsource_maps; i++)
+		if (source_map_add_spec(map, cli_globals.source_maps[i], e) < 0) {
+			xerr_prefix(e, "--source-map %s", cli_globals.source_maps[i]);
+			source_map_free(map);
+			return NULL;
+		}
+	return map;
+}
+
+static void say(const char *fmt, va_list ap)
+{
+	fputs("xgdbprof: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+int cli_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	say(fmt, ap);
+	va_end(ap);
+	return XGP_EXIT_FAILURE;
+}
+
+int cli_input_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	say(fmt, ap);
+	va_end(ap);
+	return XGP_EXIT_USAGE;
+}
+
+int cli_usage_error(const char *subcommand, const char *message)
+{
+	if (subcommand)
+		fprintf(stderr, "xgdbprof %s: %s (see `xgdbprof %s --help`)\n", subcommand, message, subcommand);
+	else
+		fprintf(stderr, "xgdbprof: %s (see `xgdbprof --help`)\n", message);
+	return XGP_EXIT_USAGE;
+}
+
+int cli_getopt_error(const char *subcommand, int c, char **argv)
+{
+	char message[160];
+	const char *word = argv[optind - 1];
+	if (c == ':')
+		snprintf(message, sizeof message, "option %.100s needs a value", word);
+	else if (optopt)
+		snprintf(message, sizeof message, "unknown option -%c", optopt);
+	else
+		snprintf(message, sizeof message, "unknown option %.100s", word);
+	return cli_usage_error(subcommand, message);
+}
+
+int cli_parse_duration(const char *text, double *seconds)
+{
+	char *end;
+	errno = 0;
+	double value = strtod(text, &end);
+	if (end == text || errno || !isfinite(value) || value < 0)
+		return -1;
+	double scale;
+	if (*end == '\0' || strcmp(end, "s") == 0)
+		scale = 1;
+	else if (strcmp(end, "ms") == 0)
+		scale = 1e-3;
+	else if (strcmp(end, "us") == 0)
+		scale = 1e-6;
+	else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
+		scale = 60;
+	else if (strcmp(end, "h") == 0)
+		scale = 3600;
+	else
+		return -1;
+	*seconds = value * scale;
+	return 0;
+}
+
+int cli_parse_pid(const char *text, pid_t *pid)
+{
+	char *end;
+	errno = 0;
+	long value = strtol(text, &end, 10);
+	if (end == text || *end || errno || value <= 0 || value > 0x3fffffff)
+		return -1;
+	*pid = (pid_t)value;
+	return 0;
+}
+
+void cli_sleep_unless_signalled(double seconds)
+{
+	struct timespec step = { 0, 20 * 1000 * 1000 };
+	double start = monotonic_ms();
+	while (!signals_pending()) {
+		if (monotonic_ms() - start >= seconds * 1e3)
+			break;
+		nanosleep(&step, NULL);
+	}
+}
+
+int cli_rescue_if_gdb_lost(struct session *s, int rc)
+{
+	struct restore_report report;
+	struct xerr e;
+	int rescued = session_rescue(s, &report, &e);
+	if (rescued < 0)
+		return cli_error("gdb was lost and the target could not be healed: %s", e.msg);
+	if (rescued > 0) {
+		char what[200];
+		restore_report_describe(&report, what, sizeof what);
+		char state = proc_state(session_pid(s));
+		if (state == 0 || state == 'Z' || state == 'X')
+			fprintf(stderr, "xgdbprof: gdb was lost, and process %d is gone (it may have met an int3 of "
+				"gdb's before xgdbprof could take it out)\n", (int)session_pid(s));
+		else
+			fprintf(stderr, "xgdbprof: gdb was lost; xgdbprof %s and left process %d running, detached\n",
+				what, (int)session_pid(s));
+	}
+	return rc;
+}
+
+int cli_wait_command(pid_t child, const char *name, int rc)
+{
+	int status;
+	pid_t got;
+	do
+		got = waitpid(child, &status, 0);
+	while (got < 0 && errno == EINTR);
+	if (got < 0)
+		return rc;
+	if (WIFEXITED(status)) {
+		if (WEXITSTATUS(status) != 0)
+			fprintf(stderr, "xgdbprof: %s exited with status %d\n", name, WEXITSTATUS(status));
+		return rc != XGP_EXIT_OK ? rc : WEXITSTATUS(status);
+	}
+	if (WIFSIGNALED(status)) {
+		fprintf(stderr, "xgdbprof: %s was killed by signal %d (%s)\n", name, WTERMSIG(status),
+			strsignal(WTERMSIG(status)));
+		return rc != XGP_EXIT_OK ? rc : 128 + WTERMSIG(status);
+	}
+	return rc;
+}

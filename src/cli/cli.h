@@ -1,0 +1,85 @@
+/* cli.h — what every subcommand shares: global options, parsing of PIDs and
+ * durations, and the one-line error convention ("xgdbprof: MESSAGE").
+ *
+ * cli_error/cli_usage_error print one line to stderr and return the exit code
+ * to use (XGP_EXIT_FAILURE / XGP_EXIT_USAGE), so callers write
+ * `return cli_usage_error(...)`.
+ */
+#ifndef XGDBPROF_CLI_H
+#define XGDBPROF_CLI_H
+
+#include "util/error.h"
+#include "target/session.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define CLI_MAX_SOURCE_MAPS 64
+
+struct source_map;
+
+struct cli_globals {
+	const char *gdb_path;      /* --gdb */
+	const char *source_maps[CLI_MAX_SOURCE_MAPS];  /* --source-map FROM=TO */
+	int nsource_maps;
+	bool verbose;              /* -v */
+	enum cli_stop_mode { CLI_STOP_AUTO, CLI_STOP_ALL, CLI_STOP_NON } stop_mode;  /* --all-stop, --non-stop */
+	int timeout_ms;            /* --timeout */
+	uint64_t start_ns;         /* CLOCK_MONOTONIC when xgdbprof started */
+};
+
+extern struct cli_globals cli_globals;
+
+struct session_options cli_session_options(void);
+
+/* The source map the --source-map options describe (plus rust-src
+ * discovery), or NULL with e. Caller frees with source_map_free. */
+struct source_map *cli_source_map(struct xerr *e);
+
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int cli_usage_error(const char *subcommand, const char *message);
+/* Like cli_error, for bad input found after option parsing (no such PID,
+ * permission denied, gdb missing): returns XGP_EXIT_USAGE. */
+int cli_input_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The one-line message for a getopt_long failure (call it from the '?' or
+ * ':' case with opterr = 0 and a leading ':' in the option string). */
+int cli_getopt_error(const char *subcommand, int c, char **argv);
+
+/* "500ms", "30s", "5m", "1h", "2.5s", or a bare number of seconds. 0 ok, -1 bad. */
+int cli_parse_duration(const char *text, double *seconds);
+/* A positive decimal PID. 0 ok, -1 bad. */
+int cli_parse_pid(const char *text, pid_t *pid);
+/* Sleeps, returning early when a terminating signal arrives. */
+void cli_sleep_unless_signalled(double seconds);
+/* Waits for a launched command, reports how it ended on stderr when it did
+ * not exit 0, and returns the exit code xgdbprof should use: the command's
+ * own status when `rc` is OK, else rc. */
+int cli_wait_command(pid_t child, const char *name, int rc);
+
+/* When gdb was lost (died, or stopped answering and was killed), heals and
+ * releases the target (session_rescue) and says so on stderr, one line.
+ * Returns XGP_EXIT_FAILURE if the target could not be healed, else rc. */
+int cli_rescue_if_gdb_lost(struct session *s, int rc);
+
+/* The default mode: run a recipe against a PID or a launched command. */
+#define RUN_MAX_DEFINES 64
+struct run_request {
+	const char *recipe;        /* --recipe FILE|NAME */
+	const char *recipe_text;   /* -e TEXT */
+	const char *defines[RUN_MAX_DEFINES];  /* -D NAME=VALUE */
+	int ndefines;
+	double duration_s;
+	bool duration_set;
+	double frequency_hz;       /* 0: as the recipe says */
+	const char *output_dir;
+	bool launch;               /* argv is a command to start, not a PID */
+	char **argv;
+	int argc;
+};
+
+/* Runs the request (src/cli/cmd_run.c); returns the exit code. */
+int run_recipe(const struct run_request *run);
+
+#endif

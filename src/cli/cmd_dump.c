@@ -1,0 +1,448 @@
+/* cmd_dump.c — `xgdbprof dump`: one snapshot of every thread's stack, then
+ * the target continues untouched (in the spirit of eu-stack and py-spy dump). */
+#include "config.h"
+#include "cli/commands.h"
+#include "cli/cli.h"
+#include "stacks/sampler.h"
+#include "target/session.h"
+#include "target/signals.h"
+#include "symbols/source_map.h"
+#include "symbols/symbolize.h"
+#include "util/text_escape.h"
+#include "util/clock.h"
+
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+struct thread_snapshot {
+	struct session_thread thread;
+	struct gdb_frame *frames;  /* --walker gdb: frames as gdb names them */
+	size_t nframes;
+	struct frame *symbolized;  /* default: our walker + symbolizer, inline frames marked */
+	size_t nsymbolized;
+	bool walkers_agree;        /* --check-walkers */
+	uint64_t *pcs, *ref_pcs;
+	size_t npcs, nref_pcs;
+	char error[256];           /* why frames are missing, if they are */
+};
+
+struct snapshot {
+	pid_t pid;
+	char exe[4096];
+	struct thread_snapshot *threads;
+	size_t nthreads;
+	double stopped_ms;         /* how long the target was held stopped */
+	bool gdb_walker;
+	bool check_walkers;
+};
+
+static const char *state_word(char state)
+{
+	switch (state) {
+	case 'R': return "running";
+	case 'S': return "sleeping";
+	case 'D': return "disk sleep";
+	case 'T': return "stopped";
+	case 't': return "tracing stop";
+	case 'Z': return "zombie";
+	case 'I': return "idle";
+	default: return "unknown";
+	}
+}
+
+/* Threads resumed from the stop of attaching leave their tracing stop one by
+ * one and are briefly runnable on their way back to sleep. Their /proc state
+ * is the snapshot's, so wait until none is in tracing stop, then a little. */
+static void settle_after_attach(pid_t pid)
+{
+	struct timespec step = { 0, 5 * 1000 * 1000 };
+	for (int i = 0; i < 100 && proc_any_thread_in(pid, "t"); i++)
+		nanosleep(&step, NULL);
+	struct timespec settle = { 0, 20 * 1000 * 1000 };
+	nanosleep(&settle, NULL);
+}
+
+/* Takes the snapshot: /proc states are read while the target is still
+ * running (stopping it would make every thread look stopped), then stacks. */
+static int snapshot_take(struct session *s, int max_frames, struct snapshot *snap, struct xerr *e)
+{
+	settle_after_attach(session_pid(s));
+	struct proc_thread *running_states = NULL;
+	int nstates = proc_threads(session_pid(s), &running_states, NULL);
+	double t0 = monotonic_ms();
+	if (session_stop(s, e) < 0) {
+		free(running_states);
+		return -1;
+	}
+	struct session_thread *threads;
+	size_t n;
+	if (session_threads(s, &threads, &n, e) < 0) {
+		free(running_states);
+		return -1;
+	}
+	snap->threads = calloc(n ? n : 1, sizeof *snap->threads);
+	if (!snap->threads) {
+		free(threads);
+		free(running_states);
+		return xerr_set(e, "out of memory");
+	}
+	snap->nthreads = n;
+	for (size_t i = 0; i < n; i++) {
+		struct thread_snapshot *t = &snap->threads[i];
+		t->thread = threads[i];
+		for (int k = 0; k < nstates; k++)
+			if (running_states[k].tid == t->thread.tid)
+				t->thread.state = running_states[k].state;
+		struct xerr frame_error;
+		if (session_thread_frames(s, t->thread.gdb_id, max_frames, &t->frames, &t->nframes, &frame_error) < 0)
+			snprintf(t->error, sizeof t->error, "%.255s", frame_error.msg);
+	}
+	free(threads);
+	free(running_states);
+	int rc = session_resume(s, e);
+	snap->stopped_ms = monotonic_ms() - t0;
+	return rc;
+}
+
+static int collect_symbolized(void *ctx, const struct sampled_thread *t, struct xerr *e)
+{
+	struct snapshot *snap = ctx;
+	struct thread_snapshot *grown = realloc(snap->threads, (snap->nthreads + 1) * sizeof *grown);
+	if (!grown)
+		return xerr_set(e, "out of memory");
+	snap->threads = grown;
+	struct thread_snapshot *ts = &snap->threads[snap->nthreads++];
+	memset(ts, 0, sizeof *ts);
+	ts->thread.tid = t->tid;
+	ts->thread.state = t->state;
+	snprintf(ts->thread.name, sizeof ts->thread.name, "%s", t->name);
+	ts->symbolized = malloc((t->stack->nframes ? t->stack->nframes : 1) * sizeof *ts->symbolized);
+	ts->pcs = malloc((t->npcs + t->nref_pcs + 1) * sizeof *ts->pcs);
+	if (!ts->symbolized || !ts->pcs)
+		return xerr_set(e, "out of memory");
+	memcpy(ts->symbolized, t->stack->frames, t->stack->nframes * sizeof *ts->symbolized);
+	ts->nsymbolized = t->stack->nframes;
+	memcpy(ts->pcs, t->pcs, t->npcs * sizeof *ts->pcs);
+	ts->npcs = t->npcs;
+	ts->ref_pcs = ts->pcs + t->npcs;
+	memcpy(ts->ref_pcs, t->ref_pcs, t->nref_pcs * sizeof *ts->ref_pcs);
+	ts->nref_pcs = t->nref_pcs;
+	ts->walkers_agree = t->npcs == t->nref_pcs && memcmp(t->pcs, t->ref_pcs, t->npcs * sizeof *t->pcs) == 0;
+	return 0;
+}
+
+/* The default snapshot: our walker and symbolizer (inline frames as frames
+ * of their own). States come from /proc before the stop. */
+static int snapshot_take_symbolized(struct session *s, struct symbolizer *sym, int max_frames,
+				    struct snapshot *snap, struct xerr *e)
+{
+	settle_after_attach(session_pid(s));
+	struct sampler_stats stats;
+	enum sampler_walker walker = snap->check_walkers ? SAMPLER_WALKER_BOTH : SAMPLER_WALKER_FAST;
+	int rc = sampler_snapshot(s, sym, walker, max_frames, collect_symbolized, snap, &stats, e);
+	snap->stopped_ms = stats.stopped_s * 1e3;
+	return rc;
+}
+
+static void snapshot_release(struct snapshot *snap)
+{
+	for (size_t i = 0; i < snap->nthreads; i++) {
+		gdb_frames_free(snap->threads[i].frames, snap->threads[i].nframes);
+		free(snap->threads[i].symbolized);
+		free(snap->threads[i].pcs);
+	}
+	free(snap->threads);
+}
+
+/* Every name below comes from the target: written through text_put. */
+static void put(FILE *out, const char *target_text)
+{
+	text_put(out, target_text, TEXT_FORM_TERMINAL);
+}
+
+static void print_text(const struct snapshot *snap, FILE *out)
+{
+	const char *base = strrchr(snap->exe, '/');
+	fprintf(out, "Process %d: ", (int)snap->pid);
+	put(out, base ? base + 1 : snap->exe);
+	fprintf(out, " (%zu thread%s, stopped for %.1f ms)\n", snap->nthreads, snap->nthreads == 1 ? "" : "s",
+		snap->stopped_ms);
+	fputs("  executable: ", out);
+	put(out, snap->exe);
+	fputc('\n', out);
+	for (size_t i = 0; i < snap->nthreads; i++) {
+		const struct thread_snapshot *t = &snap->threads[i];
+		fprintf(out, "\nThread %d \"", (int)t->thread.tid);
+		put(out, t->thread.name);
+		fprintf(out, "\" (%s)\n", state_word(t->thread.state));
+		if (t->error[0]) {
+			fputs("    <no stack: ", out);
+			put(out, t->error);
+			fputs(">\n", out);
+		}
+		for (size_t k = 0; k < t->nframes; k++) {
+			const struct gdb_frame *f = &t->frames[k];
+			fprintf(out, "  #%-3d 0x%016llx ", f->level, (unsigned long long)f->pc);
+			put(out, f->function ? f->function : "??");
+			if (f->file && f->line > 0) {
+				fputs("\n        at ", out);
+				put(out, f->file);
+				fprintf(out, ":%d", f->line);
+			} else if (f->library) {
+				fputs("\n        in ", out);
+				put(out, f->library);
+			}
+			fputc('\n', out);
+		}
+		for (size_t k = 0; k < t->nsymbolized; k++) {
+			const struct frame *f = &t->symbolized[k];
+			fprintf(out, "  #%-3zu 0x%016llx ", k, (unsigned long long)f->pc);
+			put(out, f->function ? f->function : "??");
+			fputs(f->inlined ? " [inlined]" : "", out);
+			if (f->file && f->line > 0) {
+				fputs("\n        at ", out);
+				put(out, f->file);
+				if (f->column > 0)
+					fprintf(out, ":%d:%d", f->line, f->column);
+				else
+					fprintf(out, ":%d", f->line);
+			} else if (f->module) {
+				fputs("\n        in ", out);
+				put(out, f->module);
+			}
+			fputc('\n', out);
+		}
+		if (snap->check_walkers && !t->walkers_agree) {
+			fprintf(out, "  walkers disagree: dwfl");
+			for (size_t k = 0; k < t->npcs; k++)
+				fprintf(out, " %llx", (unsigned long long)t->pcs[k]);
+			fprintf(out, "\n                    gdb ");
+			for (size_t k = 0; k < t->nref_pcs; k++)
+				fprintf(out, " %llx", (unsigned long long)t->ref_pcs[k]);
+			fputc('\n', out);
+		}
+	}
+	if (snap->check_walkers) {
+		size_t agree = 0;
+		for (size_t i = 0; i < snap->nthreads; i++)
+			agree += snap->threads[i].walkers_agree;
+		fprintf(out, "\nwalkers agree on %zu of %zu threads\n", agree, snap->nthreads);
+	}
+}
+
+/* Appends a frame object with the fields both walkers have; returns it. */
+static cJSON *json_frame(cJSON *frames, uint64_t pc, const char *function, const char *file, int line)
+{
+	cJSON *jf = cJSON_CreateObject();
+	char pc_text[32];
+	snprintf(pc_text, sizeof pc_text, "0x%llx", (unsigned long long)pc);
+	cJSON_AddStringToObject(jf, "pc", pc_text);
+	if (function)
+		cJSON_AddStringToObject(jf, "function", function);
+	else
+		cJSON_AddNullToObject(jf, "function");
+	if (file)
+		cJSON_AddStringToObject(jf, "file", file);
+	if (line > 0)
+		cJSON_AddNumberToObject(jf, "line", line);
+	cJSON_AddItemToArray(frames, jf);
+	return jf;
+}
+
+static int print_json(const struct snapshot *snap, struct symbolizer *sym, FILE *out)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON_AddNumberToObject(root, "pid", snap->pid);
+	cJSON_AddStringToObject(root, "exe", snap->exe);
+	cJSON_AddNumberToObject(root, "stopped_ms", snap->stopped_ms);
+	cJSON_AddStringToObject(root, "walker", snap->gdb_walker ? "gdb" : "dwfl");
+	cJSON *threads = cJSON_AddArrayToObject(root, "threads");
+	for (size_t i = 0; i < snap->nthreads; i++) {
+		const struct thread_snapshot *t = &snap->threads[i];
+		cJSON *jt = cJSON_CreateObject();
+		char state[2] = { t->thread.state, 0 };
+		cJSON_AddNumberToObject(jt, "tid", t->thread.tid);
+		cJSON_AddNumberToObject(jt, "gdb_id", t->thread.gdb_id);
+		cJSON_AddStringToObject(jt, "name", t->thread.name);
+		cJSON_AddStringToObject(jt, "state", state);
+		if (t->error[0])
+			cJSON_AddStringToObject(jt, "error", t->error);
+		cJSON *frames = cJSON_AddArrayToObject(jt, "frames");
+		for (size_t k = 0; k < t->nsymbolized; k++) {
+			const struct frame *f = &t->symbolized[k];
+			cJSON *jf = json_frame(frames, f->pc, f->function, f->file, f->line);
+			if (f->column > 0)
+				cJSON_AddNumberToObject(jf, "column", f->column);
+			cJSON_AddBoolToObject(jf, "inlined", f->inlined);
+			if (f->module)
+				cJSON_AddStringToObject(jf, "module", f->module);
+		}
+		for (size_t k = 0; k < t->nframes; k++) {
+			const struct gdb_frame *f = &t->frames[k];
+			cJSON *jf = json_frame(frames, f->pc, f->function, f->file, f->line);
+			if (f->library)
+				cJSON_AddStringToObject(jf, "library", f->library);
+		}
+		cJSON_AddItemToArray(threads, jt);
+	}
+	/* What the frames do not say: no symbols, files read through /proc. */
+	cJSON *notes = cJSON_AddArrayToObject(root, "notes");
+	for (size_t i = 0; sym && i < symbolizer_note_count(sym); i++)
+		cJSON_AddItemToArray(notes, cJSON_CreateString(symbolizer_note(sym, i)));
+	char *text = cJSON_Print(root);
+	int rc = text ? 0 : -1;
+	if (text) {
+		text_put_json_document(out, text);
+		fputc('\n', out);
+	}
+	free(text);
+	cJSON_Delete(root);
+	return rc;
+}
+
+static void dump_usage(FILE *out)
+{
+	fputs("usage: xgdbprof dump [OPTIONS] PID\n"
+	      "       xgdbprof dump [OPTIONS] -- COMMAND [ARGS...]\n"
+	      "Prints every thread of the target (id, name, state) with its stack, then\n"
+	      "lets it continue untouched. With -- COMMAND, starts the command, waits\n"
+	      "DURATION (default 1s), takes the snapshot, and waits for the command to\n"
+	      "exit; xgdbprof then exits with the command's status.\n"
+	      "  --json            print the snapshot as JSON\n"
+	      "  --max-frames N    at most N frames per thread (default 256)\n"
+	      "  --delay DURATION  with -- COMMAND: how long to let it run first\n"
+	      "  --walker dwfl|gdb dwfl (default): xgdbprof's unwinder and symbolizer, with\n"
+	      "                    inline frames marked; gdb: gdb's own unwinder and names\n"
+	      "  --check-walkers   walk each thread with both and report where they differ\n"
+	      "                    (exit 1 if they do)\n", out);
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "max-frames", required_argument, NULL, 'm' },
+		{ "delay", required_argument, NULL, 'w' },
+		{ "walker", required_argument, NULL, 'W' },
+		{ "check-walkers", no_argument, NULL, 'C' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool json = false, gdb_walker = false, check_walkers = false;
+	int max_frames = 256;
+	double delay_s = 1.0;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:jm:w:W:Ch", options, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = true; break;
+		case 'm':
+			max_frames = atoi(optarg);
+			if (max_frames <= 0)
+				return cli_usage_error("dump", "--max-frames takes a positive number");
+			break;
+		case 'w':
+			if (cli_parse_duration(optarg, &delay_s) < 0)
+				return cli_usage_error("dump", "--delay takes a duration such as 500ms or 2s");
+			break;
+		case 'W':
+			if (strcmp(optarg, "gdb") == 0)
+				gdb_walker = true;
+			else if (strcmp(optarg, "dwfl") != 0)
+				return cli_usage_error("dump", "--walker takes dwfl or gdb");
+			break;
+		case 'C': check_walkers = true; break;
+		case 'h': dump_usage(stdout); return XGP_EXIT_OK;
+		default: return cli_getopt_error("dump", c, argv);
+		}
+	}
+	if (gdb_walker && check_walkers)
+		return cli_usage_error("dump", "--check-walkers compares the dwfl walker with gdb: drop --walker gdb");
+	bool launch = optind > 1 && strcmp(argv[optind - 1], "--") == 0;
+	if (optind >= argc)
+		return cli_usage_error("dump", launch ? "no command given after --" : "give a PID or -- COMMAND");
+	signals_install();
+	struct session_options opts = cli_session_options();
+	/* Frames are named by our symbolizer unless gdb's walker prints them:
+	 * then gdb needs the libraries' debug files (see docs/sampling.md). */
+	opts.no_separate_debug = !gdb_walker;
+	opts.no_symbols = !gdb_walker && !check_walkers;
+	struct session *s = NULL;
+	struct xerr e;
+	if (launch) {
+		if (session_launch(&s, argv + optind, &opts, &e) < 0)
+			return cli_input_error("%s", e.msg);
+		cli_sleep_unless_signalled(delay_s);
+	} else {
+		pid_t pid;
+		if (optind + 1 < argc)
+			return cli_usage_error("dump", "give exactly one PID");
+		if (cli_parse_pid(argv[optind], &pid) < 0)
+			return cli_usage_error("dump", "a PID is a positive number (see `pgrep NAME`)");
+		if (session_attach(&s, pid, &opts, &e) < 0)
+			return cli_input_error("%s", e.msg);
+	}
+	struct snapshot snap = { .pid = session_pid(s), .gdb_walker = gdb_walker, .check_walkers = check_walkers };
+	proc_exe_path(snap.pid, snap.exe, sizeof snap.exe, NULL);
+	int rc = XGP_EXIT_OK;
+	bool launch_exited = false;
+	struct symbolizer *sym = NULL;
+	struct source_map *map = NULL;
+	if (!gdb_walker) {
+		sym = symbolizer_new_pid(snap.pid, &e);
+		map = cli_source_map(&e);
+		if (!sym || !map)
+			rc = XGP_EXIT_FAILURE;
+		else
+			symbolizer_set_source_map(sym, map);
+	}
+	if (signals_pending()) {
+		rc = XGP_EXIT_FAILURE;
+	} else if (rc != XGP_EXIT_OK ||
+		   (gdb_walker ? snapshot_take(s, max_frames, &snap, &e)
+			       : snapshot_take_symbolized(s, sym, max_frames, &snap, &e)) < 0) {
+		if (!session_target_alive(s)) {
+			cli_error("process %d exited before the snapshot was taken", (int)snap.pid);
+			/* Not our failure when we launched it: its status is the answer. */
+			rc = launch ? XGP_EXIT_OK : XGP_EXIT_FAILURE;
+			launch_exited = true;
+		} else {
+			cli_error("%s", e.msg);
+			rc = XGP_EXIT_FAILURE;
+		}
+	}
+	pid_t child = session_launched_child(s);
+	rc = cli_rescue_if_gdb_lost(s, rc);
+	/* Detach before printing: the target should not wait on our output. */
+	if (session_end(s, &e) < 0) {
+		cli_error("%s", e.msg);
+		rc = XGP_EXIT_FAILURE;
+	}
+	if (rc == XGP_EXIT_OK && !launch_exited) {
+		if (json) {
+			print_json(&snap, sym, stdout);
+		} else {
+			print_text(&snap, stdout);
+			for (size_t i = 0; sym && i < symbolizer_note_count(sym); i++)
+				printf("%snote: %s\n", i ? "" : "\n", symbolizer_note(sym, i));
+		}
+		fflush(stdout);
+	}
+	if (rc == XGP_EXIT_OK && check_walkers)
+		for (size_t i = 0; i < snap.nthreads; i++)
+			if (!snap.threads[i].walkers_agree)
+				rc = XGP_EXIT_FAILURE;
+	snapshot_release(&snap);
+	symbolizer_free(sym);
+	source_map_free(map);
+	if (child > 0)
+		return cli_wait_command(child, argv[optind], rc);
+	return rc;
+}

@@ -1,0 +1,191 @@
+/* cmd_report.c — `xgdbprof report DIR|FILE`: re-renders a saved profile
+ * offline, in any format. */
+#include "config.h"
+#include "cli/commands.h"
+#include "cli/cli.h"
+#include "report/profile.h"
+#include "util/output_file.h"
+#include "report/report.h"
+#include "symbols/source_map.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void report_usage(FILE *out)
+{
+	fputs("usage: xgdbprof report [OPTIONS] DIR|FILE\n"
+	      "\n"
+	      "Re-renders a saved profile: FILE is a profile.json written by a run, DIR a\n"
+	      "run's output directory holding one.\n"
+	      "\n"
+	      "Options:\n"
+	      "  -f, --format FORMAT     text (default), svg, folded or json\n"
+	      "  -a, --annotate          text: add the hottest functions' source lines with\n"
+	      "                          per-line shares\n"
+	      "  -n, --top N             hottest paths shown (default 5)\n"
+	      "      --functions N       rows of the top-function tables, functions annotated\n"
+	      "                          (default 10 and 5)\n"
+	      "      --focus REGEX       keep only stacks with a function matching REGEX\n"
+	      "                          (shares stay relative to all samples)\n"
+	      "  -o, --output FILE       write there instead of standard output\n"
+	      "  -s, --source-map FROM=TO  read sources under TO where debug info says FROM\n"
+	      "                          (repeatable; Rust std sources are found via rustc)\n"
+	      "      --full              text: show every frame of a path (no \"… N frames …\")\n"
+	      "      --thread-roots      svg/folded: thread name as the root frame\n"
+	      "      --inlined-suffix    folded: mark inlined frames with \"_[i]\" (inferno)\n"
+	      "      --color WHEN        auto (default: on a terminal without NO_COLOR),\n"
+	      "                          always, never\n"
+	      "  -h, --help              show this help\n", out);
+}
+
+static int parse_count(const char *text, size_t *out)
+{
+	char *end;
+	long v = strtol(text, &end, 10);
+	if (end == text || *end || v <= 0 || v > 1000000)
+		return -1;
+	*out = (size_t)v;
+	return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "annotate", no_argument, NULL, 'a' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "functions", required_argument, NULL, 'F' },
+		{ "focus", required_argument, NULL, 'c' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "source-map", required_argument, NULL, 's' },
+		{ "full", no_argument, NULL, 'l' },
+		{ "thread-roots", no_argument, NULL, 't' },
+		{ "inlined-suffix", no_argument, NULL, 'i' },
+		{ "color", required_argument, NULL, 'C' },
+		{ "colour", required_argument, NULL, 'C' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct report_options ro;
+	const char *format = "text", *output = NULL, *color = "auto";
+	bool annotate = false;
+	struct source_map *smap = source_map_new();
+	struct xerr e = { "" };
+	int c, rc = XGP_EXIT_OK;
+
+	if (!smap)
+		return cli_error("out of memory");
+	report_options_init(&ro);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:f:an:o:s:h", options, NULL)) != -1) {
+		switch (c) {
+		case 'f': format = optarg; break;
+		case 'a': annotate = true; break;
+		case 'n':
+			if (parse_count(optarg, &ro.top) < 0)
+				rc = cli_usage_error("report", "--top takes a positive number");
+			break;
+		case 'F':
+			if (parse_count(optarg, &ro.top_functions) < 0)
+				rc = cli_usage_error("report", "--functions takes a positive number");
+			ro.annotate_functions = ro.top_functions;
+			break;
+		case 'c': ro.focus = optarg; break;
+		case 'o': output = optarg; break;
+		case 's':
+			if (source_map_add_spec(smap, optarg, &e) < 0)
+				rc = cli_usage_error("report", e.msg);
+			break;
+		case 'l': ro.full_paths = true; break;
+		case 't': ro.thread_roots = true; break;
+		case 'i': ro.inlined_suffix = true; break;
+		case 'C': color = optarg; break;
+		case 'h':
+			report_usage(stdout);
+			source_map_free(smap);
+			return XGP_EXIT_OK;
+		default:
+			rc = cli_getopt_error("report", c, argv);
+		}
+		if (rc != XGP_EXIT_OK) {
+			source_map_free(smap);
+			return rc;
+		}
+	}
+	int (*render)(const struct profile *, FILE *, const struct report_options *, struct xerr *) = NULL;
+	if (strcmp(format, "text") == 0)
+		render = report_text;
+	else if (strcmp(format, "svg") == 0)
+		render = report_svg;
+	else if (strcmp(format, "folded") == 0)
+		render = report_folded;
+	else if (strcmp(format, "json") == 0)
+		render = report_json;
+	else
+		rc = cli_usage_error("report", "--format is one of text, svg, folded, json");
+	if (rc == XGP_EXIT_OK && annotate && render != report_text)
+		rc = cli_usage_error("report", "--annotate goes with --format text");
+	if (rc == XGP_EXIT_OK && strcmp(color, "auto") && strcmp(color, "always") && strcmp(color, "never"))
+		rc = cli_usage_error("report", "--color is auto, always or never");
+	if (rc == XGP_EXIT_OK && optind + 1 != argc)
+		rc = cli_usage_error("report", "give one profile: a run's directory or its profile.json");
+	if (rc != XGP_EXIT_OK) {
+		source_map_free(smap);
+		return rc;
+	}
+
+	char path[4096];
+	struct stat st;
+	if (stat(argv[optind], &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(path, sizeof path, "%s/profile.json", argv[optind]);
+		if (access(path, F_OK) != 0 && errno == ENOENT) {
+			source_map_free(smap);
+			return cli_input_error("%s holds no profile.json: give the directory a run wrote (-o DIR, "
+					       "named in its last line) or a profile.json", argv[optind]);
+		}
+	} else
+		snprintf(path, sizeof path, "%s", argv[optind]);
+	struct profile *p = profile_load(path, &e);
+	if (!p) {
+		source_map_free(smap);
+		return cli_input_error("%s", e.msg);
+	}
+
+	bool to_tty = !output || strcmp(output, "-") == 0 ? isatty(STDOUT_FILENO) : false;
+	ro.color = strcmp(color, "always") == 0 ||
+		   (strcmp(color, "auto") == 0 && to_tty && !getenv("NO_COLOR") && render == report_text);
+	struct winsize ws;
+	if (to_tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		ro.width = ws.ws_col;
+	ro.source_map = smap;
+
+	FILE *out = stdout;
+	struct output_file file = { 0 };
+	if (output && strcmp(output, "-") != 0 && output_file_open(&file, output, &e) < 0) {
+		rc = cli_input_error("%s", e.msg);
+	} else {
+		if (file.stream)
+			out = file.stream;
+		if (render(p, out, &ro, &e) < 0 ||
+		    (annotate && (fputs("\n", out), report_annotate(p, out, &ro, &e)) < 0))
+			rc = cli_error("%s", e.msg);
+		if (file.stream) {
+			if (rc != XGP_EXIT_OK)
+				output_file_abort(&file);
+			else if (output_file_commit(&file, &e) < 0)
+				rc = cli_error("%s", e.msg);
+		} else if (fflush(stdout) != 0 && rc == XGP_EXIT_OK) {
+			rc = cli_error("cannot write to standard output");
+		}
+	}
+	profile_free(p);
+	source_map_free(smap);
+	return rc;
+}

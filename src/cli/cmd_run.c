@@ -1,0 +1,629 @@
+/* cmd_run.c — the default mode: run a recipe against a PID or a command.
+ *
+ * Order of a run: load and check the recipe (bad recipe: exit 2 before
+ * touching the target), attach or launch, BEGIN, sample until the duration,
+ * a signal, exit() or the target's exit, then detach — and only then END,
+ * whose report calls render what was collected (DESIGN.md §6).
+ */
+#include "config.h"
+#include "cli/cli.h"
+#include "recipe/event.h"
+#include "recipe/maps.h"
+#include "util/output_file.h"
+#include "report/profile.h"
+#include "recipe/recipe.h"
+#include "report/report.h"
+#include "stacks/sampler.h"
+#include "target/session.h"
+#include "target/signals.h"
+#include "symbols/source_map.h"
+#include "symbols/symbolize.h"
+#include "trace/tracer.h"
+#include "util/clock.h"
+
+#include <errno.h>
+#include <math.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+struct run_context {
+	const struct run_request *request;
+	struct recipe *recipe;
+	struct recipe_run *run;
+	struct session *session;
+	struct symbolizer *sym;
+	struct source_map *source_map;
+	struct sampler_stats stats;
+	char output_dir[PATH_MAX];
+	char recipe_name[PATH_MAX];
+	char exe[PATH_MAX];
+	char build_id[128];
+	char command_line[4096];
+	char start_time[64];
+	char thread_selection[256];
+	const char *walker;
+	const char *stop_mode;
+	bool tracing;              /* breakpoint probes rather than sampling */
+	pid_t pid;
+	int threads_seen;
+	uint64_t start_ns;
+	int reports_written;
+	/* Interval probes: next due time per probe. */
+	size_t nprobes;
+	uint64_t *interval_next_ns;
+	/* Every sample, for the raw profile saved when no report() asked for one. */
+	struct profile *raw;
+	bool stdout_tty;
+};
+
+static void fill_meta(struct run_context *rc, struct profile *p)
+{
+	struct profile_meta *m = &p->meta;
+	const struct recipe_options *o = recipe_options(rc->recipe);
+	m->exe = profile_intern(p, rc->exe);
+	m->build_id = rc->build_id[0] ? profile_intern(p, rc->build_id) : NULL;
+	m->pid = rc->pid;
+	m->command_line = profile_intern(p, rc->command_line);
+	m->recipe = profile_intern(p, rc->recipe_name);
+	m->thread_selection = profile_intern(p, rc->thread_selection);
+	m->threads = rc->stats.max_threads;
+	m->frequency_asked_hz = (double)o->frequency_hz;
+	m->frequency_achieved_hz = rc->stats.frequency_achieved_hz;
+	m->duration_asked_s = (double)o->duration_ns / 1e9;
+	m->duration_actual_s = rc->stats.elapsed_s;
+	m->samples = (int64_t)rc->stats.stops;
+	m->thread_samples = (int64_t)rc->stats.thread_samples;
+	m->stacks_reused = (int64_t)rc->stats.reused;
+	m->cpu_min_pct = rc->stats.cpu_percent_min;
+	m->cpu_avg_pct = rc->stats.cpu_percent_avg;
+	m->cpu_max_pct = rc->stats.cpu_percent_max;
+	m->stopped_pct = rc->stats.elapsed_s > 0 ? 100.0 * rc->stats.stopped_s / rc->stats.elapsed_s : 0;
+	m->stop_median_ms = rc->stats.stop_median_ms;
+	m->stop_p99_ms = rc->stats.stop_p99_ms;
+	m->walker = profile_intern(p, rc->walker);
+	m->stop_mode = profile_intern(p, rc->stop_mode);
+	m->version = profile_intern(p, PACKAGE_VERSION);
+	m->start_time = profile_intern(p, rc->start_time);
+	if (rc->tracing) {
+		/* Breakpoint probes: no sampling figures to speak of. */
+		m->thread_selection = NULL;
+		m->threads = -1;
+		m->frequency_asked_hz = m->frequency_achieved_hz = NAN;
+		m->samples = m->thread_samples = m->stacks_reused = -1;
+		m->cpu_min_pct = m->cpu_avg_pct = m->cpu_max_pct = NAN;
+		m->stop_median_ms = m->stop_p99_ms = NAN;
+		m->walker = NULL;
+		m->stop_mode = NULL;
+	}
+	for (int i = 0; i < rc->stats.nnotes; i++)
+		profile_add_note(p, rc->stats.notes[i], NULL);
+	if (rc->stats.target_exited)
+		profile_add_note(p, "the target exited during the run", NULL);
+	for (size_t i = 0; rc->sym && i < symbolizer_note_count(rc->sym); i++)
+		profile_add_note(p, symbolizer_note(rc->sym, i), NULL);
+	if (rc->stats.target_execed)
+		profile_add_note(p, "the target exec'd another program during the run: the run ended at the exec, "
+				 "the new program was left running untraced", NULL);
+}
+
+/* A path for an output file: a recipe names files inside the run's
+ * directory only (output_name_check). */
+static int output_path(const struct run_context *rc, const char *name, char *out, size_t size,
+		       struct xerr *e)
+{
+	if (output_name_check(name, e) < 0)
+		return -1;
+	snprintf(out, size, "%s/%s", rc->output_dir, name);
+	return 0;
+}
+
+static struct profile *profile_of_map(struct run_context *rc, const struct map *m, struct xerr *e)
+{
+	struct profile *p = profile_new();
+	if (!p) {
+		xerr_set(e, "out of memory");
+		return NULL;
+	}
+	fill_meta(rc, p);
+	if (profile_add_map(p, m, e) < 0) {
+		profile_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static void report_defaults(const struct run_context *rc, const struct recipe_report_opts *o,
+			    struct report_options *ro)
+{
+	report_options_init(ro);
+	ro->top = o && o->top > 0 ? (size_t)o->top : 0;
+	ro->title = o ? o->title : NULL;
+	ro->color = rc->stdout_tty && !getenv("NO_COLOR");
+	ro->source_map = rc->source_map;
+}
+
+static int sink_report(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e)
+{
+	struct run_context *rc = ctx;
+	struct profile *p = profile_of_map(rc, m, e);
+	if (!p)
+		return -1;
+	struct report_options ro;
+	report_defaults(rc, o, &ro);
+	int result = report_text(p, stdout, &ro, e);
+	fflush(stdout);
+	/* The first report's profile is the run's saved profile: `xgdbprof
+	 * report DIR` re-renders exactly what was shown. */
+	char path[PATH_MAX + 64];
+	if (rc->reports_written == 0)
+		snprintf(path, sizeof path, "%s/profile.json", rc->output_dir);
+	else
+		snprintf(path, sizeof path, "%s/profile-%s.json", rc->output_dir, map_name(m));
+	if (result == 0)
+		result = profile_save(p, path, e);
+	if (result == 0)
+		rc->reports_written++;
+	profile_free(p);
+	return result;
+}
+
+static int sink_render(struct run_context *rc, const struct map *m, const struct recipe_report_opts *o,
+		       int (*render)(const struct profile *, FILE *, const struct report_options *, struct xerr *),
+		       const char *default_name, const char *what, struct xerr *e)
+{
+	struct profile *p = profile_of_map(rc, m, e);
+	if (!p)
+		return -1;
+	struct report_options ro;
+	report_defaults(rc, o, &ro);
+	ro.color = false;
+	char path[PATH_MAX + 64];
+	int result = output_path(rc, o && o->path ? o->path : default_name, path, sizeof path, e);
+	if (result == 0)
+		result = report_to_file(render, p, path, &ro, e);
+	if (result == 0)
+		fprintf(stderr, "xgdbprof: %s written to %s\n", what, path);
+	profile_free(p);
+	return result;
+}
+
+static int sink_flamegraph(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e)
+{
+	return sink_render(ctx, m, o, report_svg, "flamegraph.svg", "flame graph", e);
+}
+
+static int sink_folded(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e)
+{
+	return sink_render(ctx, m, o, report_folded, "stacks.folded", "folded stacks", e);
+}
+
+static int sink_json(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e)
+{
+	return sink_render(ctx, m, o, report_json, "report.json", "JSON report", e);
+}
+
+static int fire(struct run_context *rc, enum recipe_event_kind kind, int probe, struct xerr *e)
+{
+	uint64_t now = monotonic_ns();
+	struct recipe_event ev = {
+		.kind = kind, .probe = probe, .timestamp_ns = now, .since_start_ns = now - rc->start_ns,
+		.pid = rc->pid, .cpu = -1,
+	};
+	return recipe_run_event(rc->run, &ev, e);
+}
+
+static int on_tick(void *ctx, uint64_t now_ns, struct xerr *e)
+{
+	struct run_context *rc = ctx;
+	for (size_t i = 0; i < rc->nprobes; i++) {
+		if (rc->interval_next_ns[i] == 0 || now_ns < rc->interval_next_ns[i])
+			continue;
+		struct recipe_probe_info info;
+		recipe_probe(rc->recipe, i, &info);
+		rc->interval_next_ns[i] += (uint64_t)info.interval_ns;
+		if (fire(rc, RECIPE_EV_INTERVAL, (int)i, e) < 0)
+			return -1;
+	}
+	if (recipe_run_exit_requested(rc->run))
+		return xerr_set(e, "exit() called");
+	return 0;
+}
+
+static int on_sample(void *ctx, const struct sampled_thread *t, struct xerr *e)
+{
+	struct run_context *rc = ctx;
+	struct recipe_event ev = {
+		.kind = RECIPE_EV_SAMPLE, .probe = -1, .timestamp_ns = t->timestamp_ns,
+		.since_start_ns = t->timestamp_ns - rc->start_ns, .pid = rc->pid, .cpu = t->cpu,
+		.thread = { .id = t->tid, .name = t->name, .state = t->state },
+		.stack = t->stack,
+	};
+	if (cli_globals.verbose && rc->raw->nentries == 0)
+		fprintf(stderr, "xgdbprof: first sample %.0f ms after start\n",
+			(double)(t->timestamp_ns - cli_globals.start_ns) / 1e6);
+	if (profile_add(rc->raw, t->name, t->state, t->stack, 1, e) < 0)
+		return -1;
+	if (recipe_run_event(rc->run, &ev, e) < 0)
+		return -1;
+	if (recipe_run_exit_requested(rc->run))
+		return xerr_set(e, "exit() called");
+	return 0;
+}
+
+static struct recipe *load_recipe(const struct run_request *req, char *name, size_t name_size)
+{
+	struct recipe_defines defines;
+	struct diag_list diags;
+	struct xerr e;
+	recipe_defines_init(&defines);
+	diag_list_init(&diags);
+	for (int i = 0; i < req->ndefines; i++)
+		if (recipe_defines_add(&defines, req->defines[i], &e) < 0) {
+			cli_input_error("-D %s: %s", req->defines[i], e.msg);
+			recipe_defines_release(&defines);
+			return NULL;
+		}
+	struct recipe *r = NULL;
+	if (req->recipe_text) {
+		snprintf(name, name_size, "-e");
+		r = recipe_load_text("-e", req->recipe_text, strlen(req->recipe_text), &defines, &diags);
+	} else {
+		const char *wanted = req->recipe ? req->recipe : "hot-cpu";
+		if (recipe_resolve_name(wanted, name, name_size, &e) < 0) {
+			cli_input_error("%s", e.msg);
+			recipe_defines_release(&defines);
+			return NULL;
+		}
+		r = recipe_load_file(name, &defines, &diags);
+	}
+	diag_list_print(&diags, stderr);
+	diag_list_release(&diags);
+	recipe_defines_release(&defines);
+	return r;
+}
+
+/* Probes this build cannot arm yet are refused before touching the target. */
+static int check_probes(const struct recipe *r, bool *samples)
+{
+	*samples = false;
+	for (size_t i = 0; i < recipe_probe_count(r); i++) {
+		struct recipe_probe_info info;
+		recipe_probe(r, i, &info);
+		switch (info.kind) {
+		case RECIPE_PROBE_SAMPLE:
+			*samples = true;
+			break;
+		case RECIPE_PROBE_BEGIN:
+		case RECIPE_PROBE_END:
+		case RECIPE_PROBE_INTERVAL:
+			break;
+		default:
+			/* tracer (issue 6): function/return/panic/syscall probes. */
+			break;
+		}
+	}
+	/* tracer (issue 6): one Dwfl serves one unwinder, so no mix. */
+	if (*samples && tracer_wanted(r))
+		return cli_input_error("a recipe cannot mix `sample` probes with function/return/panic/syscall "
+				       "probes yet; run two recipes (two xgdbprof processes cannot attach together "
+				       "either: run them one after the other)");
+	return 0;
+}
+
+static void read_cmdline(pid_t pid, char *out, size_t size)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+	FILE *f = fopen(path, "re");
+	out[0] = '\0';
+	if (!f)
+		return;
+	size_t n = fread(out, 1, size - 1, f);
+	fclose(f);
+	for (size_t i = 0; i + 1 < n; i++)
+		if (out[i] == '\0')
+			out[i] = ' ';
+	out[n] = '\0';
+}
+
+static int module_build_id(const struct symbolizer_module *m, void *arg)
+{
+	struct run_context *rc = arg;
+	if (strcmp(m->path, rc->exe) == 0) {
+		snprintf(rc->build_id, sizeof rc->build_id, "%s", m->build_id);
+		return 1;
+	}
+	return 0;
+}
+
+/* -o DIR was checked before attaching; it is created only now, as the
+ * sampling begins (the default name needs the target anyway). */
+static int make_output_dir(struct run_context *rc, struct xerr *e)
+{
+	if (rc->request->output_dir) {
+		snprintf(rc->output_dir, sizeof rc->output_dir, "%s", rc->request->output_dir);
+	} else {
+		const char *base = strrchr(rc->exe, '/');
+		time_t now = time(NULL);
+		struct tm tm;
+		char stamp[32];
+		localtime_r(&now, &tm);
+		strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+		snprintf(rc->output_dir, sizeof rc->output_dir, "xgdbprof-%s-%d-%s", base ? base + 1 : "target",
+			 (int)rc->pid, stamp);
+	}
+	return output_dir_prepare(rc->output_dir, true, e);
+}
+
+static enum sampler_threads sampler_threads_of(const struct recipe_options *o, char *label, size_t size)
+{
+	switch (o->threads) {
+	case RECIPE_THREADS_ALL:
+		snprintf(label, size, "all");
+		return SAMPLER_THREADS_ALL;
+	case RECIPE_THREADS_REGEX:
+		snprintf(label, size, "/%s/", o->threads_regex);
+		return SAMPLER_THREADS_REGEX;
+	default:
+		snprintf(label, size, "running");
+		return SAMPLER_THREADS_RUNNING;
+	}
+}
+
+/* gdb's non-stop mode stops only the threads a sample walks, but gdb then
+ * handles each thread's stop on its own (~0.75 ms each here), where
+ * all-stop pays about that once plus ~0.1 ms per other thread of the target
+ * (docs/sampling.md). So non-stop wins when a sample walks one thread. */
+static bool few_busy_threads(void *ctx)
+{
+	int busy = proc_cpu_probe_busy(ctx, 0.05);
+	return busy >= 0 && busy <= 1;
+}
+
+/* --all-stop / --non-stop, else non-stop for `threads running` on a target
+ * (pid; 0 for a launched command) with at most one thread busy while gdb
+ * starts. */
+static void choose_stop_mode(struct session_options *so, const struct recipe_options *opts, pid_t pid,
+			     struct proc_cpu_probe *probe)
+{
+	if (cli_globals.stop_mode != CLI_STOP_AUTO) {
+		so->non_stop = cli_globals.stop_mode == CLI_STOP_NON;
+		return;
+	}
+	if (pid <= 0 || opts->threads != RECIPE_THREADS_RUNNING || proc_cpu_probe_start(probe, pid, NULL) < 0)
+		return;
+	so->choose_non_stop = few_busy_threads;
+	so->choose_ctx = probe;
+}
+
+int run_recipe(const struct run_request *req)
+{
+	struct run_context rc = { .request = req, .stdout_tty = isatty(STDOUT_FILENO) };
+	struct xerr e;
+	int exit_code = XGP_EXIT_OK;
+	signals_install();
+
+	rc.recipe = load_recipe(req, rc.recipe_name, sizeof rc.recipe_name);
+	if (!rc.recipe)
+		return XGP_EXIT_USAGE;
+	char value[64];
+	if (req->duration_set) {
+		snprintf(value, sizeof value, "%.0fms", req->duration_s * 1e3);
+		recipe_set_option(rc.recipe, "duration", value, NULL);
+	}
+	if (req->frequency_hz > 0) {
+		snprintf(value, sizeof value, "%.0f", req->frequency_hz);
+		if (recipe_set_option(rc.recipe, "frequency", value, &e) < 0) {
+			recipe_free(rc.recipe);
+			return cli_input_error("--frequency: %s", e.msg);
+		}
+	}
+	bool wants_samples;
+	if (check_probes(rc.recipe, &wants_samples) != 0) {
+		recipe_free(rc.recipe);
+		return XGP_EXIT_USAGE;
+	}
+	/* A bad -o is found now, not after the run has collected its data. */
+	if (req->output_dir && output_dir_prepare(req->output_dir, false, &e) < 0) {
+		recipe_free(rc.recipe);
+		return cli_input_error("%s", e.msg);
+	}
+	const struct recipe_options *opts = recipe_options(rc.recipe);
+	struct session_options so = cli_session_options();
+	/* Tracing stays in all-stop mode: its breakpoint handling counts on
+	 * every thread being stopped at a hit. */
+	pid_t pid = 0;
+	bool pid_given = !req->launch && req->argc == 1 && cli_parse_pid(req->argv[0], &pid) == 0;
+	struct proc_cpu_probe busy_probe = { 0 };
+	if (wants_samples)
+		choose_stop_mode(&so, opts, pid_given ? pid : 0, &busy_probe);
+	/* Sampling names frames itself; even `set exact true` takes only PCs
+	 * from gdb's unwinder, which needs .eh_frame, not debug files. */
+	so.no_separate_debug = wants_samples;
+	/* The fast walker takes registers and memory from gdb, nothing more. */
+	so.no_symbols = wants_samples && !opts->exact;
+	if (req->launch) {
+		if (session_launch(&rc.session, req->argv, &so, &e) < 0) {
+			recipe_free(rc.recipe);
+			proc_cpu_probe_free(&busy_probe);
+			return cli_input_error("%s", e.msg);
+		}
+	} else {
+		if (!pid_given) {
+			recipe_free(rc.recipe);
+			proc_cpu_probe_free(&busy_probe);
+			return cli_usage_error(NULL, req->argc != 1 ? "give exactly one PID, or -- COMMAND"
+							     : "a PID is a positive number (see `pgrep NAME`)");
+		}
+		/* Attaching would not run it, but the run would see nothing:
+		 * say so and leave it exactly as it is (docs/design.md). */
+		if (proc_state(pid) == 'T') {
+			recipe_free(rc.recipe);
+			proc_cpu_probe_free(&busy_probe);
+			return cli_input_error("process %d is stopped (state T): nothing to %s; resume it with "
+					       "`kill -CONT %d`, or see where it stopped with `xgdbprof dump %d`",
+					       (int)pid, wants_samples ? "sample" : "trace", (int)pid, (int)pid);
+		}
+		if (session_attach(&rc.session, pid, &so, &e) < 0) {
+			recipe_free(rc.recipe);
+			proc_cpu_probe_free(&busy_probe);
+			return cli_input_error("%s", e.msg);
+		}
+	}
+	proc_cpu_probe_free(&busy_probe);
+	rc.pid = session_pid(rc.session);
+	proc_exe_path(rc.pid, rc.exe, sizeof rc.exe, NULL);
+	read_cmdline(rc.pid, rc.command_line, sizeof rc.command_line);
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(rc.start_time, sizeof rc.start_time, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	rc.walker = opts->exact ? "gdb" : "dwfl";
+	rc.stop_mode = session_non_stop(rc.session) ? "non-stop" : "all-stop";
+	rc.raw = profile_new();
+	rc.sym = symbolizer_new_pid(rc.pid, &e);
+	if (rc.sym)
+		rc.source_map = cli_source_map(&e);
+	if (!rc.sym || !rc.source_map || !rc.raw || make_output_dir(&rc, &e) < 0) {
+		cli_error("%s", e.msg);
+		exit_code = XGP_EXIT_FAILURE;
+		goto detach;
+	}
+	symbolizer_set_source_map(rc.sym, rc.source_map);
+	symbolizer_foreach_module(rc.sym, module_build_id, &rc, NULL);
+
+	struct recipe_report_sink sink = {
+		.ctx = &rc, .report = sink_report, .flamegraph = sink_flamegraph,
+		.folded = sink_folded, .json = sink_json,
+	};
+	rc.run = recipe_run_new(rc.recipe, stdout, &sink);
+	rc.nprobes = recipe_probe_count(rc.recipe);
+	rc.interval_next_ns = calloc(rc.nprobes ? rc.nprobes : 1, sizeof *rc.interval_next_ns);
+	if (!rc.run || !rc.interval_next_ns) {
+		cli_error("out of memory");
+		exit_code = XGP_EXIT_FAILURE;
+		goto detach;
+	}
+	rc.start_ns = monotonic_ns();
+	for (size_t i = 0; i < rc.nprobes; i++) {
+		struct recipe_probe_info info;
+		recipe_probe(rc.recipe, i, &info);
+		if (info.kind == RECIPE_PROBE_INTERVAL && info.interval_ns > 0)
+			rc.interval_next_ns[i] = rc.start_ns + (uint64_t)info.interval_ns;
+	}
+	if (fire(&rc, RECIPE_EV_BEGIN, -1, &e) < 0) {
+		cli_error("%s", e.msg);
+		exit_code = XGP_EXIT_FAILURE;
+		goto detach;
+	}
+
+	struct sampler_config cfg = {
+		.frequency_hz = (double)opts->frequency_hz,
+		.duration_s = (double)opts->duration_ns / 1e9,
+		.threads = sampler_threads_of(opts, rc.thread_selection, sizeof rc.thread_selection),
+		.threads_regex = opts->threads_regex,
+		.max_stopped_percent = (double)opts->max_stopped_percent,
+		.walker = opts->exact ? SAMPLER_WALKER_GDB : SAMPLER_WALKER_FAST,
+		.max_frames = opts->stack_depth > 0 ? (int)opts->stack_depth : 64,
+		.progress = isatty(STDERR_FILENO),
+		.tick = on_tick,
+	};
+	if (!wants_samples) {
+		/* Only timers: tick for the intervals, sample no thread. */
+		cfg.threads = SAMPLER_THREADS_REGEX;
+		cfg.threads_regex = "(?!)";
+		cfg.frequency_hz = 100;
+	}
+	if (recipe_run_exit_requested(rc.run)) {
+		/* exit() in begin: nothing to sample. */
+	} else if (tracer_wanted(rc.recipe)) {
+		/* tracer (issue 6): breakpoint/catchpoint probes instead of sampling. */
+		rc.tracing = true;
+		struct tracer_config tcfg = {
+			.duration_s = cfg.duration_s, .max_stopped_percent = cfg.max_stopped_percent,
+			.exact = opts->exact, .max_frames = cfg.max_frames, .tick = on_tick, .tick_ctx = &rc,
+			.start_ns = rc.start_ns,
+		};
+		struct tracer_stats tstats;
+		int traced = tracer_run(rc.session, rc.sym, rc.recipe, rc.run, &tcfg, &tstats, &e);
+		if (traced < 0 && tstats.bad_probe) {
+			/* Nothing was armed or collected: one line, no report, and no
+			 * empty directory of our naming left behind. */
+			exit_code = cli_input_error("%s", e.msg);
+			recipe_run_free(rc.run);
+			rc.run = NULL;
+			if (!rc.request->output_dir)
+				rmdir(rc.output_dir);
+			goto detach;
+		}
+		if (traced < 0 && !recipe_run_exit_requested(rc.run)) {
+			cli_error("%s", e.msg);
+			exit_code = XGP_EXIT_FAILURE;
+		}
+		tracer_stats_print(&tstats, stderr);
+		rc.stats.elapsed_s = tstats.elapsed_s;
+		rc.stats.stopped_s = tstats.stopped_s;
+		rc.stats.target_exited = tstats.target_exited;
+		rc.stats.target_execed = tstats.target_execed;
+		for (int i = 0; i < tstats.nnotes && rc.stats.nnotes < SAMPLER_MAX_NOTES; i++)
+			snprintf(rc.stats.notes[rc.stats.nnotes++], sizeof rc.stats.notes[0], "%s", tstats.notes[i]);
+	} else if (sampler_run(rc.session, rc.sym, &cfg, on_sample, &rc, &rc.stats, &e) < 0 &&
+		   !recipe_run_exit_requested(rc.run)) {
+		cli_error("%s", e.msg);
+		exit_code = XGP_EXIT_FAILURE;
+	}
+	if (cli_globals.verbose && rc.stats.stops > 0)
+		fprintf(stderr, "xgdbprof: per stop: stopping %.3f ms, reading registers and unwinding %.3f ms, "
+			"resuming %.3f ms (%llu stops)\n",
+			rc.stats.phase_stop_s * 1e3 / (double)rc.stats.stops,
+			rc.stats.phase_walk_s * 1e3 / (double)rc.stats.stops,
+			rc.stats.phase_resume_s * 1e3 / (double)rc.stats.stops, (unsigned long long)rc.stats.stops);
+	if (rc.stats.target_exited)
+		fprintf(stderr, "xgdbprof: process %d exited; reporting what was collected\n", (int)rc.pid);
+	else if (rc.stats.target_execed)
+		fprintf(stderr, "xgdbprof: process %d exec'd %s: the run ended at the exec and the new program runs "
+			"on untraced (run xgdbprof on PID %d again to profile it); reporting what was collected\n",
+			(int)rc.pid, session_exec_path(rc.session), (int)rc.pid);
+	else if (signals_pending())
+		fprintf(stderr, "xgdbprof: interrupted; detaching and reporting what was collected\n");
+
+detach:;
+	pid_t child = session_launched_child(rc.session);
+	if (!rc.tracing)   /* the tracer has done it, and said so */
+		exit_code = cli_rescue_if_gdb_lost(rc.session, exit_code);
+	if (session_end(rc.session, &e) < 0) {
+		cli_error("%s", e.msg);
+		exit_code = XGP_EXIT_FAILURE;
+	}
+	rc.session = NULL;
+	if (rc.run && !signals_urgent()) {
+		if (fire(&rc, RECIPE_EV_END, -1, &e) < 0) {
+			cli_error("%s", e.msg);
+			exit_code = XGP_EXIT_FAILURE;
+		}
+		if (rc.reports_written == 0 && rc.raw && rc.raw->nentries > 0) {
+			char path[PATH_MAX + 16];
+			fill_meta(&rc, rc.raw);
+			snprintf(path, sizeof path, "%s/profile.json", rc.output_dir);
+			if (profile_save(rc.raw, path, &e) < 0)
+				cli_error("%s", e.msg);
+		}
+		if (rc.output_dir[0])
+			fprintf(stderr, "xgdbprof: profile saved in %s (re-render with `xgdbprof report %s`)\n",
+				rc.output_dir, rc.output_dir);
+	}
+	recipe_run_free(rc.run);
+	free(rc.interval_next_ns);
+	profile_free(rc.raw);
+	symbolizer_free(rc.sym);
+	source_map_free(rc.source_map);
+	recipe_free(rc.recipe);
+	if (child > 0)
+		return cli_wait_command(child, req->argv[0], exit_code);
+	return exit_code;
+}

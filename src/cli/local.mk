@@ -1,0 +1,16 @@
+## cli/: main, option parsing, one cmd_*.c per subcommand. Uses everything.
+noinst_LIBRARIES += src/cli/libcli.a
+src_cli_libcli_a_SOURCES = \
+	src/cli/cli.c \
+	src/cli/cli.h \
+	src/cli/cmd_check.c \
+	src/cli/cmd_demangle.c \
+	src/cli/cmd_dump.c \
+	src/cli/cmd_probes.c \
+	src/cli/cmd_recipes.c \
+	src/cli/cmd_report.c \
+	src/cli/cmd_run.c \
+	src/cli/commands.h
+
+xgdbprof_SOURCES = src/cli/main.c
+xgdbprof_LDADD = $(cli_ldadd)

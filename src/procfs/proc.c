@@ -1,0 +1,414 @@
+#include "procfs/proc.h"
+#include "util/clock.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int read_small_file(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, size - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return (int)n;
+}
+
+/* Parses a stat line: "tid (comm) S ppid ...". comm may hold spaces and ')'. */
+static int parse_stat(const char *line, struct proc_thread *t)
+{
+	const char *open = strchr(line, '(');
+	const char *close = strrchr(line, ')');
+	if (!open || !close || close < open || close[1] != ' ')
+		return -1;
+	size_t name_len = (size_t)(close - open - 1);
+	if (name_len >= sizeof t->name)
+		name_len = sizeof t->name - 1;
+	memcpy(t->name, open + 1, name_len);
+	t->name[name_len] = '\0';
+	t->tid = (pid_t)strtol(line, NULL, 10);
+	const char *p = close + 2;
+	t->state = *p;
+	/* Fields after state, numbered as in proc(5) (state is field 3). */
+	unsigned long long utime = 0, stime = 0;
+	long processor = -1;
+	int field = 3;
+	for (const char *q = p; *q; q++) {
+		if (*q != ' ')
+			continue;
+		field++;
+		if (field == 14)
+			utime = strtoull(q + 1, NULL, 10);
+		else if (field == 15)
+			stime = strtoull(q + 1, NULL, 10);
+		else if (field == 39) {
+			processor = strtol(q + 1, NULL, 10);
+			break;
+		}
+	}
+	t->cpu_ticks = utime + stime;
+	t->last_cpu = (int)processor;
+	return 0;
+}
+
+static void read_switches(pid_t pid, pid_t tid, struct proc_thread *t)
+{
+	char path[96], buf[4096];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	t->voluntary_switches = t->involuntary_switches = 0;
+	if (read_small_file(path, buf, sizeof buf) < 0)
+		return;
+	const char *v = strstr(buf, "\nvoluntary_ctxt_switches:");
+	const char *nv = strstr(buf, "\nnonvoluntary_ctxt_switches:");
+	if (v)
+		t->voluntary_switches = strtoull(v + 25, NULL, 10);
+	if (nv)
+		t->involuntary_switches = strtoull(nv + 28, NULL, 10);
+}
+
+int proc_thread_read(pid_t pid, pid_t tid, struct proc_thread *out, struct xerr *e)
+{
+	char path[96], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	if (read_small_file(path, buf, sizeof buf) < 0)
+		return xerr_set(e, "thread %d of process %d is gone", (int)tid, (int)pid);
+	if (parse_stat(buf, out) < 0)
+		return xerr_set(e, "cannot parse %s", path);
+	read_switches(pid, tid, out);
+	return 0;
+}
+
+/* Plain open/read: these run at every tracer stop, stdio would double it. */
+static ssize_t read_proc_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+int proc_thread_schedstat(pid_t pid, pid_t tid, struct proc_schedstat *out)
+{
+	char path[96], buf[2048];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+	if (read_proc_file(path, buf, sizeof buf) <= 0 ||
+	    sscanf(buf, "%" SCNu64 " %" SCNu64 " %" SCNu64, &out->run_ns, &out->wait_ns, &out->slices) != 3)
+		return -1;
+	/* Without CONFIG_SCHED_INFO the kernel prints zeros for every thread. */
+	if (!out->run_ns && !out->slices)
+		return -1;
+	snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	if (read_proc_file(path, buf, sizeof buf) <= 0)
+		return -1;
+	const char *v = strstr(buf, "\nvoluntary_ctxt_switches:");
+	if (!v)
+		return -1;
+	out->voluntary_switches = strtoull(v + 25, NULL, 10);
+	return 0;
+}
+
+char proc_state(pid_t pid)
+{
+	char path[64], buf[1024];
+	struct proc_thread t;
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (read_small_file(path, buf, sizeof buf) < 0 || parse_stat(buf, &t) < 0)
+		return 0;
+	return t.state;
+}
+
+static int compare_tid(const void *a, const void *b)
+{
+	const struct proc_thread *x = a, *y = b;
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+int proc_threads(pid_t pid, struct proc_thread **out, struct xerr *e)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	DIR *dir = opendir(path);
+	if (!dir)
+		return xerr_set(e, "process %d is gone", (int)pid);
+	size_t count = 0, cap = 16;
+	struct proc_thread *threads = malloc(cap * sizeof *threads);
+	if (!threads) {
+		closedir(dir);
+		return xerr_set(e, "out of memory");
+	}
+	struct dirent *d;
+	while ((d = readdir(dir)) != NULL) {
+		if (!isdigit((unsigned char)d->d_name[0]))
+			continue;
+		if (count == cap) {
+			struct proc_thread *bigger = realloc(threads, 2 * cap * sizeof *threads);
+			if (!bigger)
+				break;
+			threads = bigger;
+			cap *= 2;
+		}
+		if (proc_thread_read(pid, (pid_t)atoi(d->d_name), &threads[count], NULL) == 0)
+			count++;
+	}
+	closedir(dir);
+	qsort(threads, count, sizeof *threads, compare_tid);
+	*out = threads;
+	return (int)count;
+}
+
+bool proc_any_thread_in(pid_t pid, const char *states)
+{
+	struct proc_thread *threads;
+	int n = proc_threads(pid, &threads, NULL);
+	bool found = false;
+	for (int i = 0; i < n && !found; i++)
+		found = threads[i].state && strchr(states, threads[i].state);
+	if (n >= 0)
+		free(threads);
+	return found;
+}
+
+int proc_exe_path(pid_t pid, char *buf, size_t size, struct xerr *e)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+	ssize_t n = readlink(path, buf, size - 1);
+	if (n < 0)
+		return xerr_set(e, "cannot read %s: %s", path, strerror(errno));
+	buf[n] = '\0';
+	return 0;
+}
+
+int proc_other_mount_ns(pid_t pid)
+{
+	char path[64], ours[128], theirs[128];
+	ssize_t n = readlink("/proc/self/ns/mnt", ours, sizeof ours - 1);
+	snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int)pid);
+	ssize_t m = readlink(path, theirs, sizeof theirs - 1);
+	if (n <= 0 || m <= 0)
+		return -1;
+	return n != m || memcmp(ours, theirs, (size_t)n) != 0;
+}
+
+int proc_map_files_entry(pid_t pid, const char *path, uint64_t low, uint64_t high,
+			 char *buf, size_t size)
+{
+	char maps[64];
+	snprintf(maps, sizeof maps, "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(maps, "re");
+	if (!f)
+		return -1;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int rc = -1;
+	while (rc < 0 && (len = getline(&line, &cap, f)) > 0) {
+		if (line[len - 1] == '\n')
+			line[len - 1] = '\0';
+		uint64_t start, end;
+		int name_at = -1;
+		/* The path starts after the inode and its padding, as libdwfl
+		 * reads it for the module names it reports. */
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %*x %*x:%*x %*u %n",
+			   &start, &end, &name_at) < 2 || name_at <= 0)
+			continue;
+		const char *name = line + name_at + strspn(line + name_at, " \t");
+		if (start >= low && end <= high && strcmp(name, path) == 0) {
+			int n = snprintf(buf, size, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+					 (int)pid, start, end);
+			rc = n > 0 && (size_t)n < size ? 0 : -1;
+		}
+	}
+	free(line);
+	fclose(f);
+	return rc;
+}
+
+long long proc_cpu_ticks(pid_t pid)
+{
+	char path[64], buf[1024];
+	struct proc_thread t;
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (read_small_file(path, buf, sizeof buf) < 0 || parse_stat(buf, &t) < 0)
+		return -1;
+	return (long long)t.cpu_ticks;
+}
+
+pid_t proc_tracer_pid(pid_t pid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	if (read_small_file(path, buf, sizeof buf) < 0)
+		return -1;
+	const char *t = strstr(buf, "\nTracerPid:");
+	return t ? (pid_t)strtol(t + 11, NULL, 10) : 0;
+}
+
+/* Target text into a message: comm may hold any byte but NUL and '/'. */
+static void make_printable(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+			*s = '?';
+}
+
+/* "PID 120 (gdb, child of PID 118 xgdbprof)": who holds the ptrace attach,
+ * so the user can tell a debugger from another xgdbprof run. */
+static void describe_tracer(pid_t tracer, char *buf, size_t size)
+{
+	char path[64], line[1024];
+	struct proc_thread t, parent;
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)tracer);
+	if (read_small_file(path, line, sizeof line) < 0 || parse_stat(line, &t) < 0) {
+		snprintf(buf, size, "PID %d", (int)tracer);
+		return;
+	}
+	make_printable(t.name);
+	pid_t ppid = (pid_t)strtol(strrchr(line, ')') + 4, NULL, 10);
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)ppid);
+	if (ppid > 1 && read_small_file(path, line, sizeof line) >= 0 && parse_stat(line, &parent) == 0) {
+		make_printable(parent.name);
+		snprintf(buf, size, "PID %d (%s, child of PID %d %s)", (int)tracer, t.name, (int)ppid, parent.name);
+	} else {
+		snprintf(buf, size, "PID %d (%s)", (int)tracer, t.name);
+	}
+}
+
+static int explain_traced(pid_t pid, pid_t tracer, char *buf, size_t size)
+{
+	char who[160];
+	describe_tracer(tracer, who, sizeof who);
+	return snprintf(buf, size, "process %d is already traced by %s: a process has one tracer at a time; "
+			"stop that debugger or profiler (or wait for it to finish) and try again", (int)pid, who);
+}
+
+static bool is_kernel_thread(pid_t pid)
+{
+	/* Kernel threads have no exe link and an empty cmdline. */
+	char path[64], buf[8];
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+	return read_small_file(path, buf, sizeof buf) == 0;
+}
+
+int proc_check_target(pid_t pid, struct xerr *e)
+{
+	if (pid <= 0)
+		return xerr_set(e, "%d is not a process id: give the PID of a running process (see `pgrep NAME`)", (int)pid);
+	if (pid == getpid())
+		return xerr_set(e, "refusing to attach to xgdbprof itself (PID %d)", (int)pid);
+	char state = proc_state(pid);
+	if (state == 0)
+		return xerr_set(e, "no process with PID %d: check the PID with `ps -p %d` or `pgrep NAME`",
+				(int)pid, (int)pid);
+	if (state == 'Z' || state == 'X')
+		return xerr_set(e, "process %d is a zombie (it has exited and waits for its parent to reap it): "
+				"there is nothing left to profile", (int)pid);
+	if (is_kernel_thread(pid))
+		return xerr_set(e, "process %d is a kernel thread: xgdbprof profiles user-space processes", (int)pid);
+	pid_t tracer = proc_tracer_pid(pid);
+	if (tracer > 0) {
+		char why[512];
+		explain_traced(pid, tracer, why, sizeof why);
+		return xerr_set(e, "%s", why);
+	}
+	return 0;
+}
+
+void proc_explain_ptrace_denied(pid_t pid, char *buf, size_t size)
+{
+	char scope[16] = "";
+	int have_scope = read_small_file("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof scope) > 0;
+	int scope_value = have_scope ? atoi(scope) : -1;
+	/* Another tracer got there first (two runs racing past
+	 * proc_check_target): ptrace says EPERM for that too. */
+	pid_t tracer = proc_tracer_pid(pid);
+	if (tracer > 0)
+		explain_traced(pid, tracer, buf, size);
+	else if (scope_value == 3)
+		snprintf(buf, size, "permission denied attaching to process %d: kernel.yama.ptrace_scope is 3 "
+			 "(ptrace disabled until reboot); run the program under xgdbprof instead: xgdbprof ... -- COMMAND",
+			 (int)pid);
+	else if (scope_value >= 1)
+		snprintf(buf, size, "permission denied attaching to process %d: kernel.yama.ptrace_scope is %d; "
+			 "run as root or with CAP_SYS_PTRACE (e.g. sudo), or `sudo sysctl kernel.yama.ptrace_scope=0`, "
+			 "or launch the program under xgdbprof (-- COMMAND)", (int)pid, scope_value);
+	else
+		snprintf(buf, size, "permission denied attaching to process %d: it belongs to another user or is "
+			 "not dumpable; run xgdbprof as that user, or as root / with CAP_SYS_PTRACE", (int)pid);
+}
+
+uint64_t proc_thread_runtime_ns(pid_t pid, pid_t tid)
+{
+	char path[96], buf[128];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+	return read_proc_file(path, buf, sizeof buf) > 0 ? strtoull(buf, NULL, 10) : 0;
+}
+
+int proc_cpu_probe_start(struct proc_cpu_probe *probe, pid_t pid, struct xerr *e)
+{
+	memset(probe, 0, sizeof *probe);
+	struct proc_thread *threads;
+	int n = proc_threads(pid, &threads, e);
+	if (n < 0)
+		return -1;
+	probe->pid = pid;
+	probe->tids = malloc((size_t)(n ? n : 1) * sizeof *probe->tids);
+	probe->runtime_ns = malloc((size_t)(n ? n : 1) * sizeof *probe->runtime_ns);
+	if (!probe->tids || !probe->runtime_ns) {
+		free(threads);
+		proc_cpu_probe_free(probe);
+		return xerr_set(e, "out of memory");
+	}
+	probe->start_ns = monotonic_ns();
+	for (int i = 0; i < n; i++) {
+		probe->tids[i] = threads[i].tid;
+		probe->runtime_ns[i] = proc_thread_runtime_ns(pid, threads[i].tid);
+	}
+	probe->count = (size_t)n;
+	free(threads);
+	return 0;
+}
+
+int proc_cpu_probe_busy(const struct proc_cpu_probe *probe, double min_share)
+{
+	if (!probe->tids)
+		return -1;
+	uint64_t elapsed = monotonic_ns() - probe->start_ns;
+	struct proc_thread *threads;
+	int n = proc_threads(probe->pid, &threads, NULL);
+	if (n < 0)
+		return -1;
+	int busy = 0;
+	for (int i = 0; i < n; i++) {
+		uint64_t before = 0;   /* a thread born since: all its time counts */
+		for (size_t k = 0; k < probe->count; k++)
+			if (probe->tids[k] == threads[i].tid)
+				before = probe->runtime_ns[k];
+		uint64_t ran = proc_thread_runtime_ns(probe->pid, threads[i].tid) - before;
+		busy += (double)ran >= min_share * (double)elapsed;
+	}
+	free(threads);
+	return busy;
+}
+
+void proc_cpu_probe_free(struct proc_cpu_probe *probe)
+{
+	free(probe->tids);
+	free(probe->runtime_ns);
+	probe->tids = NULL;
+	probe->runtime_ns = NULL;
+	probe->count = 0;
+}

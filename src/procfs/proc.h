@@ -1,0 +1,112 @@
+/* proc.h — what /proc says about a target process, read without ptrace.
+ *
+ * Contract: every function is a fresh read (no caching); a thread or process
+ * that vanishes between calls is not an error for listings (it is skipped),
+ * but is for single-item queries (-1, message in xerr). States are the
+ * single letters of proc(5): R running, S sleeping, D disk sleep, Z zombie,
+ * T stopped (job control), t tracing stop, X dead, I idle.
+ */
+#ifndef XGDBPROF_PROC_H
+#define XGDBPROF_PROC_H
+
+#include "util/error.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct proc_thread {
+	pid_t tid;
+	char name[32];            /* comm, at most 15 chars + NUL */
+	char state;               /* proc(5) letter */
+	uint64_t cpu_ticks;       /* utime + stime, clock ticks */
+	int last_cpu;             /* processor it last ran on */
+	uint64_t voluntary_switches;   /* from status; lets a sampler see a thread has not run */
+	uint64_t involuntary_switches;
+};
+
+/* Checks the PID names a live process we could trace: 0 if so; -1 with a
+ * message naming the fix for: no such process, a zombie, a kernel thread,
+ * ourselves, a process already traced (named as proc_explain_ptrace_denied
+ * does). (Permission is checked by attaching.) */
+int proc_check_target(pid_t pid, struct xerr *e);
+
+/* State letter of the process (its main thread), or 0 if it does not exist. */
+char proc_state(pid_t pid);
+
+/* Lists the threads of pid into *out (malloc'd, caller frees), sorted by tid.
+ * Returns the count, or -1 if the process is gone. */
+int proc_threads(pid_t pid, struct proc_thread **out, struct xerr *e);
+
+/* True if any thread of pid is in one of the state letters given
+ * ("Tt": stopped or in a tracing stop). False if none is, or pid is gone. */
+bool proc_any_thread_in(pid_t pid, const char *states);
+
+/* Reads one thread's stat; 0 ok, -1 if it is gone. */
+int proc_thread_read(pid_t pid, pid_t tid, struct proc_thread *out, struct xerr *e);
+
+/* A thread's scheduler clocks from /proc/PID/task/TID/schedstat (ns on a
+ * CPU, ns runnable but waiting for one, times put on a CPU, all since it
+ * started) and its voluntary context switches from .../status (each ptrace
+ * stop is one, and so is each sleep). They are what a tracer needs to tell
+ * the time it held a thread stopped from the time the thread ran, waited its
+ * turn or slept. */
+struct proc_schedstat {
+	uint64_t run_ns, wait_ns, slices;
+	uint64_t voluntary_switches;
+};
+
+/* Reads them (open/read/close of two small files, about 20 us in all); 0
+ * ok, -1 if the thread is gone or the kernel keeps no such figures (no
+ * error message: callers fall back to estimates). */
+int proc_thread_schedstat(pid_t pid, pid_t tid, struct proc_schedstat *out);
+
+/* Resolved path of /proc/PID/exe into buf; 0 ok, -1 on failure. */
+int proc_exe_path(pid_t pid, char *buf, size_t size, struct xerr *e);
+
+/* Whether pid lives in another mount namespace than ours (readlink of
+ * /proc/self/ns/mnt and /proc/PID/ns/mnt differ): the paths its
+ * /proc/PID/maps names are then the target's, and may name other files, or
+ * none, here. 1 other, 0 same, -1 unknown (gone, or no access). */
+int proc_other_mount_ns(pid_t pid);
+
+/* Writes into buf the /proc/PID/map_files/START-END entry of a mapping of
+ * pid whose path is `path` exactly as /proc/PID/maps prints it (" (deleted)"
+ * included) and which lies within [low, high). Opening that entry opens the
+ * mapped file itself, deleted or in another mount namespace, but needs
+ * CAP_SYS_ADMIN (CAP_CHECKPOINT_RESTORE). 0 found, -1 none. */
+int proc_map_files_entry(pid_t pid, const char *path, uint64_t low, uint64_t high,
+			 char *buf, size_t size);
+
+/* Process-wide CPU time (utime+stime of all threads) in clock ticks, or -1. */
+long long proc_cpu_ticks(pid_t pid);
+
+/* Explains why ptrace attach may have been refused (Yama ptrace_scope,
+ * CAP_SYS_PTRACE, another tracer, different user), as one sentence with the
+ * fix, into buf. Another tracer (TracerPid) is named with its command and
+ * its parent's, and comes first: ptrace refuses a second tracer with EPERM
+ * whatever the privileges. */
+void proc_explain_ptrace_denied(pid_t pid, char *buf, size_t size);
+
+/* The PID already tracing pid (TracerPid in status), 0 if none, -1 if gone. */
+pid_t proc_tracer_pid(pid_t pid);
+
+/* On-CPU nanoseconds of one thread so far (schedstat), 0 if unreadable. */
+uint64_t proc_thread_runtime_ns(pid_t pid, pid_t tid);
+
+/* How many of a process's threads are busy: take a reading, wait a while
+ * (doing other work), then count the threads that used at least
+ * min_share of a CPU in between. */
+struct proc_cpu_probe {
+	pid_t pid;
+	uint64_t start_ns;
+	size_t count;
+	pid_t *tids;
+	uint64_t *runtime_ns;
+};
+int proc_cpu_probe_start(struct proc_cpu_probe *probe, pid_t pid, struct xerr *e);
+/* -1 if the process is gone or the probe never started. */
+int proc_cpu_probe_busy(const struct proc_cpu_probe *probe, double min_share);
+void proc_cpu_probe_free(struct proc_cpu_probe *probe);
+
+#endif

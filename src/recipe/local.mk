@@ -1,0 +1,53 @@
+## recipe/: lexer, parser, checker, evaluator, diagnostics, maps, and the
+## maps' conversion to profiles. Consumes events; uses report, symbols
+## (demangling) and util; never gdb nor the target.
+noinst_LIBRARIES += src/recipe/librecipe.a
+src_recipe_librecipe_a_CPPFLAGS = $(NO_GDB_CPPFLAGS)
+src_recipe_librecipe_a_SOURCES = \
+	src/recipe/event.h \
+	src/recipe/maps.c \
+	src/recipe/maps.h \
+	src/recipe/profile_map.c \
+	src/recipe/recipe.c \
+	src/recipe/recipe.h \
+	src/recipe/recipe_ast.h \
+	src/recipe/recipe_check.c \
+	src/recipe/recipe_diag.c \
+	src/recipe/recipe_diag.h \
+	src/recipe/recipe_eval.c \
+	src/recipe/recipe_internal.h \
+	src/recipe/recipe_lex.c \
+	src/recipe/recipe_lex.h \
+	src/recipe/recipe_parse.c
+
+## The recipe language: lexer, parser, checker, evaluator, maps; `check` and
+## `recipes` subcommands; shipped recipes; golden, unit and fuzz tests.
+
+dist_recipes_DATA += \
+	recipes/hot-cpu.recipe recipes/off-cpu.recipe recipes/panic.recipe \
+	recipes/sled-insert.recipe recipes/func-latency.recipe recipes/syscalls.recipe
+
+# Test driver: runs a recipe against a text file of synthetic events.
+check_PROGRAMS += tests/recipe_run tests/unit/test_recipe tests/fuzz/replay_recipe
+tests_recipe_run_SOURCES = tests/recipe_run.c
+tests_recipe_run_LDADD = $(recipe_ldadd)
+tests_unit_test_recipe_SOURCES = tests/unit/test_recipe.c
+tests_unit_test_recipe_LDADD = $(recipe_ldadd)
+tests_fuzz_replay_recipe_SOURCES = tests/fuzz/fuzz_recipe.c tests/fuzz/replay_recipe.c
+tests_fuzz_replay_recipe_LDADD = $(recipe_ldadd)
+
+TESTS += tests/unit/test_recipe tests/recipes.sh tests/recipe-docs.sh tests/fuzz/recipe-corpus.sh
+EXTRA_DIST += tests/recipes tests/recipes.sh tests/recipe-docs.sh tests/fuzz/recipe-corpus.sh \
+	tests/fuzz/recipe-corpus
+
+# Optional: coverage-guided fuzzing of the parser with libFuzzer (not in check).
+#   make fuzz-recipe && ./fuzz-recipe -max_total_time=600 $(srcdir)/tests/fuzz/recipe-corpus
+FUZZ_CC = clang
+fuzz_recipe_sources = src/util/error.c src/util/text_escape.c src/util/output_file.c src/recipe/maps.c src/recipe/recipe.c src/recipe/recipe_diag.c src/recipe/recipe_lex.c \
+	src/recipe/recipe_parse.c src/recipe/recipe_check.c src/recipe/recipe_eval.c src/symbols/demangle.c src/symbols/rust_demangle_unicode.c \
+	tests/fuzz/fuzz_recipe.c
+fuzz-recipe: $(fuzz_recipe_sources)
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined $(DEFS) $(DEFAULT_INCLUDES) \
+	  $(AM_CPPFLAGS) $(CPPFLAGS) -o $@ $(addprefix $(srcdir)/,$(fuzz_recipe_sources)) $(DEP_LIBS)
+CLEANFILES += fuzz-recipe
+.PHONY: fuzz-recipe

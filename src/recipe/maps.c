@@ -1,0 +1,748 @@
+#include "recipe/maps.h"
+#include "util/hash.h"
+#include "util/text_escape.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct map {
+	char *name;
+	enum map_agg agg;
+	size_t nkeys;
+	int64_t lmin, lmax, lstep;
+	size_t nbuckets;
+	size_t max_keys;
+	uint64_t dropped;
+
+	struct map_entry **entries;   /* insertion order */
+	size_t len, cap;
+
+	/* open addressing: slot holds entry index + 1, 0 = empty */
+	size_t *slots;
+	uint64_t *slot_hash;
+	size_t nslots;
+};
+
+/* ---- key identity ------------------------------------------------------ */
+
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	if (!s)
+		return hash_fnv1a(h, "\xff", 1);
+	return hash_fnv1a(h, s, strlen(s) + 1);
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+static uint64_t frame_hash(uint64_t h, const struct frame *f)
+{
+	h = hash_str(h, f->function);
+	h = hash_str(h, f->file);
+	h = hash_fnv1a(h, &f->line, sizeof f->line);
+	h = hash_fnv1a(h, &f->inlined, sizeof f->inlined);
+	if (!f->function) {
+		h = hash_str(h, f->module);
+		h = hash_fnv1a(h, &f->pc, sizeof f->pc);
+	}
+	return h;
+}
+
+static bool frame_eq(const struct frame *a, const struct frame *b)
+{
+	if (!str_eq(a->function, b->function) || !str_eq(a->file, b->file) ||
+	    a->line != b->line || a->inlined != b->inlined)
+		return false;
+	if (!a->function)
+		return a->pc == b->pc && str_eq(a->module, b->module);
+	return true;
+}
+
+static uint64_t keys_hash(const struct map *m, const struct map_key *k)
+{
+	uint64_t h = HASH_FNV1A_SEED;
+	for (size_t i = 0; i < m->nkeys; i++) {
+		unsigned char t = (unsigned char)k[i].type;
+		h = hash_fnv1a(h, &t, 1);
+		switch (k[i].type) {
+		case MAP_KEY_INT:
+			h = hash_fnv1a(h, &k[i].i, sizeof k[i].i);
+			break;
+		case MAP_KEY_STR:
+			h = hash_str(h, k[i].s);
+			break;
+		case MAP_KEY_STACK: {
+			size_t n = k[i].stack ? k[i].stack->nframes : 0;
+			h = hash_fnv1a(h, &n, sizeof n);
+			for (size_t f = 0; f < n; f++)
+				h = frame_hash(h, &k[i].stack->frames[f]);
+			break;
+		}
+		}
+	}
+	return h;
+}
+
+static bool key_eq(const struct map_key *a, const struct map_key *b)
+{
+	if (a->type != b->type)
+		return false;
+	switch (a->type) {
+	case MAP_KEY_INT:
+		return a->i == b->i;
+	case MAP_KEY_STR:
+		return str_eq(a->s, b->s);
+	case MAP_KEY_STACK: {
+		size_t na = a->stack ? a->stack->nframes : 0;
+		size_t nb = b->stack ? b->stack->nframes : 0;
+		if (na != nb)
+			return false;
+		for (size_t f = 0; f < na; f++)
+			if (!frame_eq(&a->stack->frames[f], &b->stack->frames[f]))
+				return false;
+		return true;
+	}
+	}
+	return false;
+}
+
+static int cmp_str(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "");
+}
+
+/* Total order on keys, used to break ties when sorting by value. */
+static int key_cmp(const struct map_key *a, const struct map_key *b)
+{
+	if (a->type != b->type)
+		return (int)a->type - (int)b->type;
+	switch (a->type) {
+	case MAP_KEY_INT:
+		return (a->i > b->i) - (a->i < b->i);
+	case MAP_KEY_STR:
+		return cmp_str(a->s, b->s);
+	case MAP_KEY_STACK: {
+		size_t na = a->stack ? a->stack->nframes : 0;
+		size_t nb = b->stack ? b->stack->nframes : 0;
+		/* compare root first: that is how people read stacks */
+		for (size_t i = 0; i < na && i < nb; i++) {
+			const struct frame *fa = &a->stack->frames[na - 1 - i];
+			const struct frame *fb = &b->stack->frames[nb - 1 - i];
+			int c = cmp_str(fa->function, fb->function);
+			if (!c)
+				c = cmp_str(fa->file, fb->file);
+			if (!c)
+				c = (fa->line > fb->line) - (fa->line < fb->line);
+			if (!c)
+				c = (fa->pc > fb->pc) - (fa->pc < fb->pc);
+			if (c)
+				return c;
+		}
+		return (na > nb) - (na < nb);
+	}
+	}
+	return 0;
+}
+
+/* ---- owned copies ------------------------------------------------------ */
+
+static char *xstrdup_or_null(const char *s, bool *oom)
+{
+	if (!s)
+		return NULL;
+	char *d = strdup(s);
+	if (!d)
+		*oom = true;
+	return d;
+}
+
+static struct stack *stack_dup(const struct stack *s, bool *oom)
+{
+	struct stack *d = calloc(1, sizeof *d);
+	if (!d) {
+		*oom = true;
+		return NULL;
+	}
+	if (!s || s->nframes == 0)
+		return d;
+	d->frames = calloc(s->nframes, sizeof *d->frames);
+	if (!d->frames) {
+		free(d);
+		*oom = true;
+		return NULL;
+	}
+	d->nframes = s->nframes;
+	for (size_t i = 0; i < s->nframes; i++) {
+		d->frames[i] = s->frames[i];
+		d->frames[i].function = xstrdup_or_null(s->frames[i].function, oom);
+		d->frames[i].file = xstrdup_or_null(s->frames[i].file, oom);
+		d->frames[i].module = xstrdup_or_null(s->frames[i].module, oom);
+	}
+	return d;
+}
+
+static void stack_free_owned(const struct stack *cs)
+{
+	struct stack *s = (struct stack *)cs;
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nframes; i++) {
+		free((char *)s->frames[i].function);
+		free((char *)s->frames[i].file);
+		free((char *)s->frames[i].module);
+	}
+	free(s->frames);
+	free(s);
+}
+
+static void entry_free(const struct map *m, struct map_entry *e)
+{
+	if (!e)
+		return;
+	struct map_key *k = (struct map_key *)e->keys;
+	for (size_t i = 0; k && i < m->nkeys; i++) {
+		if (k[i].type == MAP_KEY_STR)
+			free((char *)k[i].s);
+		else if (k[i].type == MAP_KEY_STACK)
+			stack_free_owned(k[i].stack);
+	}
+	free(k);
+	free((char *)e->value.s);
+	free(e->value.buckets);
+	free(e);
+}
+
+static struct map_entry *entry_new(const struct map *m, const struct map_key *keys)
+{
+	bool oom = false;
+	struct map_entry *e = calloc(1, sizeof *e);
+	if (!e)
+		return NULL;
+	struct map_key *k = calloc(m->nkeys ? m->nkeys : 1, sizeof *k);
+	e->keys = k;
+	if (!k) {
+		free(e);
+		return NULL;
+	}
+	for (size_t i = 0; i < m->nkeys; i++) {
+		k[i].type = keys[i].type;
+		k[i].i = keys[i].i;
+		if (keys[i].type == MAP_KEY_STR)
+			k[i].s = xstrdup_or_null(keys[i].s ? keys[i].s : "", &oom);
+		else if (keys[i].type == MAP_KEY_STACK)
+			k[i].stack = stack_dup(keys[i].stack, &oom);
+	}
+	if (m->nbuckets) {
+		e->value.buckets = calloc(m->nbuckets, sizeof *e->value.buckets);
+		if (!e->value.buckets)
+			oom = true;
+	}
+	if (oom) {
+		entry_free(m, e);
+		return NULL;
+	}
+	return e;
+}
+
+/* ---- the map ----------------------------------------------------------- */
+
+struct map *map_new(const char *name, enum map_agg agg, size_t nkeys,
+		    int64_t lhist_min, int64_t lhist_max, int64_t lhist_step,
+		    size_t max_keys)
+{
+	struct map *m = calloc(1, sizeof *m);
+	if (!m)
+		return NULL;
+	m->name = strdup(name);
+	if (!m->name) {
+		free(m);
+		return NULL;
+	}
+	m->agg = agg;
+	m->nkeys = nkeys;
+	m->max_keys = max_keys;
+	if (agg == MAP_AGG_HIST) {
+		m->nbuckets = MAP_HIST_BUCKETS;
+	} else if (agg == MAP_AGG_LHIST) {
+		m->lmin = lhist_min;
+		m->lmax = lhist_max;
+		m->lstep = lhist_step > 0 ? lhist_step : 1;
+		uint64_t span = (uint64_t)lhist_max - (uint64_t)lhist_min;
+		m->nbuckets = (size_t)((span + (uint64_t)m->lstep - 1) / (uint64_t)m->lstep) + 2;
+	}
+	return m;
+}
+
+void map_clear(struct map *m)
+{
+	for (size_t i = 0; i < m->len; i++)
+		entry_free(m, m->entries[i]);
+	m->len = 0;
+	m->dropped = 0;
+	free(m->slots);
+	free(m->slot_hash);
+	m->slots = NULL;
+	m->slot_hash = NULL;
+	m->nslots = 0;
+}
+
+void map_free(struct map *m)
+{
+	if (!m)
+		return;
+	map_clear(m);
+	free(m->entries);
+	free(m->name);
+	free(m);
+}
+
+const char *map_name(const struct map *m) { return m->name; }
+enum map_agg map_agg(const struct map *m) { return m->agg; }
+size_t map_nkeys(const struct map *m) { return m->nkeys; }
+size_t map_len(const struct map *m) { return m->len; }
+uint64_t map_dropped(const struct map *m) { return m->dropped; }
+size_t map_nbuckets(const struct map *m) { return m->nbuckets; }
+
+void map_lhist_params(const struct map *m, int64_t *min, int64_t *max, int64_t *step)
+{
+	*min = m->lmin;
+	*max = m->lmax;
+	*step = m->lstep;
+}
+
+const struct map_entry *map_entry_at(const struct map *m, size_t i)
+{
+	return i < m->len ? m->entries[i] : NULL;
+}
+
+static long find_slot(const struct map *m, const struct map_key *keys, uint64_t h)
+{
+	if (!m->nslots)
+		return -1;
+	size_t mask = m->nslots - 1;
+	for (size_t i = h & mask;; i = (i + 1) & mask) {
+		if (!m->slots[i])
+			return -(long)i - 2;
+		if (m->slot_hash[i] == h) {
+			const struct map_entry *e = m->entries[m->slots[i] - 1];
+			bool eq = true;
+			for (size_t k = 0; k < m->nkeys && eq; k++)
+				eq = key_eq(&e->keys[k], &keys[k]);
+			if (eq)
+				return (long)i;
+		}
+	}
+}
+
+static int rehash(struct map *m)
+{
+	size_t n = m->nslots ? m->nslots * 2 : 16;
+	size_t *slots = calloc(n, sizeof *slots);
+	uint64_t *hashes = calloc(n, sizeof *hashes);
+	if (!slots || !hashes) {
+		free(slots);
+		free(hashes);
+		return -1;
+	}
+	for (size_t i = 0; i < m->len; i++) {
+		uint64_t h = keys_hash(m, m->entries[i]->keys);
+		size_t j = h & (n - 1);
+		while (slots[j])
+			j = (j + 1) & (n - 1);
+		slots[j] = i + 1;
+		hashes[j] = h;
+	}
+	free(m->slots);
+	free(m->slot_hash);
+	m->slots = slots;
+	m->slot_hash = hashes;
+	m->nslots = n;
+	return 0;
+}
+
+const struct map_entry *map_find(const struct map *m, const struct map_key *keys)
+{
+	long s = find_slot(m, keys, keys_hash(m, keys));
+	return s >= 0 ? m->entries[m->slots[s] - 1] : NULL;
+}
+
+struct map_entry *map_lookup_or_add(struct map *m, const struct map_key *keys)
+{
+	uint64_t h = keys_hash(m, keys);
+	long s = find_slot(m, keys, h);
+	if (s >= 0)
+		return m->entries[m->slots[s] - 1];
+	if (m->max_keys && m->len >= m->max_keys) {
+		m->dropped++;
+		return NULL;
+	}
+	if ((m->len + 1) * 4 > m->nslots * 3) {
+		if (rehash(m) < 0)
+			return NULL;
+		s = find_slot(m, keys, h);
+	}
+	if (m->len == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 16;
+		struct map_entry **ne = realloc(m->entries, cap * sizeof *ne);
+		if (!ne)
+			return NULL;
+		m->entries = ne;
+		m->cap = cap;
+	}
+	struct map_entry *e = entry_new(m, keys);
+	if (!e)
+		return NULL;
+	size_t slot = (size_t)(-s - 2);
+	m->entries[m->len++] = e;
+	m->slots[slot] = m->len;
+	m->slot_hash[slot] = h;
+	return e;
+}
+
+size_t map_hist_bucket(int64_t x)
+{
+	if (x < 0)
+		return 0;
+	if (x == 0)
+		return 1;
+	size_t b = 2;
+	uint64_t v = (uint64_t)x;
+	while (v > 1) {
+		v >>= 1;
+		b++;
+	}
+	return b;
+}
+
+int64_t map_hist_bucket_low(size_t b)
+{
+	if (b == 0)
+		return INT64_MIN;
+	if (b == 1)
+		return 0;
+	return (int64_t)(1ULL << (b - 2));
+}
+
+static size_t lhist_bucket(const struct map *m, int64_t x)
+{
+	if (x < m->lmin)
+		return 0;
+	if (x >= m->lmax)
+		return m->nbuckets - 1;
+	return (size_t)(((uint64_t)x - (uint64_t)m->lmin) / (uint64_t)m->lstep) + 1;
+}
+
+int map_entry_update(struct map *m, struct map_entry *e, int64_t x, const char *s)
+{
+	struct map_value *v = &e->value;
+	bool first = v->count == 0;
+	v->count++;
+	switch (m->agg) {
+	case MAP_AGG_COUNT:
+		break;
+	case MAP_AGG_SUM:
+	case MAP_AGG_AVG:
+		v->sum = (int64_t)((uint64_t)v->sum + (uint64_t)x);
+		break;
+	case MAP_AGG_MIN:
+		if (first || x < v->min)
+			v->min = x;
+		break;
+	case MAP_AGG_MAX:
+		if (first || x > v->max)
+			v->max = x;
+		break;
+	case MAP_AGG_HIST:
+		v->buckets[map_hist_bucket(x)]++;
+		break;
+	case MAP_AGG_LHIST:
+		v->buckets[lhist_bucket(m, x)]++;
+		break;
+	case MAP_AGG_INT:
+		v->i = x;
+		break;
+	case MAP_AGG_STR: {
+		char *d = strdup(s ? s : "");
+		if (!d)
+			return -1;
+		free((char *)v->s);
+		v->s = d;
+		break;
+	}
+	}
+	return 0;
+}
+
+int map_update(struct map *m, const struct map_key *keys, int64_t x, const char *s)
+{
+	struct map_entry *e = map_lookup_or_add(m, keys);
+	if (!e)
+		return 0;
+	return map_entry_update(m, e, x, s);
+}
+
+int64_t map_entry_number(const struct map *m, const struct map_entry *e)
+{
+	const struct map_value *v = &e->value;
+	switch (m->agg) {
+	case MAP_AGG_COUNT:
+	case MAP_AGG_HIST:
+	case MAP_AGG_LHIST:
+		return (int64_t)v->count;
+	case MAP_AGG_SUM:
+		return v->sum;
+	case MAP_AGG_MIN:
+		return v->min;
+	case MAP_AGG_MAX:
+		return v->max;
+	case MAP_AGG_AVG:
+		return v->count ? v->sum / (int64_t)v->count : 0;
+	case MAP_AGG_INT:
+		return v->i;
+	case MAP_AGG_STR:
+		return 0;
+	}
+	return 0;
+}
+
+static const struct map *sort_map;   /* qsort has no context argument in C11 */
+
+static int entry_cmp(const void *pa, const void *pb)
+{
+	const struct map_entry *a = *(const struct map_entry *const *)pa;
+	const struct map_entry *b = *(const struct map_entry *const *)pb;
+	int c;
+	if (sort_map->agg == MAP_AGG_STR) {
+		c = cmp_str(a->value.s, b->value.s);
+	} else {
+		int64_t x = map_entry_number(sort_map, a), y = map_entry_number(sort_map, b);
+		c = (x > y) - (x < y);
+	}
+	for (size_t k = 0; !c && k < sort_map->nkeys; k++)
+		c = key_cmp(&a->keys[k], &b->keys[k]);
+	return c;
+}
+
+const struct map_entry **map_sorted(const struct map *m)
+{
+	if (!m->len)
+		return NULL;
+	const struct map_entry **v = malloc(m->len * sizeof *v);
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < m->len; i++)
+		v[i] = m->entries[i];
+	sort_map = m;
+	qsort(v, m->len, sizeof *v, entry_cmp);
+	sort_map = NULL;
+	return v;
+}
+
+/* ---- text output ------------------------------------------------------- */
+
+void map_format_frame(const struct frame *f, FILE *out)
+{
+	if (f->function) {
+		text_put(out, f->function, TEXT_FORM_TERMINAL);
+	} else if (f->module) {
+		fprintf(out, "0x%" PRIx64 " in ", f->pc);
+		text_put(out, f->module, TEXT_FORM_TERMINAL);
+	} else {
+		fprintf(out, "0x%" PRIx64, f->pc);
+	}
+	if (f->file) {
+		fputs(" (", out);
+		text_put(out, f->file, TEXT_FORM_TERMINAL);
+		if (f->line > 0)
+			fprintf(out, ":%d", f->line);
+		fputc(')', out);
+	}
+	if (f->inlined)
+		fputs(" [inlined]", out);
+}
+
+static bool keys_have_stack(const struct map *m)
+{
+	for (size_t i = 0; i < m->nkeys; i++)
+		if (m->len && m->entries[0]->keys[i].type == MAP_KEY_STACK)
+			return true;
+	return false;
+}
+
+static void print_keys(const struct map *m, const struct map_entry *e, FILE *out)
+{
+	fprintf(out, "@%s", m->name);
+	if (!m->nkeys)
+		return;
+	fputc('[', out);
+	for (size_t i = 0; i < m->nkeys; i++) {
+		const struct map_key *k = &e->keys[i];
+		if (i)
+			fputs(k->type == MAP_KEY_STACK ? "," : ", ", out);
+		switch (k->type) {
+		case MAP_KEY_INT:
+			fprintf(out, "%" PRId64, k->i);
+			break;
+		case MAP_KEY_STR:
+			text_put(out, k->s, TEXT_FORM_TERMINAL);
+			break;
+		case MAP_KEY_STACK:
+			fputc('\n', out);
+			for (size_t f = 0; k->stack && f < k->stack->nframes; f++) {
+				fputs("        ", out);
+				map_format_frame(&k->stack->frames[f], out);
+				fputc('\n', out);
+			}
+			break;
+		}
+	}
+	fputc(']', out);
+}
+
+/* 1024-based suffixes, as bpftrace prints histogram bounds. */
+static void fmt_pow(char *buf, size_t n, int64_t v)
+{
+	static const char suffix[] = " KMGTPE";
+	int s = 0;
+	while (v && v % 1024 == 0 && s < 6) {
+		v /= 1024;
+		s++;
+	}
+	if (s)
+		snprintf(buf, n, "%" PRId64 "%c", v, suffix[s]);
+	else
+		snprintf(buf, n, "%" PRId64, v);
+}
+
+static void print_bar_line(FILE *out, const char *label, uint64_t n, uint64_t maxn)
+{
+	enum { WIDTH = 52 };
+	size_t bar = maxn ? (size_t)(n * WIDTH / maxn) : 0;
+	fprintf(out, "%-20s %8" PRIu64 " |", label, n);
+	for (size_t i = 0; i < WIDTH; i++)
+		fputc(i < bar ? '@' : ' ', out);
+	fputs("|\n", out);
+}
+
+static void print_histogram(const struct map *m, const struct map_value *v, FILE *out)
+{
+	size_t first = m->nbuckets, last = 0;
+	uint64_t maxn = 0;
+	for (size_t b = 0; b < m->nbuckets; b++) {
+		if (!v->buckets[b])
+			continue;
+		if (first == m->nbuckets)
+			first = b;
+		last = b;
+		if (v->buckets[b] > maxn)
+			maxn = v->buckets[b];
+	}
+	for (size_t b = first; b <= last && first < m->nbuckets; b++) {
+		char label[64], lo[24], hi[24];
+		if (m->agg == MAP_AGG_HIST) {
+			if (b == 0) {
+				snprintf(label, sizeof label, "(..., 0)");
+			} else if (b <= 2) {
+				snprintf(label, sizeof label, "[%d]", b == 1 ? 0 : 1);
+			} else {
+				fmt_pow(lo, sizeof lo, map_hist_bucket_low(b));
+				if (b + 1 < MAP_HIST_BUCKETS)
+					fmt_pow(hi, sizeof hi, map_hist_bucket_low(b + 1));
+				else
+					snprintf(hi, sizeof hi, "...");
+				snprintf(label, sizeof label, "[%s, %s)", lo, hi);
+			}
+		} else {
+			if (b == 0) {
+				snprintf(label, sizeof label, "(..., %" PRId64 ")", m->lmin);
+			} else if (b == m->nbuckets - 1) {
+				snprintf(label, sizeof label, "[%" PRId64 ", ...)", m->lmax);
+			} else {
+				int64_t low = m->lmin + (int64_t)(b - 1) * m->lstep;
+				int64_t high = low + m->lstep;
+				if (high > m->lmax)
+					high = m->lmax;
+				snprintf(label, sizeof label, "[%" PRId64 ", %" PRId64 ")", low, high);
+			}
+		}
+		print_bar_line(out, label, v->buckets[b], maxn);
+	}
+}
+
+void map_print(const struct map *m, FILE *out, size_t top)
+{
+	const struct map_entry **sorted = map_sorted(m);
+	size_t start = 0;
+	if (top && top < m->len)
+		start = m->len - top;
+	bool hist = m->agg == MAP_AGG_HIST || m->agg == MAP_AGG_LHIST;
+	bool stacks = keys_have_stack(m);
+	for (size_t i = start; sorted && i < m->len; i++) {
+		const struct map_entry *e = sorted[i];
+		print_keys(m, e, out);
+		fputs(":", out);
+		if (hist) {
+			fputc('\n', out);
+			print_histogram(m, &e->value, out);
+			fputc('\n', out);
+			continue;
+		}
+		if (m->agg == MAP_AGG_STR) {
+			fputc(' ', out);
+			text_put(out, e->value.s, TEXT_FORM_TERMINAL);
+			fputc('\n', out);
+		} else
+			fprintf(out, " %" PRId64 "\n", map_entry_number(m, e));
+		if (stacks)
+			fputc('\n', out);
+	}
+	free(sorted);
+	if (m->dropped)
+		fprintf(out, "@%s: %" PRIu64 " updates dropped: the map reached max_keys (%zu); "
+			"raise it with 'set max_keys N'\n", m->name, m->dropped, m->max_keys);
+}
+
+int map_write_folded(const struct map *m, FILE *out)
+{
+	if (m->agg != MAP_AGG_COUNT && m->agg != MAP_AGG_SUM && m->agg != MAP_AGG_INT)
+		return -1;
+	const struct map_entry **sorted = map_sorted(m);
+	for (size_t i = m->len; sorted && i-- > 0;) {
+		const struct map_entry *e = sorted[i];
+		bool first = true;
+		for (size_t k = 0; k < m->nkeys; k++) {
+			const struct map_key *key = &e->keys[k];
+			if (key->type == MAP_KEY_STACK) {
+				for (size_t f = key->stack ? key->stack->nframes : 0; f-- > 0;) {
+					const struct frame *fr = &key->stack->frames[f];
+					if (!first)
+						fputc(';', out);
+					first = false;
+					if (fr->function)
+						text_put(out, fr->function, TEXT_FORM_TERMINAL);
+					else
+						fprintf(out, "0x%" PRIx64, fr->pc);
+				}
+				continue;
+			}
+			if (!first)
+				fputc(';', out);
+			first = false;
+			if (key->type == MAP_KEY_INT)
+				fprintf(out, "%" PRId64, key->i);
+			else
+				text_put(out, key->s, TEXT_FORM_TERMINAL);
+		}
+		if (first)
+			fputs(m->name, out);
+		fprintf(out, " %" PRId64 "\n", map_entry_number(m, e));
+	}
+	free(sorted);
+	return 0;
+}

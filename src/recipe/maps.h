@@ -1,0 +1,133 @@
+/* maps.h — recipe maps: keyed aggregations (`@name[k1, k2] = count()`).
+ *
+ * A map has a fixed aggregation (chosen by the recipe checker) and a fixed
+ * number of keys per entry (0 for a scalar map like `@calls = count()`).
+ * Keys are typed: integers, strings, or call stacks. A map owns deep copies
+ * of its keys, so callers may free what they passed in right after an update.
+ *
+ * Invariants:
+ *  - At most max_keys entries; an update that would add one more entry is
+ *    counted in map_dropped() instead (never silently lost). 0 = no limit.
+ *  - Entries keep their insertion order (map_entry_at); map_sorted gives them
+ *    ordered by value, ascending, ties broken by key order, so output is
+ *    deterministic.
+ *  - Stack keys compare by frames (function, file, line, inlined; module+pc
+ *    when the function is unknown), not by raw PC, so samples on the same
+ *    source line merge.
+ *
+ * Consumers (reports, the session) iterate entries and read typed keys and
+ * values; see struct map_entry. Nothing here writes files.
+ */
+#ifndef XGDBPROF_MAPS_H
+#define XGDBPROF_MAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "util/stack.h"
+
+enum map_agg {
+	MAP_AGG_COUNT,   /* count(): value.count */
+	MAP_AGG_SUM,     /* sum(x): value.sum (and count) */
+	MAP_AGG_MIN,     /* min(x): value.min */
+	MAP_AGG_MAX,     /* max(x): value.max */
+	MAP_AGG_AVG,     /* avg(x): value.sum / value.count (integer) */
+	MAP_AGG_HIST,    /* hist(x): power-of-two buckets, see map_hist_bucket */
+	MAP_AGG_LHIST,   /* lhist(x, min, max, step): linear buckets */
+	MAP_AGG_INT,     /* plain assignment of an integer: value.i */
+	MAP_AGG_STR,     /* plain assignment of a string: value.s */
+};
+
+enum map_key_type { MAP_KEY_INT, MAP_KEY_STR, MAP_KEY_STACK };
+
+struct map_key {
+	enum map_key_type type;
+	int64_t i;
+	const char *s;            /* MAP_KEY_STR */
+	const struct stack *stack;/* MAP_KEY_STACK, leaf first */
+};
+
+struct map_value {
+	uint64_t count;           /* number of updates (all aggregations) */
+	int64_t sum, min, max;    /* SUM/AVG, MIN, MAX */
+	int64_t i;                /* MAP_AGG_INT */
+	const char *s;            /* MAP_AGG_STR */
+	uint64_t *buckets;        /* HIST/LHIST: map_nbuckets() counters */
+};
+
+struct map_entry {
+	const struct map_key *keys;  /* map_nkeys() of them */
+	struct map_value value;
+};
+
+struct map;
+
+/* Number of HIST buckets: [0] negative, [1] zero, [b>=2] [2^(b-2), 2^(b-1)). */
+#define MAP_HIST_BUCKETS 65
+
+/* Creates an empty map. lhist_* are used only for MAP_AGG_LHIST (the
+ * checker guarantees step > 0 and max > min). Returns NULL on out of memory. */
+struct map *map_new(const char *name, enum map_agg agg, size_t nkeys,
+		    int64_t lhist_min, int64_t lhist_max, int64_t lhist_step,
+		    size_t max_keys);
+void map_free(struct map *m);
+
+const char *map_name(const struct map *m);      /* without the '@' */
+enum map_agg map_agg(const struct map *m);
+size_t map_nkeys(const struct map *m);
+size_t map_len(const struct map *m);            /* number of entries */
+uint64_t map_dropped(const struct map *m);      /* updates refused by max_keys */
+size_t map_nbuckets(const struct map *m);       /* HIST/LHIST, else 0 */
+
+/* Finds or creates the entry for keys (map_nkeys() of them). Returns the
+ * entry, or NULL if the map is full (the drop is counted) or out of memory. */
+struct map_entry *map_lookup_or_add(struct map *m, const struct map_key *keys);
+/* Finds an entry without creating it; NULL if absent. */
+const struct map_entry *map_find(const struct map *m, const struct map_key *keys);
+
+/* Applies the map's aggregation to an entry: x is ignored by COUNT, s is
+ * used by MAP_AGG_STR only. Returns 0, or -1 on out of memory. */
+int map_entry_update(struct map *m, struct map_entry *e, int64_t x, const char *s);
+
+/* Convenience: lookup_or_add + update. Returns 0 (also when dropped), -1 on
+ * out of memory. */
+int map_update(struct map *m, const struct map_key *keys, int64_t x, const char *s);
+
+/* The number a map entry sorts and reports by: count, sum, min, max, avg,
+ * total count of a histogram, or the assigned integer (0 for strings). */
+int64_t map_entry_number(const struct map *m, const struct map_entry *e);
+
+/* i-th entry in insertion order, i < map_len(). */
+const struct map_entry *map_entry_at(const struct map *m, size_t i);
+
+/* Entries sorted by value ascending (see invariants). Returns a malloc'd
+ * array of map_len() pointers the caller frees (NULL when empty or OOM). */
+const struct map_entry **map_sorted(const struct map *m);
+
+/* Removes every entry (and resets the dropped counter). */
+void map_clear(struct map *m);
+
+/* Bucket index of x for HIST maps (see MAP_HIST_BUCKETS). */
+size_t map_hist_bucket(int64_t x);
+/* Lower bound of a HIST bucket (bucket 0 has no lower bound: INT64_MIN). */
+int64_t map_hist_bucket_low(size_t b);
+/* LHIST parameters. */
+void map_lhist_params(const struct map *m, int64_t *min, int64_t *max, int64_t *step);
+
+/* Text rendering, bpftrace style: "@name[k1, k2]: value" lines sorted by
+ * value ascending; histograms as ASCII bars; stack keys one frame per line.
+ * top > 0 prints only the top largest entries. A map with drops ends with a
+ * line saying how many updates max_keys refused. */
+void map_print(const struct map *m, FILE *out, size_t top);
+
+/* Appends the text of one stack frame ("func (file:line) [inlined]") to out. */
+void map_format_frame(const struct frame *f, FILE *out);
+
+/* Writes the map as folded stacks ("root;...;leaf N" per line): non-stack keys
+ * become leading frames, stack keys expand root first. Only COUNT/SUM/INT
+ * maps fold. Returns 0, or -1 for another aggregation. */
+int map_write_folded(const struct map *m, FILE *out);
+
+#endif

@@ -1,0 +1,459 @@
+/* recipe.c — loading recipes, defines, options, probe descriptions. */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include "recipe/recipe.h"
+#include "symbols/demangle.h"
+#include "recipe/recipe_ast.h"
+#include "recipe/recipe_internal.h"
+#include "recipe/recipe_lex.h"
+
+#include <errno.h>
+#include <pcre2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+void recipe_defines_init(struct recipe_defines *d)
+{
+	memset(d, 0, sizeof *d);
+}
+
+void recipe_defines_release(struct recipe_defines *d)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		free(d->names[i]);
+		free(d->values[i]);
+	}
+	free(d->names);
+	free(d->values);
+	memset(d, 0, sizeof *d);
+}
+
+int recipe_defines_add(struct recipe_defines *d, const char *assignment, struct xerr *e)
+{
+	const char *eq = strchr(assignment, '=');
+	size_t n = eq ? (size_t)(eq - assignment) : 0;
+	bool ok = n > 0 && (assignment[0] == '_' || (assignment[0] >= 'A' && assignment[0] <= 'Z') ||
+			    (assignment[0] >= 'a' && assignment[0] <= 'z'));
+	for (size_t i = 0; ok && i < n; i++) {
+		char c = assignment[i];
+		ok = c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+	}
+	if (!ok)
+		return xerr_set(e, "bad define '%s': write -D NAME=VALUE", assignment);
+	char **names = realloc(d->names, (d->n + 1) * sizeof *names);
+	if (!names)
+		return xerr_set(e, "out of memory");
+	d->names = names;
+	char **values = realloc(d->values, (d->n + 1) * sizeof *values);
+	if (!values)
+		return xerr_set(e, "out of memory");
+	d->values = values;
+	d->names[d->n] = strndup(assignment, n);
+	d->values[d->n] = strdup(eq + 1);
+	if (!d->names[d->n] || !d->values[d->n]) {
+		free(d->names[d->n]);
+		free(d->values[d->n]);
+		return xerr_set(e, "out of memory");
+	}
+	d->n++;
+	return 0;
+}
+
+/* ---- options ----------------------------------------------------------- */
+
+static const char *const option_names[] = {
+	"frequency", "duration", "threads", "max_stopped", "exact", "max_keys", "stack_depth", NULL,
+};
+
+const char *const *recipe_option_names(void)
+{
+	return option_names;
+}
+
+static void options_default(struct recipe_options *o)
+{
+	memset(o, 0, sizeof *o);
+	o->frequency_hz = 49;
+	o->threads = RECIPE_THREADS_RUNNING;
+	o->max_stopped_percent = 5;
+	o->max_keys = 10000;
+	o->stack_depth = 64;
+}
+
+int recipe_options_apply(struct recipe_options *o, const char *name,
+			 const struct setting_value *v, char **regex_storage, char *msg, size_t msgsz)
+{
+	if (!strcmp(name, "frequency")) {
+		if ((v->kind != SET_INT && v->kind != SET_FREQ) || v->i < 1 || v->i > 10000) {
+			snprintf(msg, msgsz, "frequency is a rate from 1 to 10000 Hz: write set frequency 99");
+			return -1;
+		}
+		o->frequency_hz = v->i;
+	} else if (!strcmp(name, "duration")) {
+		if (v->kind != SET_DURATION && !(v->kind == SET_INT && v->i == 0)) {
+			snprintf(msg, msgsz, "duration needs a unit: write set duration 30s (0 = until Ctrl-C)");
+			return -1;
+		}
+		o->duration_ns = v->i;
+	} else if (!strcmp(name, "threads")) {
+		if (v->kind == SET_IDENT && !strcmp(v->s, "running")) {
+			o->threads = RECIPE_THREADS_RUNNING;
+		} else if (v->kind == SET_IDENT && !strcmp(v->s, "all")) {
+			o->threads = RECIPE_THREADS_ALL;
+		} else if (v->kind == SET_REGEX) {
+			char *copy = strdup(v->s);
+			if (!copy) {
+				snprintf(msg, msgsz, "out of memory");
+				return -1;
+			}
+			free(*regex_storage);
+			*regex_storage = copy;
+			o->threads = RECIPE_THREADS_REGEX;
+			o->threads_regex = copy;
+		} else {
+			snprintf(msg, msgsz, "threads is running, all, or a /regex/ over thread names");
+			return -1;
+		}
+	} else if (!strcmp(name, "max_stopped")) {
+		if ((v->kind != SET_INT && v->kind != SET_PERCENT) || v->i < 1 || v->i > 100) {
+			snprintf(msg, msgsz, "max_stopped is a percentage from 1%% to 100%%: write set max_stopped 5%%");
+			return -1;
+		}
+		o->max_stopped_percent = v->i;
+	} else if (!strcmp(name, "exact")) {
+		if (v->kind == SET_IDENT && (!strcmp(v->s, "true") || !strcmp(v->s, "yes") || !strcmp(v->s, "on")))
+			o->exact = true;
+		else if (v->kind == SET_IDENT && (!strcmp(v->s, "false") || !strcmp(v->s, "no") || !strcmp(v->s, "off")))
+			o->exact = false;
+		else if (v->kind == SET_INT && (v->i == 0 || v->i == 1))
+			o->exact = v->i;
+		else {
+			snprintf(msg, msgsz, "exact is true or false");
+			return -1;
+		}
+	} else if (!strcmp(name, "max_keys")) {
+		if (v->kind != SET_INT || v->i < 0) {
+			snprintf(msg, msgsz, "max_keys is a number of entries per map (0 = no limit)");
+			return -1;
+		}
+		o->max_keys = v->i;
+	} else if (!strcmp(name, "stack_depth")) {
+		if (v->kind != SET_INT || v->i < 1 || v->i > 1024) {
+			snprintf(msg, msgsz, "stack_depth is a number of frames from 1 to 1024");
+			return -1;
+		}
+		o->stack_depth = v->i;
+	} else {
+		const char *dym = diag_did_you_mean(name, option_names);
+		if (dym)
+			snprintf(msg, msgsz, "unknown option '%s'; did you mean '%s'?", name, dym);
+		else
+			snprintf(msg, msgsz, "unknown option '%s': options are frequency, duration, threads, "
+				 "max_stopped, exact, max_keys, stack_depth", name);
+		return -1;
+	}
+	return 0;
+}
+
+/* Parses a CLI value as the recipe's `set` would read it. */
+static int parse_option_text(const char *text, struct setting_value *v)
+{
+	memset(v, 0, sizeof *v);
+	size_t n = strlen(text);
+	if (n >= 2 && text[0] == '/' && text[n - 1] == '/') {
+		v->kind = SET_REGEX;
+		v->s = strndup(text + 1, n - 2);
+		return v->s ? 0 : -1;
+	}
+	char *end;
+	errno = 0;
+	long long x = strtoll(text, &end, 10);
+	if (end != text && text[0] != '-' && !errno) {
+		v->i = x;
+		if (!*end) {
+			v->kind = SET_INT;
+			return 0;
+		}
+		if (!strcmp(end, "%")) {
+			v->kind = SET_PERCENT;
+			return 0;
+		}
+		if (!strcasecmp(end, "hz")) {
+			v->kind = SET_FREQ;
+			return 0;
+		}
+		int64_t ns;
+		if (lex_parse_duration(text, &ns) == 0) {
+			v->kind = SET_DURATION;
+			v->i = ns;
+			return 0;
+		}
+		return -1;
+	}
+	v->kind = SET_IDENT;
+	v->s = strdup(text);
+	return v->s ? 0 : -1;
+}
+
+/* ---- loading ----------------------------------------------------------- */
+
+static int utf8_check(const struct recipe_src *src, struct diag_list *diags)
+{
+	const unsigned char *s = (const unsigned char *)src->text;
+	int bad = 0;
+	for (size_t i = 0; i < src->len;) {
+		unsigned char c = s[i];
+		size_t need = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
+			: c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+		bool ok = need && i + need <= src->len;
+		for (size_t k = 1; ok && k < need; k++)
+			ok = (s[i + k] & 0xC0) == 0x80;
+		if (ok && need == 3) {
+			ok = !(c == 0xE0 && s[i + 1] < 0xA0) && !(c == 0xED && s[i + 1] >= 0xA0);
+		} else if (ok && need == 4) {
+			ok = !(c == 0xF0 && s[i + 1] < 0x90) && !(c == 0xF4 && s[i + 1] >= 0x90);
+		}
+		if (!ok) {
+			diag_add(diags, DIAG_ERROR, src, i, 1, "invalid UTF-8 byte 0x%02x: recipes are UTF-8 text", c);
+			bad++;
+			/* one report per line is enough */
+			while (i < src->len && s[i] != '\n')
+				i++;
+			continue;
+		}
+		i += need;
+	}
+	return bad;
+}
+
+struct recipe *recipe_load_text(const char *name, const char *text, size_t len,
+				const struct recipe_defines *defs, struct diag_list *diags)
+{
+	struct recipe *r = calloc(1, sizeof *r);
+	if (!r)
+		return NULL;
+	r->name = strdup(name ? name : "<recipe>");
+	r->text = malloc(len + 1);
+	if (!r->name || !r->text) {
+		recipe_free(r);
+		return NULL;
+	}
+	memcpy(r->text, text, len);
+	r->text[len] = 0;
+	r->src.name = r->name;
+	r->src.text = r->text;
+	r->src.len = len;
+	options_default(&r->options);
+	if (utf8_check(&r->src, diags)) {
+		recipe_free(r);
+		return NULL;
+	}
+	size_t errors = recipe_parse(&r->src, defs, diags, &r->prog);
+	/* check what did parse too: one run should show every mistake */
+	errors += recipe_check(&r->src, &r->prog, diags, errors > 0);
+	if (errors) {
+		recipe_free(r);
+		return NULL;
+	}
+	for (size_t i = 0; i < r->prog.nsettings; i++) {
+		char msg[256];
+		recipe_options_apply(&r->options, r->prog.settings[i]->name, &r->prog.settings[i]->value,
+				     &r->threads_regex, msg, sizeof msg);
+	}
+	return r;
+}
+
+struct recipe *recipe_load_file(const char *path, const struct recipe_defines *defs,
+				struct diag_list *diags)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		diag_add(diags, DIAG_ERROR, NULL, 0, 0, "cannot read recipe %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	for (;;) {
+		if (len == cap) {
+			cap = cap ? cap * 2 : 65536;
+			if (cap > (64u << 20)) {
+				diag_add(diags, DIAG_ERROR, NULL, 0, 0, "recipe %s is larger than 64 MiB", path);
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			char *nb = realloc(buf, cap);
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = nb;
+		}
+		size_t n = fread(buf + len, 1, cap - len, f);
+		if (n == 0)
+			break;
+		len += n;
+	}
+	bool err = ferror(f);
+	fclose(f);
+	if (err) {
+		diag_add(diags, DIAG_ERROR, NULL, 0, 0, "cannot read recipe %s", path);
+		free(buf);
+		return NULL;
+	}
+	struct recipe *r = recipe_load_text(path, buf ? buf : "", len, defs, diags);
+	free(buf);
+	return r;
+}
+
+struct recipe *recipe_open(const char *recipe_arg, const char *text,
+			   const struct recipe_defines *defs, FILE *errors)
+{
+	struct diag_list diags;
+	diag_list_init(&diags);
+	struct recipe *r = NULL;
+	if (text) {
+		r = recipe_load_text("-e", text, strlen(text), defs, &diags);
+	} else {
+		char path[4096];
+		struct xerr e;
+		if (recipe_resolve_name(recipe_arg, path, sizeof path, &e) < 0)
+			fprintf(errors, "xgdbprof: %s\n", e.msg);
+		else
+			r = recipe_load_file(path, defs, &diags);
+	}
+	diag_list_print(&diags, errors);
+	diag_list_release(&diags);
+	return r;
+}
+
+void recipe_free(struct recipe *r)
+{
+	if (!r)
+		return;
+	program_free(&r->prog);
+	free(r->threads_regex);
+	free(r->name);
+	free(r->text);
+	free(r);
+}
+
+const struct recipe_options *recipe_options(const struct recipe *r)
+{
+	return &r->options;
+}
+
+int recipe_set_option(struct recipe *r, const char *name, const char *value, struct xerr *e)
+{
+	struct setting_value v;
+	if (parse_option_text(value, &v) < 0) {
+		free(v.s);
+		return xerr_set(e, "bad value '%s' for %s", value, name);
+	}
+	char msg[256];
+	int rc = recipe_options_apply(&r->options, name, &v, &r->threads_regex, msg, sizeof msg);
+	free(v.s);
+	if (rc < 0)
+		return xerr_set(e, "%s", msg);
+	return 0;
+}
+
+/* ---- names ------------------------------------------------------------- */
+
+static const char *const search_dirs[] = {XGDBPROF_RECIPEDIR, XGDBPROF_SRC_RECIPEDIR, NULL};
+
+const char *const *recipe_search_dirs(void)
+{
+	return search_dirs;
+}
+
+static bool is_file(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int recipe_resolve_name(const char *name, char *out, size_t outsz, struct xerr *e)
+{
+	if (strchr(name, '/') || is_file(name)) {
+		if ((size_t)snprintf(out, outsz, "%s", name) >= outsz)
+			return xerr_set(e, "recipe path is too long");
+		if (!is_file(out))
+			return xerr_set(e, "no recipe file %s", name);
+		return 0;
+	}
+	size_t n = strlen(name);
+	const char *suffix = n > 7 && !strcmp(name + n - 7, ".recipe") ? "" : ".recipe";
+	for (size_t i = 0; search_dirs[i]; i++) {
+		if ((size_t)snprintf(out, outsz, "%s/%s%s", search_dirs[i], name, suffix) >= outsz)
+			continue;
+		if (is_file(out))
+			return 0;
+	}
+	return xerr_set(e, "no recipe named '%s' (see `xgdbprof recipes` for the list, or give a path)", name);
+}
+
+/* ---- probes ------------------------------------------------------------ */
+
+const char *recipe_probe_kind_name(enum recipe_probe_kind k)
+{
+	static const char *const names[] = {
+		"begin", "end", "sample", "interval", "function", "return", "panic", "syscall", "syscall_entry",
+	};
+	return (size_t)k < sizeof names / sizeof names[0] ? names[k] : "?";
+}
+
+size_t recipe_probe_count(const struct recipe *r)
+{
+	return r->prog.nprobes;
+}
+
+static int line_of(const struct recipe *r, size_t off)
+{
+	int line = 1;
+	for (size_t i = 0; i < off && i < r->src.len; i++)
+		line += r->text[i] == '\n';
+	return line;
+}
+
+int recipe_probe(const struct recipe *r, size_t i, struct recipe_probe_info *out)
+{
+	if (i >= r->prog.nprobes)
+		return -1;
+	const struct probe *p = r->prog.probes[i];
+	memset(out, 0, sizeof *out);
+	out->kind = p->kind;
+	out->spec_kind = p->spec_kind;
+	out->spec = p->spec;
+	out->interval_ns = p->interval_ns;
+	out->recipe_line = line_of(r, p->loc.off);
+	if (p->spec_kind == RECIPE_SPEC_FILELINE) {
+		out->file = p->spec_file;
+		out->line = p->spec_line;
+	}
+	return 0;
+}
+
+/* "a::B<T, U>::f" -> "a::B::f": generic arguments do not select instances. */
+bool recipe_probe_matches_function(const struct recipe *r, size_t i, const char *function)
+{
+	if (i >= r->prog.nprobes || !function)
+		return false;
+	const struct probe *p = r->prog.probes[i];
+	if (p->spec_kind == RECIPE_SPEC_REGEX) {
+		return pcre2_match(p->spec_re, (PCRE2_SPTR)function, PCRE2_ZERO_TERMINATED, 0, 0,
+				   p->spec_match, NULL) >= 0;
+	}
+	if (p->spec_kind != RECIPE_SPEC_NAME)
+		return false;
+	if (!strcmp(function, p->spec))
+		return true;
+	char a[1024], b[1024];
+	demangle_strip_generics(function, a, sizeof a);
+	demangle_strip_generics(p->spec, b, sizeof b);
+	if (!strcmp(a, b))
+		return true;
+	/* the hash-less legacy form: "f::h0123..." is not expected, but "<impl X for Y>::f" is kept */
+	return false;
+}

@@ -1,0 +1,172 @@
+/* recipe.h — load, check and run recipes (the xgdbprof tracing language).
+ *
+ * Lifecycle: recipe_load_file/recipe_load_text parse and check a recipe and
+ * return NULL when it has errors (they are all in the diag_list, printable
+ * with diag_list_print). A loaded recipe is immutable except for its options,
+ * which CLI flags may override with recipe_set_option. The session reads the
+ * options and the probes to know what to arm, then creates a recipe_run and
+ * feeds it events (event.h). Runs never touch gdb: reports that need the
+ * session (flame graphs) go through a struct recipe_report_sink.
+ *
+ * Return conventions: pointers are NULL on failure; ints are 0 on success
+ * and -1 on failure with the reason in the struct xerr (error.h).
+ */
+#ifndef XGDBPROF_RECIPE_H
+#define XGDBPROF_RECIPE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "util/error.h"
+#include "recipe/event.h"
+#include "recipe/recipe_diag.h"
+
+struct map;
+struct recipe;
+struct recipe_run;
+
+/* -D NAME=VALUE definitions, referenced as ${NAME} (or ${NAME:-default}) in
+ * the recipe. The struct owns its strings. */
+struct recipe_defines {
+	size_t n;
+	char **names;
+	char **values;
+	bool placeholders;   /* `check` mode: an undefined ${NAME} reads as "NAME" */
+};
+
+void recipe_defines_init(struct recipe_defines *d);
+void recipe_defines_release(struct recipe_defines *d);
+/* Adds "NAME=VALUE" (a later definition of NAME wins). Returns 0 or -1. */
+int recipe_defines_add(struct recipe_defines *d, const char *assignment, struct xerr *e);
+
+/* ---- loading ----------------------------------------------------------- */
+
+/* Reads, parses and checks a recipe file. Returns NULL if the file cannot
+ * be read or has errors; warnings may be recorded either way. defs may be NULL. */
+struct recipe *recipe_load_file(const char *path, const struct recipe_defines *defs,
+				struct diag_list *diags);
+/* Same from memory; name is used in diagnostics ("-e" for command line text).
+ * text need not be NUL-terminated. */
+struct recipe *recipe_load_text(const char *name, const char *text, size_t len,
+				const struct recipe_defines *defs, struct diag_list *diags);
+void recipe_free(struct recipe *r);
+
+/* For the CLI: loads `--recipe ARG` (a path or a shipped name, resolved with
+ * recipe_resolve_name) or `-e TEXT` — exactly one of recipe_arg and text is
+ * non-NULL — and prints every diagnostic (warnings too) to `errors`.
+ * Returns the recipe, or NULL when it cannot be used (reason printed). */
+struct recipe *recipe_open(const char *recipe_arg, const char *text,
+			   const struct recipe_defines *defs, FILE *errors);
+
+/* Maps a recipe argument to a file: a string containing '/' or naming an
+ * existing file is used as is; a bare name ("hot-cpu", "hot-cpu.recipe")
+ * is looked up in XGDBPROF_RECIPEDIR (installed), then XGDBPROF_SRC_RECIPEDIR
+ * (source tree). Returns 0 with the path in out, or -1. */
+int recipe_resolve_name(const char *name_or_path, char *out, size_t outsz, struct xerr *e);
+
+/* The directories recipe_resolve_name searches, in order (NULL-terminated). */
+const char *const *recipe_search_dirs(void);
+
+/* ---- options ----------------------------------------------------------- */
+
+enum recipe_threads { RECIPE_THREADS_RUNNING, RECIPE_THREADS_ALL, RECIPE_THREADS_REGEX };
+
+struct recipe_options {
+	int64_t frequency_hz;        /* sample rate; default 49 */
+	int64_t duration_ns;         /* 0 = until interrupted */
+	enum recipe_threads threads; /* default RUNNING */
+	const char *threads_regex;   /* RECIPE_THREADS_REGEX: pattern over thread names */
+	int64_t max_stopped_percent; /* budget of target time stopped; default 5 */
+	bool exact;                  /* gdb unwinder only, no shortcuts; default false */
+	int64_t max_keys;            /* per map; default 10000; 0 = unlimited */
+	int64_t stack_depth;         /* frames kept per stack; default 64 */
+};
+
+const struct recipe_options *recipe_options(const struct recipe *r);
+
+/* Overrides an option as `set NAME VALUE` would ("frequency", "99").
+ * Returns 0, or -1 for an unknown option or a bad value. */
+int recipe_set_option(struct recipe *r, const char *name, const char *value, struct xerr *e);
+
+/* Names of every option, NULL-terminated (for --help and did-you-mean). */
+const char *const *recipe_option_names(void);
+
+/* ---- probes ------------------------------------------------------------ */
+
+enum recipe_probe_kind {
+	RECIPE_PROBE_BEGIN,
+	RECIPE_PROBE_END,
+	RECIPE_PROBE_SAMPLE,
+	RECIPE_PROBE_INTERVAL,
+	RECIPE_PROBE_FUNCTION,
+	RECIPE_PROBE_RETURN,
+	RECIPE_PROBE_PANIC,
+	RECIPE_PROBE_SYSCALL,        /* fires when the call returns */
+	RECIPE_PROBE_SYSCALL_ENTRY,  /* fires when the call is entered */
+};
+
+enum recipe_spec_kind {
+	RECIPE_SPEC_NONE,
+	RECIPE_SPEC_NAME,       /* "sled::tree::Tree::insert": every instance */
+	RECIPE_SPEC_REGEX,      /* /re/ over demangled names */
+	RECIPE_SPEC_FILELINE,   /* "src/tree.rs:120" */
+};
+
+struct recipe_probe_info {
+	enum recipe_probe_kind kind;
+	enum recipe_spec_kind spec_kind;
+	const char *spec;        /* function name, pattern, file:line, syscall name */
+	const char *file;        /* FILELINE: the file part ("src/tree.rs"), matched as a path suffix */
+	int line;                /* FILELINE: the line part */
+	int64_t interval_ns;     /* INTERVAL */
+	int recipe_line;         /* where the probe is written */
+};
+
+size_t recipe_probe_count(const struct recipe *r);
+/* Fills *out for probe i (strings borrowed from r). Returns 0 or -1. */
+int recipe_probe(const struct recipe *r, size_t i, struct recipe_probe_info *out);
+const char *recipe_probe_kind_name(enum recipe_probe_kind k);
+/* Whether a probe with a NAME or REGEX spec matches a demangled function
+ * name (NAME ignores generic arguments: "a::B::f" matches "a::B<T>::f"). */
+bool recipe_probe_matches_function(const struct recipe *r, size_t i, const char *function);
+
+/* ---- running ----------------------------------------------------------- */
+
+struct recipe_report_opts {
+	int64_t top;          /* report: how many paths; 0 = default */
+	const char *title;    /* flamegraph/report title, or NULL */
+	const char *path;     /* output file for flamegraph/folded/json, or NULL = stdout */
+	bool inverted;        /* flamegraph: icicle graph */
+};
+
+/* How report calls reach the session. Each callback returns 0 or -1 with e
+ * filled. A NULL callback selects the built-in behaviour: report prints the
+ * map sorted like print(), folded and json write files (or `out`), and
+ * flamegraph is a runtime error (it needs the reports module). */
+struct recipe_report_sink {
+	void *ctx;
+	int (*report)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);
+	int (*flamegraph)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);
+	int (*folded)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);
+	int (*json)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);
+};
+
+/* Starts a run printing to out. sink may be NULL (built-ins only). The
+ * recipe must outlive the run. Returns NULL on out of memory. */
+struct recipe_run *recipe_run_new(const struct recipe *r, FILE *out,
+				  const struct recipe_report_sink *sink);
+/* Runs the probes an event fires. Returns 0, or -1 on a runtime error
+ * ("FILE:LINE:COL: runtime error: ..." in e); the session should then stop.
+ * After an END event, maps the recipe only writes (never reads, prints,
+ * reports or clears) are printed, as bpftrace prints its maps at exit. */
+int recipe_run_event(struct recipe_run *run, const struct recipe_event *ev, struct xerr *e);
+/* True once an action executed exit(): send END and stop feeding events. */
+bool recipe_run_exit_requested(const struct recipe_run *run);
+/* The maps of the run (for the session's own reports). */
+size_t recipe_run_map_count(const struct recipe_run *run);
+const struct map *recipe_run_map(const struct recipe_run *run, size_t i);
+void recipe_run_free(struct recipe_run *run);
+
+#endif

@@ -1,0 +1,865 @@
+/* recipe_check.c — semantic checks: types, builtins and where they make
+ * sense, maps used consistently, printf formats, regexes, options.
+ *
+ * The tree is walked twice: a silent first pass learns every map's shape
+ * from all its assignments (a map may be printed in `end` above the probe
+ * that fills it), the second pass reports errors against that knowledge.
+ */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include "recipe/recipe_ast.h"
+#include "recipe/maps.h"
+#include "util/output_file.h"
+
+#include <pcre2.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROBE_BIT(k) (1u << (k))
+#define THREAD_PROBES (PROBE_BIT(RECIPE_PROBE_SAMPLE) | PROBE_BIT(RECIPE_PROBE_FUNCTION) | \
+	PROBE_BIT(RECIPE_PROBE_RETURN) | PROBE_BIT(RECIPE_PROBE_PANIC) | \
+	PROBE_BIT(RECIPE_PROBE_SYSCALL) | PROBE_BIT(RECIPE_PROBE_SYSCALL_ENTRY))
+#define ALL_PROBES 0xffffu
+
+static const struct builtin {
+	const char *name;
+	enum builtin_id id;
+	enum type type;
+	int args;             /* -1: no parentheses; n: exactly n arguments */
+	unsigned probes;
+	const char *where;    /* for "only in ..." messages */
+} builtins[] = {
+	{"ustack", B_USTACK, T_STACK, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
+	{"func", B_FUNC, T_STR, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
+	{"thread.id", B_THREAD_ID, T_INT, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
+	{"tid", B_THREAD_ID, T_INT, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
+	{"thread.name", B_THREAD_NAME, T_STR, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
+	{"thread.state", B_THREAD_STATE, T_STR, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
+	{"cpu", B_CPU, T_INT, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
+	{"pid", B_PID, T_INT, -1, ALL_PROBES, NULL},
+	{"nsecs", B_NSECS, T_INT, -1, ALL_PROBES, NULL},
+	{"uptime", B_UPTIME, T_INT, -1, ALL_PROBES, NULL},
+	{"probe", B_PROBE, T_STR, -1, ALL_PROBES, NULL},
+	{"elapsed", B_ELAPSED, T_INT, -1, PROBE_BIT(RECIPE_PROBE_RETURN) | PROBE_BIT(RECIPE_PROBE_SYSCALL), "return and syscall probes"},
+	{"retval", B_RETVAL, T_STR, -1, PROBE_BIT(RECIPE_PROBE_RETURN) | PROBE_BIT(RECIPE_PROBE_SYSCALL), "return and syscall probes"},
+	{"arg", B_ARG, T_STR, 1, PROBE_BIT(RECIPE_PROBE_FUNCTION), "function probes"},
+	{"panic.message", B_PANIC_MESSAGE, T_STR, -1, PROBE_BIT(RECIPE_PROBE_PANIC), "panic probes"},
+	{"panic.location", B_PANIC_LOCATION, T_STR, -1, PROBE_BIT(RECIPE_PROBE_PANIC), "panic probes"},
+	{"syscall.name", B_SYSCALL_NAME, T_STR, -1, PROBE_BIT(RECIPE_PROBE_SYSCALL) | PROBE_BIT(RECIPE_PROBE_SYSCALL_ENTRY), "syscall probes"},
+	{"syscall.nr", B_SYSCALL_NR, T_INT, -1, PROBE_BIT(RECIPE_PROBE_SYSCALL) | PROBE_BIT(RECIPE_PROBE_SYSCALL_ENTRY), "syscall probes"},
+	{"int", B_INT, T_INT, 1, ALL_PROBES, NULL},
+	{"str", B_STR, T_STR, 1, ALL_PROBES, NULL},
+	{"strlen", B_STRLEN, T_INT, 1, ALL_PROBES, NULL},
+	{"count", B_COUNT, T_AGG, 0, ALL_PROBES, NULL},
+	{"sum", B_SUM, T_AGG, 1, ALL_PROBES, NULL},
+	{"min", B_MIN, T_AGG, 1, ALL_PROBES, NULL},
+	{"max", B_MAX, T_AGG, 1, ALL_PROBES, NULL},
+	{"avg", B_AVG, T_AGG, 1, ALL_PROBES, NULL},
+	{"hist", B_HIST, T_AGG, 1, ALL_PROBES, NULL},
+	{"lhist", B_LHIST, T_AGG, 4, ALL_PROBES, NULL},
+};
+#define NBUILTINS (sizeof builtins / sizeof builtins[0])
+
+static const char *const builtin_names[] = {
+	"ustack", "func", "thread.id", "tid", "thread.name", "thread.state", "cpu", "pid",
+	"nsecs", "uptime", "probe", "elapsed", "retval", "arg", "panic.message",
+	"panic.location", "syscall.name", "syscall.nr", "int", "str", "strlen", "count", "sum",
+	"min", "max", "avg", "hist", "lhist", NULL,
+};
+
+static const char *const action_names[] = {
+	"print", "printf", "clear", "exit", "report", "flamegraph", "folded", "json", NULL,
+};
+
+static const char *const report_option_names[] = {"top", "title", "inverted", NULL};
+
+struct var {
+	char *name;
+	enum type type;
+	int slot;
+	bool read;
+	struct loc first;
+};
+
+struct checker {
+	const struct recipe_src *src;
+	struct diag_list *diags;     /* the real list, or a scratch one in pass 1 */
+	struct program *prog;
+	bool final;                  /* second pass: compile regexes, final checks */
+	bool partial;                /* the parser gave up on parts of the tree */
+	const struct probe *probe;
+	struct var *vars;
+	size_t nvars;
+	size_t *map_slots;           /* hash of prog->maps by name: index + 1, 0 = free */
+	size_t nmap_slots;
+};
+
+#define ERR(c, loc, ...) diag_add((c)->diags, DIAG_ERROR, (c)->src, (loc).off, (loc).len, __VA_ARGS__)
+
+/* "a sample probe", "an end probe" */
+static const char *probe_phrase(enum recipe_probe_kind k)
+{
+	static char buf[64];
+	const char *n = recipe_probe_kind_name(k);
+	snprintf(buf, sizeof buf, "%s %s probe", strchr("aeiou", n[0]) ? "an" : "a", n);
+	return buf;
+}
+
+static const char *type_name(enum type t)
+{
+	switch (t) {
+	case T_INT: return "int";
+	case T_STR: return "str";
+	case T_STACK: return "stack";
+	case T_AGG: return "aggregation";
+	case T_VOID: return "nothing";
+	default: return "unknown";
+	}
+}
+
+void recipe_regex_free(void *code, void *match_data)
+{
+	pcre2_match_data_free(match_data);
+	pcre2_code_free(code);
+}
+
+/* Compiles a pattern; errors point at the pattern. Returns 0 or -1. */
+static int compile_regex(struct checker *c, const char *pattern, struct loc loc, void **code, void **md)
+{
+	int err;
+	PCRE2_SIZE erroff;
+	recipe_regex_free(*code, *md);
+	*code = *md = NULL;
+	pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, 0, &err, &erroff, NULL);
+	if (!re) {
+		PCRE2_UCHAR msg[256];
+		pcre2_get_error_message(err, msg, sizeof msg);
+		struct loc at = loc;
+		if (loc.len > 2 && erroff < loc.len - 2) {
+			at.off = loc.off + 1 + erroff;
+			at.len = 1;
+		}
+		ERR(c, at, "bad regex /%s/: %s", pattern, (const char *)msg);
+		return -1;
+	}
+	*code = re;
+	*md = pcre2_match_data_create_from_pattern(re, NULL);
+	return 0;
+}
+
+static size_t name_hash(const char *s)
+{
+	size_t h = 5381;
+	while (*s)
+		h = h * 33 + (unsigned char)*s++;
+	return h;
+}
+
+/* Keeps lookups O(1): recipes with tens of thousands of maps stay fast. */
+static int map_index_grow(struct checker *c)
+{
+	size_t n = c->nmap_slots ? c->nmap_slots * 2 : 64;
+	size_t *slots = calloc(n, sizeof *slots);
+	if (!slots)
+		return -1;
+	for (size_t i = 0; i < c->prog->nmaps; i++) {
+		size_t j = name_hash(c->prog->maps[i]->name) & (n - 1);
+		while (slots[j])
+			j = (j + 1) & (n - 1);
+		slots[j] = i + 1;
+	}
+	free(c->map_slots);
+	c->map_slots = slots;
+	c->nmap_slots = n;
+	return 0;
+}
+
+static struct map_info *map_get(struct checker *c, const char *name, struct loc loc)
+{
+	if ((c->prog->nmaps + 1) * 2 > c->nmap_slots && map_index_grow(c) < 0)
+		return NULL;
+	size_t mask = c->nmap_slots - 1, j = name_hash(name) & mask;
+	for (; c->map_slots[j]; j = (j + 1) & mask)
+		if (!strcmp(c->prog->maps[c->map_slots[j] - 1]->name, name))
+			return c->prog->maps[c->map_slots[j] - 1];
+	struct map_info *m = calloc(1, sizeof *m);
+	struct map_info **v = realloc(c->prog->maps, (c->prog->nmaps + 1) * sizeof *v);
+	if (!m || !v) {
+		free(m);
+		if (v)
+			c->prog->maps = v;
+		return NULL;
+	}
+	m->name = strdup(name);
+	if (!m->name) {
+		free(m);
+		c->prog->maps = v;
+		return NULL;
+	}
+	m->first = loc;
+	m->index = c->prog->nmaps;
+	c->prog->maps = v;
+	v[c->prog->nmaps++] = m;
+	c->map_slots[j] = c->prog->nmaps;
+	return m;
+}
+
+static struct var *var_get(struct checker *c, const char *name)
+{
+	for (size_t i = 0; i < c->nvars; i++)
+		if (!strcmp(c->vars[i].name, name))
+			return &c->vars[i];
+	return NULL;
+}
+
+static enum type check_expr(struct checker *c, struct expr *e);
+
+static bool need_type(struct checker *c, struct expr *e, enum type want, const char *what)
+{
+	enum type t = check_expr(c, e);
+	if (t == T_UNKNOWN || t == want)
+		return t == want;
+	ERR(c, e->loc, "%s must be %s, not %s", what, type_name(want), type_name(t));
+	return false;
+}
+
+static const struct builtin *find_builtin(const char *name)
+{
+	for (size_t i = 0; i < NBUILTINS; i++)
+		if (!strcmp(builtins[i].name, name))
+			return &builtins[i];
+	return NULL;
+}
+
+/* Checks map keys against what earlier uses established. */
+static void check_map_keys(struct checker *c, struct expr *e, struct map_info *m)
+{
+	if (e->nargs > 16) {
+		ERR(c, e->loc, "too many keys (the limit is 16)");
+		return;
+	}
+	enum type kt[16];
+	for (size_t i = 0; i < e->nargs; i++) {
+		kt[i] = check_expr(c, e->args[i]);
+		if (kt[i] != T_INT && kt[i] != T_STR && kt[i] != T_STACK && kt[i] != T_UNKNOWN) {
+			ERR(c, e->args[i]->loc, "a map key must be int, str or stack, not %s", type_name(kt[i]));
+			kt[i] = T_UNKNOWN;
+		}
+	}
+	if (!m)
+		return;
+	if (!m->keys_known) {
+		m->keys_known = true;
+		m->nkeys = e->nargs;
+		memcpy(m->key_types, kt, e->nargs * sizeof kt[0]);
+		return;
+	}
+	if (m->nkeys != e->nargs) {
+		ERR(c, e->loc, "@%s has %zu key%s elsewhere, %zu here", m->name, m->nkeys,
+		    m->nkeys == 1 ? "" : "s", e->nargs);
+		return;
+	}
+	for (size_t i = 0; i < e->nargs; i++) {
+		if (m->key_types[i] == T_UNKNOWN)
+			m->key_types[i] = kt[i];
+		else if (kt[i] != T_UNKNOWN && kt[i] != m->key_types[i])
+			ERR(c, e->args[i]->loc, "key %zu of @%s is %s elsewhere, %s here", i + 1, m->name,
+			    type_name(m->key_types[i]), type_name(kt[i]));
+	}
+}
+
+static bool is_const_int(const struct expr *e, int64_t *v)
+{
+	if (e->kind == E_INT) {
+		*v = e->i;
+		return true;
+	}
+	return false;
+}
+
+static enum type check_call(struct checker *c, struct expr *e)
+{
+	const struct builtin *b = find_builtin(e->s);
+	if (!b || b->args < 0) {
+		if (b)
+			ERR(c, e->loc, "'%s' takes no arguments: write %s without parentheses", e->s, e->s);
+		else if (!strcmp(e->s, "ustack"))
+			;
+		else {
+			const char *dym = diag_did_you_mean(e->s, builtin_names);
+			bool is_action = false;
+			for (size_t i = 0; action_names[i]; i++)
+				is_action |= !strcmp(action_names[i], e->s);
+			if (is_action)
+				ERR(c, e->loc, "%s() is a statement, it has no value", e->s);
+			else if (dym)
+				ERR(c, e->loc, "unknown function '%s'; did you mean '%s'?", e->s, dym);
+			else
+				ERR(c, e->loc, "unknown function '%s'", e->s);
+		}
+		for (size_t i = 0; i < e->nargs; i++)
+			check_expr(c, e->args[i]);
+		return T_UNKNOWN;
+	}
+	e->builtin = b->id;
+	if (!(b->probes & PROBE_BIT(c->probe->kind)))
+		ERR(c, e->loc, "'%s' has no meaning in %s: it is only available in %s", e->s,
+		    probe_phrase(c->probe->kind), b->where);
+	if ((int)e->nargs != b->args) {
+		ERR(c, e->loc, "%s() takes %d argument%s, not %zu", e->s, b->args, b->args == 1 ? "" : "s", e->nargs);
+		return b->type;
+	}
+	switch (b->id) {
+	case B_ARG:
+		if (e->args[0]->kind != E_IDENT && e->args[0]->kind != E_STR) {
+			ERR(c, e->args[0]->loc, "arg() takes a parameter name: arg(key) or arg(\"key\")");
+			break;
+		}
+		e->args[0]->kind = E_STR;   /* the name, not a builtin */
+		break;
+	case B_INT:
+		if (check_expr(c, e->args[0]) == T_STACK)
+			ERR(c, e->args[0]->loc, "int() converts a str or an int, not a stack");
+		break;
+	case B_STR:
+		if (check_expr(c, e->args[0]) == T_STACK)
+			ERR(c, e->args[0]->loc, "str() converts an int or a str, not a stack");
+		break;
+	case B_STRLEN:
+		need_type(c, e->args[0], T_STR, "the argument of strlen()");
+		break;
+	case B_SUM: case B_MIN: case B_MAX: case B_AVG: case B_HIST:
+		need_type(c, e->args[0], T_INT, "the value aggregated");
+		break;
+	case B_LHIST: {
+		need_type(c, e->args[0], T_INT, "the value aggregated");
+		int64_t v[3];
+		for (int i = 0; i < 3; i++) {
+			if (!is_const_int(e->args[i + 1], &v[i])) {
+				ERR(c, e->args[i + 1]->loc, "lhist() bounds must be integer constants");
+				return b->type;
+			}
+		}
+		if (v[2] <= 0)
+			ERR(c, e->args[3]->loc, "lhist() step must be positive");
+		else if (v[1] <= v[0])
+			ERR(c, e->args[2]->loc, "lhist() max must be greater than min");
+		else if (((uint64_t)v[1] - (uint64_t)v[0]) / (uint64_t)v[2] > 1000)
+			ERR(c, e->args[3]->loc, "lhist() would have more than 1000 buckets: use a larger step");
+		break;
+	}
+	default:
+		break;
+	}
+	if (b->id == B_RETVAL && c->probe->kind == RECIPE_PROBE_SYSCALL)
+		return T_INT;
+	return b->type;
+}
+
+static enum type check_expr(struct checker *c, struct expr *e)
+{
+	enum type t = T_UNKNOWN;
+	switch (e->kind) {
+	case E_INT:
+		t = T_INT;
+		break;
+	case E_STR:
+		t = T_STR;
+		break;
+	case E_VAR: {
+		struct var *v = var_get(c, e->s);
+		if (!v) {
+			ERR(c, e->loc, "$%s is used before it is assigned", e->s);
+			break;
+		}
+		v->read = true;
+		e->slot = v->slot;
+		t = v->type;
+		break;
+	}
+	case E_MAP: {
+		struct map_info *m = map_get(c, e->s, e->loc);
+		check_map_keys(c, e, m);
+		if (!m)
+			break;
+		m->read = true;
+		e->map = m;
+		t = m->agg_known && m->agg == MAP_AGG_STR ? T_STR : T_INT;
+		break;
+	}
+	case E_IDENT: {
+		const struct builtin *b = find_builtin(e->s);
+		if (!b || b->args >= 0) {
+			if (b && b->id == B_ARG)
+				ERR(c, e->loc, "arg needs a parameter name: arg(NAME)");
+			else if (b)
+				ERR(c, e->loc, "%s needs parentheses: %s(...)", e->s, e->s);
+			else {
+				const char *dym = diag_did_you_mean(e->s, builtin_names);
+				if (dym)
+					ERR(c, e->loc, "unknown builtin '%s'; did you mean '%s'?", e->s, dym);
+				else
+					ERR(c, e->loc, "unknown builtin '%s' (maps start with '@', variables with '$')", e->s);
+			}
+			break;
+		}
+		e->builtin = b->id;
+		if (!(b->probes & PROBE_BIT(c->probe->kind))) {
+			ERR(c, e->loc, "'%s' has no meaning in %s: it is only available in %s", e->s,
+			    probe_phrase(c->probe->kind), b->where);
+		}
+		t = b->type;
+		if (b->id == B_RETVAL && c->probe->kind == RECIPE_PROBE_SYSCALL)
+			t = T_INT;
+		break;
+	}
+	case E_CALL:
+		if (!strcmp(e->s, "ustack")) {
+			e->builtin = B_USTACK;
+			if (!(THREAD_PROBES & PROBE_BIT(c->probe->kind)))
+				ERR(c, e->loc, "'ustack' has no meaning in %s: it is only available in %s",
+				    probe_phrase(c->probe->kind), builtins[0].where);
+			int64_t n;
+			if (e->nargs != 1 || !is_const_int(e->args[0], &n) || n <= 0 || n > 1024)
+				ERR(c, e->loc, "ustack(n) takes a frame count from 1 to 1024");
+			t = T_STACK;
+			break;
+		}
+		t = check_call(c, e);
+		break;
+	case E_UNARY:
+		need_type(c, e->a, T_INT, e->op == '!' ? "the operand of '!'" : "the operand of '-'");
+		t = T_INT;
+		break;
+	case E_BINARY: {
+		enum type a = check_expr(c, e->a), b = check_expr(c, e->b);
+		t = T_INT;
+		if (a == T_UNKNOWN || b == T_UNKNOWN)
+			break;
+		switch (e->op) {
+		case OP_OR:
+		case OP_AND:
+			if (a != T_INT || b != T_INT)
+				ERR(c, e->loc, "'%s' needs int operands, not %s and %s",
+				    e->op == OP_OR ? "||" : "&&", type_name(a), type_name(b));
+			break;
+		case OP_EQ: case OP_NE: case '<': case '>': case OP_LE: case OP_GE:
+			if (a != b)
+				ERR(c, e->loc, "cannot compare %s with %s", type_name(a), type_name(b));
+			else if (a == T_STACK)
+				ERR(c, e->loc, "stacks cannot be compared: match them with =~ /regex/");
+			break;
+		default:
+			if (a != T_INT || b != T_INT) {
+				if (e->op == '+' && (a == T_STR || b == T_STR))
+					ERR(c, e->loc, "'+' does not join strings: use printf(\"%%s%%s\", ...)");
+				else
+					ERR(c, e->loc, "arithmetic needs int operands, not %s and %s", type_name(a), type_name(b));
+			} else if ((e->op == '/' || e->op == '%') && e->b->kind == E_INT && e->b->i == 0) {
+				ERR(c, e->b->loc, "division by zero");
+			}
+		}
+		break;
+	}
+	case E_MATCH: {
+		enum type a = check_expr(c, e->a);
+		if (a != T_UNKNOWN && a != T_STR && a != T_STACK)
+			ERR(c, e->a->loc, "regex matching needs a str or a stack, not %s", type_name(a));
+		struct loc pl = {(size_t)e->i, strlen(e->s) + 2};
+		if (c->final)
+			compile_regex(c, e->s, pl, &e->re, &e->re_match);
+		t = T_INT;
+		break;
+	}
+	case E_COND: {
+		need_type(c, e->a, T_INT, "the condition");
+		enum type b = check_expr(c, e->b), d = check_expr(c, e->args[0]);
+		if (b != T_UNKNOWN && d != T_UNKNOWN && b != d)
+			ERR(c, e->loc, "both branches of ?: must have the same type, not %s and %s",
+			    type_name(b), type_name(d));
+		t = b;
+		break;
+	}
+	}
+	if (t == T_AGG && e->kind != E_CALL)
+		t = T_UNKNOWN;
+	if (t == T_AGG) {
+		ERR(c, e->loc, "%s() is an aggregation: use it as the value of a map, like @m = %s(...)", e->s, e->s);
+		t = T_UNKNOWN;
+	}
+	e->type = t;
+	return t;
+}
+
+/* Checks an aggregation call on the right of `@m = ...`. */
+static void check_map_value(struct checker *c, struct stmt *s, struct map_info *m)
+{
+	struct expr *v = s->value;
+	int agg;
+	const struct builtin *b = v->kind == E_CALL ? find_builtin(v->s) : NULL;
+	if (b && b->type == T_AGG) {
+		v->type = T_AGG;
+		check_call(c, v);
+		static const int aggs[] = {
+			[B_COUNT] = MAP_AGG_COUNT, [B_SUM] = MAP_AGG_SUM, [B_MIN] = MAP_AGG_MIN,
+			[B_MAX] = MAP_AGG_MAX, [B_AVG] = MAP_AGG_AVG, [B_HIST] = MAP_AGG_HIST,
+			[B_LHIST] = MAP_AGG_LHIST,
+		};
+		agg = aggs[b->id];
+	} else {
+		enum type t = check_expr(c, v);
+		if (t == T_UNKNOWN)
+			return;
+		if (t != T_INT && t != T_STR) {
+			ERR(c, v->loc, "a map holds an aggregation, an int or a str, not a %s%s", type_name(t),
+			    t == T_STACK ? " (use the stack as a key: @m[ustack] = count())" : "");
+			return;
+		}
+		agg = t == T_INT ? MAP_AGG_INT : MAP_AGG_STR;
+	}
+	if (!m)
+		return;
+	static const char *const agg_names[] = {
+		"count()", "sum()", "min()", "max()", "avg()", "hist()", "lhist()", "an int", "a str",
+	};
+	if (!m->agg_known) {
+		m->agg_known = true;
+		m->agg = agg;
+		if (agg == MAP_AGG_LHIST && v->nargs == 4 && v->args[1]->kind == E_INT &&
+		    v->args[2]->kind == E_INT && v->args[3]->kind == E_INT) {
+			m->lmin = v->args[1]->i;
+			m->lmax = v->args[2]->i;
+			m->lstep = v->args[3]->i;
+		}
+	} else if (m->agg != agg) {
+		ERR(c, v->loc, "@%s holds %s elsewhere, %s here: use another map name", m->name,
+		    agg_names[m->agg], agg_names[agg]);
+	} else if (agg == MAP_AGG_LHIST && m->lstep == 0 && v->nargs == 4 && v->args[1]->kind == E_INT &&
+		   v->args[2]->kind == E_INT && v->args[3]->kind == E_INT) {
+		m->lmin = v->args[1]->i;
+		m->lmax = v->args[2]->i;
+		m->lstep = v->args[3]->i;
+	} else if (agg == MAP_AGG_LHIST && v->nargs == 4 && v->args[1]->kind == E_INT &&
+		   v->args[2]->kind == E_INT && v->args[3]->kind == E_INT && (m->lmin != v->args[1]->i || m->lmax != v->args[2]->i ||
+					    m->lstep != v->args[3]->i)) {
+		ERR(c, v->loc, "@%s uses different lhist() bounds elsewhere", m->name);
+	}
+}
+
+/* printf("...") format: %[flags][width][.prec]conv, conv in d i u x X c s %. */
+static void check_printf(struct checker *c, struct expr *call)
+{
+	if (call->nargs == 0 || call->args[0]->kind != E_STR) {
+		ERR(c, call->loc, "printf() needs a format string literal first");
+		for (size_t i = 0; i < call->nargs; i++)
+			check_expr(c, call->args[i]);
+		return;
+	}
+	const char *f = call->args[0]->s;
+	struct loc floc = call->args[0]->loc;
+	size_t argi = 1;
+	for (const char *p = f; *p; p++) {
+		if (*p != '%')
+			continue;
+		const char *start = p++;
+		while (*p && strchr("-+ 0#", *p))
+			p++;
+		while (*p >= '0' && *p <= '9')
+			p++;
+		if (*p == '.') {
+			p++;
+			while (*p >= '0' && *p <= '9')
+				p++;
+		}
+		if (p - start > 12) {
+			ERR(c, floc, "printf conversion '%.*s' is too long", (int)(p - start), start);
+			return;
+		}
+		if (*p == '%' && p == start + 1)
+			continue;
+		if (*p == '%') {
+			ERR(c, floc, "printf conversion '%.*s': a literal '%%' is written %%%% with nothing between",
+			    (int)(p - start + 1), start);
+			return;
+		}
+		if (!*p || !strchr("diuxXcs", *p)) {
+			if (*p && strchr("lhzjtqL", *p))
+				ERR(c, floc, "printf conversion '%.*s' has a length modifier: integers are 64-bit, write %%d",
+				    (int)(p - start + (p[1] ? 2 : 1)), start);
+			else if (*p)
+				ERR(c, floc, "unsupported printf conversion '%.*s': use %%d %%i %%u %%x %%X %%c %%s or %%%%",
+				    (int)(p - start + 1), start);
+			else
+				ERR(c, floc, "printf format ends inside a conversion: write %%%% for a literal '%%'");
+			return;
+		}
+		if (argi >= call->nargs) {
+			ERR(c, floc, "printf format has more conversions than arguments");
+			return;
+		}
+		struct expr *a = call->args[argi++];
+		enum type t = check_expr(c, a);
+		if (t == T_UNKNOWN)
+			continue;
+		if (*p == 's' && t != T_STR && t != T_STACK)
+			ERR(c, a->loc, "%%s needs a str, this is %s (use %%d)", type_name(t));
+		else if (*p != 's' && t != T_INT)
+			ERR(c, a->loc, "%%%c needs an int, this is %s (use %%s)", *p, type_name(t));
+		if (!*p)
+			break;
+	}
+	if (argi < call->nargs) {
+		ERR(c, call->args[argi]->loc, "printf has more arguments than the format has conversions");
+		for (; argi < call->nargs; argi++)
+			check_expr(c, call->args[argi]);
+	}
+}
+
+static struct map_info *map_arg(struct checker *c, struct stmt *s, const char *fn)
+{
+	struct expr *call = s->call;
+	if (call->nargs == 0 || call->args[0]->kind != E_MAP || call->args[0]->nargs) {
+		ERR(c, call->nargs ? call->args[0]->loc : call->loc, "%s() needs a whole map first, like %s(@stacks)", fn, fn);
+		for (size_t i = 0; i < call->nargs; i++)
+			check_expr(c, call->args[i]);
+		return NULL;
+	}
+	struct map_info *m = map_get(c, call->args[0]->s, call->args[0]->loc);
+	if (m)
+		m->shown = true;
+	call->args[0]->map = m;
+	return m;
+}
+
+static void check_stmt_list(struct checker *c, struct stmt_list *l);
+
+static void check_call_stmt(struct checker *c, struct stmt *s)
+{
+	struct expr *call = s->call;
+	int action = -1;
+	for (int i = 0; action_names[i]; i++)
+		if (!strcmp(action_names[i], call->s))
+			action = i;
+	if (action < 0) {
+		const char *dym = diag_did_you_mean(call->s, action_names);
+		if (find_builtin(call->s))
+			ERR(c, call->loc, "%s() computes a value; it is not a statement", call->s);
+		else if (dym)
+			ERR(c, call->loc, "unknown statement '%s'; did you mean '%s'?", call->s, dym);
+		else
+			ERR(c, call->loc, "unknown statement '%s': statements are %s", call->s,
+			    "print, printf, clear, exit, report, flamegraph, folded, json");
+		return;
+	}
+	s->action = action;
+	if (s->nnamed && action != A_REPORT && action != A_FLAMEGRAPH)
+		ERR(c, s->named[0].loc, "%s() takes no name=value options", call->s);
+	for (size_t i = 0; i < s->nnamed; i++) {
+		struct named_arg *na = &s->named[i];
+		enum type want = !strcmp(na->name, "title") ? T_STR : T_INT;
+		bool known = false;
+		for (size_t k = 0; report_option_names[k]; k++)
+			known |= !strcmp(report_option_names[k], na->name);
+		if (!known) {
+			const char *dym = diag_did_you_mean(na->name, report_option_names);
+			if (dym)
+				ERR(c, na->loc, "unknown option '%s'; did you mean '%s'?", na->name, dym);
+			else
+				ERR(c, na->loc, "unknown option '%s': options are top, title, inverted", na->name);
+			continue;
+		}
+		need_type(c, na->value, want, "this option");
+	}
+	switch (action) {
+	case A_PRINT:
+		if (call->nargs == 0 || call->nargs > 2) {
+			ERR(c, call->loc, "print() takes a value, or a map and an optional count of entries");
+			return;
+		}
+		if (call->args[0]->kind == E_MAP && !call->args[0]->nargs) {
+			map_arg(c, s, "print");
+			if (call->nargs == 2)
+				need_type(c, call->args[1], T_INT, "the number of entries to print");
+		} else {
+			if (call->nargs == 2)
+				ERR(c, call->args[1]->loc, "only a map can be printed with a count");
+			check_expr(c, call->args[0]);
+		}
+		break;
+	case A_PRINTF:
+		check_printf(c, call);
+		break;
+	case A_CLEAR:
+		if (call->nargs != 1)
+			ERR(c, call->loc, "clear() takes one map");
+		else
+			map_arg(c, s, "clear");
+		break;
+	case A_EXIT:
+		if (call->nargs)
+			ERR(c, call->loc, "exit() takes no arguments");
+		break;
+	case A_REPORT:
+		if (call->nargs != 1)
+			ERR(c, call->loc, "report() takes a map, then options: report(@stacks, top=5)");
+		else
+			map_arg(c, s, "report");
+		break;
+	default: {
+		if (call->nargs < 1 || call->nargs > 2) {
+			ERR(c, call->loc, "%s() takes a map and an optional file name", call->s);
+			break;
+		}
+		struct map_info *m = map_arg(c, s, call->s);
+		struct xerr name_error;
+		if (call->nargs == 2 && need_type(c, call->args[1], T_STR, "the file name") &&
+		    call->args[1]->kind == E_STR && output_name_check(call->args[1]->s, &name_error) < 0)
+			ERR(c, call->args[1]->loc, "%s", name_error.msg);
+		if (m && c->final && m->agg_known && action != A_JSON && m->agg != MAP_AGG_COUNT &&
+		    m->agg != MAP_AGG_SUM && m->agg != MAP_AGG_INT)
+			ERR(c, call->args[0]->loc, "%s() needs a map of count() or sum() values", call->s);
+		break;
+	}
+	}
+}
+
+static void check_stmt(struct checker *c, struct stmt *s)
+{
+	switch (s->kind) {
+	case S_MAP_ASSIGN: {
+		struct map_info *m = map_get(c, s->target->s, s->target->loc);
+		check_map_keys(c, s->target, m);
+		s->target->map = m;
+		if (m)
+			m->assigned = true;
+		check_map_value(c, s, m);
+		break;
+	}
+	case S_VAR_ASSIGN: {
+		enum type t = check_expr(c, s->value);
+		struct var *v = var_get(c, s->target->s);
+		if (t == T_VOID || t == T_AGG)
+			t = T_UNKNOWN;
+		if (!v) {
+			struct var *nv = realloc(c->vars, (c->nvars + 1) * sizeof *nv);
+			if (!nv)
+				break;
+			c->vars = nv;
+			v = &c->vars[c->nvars];
+			v->name = strdup(s->target->s);
+			v->type = t;
+			v->slot = (int)c->nvars;
+			v->read = false;
+			v->first = s->target->loc;
+			c->nvars++;
+		} else if (v->type == T_UNKNOWN) {
+			v->type = t;
+		} else if (t != T_UNKNOWN && t != v->type) {
+			ERR(c, s->value->loc, "$%s holds %s, it cannot take %s", v->name, type_name(v->type), type_name(t));
+		}
+		s->target->slot = v->slot;
+		break;
+	}
+	case S_IF:
+		need_type(c, s->cond, T_INT, "the if condition");
+		check_stmt_list(c, &s->then);
+		check_stmt_list(c, &s->els);
+		break;
+	case S_CALL:
+		check_call_stmt(c, s);
+		break;
+	}
+}
+
+static void check_stmt_list(struct checker *c, struct stmt_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		check_stmt(c, l->v[i]);
+}
+
+static void check_probe(struct checker *c, struct probe *p)
+{
+	c->probe = p;
+	c->nvars = 0;
+	if (c->final && p->spec_kind == RECIPE_SPEC_REGEX) {
+		compile_regex(c, p->spec, p->spec_loc, &p->spec_re, &p->spec_match);
+	}
+	if (p->pred)
+		need_type(c, p->pred, T_INT, "the predicate");
+	check_stmt_list(c, &p->body);
+	p->nslots = (int)c->nvars;
+	for (size_t i = 0; i < c->nvars; i++) {
+		if (c->final && !c->vars[i].read && !c->partial)
+			diag_add(c->diags, DIAG_WARNING, c->src, c->vars[i].first.off, c->vars[i].first.len,
+				 "$%s is assigned but never used", c->vars[i].name);
+		free(c->vars[i].name);
+	}
+}
+
+static void check_pass(struct checker *c)
+{
+	for (size_t i = 0; i < c->prog->nprobes; i++)
+		check_probe(c, c->prog->probes[i]);
+}
+
+size_t recipe_check(const struct recipe_src *src, struct program *prog, struct diag_list *diags,
+		    bool after_parse_errors)
+{
+	size_t before = diags->errors;
+	struct checker c = {0};
+	c.src = src;
+	c.prog = prog;
+	c.partial = after_parse_errors;
+
+	struct diag_list scratch;
+	diag_list_init(&scratch);
+	c.diags = &scratch;
+	check_pass(&c);
+	diag_list_release(&scratch);
+
+	for (size_t i = 0; i < prog->nmaps; i++) {
+		/* keep what pass 1 learned about shapes, recount the uses */
+		prog->maps[i]->read = prog->maps[i]->shown = prog->maps[i]->assigned = false;
+		prog->maps[i]->keys_known = prog->maps[i]->keys_known && prog->maps[i]->nkeys <= 16;
+	}
+	c.diags = diags;
+	c.final = true;
+	check_pass(&c);
+	free(c.vars);
+	free(c.map_slots);
+
+	const char *assigned[64];
+	size_t na = 0;
+	for (size_t i = 0; i < prog->nmaps && na < 63; i++)
+		if (prog->maps[i]->assigned)
+			assigned[na++] = prog->maps[i]->name;
+	assigned[na] = NULL;
+	for (size_t i = 0; i < prog->nmaps && !after_parse_errors; i++) {
+		struct map_info *m = prog->maps[i];
+		if (m->assigned)
+			continue;
+		const char *dym = diag_did_you_mean(m->name, assigned);
+		if (dym)
+			ERR(&c, m->first, "map @%s is never assigned; did you mean '@%s'?", m->name, dym);
+		else
+			ERR(&c, m->first, "map @%s is used but never assigned", m->name);
+	}
+
+	for (size_t i = 0; i < prog->nsettings; i++) {
+		struct setting *st = prog->settings[i];
+		struct recipe_options scratch_opts = {0};
+		char *re = NULL, msg[256];
+		if (recipe_options_apply(&scratch_opts, st->name, &st->value, &re, msg, sizeof msg) < 0) {
+			bool unknown = !strncmp(msg, "unknown", 7);
+			ERR(&c, unknown ? st->loc : st->value_loc, "%s", msg);
+		} else if (st->value.kind == SET_REGEX) {
+			void *code = NULL, *md = NULL;
+			compile_regex(&c, st->value.s, st->value_loc, &code, &md);
+			recipe_regex_free(code, md);
+		}
+		free(re);
+	}
+	if (prog->nprobes == 0 && diags->errors == before && !after_parse_errors)
+		diag_add(diags, DIAG_ERROR, src, 0, 0,
+			 "the recipe has no probes: add one, like sample { @[ustack] = count(); }");
+	return diags->errors - before;
+}

@@ -1,0 +1,872 @@
+/* recipe_eval.c — runs a checked recipe against events.
+ *
+ * Values are borrowed from the event or allocated in a per-event scratch
+ * list freed when the event is done; maps copy what they keep. Runtime
+ * errors (division by zero, a missing argument, a report nobody can write)
+ * stop the current action and come back as "FILE:LINE:COL: runtime error".
+ */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include "recipe/recipe_internal.h"
+#include "recipe/maps.h"
+#include "util/output_file.h"
+#include "util/text_escape.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pcre2.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct val {
+	enum type t;
+	int64_t i;
+	const char *s;
+	struct stack stk;     /* T_STACK: a view (frames borrowed) */
+};
+
+struct scratch {
+	struct scratch *next;
+	char data[];
+};
+
+struct recipe_run {
+	const struct recipe *r;
+	FILE *out;
+	struct recipe_report_sink sink;
+	struct map **maps;
+	size_t nmaps;
+	bool exit_requested;
+	bool ended;
+	const struct recipe_event *ev;
+	const struct probe *probe;
+	size_t probe_index;
+	struct val *vars;
+	size_t nvars;
+	struct scratch *scratch;
+	struct xerr *err;
+	char **probe_names;
+};
+
+enum { EXEC_OK = 0, EXEC_ERROR = -1, EXEC_EXIT = 1 };
+
+static char *scratch_alloc(struct recipe_run *run, size_t n)
+{
+	struct scratch *s = malloc(sizeof *s + n);
+	if (!s)
+		return NULL;
+	s->next = run->scratch;
+	run->scratch = s;
+	return s->data;
+}
+
+static void scratch_release(struct recipe_run *run)
+{
+	while (run->scratch) {
+		struct scratch *n = run->scratch->next;
+		free(run->scratch);
+		run->scratch = n;
+	}
+}
+
+static int rt_error(struct recipe_run *run, struct loc loc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int rt_error(struct recipe_run *run, struct loc loc, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	const struct recipe_src *src = &run->r->src;
+	int line = 1, col = 1;
+	for (size_t i = 0; i < loc.off && i < src->len; i++) {
+		if (src->text[i] == '\n') {
+			line++;
+			col = 1;
+		} else if (((unsigned char)src->text[i] & 0xC0) != 0x80) {
+			col++;
+		}
+	}
+	xerr_set(run->err, "%s:%d:%d: runtime error: %s", src->name, line, col, msg);
+	return EXEC_ERROR;
+}
+
+/* ---- lifecycle ---------------------------------------------------------- */
+
+struct recipe_run *recipe_run_new(const struct recipe *r, FILE *out,
+				  const struct recipe_report_sink *sink)
+{
+	struct recipe_run *run = calloc(1, sizeof *run);
+	if (!run)
+		return NULL;
+	run->r = r;
+	run->out = out;
+	if (sink)
+		run->sink = *sink;
+	run->nmaps = r->prog.nmaps;
+	run->maps = calloc(run->nmaps ? run->nmaps : 1, sizeof *run->maps);
+	run->probe_names = calloc(r->prog.nprobes ? r->prog.nprobes : 1, sizeof *run->probe_names);
+	if (!run->maps || !run->probe_names) {
+		recipe_run_free(run);
+		return NULL;
+	}
+	size_t max_keys = r->options.max_keys > 0 ? (size_t)r->options.max_keys : 0;
+	for (size_t i = 0; i < run->nmaps; i++) {
+		const struct map_info *mi = r->prog.maps[i];
+		run->maps[i] = map_new(mi->name, (enum map_agg)mi->agg, mi->nkeys, mi->lmin, mi->lmax,
+				       mi->lstep, max_keys);
+		if (!run->maps[i]) {
+			recipe_run_free(run);
+			return NULL;
+		}
+	}
+	size_t maxslots = 0;
+	for (size_t i = 0; i < r->prog.nprobes; i++) {
+		const struct probe *p = r->prog.probes[i];
+		if ((size_t)p->nslots > maxslots)
+			maxslots = (size_t)p->nslots;
+		char buf[512];
+		const char *kind = recipe_probe_kind_name(p->kind);
+		if (p->kind == RECIPE_PROBE_INTERVAL)
+			snprintf(buf, sizeof buf, "interval:%" PRId64 "ns", p->interval_ns);
+		else if (p->spec_kind == RECIPE_SPEC_REGEX)
+			snprintf(buf, sizeof buf, "%s:/%s/", kind, p->spec);
+		else if (p->spec)
+			snprintf(buf, sizeof buf, "%s:%s", kind, p->spec);
+		else
+			snprintf(buf, sizeof buf, "%s", kind);
+		run->probe_names[i] = strdup(buf);
+		if (!run->probe_names[i]) {
+			recipe_run_free(run);
+			return NULL;
+		}
+	}
+	run->nvars = maxslots;
+	run->vars = calloc(maxslots ? maxslots : 1, sizeof *run->vars);
+	if (!run->vars) {
+		recipe_run_free(run);
+		return NULL;
+	}
+	return run;
+}
+
+void recipe_run_free(struct recipe_run *run)
+{
+	if (!run)
+		return;
+	for (size_t i = 0; run->maps && i < run->nmaps; i++)
+		map_free(run->maps[i]);
+	free(run->maps);
+	for (size_t i = 0; run->probe_names && i < run->r->prog.nprobes; i++)
+		free(run->probe_names[i]);
+	free(run->probe_names);
+	free(run->vars);
+	scratch_release(run);
+	free(run);
+}
+
+bool recipe_run_exit_requested(const struct recipe_run *run)
+{
+	return run->exit_requested;
+}
+
+size_t recipe_run_map_count(const struct recipe_run *run)
+{
+	return run->nmaps;
+}
+
+const struct map *recipe_run_map(const struct recipe_run *run, size_t i)
+{
+	return i < run->nmaps ? run->maps[i] : NULL;
+}
+
+/* ---- expressions ------------------------------------------------------- */
+
+static const char *leaf_function(const struct recipe_event *ev)
+{
+	if (ev->function)
+		return ev->function;
+	if (ev->stack && ev->stack->nframes && ev->stack->frames[0].function)
+		return ev->stack->frames[0].function;
+	return "";
+}
+
+static bool regex_matches(void *code, void *md, const char *s)
+{
+	return pcre2_match(code, (PCRE2_SPTR)s, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) >= 0;
+}
+
+static int eval(struct recipe_run *run, const struct expr *e, struct val *out);
+
+static int eval_builtin(struct recipe_run *run, const struct expr *e, struct val *out)
+{
+	const struct recipe_event *ev = run->ev;
+	out->t = e->type;
+	switch (e->builtin) {
+	case B_USTACK:
+		out->t = T_STACK;
+		if (ev->stack)
+			out->stk = *ev->stack;
+		if (e->kind == E_CALL && (size_t)e->args[0]->i < out->stk.nframes)
+			out->stk.nframes = (size_t)e->args[0]->i;
+		return 0;
+	case B_FUNC:
+		out->s = leaf_function(ev);
+		return 0;
+	case B_THREAD_ID:
+		out->i = ev->thread.id;
+		return 0;
+	case B_THREAD_NAME:
+		out->s = ev->thread.name ? ev->thread.name : "";
+		return 0;
+	case B_THREAD_STATE: {
+		char *s = scratch_alloc(run, 2);
+		if (!s)
+			return rt_error(run, e->loc, "out of memory");
+		s[0] = ev->thread.state ? ev->thread.state : '?';
+		s[1] = 0;
+		out->s = s;
+		return 0;
+	}
+	case B_PID: out->i = ev->pid; return 0;
+	case B_CPU: out->i = ev->cpu; return 0;
+	case B_NSECS: out->i = (int64_t)ev->timestamp_ns; return 0;
+	case B_UPTIME: out->i = (int64_t)ev->since_start_ns; return 0;
+	case B_ELAPSED: out->i = (int64_t)ev->elapsed_ns; return 0;
+	case B_PROBE: out->s = run->probe_names[run->probe_index]; return 0;
+	case B_RETVAL:
+		if (out->t == T_INT)
+			out->i = ev->syscall_result;
+		else
+			out->s = ev->retval ? ev->retval : "";
+		return 0;
+	case B_PANIC_MESSAGE: out->s = ev->panic_message ? ev->panic_message : ""; return 0;
+	case B_PANIC_LOCATION: out->s = ev->panic_location ? ev->panic_location : ""; return 0;
+	case B_SYSCALL_NAME: out->s = ev->syscall_name ? ev->syscall_name : ""; return 0;
+	case B_SYSCALL_NR: out->i = ev->syscall_nr; return 0;
+	case B_ARG: {
+		const char *name = e->args[0]->s;
+		struct recipe_value v = {0};
+		if (!ev->arg || ev->arg(ev->arg_ctx, name, &v) < 0)
+			return rt_error(run, e->loc, "%s has no argument named '%s'", leaf_function(ev), name);
+		if (v.type == RECIPE_VAL_INT) {
+			char *s = scratch_alloc(run, 24);
+			if (!s)
+				return rt_error(run, e->loc, "out of memory");
+			snprintf(s, 24, "%" PRId64, v.i);
+			out->s = s;
+		} else {
+			out->s = v.s ? v.s : "";
+		}
+		return 0;
+	}
+	case B_INT: {
+		struct val a = {0};
+		if (eval(run, e->args[0], &a) < 0)
+			return -1;
+		if (a.t == T_INT) {
+			out->i = a.i;
+			return 0;
+		}
+		errno = 0;
+		char *end;
+		/* gdb prints decimal; hex only with an explicit 0x, never octal */
+		const char *d = a.s + strspn(a.s, " +-");
+		int base = d[0] == '0' && (d[1] == 'x' || d[1] == 'X') ? 16 : 10;
+		long long x = strtoll(a.s, &end, base);
+		out->i = end == a.s || errno ? 0 : x;
+		return 0;
+	}
+	case B_STR: {
+		struct val a = {0};
+		if (eval(run, e->args[0], &a) < 0)
+			return -1;
+		if (a.t == T_STR) {
+			out->s = a.s;
+			return 0;
+		}
+		char *s = scratch_alloc(run, 24);
+		if (!s)
+			return rt_error(run, e->loc, "out of memory");
+		snprintf(s, 24, "%" PRId64, a.i);
+		out->s = s;
+		return 0;
+	}
+	case B_STRLEN: {
+		struct val a = {0};
+		if (eval(run, e->args[0], &a) < 0)
+			return -1;
+		out->i = (int64_t)strlen(a.s);
+		return 0;
+	}
+	}
+	return rt_error(run, e->loc, "'%s' cannot be evaluated here", e->s);
+}
+
+static int make_keys(struct recipe_run *run, const struct expr *e, struct map_key *keys,
+		     struct val *vals)
+{
+	for (size_t i = 0; i < e->nargs; i++) {
+		if (eval(run, e->args[i], &vals[i]) < 0)
+			return -1;
+		memset(&keys[i], 0, sizeof keys[i]);
+		switch (vals[i].t) {
+		case T_INT:
+			keys[i].type = MAP_KEY_INT;
+			keys[i].i = vals[i].i;
+			break;
+		case T_STR:
+			keys[i].type = MAP_KEY_STR;
+			keys[i].s = vals[i].s;
+			break;
+		default:
+			keys[i].type = MAP_KEY_STACK;
+			keys[i].stack = &vals[i].stk;
+			break;
+		}
+	}
+	return 0;
+}
+
+static int eval(struct recipe_run *run, const struct expr *e, struct val *out)
+{
+	memset(out, 0, sizeof *out);
+	out->t = e->type;
+	switch (e->kind) {
+	case E_INT:
+		out->i = e->i;
+		return 0;
+	case E_STR:
+		out->s = e->s;
+		return 0;
+	case E_VAR:
+		*out = run->vars[e->slot];
+		if (out->t == T_UNKNOWN) {   /* not assigned yet on this path */
+			out->t = e->type;
+			out->s = "";
+		}
+		return 0;
+	case E_MAP: {
+		struct map_key keys[16];
+		struct val vals[16];
+		if (make_keys(run, e, keys, vals) < 0)
+			return -1;
+		const struct map *m = run->maps[e->map->index];
+		const struct map_entry *ent = map_find(m, keys);
+		if (out->t == T_STR)
+			out->s = ent && ent->value.s ? ent->value.s : "";
+		else
+			out->i = ent ? map_entry_number(m, ent) : 0;
+		return 0;
+	}
+	case E_IDENT:
+	case E_CALL:
+		return eval_builtin(run, e, out);
+	case E_UNARY: {
+		struct val a;
+		if (eval(run, e->a, &a) < 0)
+			return -1;
+		out->t = T_INT;
+		out->i = e->op == '!' ? !a.i : (int64_t)(0 - (uint64_t)a.i);
+		return 0;
+	}
+	case E_MATCH: {
+		struct val a;
+		if (eval(run, e->a, &a) < 0)
+			return -1;
+		bool m = false;
+		if (a.t == T_STACK) {
+			for (size_t i = 0; i < a.stk.nframes && !m; i++)
+				if (a.stk.frames[i].function)
+					m = regex_matches(e->re, e->re_match, a.stk.frames[i].function);
+		} else {
+			m = regex_matches(e->re, e->re_match, a.s);
+		}
+		out->t = T_INT;
+		out->i = e->op == '~' ? m : !m;
+		return 0;
+	}
+	case E_COND: {
+		struct val c;
+		if (eval(run, e->a, &c) < 0)
+			return -1;
+		return eval(run, c.i ? e->b : e->args[0], out);
+	}
+	case E_BINARY:
+		break;
+	}
+	struct val a, b;
+	if (eval(run, e->a, &a) < 0)
+		return -1;
+	out->t = T_INT;
+	if (e->op == OP_AND || e->op == OP_OR) {
+		if ((e->op == OP_AND) != (a.i != 0)) {
+			out->i = a.i != 0;
+			return 0;
+		}
+		if (eval(run, e->b, &b) < 0)
+			return -1;
+		out->i = b.i != 0;
+		return 0;
+	}
+	if (eval(run, e->b, &b) < 0)
+		return -1;
+	if (a.t == T_STR) {
+		int c = strcmp(a.s, b.s);
+		switch (e->op) {
+		case OP_EQ: out->i = c == 0; break;
+		case OP_NE: out->i = c != 0; break;
+		case '<': out->i = c < 0; break;
+		case '>': out->i = c > 0; break;
+		case OP_LE: out->i = c <= 0; break;
+		case OP_GE: out->i = c >= 0; break;
+		}
+		return 0;
+	}
+	uint64_t ua = (uint64_t)a.i, ub = (uint64_t)b.i;
+	switch (e->op) {
+	case OP_EQ: out->i = a.i == b.i; break;
+	case OP_NE: out->i = a.i != b.i; break;
+	case '<': out->i = a.i < b.i; break;
+	case '>': out->i = a.i > b.i; break;
+	case OP_LE: out->i = a.i <= b.i; break;
+	case OP_GE: out->i = a.i >= b.i; break;
+	case '+': out->i = (int64_t)(ua + ub); break;   /* wraps, never UB */
+	case '-': out->i = (int64_t)(ua - ub); break;
+	case '*': out->i = (int64_t)(ua * ub); break;
+	case '/':
+	case '%':
+		if (b.i == 0)
+			return rt_error(run, e->loc, "division by zero");
+		if (a.i == INT64_MIN && b.i == -1)
+			out->i = e->op == '/' ? INT64_MIN : 0;
+		else
+			out->i = e->op == '/' ? a.i / b.i : a.i % b.i;
+		break;
+	}
+	return 0;
+}
+
+/* ---- statements -------------------------------------------------------- */
+
+static void print_stack(FILE *out, const struct stack *s)
+{
+	for (size_t i = 0; i < s->nframes; i++) {
+		fputs("    ", out);
+		map_format_frame(&s->frames[i], out);
+		fputc('\n', out);
+	}
+}
+
+static void print_stack_folded(FILE *out, const struct stack *s)
+{
+	for (size_t i = s->nframes; i-- > 0;) {
+		const struct frame *f = &s->frames[i];
+		if (f->function)
+			text_put(out, f->function, TEXT_FORM_TERMINAL);
+		else
+			fprintf(out, "0x%" PRIx64, f->pc);
+		if (i)
+			fputc(';', out);
+	}
+}
+
+/* The format string is the recipe's own text and is written as is (colours
+ * belong there); every value may come from the target and is escaped. */
+static int exec_printf(struct recipe_run *run, const struct expr *call)
+{
+	const char *f = call->args[0]->s;
+	size_t argi = 1;
+	for (const char *p = f; *p; p++) {
+		if (*p != '%') {
+			fputc(*p, run->out);
+			continue;
+		}
+		if (p[1] == '%') {
+			fputc('%', run->out);
+			p++;
+			continue;
+		}
+		char spec[24];
+		size_t n = 0;
+		spec[n++] = *p++;
+		while (*p && strchr("-+ 0#.0123456789", *p) && n < 16)
+			spec[n++] = *p++;
+		char conv = *p;
+		struct val v;
+		if (eval(run, call->args[argi++], &v) < 0)
+			return EXEC_ERROR;
+		if (conv == 's' && v.t == T_STACK) {
+			print_stack_folded(run->out, &v.stk);
+			continue;
+		}
+		if (conv == 's' || conv == 'c') {
+			char one[2] = { (char)v.i, 0 };
+			char *text = text_escape_dup(conv == 's' ? v.s : one);
+			if (!text)
+				return rt_error(run, call->loc, "out of memory");
+			spec[n++] = 's';
+			spec[n] = 0;
+			fprintf(run->out, spec, text);
+			free(text);
+		} else {
+			spec[n++] = 'l';
+			spec[n++] = 'l';
+			spec[n++] = conv == 'i' ? 'd' : conv;
+			spec[n] = 0;
+			fprintf(run->out, spec, (long long)v.i);
+		}
+	}
+	return EXEC_OK;
+}
+
+static cJSON *json_stack(const struct stack *s)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; a && s && i < s->nframes; i++) {
+		const struct frame *f = &s->frames[i];
+		cJSON *o = cJSON_CreateObject();
+		if (!o)
+			break;
+		if (f->function)
+			cJSON_AddStringToObject(o, "function", f->function);
+		cJSON_AddNumberToObject(o, "pc", (double)f->pc);
+		if (f->file) {
+			cJSON_AddStringToObject(o, "file", f->file);
+			cJSON_AddNumberToObject(o, "line", f->line);
+		}
+		if (f->inlined)
+			cJSON_AddBoolToObject(o, "inlined", 1);
+		cJSON_AddItemToArray(a, o);
+	}
+	return a;
+}
+
+/* The built-in json(): the map with typed keys and values, one document. */
+static char *map_to_json(const struct map *m)
+{
+	static const char *const agg_names[] = {
+		"count", "sum", "min", "max", "avg", "hist", "lhist", "int", "str",
+	};
+	cJSON *root = cJSON_CreateObject();
+	if (!root)
+		return NULL;
+	cJSON_AddStringToObject(root, "map", map_name(m));
+	cJSON_AddStringToObject(root, "aggregation", agg_names[map_agg(m)]);
+	cJSON_AddNumberToObject(root, "dropped", (double)map_dropped(m));
+	cJSON *entries = cJSON_AddArrayToObject(root, "entries");
+	const struct map_entry **sorted = map_sorted(m);
+	for (size_t i = map_len(m); entries && sorted && i-- > 0;) {
+		const struct map_entry *e = sorted[i];
+		cJSON *o = cJSON_CreateObject();
+		cJSON *keys = cJSON_AddArrayToObject(o, "keys");
+		for (size_t k = 0; keys && k < map_nkeys(m); k++) {
+			const struct map_key *key = &e->keys[k];
+			if (key->type == MAP_KEY_INT)
+				cJSON_AddItemToArray(keys, cJSON_CreateNumber((double)key->i));
+			else if (key->type == MAP_KEY_STR)
+				cJSON_AddItemToArray(keys, cJSON_CreateString(key->s));
+			else
+				cJSON_AddItemToArray(keys, json_stack(key->stack));
+		}
+		if (map_agg(m) == MAP_AGG_STR)
+			cJSON_AddStringToObject(o, "value", e->value.s ? e->value.s : "");
+		else
+			cJSON_AddNumberToObject(o, "value", (double)map_entry_number(m, e));
+		cJSON_AddNumberToObject(o, "count", (double)e->value.count);
+		if (map_nbuckets(m)) {
+			cJSON *b = cJSON_AddArrayToObject(o, "buckets");
+			for (size_t j = 0; b && j < map_nbuckets(m); j++)
+				cJSON_AddItemToArray(b, cJSON_CreateNumber((double)e->value.buckets[j]));
+		}
+		cJSON_AddItemToArray(entries, o);
+	}
+	free(sorted);
+	char *text = cJSON_Print(root);
+	cJSON_Delete(root);
+	return text;
+}
+
+static int write_default(struct recipe_run *run, const struct stmt *s, const struct map *m,
+			 const char *path)
+{
+	FILE *f = run->out;
+	struct output_file file;
+	struct xerr e;
+	if (path) {
+		if (output_name_check(path, &e) < 0 || output_file_open(&file, path, &e) < 0)
+			return rt_error(run, s->loc, "%s", e.msg);
+		f = file.stream;
+	}
+	int rc = EXEC_OK;
+	if (s->action == A_FOLDED) {
+		map_write_folded(m, f);
+	} else {
+		char *text = map_to_json(m);
+		if (text) {
+			text_put_json_document(f, text);
+			fputc('\n', f);
+		} else {
+			rc = rt_error(run, s->loc, "out of memory");
+		}
+		cJSON_free(text);
+	}
+	if (path && rc != EXEC_OK)
+		output_file_abort(&file);
+	else if (path && output_file_commit(&file, &e) < 0)
+		rc = rt_error(run, s->loc, "%s", e.msg);
+	return rc;
+}
+
+static int exec_report(struct recipe_run *run, const struct stmt *s)
+{
+	const struct expr *call = s->call;
+	const struct map *m = run->maps[call->args[0]->map->index];
+	struct recipe_report_opts o = {0};
+	if (call->nargs > 1) {
+		struct val p;
+		if (eval(run, call->args[1], &p) < 0)
+			return EXEC_ERROR;
+		o.path = p.s;
+	}
+	for (size_t i = 0; i < s->nnamed; i++) {
+		struct val v;
+		if (eval(run, s->named[i].value, &v) < 0)
+			return EXEC_ERROR;
+		if (!strcmp(s->named[i].name, "top"))
+			o.top = v.i;
+		else if (!strcmp(s->named[i].name, "title"))
+			o.title = v.s;
+		else if (!strcmp(s->named[i].name, "inverted"))
+			o.inverted = v.i != 0;
+	}
+	int (*cb)(void *, const struct map *, const struct recipe_report_opts *, struct xerr *) = NULL;
+	switch (s->action) {
+	case A_REPORT: cb = run->sink.report; break;
+	case A_FLAMEGRAPH: cb = run->sink.flamegraph; break;
+	case A_FOLDED: cb = run->sink.folded; break;
+	case A_JSON: cb = run->sink.json; break;
+	}
+	if (cb) {
+		struct xerr e = {{0}};
+		if (cb(run->sink.ctx, m, &o, &e) < 0)
+			return rt_error(run, s->loc, "%s", e.msg);
+		return EXEC_OK;
+	}
+	switch (s->action) {
+	case A_REPORT:
+		if (o.title) {
+			text_put(run->out, o.title, TEXT_FORM_TERMINAL);
+			fputc('\n', run->out);
+		}
+		map_print(m, run->out, o.top > 0 ? (size_t)o.top : 0);
+		return EXEC_OK;
+	case A_FLAMEGRAPH:
+		return rt_error(run, s->loc, "flamegraph() needs a profiling session: run the recipe "
+				"with xgdbprof against a process, or use folded() here");
+	default:
+		return write_default(run, s, m, o.path);
+	}
+}
+
+static int exec_list(struct recipe_run *run, const struct stmt_list *l);
+
+static int exec_stmt(struct recipe_run *run, const struct stmt *s)
+{
+	switch (s->kind) {
+	case S_VAR_ASSIGN: {
+		struct val v;
+		if (eval(run, s->value, &v) < 0)
+			return EXEC_ERROR;
+		run->vars[s->target->slot] = v;
+		return EXEC_OK;
+	}
+	case S_MAP_ASSIGN: {
+		struct map_key keys[16];
+		struct val vals[16];
+		if (make_keys(run, s->target, keys, vals) < 0)
+			return EXEC_ERROR;
+		struct map *m = run->maps[s->target->map->index];
+		struct val v = {0};
+		const struct expr *x = s->value;
+		if (x->type == T_AGG) {
+			if (x->nargs && eval(run, x->args[0], &v) < 0)
+				return EXEC_ERROR;
+		} else if (eval(run, x, &v) < 0) {
+			return EXEC_ERROR;
+		}
+		if (map_update(m, keys, v.i, v.t == T_STR ? v.s : NULL) < 0)
+			return rt_error(run, s->loc, "out of memory");
+		return EXEC_OK;
+	}
+	case S_IF: {
+		struct val c;
+		if (eval(run, s->cond, &c) < 0)
+			return EXEC_ERROR;
+		return exec_list(run, c.i ? &s->then : &s->els);
+	}
+	case S_CALL:
+		break;
+	}
+	const struct expr *call = s->call;
+	switch (s->action) {
+	case A_EXIT:
+		run->exit_requested = true;
+		return EXEC_EXIT;
+	case A_PRINTF:
+		return exec_printf(run, call);
+	case A_CLEAR:
+		map_clear(run->maps[call->args[0]->map->index]);
+		return EXEC_OK;
+	case A_PRINT: {
+		const struct expr *a = call->args[0];
+		if (a->kind == E_MAP && !a->nargs) {
+			struct val top = {0};
+			if (call->nargs == 2 && eval(run, call->args[1], &top) < 0)
+				return EXEC_ERROR;
+			map_print(run->maps[a->map->index], run->out, top.i > 0 ? (size_t)top.i : 0);
+			return EXEC_OK;
+		}
+		struct val v;
+		if (eval(run, a, &v) < 0)
+			return EXEC_ERROR;
+		if (v.t == T_STACK)
+			print_stack(run->out, &v.stk);
+		else if (v.t == T_STR) {
+			text_put(run->out, v.s, TEXT_FORM_TERMINAL);
+			fputc('\n', run->out);
+		}
+		else
+			fprintf(run->out, "%" PRId64 "\n", v.i);
+		return EXEC_OK;
+	}
+	default:
+		return exec_report(run, s);
+	}
+}
+
+static int exec_list(struct recipe_run *run, const struct stmt_list *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		int rc = exec_stmt(run, l->v[i]);
+		if (rc != EXEC_OK)
+			return rc;
+	}
+	return EXEC_OK;
+}
+
+static int run_probe(struct recipe_run *run, size_t index)
+{
+	const struct probe *p = run->r->prog.probes[index];
+	run->probe = p;
+	run->probe_index = index;
+	memset(run->vars, 0, run->nvars * sizeof *run->vars);
+	if (p->pred) {
+		struct val c;
+		if (eval(run, p->pred, &c) < 0)
+			return -1;
+		if (!c.i)
+			return 0;
+	}
+	int rc = exec_list(run, &p->body);
+	return rc == EXEC_ERROR ? -1 : 0;
+}
+
+static enum recipe_probe_kind probe_kind_of(enum recipe_event_kind k)
+{
+	switch (k) {
+	case RECIPE_EV_BEGIN: return RECIPE_PROBE_BEGIN;
+	case RECIPE_EV_END: return RECIPE_PROBE_END;
+	case RECIPE_EV_SAMPLE: return RECIPE_PROBE_SAMPLE;
+	case RECIPE_EV_INTERVAL: return RECIPE_PROBE_INTERVAL;
+	case RECIPE_EV_FUNCTION_ENTRY: return RECIPE_PROBE_FUNCTION;
+	case RECIPE_EV_FUNCTION_RETURN: return RECIPE_PROBE_RETURN;
+	case RECIPE_EV_PANIC: return RECIPE_PROBE_PANIC;
+	case RECIPE_EV_SYSCALL_ENTRY: return RECIPE_PROBE_SYSCALL_ENTRY;
+	case RECIPE_EV_SYSCALL_RETURN: return RECIPE_PROBE_SYSCALL;
+	}
+	return RECIPE_PROBE_BEGIN;
+}
+
+static bool fileline_matches(const struct probe *p, const struct recipe_event *ev)
+{
+	if (!ev->stack || !ev->stack->nframes || !ev->stack->frames[0].file)
+		return false;
+	const struct frame *f = &ev->stack->frames[0];
+	size_t flen = strlen(p->spec_file), have = strlen(f->file);
+	if (p->spec_line != f->line || flen > have)
+		return false;
+	const char *tail = f->file + have - flen;
+	return !strcmp(tail, p->spec_file) && (tail == f->file || tail[-1] == '/');
+}
+
+static bool probe_matches(const struct recipe_run *run, size_t i, const struct recipe_event *ev)
+{
+	const struct probe *p = run->r->prog.probes[i];
+	switch (p->kind) {
+	case RECIPE_PROBE_FUNCTION:
+	case RECIPE_PROBE_RETURN:
+		if (p->spec_kind == RECIPE_SPEC_FILELINE)
+			return fileline_matches(p, ev);
+		return recipe_probe_matches_function(run->r, i, leaf_function(ev));
+	case RECIPE_PROBE_SYSCALL:
+	case RECIPE_PROBE_SYSCALL_ENTRY:
+		if (!ev->syscall_name)
+			return false;
+		if (p->spec_kind == RECIPE_SPEC_REGEX)
+			return regex_matches(p->spec_re, p->spec_match, ev->syscall_name);
+		return !strcmp(p->spec, ev->syscall_name);
+	default:
+		return true;
+	}
+}
+
+static void print_unshown_maps(struct recipe_run *run)
+{
+	for (size_t i = 0; i < run->nmaps; i++) {
+		const struct map_info *mi = run->r->prog.maps[i];
+		if (!mi->shown && !mi->read && map_len(run->maps[i]))
+			map_print(run->maps[i], run->out, 0);
+	}
+}
+
+int recipe_run_event(struct recipe_run *run, const struct recipe_event *ev, struct xerr *e)
+{
+	if (run->ended)
+		return xerr_set(e, "the recipe already ended");
+	if (run->exit_requested && ev->kind != RECIPE_EV_END)
+		return 0;
+	run->ev = ev;
+	run->err = e;
+	enum recipe_probe_kind kind = probe_kind_of(ev->kind);
+	int rc = 0;
+	const struct program *prog = &run->r->prog;
+	if (ev->probe >= 0 && ev->kind != RECIPE_EV_BEGIN && ev->kind != RECIPE_EV_END &&
+	    ev->kind != RECIPE_EV_SAMPLE && ev->kind != RECIPE_EV_PANIC) {
+		if ((size_t)ev->probe >= prog->nprobes || prog->probes[ev->probe]->kind != kind)
+			rc = xerr_set(e, "event for probe %d does not match a %s probe", ev->probe,
+				      recipe_probe_kind_name(kind));
+		else
+			rc = run_probe(run, (size_t)ev->probe);
+	} else {
+		for (size_t i = 0; i < prog->nprobes && rc == 0; i++) {
+			if (prog->probes[i]->kind != kind || !probe_matches(run, i, ev))
+				continue;
+			rc = run_probe(run, i);
+			scratch_release(run);
+			if (run->exit_requested && kind != RECIPE_PROBE_END)
+				break;
+		}
+	}
+	scratch_release(run);
+	if (ev->kind == RECIPE_EV_END) {
+		run->ended = true;
+		print_unshown_maps(run);
+	}
+	fflush(run->out);
+	run->ev = NULL;
+	run->err = NULL;
+	return rc;
+}

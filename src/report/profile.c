@@ -1,0 +1,807 @@
+/* profile.c — profile model, interning, and the raw profile file. */
+#include "report/profile.h"
+#include "util/hash.h"
+#include "util/output_file.h"
+#include "util/text_escape.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Open-addressing tables: slots hold index + 1, 0 = empty; load <= 1/2. */
+struct profile_index {
+	char **strings;      /* interned strings, in a hash set */
+	size_t nstrings, string_slots;
+
+	size_t *entry_slots; /* entry index + 1 */
+	uint64_t *entry_hash;
+	size_t nentry_slots;
+};
+
+
+
+static uint64_t fnv_ptr(uint64_t h, const void *p)
+{
+	uintptr_t v = (uintptr_t)p;
+	return hash_fnv1a(h, &v, sizeof v);
+}
+
+/* ---- interning ---------------------------------------------------------- */
+
+static int strings_grow(struct profile_index *ix)
+{
+	size_t nslots = ix->string_slots ? ix->string_slots * 2 : 256;
+	char **slots = calloc(nslots, sizeof *slots);
+	if (!slots)
+		return -1;
+	for (size_t i = 0; i < ix->string_slots; i++) {
+		char *s = ix->strings[i];
+		if (!s)
+			continue;
+		size_t j = hash_fnv1a(HASH_FNV1A_SEED, s, strlen(s)) & (nslots - 1);
+		while (slots[j])
+			j = (j + 1) & (nslots - 1);
+		slots[j] = s;
+	}
+	free(ix->strings);
+	ix->strings = slots;
+	ix->string_slots = nslots;
+	return 0;
+}
+
+const char *profile_intern(struct profile *p, const char *s)
+{
+	struct profile_index *ix = p->index;
+	if (!s)
+		return NULL;
+	if ((ix->nstrings + 1) * 2 > ix->string_slots && strings_grow(ix) < 0)
+		return NULL;
+	size_t len = strlen(s);
+	size_t j = hash_fnv1a(HASH_FNV1A_SEED, s, len) & (ix->string_slots - 1);
+	while (ix->strings[j]) {
+		if (strcmp(ix->strings[j], s) == 0)
+			return ix->strings[j];
+		j = (j + 1) & (ix->string_slots - 1);
+	}
+	char *copy = malloc(len + 1);
+	if (!copy)
+		return NULL;
+	memcpy(copy, s, len + 1);
+	ix->strings[j] = copy;
+	ix->nstrings++;
+	return copy;
+}
+
+/* Interns s; distinguishes "NULL given" from "out of memory". */
+static int intern_into(struct profile *p, const char *s, const char **out)
+{
+	*out = profile_intern(p, s);
+	return (s && !*out) ? -1 : 0;
+}
+
+/* ---- lifecycle ---------------------------------------------------------- */
+
+struct profile *profile_new(void)
+{
+	struct profile *p = calloc(1, sizeof *p);
+	if (!p)
+		return NULL;
+	p->index = calloc(1, sizeof *p->index);
+	if (!p->index) {
+		free(p);
+		return NULL;
+	}
+	struct profile_meta *m = &p->meta;
+	m->pid = m->threads = -1;
+	m->samples = m->thread_samples = m->stacks_reused = -1;
+	m->frequency_asked_hz = m->frequency_achieved_hz = NAN;
+	m->duration_asked_s = m->duration_actual_s = NAN;
+	m->cpu_min_pct = m->cpu_avg_pct = m->cpu_max_pct = NAN;
+	m->stopped_pct = m->stop_median_ms = m->stop_p99_ms = NAN;
+	return p;
+}
+
+void profile_free(struct profile *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nentries; i++)
+		free(p->entries[i].stack.frames);
+	free(p->entries);
+	free(p->meta.notes);
+	struct profile_index *ix = p->index;
+	for (size_t i = 0; i < ix->string_slots; i++)
+		free(ix->strings[i]);
+	free(ix->strings);
+	free(ix->entry_slots);
+	free(ix->entry_hash);
+	free(ix);
+	free(p);
+}
+
+int profile_add_note(struct profile *p, const char *note, struct xerr *e)
+{
+	const char *s = profile_intern(p, note);
+	const char **notes = realloc(p->meta.notes, (p->meta.nnotes + 1) * sizeof *notes);
+	if (!s || !notes)
+		return xerr_set(e, "out of memory adding a profile note");
+	p->meta.notes = notes;
+	notes[p->meta.nnotes++] = s;
+	return 0;
+}
+
+/* ---- entries ------------------------------------------------------------ */
+
+/* Frame identity shared with recipe maps (maps.c): strings are interned in
+ * the profile, so they compare by pointer once the key is interned too. */
+static uint64_t frame_key_hash(uint64_t h, const struct frame *f)
+{
+	h = fnv_ptr(h, f->function);
+	h = fnv_ptr(h, f->file);
+	h = hash_fnv1a(h, &f->line, sizeof f->line);
+	h = hash_fnv1a(h, &f->inlined, sizeof f->inlined);
+	h = fnv_ptr(h, f->module);
+	if (!f->function)
+		h = hash_fnv1a(h, &f->pc, sizeof f->pc);
+	return h;
+}
+
+static bool frame_key_eq(const struct frame *a, const struct frame *b)
+{
+	if (a->function != b->function || a->file != b->file || a->line != b->line ||
+	    a->inlined != b->inlined || a->module != b->module)
+		return false;
+	return a->function || a->pc == b->pc;
+}
+
+static uint64_t entry_key_hash(const char *thread, char state, const struct stack *s)
+{
+	uint64_t h = fnv_ptr(HASH_FNV1A_SEED, thread);
+	h = hash_fnv1a(h, &state, 1);
+	h = hash_fnv1a(h, &s->nframes, sizeof s->nframes);
+	for (size_t i = 0; i < s->nframes; i++)
+		h = frame_key_hash(h, &s->frames[i]);
+	return h;
+}
+
+static bool entry_key_eq(const struct profile_entry *en, const char *thread, char state,
+			 const struct stack *s)
+{
+	if (en->thread_name != thread || en->thread_state != state ||
+	    en->stack.nframes != s->nframes)
+		return false;
+	for (size_t i = 0; i < s->nframes; i++)
+		if (!frame_key_eq(&en->stack.frames[i], &s->frames[i]))
+			return false;
+	return true;
+}
+
+uint64_t profile_stack_hash(const struct stack *s)
+{
+	uint64_t h = hash_fnv1a(HASH_FNV1A_SEED, &s->nframes, sizeof s->nframes);
+	for (size_t i = 0; i < s->nframes; i++)
+		h = frame_key_hash(h, &s->frames[i]);
+	return h;
+}
+
+bool profile_stack_eq(const struct stack *a, const struct stack *b)
+{
+	if (a->nframes != b->nframes)
+		return false;
+	for (size_t i = 0; i < a->nframes; i++)
+		if (!frame_key_eq(&a->frames[i], &b->frames[i]))
+			return false;
+	return true;
+}
+
+static int entries_rehash(struct profile_index *ix, size_t nslots)
+{
+	size_t *slots = calloc(nslots, sizeof *slots);
+	uint64_t *hashes = calloc(nslots, sizeof *hashes);
+	if (!slots || !hashes) {
+		free(slots);
+		free(hashes);
+		return -1;
+	}
+	for (size_t i = 0; i < ix->nentry_slots; i++) {
+		if (!ix->entry_slots[i])
+			continue;
+		size_t j = ix->entry_hash[i] & (nslots - 1);
+		while (slots[j])
+			j = (j + 1) & (nslots - 1);
+		slots[j] = ix->entry_slots[i];
+		hashes[j] = ix->entry_hash[i];
+	}
+	free(ix->entry_slots);
+	free(ix->entry_hash);
+	ix->entry_slots = slots;
+	ix->entry_hash = hashes;
+	ix->nentry_slots = nslots;
+	return 0;
+}
+
+/* Copies s with every string interned in p. Returns 0 or -1. */
+static int stack_intern_copy(struct profile *p, const struct stack *s, struct stack *out)
+{
+	out->nframes = s->nframes;
+	out->frames = NULL;
+	if (!s->nframes)
+		return 0;
+	out->frames = malloc(s->nframes * sizeof *out->frames);
+	if (!out->frames)
+		return -1;
+	for (size_t i = 0; i < s->nframes; i++) {
+		struct frame *f = &out->frames[i];
+		*f = s->frames[i];
+		if (intern_into(p, s->frames[i].function, &f->function) < 0 ||
+		    intern_into(p, s->frames[i].file, &f->file) < 0 ||
+		    intern_into(p, s->frames[i].module, &f->module) < 0) {
+			free(out->frames);
+			out->frames = NULL;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int profile_add(struct profile *p, const char *thread_name, char state,
+		const struct stack *stack, uint64_t weight, struct xerr *e)
+{
+	struct profile_index *ix = p->index;
+	struct stack key;
+	const char *thread;
+	static const struct stack empty = { 0, NULL };
+
+	if (!weight)
+		return 0;
+	if (!stack)
+		stack = &empty;
+	if (intern_into(p, thread_name, &thread) < 0 || stack_intern_copy(p, stack, &key) < 0)
+		return xerr_set(e, "out of memory adding a stack to the profile");
+
+	if ((p->nentries + 1) * 2 > ix->nentry_slots &&
+	    entries_rehash(ix, ix->nentry_slots ? ix->nentry_slots * 2 : 1024) < 0)
+		goto oom;
+	uint64_t h = entry_key_hash(thread, state, &key);
+	size_t j = h & (ix->nentry_slots - 1);
+	while (ix->entry_slots[j]) {
+		struct profile_entry *en = &p->entries[ix->entry_slots[j] - 1];
+		if (ix->entry_hash[j] == h && entry_key_eq(en, thread, state, &key)) {
+			en->weight += weight;
+			free(key.frames);
+			return 0;
+		}
+		j = (j + 1) & (ix->nentry_slots - 1);
+	}
+	if (p->nentries == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 256;
+		struct profile_entry *entries = realloc(p->entries, cap * sizeof *entries);
+		if (!entries)
+			goto oom;
+		p->entries = entries;
+		p->cap = cap;
+	}
+	p->entries[p->nentries] = (struct profile_entry){ thread, state, weight, key };
+	p->nentries++;
+	ix->entry_slots[j] = p->nentries;
+	ix->entry_hash[j] = h;
+	return 0;
+oom:
+	free(key.frames);
+	return xerr_set(e, "out of memory adding a stack to the profile");
+}
+
+uint64_t profile_total_weight(const struct profile *p)
+{
+	uint64_t total = 0;
+	for (size_t i = 0; i < p->nentries; i++)
+		total += p->entries[i].weight;
+	return total;
+}
+
+/* ---- names -------------------------------------------------------------- */
+
+static const char *const lang_names[] = { "unknown", "rust", "c", "c++" };
+static const char *const source_names[] = { "dwarf", "debuglink", "symtab", "dynsym", "none" };
+
+const char *profile_lang_name(enum frame_lang lang)
+{
+	return (unsigned)lang < 4 ? lang_names[lang] : "unknown";
+}
+
+const char *profile_source_name(enum frame_source source)
+{
+	return (unsigned)source < 5 ? source_names[source] : "none";
+}
+
+static int lookup_name(const char *const *names, int n, const char *s)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(names[i], s) == 0)
+			return i;
+	return -1;
+}
+
+/* ---- saving ------------------------------------------------------------- */
+
+static void put_string(FILE *out, const char *s)
+{
+	if (!s) {
+		fputs("null", out);
+		return;
+	}
+	putc('"', out);
+	text_put(out, s, TEXT_FORM_JSON);
+	putc('"', out);
+}
+
+/* Shortest of %.15g/%.17g that reads back as the same double. */
+static void put_double(FILE *out, double d)
+{
+	char buf[64];
+	if (isnan(d) || isinf(d)) {
+		fputs("null", out);
+		return;
+	}
+	snprintf(buf, sizeof buf, "%.15g", d);
+	if (strtod(buf, NULL) != d)
+		snprintf(buf, sizeof buf, "%.17g", d);
+	fputs(buf, out);
+}
+
+static void put_int(FILE *out, int64_t v)
+{
+	if (v < 0)
+		fputs("null", out);
+	else
+		fprintf(out, "%" PRId64, v);
+}
+
+/* Frame table for saving: distinct frames (all fields) in first-use order. */
+struct frame_table {
+	const struct frame **frames;
+	size_t n, cap;
+	size_t *slots;
+	size_t nslots;
+};
+
+static uint64_t frame_full_hash(const struct frame *f)
+{
+	uint64_t h = frame_key_hash(HASH_FNV1A_SEED, f);
+	h = hash_fnv1a(h, &f->pc, sizeof f->pc);
+	h = hash_fnv1a(h, &f->column, sizeof f->column);
+	h = hash_fnv1a(h, &f->lang, sizeof f->lang);
+	return hash_fnv1a(h, &f->source, sizeof f->source);
+}
+
+static bool frame_full_eq(const struct frame *a, const struct frame *b)
+{
+	return frame_key_eq(a, b) && a->pc == b->pc && a->column == b->column &&
+	       a->lang == b->lang && a->source == b->source;
+}
+
+/* Returns the frame's index in the table, adding it if new; -1 on OOM. */
+static long frame_table_index(struct frame_table *t, const struct frame *f)
+{
+	if ((t->n + 1) * 2 > t->nslots) {
+		size_t nslots = t->nslots ? t->nslots * 2 : 1024;
+		size_t *slots = calloc(nslots, sizeof *slots);
+		if (!slots)
+			return -1;
+		for (size_t i = 0; i < t->n; i++) {
+			size_t j = frame_full_hash(t->frames[i]) & (nslots - 1);
+			while (slots[j])
+				j = (j + 1) & (nslots - 1);
+			slots[j] = i + 1;
+		}
+		free(t->slots);
+		t->slots = slots;
+		t->nslots = nslots;
+	}
+	size_t j = frame_full_hash(f) & (t->nslots - 1);
+	while (t->slots[j]) {
+		if (frame_full_eq(t->frames[t->slots[j] - 1], f))
+			return (long)t->slots[j] - 1;
+		j = (j + 1) & (t->nslots - 1);
+	}
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		const struct frame **frames = realloc(t->frames, cap * sizeof *frames);
+		if (!frames)
+			return -1;
+		t->frames = frames;
+		t->cap = cap;
+	}
+	t->frames[t->n] = f;
+	t->slots[j] = ++t->n;
+	return (long)t->n - 1;
+}
+
+static void put_meta(FILE *out, const struct profile_meta *m)
+{
+	fputs("  \"meta\": {\n", out);
+#define STR(key, v) do { fputs("    \"" key "\": ", out); put_string(out, v); fputs(",\n", out); } while (0)
+#define INT(key, v) do { fputs("    \"" key "\": ", out); put_int(out, v); fputs(",\n", out); } while (0)
+#define DBL(key, v) do { fputs("    \"" key "\": ", out); put_double(out, v); fputs(",\n", out); } while (0)
+	STR("exe", m->exe);
+	STR("build_id", m->build_id);
+	INT("pid", m->pid);
+	STR("command_line", m->command_line);
+	STR("recipe", m->recipe);
+	STR("thread_selection", m->thread_selection);
+	INT("threads", m->threads);
+	DBL("frequency_asked_hz", m->frequency_asked_hz);
+	DBL("frequency_achieved_hz", m->frequency_achieved_hz);
+	DBL("duration_asked_s", m->duration_asked_s);
+	DBL("duration_actual_s", m->duration_actual_s);
+	INT("samples", m->samples);
+	INT("thread_samples", m->thread_samples);
+	INT("stacks_reused", m->stacks_reused);
+	DBL("cpu_min_pct", m->cpu_min_pct);
+	DBL("cpu_avg_pct", m->cpu_avg_pct);
+	DBL("cpu_max_pct", m->cpu_max_pct);
+	DBL("stopped_pct", m->stopped_pct);
+	DBL("stop_median_ms", m->stop_median_ms);
+	DBL("stop_p99_ms", m->stop_p99_ms);
+	STR("walker", m->walker);
+	STR("stop_mode", m->stop_mode);
+	STR("version", m->version);
+	STR("start_time", m->start_time);
+#undef STR
+#undef INT
+#undef DBL
+	fputs("    \"notes\": [", out);
+	for (size_t i = 0; i < m->nnotes; i++) {
+		fputs(i ? ", " : "", out);
+		put_string(out, m->notes[i]);
+	}
+	fputs("]\n  },\n", out);
+}
+
+int profile_write(const struct profile *p, FILE *out, struct xerr *e)
+{
+	struct frame_table table = { 0 };
+	long **indices = calloc(p->nentries ? p->nentries : 1, sizeof *indices);
+	int rc = -1;
+
+	if (!indices)
+		return xerr_set(e, "out of memory saving the profile");
+	for (size_t i = 0; i < p->nentries; i++) {
+		const struct stack *s = &p->entries[i].stack;
+		indices[i] = malloc((s->nframes ? s->nframes : 1) * sizeof **indices);
+		if (!indices[i])
+			goto oom;
+		for (size_t f = 0; f < s->nframes; f++)
+			if ((indices[i][f] = frame_table_index(&table, &s->frames[f])) < 0)
+				goto oom;
+	}
+
+	fprintf(out, "{\n  \"format\": \"%s\",\n  \"version\": %d,\n", PROFILE_FORMAT_NAME,
+		PROFILE_FORMAT_VERSION);
+	put_meta(out, &p->meta);
+	fputs("  \"frames\": [", out);
+	for (size_t i = 0; i < table.n; i++) {
+		const struct frame *f = table.frames[i];
+		fputs(i ? ",\n    {\"function\": " : "\n    {\"function\": ", out);
+		put_string(out, f->function);
+		fputs(", \"file\": ", out);
+		put_string(out, f->file);
+		fprintf(out, ", \"line\": %d, \"column\": %d, \"inlined\": %s, \"lang\": \"%s\", "
+			"\"source\": \"%s\", \"module\": ", f->line, f->column,
+			f->inlined ? "true" : "false", profile_lang_name(f->lang),
+			profile_source_name(f->source));
+		put_string(out, f->module);
+		fprintf(out, ", \"pc\": \"0x%" PRIx64 "\"}", f->pc);
+	}
+	fputs(table.n ? "\n  ],\n  \"samples\": [" : "],\n  \"samples\": [", out);
+	for (size_t i = 0; i < p->nentries; i++) {
+		const struct profile_entry *en = &p->entries[i];
+		char state[2] = { en->thread_state, 0 };
+		fputs(i ? ",\n    {\"thread\": " : "\n    {\"thread\": ", out);
+		put_string(out, en->thread_name);
+		fputs(", \"state\": ", out);
+		put_string(out, state);
+		fprintf(out, ", \"weight\": %" PRIu64 ", \"stack\": [", en->weight);
+		for (size_t f = 0; f < en->stack.nframes; f++)
+			fprintf(out, f ? ", %ld" : "%ld", indices[i][f]);
+		fputs("]}", out);
+	}
+	fputs(p->nentries ? "\n  ]\n}\n" : "]\n}\n", out);
+	rc = 0;
+	if (ferror(out))
+		rc = xerr_set(e, "cannot write the profile: %s", strerror(errno));
+	goto done;
+oom:
+	xerr_set(e, "out of memory saving the profile");
+done:
+	for (size_t i = 0; i < p->nentries; i++)
+		free(indices[i]);
+	free(indices);
+	free(table.frames);
+	free(table.slots);
+	return rc;
+}
+
+int profile_save(const struct profile *p, const char *path, struct xerr *e)
+{
+	struct output_file file;
+	if (output_file_open(&file, path, e) < 0)
+		return -1;
+	if (profile_write(p, file.stream, e) < 0) {
+		output_file_abort(&file);
+		return xerr_prefix(e, "%s", path);
+	}
+	return output_file_commit(&file, e);
+}
+
+/* ---- loading ------------------------------------------------------------ */
+
+/* Only a regular file of at most PROFILE_MAX_BYTES: `report /dev/zero`
+ * would read until memory ran out, and a FIFO would block forever. */
+static char *read_file(const char *path, struct xerr *e)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		xerr_set(e, "cannot open %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		xerr_set(e, "%s is not a regular file: give a run's output directory or its profile.json", path);
+		close(fd);
+		return NULL;
+	}
+	if (st.st_size > PROFILE_MAX_BYTES) {
+		xerr_set(e, "%s is %.1f GiB, larger than a profile can be (%d GiB at most): is it a profile.json "
+			 "written by xgdbprof?", path, (double)st.st_size / (1 << 30), PROFILE_MAX_BYTES >> 30);
+		close(fd);
+		return NULL;
+	}
+	/* One byte more than the size shows a file still growing. */
+	size_t cap = (size_t)st.st_size + 2, len = 0;
+	char *buf = malloc(cap);
+	if (!buf) {
+		xerr_set(e, "out of memory reading %s", path);
+		close(fd);
+		return NULL;
+	}
+	ssize_t n;
+	while (len + 1 < cap && (n = read(fd, buf + len, cap - 1 - len)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			xerr_set(e, "cannot read %s: %s", path, strerror(errno));
+			free(buf);
+			close(fd);
+			return NULL;
+		}
+		len += (size_t)n;
+	}
+	close(fd);
+	if (len > (size_t)st.st_size) {
+		xerr_set(e, "%s changed while it was read: read it again once its writer is done", path);
+		free(buf);
+		return NULL;
+	}
+	buf[len] = 0;
+	return buf;
+}
+
+/* Field readers: a missing or null field leaves the default (unknown). */
+static int get_string(struct profile *p, const cJSON *obj, const char *key, const char **out,
+		      struct xerr *e)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsString(v))
+		return xerr_set(e, "field \"%s\" must be a string", key);
+	if (intern_into(p, v->valuestring, out) < 0)
+		return xerr_set(e, "out of memory");
+	return 0;
+}
+
+static int get_double(const cJSON *obj, const char *key, double *out, struct xerr *e)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsNumber(v))
+		return xerr_set(e, "field \"%s\" must be a number", key);
+	*out = v->valuedouble;
+	return 0;
+}
+
+static int get_int(const cJSON *obj, const char *key, int64_t *out, struct xerr *e)
+{
+	double d = -1;
+	if (get_double(obj, key, &d, e) < 0)
+		return -1;
+	if (d != floor(d) || d > 9007199254740992.0)
+		return xerr_set(e, "field \"%s\" must be an integer", key);
+	*out = d < 0 ? -1 : (int64_t)d;
+	return 0;
+}
+
+static int load_meta(struct profile *p, const cJSON *meta, struct xerr *e)
+{
+	struct profile_meta *m = &p->meta;
+	if (!cJSON_IsObject(meta))
+		return xerr_set(e, "\"meta\" must be an object");
+	if (get_string(p, meta, "exe", &m->exe, e) || get_string(p, meta, "build_id", &m->build_id, e) ||
+	    get_int(meta, "pid", &m->pid, e) ||
+	    get_string(p, meta, "command_line", &m->command_line, e) ||
+	    get_string(p, meta, "recipe", &m->recipe, e) ||
+	    get_string(p, meta, "thread_selection", &m->thread_selection, e) ||
+	    get_int(meta, "threads", &m->threads, e) ||
+	    get_double(meta, "frequency_asked_hz", &m->frequency_asked_hz, e) ||
+	    get_double(meta, "frequency_achieved_hz", &m->frequency_achieved_hz, e) ||
+	    get_double(meta, "duration_asked_s", &m->duration_asked_s, e) ||
+	    get_double(meta, "duration_actual_s", &m->duration_actual_s, e) ||
+	    get_int(meta, "samples", &m->samples, e) ||
+	    get_int(meta, "thread_samples", &m->thread_samples, e) ||
+	    get_int(meta, "stacks_reused", &m->stacks_reused, e) ||
+	    get_double(meta, "cpu_min_pct", &m->cpu_min_pct, e) ||
+	    get_double(meta, "cpu_avg_pct", &m->cpu_avg_pct, e) ||
+	    get_double(meta, "cpu_max_pct", &m->cpu_max_pct, e) ||
+	    get_double(meta, "stopped_pct", &m->stopped_pct, e) ||
+	    get_double(meta, "stop_median_ms", &m->stop_median_ms, e) ||
+	    get_double(meta, "stop_p99_ms", &m->stop_p99_ms, e) ||
+	    get_string(p, meta, "walker", &m->walker, e) ||
+	    get_string(p, meta, "stop_mode", &m->stop_mode, e) ||
+	    get_string(p, meta, "version", &m->version, e) ||
+	    get_string(p, meta, "start_time", &m->start_time, e))
+		return xerr_prefix(e, "meta");
+	const cJSON *notes = cJSON_GetObjectItemCaseSensitive(meta, "notes"), *n;
+	if (notes && !cJSON_IsArray(notes))
+		return xerr_set(e, "meta: \"notes\" must be an array of strings");
+	cJSON_ArrayForEach(n, notes) {
+		if (!cJSON_IsString(n))
+			return xerr_set(e, "meta: \"notes\" must be an array of strings");
+		if (profile_add_note(p, n->valuestring, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int load_frame(struct profile *p, const cJSON *o, struct frame *f, struct xerr *e)
+{
+	const char *lang = NULL, *source = NULL, *pc = NULL;
+	int64_t line = 0, column = 0;
+	memset(f, 0, sizeof *f);
+	if (!cJSON_IsObject(o))
+		return xerr_set(e, "a frame must be an object");
+	if (get_string(p, o, "function", &f->function, e) || get_string(p, o, "file", &f->file, e) ||
+	    get_string(p, o, "module", &f->module, e) || get_int(o, "line", &line, e) ||
+	    get_int(o, "column", &column, e) || get_string(p, o, "lang", &lang, e) ||
+	    get_string(p, o, "source", &source, e) || get_string(p, o, "pc", &pc, e))
+		return -1;
+	f->line = line > 0 && line < INT32_MAX ? (int)line : 0;
+	f->column = column > 0 && column < INT32_MAX ? (int)column : 0;
+	const cJSON *inl = cJSON_GetObjectItemCaseSensitive(o, "inlined");
+	f->inlined = cJSON_IsTrue(inl);
+	int l = lang ? lookup_name(lang_names, 4, lang) : 0;
+	int s = source ? lookup_name(source_names, 5, source) : 4;
+	if (l < 0 || s < 0)
+		return xerr_set(e, "unknown frame %s \"%s\"", l < 0 ? "lang" : "source",
+				l < 0 ? lang : source);
+	f->lang = (enum frame_lang)l;
+	f->source = (enum frame_source)s;
+	if (pc) {
+		char *end;
+		errno = 0;
+		f->pc = strtoull(pc, &end, 16);
+		if (errno || *end || strncmp(pc, "0x", 2) != 0)
+			return xerr_set(e, "frame pc \"%s\" is not a 0x hex number", pc);
+	}
+	return 0;
+}
+
+static int load_body(struct profile *p, const cJSON *root, struct xerr *e)
+{
+	const cJSON *format = cJSON_GetObjectItemCaseSensitive(root, "format");
+	const cJSON *version = cJSON_GetObjectItemCaseSensitive(root, "version");
+	if (!cJSON_IsString(format) || strcmp(format->valuestring, PROFILE_FORMAT_NAME) != 0)
+		return xerr_set(e, "not an xgdbprof profile (no \"format\": \"%s\")", PROFILE_FORMAT_NAME);
+	if (!cJSON_IsNumber(version) || version->valuedouble != PROFILE_FORMAT_VERSION)
+		return xerr_set(e, "profile format version %g is not supported (this xgdbprof reads %d)",
+				cJSON_IsNumber(version) ? version->valuedouble : -1.0,
+				PROFILE_FORMAT_VERSION);
+	if (load_meta(p, cJSON_GetObjectItemCaseSensitive(root, "meta"), e) < 0)
+		return -1;
+
+	const cJSON *frames = cJSON_GetObjectItemCaseSensitive(root, "frames");
+	const cJSON *samples = cJSON_GetObjectItemCaseSensitive(root, "samples");
+	if (!cJSON_IsArray(frames) || !cJSON_IsArray(samples))
+		return xerr_set(e, "\"frames\" and \"samples\" must be arrays");
+	size_t nframes = (size_t)cJSON_GetArraySize(frames);
+	struct frame *table = calloc(nframes ? nframes : 1, sizeof *table);
+	struct frame *scratch = NULL;
+	size_t scratch_cap = 0, i = 0;
+	const cJSON *it;
+	int rc = -1;
+	if (!table)
+		return xerr_set(e, "out of memory loading the profile");
+	cJSON_ArrayForEach(it, frames) {
+		if (load_frame(p, it, &table[i], e) < 0) {
+			xerr_prefix(e, "frame %zu", i);
+			goto done;
+		}
+		i++;
+	}
+	i = 0;
+	cJSON_ArrayForEach(it, samples) {
+		const char *thread = NULL, *state = NULL;
+		int64_t weight = 0;
+		const cJSON *stack = cJSON_GetObjectItemCaseSensitive(it, "stack"), *ix;
+		if (!cJSON_IsObject(it) || get_string(p, it, "thread", &thread, e) ||
+		    get_string(p, it, "state", &state, e) || get_int(it, "weight", &weight, e)) {
+			xerr_prefix(e, "sample %zu", i);
+			goto done;
+		}
+		if (!cJSON_IsArray(stack) || weight <= 0) {
+			xerr_set(e, "sample %zu: needs a \"stack\" array and a positive \"weight\"", i);
+			goto done;
+		}
+		size_t n = (size_t)cJSON_GetArraySize(stack), f = 0;
+		if (n > scratch_cap) {
+			struct frame *bigger = realloc(scratch, n * sizeof *bigger);
+			if (!bigger) {
+				xerr_set(e, "out of memory loading the profile");
+				goto done;
+			}
+			scratch = bigger;
+			scratch_cap = n;
+		}
+		cJSON_ArrayForEach(ix, stack) {
+			if (!cJSON_IsNumber(ix) || ix->valuedouble < 0 || ix->valuedouble >= (double)nframes ||
+			    ix->valuedouble != floor(ix->valuedouble)) {
+				xerr_set(e, "sample %zu: stack refers to a frame not in \"frames\"", i);
+				goto done;
+			}
+			scratch[f++] = table[(size_t)ix->valuedouble];
+		}
+		struct stack s = { n, scratch };
+		if (profile_add(p, thread, state && state[0] ? state[0] : '?', &s, (uint64_t)weight, e) < 0)
+			goto done;
+		i++;
+	}
+	rc = 0;
+done:
+	free(table);
+	free(scratch);
+	return rc;
+}
+
+struct profile *profile_load(const char *path, struct xerr *e)
+{
+	char *text = read_file(path, e);
+	if (!text)
+		return NULL;
+	cJSON *root = cJSON_Parse(text);
+	free(text);
+	if (!root) {
+		xerr_set(e, "%s: not valid JSON (is it a profile.json written by xgdbprof?)", path);
+		return NULL;
+	}
+	struct profile *p = profile_new();
+	if (!p) {
+		cJSON_Delete(root);
+		xerr_set(e, "out of memory loading %s", path);
+		return NULL;
+	}
+	if (load_body(p, root, e) < 0) {
+		xerr_prefix(e, "%s", path);
+		profile_free(p);
+		p = NULL;
+	}
+	cJSON_Delete(root);
+	return p;
+}

@@ -1,0 +1,134 @@
+/* profile.h — the profile model: weighted call stacks plus the record of the
+ * run that produced them, and the raw profile file that `xgdbprof report`
+ * re-renders offline (format in docs/reports.md).
+ *
+ * Invariants:
+ *  - A profile owns deep copies of everything added to it. Every string it
+ *    holds (metadata, thread names, frame fields) is interned: equal strings
+ *    are the same pointer for the life of the profile, so consumers may
+ *    compare names by pointer.
+ *  - Entries are unique by (thread_name, thread_state, stack), where stacks
+ *    compare frame by frame on function, file, line, inlined and module (and
+ *    pc when the function is unknown) — the same identity recipe maps use.
+ *    Adding an existing key adds to its weight; the frames kept are the
+ *    first ones seen. Entries keep their insertion order.
+ *  - Unknown numeric metadata is NAN (doubles) or -1 (integers); unknown
+ *    strings are NULL. The thread state of an entry is the /proc letter
+ *    ('R', 'S', 'D', ...) or '?' when not known.
+ *
+ * Return conventions: constructors return NULL on failure; int functions
+ * return 0 on success and -1 with the reason in the struct xerr.
+ */
+#ifndef XGDBPROF_PROFILE_H
+#define XGDBPROF_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "util/error.h"
+#include "util/stack.h"
+
+struct map;
+
+#define PROFILE_FORMAT_NAME "xgdbprof-profile"
+#define PROFILE_FORMAT_VERSION 1
+
+struct profile_meta {
+	const char *exe;              /* absolute path of the target executable */
+	const char *build_id;         /* lowercase hex */
+	int64_t pid;
+	const char *command_line;     /* the target's argv joined by spaces */
+	const char *recipe;           /* recipe name or file */
+	const char *thread_selection; /* "running", "all", or "/regex/" */
+	int64_t threads;              /* threads the target had */
+	double frequency_asked_hz, frequency_achieved_hz;
+	double duration_asked_s, duration_actual_s;
+	int64_t samples;              /* stop events */
+	int64_t thread_samples;       /* stacks recorded (one per selected thread per sample) */
+	int64_t stacks_reused;        /* thread had not run since its last sample */
+	double cpu_min_pct, cpu_avg_pct, cpu_max_pct;  /* target CPU% from /proc */
+	double stopped_pct;           /* share of wall time the target was held stopped */
+	double stop_median_ms, stop_p99_ms;  /* per-sample stop time */
+	const char *walker;           /* stack walker used ("gdb", "dwfl", ...) */
+	const char *stop_mode;        /* "non-stop" (walked threads only) or "all-stop" */
+	const char *version;          /* xgdbprof version */
+	const char *start_time;       /* ISO 8601 */
+	size_t nnotes;
+	const char **notes;           /* stop-budget and other notes, in order */
+};
+
+struct profile_entry {
+	const char *thread_name;      /* interned; NULL when unknown */
+	char thread_state;
+	uint64_t weight;
+	struct stack stack;           /* frames owned by the profile, strings interned */
+};
+
+struct profile_index;
+
+struct profile {
+	struct profile_meta meta;
+	size_t nentries;
+	struct profile_entry *entries;
+	/* private */
+	size_t cap;
+	struct profile_index *index;
+};
+
+/* Returns an empty profile with every metadata field unknown, or NULL. */
+struct profile *profile_new(void);
+void profile_free(struct profile *p);
+
+/* Returns the interned copy of s (NULL for NULL, and on out of memory). */
+const char *profile_intern(struct profile *p, const char *s);
+
+/* Appends a note (interned) to meta.notes. Returns 0 or -1 (out of memory). */
+int profile_add_note(struct profile *p, const char *note, struct xerr *e);
+
+/* Adds weight to the entry (thread_name, state, stack), creating it if new.
+ * Zero-weight additions are ignored. Returns 0 or -1 (out of memory). */
+int profile_add(struct profile *p, const char *thread_name, char state,
+		const struct stack *stack, uint64_t weight, struct xerr *e);
+
+/* Adds every entry of a recipe map (implemented in profile_map.c). The map
+ * must have exactly one stack key and a COUNT, SUM or INT aggregation (the
+ * weight: count, sum, or the integer; entries with a value <= 0 are
+ * skipped). The other keys: when there is exactly one other key and it is a
+ * string, it is the thread name; otherwise every other key, in key order,
+ * becomes a pseudo-frame above the stack's root (function = the key's text,
+ * no file, lang unknown), so `@[pid, ustack]` splits the graph by pid first.
+ * Entries get state '?'. Returns 0, or -1 for another map shape. */
+int profile_add_map(struct profile *p, const struct map *m, struct xerr *e);
+
+/* Hash and equality of two stacks held by the same profile (entry identity
+ * without the thread), for consumers that merge entries across threads. */
+uint64_t profile_stack_hash(const struct stack *s);
+bool profile_stack_eq(const struct stack *a, const struct stack *b);
+
+/* Sum of all entry weights. */
+uint64_t profile_total_weight(const struct profile *p);
+
+/* Writes the profile as JSON (see docs/reports.md). Deterministic: the same
+ * profile always gives the same bytes, and save(load(save(p))) == save(p).
+ * Returns 0, or -1 (I/O error, out of memory). */
+int profile_save(const struct profile *p, const char *path, struct xerr *e);
+/* Same, to an open stream. */
+int profile_write(const struct profile *p, FILE *out, struct xerr *e);
+
+/* The largest profile file profile_load reads (1 GiB): JSON parsing needs
+ * several times the file's size in memory. */
+#define PROFILE_MAX_BYTES (1 << 30)
+
+/* Reads a file written by profile_save: a regular file of at most
+ * PROFILE_MAX_BYTES (devices, FIFOs and larger files are refused without
+ * being read). Returns NULL with the reason (not a regular file, too large,
+ * not a profile, unsupported version, malformed field) in e. */
+struct profile *profile_load(const char *path, struct xerr *e);
+
+/* Short names of the frame enums used in files and JSON reports. */
+const char *profile_lang_name(enum frame_lang lang);      /* "rust", "c", "c++", "unknown" */
+const char *profile_source_name(enum frame_source source);/* "dwarf", "debuglink", "symtab", "dynsym", "none" */
+
+#endif

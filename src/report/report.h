@@ -1,0 +1,55 @@
+/* report.h — rendering a profile: terminal text, interactive SVG flame graph,
+ * folded stacks, JSON, and annotated source. Definitions (path, self, total)
+ * and formats are documented in docs/reports.md.
+ *
+ * Contract:
+ *  - Renderers never modify the profile and are deterministic: the same
+ *    profile and options give the same bytes (ties are broken by name).
+ *  - Shares are always relative to ALL samples of the profile, also under a
+ *    focus filter (the report says how much the focus kept).
+ *  - Return convention: 0 on success, -1 with the reason in e (bad focus
+ *    regex, out of memory, write error). Nothing is printed on failure
+ *    except what was already written to out.
+ */
+#ifndef XGDBPROF_REPORT_H
+#define XGDBPROF_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "util/error.h"
+#include "report/profile.h"
+
+struct source_map;
+
+struct report_options {
+	size_t top;              /* hottest paths shown (text, json); 0 = 5 */
+	size_t top_functions;    /* rows of the top-functions tables; 0 = 10 */
+	bool color;              /* ANSI colours (caller decides: TTY and no NO_COLOR) */
+	const char *focus;       /* PCRE2 pattern over function names, or NULL */
+	size_t width;            /* terminal columns for the tables; 0 = no truncation */
+	bool full_paths;         /* text: never elide the middle of a path */
+	bool thread_roots;       /* svg/folded: thread name as the root frame */
+	bool inlined_suffix;     /* folded: mark inlined frames with inferno's "_[i]" */
+	const char *title;       /* svg title; NULL = "xgdbprof: <exe>" */
+	size_t annotate_functions; /* annotate: how many functions; 0 = 5 */
+	struct source_map *source_map; /* annotate: path rewriting, or NULL */
+};
+
+/* Fills o with the defaults above (all zero/false/NULL). */
+void report_options_init(struct report_options *o);
+
+int report_text(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e);
+int report_svg(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e);
+int report_folded(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e);
+int report_json(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e);
+int report_annotate(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e);
+
+/* Opens path ("-" or NULL = stdout), runs the renderer, closes. Returns 0 or -1. */
+int report_to_file(int (*render)(const struct profile *, FILE *, const struct report_options *,
+				 struct xerr *),
+		   const struct profile *p, const char *path, const struct report_options *o,
+		   struct xerr *e);
+
+#endif

@@ -1,0 +1,509 @@
+/* report_model.c — paths, functions, lines and threads of a profile. */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include "report/report_model.h"
+
+#include <inttypes.h>
+#include <pcre2.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What identifies a function: its interned name, or for frames without a
+ * name, the module and pc. */
+struct func_key {
+	const char *function, *module;
+	uint64_t pc;
+};
+
+struct report_func_index {
+	struct func_key *keys;   /* parallel to model.funcs */
+	size_t *slots;           /* func index + 1; open addressing */
+	size_t nslots;
+	bool *kept;              /* per profile entry */
+};
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdULL;
+}
+
+static uint64_t func_hash(const struct frame *f)
+{
+	if (f->function)
+		return mix(1, (uintptr_t)f->function);
+	return mix(mix(2, (uintptr_t)f->module), f->pc);
+}
+
+static bool key_matches(const struct func_key *k, const struct frame *f)
+{
+	if (f->function || k->function)
+		return k->function == f->function;
+	return k->module == f->module && k->pc == f->pc;
+}
+
+const char *report_basename(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	return slash ? slash + 1 : path ? path : "?";
+}
+
+const char *report_frame_name(const struct frame *f, char *buf, size_t size)
+{
+	if (f->function)
+		snprintf(buf, size, "%s", f->function);
+	else
+		snprintf(buf, size, "0x%" PRIx64 " [%s]", f->pc,
+			 f->module ? report_basename(f->module) : "?");
+	return buf;
+}
+
+double report_share(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+void report_options_init(struct report_options *o)
+{
+	memset(o, 0, sizeof *o);
+}
+
+size_t report_model_func(const struct report_model *m, const struct frame *f)
+{
+	const struct report_func_index *ix = m->index;
+	if (!ix->nslots)
+		return (size_t)-1;
+	size_t j = func_hash(f) & (ix->nslots - 1);
+	while (ix->slots[j]) {
+		if (key_matches(&ix->keys[ix->slots[j] - 1], f))
+			return ix->slots[j] - 1;
+		j = (j + 1) & (ix->nslots - 1);
+	}
+	return (size_t)-1;
+}
+
+bool report_model_keeps(const struct report_model *m, const struct profile_entry *en)
+{
+	size_t i = (size_t)(en - m->profile->entries);
+	return i < m->profile->nentries && m->index->kept[i];
+}
+
+/* Finds or adds the function of f. Returns its index, or -1 on OOM. */
+static long func_get(struct report_model *m, size_t *cap, const struct frame *f)
+{
+	struct report_func_index *ix = m->index;
+	size_t found = report_model_func(m, f);
+	if (found != (size_t)-1)
+		return (long)found;
+	if ((m->nfuncs + 1) * 2 > ix->nslots) {
+		size_t nslots = ix->nslots ? ix->nslots * 2 : 512;
+		size_t *slots = calloc(nslots, sizeof *slots);
+		if (!slots)
+			return -1;
+		for (size_t i = 0; i < m->nfuncs; i++) {
+			struct frame probe = { .function = ix->keys[i].function,
+					       .module = ix->keys[i].module, .pc = ix->keys[i].pc };
+			size_t j = func_hash(&probe) & (nslots - 1);
+			while (slots[j])
+				j = (j + 1) & (nslots - 1);
+			slots[j] = i + 1;
+		}
+		free(ix->slots);
+		ix->slots = slots;
+		ix->nslots = nslots;
+	}
+	if (m->nfuncs == *cap) {
+		size_t c = *cap ? *cap * 2 : 256;
+		struct report_func *funcs = realloc(m->funcs, c * sizeof *funcs);
+		if (!funcs)
+			return -1;
+		m->funcs = funcs;
+		struct func_key *k = realloc(ix->keys, c * sizeof *k);
+		if (!k)
+			return -1;
+		ix->keys = k;
+		*cap = c;
+	}
+	const char *name = f->function;
+	if (!name) {
+		char buf[512];
+		char **owned = realloc(m->owned_names, (m->nowned + 1) * sizeof *owned);
+		if (!owned)
+			return -1;
+		m->owned_names = owned;
+		if (!(owned[m->nowned] = strdup(report_frame_name(f, buf, sizeof buf))))
+			return -1;
+		name = owned[m->nowned++];
+	}
+	size_t i = m->nfuncs++;
+	m->funcs[i] = (struct report_func){ .name = name, .lang = f->lang, .module = f->module };
+	ix->keys[i] = (struct func_key){ f->function, f->module, f->pc };
+	size_t j = func_hash(f) & (ix->nslots - 1);
+	while (ix->slots[j])
+		j = (j + 1) & (ix->nslots - 1);
+	ix->slots[j] = i + 1;
+	return (long)i;
+}
+
+/* ---- orderings ---------------------------------------------------------- */
+
+static int cmp_str(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "");
+}
+
+static int cmp_stack_names(const struct stack *a, const struct stack *b)
+{
+	char na[512], nb[512];
+	for (size_t i = 0; i < a->nframes && i < b->nframes; i++) {
+		const struct frame *fa = &a->frames[a->nframes - 1 - i];
+		const struct frame *fb = &b->frames[b->nframes - 1 - i];
+		int c = strcmp(report_frame_name(fa, na, sizeof na), report_frame_name(fb, nb, sizeof nb));
+		if (!c)
+			c = cmp_str(fa->file, fb->file);
+		if (!c)
+			c = (fa->line > fb->line) - (fa->line < fb->line);
+		if (!c)
+			c = (int)fa->inlined - (int)fb->inlined;
+		if (c)
+			return c;
+	}
+	return (a->nframes > b->nframes) - (a->nframes < b->nframes);
+}
+
+static int cmp_paths(const void *x, const void *y)
+{
+	const struct report_path *a = x, *b = y;
+	if (a->weight != b->weight)
+		return a->weight < b->weight ? 1 : -1;
+	return cmp_stack_names(a->stack, b->stack);
+}
+
+static const struct report_func *sort_funcs;  /* qsort has no context argument */
+
+static int cmp_by_self(const void *x, const void *y)
+{
+	const struct report_func *a = &sort_funcs[*(const size_t *)x], *b = &sort_funcs[*(const size_t *)y];
+	if (a->self != b->self)
+		return a->self < b->self ? 1 : -1;
+	if (a->total != b->total)
+		return a->total < b->total ? 1 : -1;
+	return strcmp(a->name, b->name);
+}
+
+static int cmp_by_total(const void *x, const void *y)
+{
+	const struct report_func *a = &sort_funcs[*(const size_t *)x], *b = &sort_funcs[*(const size_t *)y];
+	if (a->total != b->total)
+		return a->total < b->total ? 1 : -1;
+	if (a->self != b->self)
+		return a->self < b->self ? 1 : -1;
+	return strcmp(a->name, b->name);
+}
+
+static int cmp_lines(const void *x, const void *y)
+{
+	const struct report_line *a = x, *b = y;
+	if (a->func != b->func)
+		return a->func < b->func ? -1 : 1;
+	int c = cmp_str(a->file, b->file);
+	if (c)
+		return c;
+	if (a->line != b->line)
+		return a->line < b->line ? -1 : 1;
+	/* raw rows carry the entry index in `total` until merged */
+	return (a->total > b->total) - (a->total < b->total);
+}
+
+static int cmp_threads(const void *x, const void *y)
+{
+	const struct report_thread *a = x, *b = y;
+	if (a->weight != b->weight)
+		return a->weight < b->weight ? 1 : -1;
+	return cmp_str(a->name, b->name);
+}
+
+/* ---- building ----------------------------------------------------------- */
+
+static int build_paths(struct report_model *m)
+{
+	const struct profile *p = m->profile;
+	size_t nslots = 16;
+	while (nslots < p->nentries * 2)
+		nslots *= 2;
+	size_t *slots = calloc(nslots, sizeof *slots);
+	m->paths = calloc(p->nentries ? p->nentries : 1, sizeof *m->paths);
+	if (!slots || !m->paths) {
+		free(slots);
+		return -1;
+	}
+	for (size_t i = 0; i < p->nentries; i++) {
+		const struct profile_entry *en = &p->entries[i];
+		if (!m->index->kept[i])
+			continue;
+		size_t j = profile_stack_hash(&en->stack) & (nslots - 1);
+		while (slots[j] && !profile_stack_eq(m->paths[slots[j] - 1].stack, &en->stack))
+			j = (j + 1) & (nslots - 1);
+		if (!slots[j]) {
+			m->paths[m->npaths] = (struct report_path){ &en->stack, 0 };
+			slots[j] = ++m->npaths;
+		}
+		m->paths[slots[j] - 1].weight += en->weight;
+	}
+	free(slots);
+	qsort(m->paths, m->npaths, sizeof *m->paths, cmp_paths);
+	return 0;
+}
+
+/* Functions and per-line rows: one raw row per (entry, frame), sorted and
+ * merged so that a sample counts once per (function, file, line). */
+static int build_funcs(struct report_model *m)
+{
+	const struct profile *p = m->profile;
+	size_t nrows = 0, cap = 0, rows_cap = 0;
+	struct report_line *rows = NULL;
+	size_t *seen_stamp = NULL;    /* per func: last entry + 1 that counted its total */
+	size_t seen_cap = 0;
+	int rc = -1;
+
+	for (size_t i = 0; i < p->nentries; i++) {
+		const struct profile_entry *en = &p->entries[i];
+		if (!m->index->kept[i])
+			continue;
+		for (size_t f = 0; f < en->stack.nframes; f++) {
+			const struct frame *fr = &en->stack.frames[f];
+			long fi = func_get(m, &cap, fr);
+			if (fi < 0)
+				goto done;
+			if (m->nfuncs > seen_cap) {
+				size_t c = cap;
+				size_t *s = realloc(seen_stamp, c * sizeof *s);
+				if (!s)
+					goto done;
+				memset(s + seen_cap, 0, (c - seen_cap) * sizeof *s);
+				seen_stamp = s;
+				seen_cap = c;
+			}
+			struct report_func *fn = &m->funcs[fi];
+			if (f == 0)
+				fn->self += en->weight;
+			if (seen_stamp[fi] != i + 1) {
+				seen_stamp[fi] = i + 1;
+				fn->total += en->weight;
+			}
+			if (nrows == rows_cap) {
+				size_t c = rows_cap ? rows_cap * 2 : 1024;
+				struct report_line *r = realloc(rows, c * sizeof *r);
+				if (!r)
+					goto done;
+				rows = r;
+				rows_cap = c;
+			}
+			/* self holds the weight if leaf; total holds the entry index for sorting */
+			rows[nrows++] = (struct report_line){ (size_t)fi, fr->file, fr->line,
+							      f == 0 ? en->weight : 0, i };
+		}
+	}
+	if (nrows)
+		qsort(rows, nrows, sizeof *rows, cmp_lines);
+
+	/* merge rows into lines; weight per row comes from its entry */
+	m->lines = calloc(nrows ? nrows : 1, sizeof *m->lines);
+	if (!m->lines)
+		goto done;
+	for (size_t r = 0; r < nrows; r++) {
+		const struct report_line *row = &rows[r];
+		uint64_t w = p->entries[row->total].weight;
+		struct report_line *last = m->nlines ? &m->lines[m->nlines - 1] : NULL;
+		bool same_line = last && last->func == row->func && last->file == row->file &&
+				 last->line == row->line;
+		bool same_entry = same_line && r > 0 && rows[r - 1].total == row->total;
+		if (!same_line) {
+			m->lines[m->nlines++] = (struct report_line){ row->func, row->file, row->line, 0, 0 };
+			last = &m->lines[m->nlines - 1];
+		}
+		last->self += row->self;
+		if (!same_entry)
+			last->total += w;
+	}
+	for (size_t l = 0; l < m->nlines; l++) {
+		struct report_func *fn = &m->funcs[m->lines[l].func];
+		if (l == 0 || m->lines[l - 1].func != m->lines[l].func)
+			fn->line_begin = l;
+		fn->line_end = l + 1;
+	}
+	for (size_t i = 0; i < m->nfuncs; i++) {
+		struct report_func *fn = &m->funcs[i];
+		const struct report_line *best = NULL;
+		for (size_t l = fn->line_begin; l < fn->line_end; l++) {
+			const struct report_line *ln = &m->lines[l];
+			if (!best || ln->total > best->total ||
+			    (ln->total == best->total && ln->self > best->self))
+				best = ln;
+		}
+		if (best) {
+			fn->hot_file = best->file;
+			fn->hot_line = best->line;
+		}
+	}
+
+	m->by_self = malloc((m->nfuncs ? m->nfuncs : 1) * sizeof *m->by_self);
+	m->by_total = malloc((m->nfuncs ? m->nfuncs : 1) * sizeof *m->by_total);
+	if (!m->by_self || !m->by_total)
+		goto done;
+	for (size_t i = 0; i < m->nfuncs; i++)
+		m->by_self[i] = m->by_total[i] = i;
+	sort_funcs = m->funcs;
+	qsort(m->by_self, m->nfuncs, sizeof *m->by_self, cmp_by_self);
+	qsort(m->by_total, m->nfuncs, sizeof *m->by_total, cmp_by_total);
+	sort_funcs = NULL;
+	rc = 0;
+done:
+	free(rows);
+	free(seen_stamp);
+	return rc;
+}
+
+static int build_threads(struct report_model *m)
+{
+	const struct profile *p = m->profile;
+	m->threads = calloc(p->nentries ? p->nentries : 1, sizeof *m->threads);
+	if (!m->threads)
+		return -1;
+	for (size_t i = 0; i < p->nentries; i++) {
+		const struct profile_entry *en = &p->entries[i];
+		if (!m->index->kept[i])
+			continue;
+		struct report_thread *t = NULL;
+		for (size_t k = 0; k < m->nthreads && !t; k++)
+			if (m->threads[k].name == en->thread_name)
+				t = &m->threads[k];
+		if (!t) {
+			t = &m->threads[m->nthreads++];
+			t->name = en->thread_name;
+		}
+		t->weight += en->weight;
+		/* '?': a recipe map's entry, which keeps no state (hot-cpu keys by
+		 * thread name and stack); nothing to split by. */
+		if (en->thread_state == '?')
+			continue;
+		if (en->thread_state != 'R')
+			m->mixed_states = true;
+		size_t s = 0;
+		while (s < t->nstates && t->states[s] != en->thread_state)
+			s++;
+		if (s == t->nstates) {
+			if (s == REPORT_MAX_STATES)
+				s--;     /* more kinds than /proc has: lump into the last */
+			else
+				t->nstates++;
+			t->states[s] = en->thread_state;
+		}
+		t->state_weight[s] += en->weight;
+	}
+	for (size_t k = 0; k < m->nthreads; k++) {
+		struct report_thread *t = &m->threads[k];
+		for (size_t a = 1; a < t->nstates; a++)   /* insertion sort, <= 8 items */
+			for (size_t b = a; b > 0 && (t->state_weight[b] > t->state_weight[b - 1] ||
+						     (t->state_weight[b] == t->state_weight[b - 1] &&
+						      t->states[b] < t->states[b - 1])); b--) {
+				char c = t->states[b];
+				uint64_t w = t->state_weight[b];
+				t->states[b] = t->states[b - 1];
+				t->state_weight[b] = t->state_weight[b - 1];
+				t->states[b - 1] = c;
+				t->state_weight[b - 1] = w;
+			}
+	}
+	qsort(m->threads, m->nthreads, sizeof *m->threads, cmp_threads);
+	return 0;
+}
+
+static int apply_focus(struct report_model *m, const char *pattern, struct xerr *e)
+{
+	const struct profile *p = m->profile;
+	int errcode;
+	PCRE2_SIZE erroffset;
+	pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, PCRE2_UTF,
+				       &errcode, &erroffset, NULL);
+	if (!re) {
+		PCRE2_UCHAR msg[256];
+		pcre2_get_error_message(errcode, msg, sizeof msg);
+		return xerr_set(e, "focus regex /%s/: %s at offset %zu", pattern, (const char *)msg,
+				(size_t)erroffset);
+	}
+	pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+	if (!md) {
+		pcre2_code_free(re);
+		return xerr_set(e, "out of memory");
+	}
+	char name[1024];
+	for (size_t i = 0; i < p->nentries; i++) {
+		const struct profile_entry *en = &p->entries[i];
+		bool keep = false;
+		for (size_t f = 0; f < en->stack.nframes && !keep; f++) {
+			report_frame_name(&en->stack.frames[f], name, sizeof name);
+			keep = pcre2_match(re, (PCRE2_SPTR)name, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) >= 0;
+		}
+		m->index->kept[i] = keep;
+		if (keep)
+			m->kept += en->weight;
+	}
+	pcre2_match_data_free(md);
+	pcre2_code_free(re);
+	return 0;
+}
+
+int report_model_init(struct report_model *m, const struct profile *p,
+		      const struct report_options *o, struct xerr *e)
+{
+	memset(m, 0, sizeof *m);
+	if (o)
+		m->options = *o;
+	else
+		report_options_init(&m->options);
+	o = &m->options;
+	m->profile = p;
+	m->index = calloc(1, sizeof *m->index);
+	if (!m->index || !(m->index->kept = calloc(p->nentries ? p->nentries : 1, sizeof(bool)))) {
+		free(m->index);
+		m->index = NULL;
+		return xerr_set(e, "out of memory");
+	}
+	m->total = profile_total_weight(p);
+	if (o && o->focus) {
+		m->focus = o->focus;
+		if (apply_focus(m, o->focus, e) < 0) {
+			report_model_release(m);
+			return -1;
+		}
+	} else {
+		for (size_t i = 0; i < p->nentries; i++)
+			m->index->kept[i] = true;
+		m->kept = m->total;
+	}
+	if (build_paths(m) < 0 || build_funcs(m) < 0 || build_threads(m) < 0) {
+		report_model_release(m);
+		return xerr_set(e, "out of memory building the report");
+	}
+	return 0;
+}
+
+void report_model_release(struct report_model *m)
+{
+	if (m->index) {
+		free(m->index->keys);
+		free(m->index->slots);
+		free(m->index->kept);
+		free(m->index);
+	}
+	for (size_t i = 0; i < m->nowned; i++)
+		free(m->owned_names[i]);
+	free(m->owned_names);
+	free(m->paths);
+	free(m->funcs);
+	free(m->by_self);
+	free(m->by_total);
+	free(m->lines);
+	free(m->threads);
+	memset(m, 0, sizeof *m);
+}

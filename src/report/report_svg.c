@@ -1,0 +1,484 @@
+/* report_svg.c — a self-contained interactive SVG flame graph: no external
+ * resources; hover shows function, path:line, samples and share; click
+ * zooms; a regex search highlights matches and shows the matched share.
+ * Root at the bottom, children sorted by name like FlameGraph, so the output
+ * is deterministic. */
+#include "report/report.h"
+#include "util/hash.h"
+#include "report/report_model.h"
+#include "util/text_escape.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define IMAGE_WIDTH 1200
+#define FRAME_HEIGHT 16
+#define FONT_SIZE 12
+#define PAD_X 10
+#define HEADER_HEIGHT 66
+#define FOOTER_HEIGHT 30
+#define MIN_FRAME_PX 0.1
+
+struct location {
+	const char *file;
+	int line;
+	uint64_t weight;
+};
+
+struct node {
+	const char *name;          /* display name, interned in the profile or the model */
+	bool inlined;
+	enum frame_lang lang;
+	uint64_t weight;
+	struct location *locs;     /* distinct file:line this node's frames had */
+	size_t nlocs;
+	struct node **children;
+	size_t nchildren, cap;
+};
+
+static void node_free(struct node *n)
+{
+	for (size_t i = 0; i < n->nchildren; i++)
+		node_free(n->children[i]);
+	free(n->children);
+	free(n->locs);
+	free(n);
+}
+
+static struct node *node_child(struct node *parent, const char *name, bool inlined,
+			       enum frame_lang lang)
+{
+	for (size_t i = 0; i < parent->nchildren; i++) {
+		struct node *c = parent->children[i];
+		if (c->inlined == inlined && strcmp(c->name, name) == 0)
+			return c;
+	}
+	if (parent->nchildren == parent->cap) {
+		size_t cap = parent->cap ? parent->cap * 2 : 4;
+		struct node **children = realloc(parent->children, cap * sizeof *children);
+		if (!children)
+			return NULL;
+		parent->children = children;
+		parent->cap = cap;
+	}
+	struct node *c = calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
+	c->name = name;
+	c->inlined = inlined;
+	c->lang = lang;
+	parent->children[parent->nchildren++] = c;
+	return c;
+}
+
+static int node_add_location(struct node *n, const char *file, int line, uint64_t weight)
+{
+	for (size_t i = 0; i < n->nlocs; i++)
+		if (n->locs[i].file == file && n->locs[i].line == line) {
+			n->locs[i].weight += weight;
+			return 0;
+		}
+	struct location *locs = realloc(n->locs, (n->nlocs + 1) * sizeof *locs);
+	if (!locs)
+		return -1;
+	n->locs = locs;
+	locs[n->nlocs++] = (struct location){ file, line, weight };
+	return 0;
+}
+
+static int cmp_nodes(const void *x, const void *y)
+{
+	const struct node *a = *(struct node *const *)x, *b = *(struct node *const *)y;
+	int c = strcmp(a->name, b->name);
+	return c ? c : (int)a->inlined - (int)b->inlined;
+}
+
+static void node_sort(struct node *n)
+{
+	if (!n->nchildren)
+		return;
+	qsort(n->children, n->nchildren, sizeof *n->children, cmp_nodes);
+	for (size_t i = 0; i < n->nchildren; i++)
+		node_sort(n->children[i]);
+}
+
+static size_t node_depth(const struct node *n)
+{
+	size_t d = 0;
+	for (size_t i = 0; i < n->nchildren; i++) {
+		size_t c = node_depth(n->children[i]) + 1;
+		if (c > d)
+			d = c;
+	}
+	return d;
+}
+
+/* ---- XML output --------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at s, or 0 if it is not one. */
+/* Names and paths come from the target: control characters and bytes that
+ * are not UTF-8 (which XML forbids or a viewer would act on) are shown as
+ * \xNN, as in the text report. */
+static void xml_put(FILE *out, const char *s)
+{
+	text_put(out, s, TEXT_FORM_XML);
+}
+
+/* Deterministic colour: the hue range says the kind, the name's hash picks
+ * inside it; inlined frames are lighter (and drawn with a dashed outline). */
+static void frame_colour(const struct node *n, char *buf, size_t size)
+{
+	uint64_t h = hash_fnv1a(HASH_FNV1A_SEED, n->name, strlen(n->name));
+	unsigned v1 = (unsigned)(h % 1000), v2 = (unsigned)((h / 1000) % 1000);
+	int hue, sat, light;
+	switch (n->lang) {
+	case FRAME_LANG_RUST: hue = 8 + (int)(v1 * 32 / 1000); sat = 75; light = 55; break;      /* red-orange */
+	case FRAME_LANG_C: hue = 195 + (int)(v1 * 30 / 1000); sat = 60; light = 60; break;       /* blue */
+	case FRAME_LANG_CXX: hue = 95 + (int)(v1 * 40 / 1000); sat = 50; light = 52; break;      /* green */
+	default: hue = 40 + (int)(v1 * 10 / 1000); sat = 6; light = 62; break;                 /* grey */
+	}
+	light += (int)(v2 * 8 / 1000);
+	if (n->inlined)
+		light += 16;
+	snprintf(buf, size, "hsl(%d,%d%%,%d%%)", hue, sat, light > 92 ? 92 : light);
+}
+
+static const char *kind_name(const struct node *n)
+{
+	const char *lang = n->lang == FRAME_LANG_RUST ? "Rust" : n->lang == FRAME_LANG_C ? "C"
+			 : n->lang == FRAME_LANG_CXX ? "C++" : "unknown";
+	return lang;
+}
+
+/* Label that fits w pixels, as the script computes it after a zoom. */
+static void put_label(FILE *out, const char *name, double w)
+{
+	double char_w = FONT_SIZE * 0.59;
+	long fit = (long)((w - 6) / char_w);
+	if (fit < 3)
+		return;
+	/* cut what is shown (escapes included), on a UTF-8 boundary */
+	char *shown = text_escape_dup(name);
+	if (!shown)
+		return;
+	size_t len = strlen(shown);
+	if ((size_t)fit >= len) {
+		xml_put(out, shown);
+		free(shown);
+		return;
+	}
+	size_t cut = (size_t)fit - 2;
+	while (cut > 0 && ((unsigned char)shown[cut] & 0xC0) == 0x80)
+		cut--;
+	shown[cut] = '\0';
+	xml_put(out, shown);
+	fputs("..", out);
+	free(shown);
+}
+
+struct svg_ctx {
+	FILE *out;
+	uint64_t root_weight;     /* samples in the graph (kept by the focus) */
+	uint64_t total;           /* all samples, the base of every share */
+	double scale;             /* px per sample */
+	int height;
+};
+
+static void emit_node(struct svg_ctx *c, const struct node *n, uint64_t start, size_t depth)
+{
+	double x = PAD_X + (double)start * c->scale, w = (double)n->weight * c->scale;
+	if (w < MIN_FRAME_PX)
+		return;
+	double y = c->height - FOOTER_HEIGHT - (double)(depth + 1) * FRAME_HEIGHT;
+	const struct location *best = NULL;
+	for (size_t i = 0; i < n->nlocs; i++)
+		if (!best || n->locs[i].weight > best->weight)
+			best = &n->locs[i];
+	char colour[48], loc[32];
+	frame_colour(n, colour, sizeof colour);
+	FILE *out = c->out;
+	fprintf(out, "<g class=\"f%s\" data-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-d=\"%zu\" "
+		"data-k=\"%s%s\" data-n=\"", n->inlined ? " inl" : "", start, n->weight, depth,
+		kind_name(n), n->inlined ? ", inlined" : "");
+	xml_put(out, n->name);
+	fputs("\" data-l=\"", out);
+	if (best && best->file) {
+		xml_put(out, best->file);
+		if (best->line > 0) {
+			snprintf(loc, sizeof loc, ":%d", best->line);
+			fputs(loc, out);
+		}
+	}
+	fputs("\"><title>", out);
+	xml_put(out, n->name);
+	if (best && best->file) {
+		fputs(" (", out);
+		xml_put(out, best->file);
+		if (best->line > 0)
+			fprintf(out, ":%d", best->line);
+		fputs(")", out);
+	}
+	fprintf(out, " %" PRIu64 " samples, %.2f%%%s</title>", n->weight,
+		report_share(n->weight, c->total), n->inlined ? " [inlined]" : "");
+	fprintf(out, "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" fill=\"%s\" rx=\"2\"/>",
+		x, y, w, FRAME_HEIGHT - 1, colour);
+	fprintf(out, "<text x=\"%.2f\" y=\"%.0f\">", x + 3, y + FRAME_HEIGHT - 4.5);
+	put_label(out, n->name, w);
+	fputs("</text></g>\n", out);
+	uint64_t child_start = start;
+	for (size_t i = 0; i < n->nchildren; i++) {
+		emit_node(c, n->children[i], child_start, depth + 1);
+		child_start += n->children[i]->weight;
+	}
+}
+
+static const char svg_style[] =
+	"<style type=\"text/css\"><![CDATA[\n"
+	"text { font-family: Verdana, 'DejaVu Sans', sans-serif; font-size: 12px; fill: #000; }\n"
+	"#xgp-title { font-size: 17px; text-anchor: middle; }\n"
+	"#xgp-subtitle { font-size: 12px; text-anchor: middle; fill: #555; }\n"
+	".f text { pointer-events: none; }\n"
+	".f:hover rect { stroke: #000; stroke-width: 0.5; cursor: pointer; }\n"
+	".f.inl rect { stroke: #fff; stroke-width: 1; stroke-dasharray: 2,2; }\n"
+	".f.parent { opacity: 0.5; }\n"
+	".f.hide { display: none; }\n"
+	".f.match rect { fill: rgb(230,0,230); }\n"
+	".ctl { cursor: pointer; fill: #33c; }\n"
+	".legend rect { stroke: #888; stroke-width: 0.5; }\n"
+	"]]></style>\n";
+
+/* The script: plain ES5, one namespace object `xgp`, elements found by id so
+ * it runs both standalone and when the SVG is inlined in an HTML page. */
+static const char svg_script[] =
+	"<script type=\"text/ecmascript\"><![CDATA[\n"
+	"(function () {\n"
+	"  var svg = document.getElementById('xgp-svg');\n"
+	"  var W = +svg.getAttribute('data-width'), PAD = +svg.getAttribute('data-pad');\n"
+	"  var TOTAL = +svg.getAttribute('data-total'), ROOT = +svg.getAttribute('data-root');\n"
+	"  var frames = svg.getElementsByClassName('f');\n"
+	"  var details = document.getElementById('xgp-details');\n"
+	"  var matched = document.getElementById('xgp-matched');\n"
+	"  var reset = document.getElementById('xgp-reset');\n"
+	"  var searchBtn = document.getElementById('xgp-search');\n"
+	"  var zoomed = null, currentRe = null;\n"
+	"  function pct(n) { return (TOTAL ? 100 * n / TOTAL : 0).toFixed(2) + '%'; }\n"
+	"  function attr(g, a) { return g.getAttribute(a); }\n"
+	"  function describe(g) {\n"
+	"    var l = attr(g, 'data-l');\n"
+	"    return attr(g, 'data-n') + (l ? ' \\u2014 ' + l : '') + ' \\u2014 ' + attr(g, 'data-w') +\n"
+	"      ' samples (' + pct(+attr(g, 'data-w')) + ') \\u2014 ' + attr(g, 'data-k');\n"
+	"  }\n"
+	"  function label(g, w) {\n"
+	"    var t = g.getElementsByTagName('text')[0], name = attr(g, 'data-n');\n"
+	"    var fit = Math.floor((w - 6) / (12 * 0.59));\n"
+	"    t.textContent = fit < 3 ? '' : (fit >= name.length ? name : name.substring(0, fit - 2) + '..');\n"
+	"  }\n"
+	"  function place(g, x, w) {\n"
+	"    var r = g.getElementsByTagName('rect')[0];\n"
+	"    r.setAttribute('x', x.toFixed(2)); r.setAttribute('width', w.toFixed(2));\n"
+	"    g.getElementsByTagName('text')[0].setAttribute('x', (x + 3).toFixed(2));\n"
+	"    label(g, w);\n"
+	"  }\n"
+	"  function zoom(z) {\n"
+	"    var zx = +attr(z, 'data-x'), zw = +attr(z, 'data-w'), zd = +attr(z, 'data-d');\n"
+	"    var span = W - 2 * PAD;\n"
+	"    for (var i = 0; i < frames.length; i++) {\n"
+	"      var g = frames[i], x = +attr(g, 'data-x'), w = +attr(g, 'data-w'), d = +attr(g, 'data-d');\n"
+	"      g.classList.remove('hide'); g.classList.remove('parent');\n"
+	"      if (d >= zd && x >= zx && x + w <= zx + zw) {\n"
+	"        place(g, PAD + (x - zx) / zw * span, w / zw * span);\n"
+	"      } else if (d < zd && x <= zx && x + w >= zx + zw) {\n"
+	"        g.classList.add('parent'); place(g, PAD, span);\n"
+	"      } else {\n"
+	"        g.classList.add('hide');\n"
+	"      }\n"
+	"    }\n"
+	"    zoomed = +attr(z, 'data-d') > 0 ? z : null;\n"
+	"    reset.style.display = zoomed ? '' : 'none';\n"
+	"    if (currentRe) search(currentRe);\n"
+	"  }\n"
+	"  function unzoom() { zoom(frames[0]); }\n"
+	"  function search(re) {\n"
+	"    var rx; currentRe = re;\n"
+	"    if (re === null || re === '') { clearSearch(); return null; }\n"
+	"    try { rx = new RegExp(re); } catch (err) { matched.textContent = 'bad regex: ' + err.message; return null; }\n"
+	"    var spans = [];\n"
+	"    for (var i = 0; i < frames.length; i++) {\n"
+	"      var g = frames[i];\n"
+	"      if (+attr(g, 'data-d') > 0 && rx.test(attr(g, 'data-n'))) {\n"
+	"        g.classList.add('match');\n"
+	"        spans.push([+attr(g, 'data-x'), +attr(g, 'data-x') + +attr(g, 'data-w')]);\n"
+	"      } else g.classList.remove('match');\n"
+	"    }\n"
+	"    /* nested matches count once: merge the covered sample ranges */\n"
+	"    spans.sort(function (a, b) { return a[0] - b[0] || b[1] - a[1]; });\n"
+	"    var sum = 0, end = -1;\n"
+	"    for (var j = 0; j < spans.length; j++) {\n"
+	"      if (spans[j][0] >= end) { sum += spans[j][1] - spans[j][0]; end = spans[j][1]; }\n"
+	"      else if (spans[j][1] > end) { sum += spans[j][1] - end; end = spans[j][1]; }\n"
+	"    }\n"
+	"    matched.textContent = 'Matched: ' + pct(sum) + ' (' + sum + ' samples)';\n"
+	"    searchBtn.textContent = 'Clear search';\n"
+	"    return sum;\n"
+	"  }\n"
+	"  function clearSearch() {\n"
+	"    for (var i = 0; i < frames.length; i++) frames[i].classList.remove('match');\n"
+	"    matched.textContent = ''; currentRe = null; searchBtn.textContent = 'Search';\n"
+	"  }\n"
+	"  function askSearch() {\n"
+	"    if (currentRe) { clearSearch(); return; }\n"
+	"    var re = window.prompt('Search (regular expression over function names):', '');\n"
+	"    if (re) search(re);\n"
+	"  }\n"
+	"  for (var i = 0; i < frames.length; i++) {\n"
+	"    frames[i].addEventListener('mouseover', function () { details.textContent = describe(this); });\n"
+	"    frames[i].addEventListener('mouseout', function () { details.textContent = ' '; });\n"
+	"    frames[i].addEventListener('click', function () { zoom(this); });\n"
+	"  }\n"
+	"  reset.addEventListener('click', unzoom);\n"
+	"  searchBtn.addEventListener('click', askSearch);\n"
+	"  window.addEventListener('keydown', function (ev) {\n"
+	"    if ((ev.ctrlKey || ev.metaKey) && (ev.key === 'f' || ev.key === 'F')) { ev.preventDefault(); askSearch(); }\n"
+	"    else if (ev.key === 'Escape') { clearSearch(); unzoom(); }\n"
+	"  });\n"
+	"  reset.style.display = 'none';\n"
+	"  window.xgp = { zoom: zoom, unzoom: unzoom, search: search, clearSearch: clearSearch, frames: frames };\n"
+	"  svg.setAttribute('data-ready', 'yes');\n"
+	"})();\n"
+	"]]></script>\n";
+
+static void put_subtitle(FILE *out, const struct profile *p, uint64_t total)
+{
+	const struct profile_meta *mt = &p->meta;
+	char buf[128];
+	fprintf(out, "%" PRIu64 " samples", total);
+	if (!isnan(mt->frequency_achieved_hz)) {
+		snprintf(buf, sizeof buf, " · %.1f Hz", mt->frequency_achieved_hz);
+		fputs(buf, out);
+	}
+	if (!isnan(mt->duration_actual_s))
+		fprintf(out, " · %.1f s", mt->duration_actual_s);
+	if (mt->pid >= 0)
+		fprintf(out, " · pid %" PRId64, mt->pid);
+	if (mt->thread_selection) {
+		fputs(" · threads: ", out);
+		xml_put(out, mt->thread_selection);
+	}
+	if (!isnan(mt->stopped_pct))
+		fprintf(out, " · target stopped %.1f%% of the time", mt->stopped_pct);
+	if (mt->start_time) {
+		fputs(" · ", out);
+		xml_put(out, mt->start_time);
+	}
+}
+
+int report_svg(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e)
+{
+	struct report_model m;
+	if (report_model_init(&m, p, o, e) < 0)
+		return -1;
+	o = &m.options;
+	struct node *root = calloc(1, sizeof *root);
+	int rc = -1;
+	if (!root)
+		goto oom;
+	root->name = "all";
+	for (size_t i = 0; i < p->nentries; i++) {
+		const struct profile_entry *en = &p->entries[i];
+		if (!report_model_keeps(&m, en))
+			continue;
+		struct node *n = root;
+		n->weight += en->weight;
+		if (o->thread_roots) {
+			n = node_child(n, en->thread_name ? en->thread_name : "(?)", false, FRAME_LANG_UNKNOWN);
+			if (!n)
+				goto oom;
+			n->weight += en->weight;
+		}
+		for (size_t f = en->stack.nframes; f-- > 0;) {
+			const struct frame *fr = &en->stack.frames[f];
+			const char *fname = fr->function;
+			if (!fname) {
+				size_t fi = report_model_func(&m, fr);
+				fname = fi != (size_t)-1 ? m.funcs[fi].name : "?";
+			}
+			n = node_child(n, fname, fr->inlined, fr->lang);
+			if (!n || node_add_location(n, fr->file, fr->line, en->weight) < 0)
+				goto oom;
+			n->weight += en->weight;
+		}
+	}
+	node_sort(root);
+
+	struct svg_ctx c = { out, root->weight, m.total, 0, 0 };
+	size_t depth = node_depth(root);
+	c.height = HEADER_HEIGHT + FOOTER_HEIGHT + (int)(depth + 1) * FRAME_HEIGHT;
+	c.scale = root->weight ? (double)(IMAGE_WIDTH - 2 * PAD_X) / (double)root->weight : 0;
+
+	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n", out);
+	fprintf(out, "<svg id=\"xgp-svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
+		"viewBox=\"0 0 %d %d\" xmlns=\"http://www.w3.org/2000/svg\" "
+		"data-width=\"%d\" data-pad=\"%d\" data-total=\"%" PRIu64 "\" data-root=\"%" PRIu64 "\">\n",
+		IMAGE_WIDTH, c.height, IMAGE_WIDTH, c.height, IMAGE_WIDTH, PAD_X, m.total, root->weight);
+	fputs(svg_style, out);
+	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fbfbf6\"/>\n",
+		IMAGE_WIDTH, c.height);
+	fprintf(out, "<text id=\"xgp-title\" x=\"%d\" y=\"22\">", IMAGE_WIDTH / 2);
+	if (o->title)
+		xml_put(out, o->title);
+	else {
+		fputs("xgdbprof: ", out);
+		xml_put(out, p->meta.exe ? p->meta.exe : "profile");
+	}
+	fprintf(out, "</text>\n<text id=\"xgp-subtitle\" x=\"%d\" y=\"40\">", IMAGE_WIDTH / 2);
+	put_subtitle(out, p, m.total);
+	if (m.focus) {
+		fputs(" · focus /", out);
+		xml_put(out, m.focus);
+		fprintf(out, "/ kept %.1f%%", report_share(m.kept, m.total));
+	}
+	fputs("</text>\n", out);
+	fprintf(out, "<text id=\"xgp-reset\" class=\"ctl\" x=\"%d\" y=\"22\">Reset Zoom</text>\n", PAD_X);
+	fprintf(out, "<text id=\"xgp-search\" class=\"ctl\" x=\"%d\" y=\"22\" text-anchor=\"end\">Search</text>\n",
+		IMAGE_WIDTH - PAD_X);
+	fprintf(out, "<text id=\"xgp-matched\" x=\"%d\" y=\"40\" text-anchor=\"end\"></text>\n",
+		IMAGE_WIDTH - PAD_X);
+	/* legend: what the colours mean */
+	static const struct { const char *label; enum frame_lang lang; bool inl; } legend[] = {
+		{ "Rust", FRAME_LANG_RUST, false }, { "C", FRAME_LANG_C, false },
+		{ "C++", FRAME_LANG_CXX, false }, { "unknown", FRAME_LANG_UNKNOWN, false },
+		{ "inlined", FRAME_LANG_RUST, true },
+	};
+	fputs("<g class=\"legend\">", out);
+	for (size_t i = 0; i < sizeof legend / sizeof legend[0]; i++) {
+		struct node sample = { .name = "", .inlined = legend[i].inl, .lang = legend[i].lang };
+		char colour[48];
+		frame_colour(&sample, colour, sizeof colour);
+		fprintf(out, "<rect x=\"%zu\" y=\"48\" width=\"10\" height=\"10\" fill=\"%s\"%s/>"
+			"<text x=\"%zu\" y=\"57\">%s</text>", PAD_X + i * 80, colour,
+			legend[i].inl ? " stroke-dasharray=\"2,2\"" : "", PAD_X + i * 80 + 14, legend[i].label);
+	}
+	fputs("</g>\n", out);
+	fprintf(out, "<text id=\"xgp-details\" x=\"%d\" y=\"%d\"> </text>\n", PAD_X, c.height - 10);
+	fputs("<g id=\"xgp-frames\">\n", out);
+	if (root->weight) {
+		/* the root: "all" samples in the graph */
+		struct node all = *root;
+		all.name = "all";
+		emit_node(&c, &all, 0, 0);
+	}
+	fputs("</g>\n", out);
+	fputs(svg_script, out);
+	fputs("</svg>\n", out);
+	rc = ferror(out) ? xerr_set(e, "cannot write the flame graph") : 0;
+	goto done;
+oom:
+	xerr_set(e, "out of memory building the flame graph");
+done:
+	if (root)
+		node_free(root);
+	report_model_release(&m);
+	return rc;
+}

@@ -1,0 +1,326 @@
+/* restore.c — original code bytes under breakpoints, and their restoration
+ * after gdb's death (see restore.h). */
+#include "target/restore.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/types.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "procfs/proc.h"
+#include "util/clock.h"
+
+#define INT3 0xCC
+
+void restore_set_init(struct restore_set *rs, pid_t pid)
+{
+	memset(rs, 0, sizeof *rs);
+	rs->pid = pid;
+}
+
+void restore_set_release(struct restore_set *rs)
+{
+	free(rs->entries);
+	memset(rs, 0, sizeof *rs);
+}
+
+int restore_set_lookup(const struct restore_set *rs, uint64_t addr, uint8_t *out)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		if (rs->entries[i].addr == addr) {
+			*out = rs->entries[i].original;
+			return 1;
+		}
+	return 0;
+}
+
+static int open_mem(pid_t pid, int flags, struct xerr *e)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+	int fd = open(path, flags | O_CLOEXEC);
+	if (fd < 0)
+		return xerr_set(e, "cannot open %s: %s", path, strerror(errno));
+	return fd;
+}
+
+int restore_set_remember(struct restore_set *rs, uint64_t addr, struct xerr *e)
+{
+	uint8_t byte;
+	if (restore_set_lookup(rs, addr, &byte))
+		return 0;
+	int fd = open_mem(rs->pid, O_RDONLY, e);
+	if (fd < 0)
+		return -1;
+	ssize_t got = pread(fd, &byte, 1, (off_t)addr);
+	int saved = errno;
+	close(fd);
+	if (got != 1)
+		return xerr_set(e, "cannot read the code byte at 0x%llx of process %d: %s",
+				(unsigned long long)addr, (int)rs->pid, got < 0 ? strerror(saved) : "short read");
+	if (rs->n == rs->cap) {
+		size_t cap = rs->cap ? rs->cap * 2 : 64;
+		struct restore_entry *grown = realloc(rs->entries, cap * sizeof *grown);
+		if (!grown)
+			return xerr_set(e, "out of memory");
+		rs->entries = grown;
+		rs->cap = cap;
+	}
+	rs->entries[rs->n].addr = addr;
+	rs->entries[rs->n].original = byte;
+	rs->n++;
+	return 0;
+}
+
+/* ---- stopping every thread ourselves ----------------------------------- */
+
+struct seized {
+	pid_t tid;
+	int pending_signal;   /* a signal that stopped the thread, re-injected on detach */
+};
+
+static bool already_seized(const struct seized *s, size_t n, pid_t tid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i].tid == tid)
+			return true;
+	return false;
+}
+
+/* Seizes and stops each thread of pid; a dead tracer may hold them for a
+ * moment after its pipes closed, hence the retries. Returns the count. */
+static size_t seize_all(pid_t pid, struct seized **out, int timeout_ms)
+{
+	struct seized *list = NULL;
+	size_t n = 0, cap = 0;
+	double deadline = monotonic_ms() + timeout_ms;
+	for (int round = 0; round < 3; round++) {
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+		DIR *d = opendir(path);
+		if (!d)
+			break;
+		size_t before = n;
+		struct dirent *de;
+		while ((de = readdir(d)) != NULL) {
+			pid_t tid = (pid_t)atoi(de->d_name);
+			if (tid <= 0 || already_seized(list, n, tid))
+				continue;
+			long rc;
+			while ((rc = ptrace(PTRACE_SEIZE, tid, NULL, NULL)) < 0 && errno == EPERM &&
+			       monotonic_ms() < deadline) {
+				struct timespec pause = { 0, 2 * 1000 * 1000 };
+				nanosleep(&pause, NULL);
+			}
+			if (rc < 0)
+				continue;
+			if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0) {
+				ptrace(PTRACE_DETACH, tid, NULL, NULL);
+				continue;
+			}
+			int status = 0;
+			if (waitpid(tid, &status, __WALL) < 0 || !WIFSTOPPED(status))
+				continue;  /* the thread exited */
+			if (n == cap) {
+				cap = cap ? cap * 2 : 16;
+				struct seized *grown = realloc(list, cap * sizeof *grown);
+				if (!grown) {
+					ptrace(PTRACE_DETACH, tid, NULL, NULL);
+					break;
+				}
+				list = grown;
+			}
+			int sig = WSTOPSIG(status);
+			bool event_stop = (status >> 16) != 0;
+			list[n].tid = tid;
+			list[n].pending_signal = (!event_stop && sig != SIGTRAP && sig != SIGSTOP) ? sig : 0;
+			n++;
+		}
+		closedir(d);
+		if (n == before && round > 0)
+			break;  /* no thread appeared since the previous pass */
+	}
+	*out = list;
+	return n;
+}
+
+static void detach_all(struct seized *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		ptrace(PTRACE_DETACH, list[i].tid, NULL, (void *)(long)list[i].pending_signal);
+}
+
+/* ---- healing foreign int3s from the files ---------------------------- */
+
+struct code_mapping {
+	uint64_t start, end, offset;
+	char path[4096];
+};
+
+/* Calls fn for every private executable mapping backed by a regular file. */
+static int foreach_code_mapping(pid_t pid, int (*fn)(const struct code_mapping *m, void *arg), void *arg,
+				struct xerr *e)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return xerr_set(e, "cannot read %s: %s", path, strerror(errno));
+	char line[4096 + 256];
+	int rc = 0;
+	while (rc == 0 && fgets(line, sizeof line, f)) {
+		struct code_mapping m;
+		char perms[8];
+		int consumed = 0;
+		unsigned long long start, end, offset;
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &offset, &consumed) < 4)
+			continue;
+		if (perms[2] != 'x' || perms[3] != 'p' || consumed <= 0 || line[consumed] != '/')
+			continue;
+		size_t len = strcspn(line + consumed, "\n");
+		if (len >= sizeof m.path || strstr(line + consumed, " (deleted)"))
+			continue;
+		memcpy(m.path, line + consumed, len);
+		m.path[len] = '\0';
+		m.start = start;
+		m.end = end;
+		m.offset = offset;
+		rc = fn(&m, arg);
+	}
+	fclose(f);
+	return rc;
+}
+
+struct heal_state {
+	pid_t pid;
+	int mem_fd;
+	bool write;            /* false: only count differences */
+	long differences;
+	size_t healed;
+	const struct restore_set *ours;  /* counted separately, skipped here */
+};
+
+static int heal_mapping(const struct code_mapping *m, void *arg)
+{
+	struct heal_state *h = arg;
+	int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	size_t size = (size_t)(m->end - m->start);
+	uint8_t *mem = malloc(size), *file = malloc(size);
+	if (mem && file) {
+		ssize_t got_mem = pread(h->mem_fd, mem, size, (off_t)m->start);
+		ssize_t got_file = pread(fd, file, size, (off_t)m->offset);
+		size_t common = got_mem > 0 && got_file > 0 ? (size_t)(got_mem < got_file ? got_mem : got_file) : 0;
+		for (size_t i = 0; i < common; i++) {
+			if (mem[i] == file[i])
+				continue;
+			uint8_t orig;
+			if (h->ours && restore_set_lookup(h->ours, m->start + i, &orig))
+				continue;
+			h->differences++;
+			if (h->write && mem[i] == INT3 &&
+			    pwrite(h->mem_fd, &file[i], 1, (off_t)(m->start + i)) == 1)
+				h->healed++;
+		}
+	}
+	free(mem);
+	free(file);
+	close(fd);
+	return 0;
+}
+
+long restore_count_code_differences(pid_t pid, struct xerr *e)
+{
+	struct heal_state h = { .pid = pid, .write = false };
+	h.mem_fd = open_mem(pid, O_RDONLY, e);
+	if (h.mem_fd < 0)
+		return -1;
+	int rc = foreach_code_mapping(pid, heal_mapping, &h, e);
+	close(h.mem_fd);
+	return rc < 0 ? -1 : h.differences;
+}
+
+/* ---- the gdb-death path ------------------------------------------------ */
+
+void restore_report_describe(const struct restore_report *r, char *buf, size_t size)
+{
+	snprintf(buf, size, "restored %zu code byte%s itself (%zu already intact, %zu other int3 healed, "
+		 "%zu thread%s rewound)", r->bytes_restored, r->bytes_restored == 1 ? "" : "s", r->bytes_intact,
+		 r->foreign_restored, r->pcs_rewound, r->pcs_rewound == 1 ? "" : "s");
+}
+
+int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
+			       struct restore_report *report, struct xerr *e)
+{
+	memset(report, 0, sizeof *report);
+	char state = proc_state(rs->pid);
+	if (state == 0 || state == 'Z' || state == 'X')
+		return 0;  /* the target is gone: nothing to restore */
+	struct seized *threads = NULL;
+	report->threads_stopped = seize_all(rs->pid, &threads, timeout_ms);
+	if (report->threads_stopped == 0) {
+		free(threads);
+		return xerr_set(e, "cannot attach to process %d to restore its code after gdb died", (int)rs->pid);
+	}
+	int mem_fd = open_mem(rs->pid, O_RDWR, e);
+	if (mem_fd < 0) {
+		detach_all(threads, report->threads_stopped);
+		free(threads);
+		return -1;
+	}
+	/* A thread that executed one of our int3s after gdb stopped listening
+	 * sits one byte past the breakpoint: move it back onto the instruction. */
+	for (size_t t = 0; t < report->threads_stopped; t++) {
+		struct user_regs_struct regs;
+		if (ptrace(PTRACE_GETREGS, threads[t].tid, NULL, &regs) < 0)
+			continue;
+		uint8_t orig, now;
+		uint64_t bp = regs.rip - 1;
+		if (restore_set_lookup(rs, bp, &orig) && pread(mem_fd, &now, 1, (off_t)bp) == 1 && now == INT3) {
+			regs.rip = bp;
+			if (ptrace(PTRACE_SETREGS, threads[t].tid, NULL, &regs) == 0)
+				report->pcs_rewound++;
+		}
+	}
+	int rc = 0;
+	for (size_t i = 0; i < rs->n; i++) {
+		uint8_t now;
+		if (pread(mem_fd, &now, 1, (off_t)rs->entries[i].addr) != 1)
+			continue;  /* unmapped since (library unloaded) */
+		if (now == rs->entries[i].original) {
+			report->bytes_intact++;
+		} else if (now == INT3) {
+			if (pwrite(mem_fd, &rs->entries[i].original, 1, (off_t)rs->entries[i].addr) == 1)
+				report->bytes_restored++;
+			else
+				rc = xerr_set(e, "cannot write the code byte at 0x%llx of process %d: %s",
+					      (unsigned long long)rs->entries[i].addr, (int)rs->pid, strerror(errno));
+		}
+	}
+	struct heal_state h = { .pid = rs->pid, .mem_fd = mem_fd, .write = true, .ours = rs };
+	foreach_code_mapping(rs->pid, heal_mapping, &h, NULL);
+	report->foreign_restored = h.healed;
+	close(mem_fd);
+	detach_all(threads, report->threads_stopped);
+	free(threads);
+	for (int attempt = 0; attempt < 50 && !rs->leave_stopped; attempt++) {
+		state = proc_state(rs->pid);
+		if (state != 'T' && state != 't')
+			break;
+		kill(rs->pid, SIGCONT);
+		struct timespec pause = { 0, 10 * 1000 * 1000 };
+		nanosleep(&pause, NULL);
+	}
+	return rc;
+}

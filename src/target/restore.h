@@ -1,0 +1,77 @@
+/* restore.h — remember the code bytes under our breakpoints, and put them
+ * back ourselves if gdb dies while its int3 bytes are still in the target.
+ *
+ * Why: gdb writes 0xCC at every inserted breakpoint. If gdb is killed while
+ * they are in memory, the kernel detaches the target, which keeps running
+ * and dies of SIGTRAP at the next hit. The tracer records the original byte
+ * of every address before asking gdb to insert a breakpoint there, and after
+ * gdb's death restores them with its own ptrace attach.
+ *
+ * Invariants:
+ *  - An address is remembered at most once; the byte is read from
+ *    /proc/PID/mem before any breakpoint of ours covers it.
+ *  - restore_set_after_gdb_died() stops every thread (PTRACE_SEIZE +
+ *    PTRACE_INTERRUPT), writes back each remembered byte that reads 0xCC,
+ *    rewinds a thread whose PC sits just past one of our int3s (it trapped
+ *    and gdb never handled it), also heals any other int3 gdb left in
+ *    executable file mappings (its internal breakpoints) by comparing with
+ *    the file, detaches, and sends SIGCONT if the process is left in state T
+ *    (unless leave_stopped: it was in T before we came).
+ *  - Ints return 0 on success, -1 with e filled.
+ */
+#ifndef XGDBPROF_RESTORE_H
+#define XGDBPROF_RESTORE_H
+
+#include "util/error.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct restore_entry {
+	uint64_t addr;
+	uint8_t original;
+};
+
+struct restore_set {
+	pid_t pid;
+	bool leave_stopped;         /* the process was stopped (T) before we came: no SIGCONT */
+	struct restore_entry *entries;
+	size_t n, cap;
+};
+
+struct restore_report {
+	size_t threads_stopped;     /* threads seized and stopped */
+	size_t bytes_restored;      /* remembered bytes that read 0xCC and were written back */
+	size_t bytes_intact;        /* remembered bytes already original */
+	size_t foreign_restored;    /* other int3 bytes healed from the file */
+	size_t pcs_rewound;         /* threads moved back onto a restored instruction */
+};
+
+void restore_set_init(struct restore_set *rs, pid_t pid);
+void restore_set_release(struct restore_set *rs);
+
+/* Reads and remembers the byte at addr (no-op if already remembered).
+ * Returns 0, or -1 when the memory cannot be read. */
+int restore_set_remember(struct restore_set *rs, uint64_t addr, struct xerr *e);
+
+/* The remembered original byte at addr: 1 and *out, or 0 if unknown. */
+int restore_set_lookup(const struct restore_set *rs, uint64_t addr, uint8_t *out);
+
+/* The gdb-death path described above. Waits up to timeout_ms for the dead
+ * tracer to let go of the target. Returns 0 (report filled) when the target
+ * was left running with its code restored (or had exited), -1 otherwise. */
+int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
+			       struct restore_report *report, struct xerr *e);
+
+/* One sentence for the user: what the rescue did ("restored 1 code byte
+ * itself (0 already intact, 1 other int3 healed, 0 threads rewound)"). */
+void restore_report_describe(const struct restore_report *report, char *buf, size_t size);
+
+/* Compares the executable file mappings of pid with their files and
+ * counts bytes that differ (int3 left behind or otherwise). Used by tests
+ * and by `--check` style verification. Returns the count, or -1. */
+long restore_count_code_differences(pid_t pid, struct xerr *e);
+
+#endif

@@ -1,0 +1,192 @@
+/* session.h — one target process under gdb's control.
+ *
+ * A session attaches gdb to a PID (or launches a command and attaches before
+ * it execs), stops and resumes it, lists threads and their stacks, and always
+ * ends with the target running and detached.
+ *
+ * Invariants:
+ *  - session_end() is the one exit path and is safe from any state: gdb
+ *    alive or dead, target stopped, running or gone. It never leaves the
+ *    target stopped: if gdb died while the target was stopped it sends
+ *    SIGCONT itself (only when the target was not stopped before we came).
+ *  - The target is never stopped with our own SIGSTOP (it would stay in
+ *    state T after detach); stopping goes through -exec-interrupt.
+ *  - A gdb that stops answering is dead: no answer within the command
+ *    timeout, or a second in state T (SIGSTOP), and it is killed; the
+ *    target is then healed and released by session_rescue.
+ *  - All functions return 0 on success and -1 with a message in xerr.
+ */
+#ifndef XGDBPROF_SESSION_H
+#define XGDBPROF_SESSION_H
+
+#include "util/error.h"
+#include "procfs/proc.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct session;
+
+struct session_options {
+	const char *gdb_path;      /* --gdb; NULL: $XGDBPROF_GDB, else the configured default */
+	int command_timeout_ms;    /* per MI command; 0 means 15000 */
+	bool verbose;              /* log MI traffic timing to stderr */
+	bool non_stop;             /* gdb non-stop mode: session_stop_threads holds only
+				    * the threads named; the others keep running */
+	/* When non_stop is false: asked once gdb has started and before it
+	 * attaches (gdb's start-up, ~0.25 s, makes a measuring window). */
+	bool (*choose_non_stop)(void *ctx);
+	void *choose_ctx;
+	bool no_separate_debug;    /* gdb reads no separate debug files (/usr/lib/debug):
+				    * for sessions that ask gdb for registers, never names */
+	bool no_symbols;           /* gdb reads no symbols at all (the program's nor the
+				    * libraries'; it keeps libc's ELF symbols, which
+				    * libthread_db needs): for sessions that take only
+				    * registers and memory from gdb. Its description of
+				    * each stopped frame is then cheapest. gdb reads a
+				    * launched command's symbols when it execs; they are
+				    * dropped right after. */
+};
+
+/* One frame as gdb's unwinder reports it (the reference walker). */
+struct gdb_frame {
+	int level;
+	uint64_t pc;
+	char *function;            /* as gdb prints it (demangled), or NULL */
+	char *file;                /* fullname if known, else file, else NULL */
+	int line;
+	char *library;             /* "from" for frames without debug info */
+};
+
+struct session_thread {
+	int gdb_id;                /* gdb's thread number */
+	pid_t tid;                 /* kernel thread id (LWP) */
+	char name[64];
+	char state;                /* /proc state when the target was last stopped */
+};
+
+/* Checks the gdb to use exists and is >= 10. Fills *path_out with the gdb
+ * chosen (opts->gdb_path, else $XGDBPROF_GDB, else the configured default). */
+int session_check_gdb(const struct session_options *opts, const char **path_out, struct xerr *e);
+
+/* Attaches to pid and resumes it: on return the target runs. */
+int session_attach(struct session **out, pid_t pid, const struct session_options *opts, struct xerr *e);
+
+/* Starts argv[0] (searched on PATH) with our stdin/stdout/stderr, attaches
+ * gdb while it waits to exec, then lets it exec. It runs when this returns. */
+int session_launch(struct session **out, char *const argv[], const struct session_options *opts,
+		   struct xerr *e);
+
+pid_t session_pid(const struct session *s);
+bool session_is_stopped(const struct session *s);
+/* False once the target exited (its exit is then in session_exit_status). */
+bool session_target_alive(struct session *s);
+
+/* Stops every thread and waits for gdb to report it (every one of them, in
+ * non-stop mode). */
+int session_stop(struct session *s, struct xerr *e);
+/* Non-stop mode: stops the threads named (gdb ids) and waits until gdb
+ * reports each stopped; a thread that exits meanwhile is skipped, so walks
+ * of it fail. All-stop mode: session_stop. */
+int session_stop_threads(struct session *s, const int *gdb_ids, size_t n, struct xerr *e);
+/* Resumes every stopped thread. Does nothing once the target exec'd: gdb
+ * would re-insert breakpoints at addresses of the old program. */
+int session_resume(struct session *s, struct xerr *e);
+bool session_non_stop(const struct session *s);
+
+/* Whether the target exec'd: gdb's exec catchpoint (set at attach)
+ * reported it in a record read so far, or /proc shows a new program (gdb
+ * reports no stop when it cannot re-insert our breakpoints in the new
+ * program). The process is then stopped in the new program, its threads
+ * and addresses are not the ones the session knew, and it must not be
+ * resumed under our breakpoints: delete them, then session_end (whose
+ * detach lets the new program run). Reads two small /proc files. */
+bool session_target_execed(struct session *s);
+/* The program it exec'd, as gdb names it; NULL before an exec. */
+const char *session_exec_path(const struct session *s);
+
+/* Forks reported by a fork catchpoint (the tracer inserts one); fn, when
+ * set, is called for each with the child's pid while gdb still holds the
+ * child stopped (it detaches it when the parent is next resumed). */
+unsigned long session_forks(const struct session *s);
+void session_on_fork(struct session *s, void (*fn)(void *ctx, pid_t child), void *ctx);
+
+/* Threads of the stopped target, sorted by tid. *threads is malloc'd. */
+int session_threads(struct session *s, struct session_thread **threads, size_t *count, struct xerr *e);
+
+/* Frames of one thread of the stopped target, innermost first, at most
+ * max_frames (0: no limit). Free with gdb_frames_free. */
+int session_thread_frames(struct session *s, int gdb_id, int max_frames, struct gdb_frame **frames,
+			  size_t *count, struct xerr *e);
+void gdb_frames_free(struct gdb_frame *frames, size_t count);
+
+/* gdb's numbers for the registers named (e.g. "rip"); -1 for a name gdb
+ * does not know. Asked once per session, then cached. */
+int session_register_numbers(struct session *s, const char *const *names, size_t n, int *numbers,
+			     struct xerr *e);
+
+/* Values of registers `numbers` (gdb numbering) of one thread of the stopped
+ * target, in the same order. */
+int session_thread_registers(struct session *s, int gdb_id, const int *numbers, size_t n,
+			     uint64_t *values, struct xerr *e);
+
+/* For modules that speak MI themselves (the tracer): runs one command with
+ * the session's timeout. args is NULL-terminated (may be NULL). *result, when
+ * asked for, is the ^record (caller frees with mi_record_free). */
+struct mi_record;
+int session_call(struct session *s, struct mi_record **result, struct xerr *e, const char *command,
+		 const char *const *args);
+
+/* Next async record from gdb (exec/notify/status), waiting up to timeout_ms
+ * (0: poll, -1: forever). Keeps the session's view in sync: *stopped marks
+ * the target stopped (and exited when the reason says so), *running marks it
+ * running. Returns 1 with *event (caller frees), 0 on timeout, -1 when gdb is
+ * gone. */
+int session_wait_event(struct session *s, int timeout_ms, struct mi_record **event, struct xerr *e);
+
+/* Waits up to timeout_ms (e.g. between samples) while watching gdb: its
+ * death is noticed at once, not at the next command, so session_rescue can
+ * put its int3s back before the running target reaches one. Events that
+ * arrive keep the session's view in sync and are dropped. 0, or -1 with e
+ * when gdb is gone. */
+int session_idle(struct session *s, int timeout_ms, struct xerr *e);
+
+/* The gdb connection, read-only uses (its fd for poll, its pid). */
+struct mi_conn *session_gdb(struct session *s);
+
+/* PID of the command session_launch started (our child: the caller reaps it
+ * with waitpid after session_end), or 0 for an attached session. */
+pid_t session_launched_child(const struct session *s);
+
+/* Remembers the code byte at addr (read from /proc/PID/mem) before a module
+ * asks gdb for a breakpoint there, so session_rescue can put it back should
+ * gdb die with its int3 in place. 0, or -1 when the byte cannot be read. */
+int session_remember_code_byte(struct session *s, uint64_t addr, struct xerr *e);
+
+/* The bytes remembered so far, for a module that must put them back in a
+ * copy of the target (a forked child); read-only. */
+struct restore_set;
+const struct restore_set *session_code_bytes(const struct session *s);
+
+/* True once gdb is gone: it died, or stopped answering (no answer within
+ * the command timeout, or stopped in state T for a second) and was killed. */
+bool session_gdb_lost(struct session *s);
+
+/* With gdb lost, heals the target with our own ptrace (restore.h): every
+ * byte remembered above, and any other int3 in its executable file
+ * mappings where the file holds something else (gdb's internal breakpoints,
+ * such as ld.so's _dl_debug_state), rewinds threads that trapped on one,
+ * detaches, and wakes threads left stopped (unless the target was stopped
+ * before we came). Returns 1 when it ran (now or earlier; *report, when
+ * given, says what it did), 0 when gdb is alive (nothing done), -1 with e
+ * when the target could not be healed. session_end calls it too. */
+struct restore_report;
+int session_rescue(struct session *s, struct restore_report *report, struct xerr *e);
+
+/* Detaches (resuming the target), closes gdb, frees. Returns 0 if the target
+ * was left running (or had exited by itself), -1 with a message otherwise.
+ * Safe to call with s == NULL. */
+int session_end(struct session *s, struct xerr *e);
+
+#endif

@@ -1,0 +1,54 @@
+## trace/: breakpoint and catchpoint probes, SPEC resolution, the syscall
+## table (docs/tracing.md). Uses recipe, stacks, target, symbols, mi.
+noinst_LIBRARIES += src/trace/libtrace.a
+src_trace_libtrace_a_SOURCES = \
+	src/trace/tracer.c \
+	src/trace/tracer.h \
+	src/trace/tracer_resolve.c \
+	src/trace/tracer_resolve.h \
+	src/trace/tracer_syscalls.h
+
+## Tracer: function/return/panic/syscall probes through gdb breakpoints and
+## catchpoints, with byte restoration if gdb dies (issue 6).
+
+## Fixtures (built during make check) and tests.
+$(FIXTURE_BIN)/trace_tree: tests/fixtures/trace_tree.rs $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_GEN)$(RUSTC_QUIET) $(RUSTFLAGS_FIXTURE) $(srcdir)/tests/fixtures/trace_tree.rs -o $@
+$(FIXTURE_BIN)/trace_panic: tests/fixtures/trace_panic.rs $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_GEN)$(RUSTC_QUIET) $(RUSTFLAGS_FIXTURE) $(srcdir)/tests/fixtures/trace_panic.rs -o $@
+$(FIXTURE_BIN)/trace_write: tests/fixtures/trace_write.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -o $@ $(srcdir)/tests/fixtures/trace_write.c
+$(FIXTURE_BIN)/trace_hot: tests/fixtures/trace_hot.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -o $@ $(srcdir)/tests/fixtures/trace_hot.c
+$(FIXTURE_BIN)/regs_hot: tests/fixtures/regs_hot.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/regs_hot.c
+$(FIXTURE_BIN)/dlopen_loop: tests/fixtures/dlopen_loop.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/dlopen_loop.c -ldl
+$(FIXTURE_BIN)/libdlopen_plugin.so: tests/fixtures/dlopen_plugin.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -shared -fPIC -o $@ $(srcdir)/tests/fixtures/dlopen_plugin.c
+
+$(FIXTURE_BIN)/exec_later: tests/fixtures/exec_later.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/exec_later.c
+$(FIXTURE_BIN)/fork_loop: tests/fixtures/fork_loop.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/fork_loop.c
+
+check_DATA += $(FIXTURE_BIN)/trace_tree $(FIXTURE_BIN)/trace_panic $(FIXTURE_BIN)/trace_write \
+	$(FIXTURE_BIN)/trace_hot $(FIXTURE_BIN)/regs_hot $(FIXTURE_BIN)/dlopen_loop $(FIXTURE_BIN)/libdlopen_plugin.so \
+	$(FIXTURE_BIN)/exec_later $(FIXTURE_BIN)/fork_loop
+CLEANFILES += $(FIXTURE_BIN)/trace_tree $(FIXTURE_BIN)/trace_panic $(FIXTURE_BIN)/trace_write \
+	$(FIXTURE_BIN)/trace_hot $(FIXTURE_BIN)/regs_hot $(FIXTURE_BIN)/dlopen_loop $(FIXTURE_BIN)/libdlopen_plugin.so \
+	$(FIXTURE_BIN)/exec_later $(FIXTURE_BIN)/fork_loop
+
+check_PROGRAMS += tests/unit/test_tracer tests/unit/test_tracer_codecheck
+tests_unit_test_tracer_SOURCES = tests/unit/test_tracer.c
+tests_unit_test_tracer_LDADD = $(trace_ldadd)
+tests_unit_test_tracer_codecheck_SOURCES = tests/unit/test_tracer_codecheck.c
+tests_unit_test_tracer_codecheck_LDADD = $(target_ldadd)
+
+TESTS += tests/unit/test_tracer \
+	tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh tests/trace_safety.sh \
+	tests/trace_budget.sh tests/trace_registers.sh tests/gdb_lost.sh tests/exec_fork.sh
+EXTRA_DIST += tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh tests/trace_safety.sh \
+	tests/trace_budget.sh tests/trace_registers.sh tests/fixtures/regs_hot.c \
+	tests/gdb_lost.sh tests/fixtures/dlopen_loop.c tests/fixtures/dlopen_plugin.c \
+	tests/exec_fork.sh tests/fixtures/exec_later.c tests/fixtures/fork_loop.c

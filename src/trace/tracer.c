@@ -1,0 +1,1482 @@
+/* tracer.c — breakpoint/catchpoint probes over gdb/MI (see tracer.h). */
+#include "trace/tracer.h"
+#include "mi_conn.h"
+#include "mi_record.h"
+#include "mi_value.h"
+#include "procfs/proc.h"
+#include "target/signals.h"
+#include "util/stats.h"
+#include "stacks/stop_clock.h"
+#include "trace/tracer_resolve.h"
+#include "trace/tracer_syscalls.h"
+#include "stacks/unwind.h"
+#include "util/clock.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum bp_kind { BP_ENTRY, BP_RETURN, BP_PANIC_HOOK, BP_RUST_PANIC, BP_SYSCALL };
+
+struct probe_list {
+	int *v;
+	size_t n;
+};
+
+struct site {
+	uint64_t addr;
+	char *name;
+	bool inlined;
+	struct probe_list entry_probes, return_probes;
+	int bp;                       /* gdb number */
+};
+
+struct return_site {
+	uint64_t addr;
+	int bp;
+};
+
+struct pending {
+	pid_t tid;
+	uint64_t sp_after;            /* rsp once the callee returned: entry rsp + 8 */
+	uint64_t t0_ns;
+	size_t site;
+};
+
+struct thread_info {
+	int gdb_id;
+	pid_t tid;
+	char name[64];
+	/* panic in flight: from panic_with_hook until reported */
+	bool panic_pending;
+	uint64_t payload_data, payload_vtable;
+	char location[512];
+};
+
+enum duty { DUTY_ON, DUTY_DRAINING, DUTY_OFF };
+
+enum { R_RIP, R_RSP, R_RBP, R_RBX, R_R12, R_R13, R_R14, R_R15, R_RAX, R_RDI, R_RSI, R_RDX, R_RCX, NREGS };
+static const char *const register_names[NREGS] = {
+	"rip", "rsp", "rbp", "rbx", "r12", "r13", "r14", "r15", "rax", "rdi", "rsi", "rdx", "rcx",
+};
+
+struct tracer {
+	struct session *s;
+	struct symbolizer *sym;
+	const struct recipe *r;
+	struct recipe_run *run;
+	const struct tracer_config *cfg;
+	struct tracer_stats *st;
+	pid_t pid;
+	int mem_fd;
+	uint64_t start_ns, tracer_start_ns;
+	/* Arming stops the target (breakpoints, warming the unwinder) before
+	 * anything is traced; under load that can take a few hundred ms. The
+	 * budget runs from the first resume, and arming is reported apart: in
+	 * the budget it would either be credit (elapsed without stops) or
+	 * switch the probes off for seconds at the start. */
+	uint64_t arm_stop_ns, budget_start_ns;
+	struct site *sites;
+	size_t nsites;
+	struct return_site *returns;
+	size_t nreturns, returns_cap;
+	struct pending *pending;
+	size_t npending, pending_cap;
+	struct thread_info *threads;
+	size_t nthreads;
+	int *all_bps;                 /* every number we created, for the final delete */
+	size_t nall, all_cap;
+	int *duty_bps;                /* the ones the budget switches off */
+	size_t nduty, duty_cap;
+	int panic_hook_bp, rust_panic_bp;
+	bool panic_old_abi;
+	bool has_panic_probe, has_syscall_entry, has_syscall_return;
+	struct probe_list panic_probes, syscall_entry_probes, syscall_return_probes;
+	uint64_t syscall_t0[4096];    /* per thread slot: entry time (by tid % 4096) */
+	int regnums[NREGS];
+	struct unwinder *unwinder;
+	/* the stack of the current event */
+	struct frame *frames;
+	size_t frames_cap;
+	struct stack stack;
+	/* arg() values of the current event */
+	char **arg_strings;
+	size_t narg_strings;
+	int event_gdb_id;
+	pid_t event_tid;              /* the thread of the stop being handled, 0 if not ours */
+	int event_bp;                 /* its breakpoint number, 0 for other stops */
+	/* budget */
+	enum duty duty;
+	uint64_t duty_changed_ns, off_until_ns, covered_ns;
+	double stopped_ns;            /* the cost the budget holds: stopped + waiting for a CPU after */
+	/* gdb's own share of a hit (the -exec-continue round trip, stepping
+	 * over the breakpoint, the trap, stopping every other thread, building
+	 * the *stopped record) and the thread's wait for a CPU once resumed
+	 * happen between our resume and the next stop report, where we cannot
+	 * see them. They are measured from the hitting thread's scheduler
+	 * clocks (stop_clock.h); a hit whose window cannot be measured exactly
+	 * is counted at the median of the measured ones (at most its upper
+	 * bound), or, with no measurement at all, at the median of the recent
+	 * gaps between a resume and the next hit clamped to [0.05, 1.5] ms (for
+	 * a hot function a gap is almost all gdb). */
+	struct stop_clock clock;
+	double gdb_hit_ns;            /* the current figure for a hit not measured */
+	double gaps[32];
+	size_t ngaps;
+	uint64_t window_start_ns;     /* just before the last resume: the measured windows' start */
+	uint64_t last_resume_ns;      /* once the last resume was acknowledged (elapsed's t0) */
+	double armed_running_ns;      /* target running time with the probes on */
+	uint64_t fork_bytes_healed;   /* int3 copies removed from fork children by us */
+};
+
+static void add_note(struct tracer_stats *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_note(struct tracer_stats *st, const char *fmt, ...)
+{
+	if (st->nnotes >= TRACER_MAX_NOTES)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(st->notes[st->nnotes++], sizeof st->notes[0], fmt, ap);
+	va_end(ap);
+}
+
+static int list_push(int **v, size_t *n, size_t *cap, int x)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 16;
+		int *g = realloc(*v, c * sizeof *g);
+		if (!g)
+			return -1;
+		*v = g;
+		*cap = c;
+	}
+	(*v)[(*n)++] = x;
+	return 0;
+}
+
+static int probe_list_add(struct probe_list *l, int probe)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i] == probe)
+			return 0;
+	int *g = realloc(l->v, (l->n + 1) * sizeof *g);
+	if (!g)
+		return -1;
+	l->v = g;
+	l->v[l->n++] = probe;
+	return 0;
+}
+
+bool tracer_wanted(const struct recipe *r)
+{
+	for (size_t i = 0; i < recipe_probe_count(r); i++) {
+		struct recipe_probe_info info;
+		if (recipe_probe(r, i, &info) < 0)
+			continue;
+		switch (info.kind) {
+		case RECIPE_PROBE_FUNCTION:
+		case RECIPE_PROBE_RETURN:
+		case RECIPE_PROBE_PANIC:
+		case RECIPE_PROBE_SYSCALL:
+		case RECIPE_PROBE_SYSCALL_ENTRY:
+			return true;
+		default:
+			break;
+		}
+	}
+	return false;
+}
+
+/* ---- memory ----------------------------------------------------------- */
+
+static int read_mem(struct tracer *t, uint64_t addr, void *buf, size_t len)
+{
+	if (t->mem_fd < 0)
+		return -1;
+	return pread(t->mem_fd, buf, len, (off_t)addr) == (ssize_t)len ? 0 : -1;
+}
+
+static uint64_t read_word(struct tracer *t, uint64_t addr, bool *ok)
+{
+	uint64_t w = 0;
+	*ok = read_mem(t, addr, &w, sizeof w) == 0;
+	return w;
+}
+
+/* ---- gdb breakpoints ------------------------------------------------------ */
+
+static int insert_breakpoint(struct tracer *t, uint64_t addr, bool duty, int *number, struct xerr *e)
+{
+	if (session_remember_code_byte(t->s, addr, e) < 0)
+		return -1;
+	char location[32];
+	snprintf(location, sizeof location, "*0x%" PRIx64, addr);
+	const char *args[] = { location, NULL };
+	struct mi_record *res = NULL;
+	if (session_call(t->s, &res, e, "-break-insert", args) < 0)
+		return xerr_prefix(e, "inserting a breakpoint at 0x%" PRIx64, addr);
+	long long n = -1;
+	mi_value_get_int(mi_value_get(res->results, "bkpt"), "number", &n);
+	mi_record_free(res);
+	if (n <= 0)
+		return xerr_set(e, "gdb gave no breakpoint number for 0x%" PRIx64, addr);
+	*number = (int)n;
+	if (list_push(&t->all_bps, &t->nall, &t->all_cap, *number) < 0 ||
+	    (duty && list_push(&t->duty_bps, &t->nduty, &t->duty_cap, *number) < 0))
+		return xerr_set(e, "out of memory");
+	t->st->breakpoints++;
+	return 0;
+}
+
+/* Runs an MI command over a list of breakpoint numbers, in chunks. */
+static int breakpoints_command(struct tracer *t, const char *command, const int *numbers, size_t n, struct xerr *e)
+{
+	for (size_t at = 0; at < n;) {
+		char text[64][16];
+		const char *args[65];
+		size_t k = 0;
+		for (; k < 64 && at < n; k++, at++) {
+			snprintf(text[k], sizeof text[k], "%d", numbers[at]);
+			args[k] = text[k];
+		}
+		args[k] = NULL;
+		if (session_call(t->s, NULL, e, command, args) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A catchpoint for a set of syscall numbers (NULL: all). gdb/MI has no
+ * -catch-syscall, so the console command is used, built only from numbers. */
+static int insert_syscall_catchpoint(struct tracer *t, const int *nrs, size_t n, struct xerr *e)
+{
+	char command[8192] = "catch syscall";
+	for (size_t i = 0; i < n; i++) {
+		size_t used = strlen(command);
+		if (used + 16 >= sizeof command)
+			return xerr_set(e, "too many system calls in one probe");
+		snprintf(command + used, sizeof command - used, " %d", nrs[i]);
+	}
+	const char *args[] = { "console", command, NULL };
+	struct mi_record *res = NULL;
+	if (session_call(t->s, &res, e, "-interpreter-exec", args) < 0)
+		return xerr_prefix(e, "catching system calls");
+	int number = 0;
+	const char *text = res->console ? strstr(res->console, "Catchpoint ") : NULL;
+	if (text)
+		number = atoi(text + strlen("Catchpoint "));
+	mi_record_free(res);
+	if (number <= 0)
+		return xerr_set(e, "gdb did not confirm the system call catchpoint");
+	if (list_push(&t->all_bps, &t->nall, &t->all_cap, number) < 0 ||
+	    list_push(&t->duty_bps, &t->nduty, &t->duty_cap, number) < 0)
+		return xerr_set(e, "out of memory");
+	t->st->breakpoints++;
+	return 0;
+}
+
+/* A forked child is a copy of the target, int3 bytes included. gdb removes
+ * its breakpoints from the child before detaching it, but only those it
+ * believes inserted at that moment: a fork gdb takes up late (pending
+ * while every thread was stopped for another event, then the budget
+ * disabled the breakpoints, or the end deleted them) keeps the copies, and
+ * the child dies of SIGTRAP at its first hit (seen: 1 child in ~100, tests/
+ * exec_fork.sh). Called while gdb holds the child stopped; its memory is
+ * written through /proc, which needs no ptrace attach. */
+static void heal_fork_child(void *ctx, pid_t child)
+{
+	struct tracer *t = ctx;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)child);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	const struct restore_set *ours = session_code_bytes(t->s);
+	for (size_t i = 0; i < ours->n; i++) {
+		const struct restore_entry *r = &ours->entries[i];
+		uint8_t byte;
+		if (r->original != 0xCC && pread(fd, &byte, 1, (off_t)r->addr) == 1 && byte == 0xCC &&
+		    pwrite(fd, &r->original, 1, (off_t)r->addr) == 1)
+			t->fork_bytes_healed++;
+	}
+	close(fd);
+}
+
+/* Not one of ours for the budget or the final delete: it must outlive the
+ * probes (disarm), so that a fork reported after their removal is still
+ * seen; gdb drops it with the session. */
+static int insert_fork_catchpoint(struct tracer *t, struct xerr *e)
+{
+	const char *args[] = { "console", "catch fork", NULL };
+	if (session_call(t->s, NULL, e, "-interpreter-exec", args) < 0)
+		return xerr_prefix(e, "catching forks");
+	session_on_fork(t->s, heal_fork_child, t);
+	return 0;
+}
+
+static const char *syscall_name(int nr)
+{
+	for (size_t i = 0; i < sizeof tracer_syscall_table / sizeof *tracer_syscall_table; i++)
+		if (tracer_syscall_table[i].nr == nr)
+			return tracer_syscall_table[i].name;
+	return NULL;
+}
+
+/* ---- arming --------------------------------------------------------------- */
+
+static ssize_t find_site(const struct tracer *t, uint64_t addr)
+{
+	for (size_t i = 0; i < t->nsites; i++)
+		if (t->sites[i].addr == addr)
+			return (ssize_t)i;
+	return -1;
+}
+
+static int add_sites(struct tracer *t, size_t probe, const struct recipe_probe_info *info, struct xerr *e)
+{
+	struct tracer_sites found = { 0 };
+	bool is_return = info->kind == RECIPE_PROBE_RETURN;
+	int n = tracer_resolve(t->sym, info->spec_kind, info->spec, info->file, info->line, true, &found, e);
+	/* Resolving comes before any breakpoint is inserted: a SPEC that
+	 * matches nothing is bad input, with the target untouched. */
+	if (n < 0 || found.n == 0) {
+		tracer_sites_release(&found);
+		t->st->bad_probe = true;
+		const char *slash = info->spec_kind == RECIPE_SPEC_REGEX ? "/" : "";
+		if (n < 0)
+			xerr_prefix(e, "line %d: %s probe", info->recipe_line, recipe_probe_kind_name(info->kind));
+		else
+			xerr_set(e, "line %d: %s %s%s%s matches no function", info->recipe_line,
+				 recipe_probe_kind_name(info->kind), slash, info->spec, slash);
+		if (e) {
+			size_t len = strlen(e->msg);
+			snprintf(e->msg + len, sizeof e->msg - len, "; `xgdbprof probes '%s%s%s' %d` lists what it matches",
+				 slash, info->spec, slash, (int)t->pid);
+		}
+		return -1;
+	}
+	size_t skipped_inlined = 0;
+	for (size_t i = 0; i < found.n; i++) {
+		struct tracer_site *f = &found.v[i];
+		if (is_return && f->inlined) {
+			skipped_inlined++;
+			continue;
+		}
+		ssize_t k = find_site(t, f->addr);
+		if (k < 0) {
+			struct site *g = realloc(t->sites, (t->nsites + 1) * sizeof *g);
+			if (!g) {
+				tracer_sites_release(&found);
+				return xerr_set(e, "out of memory");
+			}
+			t->sites = g;
+			k = (ssize_t)t->nsites++;
+			memset(&t->sites[k], 0, sizeof t->sites[k]);
+			t->sites[k].addr = f->addr;
+			t->sites[k].inlined = f->inlined;
+			t->sites[k].name = f->name;
+			f->name = NULL;
+		}
+		if (probe_list_add(is_return ? &t->sites[k].return_probes : &t->sites[k].entry_probes, (int)probe) < 0) {
+			tracer_sites_release(&found);
+			return xerr_set(e, "out of memory");
+		}
+	}
+	if (skipped_inlined)
+		add_note(t->st, "return %s: %zu inlined cop%s not measured (an inlined body has no return "
+			 "instruction; its entries are counted by `function` probes)",
+			 info->spec, skipped_inlined, skipped_inlined == 1 ? "y" : "ies");
+	tracer_sites_release(&found);
+	return 0;
+}
+
+static int collect_syscalls(const struct recipe_probe_info *info, int **nrs, size_t *n, bool *all, struct xerr *e)
+{
+	size_t cap = 0;
+	if (info->spec_kind == RECIPE_SPEC_REGEX) {
+		if (strcmp(info->spec, ".*") == 0 || strcmp(info->spec, "") == 0) {
+			*all = true;
+			return 0;
+		}
+		/* The recipe matches names itself; catch the numbers whose name
+		 * could match (a prefilter with the same regex engine is in the
+		 * recipe, so catch all and let it select). */
+		*all = true;
+		return 0;
+	}
+	const char *name = info->spec;
+	if (!name || !*name || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(name))
+		return xerr_set(e, "line %d: '%s' is not a system call name", info->recipe_line, name ? name : "");
+	for (size_t i = 0; i < sizeof tracer_syscall_table / sizeof *tracer_syscall_table; i++)
+		if (strcmp(tracer_syscall_table[i].name, name) == 0)
+			return list_push(nrs, n, &cap, tracer_syscall_table[i].nr) < 0 ? xerr_set(e, "out of memory") : 0;
+	return xerr_set(e, "line %d: no system call named '%s' on x86-64 Linux", info->recipe_line, name);
+}
+
+static int arm(struct tracer *t, struct xerr *e)
+{
+	size_t nprobes = recipe_probe_count(t->r);
+	int *sys_nrs = NULL;
+	size_t nsys = 0;
+	bool sys_all = false, any_syscall = false;
+	for (size_t i = 0; i < nprobes; i++) {
+		struct recipe_probe_info info;
+		if (recipe_probe(t->r, i, &info) < 0)
+			continue;
+		int rc = 0;
+		switch (info.kind) {
+		case RECIPE_PROBE_FUNCTION:
+		case RECIPE_PROBE_RETURN:
+			rc = add_sites(t, i, &info, e);
+			break;
+		case RECIPE_PROBE_PANIC:
+			t->has_panic_probe = true;
+			rc = probe_list_add(&t->panic_probes, (int)i);
+			break;
+		case RECIPE_PROBE_SYSCALL:
+		case RECIPE_PROBE_SYSCALL_ENTRY:
+			any_syscall = true;
+			rc = collect_syscalls(&info, &sys_nrs, &nsys, &sys_all, e);
+			if (rc == 0)
+				rc = probe_list_add(info.kind == RECIPE_PROBE_SYSCALL ? &t->syscall_return_probes
+										 : &t->syscall_entry_probes, (int)i);
+			break;
+		default:
+			break;
+		}
+		if (rc < 0) {
+			free(sys_nrs);
+			return -1;
+		}
+	}
+	uint64_t hook = 0, rust_panic = 0;
+	if (t->has_panic_probe &&
+	    tracer_resolve_panic(t->sym, &hook, &rust_panic, &t->panic_old_abi, e) < 0) {
+		free(sys_nrs);
+		return -1;
+	}
+	/* Everything resolved: now touch the target (stopped). */
+	t->arm_stop_ns = monotonic_ns();
+	if (session_stop(t->s, e) < 0) {
+		free(sys_nrs);
+		return -1;
+	}
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < t->nsites; i++) {
+		rc = insert_breakpoint(t, t->sites[i].addr, true, &t->sites[i].bp, e);
+		if (rc == 0 && t->cfg->verbose)
+			fprintf(stderr, "xgdbprof: probe at 0x%" PRIx64 " %s%s\n", t->sites[i].addr, t->sites[i].name,
+				t->sites[i].inlined ? " (inlined)" : "");
+	}
+	t->st->sites = t->nsites;
+	if (rc == 0 && hook)
+		rc = insert_breakpoint(t, hook, false, &t->panic_hook_bp, e);
+	if (rc == 0 && rust_panic)
+		rc = insert_breakpoint(t, rust_panic, false, &t->rust_panic_bp, e);
+	if (rc == 0 && any_syscall)
+		rc = insert_syscall_catchpoint(t, sys_nrs, sys_all ? 0 : nsys, e);
+	if (rc == 0 && t->nall)
+		rc = insert_fork_catchpoint(t, e);
+	free(sys_nrs);
+	if (rc == 0)
+		rc = session_register_numbers(t->s, register_names, NREGS, t->regnums, e);
+	for (int k = 0; rc == 0 && k < NREGS; k++)
+		if (t->regnums[k] < 0)
+			rc = xerr_set(e, "gdb has no register %s: the tracer supports x86-64 only", register_names[k]);
+	return rc;
+}
+
+/* ---- threads -------------------------------------------------------------- */
+
+static int refresh_threads(struct tracer *t, struct xerr *e)
+{
+	struct session_thread *list = NULL;
+	size_t n = 0;
+	if (session_threads(t->s, &list, &n, e) < 0)
+		return -1;
+	struct thread_info *fresh = calloc(n ? n : 1, sizeof *fresh);
+	if (!fresh) {
+		free(list);
+		return xerr_set(e, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		fresh[i].gdb_id = list[i].gdb_id;
+		fresh[i].tid = list[i].tid;
+		snprintf(fresh[i].name, sizeof fresh[i].name, "%s", list[i].name);
+		for (size_t j = 0; j < t->nthreads; j++)
+			if (t->threads[j].tid == fresh[i].tid && t->threads[j].panic_pending) {
+				fresh[i].panic_pending = true;
+				fresh[i].payload_data = t->threads[j].payload_data;
+				fresh[i].payload_vtable = t->threads[j].payload_vtable;
+				memcpy(fresh[i].location, t->threads[j].location, sizeof fresh[i].location);
+			}
+	}
+	free(list);
+	free(t->threads);
+	t->threads = fresh;
+	t->nthreads = n;
+	return 0;
+}
+
+static struct thread_info *thread_by_gdb_id(struct tracer *t, int gdb_id, struct xerr *e)
+{
+	for (int attempt = 0; attempt < 2; attempt++) {
+		for (size_t i = 0; i < t->nthreads; i++)
+			if (t->threads[i].gdb_id == gdb_id)
+				return &t->threads[i];
+		if (attempt == 0 && refresh_threads(t, e) < 0)
+			return NULL;
+	}
+	xerr_set(e, "gdb reported a stop in thread %d, which it does not list", gdb_id);
+	return NULL;
+}
+
+/* The thread's name now (threads rename themselves after gdb saw them). */
+static void thread_name_now(struct tracer *t, struct thread_info *th)
+{
+	char path[64], buf[64];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/comm", (int)t->pid, (int)th->tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	snprintf(th->name, sizeof th->name, "%s", buf);
+}
+
+/* ---- stacks --------------------------------------------------------------- */
+
+/* at_entry: the PC is a probed function's first instruction. The compiler
+ * may have scheduled an inlined callee's instruction there, but the thread
+ * is at the start of the function: its inline frames at that PC are
+ * dropped so the probed function is the leaf. */
+static int take_stack(struct tracer *t, const struct thread_info *th, const uint64_t *regs, bool at_entry,
+		      struct xerr *e)
+{
+	t->stack.nframes = 0;
+	t->stack.frames = t->frames;
+	if (t->cfg->no_stacks)
+		return 0;
+	int max = t->cfg->max_frames > 0 ? t->cfg->max_frames : 64;
+	if (!t->unwinder) {
+		t->unwinder = unwinder_new(symbolizer_dwfl(t->sym), t->pid, e);
+		if (!t->unwinder)
+			return -1;
+	}
+	uint64_t pcs[256];
+	if (max > 256)
+		max = 256;
+	size_t npcs = 0;
+	bool complete;
+	struct unwind_regs ur = {
+		.rip = regs[R_RIP], .rsp = regs[R_RSP], .rbp = regs[R_RBP], .rbx = regs[R_RBX],
+		.r12 = regs[R_R12], .r13 = regs[R_R13], .r14 = regs[R_R14], .r15 = regs[R_R15],
+	};
+	if (unwinder_walk(t->unwinder, th->tid, &ur, pcs, (size_t)max, &npcs, &complete, e) < 0)
+		return -1;
+	size_t need = npcs * 8 + 8;
+	if (need > t->frames_cap) {
+		struct frame *g = realloc(t->frames, need * sizeof *g);
+		if (!g)
+			return xerr_set(e, "out of memory");
+		t->frames = g;
+		t->frames_cap = need;
+	}
+	size_t used = 0;
+	for (size_t i = 0; i < npcs && used < t->frames_cap; i++) {
+		size_t n = 0;
+		if (symbolizer_lookup(t->sym, pcs[i], i > 0, t->frames + used, t->frames_cap - used, &n, e) < 0)
+			return -1;
+		if (i == 0 && at_entry) {
+			size_t skip = 0;
+			while (skip + 1 < n && t->frames[skip].inlined)
+				skip++;
+			memmove(t->frames, t->frames + skip, (n - skip) * sizeof *t->frames);
+			n -= skip;
+		}
+		used += n;
+	}
+	t->stack.frames = t->frames;
+	t->stack.nframes = used;
+	return 0;
+}
+
+/* ---- arg(NAME) -------------------------------------------------------------- */
+
+static const char *keep_string(struct tracer *t, char *s)
+{
+	char **g = realloc(t->arg_strings, (t->narg_strings + 1) * sizeof *g);
+	if (!g) {
+		free(s);
+		return NULL;
+	}
+	t->arg_strings = g;
+	t->arg_strings[t->narg_strings++] = s;
+	return s;
+}
+
+static void release_strings(struct tracer *t)
+{
+	for (size_t i = 0; i < t->narg_strings; i++)
+		free(t->arg_strings[i]);
+	t->narg_strings = 0;
+}
+
+/* gdb prints a Rust &str as "text", a slice as `&[T](size=N) = {...}`, a
+ * String as "text" too; integers as digits. */
+static int arg_lookup(void *ctx, const char *name, struct recipe_value *out)
+{
+	struct tracer *t = ctx;
+	/* Only a plain identifier reaches gdb: an expression could call
+	 * functions in the target. */
+	if (!name || !(isalpha((unsigned char)name[0]) || name[0] == '_'))
+		return -1;
+	for (const char *p = name; *p; p++)
+		if (!isalnum((unsigned char)*p) && *p != '_')
+			return -1;
+	char thread[16];
+	snprintf(thread, sizeof thread, "%d", t->event_gdb_id);
+	const char *args[] = { "--thread", thread, "--frame", "0", name, NULL };
+	struct mi_record *res = NULL;
+	if (session_call(t->s, &res, NULL, "-data-evaluate-expression", args) < 0)
+		return -1;
+	const char *value = mi_value_get_string(res->results, "value");
+	int rc = -1;
+	if (value) {
+		char *end;
+		long long n = strtoll(value, &end, 0);
+		const char *size = strstr(value, "(size=");
+		if (end != value && (*end == '\0' || *end == ' ')) {
+			out->type = RECIPE_VAL_INT;
+			out->i = n;
+			rc = 0;
+		} else if (value[0] == '&' && size) {
+			out->type = RECIPE_VAL_INT;
+			out->i = strtoll(size + 6, NULL, 10);
+			rc = 0;
+		} else {
+			size_t len = strlen(value);
+			char *copy;
+			if (len >= 2 && value[0] == '"' && value[len - 1] == '"')
+				copy = strndup(value + 1, len - 2);
+			else
+				copy = strdup(value);
+			out->type = RECIPE_VAL_STR;
+			out->s = copy ? keep_string(t, copy) : NULL;
+			rc = out->s ? 0 : -1;
+		}
+	}
+	mi_record_free(res);
+	return rc;
+}
+
+/* ---- panics --------------------------------------------------------------- */
+
+static bool valid_utf8(const unsigned char *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		unsigned char c = s[i];
+		size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+		if (!len || i + len > n)
+			return false;
+		for (size_t k = 1; k < len; k++)
+			if ((s[i + k] & 0xC0) != 0x80)
+				return false;
+		i += len;
+	}
+	return true;
+}
+
+/* Reads len bytes of UTF-8 text at addr into a malloc'd string, or NULL. */
+static char *read_text(struct tracer *t, uint64_t addr, uint64_t len)
+{
+	if (addr < 4096 || len > (1u << 20))
+		return NULL;
+	char *buf = malloc(len + 1);
+	if (!buf)
+		return NULL;
+	if (read_mem(t, addr, buf, len) < 0 || !valid_utf8((unsigned char *)buf, len)) {
+		free(buf);
+		return NULL;
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+/* A std panic payload is `&mut dyn PanicPayload`: its vtable's second word
+ * is the concrete type's size. 16 bytes: a &str (StaticStrPayload, or
+ * begin_panic's Payload<&str> = Option<&str>). 24 or 32: a String (its
+ * Option, alone or after the &fmt::Arguments of FormatStringPayload),
+ * formatted by std when it built the hook's info, i.e. before rust_panic
+ * and before an abort. Field order is not fixed by Rust, so the String's
+ * (cap, ptr, len) words are found by trying each placement, the layout of
+ * rustc 1.95 first. Nothing is called in the target. */
+static char *payload_message(struct tracer *t, uint64_t data, uint64_t vtable)
+{
+	bool ok;
+	uint64_t size = read_word(t, vtable + 8, &ok);
+	if (!ok || data < 4096)
+		return NULL;
+	uint64_t w[4];
+	if (size == 16) {
+		if (read_mem(t, data, w, 16) < 0)
+			return NULL;
+		if (w[0] == 0)
+			return strdup("(payload already taken)");
+		return read_text(t, w[0], w[1]);
+	}
+	if (size != 24 && size != 32)
+		return strdup("Box<dyn Any>");
+	size_t nw = (size_t)size / 8;
+	if (read_mem(t, data, w, (size_t)size) < 0)
+		return NULL;
+	static const int orders[][3] = {
+		/* cap, ptr, len */
+		{ 0, 1, 2 }, { 1, 0, 2 }, { 1, 2, 3 }, { 2, 1, 3 }, { 0, 2, 1 }, { 2, 0, 1 },
+		{ 1, 3, 2 }, { 3, 1, 2 }, { 2, 3, 1 }, { 3, 2, 1 }, { 0, 1, 3 }, { 1, 0, 3 },
+		{ 0, 3, 1 }, { 3, 0, 1 }, { 0, 2, 3 }, { 2, 0, 3 }, { 0, 3, 2 }, { 3, 0, 2 },
+	};
+	for (size_t o = 0; o < sizeof orders / sizeof *orders; o++) {
+		int c = orders[o][0], p = orders[o][1], l = orders[o][2];
+		if ((size_t)c >= nw || (size_t)p >= nw || (size_t)l >= nw)
+			continue;
+		if (w[c] > (1ull << 40) || w[l] > w[c])
+			continue;
+		if (w[l] == 0)
+			return strdup("");
+		char *text = read_text(t, w[p], w[l]);
+		if (text)
+			return text;
+	}
+	return NULL;
+}
+
+/* core::panic::Location: { file: &str, line: u32, col: u32 }. */
+static bool read_location(struct tracer *t, uint64_t addr, char *out, size_t size)
+{
+	uint64_t w[3];
+	if (addr < 4096 || read_mem(t, addr, w, sizeof w) < 0 || w[1] == 0 || w[1] > 4096)
+		return false;
+	char *file = read_text(t, w[0], w[1]);
+	if (!file)
+		return false;
+	uint32_t line = (uint32_t)w[2], col = (uint32_t)(w[2] >> 32);
+	bool ok = line > 0 && line < 10000000 && col < 100000;
+	if (ok)
+		snprintf(out, size, "%s:%u:%u", file, line, col);
+	free(file);
+	return ok;
+}
+
+/* ---- events ----------------------------------------------------------------- */
+
+static int fire(struct tracer *t, const struct probe_list *probes, struct recipe_event *ev, struct xerr *e)
+{
+	for (size_t i = 0; i < probes->n; i++) {
+		ev->probe = probes->v[i];
+		if (recipe_run_event(t->run, ev, e) < 0)
+			return -1;
+		if (recipe_run_exit_requested(t->run))
+			break;
+	}
+	return 0;
+}
+
+static void event_init(struct tracer *t, struct recipe_event *ev, enum recipe_event_kind kind,
+		       const struct thread_info *th, uint64_t when)
+{
+	memset(ev, 0, sizeof *ev);
+	ev->kind = kind;
+	ev->timestamp_ns = when;
+	ev->since_start_ns = when - t->start_ns;
+	ev->pid = t->pid;
+	ev->cpu = -1;
+	ev->thread.id = th->tid;
+	ev->thread.name = th->name;
+	ev->thread.state = 'R';
+	ev->stack = t->stack.nframes ? &t->stack : NULL;
+}
+
+static int pending_push(struct tracer *t, const struct pending *p, struct xerr *e)
+{
+	if (t->npending == t->pending_cap) {
+		size_t cap = t->pending_cap ? t->pending_cap * 2 : 64;
+		if (cap > 1u << 20)
+			return xerr_set(e, "more than a million calls in flight: return probes cannot keep up");
+		struct pending *g = realloc(t->pending, cap * sizeof *g);
+		if (!g)
+			return xerr_set(e, "out of memory");
+		t->pending = g;
+		t->pending_cap = cap;
+	}
+	t->pending[t->npending++] = *p;
+	return 0;
+}
+
+static int return_site_for(struct tracer *t, uint64_t addr, struct xerr *e)
+{
+	for (size_t i = 0; i < t->nreturns; i++)
+		if (t->returns[i].addr == addr)
+			return 0;
+	if (t->nreturns == t->returns_cap) {
+		size_t cap = t->returns_cap ? t->returns_cap * 2 : 16;
+		struct return_site *g = realloc(t->returns, cap * sizeof *g);
+		if (!g)
+			return xerr_set(e, "out of memory");
+		t->returns = g;
+		t->returns_cap = cap;
+	}
+	struct return_site *rs = &t->returns[t->nreturns];
+	rs->addr = addr;
+	if (insert_breakpoint(t, addr, true, &rs->bp, e) < 0)
+		return -1;
+	t->nreturns++;
+	return 0;
+}
+
+static bool is_return_bp(const struct tracer *t, int bp)
+{
+	for (size_t i = 0; i < t->nreturns; i++)
+		if (t->returns[i].bp == bp)
+			return true;
+	return false;
+}
+
+static int on_entry(struct tracer *t, struct site *site, struct thread_info *th, const uint64_t *regs,
+		    uint64_t when, struct xerr *e)
+{
+	t->st->entries++;
+	if (site->entry_probes.n && take_stack(t, th, regs, !site->inlined, e) < 0)
+		return -1;
+	struct recipe_event ev;
+	event_init(t, &ev, RECIPE_EV_FUNCTION_ENTRY, th, when);
+	ev.function = site->name;
+	ev.arg = arg_lookup;
+	ev.arg_ctx = t;
+	if (fire(t, &site->entry_probes, &ev, e) < 0)
+		return -1;
+	if (site->return_probes.n && t->duty == DUTY_ON) {
+		bool ok;
+		uint64_t ret = read_word(t, regs[R_RSP], &ok);
+		if (!ok)
+			return 0;
+		if (return_site_for(t, ret, e) < 0)
+			return -1;
+		/* t0 is set when the thread is resumed: our own handling of this
+		 * stop is not part of the call's elapsed time. */
+		(void)when;
+		struct pending p = { .tid = th->tid, .sp_after = regs[R_RSP] + 8, .t0_ns = 0,
+				     .site = (size_t)(site - t->sites) };
+		if (pending_push(t, &p, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int on_return(struct tracer *t, struct thread_info *th, const uint64_t *regs, uint64_t when, struct xerr *e)
+{
+	ssize_t match = -1;
+	for (size_t i = t->npending; i-- > 0;)
+		if (t->pending[i].tid == th->tid && t->pending[i].sp_after == regs[R_RSP]) {
+			match = (ssize_t)i;
+			break;
+		}
+	if (match < 0) {
+		t->st->unmatched_returns++;
+		return 0;
+	}
+	struct pending p = t->pending[match];
+	/* Calls of this thread deeper than this one were unwound (a panic
+	 * crossed them): they will never return. */
+	size_t kept = 0;
+	for (size_t i = 0; i < t->npending; i++) {
+		struct pending *q = &t->pending[i];
+		if ((ssize_t)i == match || (q->tid == th->tid && q->sp_after < p.sp_after))
+			continue;
+		t->pending[kept++] = *q;
+	}
+	t->npending = kept;
+	t->st->returns++;
+	struct site *site = &t->sites[p.site];
+	if (take_stack(t, th, regs, false, e) < 0)
+		return -1;
+	char retval[32];
+	snprintf(retval, sizeof retval, "%" PRId64, (int64_t)regs[R_RAX]);
+	struct recipe_event ev;
+	event_init(t, &ev, RECIPE_EV_FUNCTION_RETURN, th, when);
+	ev.function = site->name;
+	ev.elapsed_ns = p.t0_ns && when > p.t0_ns ? when - p.t0_ns : 0;
+	ev.retval = retval;
+	ev.syscall_result = (int64_t)regs[R_RAX];
+	return fire(t, &site->return_probes, &ev, e);
+}
+
+static int report_panic(struct tracer *t, struct thread_info *th, const uint64_t *regs, uint64_t data,
+			uint64_t vtable, uint64_t when, struct xerr *e)
+{
+	char *message = payload_message(t, data, vtable);
+	th->panic_pending = false;
+	t->st->panics++;
+	int rc = take_stack(t, th, regs, false, e);
+	if (rc == 0) {
+		struct recipe_event ev;
+		event_init(t, &ev, RECIPE_EV_PANIC, th, when);
+		ev.panic_message = message ? message : "(message unreadable)";
+		ev.panic_location = th->location[0] ? th->location : "(unknown location)";
+		rc = fire(t, &t->panic_probes, &ev, e);
+	}
+	free(message);
+	return rc;
+}
+
+static int read_registers(struct tracer *t, int gdb_id, uint64_t *regs, struct xerr *e)
+{
+	return session_thread_registers(t->s, gdb_id, t->regnums, NREGS, regs, e);
+}
+
+static int handle_stop(struct tracer *t, const struct mi_record *ev, uint64_t when, bool *handled, struct xerr *e)
+{
+	const char *reason = mi_value_get_string(ev->results, "reason");
+	long long gdb_id = 0, bkptno = 0;
+	mi_value_get_int(ev->results, "thread-id", &gdb_id);
+	*handled = false;
+	if (!reason)
+		return 0;
+	bool is_bp = strcmp(reason, "breakpoint-hit") == 0;
+	bool is_sys_entry = strcmp(reason, "syscall-entry") == 0;
+	bool is_sys_return = strcmp(reason, "syscall-return") == 0;
+	bool is_signal = strcmp(reason, "signal-received") == 0;
+	if (!is_bp && !is_sys_entry && !is_sys_return && !is_signal)
+		return 0;
+	struct thread_info *th = thread_by_gdb_id(t, (int)gdb_id, e);
+	if (!th)
+		return -1;
+	thread_name_now(t, th);
+	t->event_gdb_id = (int)gdb_id;
+	t->event_tid = th->tid;
+	*handled = true;
+	t->st->hits++;
+	uint64_t regs[NREGS];
+	if (read_registers(t, (int)gdb_id, regs, e) < 0) {
+		/* Gone while stopped: another thread exec'd (or exited the
+		 * process). The resume lets gdb report that. */
+		char task[64];
+		snprintf(task, sizeof task, "/proc/%d/task/%d", (int)t->pid, (int)th->tid);
+		if (!strstr(e->msg, "No such process") && access(task, F_OK) == 0)
+			return -1;
+		t->st->hits--;
+		*handled = false;
+		return 0;
+	}
+	t->stack.nframes = 0;
+	if (is_signal) {
+		const char *sig = mi_value_get_string(ev->results, "signal-name");
+		if (sig && strcmp(sig, "SIGABRT") == 0 && th->panic_pending)
+			return report_panic(t, th, regs, th->payload_data, th->payload_vtable, when, e);
+		return 0;
+	}
+	if (is_sys_entry || is_sys_return) {
+		long long nr = -1;
+		mi_value_get_int(ev->results, "syscall-number", &nr);
+		const char *name = mi_value_get_string(ev->results, "syscall-name");
+		if (!name)
+			name = syscall_name((int)nr);
+		struct recipe_event rev;
+		event_init(t, &rev, is_sys_entry ? RECIPE_EV_SYSCALL_ENTRY : RECIPE_EV_SYSCALL_RETURN, th, when);
+		rev.stack = NULL;
+		rev.syscall_nr = nr;
+		rev.syscall_name = name ? name : "?";
+		uint64_t *t0 = &t->syscall_t0[(unsigned)th->tid % 4096];
+		if (is_sys_entry) {
+			*t0 = when;
+			return fire(t, &t->syscall_entry_probes, &rev, e);
+		}
+		t->st->syscalls++;
+		rev.elapsed_ns = *t0 && when >= *t0 ? when - *t0 : 0;
+		*t0 = 0;
+		rev.syscall_result = (int64_t)regs[R_RAX];
+		char retval[32];
+		snprintf(retval, sizeof retval, "%" PRId64, (int64_t)regs[R_RAX]);
+		rev.retval = retval;
+		return fire(t, &t->syscall_return_probes, &rev, e);
+	}
+	mi_value_get_int(ev->results, "bkptno", &bkptno);
+	int bp = (int)bkptno;
+	t->event_bp = bp;
+	if (bp == t->panic_hook_bp && bp > 0) {
+		/* panic_with_hook(payload: &mut dyn PanicPayload, location, ..);
+		 * older std: rust_panic_with_hook(payload, message, location, ..). */
+		th->panic_pending = true;
+		th->payload_data = regs[R_RDI];
+		th->payload_vtable = regs[R_RSI];
+		th->location[0] = '\0';
+		uint64_t first = t->panic_old_abi ? regs[R_RCX] : regs[R_RDX];
+		uint64_t second = t->panic_old_abi ? regs[R_RDX] : regs[R_RCX];
+		if (!read_location(t, first, th->location, sizeof th->location))
+			read_location(t, second, th->location, sizeof th->location);
+		return 0;
+	}
+	if (bp == t->rust_panic_bp && bp > 0)
+		return report_panic(t, th, regs, regs[R_RDI], regs[R_RSI], when, e);
+	if (is_return_bp(t, bp)) {
+		if (on_return(t, th, regs, when, e) < 0)
+			return -1;
+		/* A return site can also be a probed entry (recursion into the
+		 * same code): fall through to the entry check. */
+	}
+	for (size_t i = 0; i < t->nsites; i++)
+		if (t->sites[i].bp == bp)
+			return on_entry(t, &t->sites[i], th, regs, when, e);
+	return 0;
+}
+
+/* ---- budget --------------------------------------------------------------- */
+
+static double median_gap(const struct tracer *t)
+{
+	size_t n = t->ngaps < 32 ? t->ngaps : 32;
+	double sorted[32];
+	memcpy(sorted, t->gaps, n * sizeof *sorted);
+	double m = stats_percentile(sorted, n, 50);
+	return m < 5e4 ? 5e4 : m > 1.5e6 ? 1.5e6 : m;
+}
+
+/* Whether the thread that just hit will be resumed from an inserted
+ * breakpoint (gdb then steps it over the breakpoint first). */
+static bool resumes_over_breakpoint(const struct tracer *t)
+{
+	int bp = t->event_bp;
+	if (bp <= 0)
+		return false;
+	if (bp == t->panic_hook_bp || bp == t->rust_panic_bp)
+		return true;
+	if (is_return_bp(t, bp))
+		return t->duty != DUTY_OFF;
+	return t->duty == DUTY_ON;
+}
+
+/* Adds the part of a stop we cannot see — from the last resume until gdb
+ * reported the stop — to the stopped time: measured when the hitting
+ * thread's clocks bracket the window, else the current estimate. */
+static void account_hidden_part(struct tracer *t, bool handled, enum duty duty_at_stop, uint64_t when)
+{
+	struct stop_clock_window w;
+	stop_clock_stopped(&t->clock, handled ? t->event_tid : 0, when, &w);
+	double gap = when > t->window_start_ns ? (double)(when - t->window_start_ns) : 0;
+	if (handled) {
+		t->gaps[t->ngaps++ % 32] = gap;
+		double median = stop_clock_median(&t->clock);
+		t->gdb_hit_ns = median >= 0 ? median : median_gap(t);
+	} else if (!w.read) {
+		/* Not a hit and not measured: nothing says what it cost beyond
+		 * what the caller counts itself. */
+		return;
+	}
+	double part;
+	if (!handled)
+		/* A window with the probes off is long: a wait for a CPU there
+		 * is the machine's load, not our doing. Only the stopped part
+		 * (gdb's step over the breakpoint, the interrupt) is ours; if
+		 * the thread also slept, at most what a hit costs. */
+		part = w.exact || w.held_ns - w.waited_ns < t->gdb_hit_ns ? w.held_ns - w.waited_ns : t->gdb_hit_ns;
+	else
+		/* Right after our resume the CPUs are busy with gdb and us: the
+		 * thread's wait for one is part of what the hit cost. */
+		part = w.exact ? w.held_ns : w.read && w.held_ns < t->gdb_hit_ns ? w.held_ns : t->gdb_hit_ns;
+	double running = w.exact ? w.running_ns : gap > part ? gap - part : 0;
+	t->stopped_ns += part;
+	if (handled && duty_at_stop != DUTY_OFF)
+		t->armed_running_ns += running;
+}
+
+static bool budgeted(const struct tracer *t)
+{
+	return !t->cfg->exact && t->cfg->max_stopped_percent > 0 && t->nduty > 0;
+}
+
+static int set_duty(struct tracer *t, enum duty next, uint64_t when, struct xerr *e)
+{
+	if (t->duty == DUTY_ON)
+		t->covered_ns += when - t->duty_changed_ns;
+	if (next == DUTY_ON) {
+		if (breakpoints_command(t, "-break-enable", t->duty_bps, t->nduty, e) < 0)
+			return -1;
+	} else if (next == DUTY_OFF) {
+		if (breakpoints_command(t, "-break-disable", t->duty_bps, t->nduty, e) < 0)
+			return -1;
+		t->npending = 0;
+	} else {
+		/* Draining: entries off, returns stay until the calls in flight end. */
+		for (size_t i = 0; i < t->nsites; i++)
+			if (breakpoints_command(t, "-break-disable", &t->sites[i].bp, 1, e) < 0)
+				return -1;
+	}
+	if (next == DUTY_OFF || (t->duty == DUTY_ON && next != DUTY_ON))
+		t->st->duty_cycles += t->duty == DUTY_ON;
+	t->duty = next;
+	t->duty_changed_ns = when;
+	return 0;
+}
+
+/* After a stop was handled (target still stopped): over budget? */
+static int budget_after_stop(struct tracer *t, uint64_t now, struct xerr *e)
+{
+	if (!budgeted(t))
+		return 0;
+	double budget = t->cfg->max_stopped_percent / 100.0;
+	double elapsed = (double)(now - t->budget_start_ns);
+	if (t->duty == DUTY_DRAINING && (t->npending == 0 || now - t->duty_changed_ns > 50000000u))
+		return set_duty(t, DUTY_OFF, now, e);
+	/* A small allowance lets an on-window hold several hits. */
+	if (t->duty == DUTY_ON && t->stopped_ns > budget * elapsed + budget * 2e8) {
+		t->off_until_ns = t->budget_start_ns + (uint64_t)(t->stopped_ns / budget);
+		return set_duty(t, t->npending ? DUTY_DRAINING : DUTY_OFF, now, e);
+	}
+	return 0;
+}
+
+static int budget_wake(struct tracer *t, uint64_t now, struct xerr *e)
+{
+	if (t->duty != DUTY_OFF || now < t->off_until_ns)
+		return 0;
+	/* Counted from the interrupt request, a little before the target
+	 * really stops: conservative. */
+	uint64_t t0 = monotonic_ns();
+	if (session_stop(t->s, e) < 0)
+		return -1;
+	/* The resume that switched the probes off was followed by gdb's step
+	 * over the breakpoint: cost hidden in the off window, bracketed here. */
+	account_hidden_part(t, false, DUTY_OFF, t0);
+	int rc = set_duty(t, DUTY_ON, monotonic_ns(), e);
+	t->window_start_ns = monotonic_ns();
+	stop_clock_resuming(&t->clock, 0, false, t->window_start_ns);
+	if (rc == 0)
+		rc = session_resume(t->s, e);
+	t->last_resume_ns = monotonic_ns();
+	t->stopped_ns += (double)(t->window_start_ns - t0);
+	return rc;
+}
+
+/* ---- the loop and the exit path ------------------------------------------ */
+
+/* Forks pending when the target was last stopped are reported at the next
+ * resume, as fork catchpoint stops (each child cleaned as the record is
+ * read): resumes after each until gdb is quiet for a moment. */
+static int settle_forks(struct tracer *t, struct xerr *e)
+{
+	for (int records = 0; records < 256; records++) {
+		struct mi_record *ev;
+		int got = session_wait_event(t->s, 50, &ev, e);
+		if (got <= 0)
+			return got;
+		mi_record_free(ev);
+		if (session_is_stopped(t->s) && session_target_alive(t->s) && session_resume(t->s, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int disarm(struct tracer *t, struct xerr *e)
+{
+	if (!t->nall)
+		return 0;
+	if (!mi_conn_alive(session_gdb(t->s)) || !session_target_alive(t->s))
+		return 0;
+	/* Exec'd: stopped in the new program, where gdb re-set our breakpoints
+	 * at the old addresses; delete them before the detach lets it run. */
+	bool execed = session_exec_path(t->s) != NULL;
+	if (!execed && session_stop(t->s, e) < 0)
+		return -1;
+	if (breakpoints_command(t, "-break-delete", t->all_bps, t->nall, e) < 0)
+		return -1;
+	t->nall = 0;
+	if (execed)
+		return 0;
+	if (session_resume(t->s, e) < 0)
+		return -1;
+	return settle_forks(t, e);
+}
+
+static void finish_stats(struct tracer *t, uint64_t end)
+{
+	struct tracer_stats *st = t->st;
+	if (t->duty == DUTY_ON)
+		t->covered_ns += end - t->duty_changed_ns;
+	t->duty_changed_ns = end;
+	if (!t->budget_start_ns || t->budget_start_ns > end)
+		t->budget_start_ns = end;
+	st->elapsed_s = (double)(end - t->budget_start_ns) / 1e9;
+	st->arm_stopped_s = t->arm_stop_ns && t->budget_start_ns > t->arm_stop_ns
+				    ? (double)(t->budget_start_ns - t->arm_stop_ns) / 1e9 : 0;
+	st->stopped_s = t->stopped_ns / 1e9;
+	st->covered_s = budgeted(t) ? (double)t->covered_ns / 1e9 : st->elapsed_s;
+	st->hit_cost_ms = st->hits ? t->stopped_ns / 1e6 / (double)st->hits : 0;
+	st->gdb_hit_ms = t->gdb_hit_ns / 1e6;
+	st->hits_measured = t->clock.measured;
+	st->waited_s = t->clock.waited_ns / 1e9;
+	st->hits_bounded = t->clock.bounded;
+	st->clocks_unavailable = t->clock.unavailable;
+	if (st->duty_cycles && st->elapsed_s > 0) {
+		double running = st->elapsed_s - st->stopped_s;
+		double armed = t->armed_running_ns / 1e9;
+		/* The gaps between hits include gdb's own latency after each resume;
+		 * only when they are much longer than that does the hit rate say
+		 * anything about the call rate. */
+		if (st->entries && st->hits && armed / (double)st->hits > 10 * st->gdb_hit_ms / 1e3) {
+			st->entries_estimated = (double)st->entries / armed * running;
+			add_note(st, "function entries: %" PRIu64 " measured; at the measured rate of %.0f/s of "
+				 "target run time, about %.0f over the whole run", st->entries,
+				 (double)st->entries / armed, st->entries_estimated);
+		} else if (st->entries) {
+			add_note(st, "function entries: %" PRIu64 " measured; calls come faster than gdb can stop "
+				 "for them (one stop costs ~%.2f ms), so no extrapolation: the true count is far higher",
+				 st->entries, st->gdb_hit_ms);
+		}
+		double coverage = st->covered_s / st->elapsed_s;
+		add_note(st, "probes were switched off %" PRIu64 " times to keep the target stopped <= %.0f%% "
+			 "of the time; they were armed %.1f%% of the run: counts in the maps are as measured",
+			 st->duty_cycles, t->cfg->max_stopped_percent, 100 * coverage);
+	}
+	if (st->unmatched_returns)
+		add_note(st, "%" PRIu64 " stops at return sites matched no recorded entry (calls begun while "
+			 "probes were off)", st->unmatched_returns);
+}
+
+void tracer_stats_print(const struct tracer_stats *st, FILE *out)
+{
+	fprintf(out, "tracer: %zu probe site%s, %" PRIu64 " hits (%" PRIu64 " entries, %" PRIu64 " returns, %" PRIu64
+		" panics, %" PRIu64 " syscalls) in %.2f s; target stopped %.2f s (%.1f%%), %.3f ms per hit\n",
+		st->sites, st->sites == 1 ? "" : "s", st->hits, st->entries, st->returns, st->panics, st->syscalls,
+		st->elapsed_s, st->stopped_s, st->elapsed_s > 0 ? 100 * st->stopped_s / st->elapsed_s : 0,
+		st->hit_cost_ms);
+	if (st->arm_stopped_s > 0)
+		fprintf(out, "tracer: arming (inserting breakpoints, warming the unwinder) held the target stopped "
+			"%.1f ms before the trace began: not counted above\n", st->arm_stopped_s * 1e3);
+	if (st->hits && st->hits_measured)
+		fprintf(out, "tracer: stopped = held stopped + waiting for a CPU right after our resume; gdb's part "
+			"of a hit (our resume, its step over the breakpoint, the run to the trap, stopping the other "
+			"threads, *stopped) read from the hitting thread's schedstat (wall - on CPU) for %" PRIu64
+			" of %" PRIu64 " hits, median %.3f ms (%.3f s of it waiting for a CPU in all)%s\n",
+			st->hits_measured, st->hits, st->gdb_hit_ms, st->waited_s,
+			st->hits_measured < st->hits ? "; the other hits counted at that median, or at their bound "
+						       "when lower" : "");
+	else if (st->hits)
+		fprintf(out, "tracer: gdb's part of each hit not measured (%s); estimated at %.3f ms from the "
+			"gaps between a resume and the next hit (included above)\n",
+			st->clocks_unavailable ? "this kernel gives no per-thread scheduler clocks"
+					       : "no hit came in a window the thread's clocks could bracket",
+			st->gdb_hit_ms);
+	for (int i = 0; i < st->nnotes; i++)
+		fprintf(out, "note: %s\n", st->notes[i]);
+	if (st->gdb_died) {
+		char what[200];
+		restore_report_describe(&st->restore, what, sizeof what);
+		fprintf(out, "note: gdb died; xgdbprof %s\n", what);
+	}
+}
+
+static void tracer_release(struct tracer *t)
+{
+	for (size_t i = 0; i < t->nsites; i++) {
+		free(t->sites[i].name);
+		free(t->sites[i].entry_probes.v);
+		free(t->sites[i].return_probes.v);
+	}
+	free(t->sites);
+	free(t->returns);
+	free(t->pending);
+	free(t->threads);
+	free(t->all_bps);
+	free(t->duty_bps);
+	free(t->panic_probes.v);
+	free(t->syscall_entry_probes.v);
+	free(t->syscall_return_probes.v);
+	free(t->frames);
+	release_strings(t);
+	free(t->arg_strings);
+	if (t->unwinder)
+		unwinder_free(t->unwinder);
+	if (t->mem_fd >= 0)
+		close(t->mem_fd);
+}
+
+static bool gdb_gone(struct tracer *t)
+{
+	return !mi_conn_alive(session_gdb(t->s));
+}
+
+int tracer_run(struct session *s, struct symbolizer *sym, const struct recipe *r, struct recipe_run *run,
+	       const struct tracer_config *cfg, struct tracer_stats *stats, struct xerr *e)
+{
+	memset(stats, 0, sizeof *stats);
+	struct tracer *t = calloc(1, sizeof *t);
+	if (!t)
+		return xerr_set(e, "out of memory");
+	t->s = s;
+	t->sym = sym;
+	t->r = r;
+	t->run = run;
+	t->cfg = cfg;
+	t->st = stats;
+	t->pid = session_pid(s);
+	t->tracer_start_ns = monotonic_ns();
+	t->start_ns = cfg->start_ns ? cfg->start_ns : t->tracer_start_ns;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)t->pid);
+	t->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
+	int rc = 0;
+	struct xerr local;
+	if (t->mem_fd < 0)
+		rc = xerr_set(e, "cannot open %s to read the target's memory", path);
+	if (rc == 0)
+		rc = arm(t, e);
+	if (rc == 0)
+		rc = refresh_threads(t, e);
+	/* Warm the unwinder and the symbolizer's per-module index while the
+	 * target is stopped for arming, so the first hit is not charged with it. */
+	if (rc == 0 && !cfg->no_stacks && t->nsites) {
+		t->unwinder = unwinder_new(symbolizer_dwfl(t->sym), t->pid, e);
+		if (!t->unwinder)
+			rc = -1;
+		struct frame warm[8];
+		size_t nwarm;
+		for (size_t i = 0; rc == 0 && i < t->nsites; i++)
+			symbolizer_lookup(t->sym, t->sites[i].addr, false, warm, 8, &nwarm, NULL);
+	}
+	stop_clock_init(&t->clock, t->pid);
+	if (rc == 0) {
+		struct stop_clock_window unused;
+		stop_clock_stopped(&t->clock, 0, monotonic_ns(), &unused);
+		t->budget_start_ns = monotonic_ns();
+		stop_clock_resuming(&t->clock, 0, false, t->budget_start_ns);
+		rc = session_resume(t->s, e);
+	}
+	if (rc == 0)
+		fprintf(stderr, "xgdbprof: attached %zu probe%s (%zu breakpoint%s)%s\n", t->nsites + t->panic_probes.n +
+			t->syscall_entry_probes.n + t->syscall_return_probes.n,
+			t->nsites + t->panic_probes.n + t->syscall_entry_probes.n + t->syscall_return_probes.n == 1 ? "" : "s",
+			stats->breakpoints, stats->breakpoints == 1 ? "" : "s",
+			budgeted(t) ? "" : cfg->exact ? ", exact: no budget" : "");
+	t->duty = DUTY_ON;
+	t->duty_changed_ns = monotonic_ns();
+	t->last_resume_ns = t->duty_changed_ns;
+	t->window_start_ns = t->budget_start_ns ? t->budget_start_ns : t->duty_changed_ns;
+	t->gdb_hit_ns = 1e6;
+	uint64_t deadline = cfg->duration_s > 0 ? t->tracer_start_ns + (uint64_t)(cfg->duration_s * 1e9) : 0;
+	uint64_t last_tick = 0, last_exec_check = 0;
+	while (rc == 0) {
+		uint64_t now = monotonic_ns();
+		if (signals_pending() || recipe_run_exit_requested(run) || (deadline && now >= deadline))
+			break;
+		if (session_is_stopped(s) && !session_target_alive(s)) {
+			stats->target_exited = true;
+			break;
+		}
+		/* An exec gdb reported, or one it went silent on (session.h),
+		 * looked for in /proc every 100 ms. */
+		if (now - last_exec_check >= 100000000u) {
+			last_exec_check = now;
+			if (session_target_execed(s))
+				break;
+		}
+		if (session_exec_path(s))
+			break;
+		if (cfg->tick && now - last_tick >= 10000000u) {
+			last_tick = now;
+			if (cfg->tick(cfg->tick_ctx, now, e) < 0) {
+				rc = recipe_run_exit_requested(run) ? 0 : -1;
+				break;
+			}
+		}
+		if (budgeted(t) && budget_wake(t, now, e) < 0) {
+			rc = session_target_execed(s) ? 0 : -1;
+			break;
+		}
+		struct mi_record *ev = NULL;
+		int got = session_wait_event(s, 10, &ev, e);
+		if (got < 0) {
+			rc = -1;
+			break;
+		}
+		if (got == 0)
+			continue;
+		uint64_t when = monotonic_ns();
+		bool is_stop = ev->kind == MI_RECORD_EXEC && strcmp(ev->klass, "stopped") == 0;
+		if (!is_stop) {
+			mi_record_free(ev);
+			continue;
+		}
+		const char *reason = mi_value_get_string(ev->results, "reason");
+		if (reason && (strncmp(reason, "exited", 6) == 0)) {
+			stats->target_exited = true;
+			mi_record_free(ev);
+			break;
+		}
+		if (reason && strcmp(reason, "exec") == 0) {
+			mi_record_free(ev);
+			break;
+		}
+		bool handled = false;
+		enum duty duty_at_stop = t->duty;
+		t->event_tid = 0;
+		t->event_bp = 0;
+		rc = handle_stop(t, ev, when, &handled, e);
+		release_strings(t);
+		mi_record_free(ev);
+		if (rc < 0)
+			break;
+		account_hidden_part(t, handled, duty_at_stop, when);
+		if (rc == 0)
+			rc = budget_after_stop(t, monotonic_ns(), e);
+		/* Every stop is resumed, ours or not (a signal gdb reports is
+		 * delivered by the continue). */
+		t->window_start_ns = monotonic_ns();
+		stop_clock_resuming(&t->clock, handled ? t->event_tid : 0, handled && resumes_over_breakpoint(t),
+				    t->window_start_ns);
+		if (rc == 0 && session_is_stopped(s) && session_target_alive(s))
+			rc = session_resume(s, e);
+		t->last_resume_ns = monotonic_ns();
+		t->stopped_ns += (double)(t->window_start_ns - when);
+		for (size_t i = t->npending; i-- > 0 && t->pending[i].t0_ns == 0;)
+			t->pending[i].t0_ns = t->last_resume_ns;
+	}
+	uint64_t end = monotonic_ns();
+	if (gdb_gone(t)) {
+		stats->gdb_died = true;
+		if (session_rescue(s, &stats->restore, &local) < 0)
+			add_note(stats, "%s", local.msg);
+		if (rc == 0)
+			rc = xerr_set(e, "gdb died during the trace");
+	} else if (!stats->target_exited && disarm(t, rc < 0 ? &local : e) < 0) {
+		if (rc == 0)
+			rc = -1;
+		else
+			add_note(stats, "removing breakpoints: %s", local.msg);
+	}
+	session_on_fork(s, NULL, NULL);
+	stats->forks = session_forks(s);
+	stats->fork_bytes_healed = t->fork_bytes_healed;
+	if (stats->forks)
+		add_note(stats, "the target forked %lu time%s during the trace: each child was detached untraced%s",
+			 stats->forks, stats->forks == 1 ? "" : "s",
+			 t->fork_bytes_healed ? " (xgdbprof removed the int3 bytes a child had inherited)" : "");
+	if (session_exec_path(s)) {
+		stats->target_execed = true;
+		snprintf(stats->exec_path, sizeof stats->exec_path, "%s", session_exec_path(s));
+		add_note(stats, "the target exec'd %s: the trace ended at the exec (what was collected before it "
+			 "is reported); the new program runs on untraced, with no breakpoint", stats->exec_path);
+	}
+	finish_stats(t, end);
+	tracer_release(t);
+	free(t);
+	return rc;
+}

@@ -1,0 +1,21 @@
+## util/: errors, clocks, hashing, percentiles, escaping of target text, safe
+## output files. Uses nothing of ours; every module may use it.
+noinst_LIBRARIES += src/util/libutil.a
+src_util_libutil_a_CPPFLAGS = $(NO_GDB_CPPFLAGS)
+src_util_libutil_a_SOURCES = \
+	src/util/clock.h \
+	src/util/error.c \
+	src/util/error.h \
+	src/util/hash.h \
+	src/util/output_file.c \
+	src/util/output_file.h \
+	src/util/stack.h \
+	src/util/stats.c \
+	src/util/stats.h \
+	src/util/text_escape.c \
+	src/util/text_escape.h
+
+check_PROGRAMS += tests/unit/test_stats
+tests_unit_test_stats_SOURCES = tests/unit/test_stats.c
+tests_unit_test_stats_LDADD = $(util_ldadd)
+TESTS += tests/unit/test_stats

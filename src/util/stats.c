@@ -1,0 +1,38 @@
+/* stats.c — nearest-rank percentiles (contract in stats.h). */
+#include "util/stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static int compare_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+void stats_sort(double *values, size_t n)
+{
+	if (n > 1)
+		qsort(values, n, sizeof *values, compare_double);
+}
+
+double stats_percentile_sorted(const double *sorted, size_t n, double p)
+{
+	if (n == 0)
+		return NAN;
+	if (!(p > 0))
+		return sorted[0];
+	if (p >= 100)
+		return sorted[n - 1];
+	/* p * n first: 99 * 100 / 100 is exactly 99, 0.99 * 100 is not; the
+	 * slack absorbs the rounding of p values like 99.9. */
+	double rank = ceil(p * (double)n / 100 - 1e-9);
+	size_t index = rank < 1 ? 0 : (size_t)rank - 1;
+	return sorted[index < n ? index : n - 1];
+}
+
+double stats_percentile(double *values, size_t n, double p)
+{
+	stats_sort(values, n);
+	return stats_percentile_sorted(values, n, p);
+}

@@ -18,11 +18,11 @@ tests/fixtures/bin/mi_target: $(top_srcdir)/tests/fixtures/mi_target.c
 # the quoting and connection tests run the real gdb and $FIXTURES/mi_target.
 check_PROGRAMS += tests/unit/test_mi_parse tests/unit/test_mi_quote tests/unit/test_mi_conn
 TESTS += tests/unit/test_mi_parse tests/unit/test_mi_quote tests/unit/test_mi_conn
-tests_unit_test_mi_parse_SOURCES = tests/unit/test_mi_parse.c tests/unit/test_mi.h
+tests_unit_test_mi_parse_SOURCES = tests/unit/test_mi_parse.c tests/unit/check.h
 tests_unit_test_mi_parse_LDADD = libmi.a
-tests_unit_test_mi_quote_SOURCES = tests/unit/test_mi_quote.c tests/unit/test_mi.h
+tests_unit_test_mi_quote_SOURCES = tests/unit/test_mi_quote.c tests/unit/check.h
 tests_unit_test_mi_quote_LDADD = libmi.a
-tests_unit_test_mi_conn_SOURCES = tests/unit/test_mi_conn.c tests/unit/test_mi.h
+tests_unit_test_mi_conn_SOURCES = tests/unit/test_mi_conn.c tests/unit/check.h
 tests_unit_test_mi_conn_LDADD = libmi.a
 
 # Fuzzing. tests/fuzz/replay.c is a generic driver: linked with any

@@ -8,15 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "check.h"
 
 #define OUT_CAP (RUST_DEMANGLE_MAX_SIZE + 4096)
 
 static char out[OUT_CAP];
-static int failures;
 
 static void fail(const char *what, const char *input, const char *want, const char *got)
 {
-	if (++failures <= 8)
+	if (++test_failures <= 8)
 		fprintf(stderr, "FAIL %s\n  input: %s\n  want:  %s\n  got:   %s\n", what, input, want, got);
 }
 
@@ -54,7 +54,7 @@ static void check_vectors(const char *path)
 	FILE *f = fopen(path, "r");
 	if (!f) {
 		perror(path);
-		failures++;
+		test_failures++;
 		return;
 	}
 	char *line = NULL;
@@ -157,7 +157,7 @@ static void check_corpus(const char *path, enum demangle_style style)
 	FILE *f = fopen(path, "r");
 	if (!f) {
 		perror(path);
-		failures++;
+		test_failures++;
 		return;
 	}
 	char *line = NULL;
@@ -250,7 +250,5 @@ int main(void)
 	snprintf(path, sizeof path, "%s/tests/demangle/corpus-alt.txt", src);
 	check_corpus(path, DEMANGLE_NO_HASH);
 	check_api();
-	if (failures)
-		fprintf(stderr, "%d failure(s)\n", failures);
-	return failures ? 1 : 0;
+	return test_exit_code();
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "check.h"
 
 static const char *seeds[] = {
 	"_ZN4core3fmt9Formatter3pad17h0123456789abcdefE",
@@ -40,7 +41,6 @@ static uint64_t rng(void)
 
 static const char alphabet[] = "_RZNEBIKLMCXYTSAFDGPOQUWpsvu0123456789abcdefhjmnoqtxyz$.";
 
-static int failures;
 static long checked, not_rust, too_big, demangled;
 
 static void check_one(const char *sym, size_t len)
@@ -64,7 +64,7 @@ static void check_one(const char *sym, size_t len)
 		for (size_t i = 0; i < len && r >= 0; i++)
 			if ((unsigned char)sym[i] >= 0x80)
 				bad = true;
-		if (bad && ++failures <= 5)
+		if (bad && ++test_failures <= 5)
 			fprintf(stderr, "FAIL contract on input (len %zu): %.*s -> %d/%d\n",
 				len, (int)len, sym, r, s);
 		if (r < 0)
@@ -145,7 +145,7 @@ int main(void)
 		buf[len] = '\0';
 		char *t = demangle_text(buf, i % 2);
 		if (!t) {
-			failures++;
+			test_failures++;
 			continue;
 		}
 		free(t);
@@ -155,7 +155,7 @@ int main(void)
 	       checked, not_rust, demangled, too_big);
 	if (not_rust < checked / 2 || demangled < 100 || too_big < 10) {
 		fprintf(stderr, "FAIL the mutations did not exercise all outcomes\n");
-		failures++;
+		test_failures++;
 	}
-	return failures ? 1 : 0;
+	return test_exit_code();
 }

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "mi_conn.h"
-#include "test_mi.h"
+#include "check.h"
 
 static char target[4096];
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "mi_record.h"
-#include "test_mi.h"
+#include "check.h"
 
 struct transcript {
 	struct mi_record **records; /* NULL entries for lines that did not parse */

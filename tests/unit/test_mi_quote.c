@@ -11,7 +11,7 @@
 
 #include "mi_conn.h"
 #include "mi_quote.h"
-#include "test_mi.h"
+#include "check.h"
 
 static const char *const tricky[] = {
 	"plain",

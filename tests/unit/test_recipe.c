@@ -6,10 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "check.h"
 
-static int failures;
 
-#define CHECK(cond) do { if (!(cond)) { fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); failures++; } } while (0)
 
 static struct recipe *load(const char *text)
 {
@@ -40,7 +39,7 @@ static void expect_output(const char *recipe, const struct recipe_event *evs, si
 	fclose(out);
 	if (strcmp(buf, want)) {
 		fprintf(stderr, "recipe:\n%s\nwant:\n%s\ngot:\n%s\n", recipe, want, buf);
-		failures++;
+		test_failures++;
 	}
 	free(buf);
 	recipe_free(r);
@@ -182,7 +181,7 @@ int main(void)
 	test_map_limit();
 	test_options_and_probes();
 	test_runtime_error();
-	if (failures)
-		fprintf(stderr, "%d failures\n", failures);
-	return failures ? 1 : 0;
+	if (test_failures)
+		fprintf(stderr, "%d test_failures\n", test_failures);
+	return test_exit_code();
 }

@@ -14,12 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "check.h"
 
-static int failures;
 static const char *srcdir;
 
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
 
 typedef int (*renderer)(const struct profile *, FILE *, const struct report_options *, struct xerr *);
 
@@ -72,8 +70,8 @@ static void compare_expected(const char *name, char *got)
 	char path[4096];
 	snprintf(path, sizeof path, "%s/tests/report/%s.expected", srcdir, name);
 	char *want = slurp(path);
-	CHECK(want, "%s: missing %s", name, path);
-	CHECK(got, "%s: rendering failed", name);
+	CHECK_MSG(want, "%s: missing %s", name, path);
+	CHECK_MSG(got, "%s: rendering failed", name);
 	if (want && got && strcmp(want, got) != 0) {
 		char tmp[] = "/tmp/test_report.XXXXXX";
 		int fd = mkstemp(tmp);
@@ -82,7 +80,7 @@ static void compare_expected(const char *name, char *got)
 				perror("write");
 			close(fd);
 		}
-		CHECK(0, "%s: output differs from %s; got it in %s (diff -u %s %s)", name, path, tmp, path, tmp);
+		CHECK_MSG(0, "%s: output differs from %s; got it in %s (diff -u %s %s)", name, path, tmp, path, tmp);
 	}
 	free(want);
 	free(got);
@@ -138,21 +136,21 @@ static void test_round_trip(const struct profile *p)
 	struct xerr e = { "" };
 	close(fa);
 	close(fb);
-	CHECK(profile_save(p, a, &e) == 0, "save: %s", e.msg);
+	CHECK_MSG(profile_save(p, a, &e) == 0, "save: %s", e.msg);
 	struct profile *q = profile_load(a, &e);
-	CHECK(q, "load: %s", e.msg);
+	CHECK_MSG(q, "load: %s", e.msg);
 	if (!q)
 		return;
-	CHECK(profile_save(q, b, &e) == 0, "save again: %s", e.msg);
+	CHECK_MSG(profile_save(q, b, &e) == 0, "save again: %s", e.msg);
 	char *sa = slurp(a), *sb = slurp(b);
-	CHECK(sa && sb && strcmp(sa, sb) == 0, "save -> load -> save is not byte-identical (%s, %s)", a, b);
-	CHECK(q->nentries == p->nentries, "entries %zu != %zu", q->nentries, p->nentries);
-	CHECK(profile_total_weight(q) == profile_total_weight(p), "weights differ after load");
+	CHECK_MSG(sa && sb && strcmp(sa, sb) == 0, "save -> load -> save is not byte-identical (%s, %s)", a, b);
+	CHECK_MSG(q->nentries == p->nentries, "entries %zu != %zu", q->nentries, p->nentries);
+	CHECK_MSG(profile_total_weight(q) == profile_total_weight(p), "weights differ after load");
 
 	renderer rs[] = { report_text, report_svg, report_folded, report_json, report_annotate };
 	for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++) {
 		char *x = render(rs[i], p, NULL), *y = render(rs[i], q, NULL);
-		CHECK(x && y && strcmp(x, y) == 0, "renderer %zu: loaded profile renders differently", i);
+		CHECK_MSG(x && y && strcmp(x, y) == 0, "renderer %zu: loaded profile renders differently", i);
 		free(x);
 		free(y);
 	}
@@ -183,32 +181,32 @@ static void test_load_errors(void)
 			perror("write");
 		close(fd);
 		struct profile *p = profile_load(path, &e);
-		CHECK(!p, "case %zu: loaded a bad profile", i);
-		CHECK(strstr(e.msg, cases[i].message), "case %zu: message \"%s\" lacks \"%s\"", i, e.msg,
+		CHECK_MSG(!p, "case %zu: loaded a bad profile", i);
+		CHECK_MSG(strstr(e.msg, cases[i].message), "case %zu: message \"%s\" lacks \"%s\"", i, e.msg,
 		      cases[i].message);
 		profile_free(p);
 		unlink(path);
 		strcpy(path, "/tmp/test_report_bad.XXXXXX");
 	}
-	CHECK(!profile_load("/nonexistent/profile.json", &e) && strstr(e.msg, "cannot open"),
+	CHECK_MSG(!profile_load("/nonexistent/profile.json", &e) && strstr(e.msg, "cannot open"),
 	      "missing file: %s", e.msg);
 }
 
 static void test_model_numbers(const struct profile *p)
 {
 	/* merging: 11 adds, 10 distinct (thread, state, stack) entries */
-	CHECK(p->nentries == 10, "entries: %zu", p->nentries);
-	CHECK(profile_total_weight(p) == 100, "total %llu", (unsigned long long)profile_total_weight(p));
-	CHECK(p->entries[0].weight == 35, "merged weight %llu", (unsigned long long)p->entries[0].weight);
+	CHECK_MSG(p->nentries == 10, "entries: %zu", p->nentries);
+	CHECK_MSG(profile_total_weight(p) == 100, "total %llu", (unsigned long long)profile_total_weight(p));
+	CHECK_MSG(p->entries[0].weight == 35, "merged weight %llu", (unsigned long long)p->entries[0].weight);
 	/* interning: equal strings are one pointer */
-	CHECK(p->entries[0].stack.frames[0].file == p->entries[1].stack.frames[0].file, "not interned");
+	CHECK_MSG(p->entries[0].stack.frames[0].file == p->entries[1].stack.frames[0].file, "not interned");
 }
 
 static void test_json(const struct profile *p)
 {
 	char *text = render(report_json, p, NULL);
 	cJSON *root = text ? cJSON_Parse(text) : NULL;
-	CHECK(root, "json report does not parse");
+	CHECK_MSG(root, "json report does not parse");
 	if (!root) {
 		free(text);
 		return;
@@ -216,17 +214,17 @@ static void test_json(const struct profile *p)
 	static const char *const keys[] = { "format", "version", "run", "total_samples", "focus",
 					    "distinct_paths", "paths", "top_self", "top_total", "threads" };
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-		CHECK(cJSON_HasObjectItem(root, keys[i]), "json lacks \"%s\"", keys[i]);
+		CHECK_MSG(cJSON_HasObjectItem(root, keys[i]), "json lacks \"%s\"", keys[i]);
 	const cJSON *paths = cJSON_GetObjectItem(root, "paths");
 	const cJSON *first = cJSON_GetArrayItem(paths, 0);
-	CHECK(cJSON_GetArraySize(paths) == 5, "json paths: %d", cJSON_GetArraySize(paths));
-	CHECK(cJSON_GetObjectItem(first, "samples")->valuedouble == 35, "json #1 samples");
+	CHECK_MSG(cJSON_GetArraySize(paths) == 5, "json paths: %d", cJSON_GetArraySize(paths));
+	CHECK_MSG(cJSON_GetObjectItem(first, "samples")->valuedouble == 35, "json #1 samples");
 	const cJSON *frames = cJSON_GetObjectItem(first, "frames");
 	const cJSON *leaf = cJSON_GetArrayItem(frames, cJSON_GetArraySize(frames) - 1);
-	CHECK(strcmp(cJSON_GetObjectItem(leaf, "function")->valuestring, "sled::tree::below_leaf") == 0,
+	CHECK_MSG(strcmp(cJSON_GetObjectItem(leaf, "function")->valuestring, "sled::tree::below_leaf") == 0,
 	      "json #1 leaf");
-	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(leaf, "inlined")), "json leaf inlined");
-	CHECK(cJSON_GetObjectItem(leaf, "self_share")->valuedouble == 65, "json leaf self share");
+	CHECK_MSG(cJSON_IsTrue(cJSON_GetObjectItem(leaf, "inlined")), "json leaf inlined");
+	CHECK_MSG(cJSON_GetObjectItem(leaf, "self_share")->valuedouble == 65, "json leaf self share");
 	const cJSON *run = cJSON_GetObjectItem(root, "run");
 	static const char *const run_keys[] = {
 		"exe", "build_id", "pid", "command_line", "threads", "frequency_asked_hz",
@@ -235,9 +233,9 @@ static void test_json(const struct profile *p)
 		"stopped_pct", "stop_median_ms", "stop_p99_ms", "notes", "walker", "stop_mode", "version", "start_time",
 	};
 	for (size_t i = 0; i < sizeof run_keys / sizeof run_keys[0]; i++)
-		CHECK(cJSON_HasObjectItem(run, run_keys[i]), "json run lacks \"%s\"", run_keys[i]);
+		CHECK_MSG(cJSON_HasObjectItem(run, run_keys[i]), "json run lacks \"%s\"", run_keys[i]);
 	const cJSON *t0 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "threads"), 0);
-	CHECK(strcmp(cJSON_GetObjectItem(t0, "name")->valuestring, "insert-worker") == 0, "json thread 0");
+	CHECK_MSG(strcmp(cJSON_GetObjectItem(t0, "name")->valuestring, "insert-worker") == 0, "json thread 0");
 	cJSON_Delete(root);
 	free(text);
 
@@ -247,8 +245,8 @@ static void test_json(const struct profile *p)
 	text = render(report_json, p, &o);
 	root = text ? cJSON_Parse(text) : NULL;
 	const cJSON *focus = root ? cJSON_GetObjectItem(root, "focus") : NULL;
-	CHECK(focus && cJSON_GetObjectItem(focus, "kept_samples")->valuedouble == 15, "json focus");
-	CHECK(root && cJSON_GetObjectItem(root, "total_samples")->valuedouble == 100, "json focus total");
+	CHECK_MSG(focus && cJSON_GetObjectItem(focus, "kept_samples")->valuedouble == 15, "json focus");
+	CHECK_MSG(root && cJSON_GetObjectItem(root, "total_samples")->valuedouble == 100, "json focus total");
 	cJSON_Delete(root);
 	free(text);
 }
@@ -260,29 +258,29 @@ static void test_bad_focus(const struct profile *p)
 	report_options_init(&o);
 	o.focus = "(unclosed";
 	FILE *out = fopen("/dev/null", "w");
-	CHECK(report_text(p, out, &o, &e) < 0 && strstr(e.msg, "focus regex"), "bad focus: %s", e.msg);
+	CHECK_MSG(report_text(p, out, &o, &e) < 0 && strstr(e.msg, "focus regex"), "bad focus: %s", e.msg);
 	fclose(out);
 }
 
 static void test_svg(const struct profile *p, const struct profile *esc)
 {
 	char *svg = render(report_svg, p, NULL);
-	CHECK(svg && strstr(svg, "<svg id=\"xgp-svg\""), "svg root");
-	CHECK(svg && strstr(svg, "data-n=\"sled::tree::Tree&lt;K,V&gt;::view_for_key\""), "svg escapes names");
-	CHECK(svg && strstr(svg, "data-l=\"@SRCDIR@/tests/report/sled_tree.rs:39\""), "svg location");
-	CHECK(svg && strstr(svg, "class=\"f inl\""), "svg marks inlined frames");
+	CHECK_MSG(svg && strstr(svg, "<svg id=\"xgp-svg\""), "svg root");
+	CHECK_MSG(svg && strstr(svg, "data-n=\"sled::tree::Tree&lt;K,V&gt;::view_for_key\""), "svg escapes names");
+	CHECK_MSG(svg && strstr(svg, "data-l=\"@SRCDIR@/tests/report/sled_tree.rs:39\""), "svg location");
+	CHECK_MSG(svg && strstr(svg, "class=\"f inl\""), "svg marks inlined frames");
 	const char *ns = svg ? strstr(svg, "http://") : NULL;
-	CHECK(ns && !strstr(ns + 1, "http://") && !strstr(svg, "https://"),
+	CHECK_MSG(ns && !strstr(ns + 1, "http://") && !strstr(svg, "https://"),
 	      "svg must name only the SVG namespace, no URL");
-	CHECK(svg && !strstr(svg, "href"), "svg must not reference external resources");
+	CHECK_MSG(svg && !strstr(svg, "href"), "svg must not reference external resources");
 	char *again = render(report_svg, p, NULL);
-	CHECK(svg && again && strcmp(svg, again) == 0, "svg is not deterministic");
+	CHECK_MSG(svg && again && strcmp(svg, again) == 0, "svg is not deterministic");
 	free(again);
 	free(svg);
 	svg = render(report_svg, esc, NULL);
-	CHECK(svg && strstr(svg, "&lt;&amp;&apos;static str as core::fmt::Display&gt;::fmt"), "svg escaping");
-	CHECK(svg && strstr(svg, "/src/&quot;q&quot;&amp;&lt;t&gt;.rs:7"), "svg escapes paths");
-	CHECK(svg && !strstr(svg, "<&"), "svg has a raw <&");
+	CHECK_MSG(svg && strstr(svg, "&lt;&amp;&apos;static str as core::fmt::Display&gt;::fmt"), "svg escaping");
+	CHECK_MSG(svg && strstr(svg, "/src/&quot;q&quot;&amp;&lt;t&gt;.rs:7"), "svg escapes paths");
+	CHECK_MSG(svg && !strstr(svg, "<&"), "svg has a raw <&");
 	free(svg);
 }
 
@@ -318,7 +316,5 @@ int main(int argc, char **argv)
 	test_svg(p, esc);
 	profile_free(p);
 	profile_free(esc);
-	if (failures)
-		fprintf(stderr, "%d check(s) failed\n", failures);
-	return failures ? 1 : 0;
+	return test_exit_code();
 }

@@ -6,10 +6,8 @@
 
 #include <stdio.h>
 #include <string.h>
+#include "check.h"
 
-static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
 
 int main(void)
 {
@@ -28,11 +26,11 @@ int main(void)
 	k[0].s = "main";
 	map_update(m, k, 0, NULL);
 	struct profile *p = profile_new();
-	CHECK(profile_add_map(p, m, &e) == 0, "add: %s", e.msg);
-	CHECK(p->nentries == 2, "entries %zu", p->nentries);
-	CHECK(p->nentries == 2 && strcmp(p->entries[0].thread_name, "worker") == 0 &&
+	CHECK_MSG(profile_add_map(p, m, &e) == 0, "add: %s", e.msg);
+	CHECK_MSG(p->nentries == 2, "entries %zu", p->nentries);
+	CHECK_MSG(p->nentries == 2 && strcmp(p->entries[0].thread_name, "worker") == 0 &&
 	      p->entries[0].weight == 3 && p->entries[0].stack.nframes == 2, "worker entry");
-	CHECK(p->nentries == 2 && p->entries[1].weight == 1, "main entry");
+	CHECK_MSG(p->nentries == 2 && p->entries[1].weight == 1, "main entry");
 	profile_free(p);
 	map_free(m);
 
@@ -42,9 +40,9 @@ int main(void)
 	map_update(m, k2, 5, NULL);
 	map_update(m, k2, 6, NULL);
 	p = profile_new();
-	CHECK(profile_add_map(p, m, &e) == 0, "add sum: %s", e.msg);
-	CHECK(p->nentries == 1 && p->entries[0].weight == 11, "sum weight");
-	CHECK(p->nentries == 1 && p->entries[0].stack.nframes == 3 &&
+	CHECK_MSG(profile_add_map(p, m, &e) == 0, "add sum: %s", e.msg);
+	CHECK_MSG(p->nentries == 1 && p->entries[0].weight == 11, "sum weight");
+	CHECK_MSG(p->nentries == 1 && p->entries[0].stack.nframes == 3 &&
 	      strcmp(p->entries[0].stack.frames[2].function, "42") == 0 && !p->entries[0].thread_name,
 	      "pid pseudo-frame at the root");
 	profile_free(p);
@@ -55,13 +53,13 @@ int main(void)
 	struct map_key k3 = { .type = MAP_KEY_STR, .s = "x" };
 	map_update(m, &k3, 0, NULL);
 	p = profile_new();
-	CHECK(profile_add_map(p, m, &e) < 0 && strstr(e.msg, "stack key"), "no stack key: %s", e.msg);
+	CHECK_MSG(profile_add_map(p, m, &e) < 0 && strstr(e.msg, "stack key"), "no stack key: %s", e.msg);
 	map_free(m);
 	m = map_new("lat", MAP_AGG_HIST, 1, 0, 0, 0, 0);
 	struct map_key k4 = { .type = MAP_KEY_STACK, .stack = &s };
 	map_update(m, &k4, 100, NULL);
-	CHECK(profile_add_map(p, m, &e) < 0 && strstr(e.msg, "weigh"), "hist: %s", e.msg);
+	CHECK_MSG(profile_add_map(p, m, &e) < 0 && strstr(e.msg, "weigh"), "hist: %s", e.msg);
 	map_free(m);
 	profile_free(p);
-	return failures ? 1 : 0;
+	return test_exit_code();
 }

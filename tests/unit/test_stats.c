@@ -5,14 +5,14 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "check.h"
 
-static int failures;
 
 static void is(const char *what, double got, double want)
 {
 	if (!(got == want || (isnan(got) && isnan(want)))) {
 		fprintf(stderr, "FAIL %s: got %g, want %g\n", what, got, want);
-		failures++;
+		test_failures++;
 	}
 }
 
@@ -44,7 +44,7 @@ int main(void)
 	for (int i = 0; i < 100; i++)
 		if (hundred[i] != i + 1) {
 			fprintf(stderr, "FAIL sort: [%d] = %g\n", i, hundred[i]);
-			failures++;
+			test_failures++;
 			break;
 		}
 	is("1..100, p1", stats_percentile_sorted(hundred, 100, 1), 1);
@@ -71,16 +71,14 @@ int main(void)
 			double q = stats_percentile_sorted(v, n, p);
 			if (q < last) {
 				fprintf(stderr, "FAIL n=%zu: p%d = %g below p%d = %g\n", n, p, q, p - 1, last);
-				failures++;
+				test_failures++;
 			}
 			last = q;
 		}
 		if (stats_percentile_sorted(v, n, 99) < stats_percentile_sorted(v, n, 50)) {
 			fprintf(stderr, "FAIL n=%zu: p99 below the median\n", n);
-			failures++;
+			test_failures++;
 		}
 	}
-	if (failures)
-		fprintf(stderr, "%d failure(s)\n", failures);
-	return failures ? 1 : 0;
+	return test_exit_code();
 }

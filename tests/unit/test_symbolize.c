@@ -20,12 +20,9 @@
 #include <unistd.h>
 
 #include "symbols/symbolize.h"
+#include "check.h"
 
-static int failures;
 
-#define CHECK(cond) do { if (!(cond)) { \
-	fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-	failures++; } } while (0)
 
 #define MAXF 64
 
@@ -200,7 +197,7 @@ static void check_c_fixture(const char *bin, const char *src)
 	struct symbolizer *sym = symbolizer_new_file(bin, &err);
 	if (!sym) {
 		fprintf(stderr, "%s\n", err.msg);
-		failures++;
+		test_failures++;
 		return;
 	}
 	int leaf_shift = marker_line(src, "leaf-shift");
@@ -240,7 +237,7 @@ static void check_c_fixture(const char *bin, const char *src)
 			if (n == 0 || strcmp(f[n - 1].function, outer_fns[k]) != 0 || f[n - 1].inlined) {
 				fprintf(stderr, "0x%" PRIx64 " not in %s:\n", pc, outer_fns[k]);
 				dump(f, n);
-				failures++;
+				test_failures++;
 				continue;
 			}
 			bool leaf_ok = strcmp(f[0].function, "mix_leaf") == 0 && f[0].inlined &&
@@ -317,7 +314,7 @@ static void check_rust_fixture(const char *bin, const char *src)
 	struct symbolizer *sym = symbolizer_new_file(bin, &err);
 	if (!sym) {
 		fprintf(stderr, "%s\n", err.msg);
-		failures++;
+		test_failures++;
 		return;
 	}
 	int leaf = marker_line(src, "leaf-mix");
@@ -351,7 +348,7 @@ static void check_rust_fixture(const char *bin, const char *src)
 		else if (n >= 1 && !ends_with(f[0].function, "::leaf_mix")) {
 			fprintf(stderr, "unexpected leaf at 0x%" PRIx64 ":\n", addrs[i]);
 			dump(f, n);
-			failures++;
+			test_failures++;
 		}
 	}
 	CHECK(chains >= 2);    /* both monomorphizations of outer */
@@ -392,7 +389,7 @@ static void check_fallbacks(const char *bin)
 	char dir[] = "/tmp/xgdbprof-symfb-XXXXXX";
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");
-		failures++;
+		test_failures++;
 		return;
 	}
 	struct xerr err;
@@ -459,7 +456,7 @@ static void check_dynsym(void)
 {
 	char dir[] = "/tmp/xgdbprof-symdyn-XXXXXX";
 	if (!mkdtemp(dir)) {
-		failures++;
+		test_failures++;
 		return;
 	}
 	char *src = path_join(dir, "lib.c");
@@ -516,8 +513,8 @@ int main(int argc, char **argv)
 	free(rbin);
 	free(csrc);
 	free(rsrc);
-	if (failures) {
-		fprintf(stderr, "%d failure(s)\n", failures);
+	if (test_failures) {
+		fprintf(stderr, "%d failure(s)\n", test_failures);
 		return 1;
 	}
 	printf("symbolize: all checks passed\n");

@@ -18,12 +18,9 @@
 #include <unistd.h>
 
 #include "symbols/symbolize.h"
+#include "check.h"
 
-static int failures;
 
-#define CHECK(cond) do { if (!(cond)) { \
-	fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-	failures++; } } while (0)
 
 struct mapping {
 	uint64_t start;
@@ -242,8 +239,8 @@ int main(void)
 
 	struct symbolizer *none = symbolizer_new_pid(pid, &err);
 	CHECK(none == NULL && strstr(err.msg, "/proc/") != NULL);
-	if (failures) {
-		fprintf(stderr, "%d failure(s)\n", failures);
+	if (test_failures) {
+		fprintf(stderr, "%d failure(s)\n", test_failures);
 		return 1;
 	}
 	printf("symbolize live: all checks passed\n");

@@ -7,12 +7,9 @@
 #include <unistd.h>
 
 #include "symbols/source_map.h"
+#include "check.h"
 
-static int failures;
 
-#define CHECK(cond) do { if (!(cond)) { \
-	fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-	failures++; } } while (0)
 
 static void expect_map(struct source_map *m, const char *in, const char *want)
 {
@@ -20,7 +17,7 @@ static void expect_map(struct source_map *m, const char *in, const char *want)
 	if ((got == NULL) != (want == NULL) || (got && strcmp(got, want) != 0)) {
 		fprintf(stderr, "map(%s): got %s, want %s\n", in, got ? got : "(none)",
 			want ? want : "(none)");
-		failures++;
+		test_failures++;
 	}
 	free(got);
 }
@@ -150,8 +147,8 @@ int main(void)
 {
 	test_rules();
 	test_rust_src();
-	if (failures) {
-		fprintf(stderr, "%d failure(s)\n", failures);
+	if (test_failures) {
+		fprintf(stderr, "%d failure(s)\n", test_failures);
 		return 1;
 	}
 	printf("source_map: all checks passed\n");

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "check.h"
 
-static int failures;
 
 static char *render(const char *s, int form)
 {
@@ -26,7 +26,7 @@ static void expect(const char *in, int form, const char *want)
 {
 	char *got = render(in, form);
 	if (strcmp(got, want) != 0) {
-		failures++;
+		test_failures++;
 		fprintf(stderr, "FAIL form %d: got \"%s\", want \"%s\"\n", form, got, want);
 	}
 	free(got);
@@ -69,21 +69,19 @@ int main(void)
 	char buf[8];
 	size_t n = text_escape(buf, sizeof buf, "ab\x1b\x1b");
 	if (n != 10 || strcmp(buf, "ab\\x1b")) {
-		failures++;
+		test_failures++;
 		fprintf(stderr, "FAIL text_escape: %zu \"%s\"\n", n, buf);
 	}
 	n = text_escape(buf, sizeof buf, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
 	if (n != 8 || strcmp(buf, "\xc3\xa9\xc3\xa9\xc3\xa9")) {
-		failures++;
+		test_failures++;
 		fprintf(stderr, "FAIL text_escape utf-8 cut: %zu \"%s\"\n", n, buf);
 	}
 	char *dup = text_escape_dup("x\ny");
 	if (!dup || strcmp(dup, "x\\x0ay")) {
-		failures++;
+		test_failures++;
 		fprintf(stderr, "FAIL text_escape_dup: %s\n", dup ? dup : "(null)");
 	}
 	free(dup);
-	if (failures)
-		fprintf(stderr, "%d failure(s)\n", failures);
-	return failures ? 1 : 0;
+	return test_exit_code();
 }

@@ -14,10 +14,9 @@
 #include <sys/wait.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include "check.h"
 
-static int failures;
 
-#define CHECK(cond) do { if (!(cond)) { fprintf(stderr, "%s:%d: FAIL %s\n", __FILE__, __LINE__, #cond); failures++; } } while (0)
 
 static void key_is(const char *name, const char *want)
 {
@@ -25,7 +24,7 @@ static void key_is(const char *name, const char *want)
 	tracer_name_key(name, key, sizeof key);
 	if (strcmp(key, want) != 0) {
 		fprintf(stderr, "FAIL key(%s) = '%s', want '%s'\n", name, key, want);
-		failures++;
+		test_failures++;
 	}
 }
 
@@ -175,7 +174,5 @@ int main(void)
 	test_restore();
 	test_stop_clock(false);
 	test_stop_clock(true);
-	if (failures)
-		fprintf(stderr, "%d failure(s)\n", failures);
-	return failures ? 1 : 0;
+	return test_exit_code();
 }

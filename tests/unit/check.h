@@ -1,12 +1,18 @@
-/* test_mi.h — tiny assertion helpers shared by the mi/ unit tests.
- * A failed CHECK prints file:line and the expression, counts the failure and
- * continues, so one run reports every broken expectation; main returns
- * test_exit_code(). */
-#ifndef TEST_MI_H
-#define TEST_MI_H
+/* check.h — the assertions every unit test shares.
+ *
+ * A failed check prints file:line and what failed, counts the failure and
+ * goes on, so one run reports every broken expectation; main returns
+ * test_exit_code(). CHECK_MSG adds a printf-style explanation. A test that
+ * cannot run here (no root, a tool missing) returns TEST_SKIP, which
+ * automake reports as SKIP with the reason printed before it.
+ */
+#ifndef TEST_CHECK_H
+#define TEST_CHECK_H
 
 #include <stdio.h>
 #include <string.h>
+
+#define TEST_SKIP 77
 
 static int test_failures;
 
@@ -14,6 +20,16 @@ static int test_failures;
 	do {                                                                         \
 		if (!(cond)) {                                                       \
 			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+			test_failures++;                                             \
+		}                                                                    \
+	} while (0)
+
+#define CHECK_MSG(cond, ...)                                                         \
+	do {                                                                         \
+		if (!(cond)) {                                                       \
+			fprintf(stderr, "%s:%d: check failed: ", __FILE__, __LINE__);    \
+			fprintf(stderr, __VA_ARGS__);                                \
+			fputc('\n', stderr);                                         \
 			test_failures++;                                             \
 		}                                                                    \
 	} while (0)

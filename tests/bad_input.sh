@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Bad input: one clear line naming the fix, and a non-zero exit.
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
+require_attach
 
 expect_error() {   # expect_error "what" STATUS PATTERN command...
 	local what=$1 want_status=$2 pattern=$3; shift 3

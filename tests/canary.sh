@@ -3,6 +3,7 @@
 # kind of harm a plain gdb injects: rewritten registers, a changed code byte,
 # a tracer still attached, a child killed, an int3 left in ld.so's hooks.
 . "$TOP_SRCDIR/tests/lib.sh"
+require_attach
 . "$TOP_SRCDIR/tests/harm_check.sh"
 CODECHECK=$TOP_BUILDDIR/tests/unit/test_tracer_codecheck
 GDB_BATCH="timeout 30 gdb -nx -q -batch"

@@ -2,6 +2,7 @@
 # xgdbprof dump: every thread with names, states and frames; the target
 # continues untouched; --json is well-formed and says the same.
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
+require_attach
 
 "$FIXTURES/cache-service" 60 --progress "$TMP/demo.progress" >/dev/null &
 DEMO=$!

@@ -10,6 +10,7 @@
 #    clean;
 #  - a target in state T: nothing is run, it stays in T, exit status 2.
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
+require_attach
 CODECHECK=$TOP_BUILDDIR/tests/unit/test_tracer_codecheck
 PROBE='function "hot_step" { @c = count(); }'
 

@@ -10,6 +10,7 @@
 # libraries; a frozen gdb must be given up within seconds, not left holding
 # the target for the command timeout (15 s).
 . "$TOP_SRCDIR/tests/lib.sh"
+require_attach
 CODECHECK=$TOP_BUILDDIR/tests/unit/test_tracer_codecheck
 PLUGIN=$FIXTURES/libdlopen_plugin.so
 

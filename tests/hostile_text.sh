@@ -4,6 +4,7 @@
 # raw: every text output shows them as \xNN, every JSON output is strict
 # UTF-8 and gives the controls back exactly (docs/reports.md, "Hostile text").
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
+require_attach
 
 # clean FILE [json]: no C0 control but newline and tab, no DEL, no C1 control,
 # strict UTF-8; with json, also a JSON document.

@@ -14,6 +14,20 @@ cleanup_test() {
 }
 trap cleanup_test EXIT
 
+# A test that cannot run here says why and exits 77, which automake
+# reports as SKIP (not as a failure, nor as a pass).
+skip_test() { echo "SKIP: $*"; exit 77; }
+# require_tool NAME PACKAGE: skips unless NAME is on PATH.
+require_tool() { command -v "$1" >/dev/null 2>&1 || skip_test "$1 is not installed (Debian: apt-get install $2)"; }
+# Tests that attach to processes they did not start as gdb's children need
+# ptrace rights: root, or Yama's ptrace_scope 0.
+require_attach() {
+	local scope
+	scope=$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)
+	[ "$(id -u)" = 0 ] || [ "$scope" = 0 ] ||
+		skip_test "attaching needs root or kernel.yama.ptrace_scope=0 (it is $scope); run as root, or sysctl -w kernel.yama.ptrace_scope=0"
+	require_tool gdb gdb
+}
 ok() { echo "ok - $*"; }
 not_ok() { echo "not ok - $*"; TEST_FAILURES=$((TEST_FAILURES + 1)); }
 check() {   # check "description" command...; returns the command's success

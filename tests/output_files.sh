@@ -3,6 +3,7 @@
 # new temporary file renamed over its name), and a bad -o is refused with
 # exit status 2 before the target is touched (docs/reports.md, "Output files").
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
+require_attach
 umask 022
 start_counter
 tracer_of() { sed -n 's/^TracerPid:[[:space:]]*//p' "/proc/$1/status"; }

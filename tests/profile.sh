@@ -3,6 +3,7 @@
 # Rust cache service, a C program with a known 3:1 split, an off-CPU wait
 # site, the saved profile re-rendered offline, and the flame graph.
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
+require_attach
 
 marker_line() {   # marker_line FILE MARKER -> line number of "LINE: MARKER"
 	grep -n "LINE: $2\( \|\$\)" "$1" | cut -d: -f1

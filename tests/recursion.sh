@@ -3,6 +3,7 @@
 # true`: gdb's unwinder) and in tracing: a recursive function returns to the
 # same pc in every frame, and only inline frames at one pc may be folded.
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
+require_attach
 
 PROGRESS=$TMP/progress
 "$FIXTURES/recurse" "$PROGRESS" 10 &

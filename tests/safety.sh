@@ -3,6 +3,7 @@
 # moment, the target ends up running (not in state T/t), detached, and still
 # making progress.
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
+require_attach
 
 start_counter
 

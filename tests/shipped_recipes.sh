@@ -2,6 +2,7 @@
 # The shipped tracing recipes, run as a user would (--recipe NAME), end to end
 # on fixtures: panic, sled-insert, func-latency. (syscalls: trace_syscalls.sh.)
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
+require_attach
 
 go_when_attached() {   # go_when_attached ERRFILE GOFILE: release a fixture once probes are in
 	( for i in $(seq 1 400); do grep -q "attached" "$1" 2>/dev/null && break; sleep 0.05; done; touch "$2" ) &

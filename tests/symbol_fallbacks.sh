@@ -5,6 +5,7 @@
 # outermost frame, and a note says which /proc fallback was read. A stripped
 # file gets a note saying so instead.
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
+require_attach
 
 start() {   # start PROGRESS COMMAND...: runs COMMAND, waits for PROGRESS; sets PID
 	local progress=$1; shift

@@ -20,8 +20,8 @@ set -u
 DRIVER=$TOP_BUILDDIR/tests/unit/test_symbolize
 for tool in addr2line objdump rustfilt; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
-		echo "symbolize_vs_addr2line: $tool is required (Debian: binutils, rustfilt)" >&2
-		exit 1
+		echo "SKIP: symbolize_vs_addr2line needs $tool (Debian: apt-get install binutils rustfilt)"
+		exit 77
 	fi
 done
 

@@ -5,6 +5,7 @@
 # almost all the time. Ranges are wide (a loaded 2-CPU machine); what must
 # not happen is xgdbprof counting less than the thread was really stopped.
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
+require_attach
 
 # Summed "on CPU" and "waiting for a CPU" ns of the fixture's threads, and
 # our wall clock, read together.

@@ -1,6 +1,7 @@
 # trace_panic.sh — every Rust panic, caught or not, with its exact message
 # and file:line:col (the fixture prints what std will report).
 . "$TOP_SRCDIR/tests/lib.sh"
+require_attach
 GO=$TMP/go
 ( for i in $(seq 1 400); do grep -q "attached" "$TMP/err" 2>/dev/null && break; sleep 0.05; done; touch "$GO" ) &
 "$XGDBPROF" -o "$TMP/out" -e 'panic { printf("PANIC %s | %s | %s\n", panic.location, panic.message, thread.name); }' \

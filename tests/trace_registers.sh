@@ -11,6 +11,7 @@
 # Oracles: the program's own check after every call, and a plain gdb
 # reading the registers of the workers after xgdbprof has left.
 . "$TOP_SRCDIR/tests/lib.sh"
+require_attach
 
 # Plain gdb stops the program once and prints, for each thread stopped in
 # the assembly loop, "pc rcx rdx rsi r8 r9 r10 r11" (the loop's bounds

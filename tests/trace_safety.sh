@@ -2,6 +2,7 @@
 # the target running with its code bytes equal to the file; SIGTERM to
 # xgdbprof mid-trace removes the breakpoints and still writes the report.
 . "$TOP_SRCDIR/tests/lib.sh"
+require_attach
 CODECHECK=$TOP_BUILDDIR/tests/unit/test_tracer_codecheck
 
 wait_attached() { for i in $(seq 1 400); do grep -q "attached" "$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }

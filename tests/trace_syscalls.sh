@@ -1,6 +1,7 @@
 # trace_syscalls.sh — the syscalls recipe counts a fixture's write(2) calls
 # exactly (exact mode), with durations and results.
 . "$TOP_SRCDIR/tests/lib.sh"
+require_attach
 GO=$TMP/go
 { echo "set exact true"; cat "$TOP_SRCDIR/recipes/syscalls.recipe"; } >"$TMP/syscalls.recipe"
 ( for i in $(seq 1 400); do grep -q "attached" "$TMP/err" 2>/dev/null && break; sleep 0.05; done; touch "$GO" ) &

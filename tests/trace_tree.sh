@@ -1,6 +1,7 @@
 # trace_tree.sh — function/return probes on every instance of a generic
 # Rust function: exact counts, call sites, latency histogram.
 . "$TOP_SRCDIR/tests/lib.sh"
+require_attach
 GO=$TMP/go
 ( wait_for_file_any() { for i in $(seq 1 400); do grep -q "attached" "$TMP/err" 2>/dev/null && break; sleep 0.05; done; }; wait_for_file_any; touch "$GO" ) &
 "$XGDBPROF" -o "$TMP/out" -e 'set exact true

@@ -1,7 +1,13 @@
 /* recipe_run.c — test driver (not installed): runs a recipe against a text
  * file of synthetic events and prints what the recipe prints.
  *
- *   recipe_run [-D NAME=VALUE]... RECIPE EVENTS
+ *   recipe_run [--session] [-D NAME=VALUE]... RECIPE EVENTS
+ *
+ * --session renders report() and flamegraph() as a profiling session does
+ * (recipe_report_options, then the report/ renderers) instead of the
+ * built-ins: report() prints the text report; flamegraph() prints what the
+ * SVG draws, one line per row from the top, frames left to right with their
+ * samples, so a golden file shows the layout without the markup.
  *
  * One event per line, `#` comments; fields are key=value, values may be
  * "quoted". Stacks are written root first, frames separated by ';', each
@@ -23,6 +29,7 @@
  * Exit: 0 ok, 1 runtime error (message on stderr), 2 recipe errors.
  */
 #include "recipe/recipe.h"
+#include "report/report.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,11 +172,111 @@ static int lookup_arg(void *ctx, const char *name, struct recipe_value *out)
 	return -1;
 }
 
+static struct profile *session_profile(const struct map *m, struct xerr *e)
+{
+	struct profile *p = profile_new();
+	if (!p) {
+		xerr_set(e, "out of memory");
+		return NULL;
+	}
+	if (profile_add_map(p, m, e) < 0) {
+		profile_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static int session_report(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e)
+{
+	(void)ctx;
+	struct profile *p = session_profile(m, e);
+	if (!p)
+		return -1;
+	struct report_options ro;
+	recipe_report_options(o, &ro);
+	int rc = report_text(p, stdout, &ro, e);
+	profile_free(p);
+	return rc;
+}
+
+/* The text of attribute `name` in the tag at tag (up to its '>'), into buf. */
+static const char *svg_attr(const char *tag, const char *name, char *buf, size_t size)
+{
+	char key[32];
+	snprintf(key, sizeof key, " %s=\"", name);
+	const char *end = strchr(tag, '>'), *v = strstr(tag, key);
+	buf[0] = 0;
+	if (v && (!end || v < end)) {
+		v += strlen(key);
+		snprintf(buf, size, "%.*s", (int)strcspn(v, "\""), v);
+	}
+	return buf;
+}
+
+struct svg_box {
+	double x, y;
+	char text[160];
+};
+
+static int cmp_boxes(const void *a, const void *b)
+{
+	const struct svg_box *p = a, *q = b;
+	return p->y != q->y ? (p->y < q->y ? -1 : 1) : p->x < q->x ? -1 : p->x > q->x;
+}
+
+static int session_flamegraph(void *ctx, const struct map *m, const struct recipe_report_opts *o,
+			      struct xerr *e)
+{
+	(void)ctx;
+	struct profile *p = session_profile(m, e);
+	if (!p)
+		return -1;
+	struct report_options ro;
+	recipe_report_options(o, &ro);
+	char *svg = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&svg, &len);
+	int rc = mem ? report_svg(p, mem, &ro, e) : xerr_set(e, "out of memory");
+	if (mem)
+		fclose(mem);
+	profile_free(p);
+	size_t nboxes = 0;
+	struct svg_box *boxes = NULL;
+	for (const char *g = svg; rc == 0 && (g = strstr(g, "<g class=\"f")); g++) {
+		struct svg_box *grown = realloc(boxes, (nboxes + 1) * sizeof *boxes);
+		if (!grown)
+			break;
+		boxes = grown;
+		char name[128], w[32], num[32];
+		const char *rect = strstr(g, "<rect ");
+		boxes[nboxes].x = atof(svg_attr(rect, "x", num, sizeof num));
+		boxes[nboxes].y = atof(svg_attr(rect, "y", num, sizeof num));
+		snprintf(boxes[nboxes++].text, sizeof boxes->text, "%s %s", svg_attr(g, "data-n", name, sizeof name),
+			 svg_attr(g, "data-w", w, sizeof w));
+	}
+	if (rc == 0) {
+		const char *title = strstr(svg, "id=\"xgp-title\"");
+		title = title ? strchr(title, '>') + 1 : "";
+		printf("flamegraph %s: %.*s\n", o->path ? o->path : "(default file)",
+		       (int)strcspn(title, "<"), title);
+		qsort(boxes, nboxes, sizeof *boxes, cmp_boxes);
+		for (size_t i = 0; i < nboxes; i++)
+			printf("%s%s", i == 0 ? "  " : boxes[i].y != boxes[i - 1].y ? "\n  " : " | ",
+			       boxes[i].text);
+		printf("\n");
+	}
+	free(boxes);
+	free(svg);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct recipe_defines defs;
 	recipe_defines_init(&defs);
 	int i = 1;
+	bool session = i < argc && !strcmp(argv[i], "--session");
+	i += session;
 	for (; i < argc && !strncmp(argv[i], "-D", 2); i++) {
 		struct xerr e;
 		if (recipe_defines_add(&defs, argv[i] + 2, &e) < 0) {
@@ -178,7 +285,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (argc - i != 2) {
-		fprintf(stderr, "usage: recipe_run [-DNAME=VALUE]... RECIPE EVENTS\n");
+		fprintf(stderr, "usage: recipe_run [--session] [-DNAME=VALUE]... RECIPE EVENTS\n");
 		return 2;
 	}
 	struct diag_list diags;
@@ -195,7 +302,8 @@ int main(int argc, char **argv)
 		recipe_free(r);
 		return 2;
 	}
-	struct recipe_run *run = recipe_run_new(r, stdout, NULL);
+	struct recipe_report_sink sink = { .report = session_report, .flamegraph = session_flamegraph };
+	struct recipe_run *run = recipe_run_new(r, stdout, session ? &sink : NULL);
 	char line[8192];
 	int rc = 0;
 	bool ended = false;

@@ -5,7 +5,8 @@
 # and hides unrelated frames), resets, and searches (matched share). The
 # page writes its verdict into the DOM, which --dump-dom prints (the
 # script spells it so that its own source never matches the PASS pattern). The
-# standalone SVG is loaded too, to check its script runs there as well.
+# standalone SVG is loaded too, to check its script runs there as well. The
+# inverted graph (report --inverted) goes through the same.
 # Skips (77) when chromium is missing, except under CI=true where it fails.
 . "$TOP_SRCDIR/tests/lib.sh"
 
@@ -22,10 +23,14 @@ fi
 
 sed "s|@SRCDIR@|$TOP_SRCDIR|g" "$TOP_SRCDIR/tests/report/cache-service.profile.json" > "$TMP/profile.json"
 "$XGDBPROF" report --format svg -o "$TMP/flame.svg" "$TMP/profile.json" || { echo "not ok - svg"; exit 1; }
+"$XGDBPROF" report --format svg --inverted -o "$TMP/icicle.svg" "$TMP/profile.json" ||
+	{ echo "not ok - inverted svg"; exit 1; }
 
-{
+# page SVG CHECKS: an HTML page holding the SVG inline (without its XML
+# declaration) and the checks (a script body calling expect(ok, what)).
+page() {
 	echo '<!DOCTYPE html><html><head><meta charset="utf-8"><title>harness</title></head><body>'
-	sed 1d "$TMP/flame.svg"        # the SVG inline, without its XML declaration
+	sed 1d "$1"
 	cat <<'HTML'
 <pre id="verdict">VERDICT: NOT RUN</pre>
 <script>
@@ -33,6 +38,20 @@ sed "s|@SRCDIR@|$TOP_SRCDIR|g" "$TOP_SRCDIR/tests/report/cache-service.profile.j
   var problems = [];
   function expect(ok, what) { if (!ok) problems.push(what); }
   try {
+HTML
+	cat "$2"
+	cat <<'HTML'
+  } catch (err) {
+    problems.push('exception: ' + err);
+  }
+  document.getElementById('verdict').textContent =
+    'VERDICT: ' + (problems.length ? 'FAIL ' + problems.join('; ') : 'PA' + 'SS');
+})();
+</script></body></html>
+HTML
+}
+
+cat > "$TMP/plain.js" <<'JS'
     var frames = document.getElementsByClassName('f'), g = null, other = null;
     for (var i = 0; i < frames.length; i++) {
       var n = frames[i].getAttribute('data-n');
@@ -68,15 +87,52 @@ sed "s|@SRCDIR@|$TOP_SRCDIR|g" "$TOP_SRCDIR/tests/report/cache-service.profile.j
     window.xgp.search('Tree<K,V>::(insert|view_for_key)');
     matched = document.getElementById('xgp-matched').textContent;
     expect(matched.indexOf('Matched: 74.00%') === 0, 'nested matches count once: "' + matched + '"');
-  } catch (err) {
-    problems.push('exception: ' + err);
-  }
-  document.getElementById('verdict').textContent =
-    'VERDICT: ' + (problems.length ? 'FAIL ' + problems.join('; ') : 'PA' + 'SS');
-})();
-</script></body></html>
-HTML
-} > "$TMP/harness.html"
+JS
+page "$TMP/flame.svg" "$TMP/plain.js" > "$TMP/harness.html"
+
+# The inverted graph (an icicle merged leaf first): the hot leaf below_leaf
+# is one box on the first row under "all", with its callers beneath it; the
+# same hover, zoom, reset and search work on it.
+cat > "$TMP/icicle.js" <<'JS'
+    var frames = document.getElementsByClassName('f'), g = null, other = null, root = null, caller = null;
+    for (var i = 0; i < frames.length; i++) {
+      var n = frames[i].getAttribute('data-n'), d = frames[i].getAttribute('data-d');
+      if (d === '0') root = frames[i];
+      if (d === '1' && n === 'sled::tree::below_leaf') g = frames[i];
+      if (d === '1' && n === 'syscall') other = frames[i];
+      if (d === '2' && n === 'sled::tree::Tree<K,V>::view_for_key') caller = frames[i];
+    }
+    function y(f) { return +f.getElementsByTagName('rect')[0].getAttribute('y'); }
+    function box(f) { return f.getElementsByTagName('rect')[0].getBBox(); }
+    expect(document.getElementById('xgp-svg').getAttribute('data-ready') === 'yes', 'script did not run');
+    expect(root && g && other && caller, 'frames not found (leaf on row 1, its caller on row 2)');
+    expect(box(root).y < box(g).y && box(g).y < box(caller).y,
+           'not top down: all at ' + box(root).y + ', leaf at ' + box(g).y + ', caller at ' + box(caller).y);
+    expect(box(g).width > 100, 'leaf not rendered: bbox width ' + box(g).width);
+    g.dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+    var details = document.getElementById('xgp-details').textContent;
+    expect(details.indexOf('sled::tree::below_leaf') >= 0, 'hover: no function in "' + details + '"');
+    expect(details.indexOf('65 samples (65.00%)') >= 0, 'hover: no samples/share in "' + details + '"');
+    var rect = g.getElementsByTagName('rect')[0], w0 = +rect.getAttribute('width');
+    g.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+    expect(Math.abs(+rect.getAttribute('width') - 1180) < 0.5 && Math.abs(+rect.getAttribute('x') - 10) < 0.5,
+           'zoom: width ' + w0 + ' -> ' + rect.getAttribute('width'));
+    expect(other.classList.contains('hide'), 'zoom: unrelated leaf still shown');
+    expect(!caller.classList.contains('hide') && y(caller) > y(g), 'zoom: the caller beneath is gone');
+    expect(root.classList.contains('parent'), 'zoom: all is not shown as the parent');
+    document.getElementById('xgp-reset').dispatchEvent(new MouseEvent('click', { bubbles: true }));
+    expect(Math.abs(+rect.getAttribute('width') - w0) < 0.01, 'reset: width ' + rect.getAttribute('width'));
+    expect(!other.classList.contains('hide'), 'reset: frame still hidden');
+    window.xgp.search('below_leaf');
+    var matched = document.getElementById('xgp-matched').textContent;
+    expect(matched.indexOf('Matched: 65.00%') === 0, 'search: "' + matched + '"');
+    expect(document.getElementsByClassName('match').length === 1, 'search: ' +
+           document.getElementsByClassName('match').length + ' frames highlighted, want the one merged leaf');
+    window.xgp.search('Tree<K,V>::(insert|view_for_key)');
+    matched = document.getElementById('xgp-matched').textContent;
+    expect(matched.indexOf('Matched: 74.00%') === 0, 'nested matches count once: "' + matched + '"');
+JS
+page "$TMP/icicle.svg" "$TMP/icicle.js" > "$TMP/icicle.html"
 
 run_chromium() {
 	timeout 60 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
@@ -92,6 +148,15 @@ else
 	not_ok "flame graph in chromium: $(grep -o 'VERDICT:[^<]*' "$TMP/harness.dom" || tail -3 "$TMP/chromium.err")"
 fi
 
+run_chromium "file://$TMP/icicle.html" > "$TMP/icicle.dom"
+if grep -q 'VERDICT: PASS' "$TMP/icicle.dom"; then
+	ok "inverted flame graph in chromium: leaf on top, callers beneath, hover, click-zoom, reset, search"
+else
+	not_ok "inverted flame graph in chromium: $(grep -o 'VERDICT:[^<]*' "$TMP/icicle.dom" || tail -3 "$TMP/chromium.err")"
+fi
+
 run_chromium "file://$TMP/flame.svg" > "$TMP/svg.dom"
 check "standalone SVG: its script runs in chromium" grep -q 'data-ready="yes"' "$TMP/svg.dom"
+run_chromium "file://$TMP/icicle.svg" > "$TMP/icicle-svg.dom"
+check "standalone inverted SVG: its script runs in chromium" grep -q 'data-ready="yes"' "$TMP/icicle-svg.dom"
 finish

@@ -38,6 +38,9 @@ static void report_usage(FILE *out)
 	      "                          (repeatable; Rust std sources are found via rustc)\n"
 	      "      --full              text: show every frame of a path (no \"… N frames …\")\n"
 	      "      --thread-roots      svg/folded: thread name as the root frame\n"
+	      "      --inverted          svg: icicle graph of callers, stacks merged leaf\n"
+	      "                          first (leaf functions on the top row, their callers\n"
+	      "                          beneath); folded: frames leaf first\n"
 	      "      --inlined-suffix    folded: mark inlined frames with \"_[i]\" (inferno)\n"
 	      "      --color WHEN        auto (default: on a terminal without NO_COLOR),\n"
 	      "                          always, never\n"
@@ -67,6 +70,7 @@ int cmd_report(int argc, char **argv)
 		{ "full", no_argument, NULL, 'l' },
 		{ "thread-roots", no_argument, NULL, 't' },
 		{ "inlined-suffix", no_argument, NULL, 'i' },
+		{ "inverted", no_argument, NULL, 'I' },
 		{ "color", required_argument, NULL, 'C' },
 		{ "colour", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
@@ -106,6 +110,7 @@ int cmd_report(int argc, char **argv)
 		case 'l': ro.full_paths = true; break;
 		case 't': ro.thread_roots = true; break;
 		case 'i': ro.inlined_suffix = true; break;
+		case 'I': ro.inverted = true; break;
 		case 'C': color = optarg; break;
 		case 'h':
 			report_usage(stdout);
@@ -132,6 +137,8 @@ int cmd_report(int argc, char **argv)
 		rc = cli_usage_error("report", "--format is one of text, svg, folded, json");
 	if (rc == XGP_EXIT_OK && annotate && render != report_text)
 		rc = cli_usage_error("report", "--annotate goes with --format text");
+	if (rc == XGP_EXIT_OK && ro.inverted && render != report_svg && render != report_folded)
+		rc = cli_usage_error("report", "--inverted goes with --format svg or folded");
 	if (rc == XGP_EXIT_OK && strcmp(color, "auto") && strcmp(color, "always") && strcmp(color, "never"))
 		rc = cli_usage_error("report", "--color is auto, always or never");
 	if (rc == XGP_EXIT_OK && optind + 1 != argc)

@@ -140,9 +140,7 @@ static struct profile *profile_of_map(struct run_context *rc, const struct map *
 static void report_defaults(const struct run_context *rc, const struct recipe_report_opts *o,
 			    struct report_options *ro)
 {
-	report_options_init(ro);
-	ro->top = o && o->top > 0 ? (size_t)o->top : 0;
-	ro->title = o ? o->title : NULL;
+	recipe_report_options(o, ro);
 	ro->color = rc->stdout_tty && !getenv("NO_COLOR");
 	ro->source_map = rc->source_map;
 }

@@ -1,8 +1,11 @@
 /* profile_map.c — profile_add_map: a recipe map (`@[ustack] = count()`) into
  * a profile. Kept apart from profile.c so that tools which only read saved
- * profiles (`xgdbprof report`) do not link the recipe maps. */
+ * profiles (`xgdbprof report`) do not link the recipe maps. Also the
+ * options of a recipe's report call as renderer options. */
 #include "report/profile.h"
+#include "report/report.h"
 #include "recipe/maps.h"
+#include "recipe/recipe.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -85,4 +88,14 @@ int profile_add_map(struct profile *p, const struct map *m, struct xerr *e)
 	free(frames);
 	free(texts);
 	return rc;
+}
+
+void recipe_report_options(const struct recipe_report_opts *o, struct report_options *ro)
+{
+	report_options_init(ro);
+	if (!o)
+		return;
+	ro->top = o->top > 0 ? (size_t)o->top : 0;
+	ro->title = o->title;
+	ro->inverted = o->inverted;
 }

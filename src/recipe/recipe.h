@@ -138,8 +138,15 @@ struct recipe_report_opts {
 	int64_t top;          /* report: how many paths; 0 = default */
 	const char *title;    /* flamegraph/report title, or NULL */
 	const char *path;     /* output file for flamegraph/folded/json, or NULL = stdout */
-	bool inverted;        /* flamegraph: icicle graph */
+	bool inverted;        /* flamegraph: icicle graph of callers, merged leaf first */
 };
+
+/* The renderer options a report call asks for (top, title, inverted) over
+ * the defaults (report_options_init): what a session's sink renders with,
+ * so that every option the checker accepts reaches the renderer. o may be
+ * NULL. */
+struct report_options;
+void recipe_report_options(const struct recipe_report_opts *o, struct report_options *ro);
 
 /* How report calls reach the session. Each callback returns 0 or -1 with e
  * filled. A NULL callback selects the built-in behaviour: report prints the

@@ -70,7 +70,10 @@ static const char *const action_names[] = {
 	"print", "printf", "clear", "exit", "report", "flamegraph", "folded", "json", NULL,
 };
 
-static const char *const report_option_names[] = {"top", "title", "inverted", NULL};
+/* The name=value options each call hands to its renderer; one a call would
+ * ignore is refused (docs/recipes.md, "Reports"). */
+static const char *const report_option_names[] = {"top", "title", NULL};
+static const char *const flamegraph_option_names[] = {"title", "inverted", NULL};
 
 struct var {
 	char *name;
@@ -651,20 +654,24 @@ static void check_call_stmt(struct checker *c, struct stmt *s)
 		return;
 	}
 	s->action = action;
-	if (s->nnamed && action != A_REPORT && action != A_FLAMEGRAPH)
+	bool flame = action == A_FLAMEGRAPH;
+	const char *const *accepted = flame ? flamegraph_option_names
+				    : action == A_REPORT ? report_option_names : NULL;
+	if (s->nnamed && !accepted)
 		ERR(c, s->named[0].loc, "%s() takes no name=value options", call->s);
-	for (size_t i = 0; i < s->nnamed; i++) {
+	for (size_t i = 0; accepted && i < s->nnamed; i++) {
 		struct named_arg *na = &s->named[i];
 		enum type want = !strcmp(na->name, "title") ? T_STR : T_INT;
 		bool known = false;
-		for (size_t k = 0; report_option_names[k]; k++)
-			known |= !strcmp(report_option_names[k], na->name);
+		for (size_t k = 0; accepted[k]; k++)
+			known |= !strcmp(accepted[k], na->name);
 		if (!known) {
-			const char *dym = diag_did_you_mean(na->name, report_option_names);
+			const char *dym = diag_did_you_mean(na->name, accepted);
 			if (dym)
 				ERR(c, na->loc, "unknown option '%s'; did you mean '%s'?", na->name, dym);
 			else
-				ERR(c, na->loc, "unknown option '%s': options are top, title, inverted", na->name);
+				ERR(c, na->loc, "%s() has no option '%s': its options are %s", call->s, na->name,
+				    flame ? "title, inverted" : "top, title");
 			continue;
 		}
 		need_type(c, na->value, want, "this option");

@@ -31,8 +31,10 @@ struct report_options {
 	size_t width;            /* terminal columns for the tables; 0 = no truncation */
 	bool full_paths;         /* text: never elide the middle of a path */
 	bool thread_roots;       /* svg/folded: thread name as the root frame */
+	bool inverted;           /* svg: merge stacks leaf first and draw them top down
+				  * (an icicle of callers); folded: frames leaf first */
 	bool inlined_suffix;     /* folded: mark inlined frames with inferno's "_[i]" */
-	const char *title;       /* svg title; NULL = "xgdbprof: <exe>" */
+	const char *title;       /* svg title; NULL = "xgdbprof: <exe>"; text: a first line */
 	size_t annotate_functions; /* annotate: how many functions; 0 = 5 */
 	struct source_map *source_map; /* annotate: path rewriting, or NULL */
 };

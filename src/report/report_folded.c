@@ -1,5 +1,6 @@
 /* report_folded.c — folded stacks ("root;...;leaf N"), the input format of
- * FlameGraph, inferno and Pyroscope. */
+ * FlameGraph, inferno and Pyroscope; inverted, "leaf;...;root N" (what
+ * FlameGraph's stackcollapse output becomes under --reverse). */
 #include "report/report.h"
 #include "report/report_model.h"
 #include "util/output_file.h"
@@ -62,7 +63,9 @@ int report_folded(const struct profile *p, FILE *out, const struct report_option
 			put_frame(buf, en->thread_name ? en->thread_name : "(?)", false, false);
 			first = false;
 		}
-		for (size_t f = en->stack.nframes; f-- > 0;) {
+		/* frames[0] is the leaf; inverted lines start with it */
+		for (size_t k = 0; k < en->stack.nframes; k++) {
+			size_t f = o->inverted ? k : en->stack.nframes - 1 - k;
 			if (!first)
 				putc(';', buf);
 			first = false;

@@ -2,7 +2,9 @@
  * resources; hover shows function, path:line, samples and share; click
  * zooms; a regex search highlights matches and shows the matched share.
  * Root at the bottom, children sorted by name like FlameGraph, so the output
- * is deterministic. */
+ * is deterministic. Inverted (o->inverted) is FlameGraph's --reverse
+ * --inverted: stacks merged leaf first and drawn top down, so the top row
+ * holds the leaf functions and each one's callers hang beneath it. */
 #include "report/report.h"
 #include "util/hash.h"
 #include "report/report_model.h"
@@ -184,6 +186,7 @@ struct svg_ctx {
 	uint64_t total;           /* all samples, the base of every share */
 	double scale;             /* px per sample */
 	int height;
+	bool top_down;            /* depth grows downwards (inverted graph) */
 };
 
 static void emit_node(struct svg_ctx *c, const struct node *n, uint64_t start, size_t depth)
@@ -191,7 +194,8 @@ static void emit_node(struct svg_ctx *c, const struct node *n, uint64_t start, s
 	double x = PAD_X + (double)start * c->scale, w = (double)n->weight * c->scale;
 	if (w < MIN_FRAME_PX)
 		return;
-	double y = c->height - FOOTER_HEIGHT - (double)(depth + 1) * FRAME_HEIGHT;
+	double y = c->top_down ? HEADER_HEIGHT + (double)depth * FRAME_HEIGHT
+			       : c->height - FOOTER_HEIGHT - (double)(depth + 1) * FRAME_HEIGHT;
 	const struct location *best = NULL;
 	for (size_t i = 0; i < n->nlocs; i++)
 		if (!best || n->locs[i].weight > best->weight)
@@ -397,7 +401,9 @@ int report_svg(const struct profile *p, FILE *out, const struct report_options *
 				goto oom;
 			n->weight += en->weight;
 		}
-		for (size_t f = en->stack.nframes; f-- > 0;) {
+		/* frames[0] is the leaf */
+		for (size_t k = 0; k < en->stack.nframes; k++) {
+			size_t f = o->inverted ? k : en->stack.nframes - 1 - k;
 			const struct frame *fr = &en->stack.frames[f];
 			const char *fname = fr->function;
 			if (!fname) {
@@ -412,7 +418,7 @@ int report_svg(const struct profile *p, FILE *out, const struct report_options *
 	}
 	node_sort(root);
 
-	struct svg_ctx c = { out, root->weight, m.total, 0, 0 };
+	struct svg_ctx c = { out, root->weight, m.total, 0, 0, o->inverted };
 	size_t depth = node_depth(root);
 	c.height = HEADER_HEIGHT + FOOTER_HEIGHT + (int)(depth + 1) * FRAME_HEIGHT;
 	c.scale = root->weight ? (double)(IMAGE_WIDTH - 2 * PAD_X) / (double)root->weight : 0;

@@ -431,6 +431,11 @@ int report_text(const struct profile *p, FILE *out, const struct report_options 
 	struct style st = { o->color };
 	if (report_model_init(&m, p, o, e) < 0)
 		return -1;
+	if (o->title) {
+		fputs(sgr(&st, BOLD), out);
+		put(out, o->title);
+		fprintf(out, "%s\n", sgr(&st, RESET));
+	}
 	print_header(out, &st, &m);
 	fputc('\n', out);
 	if (m.npaths == 0) {

@@ -58,6 +58,42 @@ check "svg escapes the title" grep -q 'xgdbprof: /tmp/a&amp;b/&lt;weird&gt; &quo
 "$XGDBPROF" report --format folded "$TMP/escaping.json" > "$TMP/esc.folded"
 check "folded keeps ';' out of names" diff -u "$R/escaping-folded.expected" "$TMP/esc.folded"
 
+# --inverted: folded lines leaf first, each the reverse of a plain line; the
+# SVG merges stacks leaf first and draws them top down (an icicle of callers).
+"$XGDBPROF" report -f folded --inverted "$TMP/run" | unsrc > "$TMP/folded-inv"
+check "folded --inverted from the saved profile" diff -u "$R/folded-inverted.expected" "$TMP/folded-inv"
+reverse_frames() {
+	awk '{ match($0, / [0-9]+$/); n = substr($0, RSTART); k = split(substr($0, 1, RSTART - 1), f, ";")
+	       s = f[k]; for (i = k - 1; i >= 1; i--) s = s ";" f[i]; print s n }' "$1" | LC_ALL=C sort
+}
+reverse_frames "$R/folded.expected" > "$TMP/folded-reversed"
+check "folded --inverted: every line is a plain line's frames reversed" \
+	sh -c "LC_ALL=C sort '$TMP/folded-inv' | diff -u '$TMP/folded-reversed' -"
+"$XGDBPROF" report --format svg --inverted -o "$TMP/icicle.svg" "$TMP/run"
+check "inverted svg is well-formed XML" well_formed "$TMP/icicle.svg"
+# depth and name of each frame, and the y of each depth's row
+frame_names() { grep -o "data-d=\"$2\"[^>]*data-n=\"[^\"]*\"" "$1" | sed 's/.*data-n="//; s/"$//' | LC_ALL=C sort -u; }
+row_y() {
+	awk -v d="$2" 'index($0, "data-d=\"" d "\"") && match($0, /<rect x="[^"]*" y="[0-9.]+"/) {
+		s = substr($0, RSTART, RLENGTH); sub(/.*y="/, "", s); sub(/"$/, "", s); print s; exit }' "$1"
+}
+sed 's/ [0-9]*$//; s/;.*//; s/&/\&amp;/g; s/</\&lt;/g; s/>/\&gt;/g' "$R/folded-inverted.expected" | LC_ALL=C sort -u > "$TMP/leaves"
+frame_names "$TMP/icicle.svg" 1 > "$TMP/icicle-row1"
+check "inverted svg: the leaf functions are the first level under all" diff -u "$TMP/leaves" "$TMP/icicle-row1"
+check "inverted svg: a hot leaf's callers are beneath it" \
+	grep -q 'data-d="2"[^>]*data-n="sled::tree::Tree&lt;K,V&gt;::view_for_key"' "$TMP/icicle.svg"
+check "inverted svg: all, then the leaves, then their callers, top down" \
+	awk "BEGIN { exit !($(row_y "$TMP/icicle.svg" 0) < $(row_y "$TMP/icicle.svg" 1) &&
+			     $(row_y "$TMP/icicle.svg" 1) < $(row_y "$TMP/icicle.svg" 2)) }"
+check "plain svg: all at the bottom, growing up" \
+	awk "BEGIN { exit !($(row_y "$TMP/flame.svg" 0) > $(row_y "$TMP/flame.svg" 1)) }"
+sed 's/;.*//' "$R/folded.expected" | LC_ALL=C sort -u > "$TMP/roots"
+frame_names "$TMP/flame.svg" 1 > "$TMP/flame-row1"
+check "plain svg: the roots are the first level" diff -u "$TMP/roots" "$TMP/flame-row1"
+"$XGDBPROF" report --inverted "$TMP/run" 2>"$TMP/err"; rc=$?
+check "--inverted with the text format: exit 2 naming the formats" \
+	sh -c "test $rc = 2 && grep -q 'inverted goes with --format svg or folded' '$TMP/err'"
+
 # Errors: exit 2 for bad input, one line naming the fix.
 "$XGDBPROF" report "$TMP/missing" 2>"$TMP/err"; rc=$?
 check "missing profile: exit 2" test "$rc" = 2

@@ -247,7 +247,7 @@ void diag_list_print(const struct diag_list *l, FILE *out)
 			col++;
 		}
 		fputc('^', out);
-		for (int k = 1; k < d->len; k++)
+		for (int tilde = 1; tilde < d->len; tilde++)
 			fputc('~', out);
 		fputc('\n', out);
 	}

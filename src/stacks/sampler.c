@@ -11,6 +11,7 @@
 #include <pcre2.h>
 
 #include <errno.h>
+#include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -297,11 +298,15 @@ static int record_stop(struct sampler *sp, double ms)
 	return 0;
 }
 
-static void add_note(struct sampler_stats *st, const char *fmt, double a, double b, double c)
+static void add_note(struct sampler_stats *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_note(struct sampler_stats *st, const char *fmt, ...)
 {
 	if (st->nnotes >= SAMPLER_MAX_NOTES)
 		return;
-	snprintf(st->notes[st->nnotes++], sizeof st->notes[0], fmt, a, b, c);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(st->notes[st->nnotes++], sizeof st->notes[0], fmt, ap);
+	va_end(ap);
 }
 
 /* Walks every thread marked for it; the target is stopped. */
@@ -678,11 +683,11 @@ out:
 	if (session_non_stop(s) && st->stops >= 10 && (double)st->walks / (double)st->stops > 1.5)
 		add_note(st, "a stop walked %.1f threads on average: in non-stop mode gdb handles each one's stop "
 			 "apart (about %.1f ms a stop here); --all-stop stops them all at once, for less",
-			 (double)st->walks / (double)st->stops, st->stops ? 1e3 * st->stopped_s / (double)st->stops : 0, 0);
+			 (double)st->walks / (double)st->stops, st->stops ? 1e3 * st->stopped_s / (double)st->stops : 0);
 	if (st->truncated)
 		add_note(st, "%.0f of %.0f walked stacks end before their outermost frame (the %.0f-frame limit, "
 			 "or the 64 KiB of stack copied at the stop)",
-			 (double)st->truncated, (double)(st->thread_samples - st->reused), cfg->max_frames);
+			 (double)st->truncated, (double)(st->thread_samples - st->reused), (double)cfg->max_frames);
 	sampler_teardown(&sp);
 	return rc;
 }

@@ -14,6 +14,7 @@
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -373,10 +374,14 @@ static void check_rust_fixture(const char *bin, const char *src)
 	symbolizer_free(sym);
 }
 
-static int shell(const char *fmt, const char *a, const char *b, const char *c)
+static int shell(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int shell(const char *fmt, ...)
 {
 	char cmd[4096];
-	snprintf(cmd, sizeof cmd, fmt, a, b, c);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof cmd, fmt, ap);
+	va_end(ap);
 	int rc = system(cmd);
 	if (rc != 0)
 		fprintf(stderr, "command failed (%d): %s\n", rc, cmd);
@@ -407,11 +412,11 @@ static void check_fallbacks(const char *bin)
 	char *linked = path_join(dir, "inline_c.linked");
 	char *nodebug = path_join(dir, "inline_c.nodebug");
 	char *stripped = path_join(dir, "inline_c.stripped");
-	CHECK(shell("objcopy --only-keep-debug '%s' '%s'", bin, dbg, NULL) == 0);
+	CHECK(shell("objcopy --only-keep-debug '%s' '%s'", bin, dbg) == 0);
 	CHECK(shell("cd '%s' && objcopy --strip-debug --add-gnu-debuglink=inline_c.debug '%s' inline_c.linked",
-		    dir, bin, NULL) == 0);
-	CHECK(shell("objcopy --strip-debug '%s' '%s'", bin, nodebug, NULL) == 0);
-	CHECK(shell("strip --strip-all -o '%s' '%s'", stripped, bin, NULL) == 0);
+		    dir, bin) == 0);
+	CHECK(shell("objcopy --strip-debug '%s' '%s'", bin, nodebug) == 0);
+	CHECK(shell("strip --strip-all -o '%s' '%s'", stripped, bin) == 0);
 
 	struct symbolizer *sym = symbolizer_new_file(linked, &err);
 	CHECK(sym != NULL);
@@ -444,7 +449,7 @@ static void check_fallbacks(const char *bin)
 		symbolizer_free(sym);
 	}
 	symbolizer_free(full);
-	CHECK(shell("rm -rf '%s'", dir, NULL, NULL) == 0);
+	CHECK(shell("rm -rf '%s'", dir) == 0);
 	free(dbg);
 	free(linked);
 	free(nodebug);
@@ -468,7 +473,7 @@ static void check_dynsym(void)
 	if (!cc || !*cc)
 		cc = "cc";
 	CHECK(shell("%s -shared -fPIC -O2 -o '%s' '%s'", cc, so, src) == 0);
-	CHECK(shell("strip --strip-all '%s'", so, NULL, NULL) == 0);
+	CHECK(shell("strip --strip-all '%s'", so) == 0);
 	struct xerr err;
 	struct symbolizer *sym = symbolizer_new_file(so, &err);
 	CHECK(sym != NULL);
@@ -481,7 +486,7 @@ static void check_dynsym(void)
 		      fr[0].function && strcmp(fr[0].function, "exported_fn") == 0);
 		symbolizer_free(sym);
 	}
-	CHECK(shell("rm -rf '%s'", dir, NULL, NULL) == 0);
+	CHECK(shell("rm -rf '%s'", dir) == 0);
 	free(src);
 	free(so);
 }

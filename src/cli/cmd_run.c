@@ -3,7 +3,8 @@
  * Order of a run: load and check the recipe (bad recipe: exit 2 before
  * touching the target), attach or launch, BEGIN, sample until the duration,
  * a signal, exit() or the target's exit, then detach — and only then END,
- * whose report calls render what was collected (DESIGN.md §6).
+ * whose report calls render what was collected (shared DESIGN.md, "Safety
+ * rules": probes out first, then detach, then reports).
  */
 #include "config.h"
 #include "cli/cli.h"

@@ -309,13 +309,6 @@ size_t map_len(const struct map *m) { return m->len; }
 uint64_t map_dropped(const struct map *m) { return m->dropped; }
 size_t map_nbuckets(const struct map *m) { return m->nbuckets; }
 
-void map_lhist_params(const struct map *m, int64_t *min, int64_t *max, int64_t *step)
-{
-	*min = m->lmin;
-	*max = m->lmax;
-	*step = m->lstep;
-}
-
 const struct map_entry *map_entry_at(const struct map *m, size_t i)
 {
 	return i < m->len ? m->entries[i] : NULL;

@@ -113,8 +113,6 @@ void map_clear(struct map *m);
 size_t map_hist_bucket(int64_t x);
 /* Lower bound of a HIST bucket (bucket 0 has no lower bound: INT64_MIN). */
 int64_t map_hist_bucket_low(size_t b);
-/* LHIST parameters. */
-void map_lhist_params(const struct map *m, int64_t *min, int64_t *max, int64_t *step);
 
 /* Text rendering, bpftrace style: "@name[k1, k2]: value" lines sorted by
  * value ascending; histograms as ASCII bars; stack keys one frame per line.

@@ -65,10 +65,6 @@ static const char *const option_names[] = {
 	"frequency", "duration", "threads", "max_stopped", "exact", "max_keys", "stack_depth", NULL,
 };
 
-const char *const *recipe_option_names(void)
-{
-	return option_names;
-}
 
 static void options_default(struct recipe_options *o)
 {

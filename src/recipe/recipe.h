@@ -90,8 +90,6 @@ const struct recipe_options *recipe_options(const struct recipe *r);
  * Returns 0, or -1 for an unknown option or a bad value. */
 int recipe_set_option(struct recipe *r, const char *name, const char *value, struct xerr *e);
 
-/* Names of every option, NULL-terminated (for --help and did-you-mean). */
-const char *const *recipe_option_names(void);
 
 /* ---- probes ------------------------------------------------------------ */
 
@@ -171,9 +169,6 @@ struct recipe_run *recipe_run_new(const struct recipe *r, FILE *out,
 int recipe_run_event(struct recipe_run *run, const struct recipe_event *ev, struct xerr *e);
 /* True once an action executed exit(): send END and stop feeding events. */
 bool recipe_run_exit_requested(const struct recipe_run *run);
-/* The maps of the run (for the session's own reports). */
-size_t recipe_run_map_count(const struct recipe_run *run);
-const struct map *recipe_run_map(const struct recipe_run *run, size_t i);
 void recipe_run_free(struct recipe_run *run);
 
 #endif

@@ -172,16 +172,6 @@ bool recipe_run_exit_requested(const struct recipe_run *run)
 	return run->exit_requested;
 }
 
-size_t recipe_run_map_count(const struct recipe_run *run)
-{
-	return run->nmaps;
-}
-
-const struct map *recipe_run_map(const struct recipe_run *run, size_t i)
-{
-	return i < run->nmaps ? run->maps[i] : NULL;
-}
-
 /* ---- expressions ------------------------------------------------------- */
 
 static const char *leaf_function(const struct recipe_event *ev)

@@ -247,7 +247,8 @@ long long proc_cpu_ticks(pid_t pid)
 	return (long long)t.cpu_ticks;
 }
 
-pid_t proc_tracer_pid(pid_t pid)
+/* The PID already tracing pid (TracerPid in status), 0 if none, -1 if gone. */
+static pid_t proc_tracer_pid(pid_t pid)
 {
 	char path[64], buf[4096];
 	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);

@@ -88,9 +88,6 @@ long long proc_cpu_ticks(pid_t pid);
  * whatever the privileges. */
 void proc_explain_ptrace_denied(pid_t pid, char *buf, size_t size);
 
-/* The PID already tracing pid (TracerPid in status), 0 if none, -1 if gone. */
-pid_t proc_tracer_pid(pid_t pid);
-
 /* On-CPU nanoseconds of one thread so far (schedstat), 0 if unreadable. */
 uint64_t proc_thread_runtime_ns(pid_t pid, pid_t tid);
 

@@ -365,7 +365,9 @@ const struct map_entry *map_find(const struct map *m, const struct map_key *keys
 	return s >= 0 ? m->entries[m->slots[s] - 1] : NULL;
 }
 
-struct map_entry *map_lookup_or_add(struct map *m, const struct map_key *keys)
+/* Finds or creates the entry for keys (map_nkeys() of them). Returns the
+ * entry, or NULL if the map is full (the drop is counted) or out of memory. */
+static struct map_entry *map_lookup_or_add(struct map *m, const struct map_key *keys)
 {
 	uint64_t h = keys_hash(m, keys);
 	long s = find_slot(m, keys, h);
@@ -413,7 +415,8 @@ size_t map_hist_bucket(int64_t x)
 	return b;
 }
 
-int64_t map_hist_bucket_low(size_t b)
+/* Lower bound of a HIST bucket (bucket 0 has no lower bound: INT64_MIN). */
+static int64_t map_hist_bucket_low(size_t b)
 {
 	if (b == 0)
 		return INT64_MIN;
@@ -431,7 +434,9 @@ static size_t lhist_bucket(const struct map *m, int64_t x)
 	return (size_t)(((uint64_t)x - (uint64_t)m->lmin) / (uint64_t)m->lstep) + 1;
 }
 
-int map_entry_update(struct map *m, struct map_entry *e, int64_t x, const char *s)
+/* Applies the map's aggregation to an entry: x is ignored by COUNT, s is
+ * used by MAP_AGG_STR only. Returns 0, or -1 on out of memory. */
+static int map_entry_update(struct map *m, struct map_entry *e, int64_t x, const char *s)
 {
 	struct map_value *v = &e->value;
 	bool first = v->count == 0;

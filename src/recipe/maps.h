@@ -81,15 +81,8 @@ size_t map_len(const struct map *m);            /* number of entries */
 uint64_t map_dropped(const struct map *m);      /* updates refused by max_keys */
 size_t map_nbuckets(const struct map *m);       /* HIST/LHIST, else 0 */
 
-/* Finds or creates the entry for keys (map_nkeys() of them). Returns the
- * entry, or NULL if the map is full (the drop is counted) or out of memory. */
-struct map_entry *map_lookup_or_add(struct map *m, const struct map_key *keys);
 /* Finds an entry without creating it; NULL if absent. */
 const struct map_entry *map_find(const struct map *m, const struct map_key *keys);
-
-/* Applies the map's aggregation to an entry: x is ignored by COUNT, s is
- * used by MAP_AGG_STR only. Returns 0, or -1 on out of memory. */
-int map_entry_update(struct map *m, struct map_entry *e, int64_t x, const char *s);
 
 /* Convenience: lookup_or_add + update. Returns 0 (also when dropped), -1 on
  * out of memory. */
@@ -111,8 +104,6 @@ void map_clear(struct map *m);
 
 /* Bucket index of x for HIST maps (see MAP_HIST_BUCKETS). */
 size_t map_hist_bucket(int64_t x);
-/* Lower bound of a HIST bucket (bucket 0 has no lower bound: INT64_MIN). */
-int64_t map_hist_bucket_low(size_t b);
 
 /* Text rendering, bpftrace style: "@name[k1, k2]: value" lines sorted by
  * value ascending; histograms as ASCII bars; stack keys one frame per line.

@@ -174,8 +174,6 @@ int recipe_options_apply(struct recipe_options *o, const char *name,
 /* Frees a compiled regex and its match data (NULLs allowed). */
 void recipe_regex_free(void *code, void *match_data);
 
-void expr_free(struct expr *e);
-void stmt_list_free(struct stmt_list *l);
 void program_free(struct program *p);
 
 #endif

@@ -110,7 +110,7 @@ static char *display_message(const char *fmt, va_list ap)
 	return shown;
 }
 
-void diag_addv(struct diag_list *l, enum diag_severity sev, const struct recipe_src *src,
+static void diag_addv(struct diag_list *l, enum diag_severity sev, const struct recipe_src *src,
 	       size_t off, size_t len, const char *fmt, va_list ap)
 {
 	if (sev == DIAG_ERROR)

@@ -66,8 +66,6 @@ void diag_list_release(struct diag_list *l);
 void diag_add(struct diag_list *l, enum diag_severity sev, const struct recipe_src *src,
 	      size_t off, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
-void diag_addv(struct diag_list *l, enum diag_severity sev, const struct recipe_src *src,
-	       size_t off, size_t len, const char *fmt, va_list ap);
 
 /* Prints every diagnostic, then a summary line if there were errors. */
 void diag_list_print(const struct diag_list *l, FILE *out);

@@ -10,6 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void stmt_list_free(struct stmt_list *l);
+
+static void expr_free(struct expr *e);
+
 #define MAX_DEPTH 200
 
 struct parser {
@@ -918,7 +922,7 @@ size_t recipe_parse(const struct recipe_src *src, const struct recipe_defines *d
 
 /* ---- freeing ----------------------------------------------------------- */
 
-void expr_free(struct expr *e)
+static void expr_free(struct expr *e)
 {
 	if (!e)
 		return;
@@ -950,7 +954,7 @@ static void stmt_free(struct stmt *s)
 	free(s);
 }
 
-void stmt_list_free(struct stmt_list *l)
+static void stmt_list_free(struct stmt_list *l)
 {
 	for (size_t i = 0; i < l->n; i++)
 		stmt_free(l->v[i]);

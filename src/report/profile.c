@@ -316,7 +316,7 @@ const char *profile_lang_name(enum frame_lang lang)
 	return (unsigned)lang < 4 ? lang_names[lang] : "unknown";
 }
 
-const char *profile_source_name(enum frame_source source)
+static const char *profile_source_name(enum frame_source source)
 {
 	return (unsigned)source < 5 ? source_names[source] : "none";
 }
@@ -465,7 +465,7 @@ static void put_meta(FILE *out, const struct profile_meta *m)
 	fputs("]\n  },\n", out);
 }
 
-int profile_write(const struct profile *p, FILE *out, struct xerr *e)
+static int profile_write(const struct profile *p, FILE *out, struct xerr *e)
 {
 	struct frame_table table = { 0 };
 	long **indices = calloc(p->nentries ? p->nentries : 1, sizeof *indices);

@@ -114,8 +114,6 @@ uint64_t profile_total_weight(const struct profile *p);
  * profile always gives the same bytes, and save(load(save(p))) == save(p).
  * Returns 0, or -1 (I/O error, out of memory). */
 int profile_save(const struct profile *p, const char *path, struct xerr *e);
-/* Same, to an open stream. */
-int profile_write(const struct profile *p, FILE *out, struct xerr *e);
 
 /* The largest profile file profile_load reads (1 GiB): JSON parsing needs
  * several times the file's size in memory. */
@@ -129,6 +127,5 @@ struct profile *profile_load(const char *path, struct xerr *e);
 
 /* Short names of the frame enums used in files and JSON reports. */
 const char *profile_lang_name(enum frame_lang lang);      /* "rust", "c", "c++", "unknown" */
-const char *profile_source_name(enum frame_source source);/* "dwarf", "debuglink", "symtab", "dynsym", "none" */
 
 #endif

@@ -65,7 +65,9 @@ static const char *gdb_default_path(const struct session_options *opts)
 	return XGDBPROF_GDB_DEFAULT;
 }
 
-int session_check_gdb(const struct session_options *opts, const char **path_out, struct xerr *e)
+/* Checks the gdb to use exists and is >= 10. Fills *path_out with the gdb
+ * chosen (opts->gdb_path, else $XGDBPROF_GDB, else the configured default). */
+static int session_check_gdb(const struct session_options *opts, const char **path_out, struct xerr *e)
 {
 	const char *path = gdb_default_path(opts);
 	int major = 0, minor = 0;
@@ -1175,7 +1177,9 @@ const struct restore_set *session_code_bytes(const struct session *s)
 	return &s->code;
 }
 
-bool session_gdb_lost(struct session *s)
+/* True once gdb is gone: it died, or stopped answering (no answer within
+ * the command timeout, or stopped in state T for a second) and was killed. */
+static bool session_gdb_lost(struct session *s)
 {
 	return s->gdb ? !mi_conn_alive(s->gdb) : s->attach_started;
 }

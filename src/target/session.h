@@ -66,10 +66,6 @@ struct session_thread {
 	char state;                /* /proc state when the target was last stopped */
 };
 
-/* Checks the gdb to use exists and is >= 10. Fills *path_out with the gdb
- * chosen (opts->gdb_path, else $XGDBPROF_GDB, else the configured default). */
-int session_check_gdb(const struct session_options *opts, const char **path_out, struct xerr *e);
-
 /* Attaches to pid and resumes it: on return the target runs. */
 int session_attach(struct session **out, pid_t pid, const struct session_options *opts, struct xerr *e);
 
@@ -168,10 +164,6 @@ int session_remember_code_byte(struct session *s, uint64_t addr, struct xerr *e)
  * copy of the target (a forked child); read-only. */
 struct restore_set;
 const struct restore_set *session_code_bytes(const struct session *s);
-
-/* True once gdb is gone: it died, or stopped answering (no answer within
- * the command timeout, or stopped in state T for a second) and was killed. */
-bool session_gdb_lost(struct session *s);
 
 /* With gdb lost, heals the target with our own ptrace (restore.h): every
  * byte remembered above, and any other int3 in its executable file

@@ -6,8 +6,8 @@ src_symbols_libsymbols_a_CPPFLAGS = $(NO_GDB_CPPFLAGS)
 src_symbols_libsymbols_a_SOURCES = \
 	src/symbols/demangle.c \
 	src/symbols/demangle.h \
-	src/symbols/dwarf_index.c \
-	src/symbols/dwarf_index.h \
+	src/symbols/scope_index.c \
+	src/symbols/scope_index.h \
 	src/symbols/rust_demangle_unicode.c \
 	src/symbols/rust_demangle_unicode.h \
 	src/symbols/source_map.c \

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "symbols/demangle.h"
-#include "symbols/dwarf_index.h"
+#include "symbols/scope_index.h"
 #include "procfs/proc.h"
 
 /* ---- interned strings ---- */
@@ -313,7 +313,7 @@ struct sym_module {
 	Dwarf *dw;
 	Dwarf_Addr dwbias;
 	enum frame_source dwarf_source;
-	struct dwarf_index *index;
+	struct scope_index *index;
 	bool syms_loaded;
 	struct func_sym *syms;
 	size_t nsyms;
@@ -518,7 +518,7 @@ static void sym_module_free(struct sym_module *m)
 {
 	if (!m)
 		return;
-	dwarf_index_free(m->index);
+	scope_index_free(m->index);
 	free(m->syms);
 	free(m);
 }
@@ -601,7 +601,7 @@ static int module_load_dwarf(struct symbolizer *sym, struct sym_module *m, struc
 		m->info.debug_file = intern(&sym->strings, debugfile);
 	}
 	m->info.has_dwarf = true;
-	m->index = dwarf_index_new(m->dw, err);
+	m->index = scope_index_new(m->dw, err);
 	return m->index ? 0 : -1;
 }
 
@@ -730,10 +730,10 @@ static enum frame_lang lang_of_symbol(const char *linkage)
 }
 
 /* Returns path joined with cu's comp_dir (in buf) when it is relative. */
-static const char *absolute_path(struct dwarf_index_cu *cu, const char *path,
+static const char *absolute_path(struct scope_index_cu *cu, const char *path,
 				 char *buf, size_t size)
 {
-	const char *dir = path[0] != '/' && cu ? dwarf_index_cu_comp_dir(cu) : NULL;
+	const char *dir = path[0] != '/' && cu ? scope_index_cu_comp_dir(cu) : NULL;
 	if (dir && dir[0] == '/') {
 		int len = snprintf(buf, size, "%s/%s", dir, path);
 		if (len > 0 && (size_t)len < size)
@@ -743,7 +743,7 @@ static const char *absolute_path(struct dwarf_index_cu *cu, const char *path,
 }
 
 /* Returns the interned absolute path (before source mapping). */
-static struct istr *intern_path(struct symbolizer *sym, struct dwarf_index_cu *cu,
+static struct istr *intern_path(struct symbolizer *sym, struct scope_index_cu *cu,
 				const char *path)
 {
 	char buf[4096];
@@ -767,7 +767,7 @@ static const char *shown_path(struct symbolizer *sym, struct istr *e)
 	return e->mapped ? e->mapped : e->s;
 }
 
-static const char *frame_file(struct symbolizer *sym, struct dwarf_index_cu *cu,
+static const char *frame_file(struct symbolizer *sym, struct scope_index_cu *cu,
 			      const char *path)
 {
 	return path ? shown_path(sym, intern_path(sym, cu, path)) : NULL;
@@ -776,10 +776,10 @@ static const char *frame_file(struct symbolizer *sym, struct dwarf_index_cu *cu,
 /* File number idx of cu's line table as an interned path (before source
  * mapping), memoized per CU (cu->user_files holds struct istr pointers);
  * NULL when there is no such file. */
-static struct istr *cu_file_entry(struct symbolizer *sym, struct dwarf_index_cu *cu,
+static struct istr *cu_file_entry(struct symbolizer *sym, struct scope_index_cu *cu,
 				  Dwarf_Word idx)
 {
-	const char *raw = dwarf_index_file(cu, idx);
+	const char *raw = scope_index_file(cu, idx);
 	if (!raw)
 		return NULL;
 	if (!cu->user_files) {
@@ -793,18 +793,18 @@ static struct istr *cu_file_entry(struct symbolizer *sym, struct dwarf_index_cu 
 }
 
 /* File number idx of cu's line table as frames show it. */
-static const char *cu_file(struct symbolizer *sym, struct dwarf_index_cu *cu, Dwarf_Word idx)
+static const char *cu_file(struct symbolizer *sym, struct scope_index_cu *cu, Dwarf_Word idx)
 {
 	return shown_path(sym, cu_file_entry(sym, cu, idx));
 }
 
 /* The file of a line-table row. */
-static const char *line_file(struct symbolizer *sym, struct dwarf_index_cu *cu, Dwarf_Line *line)
+static const char *line_file(struct symbolizer *sym, struct scope_index_cu *cu, Dwarf_Line *line)
 {
 	Dwarf_Files *files;
 	size_t idx;
 	if (dwarf_line_file(line, &files, &idx) == 0) {
-		dwarf_index_file(cu, 0);      /* loads cu->files */
+		scope_index_file(cu, 0);      /* loads cu->files */
 		if (files == cu->files)
 			return cu_file(sym, cu, idx);
 	}
@@ -820,7 +820,7 @@ static const char *die_string(Dwarf_Die *die, int attr)
 }
 
 static void entry_names(struct symbolizer *sym, struct sym_module *m,
-			struct dwarf_index_entry *e)
+			struct scope_index_entry *e)
 {
 	if (e->user_name)
 		return;
@@ -858,7 +858,7 @@ static Dwarf_Word die_udata(Dwarf_Die *die, int attr)
 /* Caches the call site of an inlined entry in its user_call_* slots (the
  * file as its interned path, so that a later source map still applies). */
 static void entry_call_site(struct symbolizer *sym, struct sym_module *m,
-			    struct dwarf_index_cu *cu, struct dwarf_index_entry *e)
+			    struct scope_index_cu *cu, struct scope_index_entry *e)
 {
 	if (e->user_call_done)
 		return;
@@ -946,15 +946,15 @@ static int symbolize_addr(struct symbolizer *sym, uint64_t addr, struct frame_bu
 	if (module_load_dwarf(sym, m, err) < 0)
 		return -1;
 
-	struct dwarf_index_cu *cu = NULL;
-	uint32_t leaf = DWARF_INDEX_NONE;
+	struct scope_index_cu *cu = NULL;
+	uint32_t leaf = SCOPE_INDEX_NONE;
 	Dwarf_Line *line = NULL;
 	if (m->index) {
-		int rc = dwarf_index_lookup(m->index, addr - m->dwbias, &cu, &leaf, err);
+		int rc = scope_index_lookup(m->index, addr - m->dwbias, &cu, &leaf, err);
 		if (rc < 0)
 			return xerr_prefix(err, "%s", m->info.path);
 		if (rc == 1)
-			line = dwarf_index_line(cu, addr - m->dwbias);
+			line = scope_index_line(cu, addr - m->dwbias);
 	}
 	const char *file = NULL;
 	int lineno = 0, column = 0;
@@ -964,10 +964,10 @@ static int symbolize_addr(struct symbolizer *sym, uint64_t addr, struct frame_bu
 		dwarf_linecol(line, &column);
 	}
 
-	if (cu && leaf != DWARF_INDEX_NONE) {
+	if (cu && leaf != SCOPE_INDEX_NONE) {
 		enum frame_lang lang = lang_of_cu(cu->lang);
-		for (uint32_t e = leaf, hops = 0; e != DWARF_INDEX_NONE && hops < 1024; hops++) {
-			struct dwarf_index_entry *ent = &cu->entries[e];
+		for (uint32_t e = leaf, hops = 0; e != SCOPE_INDEX_NONE && hops < 1024; hops++) {
+			struct scope_index_entry *ent = &cu->entries[e];
 			entry_names(sym, m, ent);
 			struct frame f = base;
 			f.function = ent->user_name;
@@ -1346,7 +1346,7 @@ int symbolizer_foreach_function(struct symbolizer *sym, const char *module_path,
 struct line_query {
 	struct symbolizer *sym;
 	struct sym_module *m;
-	struct dwarf_index_cu *cu;
+	struct scope_index_cu *cu;
 	const char *file;
 	size_t file_len;
 	bool relative;
@@ -1385,10 +1385,10 @@ static bool path_matches(struct line_query *q, const char *path)
 	return match;
 }
 
-static int line_query_cu(struct dwarf_index_cu *cu, void *arg)
+static int line_query_cu(struct scope_index_cu *cu, void *arg)
 {
 	struct line_query *q = arg;
-	dwarf_index_cu_lines(cu);
+	scope_index_cu_lines(cu);
 	q->cu = cu;
 	q->last_path = NULL;
 	bool prev_same = false;     /* previous row is the same file:line */
@@ -1451,7 +1451,7 @@ ssize_t symbolizer_addresses_for_line(struct symbolizer *sym, const char *file, 
 			continue;
 		q.m = m;
 		q.last_path = NULL;
-		dwarf_index_foreach_cu(m->index, line_query_cu, &q);
+		scope_index_foreach_cu(m->index, line_query_cu, &q);
 		if (q.oom)
 			rc = xerr_set(err, "out of memory resolving %s:%d", file, line);
 	}
@@ -1484,8 +1484,8 @@ void symbolizer_get_stats(struct symbolizer *sym, struct symbolizer_stats *out)
 	for (size_t i = 0; i < w.n; i++) {
 		if (!w.mods[i]->index)
 			continue;
-		struct dwarf_index_stats st;
-		dwarf_index_get_stats(w.mods[i]->index, &st);
+		struct scope_index_stats st;
+		scope_index_get_stats(w.mods[i]->index, &st);
 		out->modules_with_index++;
 		out->cus_built += st.cus_built;
 		out->index_entries += st.entries;

@@ -1,11 +1,11 @@
-#include "symbols/dwarf_index.h"
+#include "symbols/scope_index.h"
 #include "util/clock.h"
 
 #include <dwarf.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct dwarf_index_segment {
+struct scope_index_segment {
 	Dwarf_Addr lo, hi;     /* [lo, hi) */
 	uint32_t entry;        /* innermost entry owning the segment */
 };
@@ -15,9 +15,9 @@ struct cu_range {
 	size_t cu;
 };
 
-struct dwarf_index {
+struct scope_index {
 	Dwarf *dw;
-	struct dwarf_index_cu *cus;      /* sorted by CU DIE offset */
+	struct scope_index_cu *cus;      /* sorted by CU DIE offset */
 	size_t ncus;
 	bool cus_loaded;
 	struct cu_range *cu_ranges;      /* fallback when .debug_aranges misses */
@@ -27,9 +27,9 @@ struct dwarf_index {
 	double build_seconds;
 };
 
-struct dwarf_index *dwarf_index_new(Dwarf *dw, struct xerr *err)
+struct scope_index *scope_index_new(Dwarf *dw, struct xerr *err)
 {
-	struct dwarf_index *ix = calloc(1, sizeof *ix);
+	struct scope_index *ix = calloc(1, sizeof *ix);
 	if (!ix) {
 		xerr_set(err, "out of memory creating the DWARF index");
 		return NULL;
@@ -38,7 +38,7 @@ struct dwarf_index *dwarf_index_new(Dwarf *dw, struct xerr *err)
 	return ix;
 }
 
-void dwarf_index_free(struct dwarf_index *ix)
+void scope_index_free(struct scope_index *ix)
 {
 	if (!ix)
 		return;
@@ -52,7 +52,7 @@ void dwarf_index_free(struct dwarf_index *ix)
 	free(ix);
 }
 
-static int load_cus(struct dwarf_index *ix, struct xerr *err)
+static int load_cus(struct scope_index *ix, struct xerr *err)
 {
 	if (ix->cus_loaded)
 		return 0;
@@ -68,12 +68,12 @@ static int load_cus(struct dwarf_index *ix, struct xerr *err)
 			continue;
 		if (ix->ncus == cap) {
 			cap = cap ? cap * 2 : 64;
-			struct dwarf_index_cu *n = realloc(ix->cus, cap * sizeof *n);
+			struct scope_index_cu *n = realloc(ix->cus, cap * sizeof *n);
 			if (!n)
 				return xerr_set(err, "out of memory listing compile units");
 			ix->cus = n;
 		}
-		struct dwarf_index_cu *c = &ix->cus[ix->ncus++];
+		struct scope_index_cu *c = &ix->cus[ix->ncus++];
 		memset(c, 0, sizeof *c);
 		c->cudie = cudie;
 		c->lang = dwarf_srclang(&cudie);
@@ -83,7 +83,7 @@ static int load_cus(struct dwarf_index *ix, struct xerr *err)
 	return 0;
 }
 
-static struct dwarf_index_cu *cu_by_offset(struct dwarf_index *ix, Dwarf_Off off)
+static struct scope_index_cu *cu_by_offset(struct scope_index *ix, Dwarf_Off off)
 {
 	size_t lo = 0, hi = ix->ncus;
 	while (lo < hi) {
@@ -105,7 +105,7 @@ static int cmp_cu_range(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-static int load_cu_ranges(struct dwarf_index *ix, struct xerr *err)
+static int load_cu_ranges(struct scope_index *ix, struct xerr *err)
 {
 	if (ix->cu_ranges_loaded)
 		return 0;
@@ -132,7 +132,7 @@ static int load_cu_ranges(struct dwarf_index *ix, struct xerr *err)
 	return 0;
 }
 
-static struct dwarf_index_cu *cu_by_ranges(struct dwarf_index *ix, Dwarf_Addr addr)
+static struct scope_index_cu *cu_by_ranges(struct scope_index *ix, Dwarf_Addr addr)
 {
 	size_t lo = 0, hi = ix->ncu_ranges;
 	while (lo < hi) {          /* first range with lo > addr */
@@ -158,12 +158,12 @@ struct flat_range {
 };
 
 struct cu_builder {
-	struct dwarf_index_cu *cu;
+	struct scope_index_cu *cu;
 	size_t entries_cap;
 	struct flat_range *ranges;
 	size_t nranges, ranges_cap;
 	uint32_t *depth;            /* depth of each entry */
-	struct dwarf_index_segment *segs;
+	struct scope_index_segment *segs;
 	size_t nsegs, segs_cap;
 };
 
@@ -188,12 +188,12 @@ static bool tag_may_hold_code(int tag)
 static int add_entry(struct cu_builder *b, Dwarf_Die *die, uint32_t parent, bool inlined,
 		     uint32_t *out)
 {
-	struct dwarf_index_cu *cu = b->cu;
+	struct scope_index_cu *cu = b->cu;
 	uint32_t idx = (uint32_t)cu->nentries;
 	bool any = false;
 	Dwarf_Addr base, start, end;
 	ptrdiff_t off = 0;
-	uint32_t depth = parent == DWARF_INDEX_NONE ? 0 : b->depth[parent] + 1;
+	uint32_t depth = parent == SCOPE_INDEX_NONE ? 0 : b->depth[parent] + 1;
 	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
 		/* Functions dropped by --gc-sections keep DIEs based at 0. */
 		if (start >= end || start == 0)
@@ -210,12 +210,12 @@ static int add_entry(struct cu_builder *b, Dwarf_Die *die, uint32_t parent, bool
 		any = true;
 	}
 	if (!any) {
-		*out = DWARF_INDEX_NONE;
+		*out = SCOPE_INDEX_NONE;
 		return 0;
 	}
 	if (cu->nentries == b->entries_cap) {
 		size_t cap = b->entries_cap ? b->entries_cap * 2 : 64;
-		struct dwarf_index_entry *n = realloc(cu->entries, cap * sizeof *n);
+		struct scope_index_entry *n = realloc(cu->entries, cap * sizeof *n);
 		uint32_t *d = realloc(b->depth, cap * sizeof *d);
 		if (n)
 			cu->entries = n;
@@ -225,7 +225,7 @@ static int add_entry(struct cu_builder *b, Dwarf_Die *die, uint32_t parent, bool
 			return -1;
 		b->entries_cap = cap;
 	}
-	cu->entries[idx] = (struct dwarf_index_entry){
+	cu->entries[idx] = (struct scope_index_entry){
 		.die = dwarf_dieoffset(die), .parent = parent, .inlined = inlined,
 	};
 	b->depth[idx] = depth;
@@ -274,7 +274,7 @@ static int walk_cu(Dwarf *dw, struct cu_builder *b)
 	struct walk_level *levels = malloc(cap * sizeof *levels);
 	if (!levels)
 		return -1;
-	uint32_t enclosing = DWARF_INDEX_NONE;
+	uint32_t enclosing = SCOPE_INDEX_NONE;
 	for (;;) {
 		uint32_t child_enclosing = enclosing;
 		bool descend = false;
@@ -283,9 +283,9 @@ static int walk_cu(Dwarf *dw, struct cu_builder *b)
 			bool inl = tag == DW_TAG_inlined_subroutine;
 			uint32_t idx;
 			/* A nested out-of-line function is not its parent's callee. */
-			if (add_entry(b, &die, inl ? enclosing : DWARF_INDEX_NONE, inl, &idx) < 0)
+			if (add_entry(b, &die, inl ? enclosing : SCOPE_INDEX_NONE, inl, &idx) < 0)
 				goto oom;
-			descend = idx != DWARF_INDEX_NONE;
+			descend = idx != SCOPE_INDEX_NONE;
 			child_enclosing = idx;
 		} else if (tag_may_hold_code(tag)) {
 			descend = true;
@@ -402,7 +402,7 @@ static int emit_segment(struct cu_builder *b, Dwarf_Addr lo, Dwarf_Addr hi, uint
 	if (lo >= hi)
 		return 0;
 	if (b->nsegs > 0) {
-		struct dwarf_index_segment *last = &b->segs[b->nsegs - 1];
+		struct scope_index_segment *last = &b->segs[b->nsegs - 1];
 		if (last->entry == entry && last->hi == lo) {
 			last->hi = hi;
 			return 0;
@@ -410,13 +410,13 @@ static int emit_segment(struct cu_builder *b, Dwarf_Addr lo, Dwarf_Addr hi, uint
 	}
 	if (b->nsegs == b->segs_cap) {
 		size_t cap = b->segs_cap ? b->segs_cap * 2 : 256;
-		struct dwarf_index_segment *n = realloc(b->segs, cap * sizeof *n);
+		struct scope_index_segment *n = realloc(b->segs, cap * sizeof *n);
 		if (!n)
 			return -1;
 		b->segs = n;
 		b->segs_cap = cap;
 	}
-	b->segs[b->nsegs++] = (struct dwarf_index_segment){lo, hi, entry};
+	b->segs[b->nsegs++] = (struct scope_index_segment){lo, hi, entry};
 	return 0;
 }
 
@@ -461,7 +461,7 @@ oom:
 	return -1;
 }
 
-static int build_cu(struct dwarf_index *ix, struct dwarf_index_cu *cu, struct xerr *err)
+static int build_cu(struct scope_index *ix, struct scope_index_cu *cu, struct xerr *err)
 {
 	uint64_t t0 = monotonic_ns();
 	struct cu_builder b = {.cu = cu};
@@ -478,7 +478,7 @@ static int build_cu(struct dwarf_index *ix, struct dwarf_index_cu *cu, struct xe
 		return xerr_set(err, "out of memory indexing a compile unit");
 	}
 	if (b.nsegs < b.segs_cap) {
-		struct dwarf_index_segment *s = realloc(b.segs, (b.nsegs ? b.nsegs : 1) * sizeof *s);
+		struct scope_index_segment *s = realloc(b.segs, (b.nsegs ? b.nsegs : 1) * sizeof *s);
 		if (s)
 			b.segs = s;
 	}
@@ -492,7 +492,7 @@ static int build_cu(struct dwarf_index *ix, struct dwarf_index_cu *cu, struct xe
 	return 0;
 }
 
-static uint32_t segment_lookup(const struct dwarf_index_cu *cu, Dwarf_Addr addr)
+static uint32_t segment_lookup(const struct scope_index_cu *cu, Dwarf_Addr addr)
 {
 	size_t lo = 0, hi = cu->nsegments;
 	while (lo < hi) {          /* first segment with lo > addr */
@@ -504,15 +504,15 @@ static uint32_t segment_lookup(const struct dwarf_index_cu *cu, Dwarf_Addr addr)
 	}
 	if (lo > 0 && addr < cu->segments[lo - 1].hi)
 		return cu->segments[lo - 1].entry;
-	return DWARF_INDEX_NONE;
+	return SCOPE_INDEX_NONE;
 }
 
-int dwarf_index_lookup(struct dwarf_index *ix, Dwarf_Addr addr,
-		       struct dwarf_index_cu **cup, uint32_t *leaf, struct xerr *err)
+int scope_index_lookup(struct scope_index *ix, Dwarf_Addr addr,
+		       struct scope_index_cu **cup, uint32_t *leaf, struct xerr *err)
 {
 	if (load_cus(ix, err) < 0)
 		return -1;
-	struct dwarf_index_cu *cu = NULL;
+	struct scope_index_cu *cu = NULL;
 	Dwarf_Die die;
 	if (dwarf_addrdie(ix->dw, addr, &die) != NULL)
 		cu = cu_by_offset(ix, dwarf_dieoffset(&die));
@@ -530,7 +530,7 @@ int dwarf_index_lookup(struct dwarf_index *ix, Dwarf_Addr addr,
 	return 1;
 }
 
-int dwarf_index_cu_lines(struct dwarf_index_cu *cu)
+int scope_index_cu_lines(struct scope_index_cu *cu)
 {
 	if (!cu->lines_loaded) {
 		cu->lines_loaded = true;
@@ -542,9 +542,9 @@ int dwarf_index_cu_lines(struct dwarf_index_cu *cu)
 	return 0;
 }
 
-Dwarf_Line *dwarf_index_line(struct dwarf_index_cu *cu, Dwarf_Addr addr)
+Dwarf_Line *scope_index_line(struct scope_index_cu *cu, Dwarf_Addr addr)
 {
-	dwarf_index_cu_lines(cu);
+	scope_index_cu_lines(cu);
 	if (!cu->lines)
 		return NULL;
 	/* libdw sorts rows by address (end_sequence rows first at equal
@@ -567,7 +567,7 @@ Dwarf_Line *dwarf_index_line(struct dwarf_index_cu *cu, Dwarf_Addr addr)
 	return end ? NULL : line;
 }
 
-const char *dwarf_index_file(struct dwarf_index_cu *cu, Dwarf_Word idx)
+const char *scope_index_file(struct scope_index_cu *cu, Dwarf_Word idx)
 {
 	if (!cu->files_loaded) {
 		cu->files_loaded = true;
@@ -581,7 +581,7 @@ const char *dwarf_index_file(struct dwarf_index_cu *cu, Dwarf_Word idx)
 	return dwarf_filesrc(cu->files, idx, NULL, NULL);
 }
 
-const char *dwarf_index_cu_comp_dir(struct dwarf_index_cu *cu)
+const char *scope_index_cu_comp_dir(struct scope_index_cu *cu)
 {
 	Dwarf_Attribute a;
 	if (!dwarf_attr(&cu->cudie, DW_AT_comp_dir, &a))
@@ -589,8 +589,8 @@ const char *dwarf_index_cu_comp_dir(struct dwarf_index_cu *cu)
 	return dwarf_formstring(&a);
 }
 
-int dwarf_index_foreach_cu(struct dwarf_index *ix,
-			   int (*fn)(struct dwarf_index_cu *cu, void *arg), void *arg)
+int scope_index_foreach_cu(struct scope_index *ix,
+			   int (*fn)(struct scope_index_cu *cu, void *arg), void *arg)
 {
 	if (load_cus(ix, NULL) < 0)
 		return -1;
@@ -602,7 +602,7 @@ int dwarf_index_foreach_cu(struct dwarf_index *ix,
 	return 0;
 }
 
-void dwarf_index_get_stats(const struct dwarf_index *ix, struct dwarf_index_stats *out)
+void scope_index_get_stats(const struct scope_index *ix, struct scope_index_stats *out)
 {
 	out->cus = ix->ncus;
 	out->cus_built = ix->cus_built;

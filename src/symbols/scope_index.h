@@ -1,4 +1,6 @@
-/* dwarf_index.h — fast PC → inline chain lookup over one Dwarf.
+/* scope_index.h — fast PC → inline chain lookup over one Dwarf: an index of
+ * its code scopes (subprograms and inlined subroutines). The prefix keeps
+ * clear of libdw's own dwarf_ names.
  *
  * Why: with elfutils 0.188, dwarf_getscopes finds the inline chain for only a
  * few percent of the PCs in rustc DWARF and costs ~1 ms a call. This index
@@ -12,14 +14,14 @@
  *  - Addresses are DWARF addresses (module-relative: runtime PC minus the
  *    module's dwbias).
  *  - Entries of a CU never move once built: pointers returned stay valid
- *    until dwarf_index_free. entry->parent follows the DIE tree (the caller
+ *    until scope_index_free. entry->parent follows the DIE tree (the caller
  *    of an inlined subroutine), not address containment.
  *  - The `user` slots are left to the caller (the symbolizer caches interned
  *    names there); the index never reads them.
  *  - Not thread-safe.
  */
-#ifndef XGDBPROF_DWARF_INDEX_H
-#define XGDBPROF_DWARF_INDEX_H
+#ifndef XGDBPROF_SCOPE_INDEX_H
+#define XGDBPROF_SCOPE_INDEX_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -28,11 +30,11 @@
 
 #include "util/error.h"
 
-#define DWARF_INDEX_NONE UINT32_MAX
+#define SCOPE_INDEX_NONE UINT32_MAX
 
-struct dwarf_index_entry {
+struct scope_index_entry {
 	Dwarf_Off die;          /* offset of the subprogram/inlined_subroutine DIE */
-	uint32_t parent;        /* enclosing entry in the same CU, or DWARF_INDEX_NONE */
+	uint32_t parent;        /* enclosing entry in the same CU, or SCOPE_INDEX_NONE */
 	bool inlined;           /* DW_TAG_inlined_subroutine */
 	/* Caller's cache slots, zero until the caller sets them. */
 	bool user_call_done;      /* the user_call_* slots are set */
@@ -42,13 +44,13 @@ struct dwarf_index_entry {
 	int user_call_line, user_call_column;
 };
 
-struct dwarf_index_cu {
+struct scope_index_cu {
 	Dwarf_Die cudie;
 	int lang;                        /* DW_AT_language, or -1 */
 	bool built;                      /* entries/segments are valid */
-	struct dwarf_index_entry *entries;
+	struct scope_index_entry *entries;
 	size_t nentries;
-	struct dwarf_index_segment *segments;
+	struct scope_index_segment *segments;
 	size_t nsegments;
 	Dwarf_Lines *lines;              /* sorted line table, NULL if none */
 	size_t nlines;
@@ -60,48 +62,48 @@ struct dwarf_index_cu {
 					    by the caller, freed by the index */
 };
 
-struct dwarf_index;
+struct scope_index;
 
-struct dwarf_index_stats {
+struct scope_index_stats {
 	size_t cus, cus_built, entries, segments;
 	double build_seconds;            /* total time spent building CUs */
 };
 
 /* Returns an index over dw (which must outlive it), or NULL with err set.
  * Nothing is walked yet. */
-struct dwarf_index *dwarf_index_new(Dwarf *dw, struct xerr *err);
+struct scope_index *scope_index_new(Dwarf *dw, struct xerr *err);
 
-void dwarf_index_free(struct dwarf_index *ix);
+void scope_index_free(struct scope_index *ix);
 
 /* Finds the CU covering addr and, in it, the innermost entry whose ranges
- * contain addr. Returns 1 with *cu set and *leaf set (DWARF_INDEX_NONE when
+ * contain addr. Returns 1 with *cu set and *leaf set (SCOPE_INDEX_NONE when
  * the CU has no function covering addr), 0 when no CU covers addr, -1 on a
  * DWARF error (err set). */
-int dwarf_index_lookup(struct dwarf_index *ix, Dwarf_Addr addr,
-		       struct dwarf_index_cu **cu, uint32_t *leaf, struct xerr *err);
+int scope_index_lookup(struct scope_index *ix, Dwarf_Addr addr,
+		       struct scope_index_cu **cu, uint32_t *leaf, struct xerr *err);
 
 /* Returns the line-table row for addr in cu (the last row at or below addr in
  * the sequence containing addr), or NULL when none. */
-Dwarf_Line *dwarf_index_line(struct dwarf_index_cu *cu, Dwarf_Addr addr);
+Dwarf_Line *scope_index_line(struct scope_index_cu *cu, Dwarf_Addr addr);
 
 /* Returns the full path of file number idx of cu's line table (joined with
  * the CU's directories and DW_AT_comp_dir by libdw), or NULL. */
-const char *dwarf_index_file(struct dwarf_index_cu *cu, Dwarf_Word idx);
+const char *scope_index_file(struct scope_index_cu *cu, Dwarf_Word idx);
 
 /* Returns cu's DW_AT_comp_dir, or NULL. libdw 0.188 joins a file name with
  * its line-table directory, but a relative directory (rustc's std:
  * "library/core/src") stays relative; callers join it with this. */
-const char *dwarf_index_cu_comp_dir(struct dwarf_index_cu *cu);
+const char *scope_index_cu_comp_dir(struct scope_index_cu *cu);
 
 /* Calls fn for every CU of the index (building nothing). Stops and returns
  * fn's value when it is non-zero; returns 0 otherwise. */
-int dwarf_index_foreach_cu(struct dwarf_index *ix,
-			   int (*fn)(struct dwarf_index_cu *cu, void *arg), void *arg);
+int scope_index_foreach_cu(struct scope_index *ix,
+			   int (*fn)(struct scope_index_cu *cu, void *arg), void *arg);
 
 /* Loads cu's line table if not done yet. Returns 0 (cu->lines may stay NULL
  * when the CU has none). */
-int dwarf_index_cu_lines(struct dwarf_index_cu *cu);
+int scope_index_cu_lines(struct scope_index_cu *cu);
 
-void dwarf_index_get_stats(const struct dwarf_index *ix, struct dwarf_index_stats *out);
+void scope_index_get_stats(const struct scope_index *ix, struct scope_index_stats *out);
 
 #endif

@@ -853,7 +853,9 @@ static int spawn_gdb(char *const *argv, int child_in, int child_out, int child_e
 	return rc;
 }
 
-struct mi_conn *mi_conn_spawn(const struct mi_conn_options *opt, struct mi_error *err)
+/* gdb's command line: the path, our fixed settings, then the caller's
+ * extra arguments; NULL-terminated. NULL when out of memory. */
+static const char **gdb_argv(const char *gdb, const struct mi_conn_options *opt)
 {
 	static const char *const fixed_args[] = {
 		"-nx", "-q", "--interpreter=mi3",
@@ -869,42 +871,43 @@ struct mi_conn *mi_conn_spawn(const struct mi_conn_options *opt, struct mi_error
 		"-iex", "maint set internal-error quit yes",
 		"-iex", "maint set internal-warning corefile no",
 	};
-	const char *gdb = opt && opt->gdb_path ? opt->gdb_path : "gdb";
-	int startup_ms = opt && opt->startup_timeout_ms > 0 ? opt->startup_timeout_ms
-							    : DEFAULT_STARTUP_MS;
 	size_t nextra = 0;
 	while (opt && opt->extra_args && opt->extra_args[nextra])
 		nextra++;
 	size_t nfixed = sizeof fixed_args / sizeof fixed_args[0];
 	const char **argv = calloc(nfixed + nextra + 2, sizeof *argv);
-	struct mi_conn *c = calloc(1, sizeof *c);
-	if (!argv || !c) {
-		free(argv);
-		free(c);
-		mi_error_set(err, "out of memory starting gdb");
+	if (!argv)
 		return NULL;
-	}
 	argv[0] = gdb;
 	memcpy(argv + 1, fixed_args, sizeof fixed_args);
 	for (size_t i = 0; i < nextra; i++)
 		argv[1 + nfixed + i] = opt->extra_args[i];
+	return argv;
+}
 
-	c->in_fd = c->out_fd = c->err_fd = -1;
-	c->next_token = 1;
-	c->trace = opt ? opt->trace : NULL;
-	c->cancel = opt ? opt->cancel : NULL;
-	c->stall_kill_ms = opt ? opt->stall_kill_ms : 0;
+/* Creates gdb's socket and pipes, starts it and keeps our ends, made
+ * non-blocking, in c. Returns 0, or -1 with err and c freed. */
+static int start_gdb(struct mi_conn *c, const char *gdb, const char **argv, struct mi_error *err)
+{
 	int in_pair[2] = {-1, -1}, out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_pair) < 0 ||
 	    pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0) {
 		mi_error_set(err, "cannot create pipes for gdb: %s", strerror(errno));
-		goto fail_fds;
+		for (int i = 0; i < 2; i++) {
+			if (in_pair[i] >= 0)
+				close(in_pair[i]);
+			if (out_pipe[i] >= 0)
+				close(out_pipe[i]);
+			if (err_pipe[i] >= 0)
+				close(err_pipe[i]);
+		}
+		free(c);
+		return -1;
 	}
 	int rc = spawn_gdb((char *const *)argv, in_pair[1], out_pipe[1], err_pipe[1], &c->pid);
 	close(in_pair[1]);
 	close(out_pipe[1]);
 	close(err_pipe[1]);
-	in_pair[1] = out_pipe[1] = err_pipe[1] = -1;
 	c->in_fd = in_pair[0];
 	c->out_fd = out_pipe[0];
 	c->err_fd = err_pipe[0];
@@ -913,18 +916,21 @@ struct mi_conn *mi_conn_spawn(const struct mi_conn_options *opt, struct mi_error
 			     rc == ENOENT ? " (install gdb or give its path)" : "");
 		c->reaped = true; /* no child to kill */
 		conn_release(c);
-		free(argv);
-		return NULL;
+		return -1;
 	}
-	free(argv);
-	argv = NULL;
 	if (set_nonblocking(c->in_fd) < 0 || set_nonblocking(c->out_fd) < 0 ||
 	    set_nonblocking(c->err_fd) < 0) {
 		mi_error_set(err, "cannot configure gdb's pipes: %s", strerror(errno));
 		mi_conn_free(c);
-		return NULL;
+		return -1;
 	}
+	return 0;
+}
 
+/* Reads gdb's output up to its first prompt. Returns 0, or -1 with err
+ * (the caller frees c). */
+static int wait_for_prompt(struct mi_conn *c, const char *gdb, int startup_ms, struct mi_error *err)
+{
 	int64_t deadline = deadline_after(startup_ms);
 	struct mi_error local;
 	for (bool prompt = false; !prompt;) {
@@ -935,21 +941,13 @@ struct mi_conn *mi_conn_spawn(const struct mi_conn_options *opt, struct mi_error
 		    WEXITSTATUS(c->wait_status) == 127) {
 			/* posix_spawn reports exec failures itself, except where it is
 			 * emulated with fork (e.g. under valgrind): then the shell convention. */
-			mi_error_set(err, "cannot run gdb '%s': not found or not executable (exit status 127)",
-				     gdb);
-			mi_conn_free(c);
-			return NULL;
+			return mi_error_set(err, "cannot run gdb '%s': not found or not executable (exit status 127)",
+					    gdb);
 		}
-		if (got < 0) {
-			mi_error_set(err, "gdb '%s' failed to start: %s", gdb, local.message);
-			mi_conn_free(c);
-			return NULL;
-		}
-		if (got == 0) {
-			mi_error_set(err, "gdb '%s' printed no MI prompt within %d ms", gdb, startup_ms);
-			mi_conn_free(c);
-			return NULL;
-		}
+		if (got < 0)
+			return mi_error_set(err, "gdb '%s' failed to start: %s", gdb, local.message);
+		if (got == 0)
+			return mi_error_set(err, "gdb '%s' printed no MI prompt within %d ms", gdb, startup_ms);
 		if (c->trace)
 			fprintf(c->trace, "<- %.*s\n", (int)len, line);
 		/* Records before the first prompt only echo our own -iex settings
@@ -959,6 +957,36 @@ struct mi_conn *mi_conn_spawn(const struct mi_conn_options *opt, struct mi_error
 			prompt = true;
 		mi_record_free(r);
 	}
+	return 0;
+}
+
+struct mi_conn *mi_conn_spawn(const struct mi_conn_options *opt, struct mi_error *err)
+{
+	const char *gdb = opt && opt->gdb_path ? opt->gdb_path : "gdb";
+	int startup_ms = opt && opt->startup_timeout_ms > 0 ? opt->startup_timeout_ms
+							    : DEFAULT_STARTUP_MS;
+	const char **argv = gdb_argv(gdb, opt);
+	struct mi_conn *c = calloc(1, sizeof *c);
+	if (!argv || !c) {
+		free(argv);
+		free(c);
+		mi_error_set(err, "out of memory starting gdb");
+		return NULL;
+	}
+	c->in_fd = c->out_fd = c->err_fd = -1;
+	c->next_token = 1;
+	c->trace = opt ? opt->trace : NULL;
+	c->cancel = opt ? opt->cancel : NULL;
+	c->stall_kill_ms = opt ? opt->stall_kill_ms : 0;
+	int started = start_gdb(c, gdb, argv, err);
+	free(argv);
+	if (started < 0)
+		return NULL;
+	struct mi_error local;
+	if (wait_for_prompt(c, gdb, startup_ms, err) < 0) {
+		mi_conn_free(c);
+		return NULL;
+	}
 	if (mi_conn_call(c, startup_ms, NULL, &local, "-gdb-set", "mi-async", "on", NULL) < 0 ||
 	    mi_conn_call(c, startup_ms, NULL, &local, "-gdb-set", "non-stop", "off", NULL) < 0) {
 		mi_error_set(err, "gdb '%s' refused its MI settings: %s", gdb, local.message);
@@ -966,19 +994,6 @@ struct mi_conn *mi_conn_spawn(const struct mi_conn_options *opt, struct mi_error
 		return NULL;
 	}
 	return c;
-
-fail_fds:
-	for (int i = 0; i < 2; i++) {
-		if (in_pair[i] >= 0)
-			close(in_pair[i]);
-		if (out_pipe[i] >= 0)
-			close(out_pipe[i]);
-		if (err_pipe[i] >= 0)
-			close(err_pipe[i]);
-	}
-	free(argv);
-	free(c);
-	return NULL;
 }
 
 int mi_gdb_version(const char *gdb_path, int *major, int *minor, struct mi_error *err)

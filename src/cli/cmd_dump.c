@@ -323,7 +323,16 @@ static void dump_usage(FILE *out)
 	      "                    (exit 1 if they do)\n", out);
 }
 
-int cmd_dump(int argc, char **argv)
+struct dump_options {
+	bool json, gdb_walker, check_walkers;
+	int max_frames;
+	double delay_s;
+	bool launch;               /* -- COMMAND rather than a PID */
+};
+
+/* Parses the options up to the PID or the command at argv[optind].
+ * Returns -1 to go on, else the exit code (help shown, or bad usage said). */
+static int parse_dump_options(int argc, char **argv, struct dump_options *o)
 {
 	static const struct option options[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -334,68 +343,97 @@ int cmd_dump(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool json = false, gdb_walker = false, check_walkers = false;
-	int max_frames = 256;
-	double delay_s = 1.0;
+	*o = (struct dump_options){ .max_frames = 256, .delay_s = 1.0 };
 	int c;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:jm:w:W:Ch", options, NULL)) != -1) {
 		switch (c) {
-		case 'j': json = true; break;
+		case 'j': o->json = true; break;
 		case 'm':
-			max_frames = atoi(optarg);
-			if (max_frames <= 0)
+			o->max_frames = atoi(optarg);
+			if (o->max_frames <= 0)
 				return cli_usage_error("dump", "--max-frames takes a positive number");
 			break;
 		case 'w':
-			if (cli_parse_duration(optarg, &delay_s) < 0)
+			if (cli_parse_duration(optarg, &o->delay_s) < 0)
 				return cli_usage_error("dump", "--delay takes a duration such as 500ms or 2s");
 			break;
 		case 'W':
 			if (strcmp(optarg, "gdb") == 0)
-				gdb_walker = true;
+				o->gdb_walker = true;
 			else if (strcmp(optarg, "dwfl") != 0)
 				return cli_usage_error("dump", "--walker takes dwfl or gdb");
 			break;
-		case 'C': check_walkers = true; break;
+		case 'C': o->check_walkers = true; break;
 		case 'h': dump_usage(stdout); return XGP_EXIT_OK;
 		default: return cli_getopt_error("dump", c, argv);
 		}
 	}
-	if (gdb_walker && check_walkers)
+	if (o->gdb_walker && o->check_walkers)
 		return cli_usage_error("dump", "--check-walkers compares the dwfl walker with gdb: drop --walker gdb");
-	bool launch = optind > 1 && strcmp(argv[optind - 1], "--") == 0;
+	o->launch = optind > 1 && strcmp(argv[optind - 1], "--") == 0;
 	if (optind >= argc)
-		return cli_usage_error("dump", launch ? "no command given after --" : "give a PID or -- COMMAND");
-	signals_install();
+		return cli_usage_error("dump", o->launch ? "no command given after --" : "give a PID or -- COMMAND");
+	return -1;
+}
+
+/* Launches the command (and lets it run the delay) or attaches to the PID.
+ * Returns XGP_EXIT_OK with *s set, or the exit code (said). */
+static int dump_open_target(const struct dump_options *o, int argc, char **argv, struct session **s)
+{
 	struct session_options opts = cli_session_options();
 	/* Frames are named by our symbolizer unless gdb's walker prints them:
 	 * then gdb needs the libraries' debug files (see docs/sampling.md). */
-	opts.no_separate_debug = !gdb_walker;
-	opts.no_symbols = !gdb_walker && !check_walkers;
+	opts.no_separate_debug = !o->gdb_walker;
+	opts.no_symbols = !o->gdb_walker && !o->check_walkers;
+	struct xerr e;
+	if (o->launch) {
+		if (session_launch(s, argv + optind, &opts, &e) < 0)
+			return cli_input_error("%s", e.msg);
+		cli_sleep_unless_signalled(o->delay_s);
+		return XGP_EXIT_OK;
+	}
+	pid_t pid;
+	if (optind + 1 < argc)
+		return cli_usage_error("dump", "give exactly one PID");
+	if (cli_parse_pid(argv[optind], &pid) < 0)
+		return cli_usage_error("dump", "a PID is a positive number (see `pgrep NAME`)");
+	if (session_attach(s, pid, &opts, &e) < 0)
+		return cli_input_error("%s", e.msg);
+	return XGP_EXIT_OK;
+}
+
+static void print_snapshot(const struct dump_options *o, const struct snapshot *snap, struct symbolizer *sym)
+{
+	if (o->json) {
+		print_json(snap, sym, stdout);
+	} else {
+		print_text(snap, stdout);
+		for (size_t i = 0; sym && i < symbolizer_note_count(sym); i++)
+			printf("%snote: %s\n", i ? "" : "\n", symbolizer_note(sym, i));
+	}
+	fflush(stdout);
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	struct dump_options o;
+	int rc = parse_dump_options(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	signals_install();
 	struct session *s = NULL;
 	struct xerr e;
-	if (launch) {
-		if (session_launch(&s, argv + optind, &opts, &e) < 0)
-			return cli_input_error("%s", e.msg);
-		cli_sleep_unless_signalled(delay_s);
-	} else {
-		pid_t pid;
-		if (optind + 1 < argc)
-			return cli_usage_error("dump", "give exactly one PID");
-		if (cli_parse_pid(argv[optind], &pid) < 0)
-			return cli_usage_error("dump", "a PID is a positive number (see `pgrep NAME`)");
-		if (session_attach(&s, pid, &opts, &e) < 0)
-			return cli_input_error("%s", e.msg);
-	}
-	struct snapshot snap = { .pid = session_pid(s), .gdb_walker = gdb_walker, .check_walkers = check_walkers };
+	rc = dump_open_target(&o, argc, argv, &s);
+	if (rc != XGP_EXIT_OK)
+		return rc;
+	struct snapshot snap = { .pid = session_pid(s), .gdb_walker = o.gdb_walker, .check_walkers = o.check_walkers };
 	proc_exe_path(snap.pid, snap.exe, sizeof snap.exe, NULL);
-	int rc = XGP_EXIT_OK;
 	bool launch_exited = false;
 	struct symbolizer *sym = NULL;
 	struct source_map *map = NULL;
-	if (!gdb_walker) {
+	if (!o.gdb_walker) {
 		sym = symbolizer_new_pid(snap.pid, &e);
 		map = cli_source_map(&e);
 		if (!sym || !map)
@@ -406,12 +444,12 @@ int cmd_dump(int argc, char **argv)
 	if (signals_pending()) {
 		rc = XGP_EXIT_FAILURE;
 	} else if (rc != XGP_EXIT_OK ||
-		   (gdb_walker ? snapshot_take(s, max_frames, &snap, &e)
-			       : snapshot_take_symbolized(s, sym, max_frames, &snap, &e)) < 0) {
+		   (o.gdb_walker ? snapshot_take(s, o.max_frames, &snap, &e)
+				 : snapshot_take_symbolized(s, sym, o.max_frames, &snap, &e)) < 0) {
 		if (!session_target_alive(s)) {
 			cli_error("process %d exited before the snapshot was taken", (int)snap.pid);
 			/* Not our failure when we launched it: its status is the answer. */
-			rc = launch ? XGP_EXIT_OK : XGP_EXIT_FAILURE;
+			rc = o.launch ? XGP_EXIT_OK : XGP_EXIT_FAILURE;
 			launch_exited = true;
 		} else {
 			cli_error("%s", e.msg);
@@ -425,17 +463,9 @@ int cmd_dump(int argc, char **argv)
 		cli_error("%s", e.msg);
 		rc = XGP_EXIT_FAILURE;
 	}
-	if (rc == XGP_EXIT_OK && !launch_exited) {
-		if (json) {
-			print_json(&snap, sym, stdout);
-		} else {
-			print_text(&snap, stdout);
-			for (size_t i = 0; sym && i < symbolizer_note_count(sym); i++)
-				printf("%snote: %s\n", i ? "" : "\n", symbolizer_note(sym, i));
-		}
-		fflush(stdout);
-	}
-	if (rc == XGP_EXIT_OK && check_walkers)
+	if (rc == XGP_EXIT_OK && !launch_exited)
+		print_snapshot(&o, &snap, sym);
+	if (rc == XGP_EXIT_OK && o.check_walkers)
 		for (size_t i = 0; i < snap.nthreads; i++)
 			if (!snap.threads[i].walkers_agree)
 				rc = XGP_EXIT_FAILURE;

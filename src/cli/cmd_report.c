@@ -57,6 +57,67 @@ static int parse_count(const char *text, size_t *out)
 	return 0;
 }
 
+/* The profile a DIR|FILE argument names. Returns XGP_EXIT_OK with *out set,
+ * or the exit code (said) with *out NULL. */
+static int load_profile_arg(const char *arg, struct profile **out)
+{
+	struct xerr e = { "" };
+	char path[4096];
+	struct stat st;
+	*out = NULL;
+	if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(path, sizeof path, "%s/profile.json", arg);
+		if (access(path, F_OK) != 0 && errno == ENOENT)
+			return cli_input_error("%s holds no profile.json: give the directory a run wrote (-o DIR, "
+					       "named in its last line) or a profile.json", arg);
+	} else
+		snprintf(path, sizeof path, "%s", arg);
+	*out = profile_load(path, &e);
+	if (!*out)
+		return cli_input_error("%s", e.msg);
+	return XGP_EXIT_OK;
+}
+
+typedef int render_fn(const struct profile *, FILE *, const struct report_options *, struct xerr *);
+
+/* Renders p to output (NULL or "-": standard output), through a temporary
+ * file committed only on success. ro holds the options parsed; colour and
+ * width are settled here. Returns the exit code (said). */
+static int render_report(const struct profile *p, render_fn *render, const char *output, const char *color,
+			 bool annotate, struct source_map *smap, struct report_options *ro)
+{
+	struct xerr e = { "" };
+	int rc = XGP_EXIT_OK;
+	bool to_tty = !output || strcmp(output, "-") == 0 ? isatty(STDOUT_FILENO) : false;
+	ro->color = strcmp(color, "always") == 0 ||
+		    (strcmp(color, "auto") == 0 && to_tty && !getenv("NO_COLOR") && render == report_text);
+	struct winsize ws;
+	if (to_tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		ro->width = ws.ws_col;
+	ro->source_map = smap;
+
+	FILE *out = stdout;
+	struct output_file file = { 0 };
+	if (output && strcmp(output, "-") != 0 && output_file_open(&file, output, &e) < 0) {
+		rc = cli_input_error("%s", e.msg);
+	} else {
+		if (file.stream)
+			out = file.stream;
+		if (render(p, out, ro, &e) < 0 ||
+		    (annotate && (fputs("\n", out), report_annotate(p, out, ro, &e)) < 0))
+			rc = cli_error("%s", e.msg);
+		if (file.stream) {
+			if (rc != XGP_EXIT_OK)
+				output_file_abort(&file);
+			else if (output_file_commit(&file, &e) < 0)
+				rc = cli_error("%s", e.msg);
+		} else if (fflush(stdout) != 0 && rc == XGP_EXIT_OK) {
+			rc = cli_error("cannot write to standard output");
+		}
+	}
+	return rc;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -148,50 +209,10 @@ int cmd_report(int argc, char **argv)
 		return rc;
 	}
 
-	char path[4096];
-	struct stat st;
-	if (stat(argv[optind], &st) == 0 && S_ISDIR(st.st_mode)) {
-		snprintf(path, sizeof path, "%s/profile.json", argv[optind]);
-		if (access(path, F_OK) != 0 && errno == ENOENT) {
-			source_map_free(smap);
-			return cli_input_error("%s holds no profile.json: give the directory a run wrote (-o DIR, "
-					       "named in its last line) or a profile.json", argv[optind]);
-		}
-	} else
-		snprintf(path, sizeof path, "%s", argv[optind]);
-	struct profile *p = profile_load(path, &e);
-	if (!p) {
-		source_map_free(smap);
-		return cli_input_error("%s", e.msg);
-	}
-
-	bool to_tty = !output || strcmp(output, "-") == 0 ? isatty(STDOUT_FILENO) : false;
-	ro.color = strcmp(color, "always") == 0 ||
-		   (strcmp(color, "auto") == 0 && to_tty && !getenv("NO_COLOR") && render == report_text);
-	struct winsize ws;
-	if (to_tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
-		ro.width = ws.ws_col;
-	ro.source_map = smap;
-
-	FILE *out = stdout;
-	struct output_file file = { 0 };
-	if (output && strcmp(output, "-") != 0 && output_file_open(&file, output, &e) < 0) {
-		rc = cli_input_error("%s", e.msg);
-	} else {
-		if (file.stream)
-			out = file.stream;
-		if (render(p, out, &ro, &e) < 0 ||
-		    (annotate && (fputs("\n", out), report_annotate(p, out, &ro, &e)) < 0))
-			rc = cli_error("%s", e.msg);
-		if (file.stream) {
-			if (rc != XGP_EXIT_OK)
-				output_file_abort(&file);
-			else if (output_file_commit(&file, &e) < 0)
-				rc = cli_error("%s", e.msg);
-		} else if (fflush(stdout) != 0 && rc == XGP_EXIT_OK) {
-			rc = cli_error("cannot write to standard output");
-		}
-	}
+	struct profile *p;
+	rc = load_profile_arg(argv[optind], &p);
+	if (rc == XGP_EXIT_OK)
+		rc = render_report(p, render, output, color, annotate, smap, &ro);
 	profile_free(p);
 	source_map_free(smap);
 	return rc;

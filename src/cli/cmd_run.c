@@ -49,6 +49,7 @@ struct run_context {
 	char thread_selection[256];
 	const char *walker;
 	const char *stop_mode;
+	bool wants_samples;        /* the recipe has `sample` probes */
 	bool tracing;              /* breakpoint probes rather than sampling */
 	pid_t pid;
 	int threads_seen;
@@ -400,131 +401,200 @@ static void choose_stop_mode(struct session_options *so, const struct recipe_opt
 	so->choose_ctx = probe;
 }
 
-int run_recipe(const struct run_request *req)
+/* Loads the recipe and applies the command line to it, all before touching
+ * the target. Returns XGP_EXIT_OK, or the exit code with nothing left to free. */
+static int run_open(struct run_context *rc)
 {
-	struct run_context rc = { .request = req, .stdout_tty = isatty(STDOUT_FILENO) };
+	const struct run_request *req = rc->request;
 	struct xerr e;
-	int exit_code = XGP_EXIT_OK;
-	signals_install();
-
-	rc.recipe = load_recipe(req, rc.recipe_name, sizeof rc.recipe_name);
-	if (!rc.recipe)
+	rc->recipe = load_recipe(req, rc->recipe_name, sizeof rc->recipe_name);
+	if (!rc->recipe)
 		return XGP_EXIT_USAGE;
 	char value[64];
 	if (req->duration_set) {
 		snprintf(value, sizeof value, "%.0fms", req->duration_s * 1e3);
-		recipe_set_option(rc.recipe, "duration", value, NULL);
+		recipe_set_option(rc->recipe, "duration", value, NULL);
 	}
 	if (req->frequency_hz > 0) {
 		snprintf(value, sizeof value, "%.0f", req->frequency_hz);
-		if (recipe_set_option(rc.recipe, "frequency", value, &e) < 0) {
-			recipe_free(rc.recipe);
+		if (recipe_set_option(rc->recipe, "frequency", value, &e) < 0) {
+			recipe_free(rc->recipe);
 			return cli_input_error("--frequency: %s", e.msg);
 		}
 	}
-	bool wants_samples;
-	if (check_probes(rc.recipe, &wants_samples) != 0) {
-		recipe_free(rc.recipe);
+	if (check_probes(rc->recipe, &rc->wants_samples) != 0) {
+		recipe_free(rc->recipe);
 		return XGP_EXIT_USAGE;
 	}
 	/* A bad -o is found now, not after the run has collected its data. */
 	if (req->output_dir && output_dir_prepare(req->output_dir, false, &e) < 0) {
-		recipe_free(rc.recipe);
+		recipe_free(rc->recipe);
 		return cli_input_error("%s", e.msg);
 	}
-	const struct recipe_options *opts = recipe_options(rc.recipe);
+	return XGP_EXIT_OK;
+}
+
+/* Launches the command or attaches to the PID. Returns XGP_EXIT_OK with
+ * rc->session set, or the exit code with the target untouched (the recipe
+ * is the caller's to free). */
+static int run_attach(struct run_context *rc)
+{
+	const struct run_request *req = rc->request;
+	const struct recipe_options *opts = recipe_options(rc->recipe);
+	struct xerr e;
 	struct session_options so = cli_session_options();
 	/* Tracing stays in all-stop mode: its breakpoint handling counts on
 	 * every thread being stopped at a hit. */
 	pid_t pid = 0;
 	bool pid_given = !req->launch && req->argc == 1 && cli_parse_pid(req->argv[0], &pid) == 0;
 	struct proc_cpu_probe busy_probe = { 0 };
-	if (wants_samples)
+	if (rc->wants_samples)
 		choose_stop_mode(&so, opts, pid_given ? pid : 0, &busy_probe);
 	/* Sampling names frames itself; even `set exact true` takes only PCs
 	 * from gdb's unwinder, which needs .eh_frame, not debug files. */
-	so.no_separate_debug = wants_samples;
+	so.no_separate_debug = rc->wants_samples;
 	/* The fast walker takes registers and memory from gdb, nothing more. */
-	so.no_symbols = wants_samples && !opts->exact;
+	so.no_symbols = rc->wants_samples && !opts->exact;
+	int exit_code = XGP_EXIT_OK;
 	if (req->launch) {
-		if (session_launch(&rc.session, req->argv, &so, &e) < 0) {
-			recipe_free(rc.recipe);
-			proc_cpu_probe_free(&busy_probe);
-			return cli_input_error("%s", e.msg);
-		}
-	} else {
-		if (!pid_given) {
-			recipe_free(rc.recipe);
-			proc_cpu_probe_free(&busy_probe);
-			return cli_usage_error(NULL, req->argc != 1 ? "give exactly one PID, or -- COMMAND"
-							     : "a PID is a positive number (see `pgrep NAME`)");
-		}
+		if (session_launch(&rc->session, req->argv, &so, &e) < 0)
+			exit_code = cli_input_error("%s", e.msg);
+	} else if (!pid_given) {
+		exit_code = cli_usage_error(NULL, req->argc != 1 ? "give exactly one PID, or -- COMMAND"
+								 : "a PID is a positive number (see `pgrep NAME`)");
+	} else if (proc_state(pid) == 'T') {
 		/* Attaching would not run it, but the run would see nothing:
 		 * say so and leave it exactly as it is (docs/design.md). */
-		if (proc_state(pid) == 'T') {
-			recipe_free(rc.recipe);
-			proc_cpu_probe_free(&busy_probe);
-			return cli_input_error("process %d is stopped (state T): nothing to %s; resume it with "
-					       "`kill -CONT %d`, or see where it stopped with `xgdbprof dump %d`",
-					       (int)pid, wants_samples ? "sample" : "trace", (int)pid, (int)pid);
-		}
-		if (session_attach(&rc.session, pid, &so, &e) < 0) {
-			recipe_free(rc.recipe);
-			proc_cpu_probe_free(&busy_probe);
-			return cli_input_error("%s", e.msg);
-		}
+		exit_code = cli_input_error("process %d is stopped (state T): nothing to %s; resume it with "
+					    "`kill -CONT %d`, or see where it stopped with `xgdbprof dump %d`",
+					    (int)pid, rc->wants_samples ? "sample" : "trace", (int)pid, (int)pid);
+	} else if (session_attach(&rc->session, pid, &so, &e) < 0) {
+		exit_code = cli_input_error("%s", e.msg);
 	}
 	proc_cpu_probe_free(&busy_probe);
-	rc.pid = session_pid(rc.session);
-	proc_exe_path(rc.pid, rc.exe, sizeof rc.exe, NULL);
-	read_cmdline(rc.pid, rc.command_line, sizeof rc.command_line);
+	return exit_code;
+}
+
+/* Everything between attaching and the first sample: the run's metadata,
+ * symbolizer, output directory, interval timers, then BEGIN. Returns
+ * XGP_EXIT_OK, or XGP_EXIT_FAILURE (said on stderr) and the run goes
+ * straight to run_finish. */
+static int run_start(struct run_context *rc)
+{
+	const struct recipe_options *opts = recipe_options(rc->recipe);
+	struct xerr e;
+	rc->pid = session_pid(rc->session);
+	proc_exe_path(rc->pid, rc->exe, sizeof rc->exe, NULL);
+	read_cmdline(rc->pid, rc->command_line, sizeof rc->command_line);
 	time_t now = time(NULL);
 	struct tm tm;
 	gmtime_r(&now, &tm);
-	strftime(rc.start_time, sizeof rc.start_time, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	rc.walker = opts->exact ? "gdb" : "dwfl";
-	rc.stop_mode = session_non_stop(rc.session) ? "non-stop" : "all-stop";
-	rc.raw = profile_new();
-	rc.sym = symbolizer_new_pid(rc.pid, &e);
-	if (rc.sym)
-		rc.source_map = cli_source_map(&e);
-	if (!rc.sym || !rc.source_map || !rc.raw || make_output_dir(&rc, &e) < 0) {
-		cli_error("%s", e.msg);
-		exit_code = XGP_EXIT_FAILURE;
-		goto detach;
-	}
-	symbolizer_set_source_map(rc.sym, rc.source_map);
-	symbolizer_foreach_module(rc.sym, module_build_id, &rc, NULL);
+	strftime(rc->start_time, sizeof rc->start_time, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	rc->walker = opts->exact ? "gdb" : "dwfl";
+	rc->stop_mode = session_non_stop(rc->session) ? "non-stop" : "all-stop";
+	rc->raw = profile_new();
+	rc->sym = symbolizer_new_pid(rc->pid, &e);
+	if (rc->sym)
+		rc->source_map = cli_source_map(&e);
+	if (!rc->sym || !rc->source_map || !rc->raw || make_output_dir(rc, &e) < 0)
+		return cli_error("%s", e.msg);
+	symbolizer_set_source_map(rc->sym, rc->source_map);
+	symbolizer_foreach_module(rc->sym, module_build_id, rc, NULL);
 
 	struct recipe_report_sink sink = {
-		.ctx = &rc, .report = sink_report, .flamegraph = sink_flamegraph,
+		.ctx = rc, .report = sink_report, .flamegraph = sink_flamegraph,
 		.folded = sink_folded, .json = sink_json,
 	};
-	rc.run = recipe_run_new(rc.recipe, stdout, &sink);
-	rc.nprobes = recipe_probe_count(rc.recipe);
-	rc.interval_next_ns = calloc(rc.nprobes ? rc.nprobes : 1, sizeof *rc.interval_next_ns);
-	if (!rc.run || !rc.interval_next_ns) {
-		cli_error("out of memory");
-		exit_code = XGP_EXIT_FAILURE;
-		goto detach;
-	}
-	rc.start_ns = monotonic_ns();
-	for (size_t i = 0; i < rc.nprobes; i++) {
+	rc->run = recipe_run_new(rc->recipe, stdout, &sink);
+	rc->nprobes = recipe_probe_count(rc->recipe);
+	rc->interval_next_ns = calloc(rc->nprobes ? rc->nprobes : 1, sizeof *rc->interval_next_ns);
+	if (!rc->run || !rc->interval_next_ns)
+		return cli_error("out of memory");
+	rc->start_ns = monotonic_ns();
+	for (size_t i = 0; i < rc->nprobes; i++) {
 		struct recipe_probe_info info;
-		recipe_probe(rc.recipe, i, &info);
+		recipe_probe(rc->recipe, i, &info);
 		if (info.kind == RECIPE_PROBE_INTERVAL && info.interval_ns > 0)
-			rc.interval_next_ns[i] = rc.start_ns + (uint64_t)info.interval_ns;
+			rc->interval_next_ns[i] = rc->start_ns + (uint64_t)info.interval_ns;
 	}
-	if (fire(&rc, RECIPE_EV_BEGIN, -1, &e) < 0) {
+	if (fire(rc, RECIPE_EV_BEGIN, -1, &e) < 0)
+		return cli_error("%s", e.msg);
+	return XGP_EXIT_OK;
+}
+
+/* The breakpoint/catchpoint probes (tracer, issue 6) in place of sampling.
+ * Returns the exit code so far; *nothing_armed is set when a bad probe
+ * stopped the run before anything was armed (already said; no report). */
+static int run_trace(struct run_context *rc, const struct sampler_config *cfg, bool *nothing_armed)
+{
+	const struct recipe_options *opts = recipe_options(rc->recipe);
+	struct xerr e;
+	int exit_code = XGP_EXIT_OK;
+	*nothing_armed = false;
+	rc->tracing = true;
+	struct tracer_config tcfg = {
+		.duration_s = cfg->duration_s, .max_stopped_percent = cfg->max_stopped_percent,
+		.exact = opts->exact, .max_frames = cfg->max_frames, .tick = on_tick, .tick_ctx = rc,
+		.start_ns = rc->start_ns,
+	};
+	struct tracer_stats tstats;
+	int traced = tracer_run(rc->session, rc->sym, rc->recipe, rc->run, &tcfg, &tstats, &e);
+	if (traced < 0 && tstats.bad_probe) {
+		/* Nothing was armed or collected: one line, no report, and no
+		 * empty directory of our naming left behind. */
+		*nothing_armed = true;
+		exit_code = cli_input_error("%s", e.msg);
+		recipe_run_free(rc->run);
+		rc->run = NULL;
+		if (!rc->request->output_dir)
+			rmdir(rc->output_dir);
+		return exit_code;
+	}
+	if (traced < 0 && !recipe_run_exit_requested(rc->run)) {
 		cli_error("%s", e.msg);
 		exit_code = XGP_EXIT_FAILURE;
-		goto detach;
 	}
+	tracer_stats_print(&tstats, stderr);
+	rc->stats.elapsed_s = tstats.elapsed_s;
+	rc->stats.stopped_s = tstats.stopped_s;
+	rc->stats.target_exited = tstats.target_exited;
+	rc->stats.target_execed = tstats.target_execed;
+	for (int i = 0; i < tstats.nnotes && rc->stats.nnotes < SAMPLER_MAX_NOTES; i++)
+		snprintf(rc->stats.notes[rc->stats.nnotes++], sizeof rc->stats.notes[0], "%s", tstats.notes[i]);
+	return exit_code;
+}
 
+/* Why the collection ended, on stderr, before the detach. */
+static void say_how_collection_ended(const struct run_context *rc)
+{
+	if (cli_globals.verbose && rc->stats.stops > 0)
+		fprintf(stderr, "xgdbprof: per stop: stopping %.3f ms, reading registers and unwinding %.3f ms, "
+			"resuming %.3f ms (%llu stops)\n",
+			rc->stats.phase_stop_s * 1e3 / (double)rc->stats.stops,
+			rc->stats.phase_walk_s * 1e3 / (double)rc->stats.stops,
+			rc->stats.phase_resume_s * 1e3 / (double)rc->stats.stops, (unsigned long long)rc->stats.stops);
+	if (rc->stats.target_exited)
+		fprintf(stderr, "xgdbprof: process %d exited; reporting what was collected\n", (int)rc->pid);
+	else if (rc->stats.target_execed)
+		fprintf(stderr, "xgdbprof: process %d exec'd %s: the run ended at the exec and the new program runs "
+			"on untraced (run xgdbprof on PID %d again to profile it); reporting what was collected\n",
+			(int)rc->pid, session_exec_path(rc->session), (int)rc->pid);
+	else if (signals_pending())
+		fprintf(stderr, "xgdbprof: interrupted; detaching and reporting what was collected\n");
+}
+
+/* Samples or traces until the duration, a signal, exit() or the target's
+ * exit. Returns the exit code so far (XGP_EXIT_OK, or the failure already
+ * said); run_finish follows either way. */
+static int run_collect(struct run_context *rc)
+{
+	const struct recipe_options *opts = recipe_options(rc->recipe);
+	struct xerr e;
+	int exit_code = XGP_EXIT_OK;
 	struct sampler_config cfg = {
 		.frequency_hz = (double)opts->frequency_hz,
 		.duration_s = (double)opts->duration_ns / 1e9,
-		.threads = sampler_threads_of(opts, rc.thread_selection, sizeof rc.thread_selection),
+		.threads = sampler_threads_of(opts, rc->thread_selection, sizeof rc->thread_selection),
 		.threads_regex = opts->threads_regex,
 		.max_stopped_percent = (double)opts->max_stopped_percent,
 		.walker = opts->exact ? SAMPLER_WALKER_GDB : SAMPLER_WALKER_FAST,
@@ -532,97 +602,84 @@ int run_recipe(const struct run_request *req)
 		.progress = isatty(STDERR_FILENO),
 		.tick = on_tick,
 	};
-	if (!wants_samples) {
+	if (!rc->wants_samples) {
 		/* Only timers: tick for the intervals, sample no thread. */
 		cfg.threads = SAMPLER_THREADS_REGEX;
 		cfg.threads_regex = "(?!)";
 		cfg.frequency_hz = 100;
 	}
-	if (recipe_run_exit_requested(rc.run)) {
+	if (recipe_run_exit_requested(rc->run)) {
 		/* exit() in begin: nothing to sample. */
-	} else if (tracer_wanted(rc.recipe)) {
-		/* tracer (issue 6): breakpoint/catchpoint probes instead of sampling. */
-		rc.tracing = true;
-		struct tracer_config tcfg = {
-			.duration_s = cfg.duration_s, .max_stopped_percent = cfg.max_stopped_percent,
-			.exact = opts->exact, .max_frames = cfg.max_frames, .tick = on_tick, .tick_ctx = &rc,
-			.start_ns = rc.start_ns,
-		};
-		struct tracer_stats tstats;
-		int traced = tracer_run(rc.session, rc.sym, rc.recipe, rc.run, &tcfg, &tstats, &e);
-		if (traced < 0 && tstats.bad_probe) {
-			/* Nothing was armed or collected: one line, no report, and no
-			 * empty directory of our naming left behind. */
-			exit_code = cli_input_error("%s", e.msg);
-			recipe_run_free(rc.run);
-			rc.run = NULL;
-			if (!rc.request->output_dir)
-				rmdir(rc.output_dir);
-			goto detach;
-		}
-		if (traced < 0 && !recipe_run_exit_requested(rc.run)) {
-			cli_error("%s", e.msg);
-			exit_code = XGP_EXIT_FAILURE;
-		}
-		tracer_stats_print(&tstats, stderr);
-		rc.stats.elapsed_s = tstats.elapsed_s;
-		rc.stats.stopped_s = tstats.stopped_s;
-		rc.stats.target_exited = tstats.target_exited;
-		rc.stats.target_execed = tstats.target_execed;
-		for (int i = 0; i < tstats.nnotes && rc.stats.nnotes < SAMPLER_MAX_NOTES; i++)
-			snprintf(rc.stats.notes[rc.stats.nnotes++], sizeof rc.stats.notes[0], "%s", tstats.notes[i]);
-	} else if (sampler_run(rc.session, rc.sym, &cfg, on_sample, &rc, &rc.stats, &e) < 0 &&
-		   !recipe_run_exit_requested(rc.run)) {
+	} else if (tracer_wanted(rc->recipe)) {
+		bool nothing_armed;
+		exit_code = run_trace(rc, &cfg, &nothing_armed);
+		if (nothing_armed)
+			return exit_code;
+	} else if (sampler_run(rc->session, rc->sym, &cfg, on_sample, rc, &rc->stats, &e) < 0 &&
+		   !recipe_run_exit_requested(rc->run)) {
 		cli_error("%s", e.msg);
 		exit_code = XGP_EXIT_FAILURE;
 	}
-	if (cli_globals.verbose && rc.stats.stops > 0)
-		fprintf(stderr, "xgdbprof: per stop: stopping %.3f ms, reading registers and unwinding %.3f ms, "
-			"resuming %.3f ms (%llu stops)\n",
-			rc.stats.phase_stop_s * 1e3 / (double)rc.stats.stops,
-			rc.stats.phase_walk_s * 1e3 / (double)rc.stats.stops,
-			rc.stats.phase_resume_s * 1e3 / (double)rc.stats.stops, (unsigned long long)rc.stats.stops);
-	if (rc.stats.target_exited)
-		fprintf(stderr, "xgdbprof: process %d exited; reporting what was collected\n", (int)rc.pid);
-	else if (rc.stats.target_execed)
-		fprintf(stderr, "xgdbprof: process %d exec'd %s: the run ended at the exec and the new program runs "
-			"on untraced (run xgdbprof on PID %d again to profile it); reporting what was collected\n",
-			(int)rc.pid, session_exec_path(rc.session), (int)rc.pid);
-	else if (signals_pending())
-		fprintf(stderr, "xgdbprof: interrupted; detaching and reporting what was collected\n");
+	say_how_collection_ended(rc);
+	return exit_code;
+}
 
-detach:;
-	pid_t child = session_launched_child(rc.session);
-	if (!rc.tracing)   /* the tracer has done it, and said so */
-		exit_code = cli_rescue_if_gdb_lost(rc.session, exit_code);
-	if (session_end(rc.session, &e) < 0) {
+/* Detaches (or ends the launched command's session), and only then runs
+ * END, whose report calls render what was collected; saves the raw profile
+ * if no report did, frees everything. Returns the run's exit code, given
+ * the exit code so far. */
+static int run_finish(struct run_context *rc, int exit_code)
+{
+	struct xerr e;
+	pid_t child = session_launched_child(rc->session);
+	if (!rc->tracing)   /* the tracer has done it, and said so */
+		exit_code = cli_rescue_if_gdb_lost(rc->session, exit_code);
+	if (session_end(rc->session, &e) < 0) {
 		cli_error("%s", e.msg);
 		exit_code = XGP_EXIT_FAILURE;
 	}
-	rc.session = NULL;
-	if (rc.run && !signals_urgent()) {
-		if (fire(&rc, RECIPE_EV_END, -1, &e) < 0) {
+	rc->session = NULL;
+	if (rc->run && !signals_urgent()) {
+		if (fire(rc, RECIPE_EV_END, -1, &e) < 0) {
 			cli_error("%s", e.msg);
 			exit_code = XGP_EXIT_FAILURE;
 		}
-		if (rc.reports_written == 0 && rc.raw && rc.raw->nentries > 0) {
+		if (rc->reports_written == 0 && rc->raw && rc->raw->nentries > 0) {
 			char path[PATH_MAX + 16];
-			fill_meta(&rc, rc.raw);
-			snprintf(path, sizeof path, "%s/profile.json", rc.output_dir);
-			if (profile_save(rc.raw, path, &e) < 0)
+			fill_meta(rc, rc->raw);
+			snprintf(path, sizeof path, "%s/profile.json", rc->output_dir);
+			if (profile_save(rc->raw, path, &e) < 0)
 				cli_error("%s", e.msg);
 		}
-		if (rc.output_dir[0])
+		if (rc->output_dir[0])
 			fprintf(stderr, "xgdbprof: profile saved in %s (re-render with `xgdbprof report %s`)\n",
-				rc.output_dir, rc.output_dir);
+				rc->output_dir, rc->output_dir);
 	}
-	recipe_run_free(rc.run);
-	free(rc.interval_next_ns);
-	profile_free(rc.raw);
-	symbolizer_free(rc.sym);
-	source_map_free(rc.source_map);
-	recipe_free(rc.recipe);
+	recipe_run_free(rc->run);
+	free(rc->interval_next_ns);
+	profile_free(rc->raw);
+	symbolizer_free(rc->sym);
+	source_map_free(rc->source_map);
+	recipe_free(rc->recipe);
 	if (child > 0)
-		return cli_wait_command(child, req->argv[0], exit_code);
+		return cli_wait_command(child, rc->request->argv[0], exit_code);
 	return exit_code;
+}
+
+int run_recipe(const struct run_request *req)
+{
+	struct run_context rc = { .request = req, .stdout_tty = isatty(STDOUT_FILENO) };
+	signals_install();
+	int exit_code = run_open(&rc);
+	if (exit_code != XGP_EXIT_OK)
+		return exit_code;
+	exit_code = run_attach(&rc);
+	if (exit_code != XGP_EXIT_OK) {
+		recipe_free(rc.recipe);
+		return exit_code;
+	}
+	exit_code = run_start(&rc);
+	if (exit_code == XGP_EXIT_OK)
+		exit_code = run_collect(&rc);
+	return run_finish(&rc, exit_code);
 }

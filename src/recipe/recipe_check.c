@@ -358,6 +358,122 @@ static enum type check_call(struct checker *c, struct expr *e)
 	return b->type;
 }
 
+static enum type check_var(struct checker *c, struct expr *e)
+{
+	struct var *v = var_get(c, e->s);
+	if (!v) {
+		ERR(c, e->loc, "$%s is used before it is assigned", e->s);
+		return T_UNKNOWN;
+	}
+	v->read = true;
+	e->slot = v->slot;
+	return v->type;
+}
+
+static enum type check_map_read(struct checker *c, struct expr *e)
+{
+	struct map_info *m = map_get(c, e->s, e->loc);
+	check_map_keys(c, e, m);
+	if (!m)
+		return T_UNKNOWN;
+	m->read = true;
+	e->map = m;
+	return m->agg_known && m->agg == MAP_AGG_STR ? T_STR : T_INT;
+}
+
+/* A builtin named without parentheses: `pid`, `comm`, ... */
+static enum type check_ident(struct checker *c, struct expr *e)
+{
+	const struct builtin *b = find_builtin(e->s);
+	if (!b || b->args >= 0) {
+		if (b && b->id == B_ARG)
+			ERR(c, e->loc, "arg needs a parameter name: arg(NAME)");
+		else if (b)
+			ERR(c, e->loc, "%s needs parentheses: %s(...)", e->s, e->s);
+		else {
+			const char *dym = diag_did_you_mean(e->s, builtin_names);
+			if (dym)
+				ERR(c, e->loc, "unknown builtin '%s'; did you mean '%s'?", e->s, dym);
+			else
+				ERR(c, e->loc, "unknown builtin '%s' (maps start with '@', variables with '$')", e->s);
+		}
+		return T_UNKNOWN;
+	}
+	e->builtin = b->id;
+	if (!(b->probes & PROBE_BIT(c->probe->kind))) {
+		ERR(c, e->loc, "'%s' has no meaning in %s: it is only available in %s", e->s,
+		    probe_phrase(c->probe->kind), b->where);
+	}
+	if (b->id == B_RETVAL && c->probe->kind == RECIPE_PROBE_SYSCALL)
+		return T_INT;
+	return b->type;
+}
+
+static enum type check_ustack(struct checker *c, struct expr *e)
+{
+	e->builtin = B_USTACK;
+	if (!(THREAD_PROBES & PROBE_BIT(c->probe->kind)))
+		ERR(c, e->loc, "'ustack' has no meaning in %s: it is only available in %s",
+		    probe_phrase(c->probe->kind), builtins[0].where);
+	int64_t n;
+	if (e->nargs != 1 || !is_const_int(e->args[0], &n) || n <= 0 || n > 1024)
+		ERR(c, e->loc, "ustack(n) takes a frame count from 1 to 1024");
+	return T_STACK;
+}
+
+/* Logical, comparison and arithmetic operators: always int. */
+static enum type check_binary(struct checker *c, struct expr *e)
+{
+	enum type a = check_expr(c, e->a), b = check_expr(c, e->b);
+	if (a == T_UNKNOWN || b == T_UNKNOWN)
+		return T_INT;
+	switch (e->op) {
+	case OP_OR:
+	case OP_AND:
+		if (a != T_INT || b != T_INT)
+			ERR(c, e->loc, "'%s' needs int operands, not %s and %s",
+			    e->op == OP_OR ? "||" : "&&", type_name(a), type_name(b));
+		break;
+	case OP_EQ: case OP_NE: case '<': case '>': case OP_LE: case OP_GE:
+		if (a != b)
+			ERR(c, e->loc, "cannot compare %s with %s", type_name(a), type_name(b));
+		else if (a == T_STACK)
+			ERR(c, e->loc, "stacks cannot be compared: match them with =~ /regex/");
+		break;
+	default:
+		if (a != T_INT || b != T_INT) {
+			if (e->op == '+' && (a == T_STR || b == T_STR))
+				ERR(c, e->loc, "'+' does not join strings: use printf(\"%%s%%s\", ...)");
+			else
+				ERR(c, e->loc, "arithmetic needs int operands, not %s and %s", type_name(a), type_name(b));
+		} else if ((e->op == '/' || e->op == '%') && e->b->kind == E_INT && e->b->i == 0) {
+			ERR(c, e->b->loc, "division by zero");
+		}
+	}
+	return T_INT;
+}
+
+static enum type check_match(struct checker *c, struct expr *e)
+{
+	enum type a = check_expr(c, e->a);
+	if (a != T_UNKNOWN && a != T_STR && a != T_STACK)
+		ERR(c, e->a->loc, "regex matching needs a str or a stack, not %s", type_name(a));
+	struct loc pl = {(size_t)e->i, strlen(e->s) + 2};
+	if (c->final)
+		compile_regex(c, e->s, pl, &e->re, &e->re_match);
+	return T_INT;
+}
+
+static enum type check_cond(struct checker *c, struct expr *e)
+{
+	need_type(c, e->a, T_INT, "the condition");
+	enum type b = check_expr(c, e->b), d = check_expr(c, e->args[0]);
+	if (b != T_UNKNOWN && d != T_UNKNOWN && b != d)
+		ERR(c, e->loc, "both branches of ?: must have the same type, not %s and %s",
+		    type_name(b), type_name(d));
+	return b;
+}
+
 static enum type check_expr(struct checker *c, struct expr *e)
 {
 	enum type t = T_UNKNOWN;
@@ -368,120 +484,31 @@ static enum type check_expr(struct checker *c, struct expr *e)
 	case E_STR:
 		t = T_STR;
 		break;
-	case E_VAR: {
-		struct var *v = var_get(c, e->s);
-		if (!v) {
-			ERR(c, e->loc, "$%s is used before it is assigned", e->s);
-			break;
-		}
-		v->read = true;
-		e->slot = v->slot;
-		t = v->type;
+	case E_VAR:
+		t = check_var(c, e);
 		break;
-	}
-	case E_MAP: {
-		struct map_info *m = map_get(c, e->s, e->loc);
-		check_map_keys(c, e, m);
-		if (!m)
-			break;
-		m->read = true;
-		e->map = m;
-		t = m->agg_known && m->agg == MAP_AGG_STR ? T_STR : T_INT;
+	case E_MAP:
+		t = check_map_read(c, e);
 		break;
-	}
-	case E_IDENT: {
-		const struct builtin *b = find_builtin(e->s);
-		if (!b || b->args >= 0) {
-			if (b && b->id == B_ARG)
-				ERR(c, e->loc, "arg needs a parameter name: arg(NAME)");
-			else if (b)
-				ERR(c, e->loc, "%s needs parentheses: %s(...)", e->s, e->s);
-			else {
-				const char *dym = diag_did_you_mean(e->s, builtin_names);
-				if (dym)
-					ERR(c, e->loc, "unknown builtin '%s'; did you mean '%s'?", e->s, dym);
-				else
-					ERR(c, e->loc, "unknown builtin '%s' (maps start with '@', variables with '$')", e->s);
-			}
-			break;
-		}
-		e->builtin = b->id;
-		if (!(b->probes & PROBE_BIT(c->probe->kind))) {
-			ERR(c, e->loc, "'%s' has no meaning in %s: it is only available in %s", e->s,
-			    probe_phrase(c->probe->kind), b->where);
-		}
-		t = b->type;
-		if (b->id == B_RETVAL && c->probe->kind == RECIPE_PROBE_SYSCALL)
-			t = T_INT;
+	case E_IDENT:
+		t = check_ident(c, e);
 		break;
-	}
 	case E_CALL:
-		if (!strcmp(e->s, "ustack")) {
-			e->builtin = B_USTACK;
-			if (!(THREAD_PROBES & PROBE_BIT(c->probe->kind)))
-				ERR(c, e->loc, "'ustack' has no meaning in %s: it is only available in %s",
-				    probe_phrase(c->probe->kind), builtins[0].where);
-			int64_t n;
-			if (e->nargs != 1 || !is_const_int(e->args[0], &n) || n <= 0 || n > 1024)
-				ERR(c, e->loc, "ustack(n) takes a frame count from 1 to 1024");
-			t = T_STACK;
-			break;
-		}
-		t = check_call(c, e);
+		t = !strcmp(e->s, "ustack") ? check_ustack(c, e) : check_call(c, e);
 		break;
 	case E_UNARY:
 		need_type(c, e->a, T_INT, e->op == '!' ? "the operand of '!'" : "the operand of '-'");
 		t = T_INT;
 		break;
-	case E_BINARY: {
-		enum type a = check_expr(c, e->a), b = check_expr(c, e->b);
-		t = T_INT;
-		if (a == T_UNKNOWN || b == T_UNKNOWN)
-			break;
-		switch (e->op) {
-		case OP_OR:
-		case OP_AND:
-			if (a != T_INT || b != T_INT)
-				ERR(c, e->loc, "'%s' needs int operands, not %s and %s",
-				    e->op == OP_OR ? "||" : "&&", type_name(a), type_name(b));
-			break;
-		case OP_EQ: case OP_NE: case '<': case '>': case OP_LE: case OP_GE:
-			if (a != b)
-				ERR(c, e->loc, "cannot compare %s with %s", type_name(a), type_name(b));
-			else if (a == T_STACK)
-				ERR(c, e->loc, "stacks cannot be compared: match them with =~ /regex/");
-			break;
-		default:
-			if (a != T_INT || b != T_INT) {
-				if (e->op == '+' && (a == T_STR || b == T_STR))
-					ERR(c, e->loc, "'+' does not join strings: use printf(\"%%s%%s\", ...)");
-				else
-					ERR(c, e->loc, "arithmetic needs int operands, not %s and %s", type_name(a), type_name(b));
-			} else if ((e->op == '/' || e->op == '%') && e->b->kind == E_INT && e->b->i == 0) {
-				ERR(c, e->b->loc, "division by zero");
-			}
-		}
+	case E_BINARY:
+		t = check_binary(c, e);
 		break;
-	}
-	case E_MATCH: {
-		enum type a = check_expr(c, e->a);
-		if (a != T_UNKNOWN && a != T_STR && a != T_STACK)
-			ERR(c, e->a->loc, "regex matching needs a str or a stack, not %s", type_name(a));
-		struct loc pl = {(size_t)e->i, strlen(e->s) + 2};
-		if (c->final)
-			compile_regex(c, e->s, pl, &e->re, &e->re_match);
-		t = T_INT;
+	case E_MATCH:
+		t = check_match(c, e);
 		break;
-	}
-	case E_COND: {
-		need_type(c, e->a, T_INT, "the condition");
-		enum type b = check_expr(c, e->b), d = check_expr(c, e->args[0]);
-		if (b != T_UNKNOWN && d != T_UNKNOWN && b != d)
-			ERR(c, e->loc, "both branches of ?: must have the same type, not %s and %s",
-			    type_name(b), type_name(d));
-		t = b;
+	case E_COND:
+		t = check_cond(c, e);
 		break;
-	}
 	}
 	if (t == T_AGG && e->kind != E_CALL)
 		t = T_UNKNOWN;

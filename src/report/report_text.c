@@ -78,7 +78,8 @@ static void put_num(FILE *out, double d)
 		fprintf(out, "%.1f", d);
 }
 
-static void print_header(FILE *out, const struct style *st, const struct report_model *m)
+/* xgdbprof VERSION profile of EXE (build-id ID), pid PID */
+static void print_title(FILE *out, const struct style *st, const struct report_model *m)
 {
 	const struct profile_meta *mt = &m->profile->meta;
 	fprintf(out, "%sxgdbprof%s", sgr(st, BOLD), mt->version ? " " : "");
@@ -93,64 +94,79 @@ static void print_header(FILE *out, const struct style *st, const struct report_
 	if (mt->pid >= 0)
 		fprintf(out, ", pid %" PRId64, mt->pid);
 	fputc('\n', out);
+}
 
-	if (mt->command_line || mt->recipe || mt->thread_selection || mt->threads >= 0) {
-		const char *sep = "  ";
-		if (mt->command_line) {
-			fprintf(out, "%scommand: ", sep);
-			put(out, mt->command_line);
-			sep = " · ";
-		}
-		if (mt->recipe) {
-			fprintf(out, "%srecipe: ", sep);
-			put(out, mt->recipe);
-			sep = " · ";
-		}
-		if (mt->thread_selection || mt->threads >= 0) {
-			fprintf(out, "%sthreads: ", sep);
-			put(out, mt->thread_selection ? mt->thread_selection : "?");
-			if (mt->threads >= 0)
-				fprintf(out, " (%" PRId64 " in target)", mt->threads);
-		}
-		fputc('\n', out);
+/* command · recipe · threads, when any is known */
+static void print_context(FILE *out, const struct report_model *m)
+{
+	const struct profile_meta *mt = &m->profile->meta;
+	if (!(mt->command_line || mt->recipe || mt->thread_selection || mt->threads >= 0))
+		return;
+	const char *sep = "  ";
+	if (mt->command_line) {
+		fprintf(out, "%scommand: ", sep);
+		put(out, mt->command_line);
+		sep = " · ";
 	}
-
-	if (mt->start_time || known(mt->duration_actual_s) || known(mt->frequency_achieved_hz) ||
-	    known(mt->frequency_asked_hz) || known(mt->duration_asked_s)) {
-		const char *sep = "  ";
-		if (mt->start_time) {
-			fprintf(out, "%sstarted ", sep);
-			put(out, mt->start_time);
-			sep = " · ";
-		}
-		if (known(mt->duration_actual_s) || known(mt->duration_asked_s)) {
-			fprintf(out, "%sduration ", sep);
-			if (known(mt->duration_actual_s))
-				fprintf(out, "%.1f s", mt->duration_actual_s);
-			else
-				fputs("?", out);
-			if (known(mt->duration_asked_s)) {
-				fputs(" (asked ", out);
-				put_num(out, mt->duration_asked_s);
-				fputs(" s)", out);
-			}
-			sep = " · ";
-		}
-		if (known(mt->frequency_achieved_hz) || known(mt->frequency_asked_hz)) {
-			fprintf(out, "%srate ", sep);
-			if (known(mt->frequency_achieved_hz))
-				fprintf(out, "%.1f Hz", mt->frequency_achieved_hz);
-			else
-				fputs("?", out);
-			if (known(mt->frequency_asked_hz)) {
-				fputs(" (asked ", out);
-				put_num(out, mt->frequency_asked_hz);
-				fputs(" Hz)", out);
-			}
-		}
-		fputc('\n', out);
+	if (mt->recipe) {
+		fprintf(out, "%srecipe: ", sep);
+		put(out, mt->recipe);
+		sep = " · ";
 	}
+	if (mt->thread_selection || mt->threads >= 0) {
+		fprintf(out, "%sthreads: ", sep);
+		put(out, mt->thread_selection ? mt->thread_selection : "?");
+		if (mt->threads >= 0)
+			fprintf(out, " (%" PRId64 " in target)", mt->threads);
+	}
+	fputc('\n', out);
+}
 
+/* started · duration · rate, when any is known */
+static void print_timing(FILE *out, const struct report_model *m)
+{
+	const struct profile_meta *mt = &m->profile->meta;
+	if (!(mt->start_time || known(mt->duration_actual_s) || known(mt->frequency_achieved_hz) ||
+	      known(mt->frequency_asked_hz) || known(mt->duration_asked_s)))
+		return;
+	const char *sep = "  ";
+	if (mt->start_time) {
+		fprintf(out, "%sstarted ", sep);
+		put(out, mt->start_time);
+		sep = " · ";
+	}
+	if (known(mt->duration_actual_s) || known(mt->duration_asked_s)) {
+		fprintf(out, "%sduration ", sep);
+		if (known(mt->duration_actual_s))
+			fprintf(out, "%.1f s", mt->duration_actual_s);
+		else
+			fputs("?", out);
+		if (known(mt->duration_asked_s)) {
+			fputs(" (asked ", out);
+			put_num(out, mt->duration_asked_s);
+			fputs(" s)", out);
+		}
+		sep = " · ";
+	}
+	if (known(mt->frequency_achieved_hz) || known(mt->frequency_asked_hz)) {
+		fprintf(out, "%srate ", sep);
+		if (known(mt->frequency_achieved_hz))
+			fprintf(out, "%.1f Hz", mt->frequency_achieved_hz);
+		else
+			fputs("?", out);
+		if (known(mt->frequency_asked_hz)) {
+			fputs(" (asked ", out);
+			put_num(out, mt->frequency_asked_hz);
+			fputs(" Hz)", out);
+		}
+	}
+	fputc('\n', out);
+}
+
+/* stops, thread stacks, reuse, walker and stop mode */
+static void print_samples(FILE *out, const struct report_model *m)
+{
+	const struct profile_meta *mt = &m->profile->meta;
 	fprintf(out, "  samples: ");
 	if (mt->samples >= 0)
 		fprintf(out, "%" PRId64 " stops, ", mt->samples);
@@ -170,7 +186,12 @@ static void print_header(FILE *out, const struct style *st, const struct report_
 		fprintf(out, " · %s", strcmp(mt->stop_mode, "non-stop") == 0 ? "stops only the walked threads"
 									 : "stops every thread");
 	fputc('\n', out);
+}
 
+/* What the run cost the target: its CPU, and the time it was stopped. */
+static void print_target_cost(FILE *out, const struct report_model *m)
+{
+	const struct profile_meta *mt = &m->profile->meta;
 	if (known(mt->cpu_min_pct) || known(mt->cpu_avg_pct) || known(mt->cpu_max_pct)) {
 		fputs("  target CPU: ", out);
 		const double v[3] = { mt->cpu_min_pct, mt->cpu_avg_pct, mt->cpu_max_pct };
@@ -201,6 +222,16 @@ static void print_header(FILE *out, const struct style *st, const struct report_
 		}
 		fputc('\n', out);
 	}
+}
+
+static void print_header(FILE *out, const struct style *st, const struct report_model *m)
+{
+	const struct profile_meta *mt = &m->profile->meta;
+	print_title(out, st, m);
+	print_context(out, m);
+	print_timing(out, m);
+	print_samples(out, m);
+	print_target_cost(out, m);
 	for (size_t i = 0; i < mt->nnotes; i++) {
 		fprintf(out, "  %snote:%s ", sgr(st, YELLOW), sgr(st, RESET));
 		put(out, mt->notes[i]);

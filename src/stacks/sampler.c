@@ -559,6 +559,83 @@ int sampler_snapshot(struct session *s, struct symbolizer *sym, enum sampler_wal
 	return rc < 0 ? -1 : 0;
 }
 
+/* The stop budget, a token bucket: stopped time is allowed at
+ * max_stopped of the wall time, each stop spends its length, and
+ * the next stop waits while the balance is negative. The share
+ * over the run then stays within one stop of the budget, the
+ * warm-up stop and the early full-rate stops included (a rule
+ * that only stretched the period to mean stop / budget left the
+ * demo at 6.2% against 5%). Savings are capped at one second's
+ * allowance, so an idle stretch does not buy a long burst. */
+struct stop_budget {
+	double balance_s, spent_s;   /* the stop budget's balance, and stopped_s it has seen */
+	uint64_t refilled;
+	bool lowered;                /* a stop was put off: the rate fell */
+};
+
+/* After a round: settles the budget and puts the next tick off while the
+ * balance is negative. */
+static void stop_budget_settle(struct stop_budget *b, const struct sampler_config *cfg,
+			       const struct sampler_stats *st, uint64_t now, uint64_t *next_tick)
+{
+	if (!(cfg->max_stopped_percent > 0))
+		return;
+	double share = cfg->max_stopped_percent / 100.0;
+	b->balance_s += share * (double)(now - b->refilled) / 1e9 - (st->stopped_s - b->spent_s);
+	b->balance_s = fmin(b->balance_s, share);
+	b->refilled = now;
+	b->spent_s = st->stopped_s;
+	if (b->balance_s < 0) {
+		uint64_t earliest = now + (uint64_t)(-b->balance_s / share * 1e9);
+		if (*next_tick < earliest) {
+			*next_tick = earliest;
+			b->lowered = true;
+		}
+	}
+}
+
+/* Target CPU% over windows of about a second. */
+struct cpu_window {
+	uint64_t start;
+	long long ticks;             /* the target's CPU ticks at start; <0 unknown */
+	long clock_ticks;            /* per second */
+};
+
+static void cpu_window_close(struct cpu_window *w, pid_t pid, uint64_t now, struct sampler_stats *st)
+{
+	if (now - w->start < 1000000000u)
+		return;
+	long long ticks = proc_cpu_ticks(pid);
+	if (ticks >= 0 && w->ticks >= 0) {
+		double pct = 100.0 * (double)(ticks - w->ticks) / (double)w->clock_ticks /
+			     ((double)(now - w->start) / 1e9);
+		st->cpu_percent_min = fmin(st->cpu_percent_min, pct);
+		st->cpu_percent_max = fmax(st->cpu_percent_max, pct);
+		st->cpu_percent_avg += pct;   /* summed; divided by windows at the end */
+		st->cpu_percent_avg_windows++;
+	}
+	w->ticks = ticks;
+	w->start = now;
+}
+
+/* The notes a run ends with: what the budget, non-stop mode and the
+ * stack limit cost. */
+static void add_run_notes(struct session *s, const struct sampler_config *cfg, struct sampler_stats *st,
+			  bool budget_lowered)
+{
+	if (budget_lowered)
+		add_note(st, "rate lowered from %.0f Hz to %.1f Hz to keep the target stopped under %.0f%% of the time",
+			 cfg->frequency_hz, st->frequency_achieved_hz, cfg->max_stopped_percent);
+	if (session_non_stop(s) && st->stops >= 10 && (double)st->walks / (double)st->stops > 1.5)
+		add_note(st, "a stop walked %.1f threads on average: in non-stop mode gdb handles each one's stop "
+			 "apart (about %.1f ms a stop here); --all-stop stops them all at once, for less",
+			 (double)st->walks / (double)st->stops, st->stops ? 1e3 * st->stopped_s / (double)st->stops : 0);
+	if (st->truncated)
+		add_note(st, "%.0f of %.0f walked stacks end before their outermost frame (the %.0f-frame limit, "
+			 "or the 64 KiB of stack copied at the stop)",
+			 (double)st->truncated, (double)(st->thread_samples - st->reused), (double)cfg->max_frames);
+}
+
 int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_config *cfg,
 		sampler_callback cb, void *ctx, struct sampler_stats *st, struct xerr *e)
 {
@@ -571,16 +648,14 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 	uint64_t start = monotonic_ns();
 	int rc = -1;
 	const double period_s = 1.0 / cfg->frequency_hz;
-	bool budget_lowered = false;
-	double budget_s = 0, budget_spent_s = 0;   /* the stop budget's balance, and stopped_s it has seen */
-	uint64_t budget_refilled = start;
+	struct stop_budget budget = { .refilled = start };
 	if (sampler_setup(&sp, s, sym, cfg, e) < 0)
 		goto out;
 
 	uint64_t next_tick = start;
-	uint64_t cpu_window_start = start;
-	long long cpu_window_ticks = proc_cpu_ticks(session_pid(s));
-	long clock_ticks = sysconf(_SC_CLK_TCK);
+	struct cpu_window cpu = {
+		.start = start, .ticks = proc_cpu_ticks(session_pid(s)), .clock_ticks = sysconf(_SC_CLK_TCK),
+	};
 	uint64_t last_progress = 0;
 	for (;;) {
 		uint64_t now = monotonic_ns();
@@ -628,42 +703,8 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 
 		now = monotonic_ns();
 		double elapsed = (double)(now - start) / 1e9;
-		/* Target CPU% over windows of about a second. */
-		if (now - cpu_window_start >= 1000000000u) {
-			long long ticks = proc_cpu_ticks(session_pid(s));
-			if (ticks >= 0 && cpu_window_ticks >= 0) {
-				double pct = 100.0 * (double)(ticks - cpu_window_ticks) / (double)clock_ticks /
-					     ((double)(now - cpu_window_start) / 1e9);
-				st->cpu_percent_min = fmin(st->cpu_percent_min, pct);
-				st->cpu_percent_max = fmax(st->cpu_percent_max, pct);
-				st->cpu_percent_avg += pct;   /* summed; divided by windows at the end */
-				st->cpu_percent_avg_windows++;
-			}
-			cpu_window_ticks = ticks;
-			cpu_window_start = now;
-		}
-		/* The stop budget, a token bucket: stopped time is allowed at
-		 * max_stopped of the wall time, each stop spends its length, and
-		 * the next stop waits while the balance is negative. The share
-		 * over the run then stays within one stop of the budget, the
-		 * warm-up stop and the early full-rate stops included (a rule
-		 * that only stretched the period to mean stop / budget left the
-		 * demo at 6.2% against 5%). Savings are capped at one second's
-		 * allowance, so an idle stretch does not buy a long burst. */
-		if (cfg->max_stopped_percent > 0) {
-			double share = cfg->max_stopped_percent / 100.0;
-			budget_s += share * (double)(now - budget_refilled) / 1e9 - (st->stopped_s - budget_spent_s);
-			budget_s = fmin(budget_s, share);
-			budget_refilled = now;
-			budget_spent_s = st->stopped_s;
-			if (budget_s < 0) {
-				uint64_t earliest = now + (uint64_t)(-budget_s / share * 1e9);
-				if (next_tick < earliest) {
-					next_tick = earliest;
-					budget_lowered = true;
-				}
-			}
-		}
+		cpu_window_close(&cpu, session_pid(s), now, st);
+		stop_budget_settle(&budget, cfg, st, now, &next_tick);
 		if (cfg->progress && now - last_progress >= 250000000u) {
 			fprintf(stderr, "\rxgdbprof: %.1f/%.0fs  %llu samples  %.1f Hz  stopped %.2f%%\033[K",
 				elapsed, cfg->duration_s, (unsigned long long)st->thread_samples,
@@ -677,17 +718,7 @@ out:
 	if (cfg->progress)
 		fputs("\r\033[K", stderr);
 	finish_stats(&sp, st, start);
-	if (budget_lowered)
-		add_note(st, "rate lowered from %.0f Hz to %.1f Hz to keep the target stopped under %.0f%% of the time",
-			 cfg->frequency_hz, st->frequency_achieved_hz, cfg->max_stopped_percent);
-	if (session_non_stop(s) && st->stops >= 10 && (double)st->walks / (double)st->stops > 1.5)
-		add_note(st, "a stop walked %.1f threads on average: in non-stop mode gdb handles each one's stop "
-			 "apart (about %.1f ms a stop here); --all-stop stops them all at once, for less",
-			 (double)st->walks / (double)st->stops, st->stops ? 1e3 * st->stopped_s / (double)st->stops : 0);
-	if (st->truncated)
-		add_note(st, "%.0f of %.0f walked stacks end before their outermost frame (the %.0f-frame limit, "
-			 "or the 64 KiB of stack copied at the stop)",
-			 (double)st->truncated, (double)(st->thread_samples - st->reused), (double)cfg->max_frames);
+	add_run_notes(s, cfg, st, budget.lowered);
 	sampler_teardown(&sp);
 	return rc;
 }

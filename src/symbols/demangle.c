@@ -1282,20 +1282,74 @@ static int print_const_field(struct v0_printer *pr)
 	return print_const(pr, true);
 }
 
+/* A const that is not a plain scalar: str deref, reference, array, tuple
+ * or ADT, braced `{...}` outside a value. Like the rest of the printer, a
+ * parse error returns 0 at once, without the closing brace. Returns -1 on
+ * a write error. */
+static int print_const_compound(struct v0_printer *pr, char tag, bool in_value)
+{
+	if (!in_value && pr_str(pr, "{"))
+		return -1;
+	switch (tag) {
+	case 'e':
+		/* `*"..."`: a str literal is a &str; `*` gets back to str. */
+		if (pr_str(pr, "*") || print_const_str_literal(pr))
+			return -1;
+		break;
+	case 'R':
+	case 'Q':
+		if (pr_str(pr, "&") || (tag != 'R' && pr_str(pr, "mut ")) ||
+		    print_const(pr, true))
+			return -1;
+		break;
+	case 'A':
+		if (pr_str(pr, "[") || print_sep_list(pr, W_CONST_VALUE, ", ", NULL) ||
+		    pr_str(pr, "]"))
+			return -1;
+		break;
+	case 'T': {
+		size_t count;
+		if (pr_str(pr, "(") || print_sep_list(pr, W_CONST_VALUE, ", ", &count))
+			return -1;
+		if (count == 1 && pr_str(pr, ","))
+			return -1;
+		if (pr_str(pr, ")"))
+			return -1;
+		break;
+	}
+	case 'V': {
+		char kind;
+		if (print_path(pr, true))
+			return -1;
+		V0_PARSE(pr, v0_next(P(pr), &kind));
+		switch (kind) {
+		case 'U':
+			break;
+		case 'T':
+			if (pr_str(pr, "(") || print_sep_list(pr, W_CONST_VALUE, ", ", NULL) ||
+			    pr_str(pr, ")"))
+				return -1;
+			break;
+		case 'S':
+			if (pr_str(pr, " { ") || print_sep_list(pr, W_CONST_FIELD, ", ", NULL) || pr_str(pr, " }"))
+				return -1;
+			break;
+		default:
+			V0_INVALID_RETURN(pr);
+		}
+		break;
+	}
+	}
+	if (!in_value && pr_str(pr, "}"))
+		return -1;
+	return 0;
+}
+
 static int print_const(struct v0_printer *pr, bool in_value)
 {
 	char tag;
 	V0_PARSE(pr, v0_next(P(pr), &tag));
 	V0_PARSE(pr, v0_push_depth(P(pr)));
-	bool opened_brace = false;
-#define OPEN_BRACE_IF_OUTSIDE_EXPR()                                   \
-	do {                                                           \
-		if (!in_value) {                                       \
-			opened_brace = true;                           \
-			if (pr_str(pr, "{"))                           \
-				return -1;                             \
-		}                                                      \
-	} while (0)
 	switch (tag) {
 	case 'p':
 		if (pr_str(pr, "_"))
@@ -1335,64 +1389,20 @@ static int print_const(struct v0_printer *pr, bool in_value)
 		}
 		break;
 	}
-	case 'e':
-		/* `*"..."`: a str literal is a &str; `*` gets back to str. */
-		OPEN_BRACE_IF_OUTSIDE_EXPR();
-		if (pr_str(pr, "*") || print_const_str_literal(pr))
-			return -1;
-		break;
 	case 'R':
-	case 'Q':
-		if (tag == 'R' && pr_eat(pr, 'e')) {
+		/* A &str literal needs no braces. */
+		if (pr_eat(pr, 'e')) {
 			if (print_const_str_literal(pr))
 				return -1;
-		} else {
-			OPEN_BRACE_IF_OUTSIDE_EXPR();
-			if (pr_str(pr, "&") || (tag != 'R' && pr_str(pr, "mut ")) ||
-			    print_const(pr, true))
-				return -1;
+			break;
 		}
-		break;
-	case 'A':
-		OPEN_BRACE_IF_OUTSIDE_EXPR();
-		if (pr_str(pr, "[") || print_sep_list(pr, W_CONST_VALUE, ", ", NULL) ||
-		    pr_str(pr, "]"))
+		if (print_const_compound(pr, tag, in_value))
 			return -1;
 		break;
-	case 'T': {
-		size_t count;
-		OPEN_BRACE_IF_OUTSIDE_EXPR();
-		if (pr_str(pr, "(") || print_sep_list(pr, W_CONST_VALUE, ", ", &count))
-			return -1;
-		if (count == 1 && pr_str(pr, ","))
-			return -1;
-		if (pr_str(pr, ")"))
+	case 'e': case 'Q': case 'A': case 'T': case 'V':
+		if (print_const_compound(pr, tag, in_value))
 			return -1;
 		break;
-	}
-	case 'V': {
-		char kind;
-		OPEN_BRACE_IF_OUTSIDE_EXPR();
-		if (print_path(pr, true))
-			return -1;
-		V0_PARSE(pr, v0_next(P(pr), &kind));
-		switch (kind) {
-		case 'U':
-			break;
-		case 'T':
-			if (pr_str(pr, "(") || print_sep_list(pr, W_CONST_VALUE, ", ", NULL) ||
-			    pr_str(pr, ")"))
-				return -1;
-			break;
-		case 'S':
-			if (pr_str(pr, " { ") || print_sep_list(pr, W_CONST_FIELD, ", ", NULL) || pr_str(pr, " }"))
-				return -1;
-			break;
-		default:
-			V0_INVALID_RETURN(pr);
-		}
-		break;
-	}
 	case 'B':
 		if (print_backref(pr, in_value ? W_CONST_VALUE : W_CONST, NULL))
 			return -1;
@@ -1400,9 +1410,6 @@ static int print_const(struct v0_printer *pr, bool in_value)
 	default:
 		V0_INVALID_RETURN(pr);
 	}
-#undef OPEN_BRACE_IF_OUTSIDE_EXPR
-	if (opened_brace && pr_str(pr, "}"))
-		return -1;
 	pr_pop_depth(pr);
 	return 0;
 }

@@ -1314,27 +1314,16 @@ static bool gdb_gone(struct tracer *t)
 	return !mi_conn_alive(session_gdb(t->s));
 }
 
-int tracer_run(struct session *s, struct symbolizer *sym, const struct recipe *r, struct recipe_run *run,
-	       const struct tracer_config *cfg, struct tracer_stats *stats, struct xerr *e)
+/* Opens the target's memory, arms the probes, warms the unwinder and
+ * resumes the target with the duty cycle on. Returns 0, or -1 with e. */
+static int tracer_start(struct tracer *t, struct xerr *e)
 {
-	memset(stats, 0, sizeof *stats);
-	struct tracer *t = calloc(1, sizeof *t);
-	if (!t)
-		return xerr_set(e, "out of memory");
-	t->s = s;
-	t->sym = sym;
-	t->r = r;
-	t->run = run;
-	t->cfg = cfg;
-	t->st = stats;
-	t->pid = session_pid(s);
-	t->tracer_start_ns = monotonic_ns();
-	t->start_ns = cfg->start_ns ? cfg->start_ns : t->tracer_start_ns;
+	const struct tracer_config *cfg = t->cfg;
+	struct tracer_stats *stats = t->st;
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/mem", (int)t->pid);
 	t->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
 	int rc = 0;
-	struct xerr local;
 	if (t->mem_fd < 0)
 		rc = xerr_set(e, "cannot open %s to read the target's memory", path);
 	if (rc == 0)
@@ -1371,84 +1360,136 @@ int tracer_run(struct session *s, struct symbolizer *sym, const struct recipe *r
 	t->last_resume_ns = t->duty_changed_ns;
 	t->window_start_ns = t->budget_start_ns ? t->budget_start_ns : t->duty_changed_ns;
 	t->gdb_hit_ns = 1e6;
-	uint64_t deadline = cfg->duration_s > 0 ? t->tracer_start_ns + (uint64_t)(cfg->duration_s * 1e9) : 0;
-	uint64_t last_tick = 0, last_exec_check = 0;
+	return rc;
+}
+
+/* The event loop's own clocks. */
+struct loop_clock {
+	uint64_t deadline;         /* 0: no duration */
+	uint64_t last_tick, last_exec_check;
+};
+
+/* What ends the trace between events: a signal, exit(), the duration, the
+ * target's exit or exec; also runs the recipe's timers and wakes the probes
+ * after an off window. Returns 0, or -1 with e; *over says the trace ends. */
+static int check_trace_end(struct tracer *t, struct loop_clock *lc, uint64_t now, bool *over, struct xerr *e)
+{
+	struct session *s = t->s;
+	const struct tracer_config *cfg = t->cfg;
+	*over = true;
+	if (signals_pending() || recipe_run_exit_requested(t->run) || (lc->deadline && now >= lc->deadline))
+		return 0;
+	if (session_is_stopped(s) && !session_target_alive(s)) {
+		t->st->target_exited = true;
+		return 0;
+	}
+	/* An exec gdb reported, or one it went silent on (session.h),
+	 * looked for in /proc every 100 ms. */
+	if (now - lc->last_exec_check >= 100000000u) {
+		lc->last_exec_check = now;
+		if (session_target_execed(s))
+			return 0;
+	}
+	if (session_exec_path(s))
+		return 0;
+	if (cfg->tick && now - lc->last_tick >= 10000000u) {
+		lc->last_tick = now;
+		if (cfg->tick(cfg->tick_ctx, now, e) < 0)
+			return recipe_run_exit_requested(t->run) ? 0 : -1;
+	}
+	if (budgeted(t) && budget_wake(t, now, e) < 0)
+		return session_target_execed(s) ? 0 : -1;
+	*over = false;
+	return 0;
+}
+
+/* One record from gdb, taken (freed here): a stop is handled, accounted and
+ * resumed; anything else is dropped. Returns handle_stop's or the resume's
+ * result (0, or -1 with e); *over says the target exited or exec'd. */
+static int trace_event(struct tracer *t, struct mi_record *ev, uint64_t when, bool *over, struct xerr *e)
+{
+	struct session *s = t->s;
+	*over = false;
+	bool is_stop = ev->kind == MI_RECORD_EXEC && strcmp(ev->klass, "stopped") == 0;
+	if (!is_stop) {
+		mi_record_free(ev);
+		return 0;
+	}
+	const char *reason = mi_value_get_string(ev->results, "reason");
+	if (reason && (strncmp(reason, "exited", 6) == 0)) {
+		t->st->target_exited = true;
+		mi_record_free(ev);
+		*over = true;
+		return 0;
+	}
+	if (reason && strcmp(reason, "exec") == 0) {
+		mi_record_free(ev);
+		*over = true;
+		return 0;
+	}
+	bool handled = false;
+	enum duty duty_at_stop = t->duty;
+	t->event_tid = 0;
+	t->event_bp = 0;
+	int rc = handle_stop(t, ev, when, &handled, e);
+	release_strings(t);
+	mi_record_free(ev);
+	if (rc < 0)
+		return rc;
+	account_hidden_part(t, handled, duty_at_stop, when);
+	if (rc == 0)
+		rc = budget_after_stop(t, monotonic_ns(), e);
+	/* Every stop is resumed, ours or not (a signal gdb reports is
+	 * delivered by the continue). */
+	t->window_start_ns = monotonic_ns();
+	stop_clock_resuming(&t->clock, handled ? t->event_tid : 0, handled && resumes_over_breakpoint(t),
+			    t->window_start_ns);
+	if (rc == 0 && session_is_stopped(s) && session_target_alive(s))
+		rc = session_resume(s, e);
+	t->last_resume_ns = monotonic_ns();
+	t->stopped_ns += (double)(t->window_start_ns - when);
+	for (size_t i = t->npending; i-- > 0 && t->pending[i].t0_ns == 0;)
+		t->pending[i].t0_ns = t->last_resume_ns;
+	return rc;
+}
+
+/* Waits for gdb's records and handles them until the trace ends. Returns 0,
+ * or -1 with e. */
+static int trace_loop(struct tracer *t, struct xerr *e)
+{
+	const struct tracer_config *cfg = t->cfg;
+	struct loop_clock lc = {
+		.deadline = cfg->duration_s > 0 ? t->tracer_start_ns + (uint64_t)(cfg->duration_s * 1e9) : 0,
+	};
+	int rc = 0;
 	while (rc == 0) {
-		uint64_t now = monotonic_ns();
-		if (signals_pending() || recipe_run_exit_requested(run) || (deadline && now >= deadline))
+		bool over;
+		rc = check_trace_end(t, &lc, monotonic_ns(), &over, e);
+		if (over)
 			break;
-		if (session_is_stopped(s) && !session_target_alive(s)) {
-			stats->target_exited = true;
-			break;
-		}
-		/* An exec gdb reported, or one it went silent on (session.h),
-		 * looked for in /proc every 100 ms. */
-		if (now - last_exec_check >= 100000000u) {
-			last_exec_check = now;
-			if (session_target_execed(s))
-				break;
-		}
-		if (session_exec_path(s))
-			break;
-		if (cfg->tick && now - last_tick >= 10000000u) {
-			last_tick = now;
-			if (cfg->tick(cfg->tick_ctx, now, e) < 0) {
-				rc = recipe_run_exit_requested(run) ? 0 : -1;
-				break;
-			}
-		}
-		if (budgeted(t) && budget_wake(t, now, e) < 0) {
-			rc = session_target_execed(s) ? 0 : -1;
-			break;
-		}
 		struct mi_record *ev = NULL;
-		int got = session_wait_event(s, 10, &ev, e);
+		int got = session_wait_event(t->s, 10, &ev, e);
 		if (got < 0) {
 			rc = -1;
 			break;
 		}
 		if (got == 0)
 			continue;
-		uint64_t when = monotonic_ns();
-		bool is_stop = ev->kind == MI_RECORD_EXEC && strcmp(ev->klass, "stopped") == 0;
-		if (!is_stop) {
-			mi_record_free(ev);
-			continue;
-		}
-		const char *reason = mi_value_get_string(ev->results, "reason");
-		if (reason && (strncmp(reason, "exited", 6) == 0)) {
-			stats->target_exited = true;
-			mi_record_free(ev);
+		rc = trace_event(t, ev, monotonic_ns(), &over, e);
+		if (over)
 			break;
-		}
-		if (reason && strcmp(reason, "exec") == 0) {
-			mi_record_free(ev);
-			break;
-		}
-		bool handled = false;
-		enum duty duty_at_stop = t->duty;
-		t->event_tid = 0;
-		t->event_bp = 0;
-		rc = handle_stop(t, ev, when, &handled, e);
-		release_strings(t);
-		mi_record_free(ev);
-		if (rc < 0)
-			break;
-		account_hidden_part(t, handled, duty_at_stop, when);
-		if (rc == 0)
-			rc = budget_after_stop(t, monotonic_ns(), e);
-		/* Every stop is resumed, ours or not (a signal gdb reports is
-		 * delivered by the continue). */
-		t->window_start_ns = monotonic_ns();
-		stop_clock_resuming(&t->clock, handled ? t->event_tid : 0, handled && resumes_over_breakpoint(t),
-				    t->window_start_ns);
-		if (rc == 0 && session_is_stopped(s) && session_target_alive(s))
-			rc = session_resume(s, e);
-		t->last_resume_ns = monotonic_ns();
-		t->stopped_ns += (double)(t->window_start_ns - when);
-		for (size_t i = t->npending; i-- > 0 && t->pending[i].t0_ns == 0;)
-			t->pending[i].t0_ns = t->last_resume_ns;
 	}
+	return rc;
+}
+
+/* The exit path, whatever ended the trace: heal the target if gdb died,
+ * else take every breakpoint out; then the notes on forks and exec, and the
+ * figures. Returns rc, or -1 with e when that failed on a clean run. */
+static int tracer_end(struct tracer *t, int rc, struct xerr *e)
+{
+	struct session *s = t->s;
+	struct tracer_stats *stats = t->st;
+	struct xerr local;
 	uint64_t end = monotonic_ns();
 	if (gdb_gone(t)) {
 		stats->gdb_died = true;
@@ -1476,6 +1517,29 @@ int tracer_run(struct session *s, struct symbolizer *sym, const struct recipe *r
 			 "is reported); the new program runs on untraced, with no breakpoint", stats->exec_path);
 	}
 	finish_stats(t, end);
+	return rc;
+}
+
+int tracer_run(struct session *s, struct symbolizer *sym, const struct recipe *r, struct recipe_run *run,
+	       const struct tracer_config *cfg, struct tracer_stats *stats, struct xerr *e)
+{
+	memset(stats, 0, sizeof *stats);
+	struct tracer *t = calloc(1, sizeof *t);
+	if (!t)
+		return xerr_set(e, "out of memory");
+	t->s = s;
+	t->sym = sym;
+	t->r = r;
+	t->run = run;
+	t->cfg = cfg;
+	t->st = stats;
+	t->pid = session_pid(s);
+	t->tracer_start_ns = monotonic_ns();
+	t->start_ns = cfg->start_ns ? cfg->start_ns : t->tracer_start_ns;
+	int rc = tracer_start(t, e);
+	if (rc == 0)
+		rc = trace_loop(t, e);
+	rc = tracer_end(t, rc, e);
 	tracer_release(t);
 	free(t);
 	return rc;

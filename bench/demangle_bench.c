@@ -1,4 +1,4 @@
-/* demangle_bench.c — in-process throughput of rust_demangle() over a symbol
+/* demangle_bench.c — in-process throughput of demangle_rust() over a symbol
  * list (one per line): symbols/s, best of 5 passes. Built by bench/demangle.sh. */
 #include "symbols/demangle.h"
 
@@ -41,7 +41,7 @@ int main(int argc, char **argv)
 			double t0 = now();
 			bytes = 0;
 			for (size_t i = 0; i < n; i++) {
-				int r = rust_demangle(syms[i], out, sizeof out, (enum demangle_style)style);
+				int r = demangle_rust(syms[i], out, sizeof out, (enum demangle_style)style);
 				bytes += r > 0 ? (size_t)r : 0;
 			}
 			double dt = now() - t0;

@@ -179,7 +179,7 @@ static struct profile *session_profile(const struct map *m, struct xerr *e)
 		xerr_set(e, "out of memory");
 		return NULL;
 	}
-	if (profile_add_map(p, m, e) < 0) {
+	if (recipe_profile_add_map(p, m, e) < 0) {
 		profile_free(p);
 		return NULL;
 	}
@@ -289,10 +289,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	struct diag_list diags;
-	diag_list_init(&diags);
+	recipe_diag_list_init(&diags);
 	struct recipe *r = recipe_load_file(argv[i], &defs, &diags);
-	diag_list_print(&diags, stderr);
-	diag_list_release(&diags);
+	recipe_diag_list_print(&diags, stderr);
+	recipe_diag_list_release(&diags);
 	recipe_defines_release(&defs);
 	if (!r)
 		return 2;

@@ -21,10 +21,10 @@ static int check_one(const char *label, const char *path, const char *text,
 		     const struct recipe_defines *defs)
 {
 	struct diag_list diags;
-	diag_list_init(&diags);
+	recipe_diag_list_init(&diags);
 	struct recipe *r = text ? recipe_load_text(label, text, strlen(text), defs, &diags)
 				: recipe_load_file(path, defs, &diags);
-	diag_list_print(&diags, stderr);
+	recipe_diag_list_print(&diags, stderr);
 	int rc = XGP_EXIT_OK;
 	if (r) {
 		printf("%s: ok (%zu probe%s)\n", label, recipe_probe_count(r),
@@ -33,7 +33,7 @@ static int check_one(const char *label, const char *path, const char *text,
 		rc = XGP_EXIT_FAILURE;
 	}
 	recipe_free(r);
-	diag_list_release(&diags);
+	recipe_diag_list_release(&diags);
 	return rc;
 }
 

@@ -77,7 +77,7 @@ int cmd_demangle(int argc, char **argv)
 	} else {
 		rc = XGP_EXIT_OK;
 		for (; i < argc; i++) {
-			char *d = symbol_demangle(argv[i], with_hash);
+			char *d = demangle_symbol(argv[i], with_hash);
 			if (!d) {
 				fprintf(stderr, "xgdbprof demangle: out of memory\n");
 				return XGP_EXIT_FAILURE;

@@ -153,7 +153,7 @@ static int snapshot_take_symbolized(struct session *s, struct symbolizer *sym, i
 static void snapshot_release(struct snapshot *snap)
 {
 	for (size_t i = 0; i < snap->nthreads; i++) {
-		gdb_frames_free(snap->threads[i].frames, snap->threads[i].nframes);
+		session_gdb_frames_free(snap->threads[i].frames, snap->threads[i].nframes);
 		free(snap->threads[i].symbolized);
 		free(snap->threads[i].pcs);
 	}

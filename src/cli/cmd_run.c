@@ -132,7 +132,7 @@ static struct profile *profile_of_map(struct run_context *rc, const struct map *
 		return NULL;
 	}
 	fill_meta(rc, p);
-	if (profile_add_map(p, m, e) < 0) {
+	if (recipe_profile_add_map(p, m, e) < 0) {
 		profile_free(p);
 		return NULL;
 	}
@@ -261,7 +261,7 @@ static struct recipe *load_recipe(const struct run_request *req, char *name, siz
 	struct diag_list diags;
 	struct xerr e;
 	recipe_defines_init(&defines);
-	diag_list_init(&diags);
+	recipe_diag_list_init(&diags);
 	for (int i = 0; i < req->ndefines; i++)
 		if (recipe_defines_add(&defines, req->defines[i], &e) < 0) {
 			cli_input_error("-D %s: %s", req->defines[i], e.msg);
@@ -281,8 +281,8 @@ static struct recipe *load_recipe(const struct run_request *req, char *name, siz
 		}
 		r = recipe_load_file(name, &defines, &diags);
 	}
-	diag_list_print(&diags, stderr);
-	diag_list_release(&diags);
+	recipe_diag_list_print(&diags, stderr);
+	recipe_diag_list_release(&diags);
 	recipe_defines_release(&defines);
 	return r;
 }

@@ -1,4 +1,4 @@
-/* profile_map.c — profile_add_map: a recipe map (`@[ustack] = count()`) into
+/* profile_map.c — recipe_profile_add_map: a recipe map (`@[ustack] = count()`) into
  * a profile. Kept apart from profile.c so that tools which only read saved
  * profiles (`xgdbprof report`) do not link the recipe maps. Also the
  * options of a recipe's report call as renderer options. */
@@ -20,7 +20,7 @@ static void key_text(const struct map_key *k, char *buf, size_t size)
 		snprintf(buf, size, "%s", k->s ? k->s : "");
 }
 
-int profile_add_map(struct profile *p, const struct map *m, struct xerr *e)
+int recipe_profile_add_map(struct profile *p, const struct map *m, struct xerr *e)
 {
 	size_t nkeys = map_nkeys(m), stack_key = nkeys, nstack = 0;
 	enum map_agg agg = map_agg(m);

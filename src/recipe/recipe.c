@@ -140,7 +140,7 @@ int recipe_options_apply(struct recipe_options *o, const char *name,
 		}
 		o->stack_depth = v->i;
 	} else {
-		const char *dym = diag_did_you_mean(name, option_names);
+		const char *dym = recipe_diag_did_you_mean(name, option_names);
 		if (dym)
 			snprintf(msg, msgsz, "unknown option '%s'; did you mean '%s'?", name, dym);
 		else
@@ -179,7 +179,7 @@ static int parse_option_text(const char *text, struct setting_value *v)
 			return 0;
 		}
 		int64_t ns;
-		if (lex_parse_duration(text, &ns) == 0) {
+		if (recipe_lex_parse_duration(text, &ns) == 0) {
 			v->kind = SET_DURATION;
 			v->i = ns;
 			return 0;
@@ -210,7 +210,7 @@ static int utf8_check(const struct recipe_src *src, struct diag_list *diags)
 			ok = !(c == 0xF0 && s[i + 1] < 0x90) && !(c == 0xF4 && s[i + 1] >= 0x90);
 		}
 		if (!ok) {
-			diag_add(diags, DIAG_ERROR, src, i, 1, "invalid UTF-8 byte 0x%02x: recipes are UTF-8 text", c);
+			recipe_diag_add(diags, DIAG_ERROR, src, i, 1, "invalid UTF-8 byte 0x%02x: recipes are UTF-8 text", c);
 			bad++;
 			/* one report per line is enough */
 			while (i < src->len && s[i] != '\n')
@@ -264,7 +264,7 @@ struct recipe *recipe_load_file(const char *path, const struct recipe_defines *d
 {
 	FILE *f = fopen(path, "rb");
 	if (!f) {
-		diag_add(diags, DIAG_ERROR, NULL, 0, 0, "cannot read recipe %s: %s", path, strerror(errno));
+		recipe_diag_add(diags, DIAG_ERROR, NULL, 0, 0, "cannot read recipe %s: %s", path, strerror(errno));
 		return NULL;
 	}
 	char *buf = NULL;
@@ -273,7 +273,7 @@ struct recipe *recipe_load_file(const char *path, const struct recipe_defines *d
 		if (len == cap) {
 			cap = cap ? cap * 2 : 65536;
 			if (cap > (64u << 20)) {
-				diag_add(diags, DIAG_ERROR, NULL, 0, 0, "recipe %s is larger than 64 MiB", path);
+				recipe_diag_add(diags, DIAG_ERROR, NULL, 0, 0, "recipe %s is larger than 64 MiB", path);
 				free(buf);
 				fclose(f);
 				return NULL;
@@ -294,7 +294,7 @@ struct recipe *recipe_load_file(const char *path, const struct recipe_defines *d
 	bool err = ferror(f);
 	fclose(f);
 	if (err) {
-		diag_add(diags, DIAG_ERROR, NULL, 0, 0, "cannot read recipe %s", path);
+		recipe_diag_add(diags, DIAG_ERROR, NULL, 0, 0, "cannot read recipe %s", path);
 		free(buf);
 		return NULL;
 	}
@@ -307,7 +307,7 @@ struct recipe *recipe_open(const char *recipe_arg, const char *text,
 			   const struct recipe_defines *defs, FILE *errors)
 {
 	struct diag_list diags;
-	diag_list_init(&diags);
+	recipe_diag_list_init(&diags);
 	struct recipe *r = NULL;
 	if (text) {
 		r = recipe_load_text("-e", text, strlen(text), defs, &diags);
@@ -319,8 +319,8 @@ struct recipe *recipe_open(const char *recipe_arg, const char *text,
 		else
 			r = recipe_load_file(path, defs, &diags);
 	}
-	diag_list_print(&diags, errors);
-	diag_list_release(&diags);
+	recipe_diag_list_print(&diags, errors);
+	recipe_diag_list_release(&diags);
 	return r;
 }
 
@@ -328,7 +328,7 @@ void recipe_free(struct recipe *r)
 {
 	if (!r)
 		return;
-	program_free(&r->prog);
+	recipe_program_free(&r->prog);
 	free(r->threads_regex);
 	free(r->name);
 	free(r->text);

@@ -2,7 +2,7 @@
  *
  * Lifecycle: recipe_load_file/recipe_load_text parse and check a recipe and
  * return NULL when it has errors (they are all in the diag_list, printable
- * with diag_list_print). A loaded recipe is immutable except for its options,
+ * with recipe_diag_list_print). A loaded recipe is immutable except for its options,
  * which CLI flags may override with recipe_set_option. The session reads the
  * options and the probes to know what to arm, then creates a recipe_run and
  * feeds it events (event.h). Runs never touch gdb: reports that need the

@@ -7,7 +7,7 @@
  *  - The parser builds the tree; the checker fills the `type`, `builtin`,
  *    `slot` and `map` annotations and compiles regexes; the evaluator only
  *    reads a tree the checker accepted.
- *  - All memory hangs off struct program and is released by program_free.
+ *  - All memory hangs off struct program and is released by recipe_program_free.
  */
 #ifndef XGDBPROF_RECIPE_AST_H
 #define XGDBPROF_RECIPE_AST_H
@@ -174,6 +174,6 @@ int recipe_options_apply(struct recipe_options *o, const char *name,
 /* Frees a compiled regex and its match data (NULLs allowed). */
 void recipe_regex_free(void *code, void *match_data);
 
-void program_free(struct program *p);
+void recipe_program_free(struct program *p);
 
 #endif

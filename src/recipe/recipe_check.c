@@ -96,7 +96,7 @@ struct checker {
 	size_t nmap_slots;
 };
 
-#define ERR(c, loc, ...) diag_add((c)->diags, DIAG_ERROR, (c)->src, (loc).off, (loc).len, __VA_ARGS__)
+#define ERR(c, loc, ...) recipe_diag_add((c)->diags, DIAG_ERROR, (c)->src, (loc).off, (loc).len, __VA_ARGS__)
 
 /* "a sample probe", "an end probe" */
 static const char *probe_phrase(enum recipe_probe_kind k)
@@ -288,7 +288,7 @@ static enum type check_call(struct checker *c, struct expr *e)
 		else if (!strcmp(e->s, "ustack"))
 			;
 		else {
-			const char *dym = diag_did_you_mean(e->s, builtin_names);
+			const char *dym = recipe_diag_did_you_mean(e->s, builtin_names);
 			bool is_action = false;
 			for (size_t i = 0; action_names[i]; i++)
 				is_action |= !strcmp(action_names[i], e->s);
@@ -391,7 +391,7 @@ static enum type check_ident(struct checker *c, struct expr *e)
 		else if (b)
 			ERR(c, e->loc, "%s needs parentheses: %s(...)", e->s, e->s);
 		else {
-			const char *dym = diag_did_you_mean(e->s, builtin_names);
+			const char *dym = recipe_diag_did_you_mean(e->s, builtin_names);
 			if (dym)
 				ERR(c, e->loc, "unknown builtin '%s'; did you mean '%s'?", e->s, dym);
 			else
@@ -670,7 +670,7 @@ static void check_call_stmt(struct checker *c, struct stmt *s)
 		if (!strcmp(action_names[i], call->s))
 			action = i;
 	if (action < 0) {
-		const char *dym = diag_did_you_mean(call->s, action_names);
+		const char *dym = recipe_diag_did_you_mean(call->s, action_names);
 		if (find_builtin(call->s))
 			ERR(c, call->loc, "%s() computes a value; it is not a statement", call->s);
 		else if (dym)
@@ -693,7 +693,7 @@ static void check_call_stmt(struct checker *c, struct stmt *s)
 		for (size_t k = 0; accepted[k]; k++)
 			known |= !strcmp(accepted[k], na->name);
 		if (!known) {
-			const char *dym = diag_did_you_mean(na->name, accepted);
+			const char *dym = recipe_diag_did_you_mean(na->name, accepted);
 			if (dym)
 				ERR(c, na->loc, "unknown option '%s'; did you mean '%s'?", na->name, dym);
 			else
@@ -823,7 +823,7 @@ static void check_probe(struct checker *c, struct probe *p)
 	p->nslots = (int)c->nvars;
 	for (size_t i = 0; i < c->nvars; i++) {
 		if (c->final && !c->vars[i].read && !c->partial)
-			diag_add(c->diags, DIAG_WARNING, c->src, c->vars[i].first.off, c->vars[i].first.len,
+			recipe_diag_add(c->diags, DIAG_WARNING, c->src, c->vars[i].first.off, c->vars[i].first.len,
 				 "$%s is assigned but never used", c->vars[i].name);
 		free(c->vars[i].name);
 	}
@@ -845,10 +845,10 @@ size_t recipe_check(const struct recipe_src *src, struct program *prog, struct d
 	c.partial = after_parse_errors;
 
 	struct diag_list scratch;
-	diag_list_init(&scratch);
+	recipe_diag_list_init(&scratch);
 	c.diags = &scratch;
 	check_pass(&c);
-	diag_list_release(&scratch);
+	recipe_diag_list_release(&scratch);
 
 	for (size_t i = 0; i < prog->nmaps; i++) {
 		/* keep what pass 1 learned about shapes, recount the uses */
@@ -871,7 +871,7 @@ size_t recipe_check(const struct recipe_src *src, struct program *prog, struct d
 		struct map_info *m = prog->maps[i];
 		if (m->assigned)
 			continue;
-		const char *dym = diag_did_you_mean(m->name, assigned);
+		const char *dym = recipe_diag_did_you_mean(m->name, assigned);
 		if (dym)
 			ERR(&c, m->first, "map @%s is never assigned; did you mean '@%s'?", m->name, dym);
 		else
@@ -893,7 +893,7 @@ size_t recipe_check(const struct recipe_src *src, struct program *prog, struct d
 		free(re);
 	}
 	if (prog->nprobes == 0 && diags->errors == before && !after_parse_errors)
-		diag_add(diags, DIAG_ERROR, src, 0, 0,
+		recipe_diag_add(diags, DIAG_ERROR, src, 0, 0,
 			 "the recipe has no probes: add one, like sample { @[ustack] = count(); }");
 	return diags->errors - before;
 }

@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-void diag_list_init(struct diag_list *l)
+void recipe_diag_list_init(struct diag_list *l)
 {
 	memset(l, 0, sizeof *l);
 }
 
-void diag_list_release(struct diag_list *l)
+void recipe_diag_list_release(struct diag_list *l)
 {
 	for (size_t i = 0; i < l->n; i++) {
 		free(l->items[i].file);
@@ -110,7 +110,7 @@ static char *display_message(const char *fmt, va_list ap)
 	return shown;
 }
 
-static void diag_addv(struct diag_list *l, enum diag_severity sev, const struct recipe_src *src,
+static void recipe_diag_addv(struct diag_list *l, enum diag_severity sev, const struct recipe_src *src,
 	       size_t off, size_t len, const char *fmt, va_list ap)
 {
 	if (sev == DIAG_ERROR)
@@ -194,16 +194,16 @@ static void diag_addv(struct diag_list *l, enum diag_severity sev, const struct 
 	l->n++;
 }
 
-void diag_add(struct diag_list *l, enum diag_severity sev, const struct recipe_src *src,
+void recipe_diag_add(struct diag_list *l, enum diag_severity sev, const struct recipe_src *src,
 	      size_t off, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	diag_addv(l, sev, src, off, len, fmt, ap);
+	recipe_diag_addv(l, sev, src, off, len, fmt, ap);
 	va_end(ap);
 }
 
-void diag_list_print(const struct diag_list *l, FILE *out)
+void recipe_diag_list_print(const struct diag_list *l, FILE *out)
 {
 	/* in source order (parse and check errors are found in two passes);
 	 * insertion sort keeps equal positions in discovery order */
@@ -277,7 +277,7 @@ static size_t edit_distance(const char *a, const char *b)
 	return prev[lb];
 }
 
-const char *diag_did_you_mean(const char *word, const char *const *candidates)
+const char *recipe_diag_did_you_mean(const char *word, const char *const *candidates)
 {
 	const char *best = NULL;
 	size_t best_d = (size_t)-1;

@@ -58,20 +58,20 @@ struct recipe_src {
 	size_t len;
 };
 
-void diag_list_init(struct diag_list *l);
-void diag_list_release(struct diag_list *l);
+void recipe_diag_list_init(struct diag_list *l);
+void recipe_diag_list_release(struct diag_list *l);
 
 /* Records a diagnostic at byte offset `off` of src spanning `len` bytes
  * (src may be NULL for a diagnostic without position). */
-void diag_add(struct diag_list *l, enum diag_severity sev, const struct recipe_src *src,
+void recipe_diag_add(struct diag_list *l, enum diag_severity sev, const struct recipe_src *src,
 	      size_t off, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
 
 /* Prints every diagnostic, then a summary line if there were errors. */
-void diag_list_print(const struct diag_list *l, FILE *out);
+void recipe_diag_list_print(const struct diag_list *l, FILE *out);
 
 /* Returns the candidate closest to word (edit distance small enough to be a
  * plausible typo), or NULL. candidates is NULL-terminated. */
-const char *diag_did_you_mean(const char *word, const char *const *candidates);
+const char *recipe_diag_did_you_mean(const char *word, const char *const *candidates);
 
 #endif

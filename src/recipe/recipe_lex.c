@@ -36,7 +36,7 @@ static char *buf_take(struct buf *b)
 	return b->p;
 }
 
-void lexer_init(struct lexer *lx, const struct recipe_src *src,
+void recipe_lexer_init(struct lexer *lx, const struct recipe_src *src,
 		const struct recipe_defines *defs, struct diag_list *diags)
 {
 	lx->src = src;
@@ -51,7 +51,7 @@ static int peekc(const struct lexer *lx, size_t ahead)
 	return p < lx->src->len ? (unsigned char)lx->src->text[p] : -1;
 }
 
-#define ERR(lx, off, len, ...) diag_add((lx)->diags, DIAG_ERROR, (lx)->src, (off), (len), __VA_ARGS__)
+#define ERR(lx, off, len, ...) recipe_diag_add((lx)->diags, DIAG_ERROR, (lx)->src, (off), (len), __VA_ARGS__)
 
 static bool ident_start(int c) { return c == '_' || (c >= 0 && c < 128 && isalpha(c)); }
 static bool ident_char(int c) { return c == '_' || (c >= 0 && c < 128 && isalnum(c)); }
@@ -173,7 +173,7 @@ static int apply_suffix(const char *suf, int64_t v, int64_t *out, bool *overflow
 	return 0;
 }
 
-int lex_parse_duration(const char *text, int64_t *ns)
+int recipe_lex_parse_duration(const char *text, int64_t *ns)
 {
 	int64_t v = 0;
 	const char *p = text;
@@ -357,7 +357,7 @@ static void lex_string(struct lexer *lx, struct token *t)
 	t->loc.len = lx->pos - start;
 }
 
-void lex_regex(struct lexer *lx, size_t start, struct token *t)
+void recipe_lex_regex(struct lexer *lx, size_t start, struct token *t)
 {
 	struct buf b = {0};
 	memset(t, 0, sizeof *t);
@@ -408,7 +408,7 @@ static size_t utf8_len(const char *p, size_t avail)
 	return n <= avail ? n : avail;
 }
 
-void lex_next(struct lexer *lx, struct token *t)
+void recipe_lex_next(struct lexer *lx, struct token *t)
 {
 	memset(t, 0, sizeof *t);
 	skip_space(lx);
@@ -462,7 +462,7 @@ void lex_next(struct lexer *lx, struct token *t)
 			t->kind = TK_INT;
 			t->i = ll;
 			free(v);
-		} else if (lex_parse_duration(v, &n) == 0) {
+		} else if (recipe_lex_parse_duration(v, &n) == 0) {
 			t->kind = TK_DURATION;
 			t->i = n;
 			free(v);

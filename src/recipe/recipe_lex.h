@@ -5,7 +5,7 @@
  * returns a token so the parser can go on and find more errors. `${NAME}` is
  * expanded inside strings and regexes, and stands for a string/number token
  * outside them, using the -D defines. Regex literals are context dependent
- * ('/' is also division), so the parser asks for them with lex_regex() right
+ * ('/' is also division), so the parser asks for them with recipe_lex_regex() right
  * after it consumed a '/' token.
  */
 #ifndef XGDBPROF_RECIPE_LEX_H
@@ -26,7 +26,7 @@ enum tok_kind {
 	TK_STRING,     /* s: escapes and ${} processed */
 	TK_VAR,        /* s: $name without '$' */
 	TK_MAP,        /* s: @name without '@' ("" for a bare '@') */
-	TK_REGEX,      /* s: pattern (only from lex_regex) */
+	TK_REGEX,      /* s: pattern (only from recipe_lex_regex) */
 	TK_OP,         /* op: a character or an OP_* code */
 	TK_ERROR,      /* a bad token, already reported */
 };
@@ -46,15 +46,15 @@ struct lexer {
 	struct diag_list *diags;
 };
 
-void lexer_init(struct lexer *lx, const struct recipe_src *src,
+void recipe_lexer_init(struct lexer *lx, const struct recipe_src *src,
 		const struct recipe_defines *defs, struct diag_list *diags);
 /* Next token; whitespace and comments (#, //, / * * /) are skipped. */
-void lex_next(struct lexer *lx, struct token *t);
+void recipe_lex_next(struct lexer *lx, struct token *t);
 /* Scans a regex body from the current position up to the closing '/'
  * (`\/` stands for '/'). `start` is the offset of the opening '/'. */
-void lex_regex(struct lexer *lx, size_t start, struct token *t);
+void recipe_lex_regex(struct lexer *lx, size_t start, struct token *t);
 
 /* Parses a duration literal like "500ms" (whole text). Returns 0 or -1. */
-int lex_parse_duration(const char *text, int64_t *ns);
+int recipe_lex_parse_duration(const char *text, int64_t *ns);
 
 #endif

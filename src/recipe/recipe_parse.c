@@ -34,13 +34,13 @@ static const char *const probe_keywords[] = {
 	"syscall_entry", NULL,
 };
 
-#define ERR(p, loc, ...) diag_add((p)->diags, DIAG_ERROR, (p)->src, (loc).off, (loc).len, __VA_ARGS__)
+#define ERR(p, loc, ...) recipe_diag_add((p)->diags, DIAG_ERROR, (p)->src, (loc).off, (loc).len, __VA_ARGS__)
 
 static void advance(struct parser *p)
 {
 	p->prev_end = p->tok.loc.off + p->tok.loc.len;
 	free(p->tok.s);
-	lex_next(&p->lx, &p->tok);
+	recipe_lex_next(&p->lx, &p->tok);
 }
 
 static bool is_op(const struct parser *p, int op)
@@ -160,7 +160,7 @@ static bool parse_args(struct parser *p, int close, struct expr ***args, size_t 
 				/* name=value (report options) — need to look one token ahead */
 				struct lexer save = p->lx;
 				struct token next;
-				lex_next(&p->lx, &next);
+				recipe_lex_next(&p->lx, &next);
 				bool is_named = next.kind == TK_OP && next.op == '=';
 				free(next.s);
 				p->lx = save;
@@ -366,7 +366,7 @@ static struct expr *parse_binary(struct parser *p, int min_prec)
 				return NULL;
 			}
 			struct token rt;
-			lex_regex(&p->lx, p->tok.loc.off, &rt);
+			recipe_lex_regex(&p->lx, p->tok.loc.off, &rt);
 			struct expr *m = new_expr(E_MATCH, span(lhs->loc, rt.loc));
 			if (rt.kind == TK_ERROR || !m) {
 				p->failed = true;
@@ -690,7 +690,7 @@ static bool parse_spec(struct parser *p, struct probe *pr, bool allow_fileline)
 	}
 	if (is_op(p, '/')) {
 		struct token rt;
-		lex_regex(&p->lx, p->tok.loc.off, &rt);
+		recipe_lex_regex(&p->lx, p->tok.loc.off, &rt);
 		pr->spec_loc = rt.loc;
 		pr->spec = rt.s;
 		pr->spec_kind = rt.kind == TK_ERROR ? RECIPE_SPEC_NONE : RECIPE_SPEC_REGEX;
@@ -824,7 +824,7 @@ static bool parse_set(struct parser *p, struct program *prog)
 	case TK_OP:
 		if (p->tok.op == '/') {
 			struct token rt;
-			lex_regex(&p->lx, p->tok.loc.off, &rt);
+			recipe_lex_regex(&p->lx, p->tok.loc.off, &rt);
 			v->kind = SET_REGEX;
 			v->s = rt.s;
 			st->value_loc = rt.loc;
@@ -889,7 +889,7 @@ size_t recipe_parse(const struct recipe_src *src, const struct recipe_defines *d
 	p.src = src;
 	p.diags = diags;
 	size_t before = diags->errors;
-	lexer_init(&p.lx, src, defs, diags);
+	recipe_lexer_init(&p.lx, src, defs, diags);
 	advance(&p);
 	while (p.tok.kind != TK_EOF) {
 		p.failed = false;
@@ -901,7 +901,7 @@ size_t recipe_parse(const struct recipe_src *src, const struct recipe_defines *d
 			ok = parse_probe(&p, prog);
 		} else {
 			if (p.tok.kind == TK_IDENT) {
-				const char *dym = diag_did_you_mean(p.tok.s, probe_keywords);
+				const char *dym = recipe_diag_did_you_mean(p.tok.s, probe_keywords);
 				if (dym)
 					ERR(&p, p.tok.loc, "unknown probe '%s'; did you mean '%s'?", p.tok.s, dym);
 				else
@@ -963,7 +963,7 @@ static void stmt_list_free(struct stmt_list *l)
 	l->n = 0;
 }
 
-void program_free(struct program *p)
+void recipe_program_free(struct program *p)
 {
 	for (size_t i = 0; i < p->nprobes; i++) {
 		struct probe *pr = p->probes[i];

@@ -100,7 +100,7 @@ int profile_add(struct profile *p, const char *thread_name, char state,
  * becomes a pseudo-frame above the stack's root (function = the key's text,
  * no file, lang unknown), so `@[pid, ustack]` splits the graph by pid first.
  * Entries get state '?'. Returns 0, or -1 for another map shape. */
-int profile_add_map(struct profile *p, const struct map *m, struct xerr *e);
+int recipe_profile_add_map(struct profile *p, const struct map *m, struct xerr *e);
 
 /* Hash and equality of two stacks held by the same profile (entry identity
  * without the thread), for consumers that merge entries across threads. */

@@ -154,7 +154,7 @@ static int plan_tick(struct sampler *sp, struct xerr *e)
 			sp->threads[kept++] = sp->threads[i];
 		else {
 			stack_release(&sp->threads[i].stack);
-			stack_capture_release(&sp->threads[i].capture);
+			unwinder_capture_release(&sp->threads[i].capture);
 		}
 	}
 	sp->nthreads = kept;
@@ -233,7 +233,7 @@ static int walk_gdb(struct sampler *sp, struct tracked_thread *t, uint64_t *pcs,
 	for (size_t i = 0; i < n; i++)
 		pcs[i] = frames[i].pc;
 	*npcs = n;
-	gdb_frames_free(frames, n);
+	session_gdb_frames_free(frames, n);
 	return 0;
 }
 
@@ -395,7 +395,7 @@ static void sampler_teardown(struct sampler *sp)
 {
 	for (size_t i = 0; i < sp->nthreads; i++) {
 		stack_release(&sp->threads[i].stack);
-		stack_capture_release(&sp->threads[i].capture);
+		unwinder_capture_release(&sp->threads[i].capture);
 	}
 	free(sp->threads);
 	free(sp->stop_ms);

@@ -201,7 +201,7 @@ int unwinder_walk_capture(struct unwinder *u, const struct stack_capture *c, uin
 	return walk_window(u, c->tid, &c->regs, pcs, max, n, complete, e);
 }
 
-void stack_capture_release(struct stack_capture *c)
+void unwinder_capture_release(struct stack_capture *c)
 {
 	free(c->window);
 	c->window = NULL;

@@ -56,6 +56,6 @@ int unwinder_capture(struct unwinder *u, pid_t tid, const struct unwind_regs *re
 		     struct xerr *e);
 int unwinder_walk_capture(struct unwinder *u, const struct stack_capture *c, uint64_t *pcs, size_t max,
 			  size_t *n, bool *complete, struct xerr *e);
-void stack_capture_release(struct stack_capture *c);
+void unwinder_capture_release(struct stack_capture *c);
 
 #endif

@@ -1533,7 +1533,7 @@ static long rust_demangle_len(const char *s, size_t len, char *out, size_t cap,
 	return (long)w.len;
 }
 
-int rust_demangle_n(const char *mangled, size_t len, char *out, size_t out_size,
+int demangle_rust_n(const char *mangled, size_t len, char *out, size_t out_size,
 		    enum demangle_style style)
 {
 	long n = rust_demangle_len(mangled, len, out, out_size, style);
@@ -1544,9 +1544,9 @@ int rust_demangle_n(const char *mangled, size_t len, char *out, size_t out_size,
 	return (int)n;
 }
 
-int rust_demangle(const char *mangled, char *out, size_t out_size, enum demangle_style style)
+int demangle_rust(const char *mangled, char *out, size_t out_size, enum demangle_style style)
 {
-	return rust_demangle_n(mangled, strlen(mangled), out, out_size, style);
+	return demangle_rust_n(mangled, strlen(mangled), out, out_size, style);
 }
 
 /* ---------------------------------------------------------------- routing */
@@ -1653,7 +1653,7 @@ static char *symbol_demangle_n(const char *sym, size_t len, bool with_hash)
 	return NULL;
 }
 
-char *symbol_demangle(const char *sym, bool with_hash)
+char *demangle_symbol(const char *sym, bool with_hash)
 {
 	char *r = symbol_demangle_n(sym, strlen(sym), with_hash);
 	return r ? r : strdup(sym);

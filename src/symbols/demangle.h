@@ -2,7 +2,7 @@
  * C++ through the system's libstdc++, everything else untouched.
  *
  * Contract:
- * - rust_demangle() prints exactly what rustc-demangle's `demangle(sym)`
+ * - demangle_rust() prints exactly what rustc-demangle's `demangle(sym)`
  *   prints: `{}` (DEMANGLE_FULL: keeps `::h<hash>` and `[crate-disambiguator]`)
  *   or `{:#}` (DEMANGLE_NO_HASH: drops both, and the type suffixes of integer
  *   consts). Same acceptance rules, same `.llvm.<HEX>` stripping, same
@@ -10,7 +10,7 @@
  *   `{size limit reached}` (1,000,000 output bytes) markers.
  * - It never allocates and never reads past the terminating NUL (or `len`);
  *   recursion is bounded by that depth limit, so hostile input is safe.
- * - Routing (symbol_demangle, demangle_text_*): only `_R…`, or a `_ZN…`
+ * - Routing (demangle_symbol, demangle_text_*): only `_R…`, or a `_ZN…`
  *   whose last path segment is `17h<16 hex>E` (optionally followed by a
  *   `.suffix` such as `.llvm.1234`), is Rust; any other `_Z…` goes to the C++
  *   demangler; everything else is returned as is.
@@ -45,11 +45,11 @@ enum {
  * RUST_DEMANGLE_NOT_RUST, or RUST_DEMANGLE_TOO_BIG (out holds a truncated
  * prefix; out_size = RUST_DEMANGLE_MAX_SIZE + 64 + strlen(mangled) always
  * suffices). */
-int rust_demangle(const char *mangled, char *out, size_t out_size,
+int demangle_rust(const char *mangled, char *out, size_t out_size,
 		  enum demangle_style style);
 
 /* The same for a symbol that is not NUL-terminated (`len` bytes). */
-int rust_demangle_n(const char *mangled, size_t len, char *out, size_t out_size,
+int demangle_rust_n(const char *mangled, size_t len, char *out, size_t out_size,
 		    enum demangle_style style);
 
 /* True when `sym` (len bytes) is what the routing rule calls Rust: `_R…`
@@ -60,7 +60,7 @@ bool demangle_is_rust(const char *sym, size_t len);
  * DEMANGLE_FULL for Rust (C++ output has no hash either way). Returns a
  * malloc'd string (the input copied if nothing applies), or NULL when out of
  * memory. */
-char *symbol_demangle(const char *sym, bool with_hash);
+char *demangle_symbol(const char *sym, bool with_hash);
 
 /* Writes `text` (len bytes) to `out` with every mangled symbol in it
  * replaced by its demangled form. A symbol starts with `_Z` or `_R` not

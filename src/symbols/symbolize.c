@@ -666,7 +666,7 @@ static int module_load_syms(struct sym_module *m, struct xerr *err)
 
 static const char *demangled(struct symbolizer *sym, const char *linkage)
 {
-	char *d = symbol_demangle(linkage, false);
+	char *d = demangle_symbol(linkage, false);
 	if (!d)
 		return NULL;
 	const char *s = intern(&sym->strings, d);

@@ -11,7 +11,7 @@
  *    caller with the call-site line (DW_AT_call_file/line/column), and so on
  *    up to the real (out-of-line) function. This is what `addr2line -i`
  *    prints.
- *  - Names are demangled without hash (symbol_demangle(name, false)), from
+ *  - Names are demangled without hash (demangle_symbol(name, false)), from
  *    DW_AT_linkage_name when present (following DW_AT_abstract_origin and
  *    DW_AT_specification), else DW_AT_name, which for functions without a
  *    linkage name is the symbol name itself (C, extern "C", #[no_mangle]).

@@ -1130,7 +1130,7 @@ struct mi_conn *session_gdb(struct session *s)
 	return s->gdb;
 }
 
-void gdb_frames_free(struct gdb_frame *frames, size_t count)
+void session_gdb_frames_free(struct gdb_frame *frames, size_t count)
 {
 	for (size_t i = 0; i < count; i++) {
 		free(frames[i].function);

@@ -112,10 +112,10 @@ void session_on_fork(struct session *s, void (*fn)(void *ctx, pid_t child), void
 int session_threads(struct session *s, struct session_thread **threads, size_t *count, struct xerr *e);
 
 /* Frames of one thread of the stopped target, innermost first, at most
- * max_frames (0: no limit). Free with gdb_frames_free. */
+ * max_frames (0: no limit). Free with session_gdb_frames_free. */
 int session_thread_frames(struct session *s, int gdb_id, int max_frames, struct gdb_frame **frames,
 			  size_t *count, struct xerr *e);
-void gdb_frames_free(struct gdb_frame *frames, size_t count);
+void session_gdb_frames_free(struct gdb_frame *frames, size_t count);
 
 /* gdb's numbers for the registers named (e.g. "rip"); -1 for a name gdb
  * does not know. Asked once per session, then cached. */

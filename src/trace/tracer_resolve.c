@@ -190,7 +190,7 @@ static void walk_die(struct dwarf_walk *w, Dwarf_Die *die, int depth)
 		const char *linkage = die_name_integrated(die, DW_AT_linkage_name);
 		if (!linkage)
 			linkage = die_name_integrated(die, DW_AT_MIPS_linkage_name);
-		char *demangled = linkage ? symbol_demangle(linkage, false) : NULL;
+		char *demangled = linkage ? demangle_symbol(linkage, false) : NULL;
 		const char *name = demangled ? demangled : die_name_integrated(die, DW_AT_name);
 		if (matcher_matches(w->m, name)) {
 			Dwarf_Addr entry = 0;

@@ -21,12 +21,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size > 4096)
 		return 0;
 	for (int style = DEMANGLE_FULL; style <= DEMANGLE_NO_HASH; style++) {
-		int r = rust_demangle_n(sym, size, big, sizeof big, (enum demangle_style)style);
+		int r = demangle_rust_n(sym, size, big, sizeof big, (enum demangle_style)style);
 		if (r == RUST_DEMANGLE_TOO_BIG || r < RUST_DEMANGLE_TOO_BIG)
 			abort(); /* the big buffer is always enough */
 		if (r >= 0 && strlen(big) != (size_t)r && !memchr(sym, '\0', size))
 			abort();
-		int s = rust_demangle_n(sym, size, small, sizeof small, (enum demangle_style)style);
+		int s = demangle_rust_n(sym, size, small, sizeof small, (enum demangle_style)style);
 		if ((r < 0) != (s == RUST_DEMANGLE_NOT_RUST))
 			abort();
 		if (s == RUST_DEMANGLE_TOO_BIG &&
@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	}
 	if (demangle_is_rust(sym, size) &&
-	    rust_demangle_n(sym, size, small, sizeof small, DEMANGLE_FULL) == RUST_DEMANGLE_NOT_RUST)
+	    demangle_rust_n(sym, size, small, sizeof small, DEMANGLE_FULL) == RUST_DEMANGLE_NOT_RUST)
 		abort();
 	return 0;
 }

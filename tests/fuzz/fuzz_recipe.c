@@ -10,13 +10,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct diag_list diags;
-	diag_list_init(&diags);
+	recipe_diag_list_init(&diags);
 	struct recipe_defines defs;
 	recipe_defines_init(&defs);
 	recipe_defines_add(&defs, "FUNC=main", NULL);
 	struct recipe *r = recipe_load_text("fuzz", (const char *)data, size, &defs, &diags);
 	FILE *sink = fopen("/dev/null", "w");
-	diag_list_print(&diags, sink);
+	recipe_diag_list_print(&diags, sink);
 	if (r && sink) {
 		struct recipe_run *run = recipe_run_new(r, sink, NULL);
 		struct frame frames[2] = {
@@ -48,6 +48,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fclose(sink);
 	recipe_free(r);
 	recipe_defines_release(&defs);
-	diag_list_release(&diags);
+	recipe_diag_list_release(&diags);
 	return 0;
 }

@@ -39,7 +39,7 @@ static size_t unescape(char *s)
 /* rustc_demangle::demangle(s) formatted: the input itself when not Rust. */
 static const char *demangled(const char *s, size_t len, enum demangle_style style, int *rc)
 {
-	int r = rust_demangle_n(s, len, out, sizeof out, style);
+	int r = demangle_rust_n(s, len, out, sizeof out, style);
 	if (rc)
 		*rc = r;
 	if (r == RUST_DEMANGLE_TOO_BIG) {
@@ -196,30 +196,30 @@ static void check_api(void)
 {
 	const char *sym = "_ZN3foo3bar17h05af221e174051e9E";
 	char small[8];
-	int r = rust_demangle(sym, small, sizeof small, DEMANGLE_FULL);
+	int r = demangle_rust(sym, small, sizeof small, DEMANGLE_FULL);
 	if (r != RUST_DEMANGLE_TOO_BIG || strlen(small) != sizeof small - 1 || strncmp(small, "foo::ba", 7) != 0)
 		fail("truncation reports TOO_BIG with a NUL-terminated prefix", sym, "-2 foo::ba", small);
 	char exact[9];
-	r = rust_demangle(sym, exact, sizeof exact, DEMANGLE_NO_HASH);
+	r = demangle_rust(sym, exact, sizeof exact, DEMANGLE_NO_HASH);
 	if (r != 8 || strcmp(exact, "foo::bar") != 0)
 		fail("exact fit", sym, "8 foo::bar", exact);
-	r = rust_demangle("main", exact, sizeof exact, DEMANGLE_FULL);
+	r = demangle_rust("main", exact, sizeof exact, DEMANGLE_FULL);
 	if (r != RUST_DEMANGLE_NOT_RUST || exact[0] != '\0')
 		fail("not Rust", "main", "-1", exact);
 
 	/* Routing. */
-	expect_str("rust legacy full", symbol_demangle(sym, true), "foo::bar::h05af221e174051e9");
-	expect_str("rust legacy no-hash", symbol_demangle(sym, false), "foo::bar");
-	expect_str("rust legacy .llvm", symbol_demangle("_ZN3foo3bar17h05af221e174051e9E.llvm.1234", false), "foo::bar");
-	expect_str("rust v0", symbol_demangle("_RNvCs1234_3foo3bar", true), "foo[3c1c0]::bar");
-	expect_str("rust v0 no-hash", symbol_demangle("_RNvCs1234_3foo3bar", false), "foo::bar");
-	expect_str("hash-less _ZN goes to C++", symbol_demangle("_ZN3foo3barE", true), "foo::bar");
-	expect_str("C++ function", symbol_demangle("_ZN3foo3barEv", true), "foo::bar()");
-	expect_str("C++ template", symbol_demangle("_ZNSt6vectorIiSaIiEE9push_backERKi", true),
+	expect_str("rust legacy full", demangle_symbol(sym, true), "foo::bar::h05af221e174051e9");
+	expect_str("rust legacy no-hash", demangle_symbol(sym, false), "foo::bar");
+	expect_str("rust legacy .llvm", demangle_symbol("_ZN3foo3bar17h05af221e174051e9E.llvm.1234", false), "foo::bar");
+	expect_str("rust v0", demangle_symbol("_RNvCs1234_3foo3bar", true), "foo[3c1c0]::bar");
+	expect_str("rust v0 no-hash", demangle_symbol("_RNvCs1234_3foo3bar", false), "foo::bar");
+	expect_str("hash-less _ZN goes to C++", demangle_symbol("_ZN3foo3barE", true), "foo::bar");
+	expect_str("C++ function", demangle_symbol("_ZN3foo3barEv", true), "foo::bar()");
+	expect_str("C++ template", demangle_symbol("_ZNSt6vectorIiSaIiEE9push_backERKi", true),
 		   "std::vector<int, std::allocator<int> >::push_back(int const&)");
-	expect_str("plain C", symbol_demangle("main", true), "main");
-	expect_str("bad _R", symbol_demangle("_Rfoo", true), "_Rfoo");
-	expect_str("bad _Z", symbol_demangle("_Zfoo", true), "_Zfoo");
+	expect_str("plain C", demangle_symbol("main", true), "main");
+	expect_str("bad _R", demangle_symbol("_Rfoo", true), "_Rfoo");
+	expect_str("bad _Z", demangle_symbol("_Zfoo", true), "_Zfoo");
 	if (!demangle_is_rust(sym, strlen(sym)) || demangle_is_rust("_ZN3fooE", 8) ||
 	    demangle_is_rust("_Z3foov", 7) || !demangle_is_rust("_RC3foo", 7))
 		fail("demangle_is_rust", "routing rule", "true false false true", "other");

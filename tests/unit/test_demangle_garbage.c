@@ -48,8 +48,8 @@ static void check_one(const char *sym, size_t len)
 	static char big[RUST_DEMANGLE_MAX_SIZE + 8192];
 	char small[32];
 	for (int style = DEMANGLE_FULL; style <= DEMANGLE_NO_HASH; style++) {
-		int r = rust_demangle_n(sym, len, big, sizeof big, (enum demangle_style)style);
-		int s = rust_demangle_n(sym, len, small, (size_t)(rng() % sizeof small) + 1,
+		int r = demangle_rust_n(sym, len, big, sizeof big, (enum demangle_style)style);
+		int s = demangle_rust_n(sym, len, small, (size_t)(rng() % sizeof small) + 1,
 					(enum demangle_style)style);
 		checked++;
 		bool bad = r == RUST_DEMANGLE_TOO_BIG || r < RUST_DEMANGLE_TOO_BIG ||

@@ -13,11 +13,11 @@
 static struct recipe *load(const char *text)
 {
 	struct diag_list d;
-	diag_list_init(&d);
+	recipe_diag_list_init(&d);
 	struct recipe *r = recipe_load_text("t.recipe", text, strlen(text), NULL, &d);
 	if (!r)
-		diag_list_print(&d, stderr);
-	diag_list_release(&d);
+		recipe_diag_list_print(&d, stderr);
+	recipe_diag_list_release(&d);
 	return r;
 }
 

@@ -1,4 +1,4 @@
-/* test_report_map.c — profile_add_map: recipe maps keyed by stacks become
+/* test_report_map.c — recipe_profile_add_map: recipe maps keyed by stacks become
  * profile entries (thread name from a single string key, other keys as
  * pseudo-frames above the root). */
 #include "recipe/maps.h"
@@ -26,7 +26,7 @@ int main(void)
 	k[0].s = "main";
 	map_update(m, k, 0, NULL);
 	struct profile *p = profile_new();
-	CHECK_MSG(profile_add_map(p, m, &e) == 0, "add: %s", e.msg);
+	CHECK_MSG(recipe_profile_add_map(p, m, &e) == 0, "add: %s", e.msg);
 	CHECK_MSG(p->nentries == 2, "entries %zu", p->nentries);
 	CHECK_MSG(p->nentries == 2 && strcmp(p->entries[0].thread_name, "worker") == 0 &&
 	      p->entries[0].weight == 3 && p->entries[0].stack.nframes == 2, "worker entry");
@@ -40,7 +40,7 @@ int main(void)
 	map_update(m, k2, 5, NULL);
 	map_update(m, k2, 6, NULL);
 	p = profile_new();
-	CHECK_MSG(profile_add_map(p, m, &e) == 0, "add sum: %s", e.msg);
+	CHECK_MSG(recipe_profile_add_map(p, m, &e) == 0, "add sum: %s", e.msg);
 	CHECK_MSG(p->nentries == 1 && p->entries[0].weight == 11, "sum weight");
 	CHECK_MSG(p->nentries == 1 && p->entries[0].stack.nframes == 3 &&
 	      strcmp(p->entries[0].stack.frames[2].function, "42") == 0 && !p->entries[0].thread_name,
@@ -53,12 +53,12 @@ int main(void)
 	struct map_key k3 = { .type = MAP_KEY_STR, .s = "x" };
 	map_update(m, &k3, 0, NULL);
 	p = profile_new();
-	CHECK_MSG(profile_add_map(p, m, &e) < 0 && strstr(e.msg, "stack key"), "no stack key: %s", e.msg);
+	CHECK_MSG(recipe_profile_add_map(p, m, &e) < 0 && strstr(e.msg, "stack key"), "no stack key: %s", e.msg);
 	map_free(m);
 	m = map_new("lat", MAP_AGG_HIST, 1, 0, 0, 0, 0);
 	struct map_key k4 = { .type = MAP_KEY_STACK, .stack = &s };
 	map_update(m, &k4, 100, NULL);
-	CHECK_MSG(profile_add_map(p, m, &e) < 0 && strstr(e.msg, "weigh"), "hist: %s", e.msg);
+	CHECK_MSG(recipe_profile_add_map(p, m, &e) < 0 && strstr(e.msg, "weigh"), "hist: %s", e.msg);
 	map_free(m);
 	profile_free(p);
 	return test_exit_code();

@@ -14,6 +14,9 @@ require_attach
 CODECHECK=$TOP_BUILDDIR/tests/unit/test_tracer_codecheck
 PROBE='function "hot_step" { @c = count(); }'
 
+# Waits until process $1 runs the program $2 (a child started with & is
+# still the shell for a moment before its exec).
+wait_exe() { local i; for i in $(seq 1 500); do [ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$2" ] && return 0; sleep 0.01; done; return 1; }
 wait_attached() { local i; for i in $(seq 1 600); do grep -q "attached" "$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 tracer_of() { sed -n 's/^TracerPid:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null; }
 wait_traced() { local i; for i in $(seq 1 600); do t=$(tracer_of "$1"); [ -n "$t" ] && [ "$t" != 0 ] && return 0; sleep 0.05; done; return 1; }
@@ -48,6 +51,7 @@ exec_case() {
 	$prefix "$FIXTURES/exec_later" "$trig" "$FIXTURES/exec_later" /nonexistent &
 	local pid=$!
 	TEST_PIDS="$TEST_PIDS $pid"
+	wait_exe "$pid" "$FIXTURES/exec_later"
 	"$XGDBPROF" -d 60s -o "$out.dir" "$@" "$pid" >"$out.out" 2>"$out.err" &
 	local xp=$!
 	if [ "$wait_for" = attached ]; then wait_attached "$out.err"; else wait_traced "$pid"; fi

@@ -296,12 +296,21 @@ static int explain_traced(pid_t pid, pid_t tracer, char *buf, size_t size)
 			"stop that debugger or profiler (or wait for it to finish) and try again", (int)pid, who);
 }
 
+/* The kernel's own mark (PF_KTHREAD in stat's flags field). An empty
+ * cmdline is no proof: a process in the middle of an exec, or one that
+ * cleared its arguments, shows one too. */
 static bool is_kernel_thread(pid_t pid)
 {
-	/* Kernel threads have no exe link and an empty cmdline. */
-	char path[64], buf[8];
-	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
-	return read_small_file(path, buf, sizeof buf) == 0;
+	enum { PF_KTHREAD = 0x00200000 };
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (read_small_file(path, buf, sizeof buf) <= 0)
+		return false;
+	const char *after_name = strrchr(buf, ')');
+	unsigned long flags = 0;
+	if (!after_name || sscanf(after_name + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+		return false;
+	return (flags & PF_KTHREAD) != 0;
 }
 
 int proc_check_target(pid_t pid, struct xerr *e)

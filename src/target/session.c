@@ -191,6 +191,31 @@ static bool exec_seen_in_proc(struct session *s)
 	return true;
 }
 
+/* An exec that waits on its tracer: the exec'ing thread sits in D until
+ * every other thread of the process is gone, and a traced thread that
+ * exits stays a zombie until the tracer reaps it. gdb 13, asked to stop
+ * the process meanwhile, was seen not to reap them: the target then hangs
+ * in its exec (D, Z, Z) until gdb lets go. True once that has lasted a
+ * second. */
+static bool exec_waits_on_gdb(struct session *s, double *since_ms)
+{
+	struct proc_thread *threads = NULL;
+	int n = proc_threads(s->pid, &threads, NULL);
+	bool zombie = false, waiting = false;
+	for (int i = 0; i < n; i++) {
+		zombie |= threads[i].state == 'Z';
+		waiting |= threads[i].state == 'D';
+	}
+	free(threads);
+	if (!(zombie && waiting)) {
+		*since_ms = 0;
+		return false;
+	}
+	if (!*since_ms)
+		*since_ms = monotonic_ms();
+	return monotonic_ms() - *since_ms >= 1000;
+}
+
 /* A fork catchpoint fired. The child is held by gdb until the parent is
  * resumed (gdb detaches it then): the one moment it can be cleaned. */
 static void note_fork(struct session *s, const struct mi_record *ev)
@@ -341,9 +366,15 @@ static int wait_stopped(struct session *s, struct xerr *e)
 	int got;
 	/* In slices: a stop that will never be reported (exec_seen_in_proc)
 	 * must not cost the whole timeout. */
+	double exec_wait_ms = 0;
 	while ((got = mi_conn_wait_stopped(s->gdb, 100, &stopped, &me)) == 0) {
 		if (exec_seen_in_proc(s))
 			return 0;
+		if (exec_waits_on_gdb(s, &exec_wait_ms)) {
+			give_up_on_gdb(s, "let the target's exec finish (its exited threads were not reaped)");
+			return xerr_set(e, "process %d is exec'ing and gdb does not release its exited threads: gdb "
+					"ended so the exec can finish", (int)s->pid);
+		}
 		if (ms_until(deadline) == 0) {
 			give_up_on_gdb(s, "report the target stopped");
 			return xerr_set(e, "gdb did not report process %d stopped within %d ms", (int)s->pid,

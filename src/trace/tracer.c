@@ -1458,8 +1458,13 @@ static int trace_event(struct tracer *t, struct mi_record *ev, uint64_t when, bo
 static int trace_loop(struct tracer *t, struct xerr *e)
 {
 	const struct tracer_config *cfg = t->cfg;
+	/* The asked duration is traced time: it starts once the probes are
+	 * armed and the target resumed (budget_start_ns). Resolving and
+	 * arming can take seconds on a loaded machine; counted from before,
+	 * they left traces of 0.00 s with no hit. */
+	uint64_t traced_from = t->budget_start_ns ? t->budget_start_ns : t->tracer_start_ns;
 	struct loop_clock lc = {
-		.deadline = cfg->duration_s > 0 ? t->tracer_start_ns + (uint64_t)(cfg->duration_s * 1e9) : 0,
+		.deadline = cfg->duration_s > 0 ? traced_from + (uint64_t)(cfg->duration_s * 1e9) : 0,
 	};
 	int rc = 0;
 	while (rc == 0) {

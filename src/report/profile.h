@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "util/array.h"
 #include "util/error.h"
 #include "util/stack.h"
 
@@ -73,7 +74,7 @@ struct profile {
 	size_t nentries;
 	struct profile_entry *entries;
 	/* private */
-	size_t cap;
+	size_t cap, notes_cap;
 	struct profile_index *index;
 };
 

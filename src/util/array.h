@@ -3,8 +3,9 @@
  * once (the idea of git's ALLOC_GROW).
  *
  * Contract of array_grow(items, &cap, need, item_size):
- *  - need <= *cap: returns items unchanged (no allocation); items may be
- *    NULL only if *cap is 0.
+ *  - need <= *cap: returns items unchanged (no allocation). So with need 0
+ *    and nothing allocated yet it returns NULL, which reads as a failure:
+ *    ask only for need > 0, or guard the call with need > *cap.
  *  - otherwise reallocates items to a capacity >= need, doubling *cap from a
  *    minimum of ARRAY_MIN_CAP items, stores it in *cap and returns the
  *    (possibly moved) array; the first old *cap items are kept, the rest is

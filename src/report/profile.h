@@ -27,7 +27,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "util/array.h"
 #include "util/error.h"
 #include "util/stack.h"
 

@@ -30,7 +30,6 @@
 
 #include "report/profile.h"
 #include "report/report.h"
-#include "util/array.h"
 
 struct report_path {
 	const struct stack *stack;

@@ -8,6 +8,7 @@
 #include "target/signals.h"
 #include "symbols/source_map.h"
 #include "symbols/symbolize.h"
+#include "util/array.h"
 #include "util/text_escape.h"
 #include "util/clock.h"
 
@@ -36,7 +37,7 @@ struct snapshot {
 	pid_t pid;
 	char exe[4096];
 	struct thread_snapshot *threads;
-	size_t nthreads;
+	size_t nthreads, threads_cap;
 	double stopped_ms;         /* how long the target was held stopped */
 	bool gdb_walker;
 	bool check_walkers;
@@ -93,6 +94,7 @@ static int snapshot_take(struct session *s, int max_frames, struct snapshot *sna
 		return xerr_set(e, "out of memory");
 	}
 	snap->nthreads = n;
+	snap->threads_cap = n ? n : 1;
 	for (size_t i = 0; i < n; i++) {
 		struct thread_snapshot *t = &snap->threads[i];
 		t->thread = threads[i];
@@ -113,7 +115,7 @@ static int snapshot_take(struct session *s, int max_frames, struct snapshot *sna
 static int collect_symbolized(void *ctx, const struct sampled_thread *t, struct xerr *e)
 {
 	struct snapshot *snap = ctx;
-	struct thread_snapshot *grown = realloc(snap->threads, (snap->nthreads + 1) * sizeof *grown);
+	struct thread_snapshot *grown = array_grow(snap->threads, &snap->threads_cap, snap->nthreads + 1, sizeof *grown);
 	if (!grown)
 		return xerr_set(e, "out of memory");
 	snap->threads = grown;

@@ -2,6 +2,7 @@
  * one-line description from each file's first line ("# NAME: what it answers").
  * Installed recipes come first; a name found twice is listed once. */
 #include "cli/commands.h"
+#include "util/array.h"
 #include "util/error.h"
 #include "recipe/recipe.h"
 
@@ -58,7 +59,7 @@ int cmd_recipes(int argc, char **argv)
 		return XGP_EXIT_USAGE;
 	}
 	struct entry *v = NULL;
-	size_t n = 0;
+	size_t n = 0, cap = 0;
 	const char *const *dirs = recipe_search_dirs();
 	for (size_t d = 0; dirs[d]; d++) {
 		DIR *dir = opendir(dirs[d]);
@@ -76,7 +77,7 @@ int cmd_recipes(int argc, char **argv)
 				seen = !strcmp(v[i].name, name);
 			if (seen)
 				continue;
-			struct entry *nv = realloc(v, (n + 1) * sizeof *nv);
+			struct entry *nv = array_grow(v, &cap, n + 1, sizeof *nv);
 			if (!nv)
 				break;
 			v = nv;

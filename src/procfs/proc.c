@@ -1,4 +1,5 @@
 #include "procfs/proc.h"
+#include "util/array.h"
 #include "util/clock.h"
 
 #include <ctype.h>
@@ -143,8 +144,8 @@ int proc_threads(pid_t pid, struct proc_thread **out, struct xerr *e)
 	DIR *dir = opendir(path);
 	if (!dir)
 		return xerr_set(e, "process %d is gone", (int)pid);
-	size_t count = 0, cap = 16;
-	struct proc_thread *threads = malloc(cap * sizeof *threads);
+	size_t count = 0, cap = 0;
+	struct proc_thread *threads = array_grow(NULL, &cap, 1, sizeof *threads);
 	if (!threads) {
 		closedir(dir);
 		return xerr_set(e, "out of memory");
@@ -154,11 +155,10 @@ int proc_threads(pid_t pid, struct proc_thread **out, struct xerr *e)
 		if (!isdigit((unsigned char)d->d_name[0]))
 			continue;
 		if (count == cap) {
-			struct proc_thread *bigger = realloc(threads, 2 * cap * sizeof *threads);
+			struct proc_thread *bigger = array_grow(threads, &cap, count + 1, sizeof *threads);
 			if (!bigger)
 				break;
 			threads = bigger;
-			cap *= 2;
 		}
 		if (proc_thread_read(pid, (pid_t)atoi(d->d_name), &threads[count], NULL) == 0)
 			count++;

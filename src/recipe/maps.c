@@ -1,4 +1,5 @@
 #include "recipe/maps.h"
+#include "util/array.h"
 #include "util/hash.h"
 #include "util/text_escape.h"
 
@@ -382,14 +383,10 @@ static struct map_entry *map_lookup_or_add(struct map *m, const struct map_key *
 			return NULL;
 		s = find_slot(m, keys, h);
 	}
-	if (m->len == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 16;
-		struct map_entry **ne = realloc(m->entries, cap * sizeof *ne);
-		if (!ne)
-			return NULL;
-		m->entries = ne;
-		m->cap = cap;
-	}
+	struct map_entry **ne = array_grow(m->entries, &m->cap, m->len + 1, sizeof *ne);
+	if (!ne)
+		return NULL;
+	m->entries = ne;
 	struct map_entry *e = entry_new(m, keys);
 	if (!e)
 		return NULL;

@@ -8,6 +8,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "recipe/recipe_ast.h"
 #include "recipe/maps.h"
+#include "util/array.h"
 #include "util/output_file.h"
 
 #include <pcre2.h>
@@ -91,7 +92,7 @@ struct checker {
 	bool partial;                /* the parser gave up on parts of the tree */
 	const struct probe *probe;
 	struct var *vars;
-	size_t nvars;
+	size_t nvars, vars_cap;
 	size_t *map_slots;           /* hash of prog->maps by name: index + 1, 0 = free */
 	size_t nmap_slots;
 };
@@ -774,7 +775,7 @@ static void check_stmt(struct checker *c, struct stmt *s)
 		if (t == T_VOID || t == T_AGG)
 			t = T_UNKNOWN;
 		if (!v) {
-			struct var *nv = realloc(c->vars, (c->nvars + 1) * sizeof *nv);
+			struct var *nv = array_grow(c->vars, &c->vars_cap, c->nvars + 1, sizeof *nv);
 			if (!nv)
 				break;
 			c->vars = nv;

@@ -1,4 +1,5 @@
 #include "recipe/recipe_diag.h"
+#include "util/array.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -121,14 +122,10 @@ static void recipe_diag_addv(struct diag_list *l, enum diag_severity sev, const 
 		l->dropped++;
 		return;
 	}
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 8;
-		struct diag *v = realloc(l->items, cap * sizeof *v);
-		if (!v)
-			return;
-		l->items = v;
-		l->cap = cap;
-	}
+	struct diag *v = array_grow(l->items, &l->cap, l->n + 1, sizeof *v);
+	if (!v)
+		return;
+	l->items = v;
 	struct diag *d = &l->items[l->n];
 	memset(d, 0, sizeof *d);
 	d->severity = sev;

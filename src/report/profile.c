@@ -1,5 +1,6 @@
 /* profile.c — profile model, interning, and the raw profile file. */
 #include "report/profile.h"
+#include "util/array.h"
 #include "util/hash.h"
 #include "util/output_file.h"
 #include "util/text_escape.h"
@@ -129,7 +130,7 @@ void profile_free(struct profile *p)
 int profile_add_note(struct profile *p, const char *note, struct xerr *e)
 {
 	const char *s = profile_intern(p, note);
-	const char **notes = realloc(p->meta.notes, (p->meta.nnotes + 1) * sizeof *notes);
+	const char **notes = array_grow(p->meta.notes, &p->notes_cap, p->meta.nnotes + 1, sizeof *notes);
 	if (!s || !notes)
 		return xerr_set(e, "out of memory adding a profile note");
 	p->meta.notes = notes;
@@ -280,14 +281,10 @@ int profile_add(struct profile *p, const char *thread_name, char state,
 		}
 		j = (j + 1) & (ix->nentry_slots - 1);
 	}
-	if (p->nentries == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 256;
-		struct profile_entry *entries = realloc(p->entries, cap * sizeof *entries);
-		if (!entries)
-			goto oom;
-		p->entries = entries;
-		p->cap = cap;
-	}
+	struct profile_entry *entries = array_grow(p->entries, &p->cap, p->nentries + 1, sizeof *entries);
+	if (!entries)
+		goto oom;
+	p->entries = entries;
 	p->entries[p->nentries] = (struct profile_entry){ thread, state, weight, key };
 	p->nentries++;
 	ix->entry_slots[j] = p->nentries;
@@ -411,14 +408,10 @@ static long frame_table_index(struct frame_table *t, const struct frame *f)
 			return (long)t->slots[j] - 1;
 		j = (j + 1) & (t->nslots - 1);
 	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		const struct frame **frames = realloc(t->frames, cap * sizeof *frames);
-		if (!frames)
-			return -1;
-		t->frames = frames;
-		t->cap = cap;
-	}
+	const struct frame **frames = array_grow(t->frames, &t->cap, t->n + 1, sizeof *frames);
+	if (!frames)
+		return -1;
+	t->frames = frames;
 	t->frames[t->n] = f;
 	t->slots[j] = ++t->n;
 	return (long)t->n - 1;
@@ -752,13 +745,12 @@ static int load_body(struct profile *p, const cJSON *root, struct xerr *e)
 		}
 		size_t n = (size_t)cJSON_GetArraySize(stack), f = 0;
 		if (n > scratch_cap) {
-			struct frame *bigger = realloc(scratch, n * sizeof *bigger);
+			struct frame *bigger = array_grow(scratch, &scratch_cap, n, sizeof *bigger);
 			if (!bigger) {
 				xerr_set(e, "out of memory loading the profile");
 				goto done;
 			}
 			scratch = bigger;
-			scratch_cap = n;
 		}
 		cJSON_ArrayForEach(ix, stack) {
 			if (!cJSON_IsNumber(ix) || ix->valuedouble < 0 || ix->valuedouble >= (double)nframes ||

@@ -73,7 +73,7 @@ struct profile {
 	size_t nentries;
 	struct profile_entry *entries;
 	/* private */
-	size_t cap;
+	size_t cap, notes_cap;
 	struct profile_index *index;
 };
 

@@ -2,6 +2,7 @@
  * per-line sample shares, like `pprof list`. */
 #include "report/report.h"
 #include "report/report_model.h"
+#include "util/array.h"
 #include "util/text_escape.h"
 #include "symbols/source_map.h"
 
@@ -34,7 +35,7 @@ static int source_read(const char *path, size_t max_line, struct source_text *s)
 {
 	FILE *in = fopen(path, "r");
 	char *line = NULL;
-	size_t cap = 0;
+	size_t cap = 0, lines_cap = 0;
 	ssize_t len;
 	s->lines = NULL;
 	s->n = 0;
@@ -43,7 +44,7 @@ static int source_read(const char *path, size_t max_line, struct source_text *s)
 	while (s->n < max_line && (len = getline(&line, &cap, in)) >= 0) {
 		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 			line[--len] = 0;
-		char **lines = realloc(s->lines, (s->n + 1) * sizeof *lines);
+		char **lines = array_grow(s->lines, &lines_cap, s->n + 1, sizeof *lines);
 		if (!lines)
 			break;
 		s->lines = lines;

@@ -1,6 +1,7 @@
 /* report_model.c — paths, functions, lines and threads of a profile. */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "report/report_model.h"
+#include "util/array.h"
 
 #include <inttypes.h>
 #include <pcre2.h>
@@ -112,21 +113,23 @@ static long func_get(struct report_model *m, size_t *cap, const struct frame *f)
 		ix->nslots = nslots;
 	}
 	if (m->nfuncs == *cap) {
-		size_t c = *cap ? *cap * 2 : 256;
-		struct report_func *funcs = realloc(m->funcs, c * sizeof *funcs);
+		/* funcs and keys are indexed alike: both grow from *cap to the same
+		 * capacity, which becomes *cap only when both did. */
+		size_t funcs_cap = *cap, keys_cap = *cap;
+		struct report_func *funcs = array_grow(m->funcs, &funcs_cap, m->nfuncs + 1, sizeof *funcs);
 		if (!funcs)
 			return -1;
 		m->funcs = funcs;
-		struct func_key *k = realloc(ix->keys, c * sizeof *k);
+		struct func_key *k = array_grow(ix->keys, &keys_cap, m->nfuncs + 1, sizeof *k);
 		if (!k)
 			return -1;
 		ix->keys = k;
-		*cap = c;
+		*cap = funcs_cap;
 	}
 	const char *name = f->function;
 	if (!name) {
 		char buf[512];
-		char **owned = realloc(m->owned_names, (m->nowned + 1) * sizeof *owned);
+		char **owned = array_grow(m->owned_names, &m->owned_cap, m->nowned + 1, sizeof *owned);
 		if (!owned)
 			return -1;
 		m->owned_names = owned;
@@ -275,8 +278,8 @@ static int build_funcs(struct report_model *m)
 			if (fi < 0)
 				goto done;
 			if (m->nfuncs > seen_cap) {
-				size_t c = cap;
-				size_t *s = realloc(seen_stamp, c * sizeof *s);
+				size_t c = seen_cap;
+				size_t *s = array_grow(seen_stamp, &c, m->nfuncs, sizeof *s);
 				if (!s)
 					goto done;
 				memset(s + seen_cap, 0, (c - seen_cap) * sizeof *s);
@@ -290,14 +293,10 @@ static int build_funcs(struct report_model *m)
 				seen_stamp[fi] = i + 1;
 				fn->total += en->weight;
 			}
-			if (nrows == rows_cap) {
-				size_t c = rows_cap ? rows_cap * 2 : 1024;
-				struct report_line *r = realloc(rows, c * sizeof *r);
-				if (!r)
-					goto done;
-				rows = r;
-				rows_cap = c;
-			}
+			struct report_line *r = array_grow(rows, &rows_cap, nrows + 1, sizeof *r);
+			if (!r)
+				goto done;
+			rows = r;
 			/* self holds the weight if leaf; total holds the entry index for sorting */
 			rows[nrows++] = (struct report_line){ (size_t)fi, fr->file, fr->line,
 							      f == 0 ? en->weight : 0, i };

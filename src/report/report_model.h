@@ -82,7 +82,7 @@ struct report_model {
 	/* private */
 	struct report_func_index *index;
 	char **owned_names;
-	size_t nowned;
+	size_t nowned, owned_cap;
 };
 
 /* Builds the model; o may be NULL (defaults). Renderers then read their

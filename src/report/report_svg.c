@@ -6,6 +6,7 @@
  * --inverted: stacks merged leaf first and drawn top down, so the top row
  * holds the leaf functions and each one's callers hang beneath it. */
 #include "report/report.h"
+#include "util/array.h"
 #include "util/hash.h"
 #include "report/report_model.h"
 #include "util/text_escape.h"
@@ -35,7 +36,7 @@ struct node {
 	enum frame_lang lang;
 	uint64_t weight;
 	struct location *locs;     /* distinct file:line this node's frames had */
-	size_t nlocs;
+	size_t nlocs, locs_cap;
 	struct node **children;
 	size_t nchildren, cap;
 };
@@ -57,14 +58,10 @@ static struct node *node_child(struct node *parent, const char *name, bool inlin
 		if (c->inlined == inlined && strcmp(c->name, name) == 0)
 			return c;
 	}
-	if (parent->nchildren == parent->cap) {
-		size_t cap = parent->cap ? parent->cap * 2 : 4;
-		struct node **children = realloc(parent->children, cap * sizeof *children);
-		if (!children)
-			return NULL;
-		parent->children = children;
-		parent->cap = cap;
-	}
+	struct node **children = array_grow(parent->children, &parent->cap, parent->nchildren + 1, sizeof *children);
+	if (!children)
+		return NULL;
+	parent->children = children;
 	struct node *c = calloc(1, sizeof *c);
 	if (!c)
 		return NULL;
@@ -82,7 +79,7 @@ static int node_add_location(struct node *n, const char *file, int line, uint64_
 			n->locs[i].weight += weight;
 			return 0;
 		}
-	struct location *locs = realloc(n->locs, (n->nlocs + 1) * sizeof *locs);
+	struct location *locs = array_grow(n->locs, &n->locs_cap, n->nlocs + 1, sizeof *locs);
 	if (!locs)
 		return -1;
 	n->locs = locs;

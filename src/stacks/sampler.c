@@ -4,6 +4,7 @@
 #include "procfs/proc.h"
 #include "target/signals.h"
 #include "stacks/unwind.h"
+#include "util/array.h"
 #include "util/clock.h"
 #include "util/stats.h"
 
@@ -94,16 +95,12 @@ static int plan_tick(struct sampler *sp, struct xerr *e)
 	for (int k = 0; k < n; k++) {
 		struct tracked_thread *t = find_thread(sp, listing[k].tid);
 		if (!t) {
-			if (sp->nthreads == sp->cap) {
-				size_t cap = sp->cap ? 2 * sp->cap : 16;
-				struct tracked_thread *grown = realloc(sp->threads, cap * sizeof *grown);
-				if (!grown) {
-					free(listing);
-					return xerr_set(e, "out of memory");
-				}
-				sp->threads = grown;
-				sp->cap = cap;
+			struct tracked_thread *grown = array_grow(sp->threads, &sp->cap, sp->nthreads + 1, sizeof *grown);
+			if (!grown) {
+				free(listing);
+				return xerr_set(e, "out of memory");
 			}
+			sp->threads = grown;
 			t = &sp->threads[sp->nthreads++];
 			memset(t, 0, sizeof *t);
 			t->tid = listing[k].tid;
@@ -286,14 +283,10 @@ static int symbolize_walk(struct sampler *sp, struct tracked_thread *t, struct x
 
 static int record_stop(struct sampler *sp, double ms)
 {
-	if (sp->nstops == sp->stops_cap) {
-		size_t cap = sp->stops_cap ? 2 * sp->stops_cap : 1024;
-		double *grown = realloc(sp->stop_ms, cap * sizeof *grown);
-		if (!grown)
-			return -1;
-		sp->stop_ms = grown;
-		sp->stops_cap = cap;
-	}
+	double *grown = array_grow(sp->stop_ms, &sp->stops_cap, sp->nstops + 1, sizeof *grown);
+	if (!grown)
+		return -1;
+	sp->stop_ms = grown;
 	sp->stop_ms[sp->nstops++] = ms;
 	return 0;
 }

@@ -1,4 +1,5 @@
 #include "symbols/scope_index.h"
+#include "util/array.h"
 #include "util/clock.h"
 
 #include <dwarf.h>
@@ -66,13 +67,10 @@ static int load_cus(struct scope_index *ix, struct xerr *err)
 		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial &&
 		    unit_type != DW_UT_skeleton)
 			continue;
-		if (ix->ncus == cap) {
-			cap = cap ? cap * 2 : 64;
-			struct scope_index_cu *n = realloc(ix->cus, cap * sizeof *n);
-			if (!n)
-				return xerr_set(err, "out of memory listing compile units");
-			ix->cus = n;
-		}
+		struct scope_index_cu *n = array_grow(ix->cus, &cap, ix->ncus + 1, sizeof *n);
+		if (!n)
+			return xerr_set(err, "out of memory listing compile units");
+		ix->cus = n;
 		struct scope_index_cu *c = &ix->cus[ix->ncus++];
 		memset(c, 0, sizeof *c);
 		c->cudie = cudie;
@@ -116,13 +114,10 @@ static int load_cu_ranges(struct scope_index *ix, struct xerr *err)
 		while ((off = dwarf_ranges(&ix->cus[i].cudie, off, &base, &start, &end)) > 0) {
 			if (start >= end || start == 0)
 				continue;
-			if (ix->ncu_ranges == cap) {
-				cap = cap ? cap * 2 : 64;
-				struct cu_range *n = realloc(ix->cu_ranges, cap * sizeof *n);
-				if (!n)
-					return xerr_set(err, "out of memory indexing compile units");
-				ix->cu_ranges = n;
-			}
+			struct cu_range *n = array_grow(ix->cu_ranges, &cap, ix->ncu_ranges + 1, sizeof *n);
+			if (!n)
+				return xerr_set(err, "out of memory indexing compile units");
+			ix->cu_ranges = n;
 			ix->cu_ranges[ix->ncu_ranges++] = (struct cu_range){start, end, i};
 		}
 	}
@@ -198,14 +193,10 @@ static int add_entry(struct cu_builder *b, Dwarf_Die *die, uint32_t parent, bool
 		/* Functions dropped by --gc-sections keep DIEs based at 0. */
 		if (start >= end || start == 0)
 			continue;
-		if (b->nranges == b->ranges_cap) {
-			size_t cap = b->ranges_cap ? b->ranges_cap * 2 : 256;
-			struct flat_range *n = realloc(b->ranges, cap * sizeof *n);
-			if (!n)
-				return -1;
-			b->ranges = n;
-			b->ranges_cap = cap;
-		}
+		struct flat_range *n = array_grow(b->ranges, &b->ranges_cap, b->nranges + 1, sizeof *n);
+		if (!n)
+			return -1;
+		b->ranges = n;
 		b->ranges[b->nranges++] = (struct flat_range){start, end, idx, depth};
 		any = true;
 	}
@@ -214,16 +205,18 @@ static int add_entry(struct cu_builder *b, Dwarf_Die *die, uint32_t parent, bool
 		return 0;
 	}
 	if (cu->nentries == b->entries_cap) {
-		size_t cap = b->entries_cap ? b->entries_cap * 2 : 64;
-		struct scope_index_entry *n = realloc(cu->entries, cap * sizeof *n);
-		uint32_t *d = realloc(b->depth, cap * sizeof *d);
+		/* Two arrays indexed alike: both grow from the same capacity to the
+		 * same one, which becomes entries_cap only when both did. */
+		size_t entries_cap = b->entries_cap, depth_cap = b->entries_cap;
+		struct scope_index_entry *n = array_grow(cu->entries, &entries_cap, cu->nentries + 1, sizeof *n);
 		if (n)
 			cu->entries = n;
+		uint32_t *d = array_grow(b->depth, &depth_cap, cu->nentries + 1, sizeof *d);
 		if (d)
 			b->depth = d;
 		if (!n || !d)
 			return -1;
-		b->entries_cap = cap;
+		b->entries_cap = entries_cap;
 	}
 	cu->entries[idx] = (struct scope_index_entry){
 		.die = dwarf_dieoffset(die), .parent = parent, .inlined = inlined,
@@ -292,13 +285,10 @@ static int walk_cu(Dwarf *dw, struct cu_builder *b)
 		}
 		Dwarf_Die next;
 		if (descend && dwarf_child(&die, &next) == 0) {
-			if (n == cap) {
-				cap *= 2;
-				struct walk_level *l = realloc(levels, cap * sizeof *l);
-				if (!l)
-					goto oom;
-				levels = l;
-			}
+			struct walk_level *l = array_grow(levels, &cap, n + 1, sizeof *l);
+			if (!l)
+				goto oom;
+			levels = l;
 			levels[n++] = (struct walk_level){die, enclosing};
 			enclosing = child_enclosing;
 			die = next;
@@ -408,14 +398,10 @@ static int emit_segment(struct cu_builder *b, Dwarf_Addr lo, Dwarf_Addr hi, uint
 			return 0;
 		}
 	}
-	if (b->nsegs == b->segs_cap) {
-		size_t cap = b->segs_cap ? b->segs_cap * 2 : 256;
-		struct scope_index_segment *n = realloc(b->segs, cap * sizeof *n);
-		if (!n)
-			return -1;
-		b->segs = n;
-		b->segs_cap = cap;
-	}
+	struct scope_index_segment *n = array_grow(b->segs, &b->segs_cap, b->nsegs + 1, sizeof *n);
+	if (!n)
+		return -1;
+	b->segs = n;
 	b->segs[b->nsegs++] = (struct scope_index_segment){lo, hi, entry};
 	return 0;
 }

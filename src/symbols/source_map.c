@@ -1,4 +1,5 @@
 #include "symbols/source_map.h"
+#include "util/array.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -70,14 +71,10 @@ int source_map_add(struct source_map *map, const char *from, const char *to,
 		return xerr_set(err, "source map rule has an empty FROM prefix");
 	if (!to)
 		to = "";
-	if (map->nrules == map->cap) {
-		size_t cap = map->cap ? map->cap * 2 : 4;
-		struct source_map_rule *r = realloc(map->rules, cap * sizeof *r);
-		if (!r)
-			return xerr_set(err, "out of memory adding a source map rule");
-		map->rules = r;
-		map->cap = cap;
-	}
+	struct source_map_rule *grown = array_grow(map->rules, &map->cap, map->nrules + 1, sizeof *grown);
+	if (!grown)
+		return xerr_set(err, "out of memory adding a source map rule");
+	map->rules = grown;
 	struct source_map_rule *r = &map->rules[map->nrules];
 	r->from = strip_trailing_slashes(from, strlen(from));
 	r->to = strip_trailing_slashes(to, strlen(to));

@@ -1,4 +1,5 @@
 #include "symbols/symbolize.h"
+#include "util/array.h"
 
 #include <dwarf.h>
 #include <errno.h>
@@ -195,24 +196,14 @@ static int pc_cache_insert(struct pc_cache *c, uint64_t addr, const struct frame
 		c->slots = slots;
 		c->cap = cap;
 	}
-	if (c->used == c->records_cap) {
-		size_t cap = c->records_cap ? c->records_cap * 2 : 1024;
-		struct pc_record *r = realloc(c->records, cap * sizeof *r);
-		if (!r)
-			return -1;
-		c->records = r;
-		c->records_cap = cap;
-	}
-	if (c->npool + n > c->pool_cap) {
-		size_t cap = c->pool_cap ? c->pool_cap * 2 : 4096;
-		while (cap < c->npool + n)
-			cap *= 2;
-		struct cached_frame *p = realloc(c->pool, cap * sizeof *p);
-		if (!p)
-			return -1;
-		c->pool = p;
-		c->pool_cap = cap;
-	}
+	struct pc_record *r = array_grow(c->records, &c->records_cap, c->used + 1, sizeof *r);
+	if (!r)
+		return -1;
+	c->records = r;
+	struct cached_frame *p = array_grow(c->pool, &c->pool_cap, c->npool + n, sizeof *p);
+	if (!p)
+		return -1;
+	c->pool = p;
 	for (size_t i = 0; i < n; i++)
 		c->pool[c->npool + i] = (struct cached_frame){
 			.function = f[i].function, .file = f[i].file,
@@ -1249,16 +1240,12 @@ static int collect_module_cb(Dwfl_Module *mod, void **userdata, const char *name
 		w->oom = true;
 		return DWARF_CB_ABORT;
 	}
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 16;
-		struct sym_module **n = realloc(w->mods, cap * sizeof *n);
-		if (!n) {
-			w->oom = true;
-			return DWARF_CB_ABORT;
-		}
-		w->mods = n;
-		w->cap = cap;
+	struct sym_module **n = array_grow(w->mods, &w->cap, w->n + 1, sizeof *n);
+	if (!n) {
+		w->oom = true;
+		return DWARF_CB_ABORT;
 	}
+	w->mods = n;
 	w->mods[w->n++] = m;
 	return DWARF_CB_OK;
 }
@@ -1404,16 +1391,12 @@ static int line_query_cu(struct scope_index_cu *cu, void *arg)
 		if (same && stmt && !prev_same) {
 			Dwarf_Addr a;
 			dwarf_lineaddr(l, &a);
-			if (q->n == q->cap) {
-				size_t cap = q->cap ? q->cap * 2 : 16;
-				uint64_t *n = realloc(q->addrs, cap * sizeof *n);
-				if (!n) {
-					q->oom = true;
-					return 1;
-				}
-				q->addrs = n;
-				q->cap = cap;
+			uint64_t *n = array_grow(q->addrs, &q->cap, q->n + 1, sizeof *n);
+			if (!n) {
+				q->oom = true;
+				return 1;
 			}
+			q->addrs = n;
 			q->addrs[q->n++] = a + q->m->dwbias;
 		}
 		prev_same = same;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "procfs/proc.h"
+#include "util/array.h"
 #include "util/clock.h"
 
 #define INT3 0xCC
@@ -68,14 +69,10 @@ int restore_set_remember(struct restore_set *rs, uint64_t addr, struct xerr *e)
 	if (got != 1)
 		return xerr_set(e, "cannot read the code byte at 0x%llx of process %d: %s",
 				(unsigned long long)addr, (int)rs->pid, got < 0 ? strerror(saved) : "short read");
-	if (rs->n == rs->cap) {
-		size_t cap = rs->cap ? rs->cap * 2 : 64;
-		struct restore_entry *grown = realloc(rs->entries, cap * sizeof *grown);
-		if (!grown)
-			return xerr_set(e, "out of memory");
-		rs->entries = grown;
-		rs->cap = cap;
-	}
+	struct restore_entry *grown = array_grow(rs->entries, &rs->cap, rs->n + 1, sizeof *grown);
+	if (!grown)
+		return xerr_set(e, "out of memory");
+	rs->entries = grown;
 	rs->entries[rs->n].addr = addr;
 	rs->entries[rs->n].original = byte;
 	rs->n++;
@@ -131,15 +128,12 @@ static size_t seize_all(pid_t pid, struct seized **out, int timeout_ms)
 			int status = 0;
 			if (waitpid(tid, &status, __WALL) < 0 || !WIFSTOPPED(status))
 				continue;  /* the thread exited */
-			if (n == cap) {
-				cap = cap ? cap * 2 : 16;
-				struct seized *grown = realloc(list, cap * sizeof *grown);
-				if (!grown) {
-					ptrace(PTRACE_DETACH, tid, NULL, NULL);
-					break;
-				}
-				list = grown;
+			struct seized *grown = array_grow(list, &cap, n + 1, sizeof *grown);
+			if (!grown) {
+				ptrace(PTRACE_DETACH, tid, NULL, NULL);
+				break;
 			}
+			list = grown;
 			int sig = WSTOPSIG(status);
 			bool event_stop = (status >> 16) != 0;
 			list[n].tid = tid;

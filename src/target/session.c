@@ -4,6 +4,7 @@
 #include "mi_conn.h"
 #include "mi_record.h"
 #include "mi_value.h"
+#include "util/array.h"
 #include "util/clock.h"
 #include "target/restore.h"
 
@@ -110,14 +111,10 @@ static void note_stopped_thread(struct session *s, int gdb_id)
 {
 	if (thread_is_stopped(s, gdb_id))
 		return;
-	if (s->nstopped_ids == s->stopped_ids_cap) {
-		size_t cap = s->stopped_ids_cap ? 2 * s->stopped_ids_cap : 16;
-		int *grown = realloc(s->stopped_ids, cap * sizeof *grown);
-		if (!grown)
-			return;   /* then a wait for this thread times out with a message */
-		s->stopped_ids = grown;
-		s->stopped_ids_cap = cap;
-	}
+	int *grown = array_grow(s->stopped_ids, &s->stopped_ids_cap, s->nstopped_ids + 1, sizeof *grown);
+	if (!grown)
+		return;   /* then a wait for this thread times out with a message */
+	s->stopped_ids = grown;
 	s->stopped_ids[s->nstopped_ids++] = gdb_id;
 }
 

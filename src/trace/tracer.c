@@ -5,6 +5,7 @@
 #include "mi_value.h"
 #include "procfs/proc.h"
 #include "target/signals.h"
+#include "util/array.h"
 #include "util/stats.h"
 #include "stacks/stop_clock.h"
 #include "trace/tracer_resolve.h"
@@ -25,7 +26,7 @@ enum bp_kind { BP_ENTRY, BP_RETURN, BP_PANIC_HOOK, BP_RUST_PANIC, BP_SYSCALL };
 
 struct probe_list {
 	int *v;
-	size_t n;
+	size_t n, cap;
 };
 
 struct site {
@@ -82,7 +83,7 @@ struct tracer {
 	 * switch the probes off for seconds at the start. */
 	uint64_t arm_stop_ns, budget_start_ns;
 	struct site *sites;
-	size_t nsites;
+	size_t nsites, sites_cap;
 	struct return_site *returns;
 	size_t nreturns, returns_cap;
 	struct pending *pending;
@@ -106,7 +107,7 @@ struct tracer {
 	struct stack stack;
 	/* arg() values of the current event */
 	char **arg_strings;
-	size_t narg_strings;
+	size_t narg_strings, arg_strings_cap;
 	int event_gdb_id;
 	pid_t event_tid;              /* the thread of the stop being handled, 0 if not ours */
 	int event_bp;                 /* its breakpoint number, 0 for other stops */
@@ -147,14 +148,10 @@ static void add_note(struct tracer_stats *st, const char *fmt, ...)
 
 static int list_push(int **v, size_t *n, size_t *cap, int x)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 16;
-		int *g = realloc(*v, c * sizeof *g);
-		if (!g)
-			return -1;
-		*v = g;
-		*cap = c;
-	}
+	int *g = array_grow(*v, cap, *n + 1, sizeof *g);
+	if (!g)
+		return -1;
+	*v = g;
 	(*v)[(*n)++] = x;
 	return 0;
 }
@@ -164,12 +161,7 @@ static int probe_list_add(struct probe_list *l, int probe)
 	for (size_t i = 0; i < l->n; i++)
 		if (l->v[i] == probe)
 			return 0;
-	int *g = realloc(l->v, (l->n + 1) * sizeof *g);
-	if (!g)
-		return -1;
-	l->v = g;
-	l->v[l->n++] = probe;
-	return 0;
+	return list_push(&l->v, &l->n, &l->cap, probe);
 }
 
 bool tracer_wanted(const struct recipe *r)
@@ -369,7 +361,7 @@ static int add_sites(struct tracer *t, size_t probe, const struct recipe_probe_i
 		}
 		ssize_t k = find_site(t, f->addr);
 		if (k < 0) {
-			struct site *g = realloc(t->sites, (t->nsites + 1) * sizeof *g);
+			struct site *g = array_grow(t->sites, &t->sites_cap, t->nsites + 1, sizeof *g);
 			if (!g) {
 				tracer_sites_release(&found);
 				return xerr_set(e, "out of memory");
@@ -584,17 +576,14 @@ static int take_stack(struct tracer *t, const struct thread_info *th, const uint
 	if (unwinder_walk(t->unwinder, th->tid, &ur, pcs, (size_t)max, &npcs, &complete, e) < 0)
 		return -1;
 	size_t need = npcs * 8 + 8;
-	if (need > t->frames_cap) {
-		struct frame *g = realloc(t->frames, need * sizeof *g);
-		if (!g)
-			return xerr_set(e, "out of memory");
-		t->frames = g;
-		t->frames_cap = need;
-	}
+	struct frame *g = array_grow(t->frames, &t->frames_cap, need, sizeof *g);
+	if (!g)
+		return xerr_set(e, "out of memory");
+	t->frames = g;
 	size_t used = 0;
-	for (size_t i = 0; i < npcs && used < t->frames_cap; i++) {
+	for (size_t i = 0; i < npcs && used < need; i++) {
 		size_t n = 0;
-		if (symbolizer_lookup(t->sym, pcs[i], i > 0, t->frames + used, t->frames_cap - used, &n, e) < 0)
+		if (symbolizer_lookup(t->sym, pcs[i], i > 0, t->frames + used, need - used, &n, e) < 0)
 			return -1;
 		if (i == 0 && at_entry) {
 			size_t skip = 0;
@@ -614,7 +603,7 @@ static int take_stack(struct tracer *t, const struct thread_info *th, const uint
 
 static const char *keep_string(struct tracer *t, char *s)
 {
-	char **g = realloc(t->arg_strings, (t->narg_strings + 1) * sizeof *g);
+	char **g = array_grow(t->arg_strings, &t->arg_strings_cap, t->narg_strings + 1, sizeof *g);
 	if (!g) {
 		free(s);
 		return NULL;
@@ -808,16 +797,12 @@ static void event_init(struct tracer *t, struct recipe_event *ev, enum recipe_ev
 
 static int pending_push(struct tracer *t, const struct pending *p, struct xerr *e)
 {
-	if (t->npending == t->pending_cap) {
-		size_t cap = t->pending_cap ? t->pending_cap * 2 : 64;
-		if (cap > 1u << 20)
-			return xerr_set(e, "more than a million calls in flight: return probes cannot keep up");
-		struct pending *g = realloc(t->pending, cap * sizeof *g);
-		if (!g)
-			return xerr_set(e, "out of memory");
-		t->pending = g;
-		t->pending_cap = cap;
-	}
+	if (t->npending >= 1u << 20)
+		return xerr_set(e, "more than a million calls in flight: return probes cannot keep up");
+	struct pending *g = array_grow(t->pending, &t->pending_cap, t->npending + 1, sizeof *g);
+	if (!g)
+		return xerr_set(e, "out of memory");
+	t->pending = g;
 	t->pending[t->npending++] = *p;
 	return 0;
 }
@@ -827,14 +812,10 @@ static int return_site_for(struct tracer *t, uint64_t addr, struct xerr *e)
 	for (size_t i = 0; i < t->nreturns; i++)
 		if (t->returns[i].addr == addr)
 			return 0;
-	if (t->nreturns == t->returns_cap) {
-		size_t cap = t->returns_cap ? t->returns_cap * 2 : 16;
-		struct return_site *g = realloc(t->returns, cap * sizeof *g);
-		if (!g)
-			return xerr_set(e, "out of memory");
-		t->returns = g;
-		t->returns_cap = cap;
-	}
+	struct return_site *g = array_grow(t->returns, &t->returns_cap, t->nreturns + 1, sizeof *g);
+	if (!g)
+		return xerr_set(e, "out of memory");
+	t->returns = g;
 	struct return_site *rs = &t->returns[t->nreturns];
 	rs->addr = addr;
 	if (insert_breakpoint(t, addr, true, &rs->bp, e) < 0)

@@ -2,6 +2,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "trace/tracer_resolve.h"
 #include "symbols/demangle.h"
+#include "util/array.h"
 
 #include <ctype.h>
 #include <dwarf.h>
@@ -79,14 +80,10 @@ static int sites_add(struct tracer_sites *s, uint64_t addr, const char *name, co
 	for (size_t i = 0; i < s->n; i++)
 		if (s->v[i].addr == addr)
 			return 0;  /* one site per address: aliases name the same code */
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-		struct tracer_site *grown = realloc(s->v, cap * sizeof *grown);
-		if (!grown)
-			return xerr_set(e, "out of memory");
-		s->v = grown;
-		s->cap = cap;
-	}
+	struct tracer_site *grown = array_grow(s->v, &s->cap, s->n + 1, sizeof *grown);
+	if (!grown)
+		return xerr_set(e, "out of memory");
+	s->v = grown;
 	struct tracer_site *t = &s->v[s->n];
 	memset(t, 0, sizeof *t);
 	t->addr = addr;

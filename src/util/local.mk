@@ -1,8 +1,10 @@
-## util/: errors, clocks, hashing, percentiles, escaping of target text, safe
+## util/: growable arrays, errors, clocks, hashing, percentiles, escaping of target text, safe
 ## output files. Uses nothing of ours; every module may use it.
 noinst_LIBRARIES += src/util/libutil.a
 src_util_libutil_a_CPPFLAGS = $(NO_GDB_CPPFLAGS)
 src_util_libutil_a_SOURCES = \
+	src/util/array.c \
+	src/util/array.h \
 	src/util/clock.h \
 	src/util/error.c \
 	src/util/error.h \
@@ -19,3 +21,8 @@ check_PROGRAMS += tests/unit/test_stats
 tests_unit_test_stats_SOURCES = tests/unit/test_stats.c
 tests_unit_test_stats_LDADD = $(util_ldadd)
 TESTS += tests/unit/test_stats
+
+check_PROGRAMS += tests/unit/test_array
+tests_unit_test_array_SOURCES = tests/unit/test_array.c
+tests_unit_test_array_LDADD = $(util_ldadd)
+TESTS += tests/unit/test_array

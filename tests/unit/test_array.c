@@ -1,0 +1,86 @@
+/* test_array.c — array_grow (src/util/array.h): growth keeps the items,
+ * need <= cap leaves everything alone, and a failure (a size that overflows
+ * size_t) returns NULL with the array and its capacity untouched.
+ * Exit 0 pass, 1 fail. */
+#include "util/array.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include "check.h"
+
+/* The out-of-memory checks ask for exabytes; under AddressSanitizer that must
+ * come back as NULL, as from any malloc, not abort the test. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "allocator_may_return_null=1";
+}
+
+int main(void)
+{
+	/* From nothing: the minimum capacity. */
+	size_t cap = 0;
+	int *v = array_grow(NULL, &cap, 1, sizeof *v);
+	CHECK(v != NULL);
+	CHECK(cap >= 1);
+	CHECK(cap == ARRAY_MIN_CAP);
+
+	/* Appending one at a time: the items survive each move, capacity
+	 * doubles, and there are few reallocations for many items. */
+	size_t n = 0, grows = 0;
+	for (int i = 0; i < 1000; i++) {
+		if (n == cap) {
+			size_t old = cap;
+			int *g = array_grow(v, &cap, n + 1, sizeof *g);
+			CHECK(g != NULL);
+			if (!g)
+				break;
+			CHECK_MSG(cap == 2 * old, "cap %zu after %zu", cap, old);
+			v = g;
+			grows++;
+		}
+		v[n++] = i;
+	}
+	CHECK(n == 1000);
+	CHECK(cap >= 1000);
+	CHECK_MSG(grows <= 7, "%zu reallocations for 1000 items", grows);
+	for (size_t i = 0; i < n; i++)
+		CHECK_MSG(v[i] == (int)i, "v[%zu] = %d", i, v[i]);
+
+	/* A jump past double: capacity reaches the need in one call. */
+	int *g = array_grow(v, &cap, 5000, sizeof *v);
+	CHECK(g != NULL);
+	if (g)
+		v = g;
+	CHECK(cap >= 5000);
+	CHECK(v[999] == 999);
+
+	/* need <= cap: same pointer, same capacity, no allocation. */
+	size_t before = cap;
+	CHECK(array_grow(v, &cap, cap, sizeof *v) == v);
+	CHECK(array_grow(v, &cap, 0, sizeof *v) == v);
+	CHECK(cap == before);
+
+	/* need * item_size overflows size_t: NULL, v and cap untouched (v is
+	 * still ours to use and free). */
+	CHECK(array_grow(v, &cap, SIZE_MAX / sizeof *v + 1, sizeof *v) == NULL);
+	CHECK(cap == before);
+	CHECK(array_grow(v, &cap, SIZE_MAX, 2) == NULL);
+	CHECK(cap == before);
+	CHECK(v[0] == 0 && v[999] == 999);
+
+	/* Out of memory (need fits in size_t but no allocator can give it):
+	 * the same contract. */
+	CHECK(array_grow(v, &cap, SIZE_MAX / sizeof *v / 2, sizeof *v) == NULL);
+	CHECK(cap == before);
+	CHECK(v[500] == 500);
+
+	/* Items so large that the minimum capacity would overflow: the need
+	 * alone is asked for (and, being exabytes, refused). */
+	size_t big_cap = 0;
+	CHECK(array_grow(NULL, &big_cap, 2, SIZE_MAX / 8) == NULL);
+	CHECK(big_cap == 0);
+
+	free(v);
+	return test_exit_code();
+}

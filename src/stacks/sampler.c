@@ -463,8 +463,11 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, sampler_c
 		uint64_t t_stopped = monotonic_ns();
 		st->phase_stop_s += (double)(t_stopped - stop_start) / 1e9;
 		/* The stop may be the exec catchpoint's: another program,
-		 * not to be walked with this one's symbols, nor resumed. */
-		if (session_target_execed(s))
+		 * not to be walked with this one's symbols, nor resumed. gdb's
+		 * report is enough here (the /proc check of
+		 * session_target_execed runs at every tick, outside the stop,
+		 * and would lengthen each stop by two file reads). */
+		if (session_exec_path(s))
 			return 1;
 		if (stop_rc < 0)
 			return session_target_alive(s) ? -1 : 1;

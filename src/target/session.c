@@ -268,7 +268,8 @@ static int session_timeout(const struct session_options *opts)
 }
 
 /* A gdb that does not answer within the timeout is treated as dead: it is
- * killed at once, so that every later step takes the rescue path
+ * ended at once (mi_conn_kill: SIGTERM, on which gdb detaches itself, then
+ * SIGKILL), so that every later step takes the rescue path
  * (session_rescue) instead of waiting out one more timeout per command
  * with the target possibly held stopped. */
 static void give_up_on_gdb(struct session *s, const char *what)
@@ -276,11 +277,9 @@ static void give_up_on_gdb(struct session *s, const char *what)
 	char why[256];
 	snprintf(why, sizeof why, "did not %s within %d ms", what, s->timeout_ms);
 	if (s->verbose)
-		fprintf(stderr, "xgdbprof: gdb %s: killing it\n", why);
+		fprintf(stderr, "xgdbprof: gdb %s: ending it\n", why);
 	mi_conn_kill(s->gdb, why);
 }
-
-int session_rescue(struct session *s, struct restore_report *report, struct xerr *e);
 
 /* gdb is gone: put its int3s back at once, before the running target meets
  * one (the kernel let go of it when gdb died); the caller's error path
@@ -1137,12 +1136,10 @@ int session_wait_event(struct session *s, int timeout_ms, struct mi_record **eve
 
 int session_idle(struct session *s, int timeout_ms, struct xerr *e)
 {
-	uint64_t deadline = monotonic_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000u;
+	uint64_t deadline = deadline_in(timeout_ms > 0 ? timeout_ms : 0);
 	for (;;) {
-		uint64_t now = monotonic_ns();
-		int left = now < deadline ? (int)((deadline - now) / 1000000u) : 0;
 		struct mi_record *ev = NULL;
-		int got = session_wait_event(s, left, &ev, e);
+		int got = session_wait_event(s, ms_until(deadline), &ev, e);
 		mi_record_free(ev);
 		if (got < 0)
 			return -1;
@@ -1259,8 +1256,9 @@ int session_end(struct session *s, struct xerr *e)
 	if (s->gdb)
 		mi_conn_close(s->gdb, 3000);
 	s->gdb = NULL;
-	/* gdb killed in the middle of attaching has already stopped threads. */
-	if (!detached && (s->attached || (s->attach_started && gdb_died)))
+	/* gdb killed in the middle of attaching has already stopped threads.
+	 * (session_rescue, when it ran, has watched them already.) */
+	if (!detached && !s->rescued && (s->attached || (s->attach_started && gdb_died)))
 		rescue_stopped_target(s);
 	char state = s->pid > 0 ? proc_state(s->pid) : 0;
 	if (state && state != 'Z' && proc_any_thread_in(s->pid, "Tt") && !s->was_stopped_before) {

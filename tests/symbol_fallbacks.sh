@@ -171,7 +171,7 @@ else
 	else
 		drop=()
 	fi
-	"${drop[@]}" "$XGDBPROF" --recipe hot-cpu -d 1s "$PID" >"$TMP/lib-nocap.out" 2>&1
+	"${drop[@]}" "$XGDBPROF" --recipe hot-cpu -d 1s -o "$TMP/out-lib-nocap" "$PID" >"$TMP/lib-nocap.out" 2>&1
 	check "deleted library without CAP_SYS_ADMIN: a note says what it would take" \
 		grep -qF "note: no symbols for $TMP/lib/libhot.so (deleted): the file was deleted" \
 		"$TMP/lib-nocap.out" || show "$TMP/lib-nocap.out"

@@ -8,6 +8,10 @@
 #include <unistd.h>
 
 #define STACK_WINDOW (64 * 1024)
+/* The x86-64 SysV ABI lets a function keep data in the 128 bytes below rsp
+ * (the red zone); leaf code in libc saves registers there, and their CFI
+ * says so, so the window starts that far below rsp. */
+#define RED_ZONE 128
 
 struct unwinder {
 	Dwfl *dwfl;
@@ -135,10 +139,17 @@ static int frame_callback(Dwfl_Frame *frame, void *arg)
 	return w->n < w->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
-/* Reads the stack window above rsp into buf; returns the bytes read. */
-static size_t read_window(struct unwinder *u, uint64_t rsp, unsigned char *buf)
+/* Reads the stack window from the red zone below rsp upwards into buf;
+ * returns the bytes read and sets *start to the address of buf[0]. */
+static size_t read_window(struct unwinder *u, uint64_t rsp, unsigned char *buf, uint64_t *start)
 {
-	ssize_t got = pread(u->mem_fd, buf, STACK_WINDOW, (off_t)rsp);
+	*start = rsp >= RED_ZONE ? rsp - RED_ZONE : 0;
+	ssize_t got = pread(u->mem_fd, buf, STACK_WINDOW, (off_t)*start);
+	if (got <= 0 && *start != rsp) {
+		/* rsp at the very bottom of its mapping: no red zone to read. */
+		*start = rsp;
+		got = pread(u->mem_fd, buf, STACK_WINDOW, (off_t)*start);
+	}
 	if (got < 0) {
 		/* The window may cross the end of the stack mapping: read less. */
 		got = pread(u->mem_fd, buf, 4096 - (rsp & 4095), (off_t)rsp);
@@ -151,7 +162,6 @@ static int walk_window(struct unwinder *u, pid_t tid, const struct unwind_regs *
 {
 	u->tid = tid;
 	u->regs = regs;
-	u->window_start = regs->rsp;
 	u->window_missed = false;
 	struct walk w = { pcs, max, 0 };
 	int rc = dwfl_getthread_frames(u->dwfl, tid, frame_callback, &w);
@@ -171,7 +181,7 @@ int unwinder_walk(struct unwinder *u, pid_t tid, const struct unwind_regs *regs,
 	*complete = false;
 	if (max == 0)
 		return 0;
-	u->window_len = read_window(u, regs->rsp, u->window);
+	u->window_len = read_window(u, regs->rsp, u->window, &u->window_start);
 	u->view = u->window;
 	u->live_reads = true;
 	return walk_window(u, tid, regs, pcs, max, n, complete, e);
@@ -184,7 +194,7 @@ int unwinder_capture(struct unwinder *u, pid_t tid, const struct unwind_regs *re
 		return xerr_set(e, "out of memory");
 	c->tid = tid;
 	c->regs = *regs;
-	c->window_len = read_window(u, regs->rsp, c->window);
+	c->window_len = read_window(u, regs->rsp, c->window, &c->window_start);
 	return 0;
 }
 
@@ -196,6 +206,7 @@ int unwinder_walk_capture(struct unwinder *u, const struct stack_capture *c, uin
 	if (max == 0 || !c->window)
 		return 0;
 	u->window_len = c->window_len;
+	u->window_start = c->window_start;
 	u->view = c->window;
 	u->live_reads = false;
 	return walk_window(u, c->tid, &c->regs, pcs, max, n, complete, e);

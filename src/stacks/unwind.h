@@ -2,9 +2,9 @@
  * memory read straight from /proc/PID/mem while the target is stopped.
  *
  * gdb supplies only the registers of each thread (see regs below); memory
- * comes from one pread of the stack window above rsp (64 KiB by default,
- * which /proc/PID/mem serves in ~0.04 ms where MI needs ~2.7 ms), with
- * single-word preads for anything outside it.
+ * comes from one pread of the stack window, 64 KiB upwards from the
+ * 128-byte red zone below rsp (/proc/PID/mem serves it in ~0.04 ms where
+ * MI needs ~2.7 ms), with single-word preads for anything outside it.
  *
  * Contract:
  *  - The target must be stopped (by gdb) during unwinder_walk and
@@ -43,12 +43,13 @@ void unwinder_free(struct unwinder *u);
 int unwinder_walk(struct unwinder *u, pid_t tid, const struct unwind_regs *regs,
 		  uint64_t *pcs, size_t max, size_t *n, bool *complete, struct xerr *e);
 
-/* A thread's registers and the stack window above rsp, copied while the
+/* A thread's registers and its stack window (red zone and up), copied while the
  * target is stopped so that the unwinding can wait until it runs again. */
 struct stack_capture {
 	pid_t tid;
 	struct unwind_regs regs;
 	unsigned char *window;     /* owned; allocated by the first capture */
+	uint64_t window_start;     /* target address of window[0] */
 	size_t window_len;
 };
 

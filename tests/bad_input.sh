@@ -27,8 +27,12 @@ expect_error "no target" 2 "give a PID" "$XGDBPROF"
 bash -c 'sleep 0 & exec sleep 30' &
 PARENT=$!
 TEST_PIDS="$TEST_PIDS $PARENT"
-sleep 0.5
-ZOMBIE=$(pgrep -P "$PARENT" | head -1)
+ZOMBIE=
+for _ in $(seq 100); do   # the child exists, then dies, once bash has run: wait for both
+	ZOMBIE=$(pgrep -P "$PARENT" | head -1)
+	[ -n "$ZOMBIE" ] && [ "$(proc_state "$ZOMBIE")" = Z ] && break
+	sleep 0.05
+done
 expect_error "zombie" 2 "is a zombie" "$XGDBPROF" dump "$ZOMBIE"
 
 # Permission denied: an unprivileged user attaching to root's process.

@@ -148,7 +148,7 @@ static void parse_stack(char *text, struct stack *s)
 
 static const char *arg_text;
 
-static int lookup_arg(void *ctx, const char *name, struct recipe_value *out)
+static int lookup_arg(void *ctx, const char *name, struct event_value *out)
 {
 	(void)ctx;
 	if (!arg_text)
@@ -161,7 +161,7 @@ static int lookup_arg(void *ctx, const char *name, struct recipe_value *out)
 			static char buf[256];
 			size_t len = strcspn(v, ",");
 			snprintf(buf, sizeof buf, "%.*s", (int)len, v);
-			out->type = RECIPE_VAL_STR;
+			out->type = EVENT_VAL_STR;
 			out->s = buf;
 			return 0;
 		}
@@ -311,12 +311,12 @@ int main(int argc, char **argv)
 	bool have_time = false;
 	static const struct {
 		const char *name;
-		enum recipe_event_kind kind;
+		enum event_kind kind;
 	} kinds[] = {
-		{"begin", RECIPE_EV_BEGIN}, {"end", RECIPE_EV_END}, {"sample", RECIPE_EV_SAMPLE},
-		{"interval", RECIPE_EV_INTERVAL}, {"function", RECIPE_EV_FUNCTION_ENTRY},
-		{"return", RECIPE_EV_FUNCTION_RETURN}, {"panic", RECIPE_EV_PANIC},
-		{"syscall", RECIPE_EV_SYSCALL_RETURN}, {"syscall_entry", RECIPE_EV_SYSCALL_ENTRY},
+		{"begin", EVENT_BEGIN}, {"end", EVENT_END}, {"sample", EVENT_SAMPLE},
+		{"interval", EVENT_INTERVAL}, {"function", EVENT_FUNCTION_ENTRY},
+		{"return", EVENT_FUNCTION_RETURN}, {"panic", EVENT_PANIC},
+		{"syscall", EVENT_SYSCALL_RETURN}, {"syscall_entry", EVENT_SYSCALL_ENTRY},
 	};
 	while (!ended && !recipe_run_exit_requested(run) && fgets(line, sizeof line, ev_file)) {
 		line[strcspn(line, "\n")] = 0;
@@ -327,7 +327,7 @@ int main(int argc, char **argv)
 			continue;
 		struct fields f;
 		char *kind = split(p, &f);
-		struct recipe_event ev;
+		struct event ev;
 		memset(&ev, 0, sizeof ev);
 		ev.probe = -1;
 		bool known = false;
@@ -371,9 +371,9 @@ int main(int argc, char **argv)
 		if ((v = field(&f, "loc"))) ev.panic_location = v;
 		if ((v = field(&f, "nr"))) ev.syscall_nr = atoll(v);
 		if ((v = field(&f, "result"))) ev.syscall_result = atoll(v);
-		if (ev.kind == RECIPE_EV_SYSCALL_ENTRY || ev.kind == RECIPE_EV_SYSCALL_RETURN)
+		if (ev.kind == EVENT_SYSCALL_ENTRY || ev.kind == EVENT_SYSCALL_RETURN)
 			ev.syscall_name = field(&f, "name");
-		if (ev.kind == RECIPE_EV_SYSCALL_ENTRY || ev.kind == RECIPE_EV_SYSCALL_RETURN)
+		if (ev.kind == EVENT_SYSCALL_ENTRY || ev.kind == EVENT_SYSCALL_RETURN)
 			ev.thread.name = field(&f, "thread");
 		arg_text = field(&f, "args");
 		ev.arg = lookup_arg;
@@ -384,15 +384,15 @@ int main(int argc, char **argv)
 			rc = 1;
 		}
 		free(st.frames);
-		if (ev.kind == RECIPE_EV_END)
+		if (ev.kind == EVENT_END)
 			ended = true;
 		if (rc)
 			break;
 	}
 	if (!ended && rc != 2) {
-		struct recipe_event ev;
+		struct event ev;
 		memset(&ev, 0, sizeof ev);
-		ev.kind = RECIPE_EV_END;
+		ev.kind = EVENT_END;
 		ev.probe = -1;
 		struct xerr e = {{0}};
 		if (recipe_run_event(run, &ev, &e) < 0) {

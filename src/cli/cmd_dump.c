@@ -112,30 +112,32 @@ static int snapshot_take(struct session *s, int max_frames, struct snapshot *sna
 	return rc;
 }
 
-static int collect_symbolized(void *ctx, const struct sampled_thread *t, struct xerr *e)
+static int collect_symbolized(void *ctx, const struct event *ev, struct xerr *e)
 {
 	struct snapshot *snap = ctx;
+	const struct event_walk *walk = &ev->walk;
 	struct thread_snapshot *grown = array_grow(snap->threads, &snap->threads_cap, snap->nthreads + 1, sizeof *grown);
 	if (!grown)
 		return xerr_set(e, "out of memory");
 	snap->threads = grown;
 	struct thread_snapshot *ts = &snap->threads[snap->nthreads++];
 	memset(ts, 0, sizeof *ts);
-	ts->thread.tid = t->tid;
-	ts->thread.state = t->state;
-	snprintf(ts->thread.name, sizeof ts->thread.name, "%s", t->name);
-	ts->symbolized = malloc((t->stack->nframes ? t->stack->nframes : 1) * sizeof *ts->symbolized);
-	ts->pcs = malloc((t->npcs + t->nref_pcs + 1) * sizeof *ts->pcs);
+	ts->thread.tid = (pid_t)ev->thread.id;
+	ts->thread.state = ev->thread.state;
+	snprintf(ts->thread.name, sizeof ts->thread.name, "%s", ev->thread.name);
+	ts->symbolized = malloc((ev->stack->nframes ? ev->stack->nframes : 1) * sizeof *ts->symbolized);
+	ts->pcs = malloc((walk->npcs + walk->nref_pcs + 1) * sizeof *ts->pcs);
 	if (!ts->symbolized || !ts->pcs)
 		return xerr_set(e, "out of memory");
-	memcpy(ts->symbolized, t->stack->frames, t->stack->nframes * sizeof *ts->symbolized);
-	ts->nsymbolized = t->stack->nframes;
-	memcpy(ts->pcs, t->pcs, t->npcs * sizeof *ts->pcs);
-	ts->npcs = t->npcs;
-	ts->ref_pcs = ts->pcs + t->npcs;
-	memcpy(ts->ref_pcs, t->ref_pcs, t->nref_pcs * sizeof *ts->ref_pcs);
-	ts->nref_pcs = t->nref_pcs;
-	ts->walkers_agree = t->npcs == t->nref_pcs && memcmp(t->pcs, t->ref_pcs, t->npcs * sizeof *t->pcs) == 0;
+	memcpy(ts->symbolized, ev->stack->frames, ev->stack->nframes * sizeof *ts->symbolized);
+	ts->nsymbolized = ev->stack->nframes;
+	memcpy(ts->pcs, walk->pcs, walk->npcs * sizeof *ts->pcs);
+	ts->npcs = walk->npcs;
+	ts->ref_pcs = ts->pcs + walk->npcs;
+	memcpy(ts->ref_pcs, walk->ref_pcs, walk->nref_pcs * sizeof *ts->ref_pcs);
+	ts->nref_pcs = walk->nref_pcs;
+	ts->walkers_agree = walk->npcs == walk->nref_pcs &&
+			    memcmp(walk->pcs, walk->ref_pcs, walk->npcs * sizeof *walk->pcs) == 0;
 	return 0;
 }
 
@@ -147,8 +149,9 @@ static int snapshot_take_symbolized(struct session *s, struct symbolizer *sym, i
 	settle_after_attach(session_pid(s));
 	struct sampler_stats stats;
 	enum sampler_walker walker = snap->check_walkers ? SAMPLER_WALKER_BOTH : SAMPLER_WALKER_FAST;
-	int rc = sampler_snapshot(s, sym, walker, max_frames, collect_symbolized, snap, &stats, e);
-	snap->stopped_ms = stats.stopped_s * 1e3;
+	const struct event_sink sink = { .ctx = snap, .take = collect_symbolized };
+	int rc = sampler_snapshot(s, sym, walker, max_frames, &sink, &stats, e);
+	snap->stopped_ms = stats.run.stopped_s * 1e3;
 	return rc;
 }
 

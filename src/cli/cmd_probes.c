@@ -46,7 +46,7 @@ int cmd_probes(int argc, char **argv)
 		return cli_usage_error("probes", "give a SPEC and a PID or an executable");
 	const char *spec_text = argv[optind], *target = argv[optind + 1];
 	struct xerr e;
-	enum recipe_spec_kind kind;
+	enum probe_spec_kind kind;
 	char *pattern = NULL, *file = NULL;
 	int line = 0;
 	if (tracer_parse_spec(spec_text, &kind, &pattern, &file, &line, &e) < 0)

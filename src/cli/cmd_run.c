@@ -8,7 +8,7 @@
  */
 #include "config.h"
 #include "cli/cli.h"
-#include "recipe/event.h"
+#include "events/event.h"
 #include "recipe/maps.h"
 #include "util/output_file.h"
 #include "report/profile.h"
@@ -39,7 +39,9 @@ struct run_context {
 	struct session *session;
 	struct symbolizer *sym;
 	struct source_map *source_map;
-	struct sampler_stats stats;
+	struct sampler_stats stats;         /* sampling's figures */
+	struct tracer_stats trace_stats;    /* tracing's figures */
+	const struct run_stats *ended;      /* the shared part of whichever ran */
 	char output_dir[PATH_MAX];
 	char recipe_name[PATH_MAX];
 	char exe[PATH_MAX];
@@ -55,8 +57,10 @@ struct run_context {
 	int threads_seen;
 	uint64_t start_ns;
 	int reports_written;
-	/* Interval probes: next due time per probe. */
+	/* The recipe's probes, as handed to the producers; interval probes'
+	 * next due time per probe. */
 	size_t nprobes;
+	struct probe_spec *probes;
 	uint64_t *interval_next_ns;
 	/* Every sample, for the raw profile saved when no report() asked for one. */
 	struct profile *raw;
@@ -77,16 +81,16 @@ static void fill_meta(struct run_context *rc, struct profile *p)
 	m->frequency_asked_hz = (double)o->frequency_hz;
 	m->frequency_achieved_hz = rc->stats.frequency_achieved_hz;
 	m->duration_asked_s = (double)o->duration_ns / 1e9;
-	m->duration_actual_s = rc->stats.elapsed_s;
-	m->samples = (int64_t)rc->stats.stops;
+	m->duration_actual_s = rc->ended->elapsed_s;
+	m->samples = (int64_t)rc->stats.run.stops;
 	m->thread_samples = (int64_t)rc->stats.thread_samples;
 	m->stacks_reused = (int64_t)rc->stats.reused;
 	m->cpu_min_pct = rc->stats.cpu_percent_min;
 	m->cpu_avg_pct = rc->stats.cpu_percent_avg;
 	m->cpu_max_pct = rc->stats.cpu_percent_max;
-	m->stopped_pct = rc->stats.elapsed_s > 0 ? 100.0 * rc->stats.stopped_s / rc->stats.elapsed_s : 0;
-	m->stop_median_ms = rc->stats.stop_median_ms;
-	m->stop_p99_ms = rc->stats.stop_p99_ms;
+	m->stopped_pct = rc->ended->elapsed_s > 0 ? 100.0 * rc->ended->stopped_s / rc->ended->elapsed_s : 0;
+	m->stop_median_ms = rc->stats.run.stop_median_ms;
+	m->stop_p99_ms = rc->stats.run.stop_p99_ms;
 	m->walker = profile_intern(p, rc->walker);
 	m->stop_mode = profile_intern(p, rc->stop_mode);
 	m->version = profile_intern(p, PACKAGE_VERSION);
@@ -102,13 +106,13 @@ static void fill_meta(struct run_context *rc, struct profile *p)
 		m->walker = NULL;
 		m->stop_mode = NULL;
 	}
-	for (int i = 0; i < rc->stats.nnotes; i++)
-		profile_add_note(p, rc->stats.notes[i], NULL);
-	if (rc->stats.target_exited)
+	for (int i = 0; i < rc->ended->notes.n; i++)
+		profile_add_note(p, rc->ended->notes.text[i], NULL);
+	if (rc->ended->target_exited)
 		profile_add_note(p, "the target exited during the run", NULL);
 	for (size_t i = 0; rc->sym && i < symbolizer_note_count(rc->sym); i++)
 		profile_add_note(p, symbolizer_note(rc->sym, i), NULL);
-	if (rc->stats.target_execed)
+	if (rc->ended->target_execed)
 		profile_add_note(p, "the target exec'd another program during the run: the run ended at the exec, "
 				 "the new program was left running untraced", NULL);
 }
@@ -207,51 +211,47 @@ static int sink_json(void *ctx, const struct map *m, const struct recipe_report_
 	return sink_render(ctx, m, o, report_json, "report.json", "JSON report", e);
 }
 
-static int fire(struct run_context *rc, enum recipe_event_kind kind, int probe, struct xerr *e)
+/* The one consumer of the run's events, whoever produced them: samples
+ * also go to the raw profile; every event goes to the recipe. Returns 0, 1
+ * once the recipe called exit() (the producer then ends the run), or -1. */
+static int take_event(void *ctx, const struct event *ev, struct xerr *e)
+{
+	struct run_context *rc = ctx;
+	if (ev->kind == EVENT_SAMPLE) {
+		if (cli_globals.verbose && rc->raw->nentries == 0)
+			fprintf(stderr, "xgdbprof: first sample %.0f ms after start\n",
+				(double)(ev->timestamp_ns - cli_globals.start_ns) / 1e6);
+		if (profile_add(rc->raw, ev->thread.name, ev->thread.state, ev->stack, 1, e) < 0)
+			return -1;
+	}
+	if (recipe_run_event(rc->run, ev, e) < 0)
+		return -1;
+	return recipe_run_exit_requested(rc->run) ? 1 : 0;
+}
+
+/* An event of the run itself (BEGIN, END, an interval's tick). */
+static int fire(struct run_context *rc, enum event_kind kind, int probe, struct xerr *e)
 {
 	uint64_t now = monotonic_ns();
-	struct recipe_event ev = {
+	struct event ev = {
 		.kind = kind, .probe = probe, .timestamp_ns = now, .since_start_ns = now - rc->start_ns,
 		.pid = rc->pid, .cpu = -1,
 	};
-	return recipe_run_event(rc->run, &ev, e);
+	return take_event(rc, &ev, e);
 }
 
+/* The producers' clock: fires the interval probes that are due. */
 static int on_tick(void *ctx, uint64_t now_ns, struct xerr *e)
 {
 	struct run_context *rc = ctx;
 	for (size_t i = 0; i < rc->nprobes; i++) {
 		if (rc->interval_next_ns[i] == 0 || now_ns < rc->interval_next_ns[i])
 			continue;
-		struct recipe_probe_info info;
-		recipe_probe(rc->recipe, i, &info);
-		rc->interval_next_ns[i] += (uint64_t)info.interval_ns;
-		if (fire(rc, RECIPE_EV_INTERVAL, (int)i, e) < 0)
-			return -1;
+		rc->interval_next_ns[i] += (uint64_t)rc->probes[i].interval_ns;
+		int fired = fire(rc, EVENT_INTERVAL, (int)i, e);
+		if (fired != 0)
+			return fired;
 	}
-	if (recipe_run_exit_requested(rc->run))
-		return xerr_set(e, "exit() called");
-	return 0;
-}
-
-static int on_sample(void *ctx, const struct sampled_thread *t, struct xerr *e)
-{
-	struct run_context *rc = ctx;
-	struct recipe_event ev = {
-		.kind = RECIPE_EV_SAMPLE, .probe = -1, .timestamp_ns = t->timestamp_ns,
-		.since_start_ns = t->timestamp_ns - rc->start_ns, .pid = rc->pid, .cpu = t->cpu,
-		.thread = { .id = t->tid, .name = t->name, .state = t->state },
-		.stack = t->stack,
-	};
-	if (cli_globals.verbose && rc->raw->nentries == 0)
-		fprintf(stderr, "xgdbprof: first sample %.0f ms after start\n",
-			(double)(t->timestamp_ns - cli_globals.start_ns) / 1e6);
-	if (profile_add(rc->raw, t->name, t->state, t->stack, 1, e) < 0)
-		return -1;
-	if (recipe_run_event(rc->run, &ev, e) < 0)
-		return -1;
-	if (recipe_run_exit_requested(rc->run))
-		return xerr_set(e, "exit() called");
 	return 0;
 }
 
@@ -288,19 +288,17 @@ static struct recipe *load_recipe(const struct run_request *req, char *name, siz
 }
 
 /* Probes this build cannot arm yet are refused before touching the target. */
-static int check_probes(const struct recipe *r, bool *samples)
+static int check_probes(const struct probe_spec *probes, size_t nprobes, bool *samples)
 {
 	*samples = false;
-	for (size_t i = 0; i < recipe_probe_count(r); i++) {
-		struct recipe_probe_info info;
-		recipe_probe(r, i, &info);
-		switch (info.kind) {
-		case RECIPE_PROBE_SAMPLE:
+	for (size_t i = 0; i < nprobes; i++) {
+		switch (probes[i].kind) {
+		case PROBE_SAMPLE:
 			*samples = true;
 			break;
-		case RECIPE_PROBE_BEGIN:
-		case RECIPE_PROBE_END:
-		case RECIPE_PROBE_INTERVAL:
+		case PROBE_BEGIN:
+		case PROBE_END:
+		case PROBE_INTERVAL:
 			break;
 		default:
 			/* tracer (issue 6): function/return/panic/syscall probes. */
@@ -308,7 +306,7 @@ static int check_probes(const struct recipe *r, bool *samples)
 		}
 	}
 	/* tracer (issue 6): one Dwfl serves one unwinder, so no mix. */
-	if (*samples && tracer_wanted(r))
+	if (*samples && tracer_wanted(probes, nprobes))
 		return cli_input_error("a recipe cannot mix `sample` probes with function/return/panic/syscall "
 				       "probes yet; run two recipes (two xgdbprof processes cannot attach together "
 				       "either: run them one after the other)");
@@ -422,12 +420,22 @@ static int run_open(struct run_context *rc)
 			return cli_input_error("--frequency: %s", e.msg);
 		}
 	}
-	if (check_probes(rc->recipe, &rc->wants_samples) != 0) {
+	rc->nprobes = recipe_probe_count(rc->recipe);
+	rc->probes = calloc(rc->nprobes ? rc->nprobes : 1, sizeof *rc->probes);
+	if (!rc->probes) {
+		recipe_free(rc->recipe);
+		return cli_error("out of memory");
+	}
+	for (size_t i = 0; i < rc->nprobes; i++)
+		recipe_probe(rc->recipe, i, &rc->probes[i]);
+	if (check_probes(rc->probes, rc->nprobes, &rc->wants_samples) != 0) {
+		free(rc->probes);
 		recipe_free(rc->recipe);
 		return XGP_EXIT_USAGE;
 	}
 	/* A bad -o is found now, not after the run has collected its data. */
 	if (req->output_dir && output_dir_prepare(req->output_dir, false, &e) < 0) {
+		free(rc->probes);
 		recipe_free(rc->recipe);
 		return cli_input_error("%s", e.msg);
 	}
@@ -506,18 +514,14 @@ static int run_start(struct run_context *rc)
 		.folded = sink_folded, .json = sink_json,
 	};
 	rc->run = recipe_run_new(rc->recipe, stdout, &sink);
-	rc->nprobes = recipe_probe_count(rc->recipe);
 	rc->interval_next_ns = calloc(rc->nprobes ? rc->nprobes : 1, sizeof *rc->interval_next_ns);
 	if (!rc->run || !rc->interval_next_ns)
 		return cli_error("out of memory");
 	rc->start_ns = monotonic_ns();
-	for (size_t i = 0; i < rc->nprobes; i++) {
-		struct recipe_probe_info info;
-		recipe_probe(rc->recipe, i, &info);
-		if (info.kind == RECIPE_PROBE_INTERVAL && info.interval_ns > 0)
-			rc->interval_next_ns[i] = rc->start_ns + (uint64_t)info.interval_ns;
-	}
-	if (fire(rc, RECIPE_EV_BEGIN, -1, &e) < 0)
+	for (size_t i = 0; i < rc->nprobes; i++)
+		if (rc->probes[i].kind == PROBE_INTERVAL && rc->probes[i].interval_ns > 0)
+			rc->interval_next_ns[i] = rc->start_ns + (uint64_t)rc->probes[i].interval_ns;
+	if (fire(rc, EVENT_BEGIN, -1, &e) < 0)
 		return cli_error("%s", e.msg);
 	return XGP_EXIT_OK;
 }
@@ -525,7 +529,8 @@ static int run_start(struct run_context *rc)
 /* The breakpoint/catchpoint probes (tracer, issue 6) in place of sampling.
  * Returns the exit code so far; *nothing_armed is set when a bad probe
  * stopped the run before anything was armed (already said; no report). */
-static int run_trace(struct run_context *rc, const struct sampler_config *cfg, bool *nothing_armed)
+static int run_trace(struct run_context *rc, const struct sampler_config *cfg, const struct event_sink *sink,
+		     bool *nothing_armed)
 {
 	const struct recipe_options *opts = recipe_options(rc->recipe);
 	struct xerr e;
@@ -533,13 +538,14 @@ static int run_trace(struct run_context *rc, const struct sampler_config *cfg, b
 	*nothing_armed = false;
 	rc->tracing = true;
 	struct tracer_config tcfg = {
+		.probes = rc->probes, .nprobes = rc->nprobes,
 		.duration_s = cfg->duration_s, .max_stopped_percent = cfg->max_stopped_percent,
-		.exact = opts->exact, .max_frames = cfg->max_frames, .tick = on_tick, .tick_ctx = rc,
-		.start_ns = rc->start_ns,
+		.exact = opts->exact, .max_frames = cfg->max_frames, .start_ns = rc->start_ns,
 	};
-	struct tracer_stats tstats;
-	int traced = tracer_run(rc->session, rc->sym, rc->recipe, rc->run, &tcfg, &tstats, &e);
-	if (traced < 0 && tstats.bad_probe) {
+	struct tracer_stats *tstats = &rc->trace_stats;
+	rc->ended = &tstats->run;
+	int traced = tracer_run(rc->session, rc->sym, &tcfg, sink, tstats, &e);
+	if (traced < 0 && tstats->bad_probe) {
 		/* Nothing was armed or collected: one line, no report, and no
 		 * empty directory of our naming left behind. */
 		*nothing_armed = true;
@@ -550,32 +556,26 @@ static int run_trace(struct run_context *rc, const struct sampler_config *cfg, b
 			rmdir(rc->output_dir);
 		return exit_code;
 	}
-	if (traced < 0 && !recipe_run_exit_requested(rc->run)) {
+	if (traced < 0) {
 		cli_error("%s", e.msg);
 		exit_code = XGP_EXIT_FAILURE;
 	}
-	tracer_stats_print(&tstats, stderr);
-	rc->stats.elapsed_s = tstats.elapsed_s;
-	rc->stats.stopped_s = tstats.stopped_s;
-	rc->stats.target_exited = tstats.target_exited;
-	rc->stats.target_execed = tstats.target_execed;
-	for (int i = 0; i < tstats.nnotes && rc->stats.nnotes < SAMPLER_MAX_NOTES; i++)
-		snprintf(rc->stats.notes[rc->stats.nnotes++], sizeof rc->stats.notes[0], "%s", tstats.notes[i]);
+	tracer_stats_print(tstats, stderr);
 	return exit_code;
 }
 
 /* Why the collection ended, on stderr, before the detach. */
 static void say_how_collection_ended(const struct run_context *rc)
 {
-	if (cli_globals.verbose && rc->stats.stops > 0)
+	uint64_t stops = rc->stats.run.stops;
+	if (cli_globals.verbose && !rc->tracing && stops > 0)
 		fprintf(stderr, "xgdbprof: per stop: stopping %.3f ms, reading registers and unwinding %.3f ms, "
 			"resuming %.3f ms (%llu stops)\n",
-			rc->stats.phase_stop_s * 1e3 / (double)rc->stats.stops,
-			rc->stats.phase_walk_s * 1e3 / (double)rc->stats.stops,
-			rc->stats.phase_resume_s * 1e3 / (double)rc->stats.stops, (unsigned long long)rc->stats.stops);
-	if (rc->stats.target_exited)
+			rc->stats.phase_stop_s * 1e3 / (double)stops, rc->stats.phase_walk_s * 1e3 / (double)stops,
+			rc->stats.phase_resume_s * 1e3 / (double)stops, (unsigned long long)stops);
+	if (rc->ended->target_exited)
 		fprintf(stderr, "xgdbprof: process %d exited; reporting what was collected\n", (int)rc->pid);
-	else if (rc->stats.target_execed)
+	else if (rc->ended->target_execed)
 		fprintf(stderr, "xgdbprof: process %d exec'd %s: the run ended at the exec and the new program runs "
 			"on untraced (run xgdbprof on PID %d again to profile it); reporting what was collected\n",
 			(int)rc->pid, session_exec_path(rc->session), (int)rc->pid);
@@ -600,8 +600,10 @@ static int run_collect(struct run_context *rc)
 		.walker = opts->exact ? SAMPLER_WALKER_GDB : SAMPLER_WALKER_FAST,
 		.max_frames = opts->stack_depth > 0 ? (int)opts->stack_depth : 64,
 		.progress = isatty(STDERR_FILENO),
-		.tick = on_tick,
+		.start_ns = rc->start_ns,
 	};
+	const struct event_sink sink = { .ctx = rc, .take = take_event, .tick = on_tick };
+	rc->ended = &rc->stats.run;
 	if (!rc->wants_samples) {
 		/* Only timers: tick for the intervals, sample no thread. */
 		cfg.threads = SAMPLER_THREADS_REGEX;
@@ -610,13 +612,12 @@ static int run_collect(struct run_context *rc)
 	}
 	if (recipe_run_exit_requested(rc->run)) {
 		/* exit() in begin: nothing to sample. */
-	} else if (tracer_wanted(rc->recipe)) {
+	} else if (tracer_wanted(rc->probes, rc->nprobes)) {
 		bool nothing_armed;
-		exit_code = run_trace(rc, &cfg, &nothing_armed);
+		exit_code = run_trace(rc, &cfg, &sink, &nothing_armed);
 		if (nothing_armed)
 			return exit_code;
-	} else if (sampler_run(rc->session, rc->sym, &cfg, on_sample, rc, &rc->stats, &e) < 0 &&
-		   !recipe_run_exit_requested(rc->run)) {
+	} else if (sampler_run(rc->session, rc->sym, &cfg, &sink, &rc->stats, &e) < 0) {
 		cli_error("%s", e.msg);
 		exit_code = XGP_EXIT_FAILURE;
 	}
@@ -640,7 +641,7 @@ static int run_finish(struct run_context *rc, int exit_code)
 	}
 	rc->session = NULL;
 	if (rc->run && !signals_urgent()) {
-		if (fire(rc, RECIPE_EV_END, -1, &e) < 0) {
+		if (fire(rc, EVENT_END, -1, &e) < 0) {
 			cli_error("%s", e.msg);
 			exit_code = XGP_EXIT_FAILURE;
 		}
@@ -657,6 +658,7 @@ static int run_finish(struct run_context *rc, int exit_code)
 	}
 	recipe_run_free(rc->run);
 	free(rc->interval_next_ns);
+	free(rc->probes);
 	profile_free(rc->raw);
 	symbolizer_free(rc->sym);
 	source_map_free(rc->source_map);
@@ -669,12 +671,14 @@ static int run_finish(struct run_context *rc, int exit_code)
 int run_recipe(const struct run_request *req)
 {
 	struct run_context rc = { .request = req, .stdout_tty = isatty(STDOUT_FILENO) };
+	rc.ended = &rc.stats.run;
 	signals_install();
 	int exit_code = run_open(&rc);
 	if (exit_code != XGP_EXIT_OK)
 		return exit_code;
 	exit_code = run_attach(&rc);
 	if (exit_code != XGP_EXIT_OK) {
+		free(rc.probes);
 		recipe_free(rc.recipe);
 		return exit_code;
 	}

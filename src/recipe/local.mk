@@ -4,7 +4,6 @@
 noinst_LIBRARIES += src/recipe/librecipe.a
 src_recipe_librecipe_a_CPPFLAGS = $(NO_GDB_CPPFLAGS)
 src_recipe_librecipe_a_SOURCES = \
-	src/recipe/event.h \
 	src/recipe/maps.c \
 	src/recipe/maps.h \
 	src/recipe/profile_map.c \

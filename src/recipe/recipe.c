@@ -392,14 +392,6 @@ int recipe_resolve_name(const char *name, char *out, size_t outsz, struct xerr *
 
 /* ---- probes ------------------------------------------------------------ */
 
-const char *recipe_probe_kind_name(enum recipe_probe_kind k)
-{
-	static const char *const names[] = {
-		"begin", "end", "sample", "interval", "function", "return", "panic", "syscall", "syscall_entry",
-	};
-	return (size_t)k < sizeof names / sizeof names[0] ? names[k] : "?";
-}
-
 size_t recipe_probe_count(const struct recipe *r)
 {
 	return r->prog.nprobes;
@@ -413,7 +405,7 @@ static int line_of(const struct recipe *r, size_t off)
 	return line;
 }
 
-int recipe_probe(const struct recipe *r, size_t i, struct recipe_probe_info *out)
+int recipe_probe(const struct recipe *r, size_t i, struct probe_spec *out)
 {
 	if (i >= r->prog.nprobes)
 		return -1;
@@ -424,7 +416,7 @@ int recipe_probe(const struct recipe *r, size_t i, struct recipe_probe_info *out
 	out->spec = p->spec;
 	out->interval_ns = p->interval_ns;
 	out->recipe_line = line_of(r, p->loc.off);
-	if (p->spec_kind == RECIPE_SPEC_FILELINE) {
+	if (p->spec_kind == PROBE_SPEC_FILELINE) {
 		out->file = p->spec_file;
 		out->line = p->spec_line;
 	}
@@ -437,11 +429,11 @@ bool recipe_probe_matches_function(const struct recipe *r, size_t i, const char 
 	if (i >= r->prog.nprobes || !function)
 		return false;
 	const struct probe *p = r->prog.probes[i];
-	if (p->spec_kind == RECIPE_SPEC_REGEX) {
+	if (p->spec_kind == PROBE_SPEC_REGEX) {
 		return pcre2_match(p->spec_re, (PCRE2_SPTR)function, PCRE2_ZERO_TERMINATED, 0, 0,
 				   p->spec_match, NULL) >= 0;
 	}
-	if (p->spec_kind != RECIPE_SPEC_NAME)
+	if (p->spec_kind != PROBE_SPEC_NAME)
 		return false;
 	if (!strcmp(function, p->spec))
 		return true;

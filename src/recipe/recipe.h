@@ -5,7 +5,7 @@
  * with recipe_diag_list_print). A loaded recipe is immutable except for its options,
  * which CLI flags may override with recipe_set_option. The session reads the
  * options and the probes to know what to arm, then creates a recipe_run and
- * feeds it events (event.h). Runs never touch gdb: reports that need the
+ * feeds it events (events/event.h). Runs never touch gdb: reports that need the
  * session (flame graphs) go through a struct recipe_report_sink.
  *
  * Return conventions: pointers are NULL on failure; ints are 0 on success
@@ -20,7 +20,7 @@
 #include <stdio.h>
 
 #include "util/error.h"
-#include "recipe/event.h"
+#include "events/event.h"
 #include "recipe/recipe_diag.h"
 
 struct map;
@@ -93,39 +93,10 @@ int recipe_set_option(struct recipe *r, const char *name, const char *value, str
 
 /* ---- probes ------------------------------------------------------------ */
 
-enum recipe_probe_kind {
-	RECIPE_PROBE_BEGIN,
-	RECIPE_PROBE_END,
-	RECIPE_PROBE_SAMPLE,
-	RECIPE_PROBE_INTERVAL,
-	RECIPE_PROBE_FUNCTION,
-	RECIPE_PROBE_RETURN,
-	RECIPE_PROBE_PANIC,
-	RECIPE_PROBE_SYSCALL,        /* fires when the call returns */
-	RECIPE_PROBE_SYSCALL_ENTRY,  /* fires when the call is entered */
-};
-
-enum recipe_spec_kind {
-	RECIPE_SPEC_NONE,
-	RECIPE_SPEC_NAME,       /* "sled::tree::Tree::insert": every instance */
-	RECIPE_SPEC_REGEX,      /* /re/ over demangled names */
-	RECIPE_SPEC_FILELINE,   /* "src/tree.rs:120" */
-};
-
-struct recipe_probe_info {
-	enum recipe_probe_kind kind;
-	enum recipe_spec_kind spec_kind;
-	const char *spec;        /* function name, pattern, file:line, syscall name */
-	const char *file;        /* FILELINE: the file part ("src/tree.rs"), matched as a path suffix */
-	int line;                /* FILELINE: the line part */
-	int64_t interval_ns;     /* INTERVAL */
-	int recipe_line;         /* where the probe is written */
-};
-
 size_t recipe_probe_count(const struct recipe *r);
-/* Fills *out for probe i (strings borrowed from r). Returns 0 or -1. */
-int recipe_probe(const struct recipe *r, size_t i, struct recipe_probe_info *out);
-const char *recipe_probe_kind_name(enum recipe_probe_kind k);
+/* Fills *out for probe i (strings borrowed from r). Returns 0 or -1. The
+ * specs are what the command hands the producers to arm. */
+int recipe_probe(const struct recipe *r, size_t i, struct probe_spec *out);
 /* Whether a probe with a NAME or REGEX spec matches a demangled function
  * name (NAME ignores generic arguments: "a::B::f" matches "a::B<T>::f"). */
 bool recipe_probe_matches_function(const struct recipe *r, size_t i, const char *function);
@@ -166,7 +137,7 @@ struct recipe_run *recipe_run_new(const struct recipe *r, FILE *out,
  * ("FILE:LINE:COL: runtime error: ..." in e); the session should then stop.
  * After an END event, maps the recipe only writes (never reads, prints,
  * reports or clears) are printed, as bpftrace prints its maps at exit. */
-int recipe_run_event(struct recipe_run *run, const struct recipe_event *ev, struct xerr *e);
+int recipe_run_event(struct recipe_run *run, const struct event *ev, struct xerr *e);
 /* True once an action executed exit(): send END and stop feeding events. */
 bool recipe_run_exit_requested(const struct recipe_run *run);
 void recipe_run_free(struct recipe_run *run);

@@ -104,9 +104,9 @@ struct stmt {
 };
 
 struct probe {
-	enum recipe_probe_kind kind;
+	enum probe_kind kind;
 	struct loc loc;
-	enum recipe_spec_kind spec_kind;
+	enum probe_spec_kind spec_kind;
 	char *spec;
 	char *spec_file;                /* FILELINE: the part before the last ':' */
 	int spec_line;                  /* FILELINE: the line number */

@@ -16,9 +16,9 @@
 #include <string.h>
 
 #define PROBE_BIT(k) (1u << (k))
-#define THREAD_PROBES (PROBE_BIT(RECIPE_PROBE_SAMPLE) | PROBE_BIT(RECIPE_PROBE_FUNCTION) | \
-	PROBE_BIT(RECIPE_PROBE_RETURN) | PROBE_BIT(RECIPE_PROBE_PANIC) | \
-	PROBE_BIT(RECIPE_PROBE_SYSCALL) | PROBE_BIT(RECIPE_PROBE_SYSCALL_ENTRY))
+#define THREAD_PROBES (PROBE_BIT(PROBE_SAMPLE) | PROBE_BIT(PROBE_FUNCTION) | \
+	PROBE_BIT(PROBE_RETURN) | PROBE_BIT(PROBE_PANIC) | \
+	PROBE_BIT(PROBE_SYSCALL) | PROBE_BIT(PROBE_SYSCALL_ENTRY))
 #define ALL_PROBES 0xffffu
 
 static const struct builtin {
@@ -40,13 +40,13 @@ static const struct builtin {
 	{"nsecs", B_NSECS, T_INT, -1, ALL_PROBES, NULL},
 	{"uptime", B_UPTIME, T_INT, -1, ALL_PROBES, NULL},
 	{"probe", B_PROBE, T_STR, -1, ALL_PROBES, NULL},
-	{"elapsed", B_ELAPSED, T_INT, -1, PROBE_BIT(RECIPE_PROBE_RETURN) | PROBE_BIT(RECIPE_PROBE_SYSCALL), "return and syscall probes"},
-	{"retval", B_RETVAL, T_STR, -1, PROBE_BIT(RECIPE_PROBE_RETURN) | PROBE_BIT(RECIPE_PROBE_SYSCALL), "return and syscall probes"},
-	{"arg", B_ARG, T_STR, 1, PROBE_BIT(RECIPE_PROBE_FUNCTION), "function probes"},
-	{"panic.message", B_PANIC_MESSAGE, T_STR, -1, PROBE_BIT(RECIPE_PROBE_PANIC), "panic probes"},
-	{"panic.location", B_PANIC_LOCATION, T_STR, -1, PROBE_BIT(RECIPE_PROBE_PANIC), "panic probes"},
-	{"syscall.name", B_SYSCALL_NAME, T_STR, -1, PROBE_BIT(RECIPE_PROBE_SYSCALL) | PROBE_BIT(RECIPE_PROBE_SYSCALL_ENTRY), "syscall probes"},
-	{"syscall.nr", B_SYSCALL_NR, T_INT, -1, PROBE_BIT(RECIPE_PROBE_SYSCALL) | PROBE_BIT(RECIPE_PROBE_SYSCALL_ENTRY), "syscall probes"},
+	{"elapsed", B_ELAPSED, T_INT, -1, PROBE_BIT(PROBE_RETURN) | PROBE_BIT(PROBE_SYSCALL), "return and syscall probes"},
+	{"retval", B_RETVAL, T_STR, -1, PROBE_BIT(PROBE_RETURN) | PROBE_BIT(PROBE_SYSCALL), "return and syscall probes"},
+	{"arg", B_ARG, T_STR, 1, PROBE_BIT(PROBE_FUNCTION), "function probes"},
+	{"panic.message", B_PANIC_MESSAGE, T_STR, -1, PROBE_BIT(PROBE_PANIC), "panic probes"},
+	{"panic.location", B_PANIC_LOCATION, T_STR, -1, PROBE_BIT(PROBE_PANIC), "panic probes"},
+	{"syscall.name", B_SYSCALL_NAME, T_STR, -1, PROBE_BIT(PROBE_SYSCALL) | PROBE_BIT(PROBE_SYSCALL_ENTRY), "syscall probes"},
+	{"syscall.nr", B_SYSCALL_NR, T_INT, -1, PROBE_BIT(PROBE_SYSCALL) | PROBE_BIT(PROBE_SYSCALL_ENTRY), "syscall probes"},
 	{"int", B_INT, T_INT, 1, ALL_PROBES, NULL},
 	{"str", B_STR, T_STR, 1, ALL_PROBES, NULL},
 	{"strlen", B_STRLEN, T_INT, 1, ALL_PROBES, NULL},
@@ -100,10 +100,10 @@ struct checker {
 #define ERR(c, loc, ...) recipe_diag_add((c)->diags, DIAG_ERROR, (c)->src, (loc).off, (loc).len, __VA_ARGS__)
 
 /* "a sample probe", "an end probe" */
-static const char *probe_phrase(enum recipe_probe_kind k)
+static const char *probe_phrase(enum probe_kind k)
 {
 	static char buf[64];
-	const char *n = recipe_probe_kind_name(k);
+	const char *n = probe_kind_name(k);
 	snprintf(buf, sizeof buf, "%s %s probe", strchr("aeiou", n[0]) ? "an" : "a", n);
 	return buf;
 }
@@ -354,7 +354,7 @@ static enum type check_call(struct checker *c, struct expr *e)
 	default:
 		break;
 	}
-	if (b->id == B_RETVAL && c->probe->kind == RECIPE_PROBE_SYSCALL)
+	if (b->id == B_RETVAL && c->probe->kind == PROBE_SYSCALL)
 		return T_INT;
 	return b->type;
 }
@@ -405,7 +405,7 @@ static enum type check_ident(struct checker *c, struct expr *e)
 		ERR(c, e->loc, "'%s' has no meaning in %s: it is only available in %s", e->s,
 		    probe_phrase(c->probe->kind), b->where);
 	}
-	if (b->id == B_RETVAL && c->probe->kind == RECIPE_PROBE_SYSCALL)
+	if (b->id == B_RETVAL && c->probe->kind == PROBE_SYSCALL)
 		return T_INT;
 	return b->type;
 }
@@ -815,7 +815,7 @@ static void check_probe(struct checker *c, struct probe *p)
 {
 	c->probe = p;
 	c->nvars = 0;
-	if (c->final && p->spec_kind == RECIPE_SPEC_REGEX) {
+	if (c->final && p->spec_kind == PROBE_SPEC_REGEX) {
 		compile_regex(c, p->spec, p->spec_loc, &p->spec_re, &p->spec_match);
 	}
 	if (p->pred)

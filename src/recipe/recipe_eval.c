@@ -38,7 +38,7 @@ struct recipe_run {
 	size_t nmaps;
 	bool exit_requested;
 	bool ended;
-	const struct recipe_event *ev;
+	const struct event *ev;
 	const struct probe *probe;
 	size_t probe_index;
 	struct val *vars;
@@ -128,10 +128,10 @@ struct recipe_run *recipe_run_new(const struct recipe *r, FILE *out,
 		if ((size_t)p->nslots > maxslots)
 			maxslots = (size_t)p->nslots;
 		char buf[512];
-		const char *kind = recipe_probe_kind_name(p->kind);
-		if (p->kind == RECIPE_PROBE_INTERVAL)
+		const char *kind = probe_kind_name(p->kind);
+		if (p->kind == PROBE_INTERVAL)
 			snprintf(buf, sizeof buf, "interval:%" PRId64 "ns", p->interval_ns);
-		else if (p->spec_kind == RECIPE_SPEC_REGEX)
+		else if (p->spec_kind == PROBE_SPEC_REGEX)
 			snprintf(buf, sizeof buf, "%s:/%s/", kind, p->spec);
 		else if (p->spec)
 			snprintf(buf, sizeof buf, "%s:%s", kind, p->spec);
@@ -174,7 +174,7 @@ bool recipe_run_exit_requested(const struct recipe_run *run)
 
 /* ---- expressions ------------------------------------------------------- */
 
-static const char *leaf_function(const struct recipe_event *ev)
+static const char *leaf_function(const struct event *ev)
 {
 	if (ev->function)
 		return ev->function;
@@ -192,7 +192,7 @@ static int eval(struct recipe_run *run, const struct expr *e, struct val *out);
 
 static int eval_builtin(struct recipe_run *run, const struct expr *e, struct val *out)
 {
-	const struct recipe_event *ev = run->ev;
+	const struct event *ev = run->ev;
 	out->t = e->type;
 	switch (e->builtin) {
 	case B_USTACK:
@@ -238,10 +238,10 @@ static int eval_builtin(struct recipe_run *run, const struct expr *e, struct val
 	case B_SYSCALL_NR: out->i = ev->syscall_nr; return 0;
 	case B_ARG: {
 		const char *name = e->args[0]->s;
-		struct recipe_value v = {0};
+		struct event_value v = {0};
 		if (!ev->arg || ev->arg(ev->arg_ctx, name, &v) < 0)
 			return rt_error(run, e->loc, "%s has no argument named '%s'", leaf_function(ev), name);
-		if (v.type == RECIPE_VAL_INT) {
+		if (v.type == EVENT_VAL_INT) {
 			char *s = scratch_alloc(run, 24);
 			if (!s)
 				return rt_error(run, e->loc, "out of memory");
@@ -772,23 +772,23 @@ static int run_probe(struct recipe_run *run, size_t index)
 	return rc == EXEC_ERROR ? -1 : 0;
 }
 
-static enum recipe_probe_kind probe_kind_of(enum recipe_event_kind k)
+static enum probe_kind probe_kind_of(enum event_kind k)
 {
 	switch (k) {
-	case RECIPE_EV_BEGIN: return RECIPE_PROBE_BEGIN;
-	case RECIPE_EV_END: return RECIPE_PROBE_END;
-	case RECIPE_EV_SAMPLE: return RECIPE_PROBE_SAMPLE;
-	case RECIPE_EV_INTERVAL: return RECIPE_PROBE_INTERVAL;
-	case RECIPE_EV_FUNCTION_ENTRY: return RECIPE_PROBE_FUNCTION;
-	case RECIPE_EV_FUNCTION_RETURN: return RECIPE_PROBE_RETURN;
-	case RECIPE_EV_PANIC: return RECIPE_PROBE_PANIC;
-	case RECIPE_EV_SYSCALL_ENTRY: return RECIPE_PROBE_SYSCALL_ENTRY;
-	case RECIPE_EV_SYSCALL_RETURN: return RECIPE_PROBE_SYSCALL;
+	case EVENT_BEGIN: return PROBE_BEGIN;
+	case EVENT_END: return PROBE_END;
+	case EVENT_SAMPLE: return PROBE_SAMPLE;
+	case EVENT_INTERVAL: return PROBE_INTERVAL;
+	case EVENT_FUNCTION_ENTRY: return PROBE_FUNCTION;
+	case EVENT_FUNCTION_RETURN: return PROBE_RETURN;
+	case EVENT_PANIC: return PROBE_PANIC;
+	case EVENT_SYSCALL_ENTRY: return PROBE_SYSCALL_ENTRY;
+	case EVENT_SYSCALL_RETURN: return PROBE_SYSCALL;
 	}
-	return RECIPE_PROBE_BEGIN;
+	return PROBE_BEGIN;
 }
 
-static bool fileline_matches(const struct probe *p, const struct recipe_event *ev)
+static bool fileline_matches(const struct probe *p, const struct event *ev)
 {
 	if (!ev->stack || !ev->stack->nframes || !ev->stack->frames[0].file)
 		return false;
@@ -800,20 +800,20 @@ static bool fileline_matches(const struct probe *p, const struct recipe_event *e
 	return !strcmp(tail, p->spec_file) && (tail == f->file || tail[-1] == '/');
 }
 
-static bool probe_matches(const struct recipe_run *run, size_t i, const struct recipe_event *ev)
+static bool probe_matches(const struct recipe_run *run, size_t i, const struct event *ev)
 {
 	const struct probe *p = run->r->prog.probes[i];
 	switch (p->kind) {
-	case RECIPE_PROBE_FUNCTION:
-	case RECIPE_PROBE_RETURN:
-		if (p->spec_kind == RECIPE_SPEC_FILELINE)
+	case PROBE_FUNCTION:
+	case PROBE_RETURN:
+		if (p->spec_kind == PROBE_SPEC_FILELINE)
 			return fileline_matches(p, ev);
 		return recipe_probe_matches_function(run->r, i, leaf_function(ev));
-	case RECIPE_PROBE_SYSCALL:
-	case RECIPE_PROBE_SYSCALL_ENTRY:
+	case PROBE_SYSCALL:
+	case PROBE_SYSCALL_ENTRY:
 		if (!ev->syscall_name)
 			return false;
-		if (p->spec_kind == RECIPE_SPEC_REGEX)
+		if (p->spec_kind == PROBE_SPEC_REGEX)
 			return regex_matches(p->spec_re, p->spec_match, ev->syscall_name);
 		return !strcmp(p->spec, ev->syscall_name);
 	default:
@@ -830,22 +830,22 @@ static void print_unshown_maps(struct recipe_run *run)
 	}
 }
 
-int recipe_run_event(struct recipe_run *run, const struct recipe_event *ev, struct xerr *e)
+int recipe_run_event(struct recipe_run *run, const struct event *ev, struct xerr *e)
 {
 	if (run->ended)
 		return xerr_set(e, "the recipe already ended");
-	if (run->exit_requested && ev->kind != RECIPE_EV_END)
+	if (run->exit_requested && ev->kind != EVENT_END)
 		return 0;
 	run->ev = ev;
 	run->err = e;
-	enum recipe_probe_kind kind = probe_kind_of(ev->kind);
+	enum probe_kind kind = probe_kind_of(ev->kind);
 	int rc = 0;
 	const struct program *prog = &run->r->prog;
-	if (ev->probe >= 0 && ev->kind != RECIPE_EV_BEGIN && ev->kind != RECIPE_EV_END &&
-	    ev->kind != RECIPE_EV_SAMPLE && ev->kind != RECIPE_EV_PANIC) {
+	if (ev->probe >= 0 && ev->kind != EVENT_BEGIN && ev->kind != EVENT_END &&
+	    ev->kind != EVENT_SAMPLE && ev->kind != EVENT_PANIC) {
 		if ((size_t)ev->probe >= prog->nprobes || prog->probes[ev->probe]->kind != kind)
 			rc = xerr_set(e, "event for probe %d does not match a %s probe", ev->probe,
-				      recipe_probe_kind_name(kind));
+				      probe_kind_name(kind));
 		else
 			rc = run_probe(run, (size_t)ev->probe);
 	} else {
@@ -854,12 +854,12 @@ int recipe_run_event(struct recipe_run *run, const struct recipe_event *ev, stru
 				continue;
 			rc = run_probe(run, i);
 			scratch_release(run);
-			if (run->exit_requested && kind != RECIPE_PROBE_END)
+			if (run->exit_requested && kind != PROBE_END)
 				break;
 		}
 	}
 	scratch_release(run);
-	if (ev->kind == RECIPE_EV_END) {
+	if (ev->kind == EVENT_END) {
 		run->ended = true;
 		print_unshown_maps(run);
 	}

@@ -663,8 +663,8 @@ static bool parse_spec(struct parser *p, struct probe *pr, bool allow_fileline)
 	if (p->tok.kind == TK_STRING || p->tok.kind == TK_IDENT) {
 		bool quoted = p->tok.kind == TK_STRING;
 		pr->spec = steal(p);
-		pr->spec_kind = quoted && spec_is_fileline(pr->spec) ? RECIPE_SPEC_FILELINE : RECIPE_SPEC_NAME;
-		if (pr->spec_kind == RECIPE_SPEC_FILELINE) {
+		pr->spec_kind = quoted && spec_is_fileline(pr->spec) ? PROBE_SPEC_FILELINE : PROBE_SPEC_NAME;
+		if (pr->spec_kind == PROBE_SPEC_FILELINE) {
 			const char *colon = strrchr(pr->spec, ':');
 			pr->spec_file = strndup(pr->spec, (size_t)(colon - pr->spec));
 			pr->spec_line = atoi(colon + 1);
@@ -673,7 +673,7 @@ static bool parse_spec(struct parser *p, struct probe *pr, bool allow_fileline)
 				return false;
 			}
 		}
-		if (pr->spec_kind == RECIPE_SPEC_FILELINE && !allow_fileline) {
+		if (pr->spec_kind == PROBE_SPEC_FILELINE && !allow_fileline) {
 			ERR(p, pr->spec_loc, "a syscall is named, not located: write syscall read");
 			return false;
 		}
@@ -693,7 +693,7 @@ static bool parse_spec(struct parser *p, struct probe *pr, bool allow_fileline)
 		recipe_lex_regex(&p->lx, p->tok.loc.off, &rt);
 		pr->spec_loc = rt.loc;
 		pr->spec = rt.s;
-		pr->spec_kind = rt.kind == TK_ERROR ? RECIPE_SPEC_NONE : RECIPE_SPEC_REGEX;
+		pr->spec_kind = rt.kind == TK_ERROR ? PROBE_SPEC_NONE : PROBE_SPEC_REGEX;
 		advance(p);
 		return rt.kind != TK_ERROR;
 	}
@@ -708,10 +708,10 @@ static bool parse_probe(struct parser *p, struct program *prog)
 		return false;
 	pr->loc = p->tok.loc;
 	const char *kw = p->tok.s;
-	static const enum recipe_probe_kind kinds[] = {
-		RECIPE_PROBE_BEGIN, RECIPE_PROBE_END, RECIPE_PROBE_SAMPLE, RECIPE_PROBE_INTERVAL,
-		RECIPE_PROBE_FUNCTION, RECIPE_PROBE_RETURN, RECIPE_PROBE_PANIC, RECIPE_PROBE_SYSCALL,
-		RECIPE_PROBE_SYSCALL_ENTRY,
+	static const enum probe_kind kinds[] = {
+		PROBE_BEGIN, PROBE_END, PROBE_SAMPLE, PROBE_INTERVAL,
+		PROBE_FUNCTION, PROBE_RETURN, PROBE_PANIC, PROBE_SYSCALL,
+		PROBE_SYSCALL_ENTRY,
 	};
 	for (size_t i = 0; probe_keywords[i]; i++)
 		if (!strcmp(kw, probe_keywords[i]))
@@ -719,7 +719,7 @@ static bool parse_probe(struct parser *p, struct program *prog)
 	advance(p);
 	bool ok = true;
 	switch (pr->kind) {
-	case RECIPE_PROBE_INTERVAL:
+	case PROBE_INTERVAL:
 		if (p->tok.kind == TK_DURATION && p->tok.i > 0) {
 			pr->interval_ns = p->tok.i;
 			pr->spec_loc = p->tok.loc;
@@ -736,12 +736,12 @@ static bool parse_probe(struct parser *p, struct program *prog)
 			ok = false;
 		}
 		break;
-	case RECIPE_PROBE_FUNCTION:
-	case RECIPE_PROBE_RETURN:
+	case PROBE_FUNCTION:
+	case PROBE_RETURN:
 		ok = parse_spec(p, pr, true);
 		break;
-	case RECIPE_PROBE_SYSCALL:
-	case RECIPE_PROBE_SYSCALL_ENTRY:
+	case PROBE_SYSCALL:
+	case PROBE_SYSCALL_ENTRY:
 		ok = parse_spec(p, pr, false);
 		break;
 	default:

@@ -6,13 +6,12 @@
 #include "stacks/unwind.h"
 #include "util/array.h"
 #include "util/clock.h"
-#include "util/stats.h"
+#include "events/stop_budget.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
 #include <errno.h>
-#include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,10 +54,9 @@ struct sampler {
 	pcre2_match_data *match;
 	struct tracked_thread *threads;
 	size_t nthreads, cap;
-	double *stop_ms;          /* every stop's duration, for median/p99 */
-	size_t nstops, stops_cap;
 	size_t max_chain;         /* frames one PC may expand to */
 	uint64_t last_plan_ns;    /* when the previous tick read /proc */
+	uint64_t start_ns;        /* the run's start, for the events' since_start_ns */
 	uint64_t *pc_buffer;      /* 2 * cap * max_frames PCs, carved per thread */
 	size_t pc_buffer_threads;
 };
@@ -281,27 +279,6 @@ static int symbolize_walk(struct sampler *sp, struct tracked_thread *t, struct x
 	return 0;
 }
 
-static int record_stop(struct sampler *sp, double ms)
-{
-	double *grown = array_grow(sp->stop_ms, &sp->stops_cap, sp->nstops + 1, sizeof *grown);
-	if (!grown)
-		return -1;
-	sp->stop_ms = grown;
-	sp->stop_ms[sp->nstops++] = ms;
-	return 0;
-}
-
-static void add_note(struct sampler_stats *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add_note(struct sampler_stats *st, const char *fmt, ...)
-{
-	if (st->nnotes >= SAMPLER_MAX_NOTES)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(st->notes[st->nnotes++], sizeof st->notes[0], fmt, ap);
-	va_end(ap);
-}
-
 /* Walks every thread marked for it; the target is stopped. */
 static int learn_register_numbers(struct sampler *sp, struct xerr *e);
 
@@ -348,6 +325,7 @@ static int sampler_setup(struct sampler *sp, struct session *s, struct symbolize
 	sp->sym = sym;
 	sp->cfg = cfg;
 	sp->max_chain = 16;
+	sp->start_ns = cfg->start_ns ? cfg->start_ns : monotonic_ns();
 	if (cfg->max_frames <= 0)
 		return xerr_set(e, "sampling needs a positive frame limit");
 	if (cfg->threads == SAMPLER_THREADS_REGEX) {
@@ -391,7 +369,6 @@ static void sampler_teardown(struct sampler *sp)
 		unwinder_capture_release(&sp->threads[i].capture);
 	}
 	free(sp->threads);
-	free(sp->stop_ms);
 	free(sp->pc_buffer);
 	unwinder_free(sp->unwinder);
 	if (sp->match)
@@ -443,16 +420,19 @@ static int stop_for_walks(struct sampler *sp, struct xerr *e)
 	return session_stop_threads(sp->session, ids, n, e);
 }
 
+enum round_end { ROUND_ON, ROUND_TARGET_GONE, ROUND_SINK_DONE };
+
 /* One full round: plan from /proc, stop if some thread needs a walk, walk,
- * resume, then symbolize and deliver with the target running. Returns 0,
- * 1 when the target is gone, -1 on error. */
-static int sampler_round(struct sampler *sp, struct sampler_stats *st, sampler_callback cb, void *ctx,
+ * resume, then symbolize and deliver with the target running. Returns
+ * ROUND_ON, ROUND_TARGET_GONE, ROUND_SINK_DONE (the sink asked to end), or
+ * -1 on error. */
+static int sampler_round(struct sampler *sp, struct sampler_stats *st, const struct event_sink *sink,
 			 struct xerr *e)
 {
 	struct session *s = sp->session;
 	int walks = plan_tick(sp, e);
 	if (walks < 0)
-		return 1;
+		return ROUND_TARGET_GONE;
 	if ((int)sp->nthreads > st->max_threads)
 		st->max_threads = (int)sp->nthreads;
 	if (carve_pc_buffers(sp, e) < 0)
@@ -468,20 +448,17 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, sampler_c
 		 * session_target_execed runs at every tick, outside the stop,
 		 * and would lengthen each stop by two file reads). */
 		if (session_exec_path(s))
-			return 1;
+			return ROUND_TARGET_GONE;
 		if (stop_rc < 0)
-			return session_target_alive(s) ? -1 : 1;
+			return session_target_alive(s) ? -1 : ROUND_TARGET_GONE;
 		int round = stopped_round(sp, st, e);
 		uint64_t t_walked = monotonic_ns();
 		st->phase_walk_s += (double)(t_walked - t_stopped) / 1e9;
 		if (session_resume(s, e) < 0 || round < 0)
 			return -1;
 		st->phase_resume_s += (double)(monotonic_ns() - t_walked) / 1e9;
-		double ms = (double)(monotonic_ns() - stop_start) / 1e6;
-		st->stops++;
 		st->walks += (uint64_t)walks;
-		st->stopped_s += ms / 1e3;
-		record_stop(sp, ms);
+		run_stats_add_stop(&st->run, (double)(monotonic_ns() - stop_start) / 1e6);
 	}
 	for (size_t i = 0; i < sp->nthreads; i++) {
 		struct tracked_thread *t = &sp->threads[i];
@@ -504,38 +481,36 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, sampler_c
 			return -1;
 		if (!t->have_stack)
 			continue;
-		struct sampled_thread sample = {
-			.tid = t->tid, .name = t->proc.name, .state = t->proc.state, .cpu = t->proc.last_cpu,
-			.timestamp_ns = stop_start, .stack = &t->stack, .reused = !t->walk,
-			.pcs = t->pcs, .npcs = t->walk ? t->npcs : 0,
-			.ref_pcs = t->ref_pcs, .nref_pcs = t->walk ? t->nref_pcs : 0,
+		struct event ev = {
+			.kind = EVENT_SAMPLE, .probe = -1, .timestamp_ns = stop_start,
+			.since_start_ns = stop_start - sp->start_ns, .pid = session_pid(s), .cpu = t->proc.last_cpu,
+			.thread = { .id = t->tid, .name = t->proc.name, .state = t->proc.state },
+			.stack = &t->stack,
+			.walk = { .pcs = t->pcs, .npcs = t->walk ? t->npcs : 0, .ref_pcs = t->ref_pcs,
+				  .nref_pcs = t->walk ? t->nref_pcs : 0, .reused = !t->walk },
 		};
 		st->thread_samples++;
 		st->reused += !t->walk;
-		if (cb(ctx, &sample, e) < 0)
-			return -1;
+		int taken = event_sink_take(sink, &ev, e);
+		if (taken != 0)
+			return taken < 0 ? -1 : ROUND_SINK_DONE;
 	}
-	return 0;
+	return ROUND_ON;
 }
 
-static void finish_stats(struct sampler *sp, struct sampler_stats *st, uint64_t start)
+static void finish_stats(struct sampler_stats *st, uint64_t start)
 {
-	st->elapsed_s = (double)(monotonic_ns() - start) / 1e9;
-	st->frequency_achieved_hz = st->elapsed_s > 0 ? (double)st->ticks / st->elapsed_s : 0;
+	st->run.elapsed_s = (double)(monotonic_ns() - start) / 1e9;
+	st->frequency_achieved_hz = st->run.elapsed_s > 0 ? (double)st->ticks / st->run.elapsed_s : 0;
 	if (st->cpu_percent_avg_windows > 0)
 		st->cpu_percent_avg /= st->cpu_percent_avg_windows;
 	else
 		st->cpu_percent_min = st->cpu_percent_max = st->cpu_percent_avg = 0;
-	if (sp->nstops > 0) {
-		stats_sort(sp->stop_ms, sp->nstops);
-		st->stop_median_ms = stats_percentile_sorted(sp->stop_ms, sp->nstops, 50);
-		st->stop_p99_ms = stats_percentile_sorted(sp->stop_ms, sp->nstops, 99);
-		st->stop_max_ms = stats_percentile_sorted(sp->stop_ms, sp->nstops, 100);
-	}
+	run_stats_finish_stops(&st->run);
 }
 
 int sampler_snapshot(struct session *s, struct symbolizer *sym, enum sampler_walker walker, int max_frames,
-		     sampler_callback cb, void *ctx, struct sampler_stats *st, struct xerr *e)
+		     const struct event_sink *sink, struct sampler_stats *st, struct xerr *e)
 {
 	struct sampler_config cfg = { .frequency_hz = 1, .threads = SAMPLER_THREADS_ALL, .walker = walker,
 				      .max_frames = max_frames };
@@ -546,48 +521,13 @@ int sampler_snapshot(struct session *s, struct symbolizer *sym, enum sampler_wal
 	if (rc == 0) {
 		/* A snapshot walks every thread, even one that has not run lately. */
 		st->ticks = 1;
-		rc = sampler_round(&sp, st, cb, ctx, e);
-		if (rc > 0)
+		rc = sampler_round(&sp, st, sink, e);
+		if (rc == ROUND_TARGET_GONE)
 			rc = xerr_set(e, "process %d exited", (int)session_pid(s));
 	}
-	finish_stats(&sp, st, start);
+	finish_stats(st, start);
 	sampler_teardown(&sp);
 	return rc < 0 ? -1 : 0;
-}
-
-/* The stop budget, a token bucket: stopped time is allowed at
- * max_stopped of the wall time, each stop spends its length, and
- * the next stop waits while the balance is negative. The share
- * over the run then stays within one stop of the budget, the
- * warm-up stop and the early full-rate stops included (a rule
- * that only stretched the period to mean stop / budget left the
- * demo at 6.2% against 5%). Savings are capped at one second's
- * allowance, so an idle stretch does not buy a long burst. */
-struct stop_budget {
-	double balance_s, spent_s;   /* the stop budget's balance, and stopped_s it has seen */
-	uint64_t refilled;
-	bool lowered;                /* a stop was put off: the rate fell */
-};
-
-/* After a round: settles the budget and puts the next tick off while the
- * balance is negative. */
-static void stop_budget_settle(struct stop_budget *b, const struct sampler_config *cfg,
-			       const struct sampler_stats *st, uint64_t now, uint64_t *next_tick)
-{
-	if (!(cfg->max_stopped_percent > 0))
-		return;
-	double share = cfg->max_stopped_percent / 100.0;
-	b->balance_s += share * (double)(now - b->refilled) / 1e9 - (st->stopped_s - b->spent_s);
-	b->balance_s = fmin(b->balance_s, share);
-	b->refilled = now;
-	b->spent_s = st->stopped_s;
-	if (b->balance_s < 0) {
-		uint64_t earliest = now + (uint64_t)(-b->balance_s / share * 1e9);
-		if (*next_tick < earliest) {
-			*next_tick = earliest;
-			b->lowered = true;
-		}
-	}
 }
 
 /* Target CPU% over windows of about a second. */
@@ -619,21 +559,23 @@ static void cpu_window_close(struct cpu_window *w, pid_t pid, uint64_t now, stru
 static void add_run_notes(struct session *s, const struct sampler_config *cfg, struct sampler_stats *st,
 			  bool budget_lowered)
 {
+	struct run_notes *notes = &st->run.notes;
 	if (budget_lowered)
-		add_note(st, "rate lowered from %.0f Hz to %.1f Hz to keep the target stopped under %.0f%% of the time",
+		run_notes_add(notes, "rate lowered from %.0f Hz to %.1f Hz to keep the target stopped under %.0f%% of the time",
 			 cfg->frequency_hz, st->frequency_achieved_hz, cfg->max_stopped_percent);
-	if (session_non_stop(s) && st->stops >= 10 && (double)st->walks / (double)st->stops > 1.5)
-		add_note(st, "a stop walked %.1f threads on average: in non-stop mode gdb handles each one's stop "
+	if (session_non_stop(s) && st->run.stops >= 10 && (double)st->walks / (double)st->run.stops > 1.5)
+		run_notes_add(notes, "a stop walked %.1f threads on average: in non-stop mode gdb handles each one's stop "
 			 "apart (about %.1f ms a stop here); --all-stop stops them all at once, for less",
-			 (double)st->walks / (double)st->stops, st->stops ? 1e3 * st->stopped_s / (double)st->stops : 0);
+			 (double)st->walks / (double)st->run.stops,
+			 st->run.stops ? 1e3 * st->run.stopped_s / (double)st->run.stops : 0);
 	if (st->truncated)
-		add_note(st, "%.0f of %.0f walked stacks end before their outermost frame (the %.0f-frame limit, "
+		run_notes_add(notes, "%.0f of %.0f walked stacks end before their outermost frame (the %.0f-frame limit, "
 			 "or the 64 KiB of stack copied at the stop)",
 			 (double)st->truncated, (double)(st->thread_samples - st->reused), (double)cfg->max_frames);
 }
 
 int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_config *cfg,
-		sampler_callback cb, void *ctx, struct sampler_stats *st, struct xerr *e)
+		const struct event_sink *sink, struct sampler_stats *st, struct xerr *e)
 {
 	memset(st, 0, sizeof *st);
 	st->frequency_asked_hz = cfg->frequency_hz;
@@ -644,7 +586,11 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 	uint64_t start = monotonic_ns();
 	int rc = -1;
 	const double period_s = 1.0 / cfg->frequency_hz;
-	struct stop_budget budget = { .refilled = start };
+	/* No starting credit: the warm-up stop and the early full-rate stops
+	 * count against the budget like any other (a rule that only stretched
+	 * the period to mean stop / budget left the demo at 6.2% against 5%). */
+	struct stop_budget budget;
+	stop_budget_init(&budget, cfg->max_stopped_percent, start, 0);
 	if (sampler_setup(&sp, s, sym, cfg, e) < 0)
 		goto out;
 
@@ -653,6 +599,7 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 		.start = start, .ticks = proc_cpu_ticks(session_pid(s)), .clock_ticks = sysconf(_SC_CLK_TCK),
 	};
 	uint64_t last_progress = 0;
+	double budget_seen_s = 0;     /* stopped time the budget has been charged */
 	for (;;) {
 		uint64_t now = monotonic_ns();
 		if (signals_pending())
@@ -660,11 +607,11 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 		if (cfg->duration_s > 0 && (double)(now - start) / 1e9 >= cfg->duration_s)
 			break;
 		if (session_target_execed(s)) {
-			st->target_execed = true;
+			st->run.target_execed = true;
 			break;
 		}
 		if (!session_target_alive(s)) {
-			st->target_exited = true;
+			st->run.target_exited = true;
 			break;
 		}
 		if (now < next_tick) {
@@ -686,26 +633,33 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 		if (next_tick < now)
 			next_tick = now + (uint64_t)(period_s * 1e9);
 		st->ticks++;
-		if (cfg->tick && cfg->tick(ctx, now, e) < 0)
+		int ticked = event_sink_tick(sink, now, e);
+		if (ticked < 0)
 			goto out;
-		int round = sampler_round(&sp, st, cb, ctx, e);
+		if (ticked > 0)
+			break;
+		int round = sampler_round(&sp, st, sink, e);
 		if (round < 0)
 			goto out;
-		if (round > 0) {
-			st->target_execed = session_target_execed(s);
-			st->target_exited = !st->target_execed;
+		if (round == ROUND_SINK_DONE)
+			break;
+		if (round == ROUND_TARGET_GONE) {
+			st->run.target_execed = session_target_execed(s);
+			st->run.target_exited = !st->run.target_execed;
 			break;
 		}
 
 		now = monotonic_ns();
 		double elapsed = (double)(now - start) / 1e9;
 		cpu_window_close(&cpu, session_pid(s), now, st);
-		stop_budget_settle(&budget, cfg, st, now, &next_tick);
+		stop_budget_spend(&budget, st->run.stopped_s - budget_seen_s, now);
+		budget_seen_s = st->run.stopped_s;
+		next_tick = stop_budget_clear_at(&budget, next_tick);
 		if (cfg->progress && now - last_progress >= 250000000u) {
 			fprintf(stderr, "\rxgdbprof: %.1f/%.0fs  %llu samples  %.1f Hz  stopped %.2f%%\033[K",
 				elapsed, cfg->duration_s, (unsigned long long)st->thread_samples,
 				(double)st->ticks / (elapsed > 0 ? elapsed : 1),
-				100.0 * st->stopped_s / (elapsed > 0 ? elapsed : 1));
+				100.0 * st->run.stopped_s / (elapsed > 0 ? elapsed : 1));
 			last_progress = now;
 		}
 	}
@@ -713,8 +667,8 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 out:
 	if (cfg->progress)
 		fputs("\r\033[K", stderr);
-	finish_stats(&sp, st, start);
-	add_run_notes(s, cfg, st, budget.lowered);
+	finish_stats(st, start);
+	add_run_notes(s, cfg, st, budget.held_off);
 	sampler_teardown(&sp);
 	return rc;
 }

@@ -7,6 +7,7 @@
 #include "target/signals.h"
 #include "util/array.h"
 #include "util/stats.h"
+#include "events/stop_budget.h"
 #include "stacks/stop_clock.h"
 #include "trace/tracer_resolve.h"
 #include "trace/tracer_syscalls.h"
@@ -14,7 +15,6 @@
 #include "util/clock.h"
 
 #include <ctype.h>
-#include <stdarg.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -69,8 +69,8 @@ static const char *const register_names[NREGS] = {
 struct tracer {
 	struct session *s;
 	struct symbolizer *sym;
-	const struct recipe *r;
-	struct recipe_run *run;
+	const struct event_sink *sink;
+	bool sink_done;               /* the sink asked to end the run (exit() in a recipe) */
 	const struct tracer_config *cfg;
 	struct tracer_stats *st;
 	pid_t pid;
@@ -115,6 +115,8 @@ struct tracer {
 	enum duty duty;
 	uint64_t duty_changed_ns, off_until_ns, covered_ns;
 	double stopped_ns;            /* the cost the budget holds: stopped + waiting for a CPU after */
+	struct stop_budget budget;
+	double budget_charged_ns;     /* of stopped_ns, what the budget has been charged */
 	/* gdb's own share of a hit (the -exec-continue round trip, stepping
 	 * over the breakpoint, the trap, stopping every other thread, building
 	 * the *stopped record) and the thread's wait for a CPU once resumed
@@ -135,17 +137,6 @@ struct tracer {
 	uint64_t fork_bytes_healed;   /* int3 copies removed from fork children by us */
 };
 
-static void add_note(struct tracer_stats *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add_note(struct tracer_stats *st, const char *fmt, ...)
-{
-	if (st->nnotes >= TRACER_MAX_NOTES)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(st->notes[st->nnotes++], sizeof st->notes[0], fmt, ap);
-	va_end(ap);
-}
-
 static int list_push(int **v, size_t *n, size_t *cap, int x)
 {
 	int *g = array_grow(*v, cap, *n + 1, sizeof *g);
@@ -164,23 +155,11 @@ static int probe_list_add(struct probe_list *l, int probe)
 	return list_push(&l->v, &l->n, &l->cap, probe);
 }
 
-bool tracer_wanted(const struct recipe *r)
+bool tracer_wanted(const struct probe_spec *probes, size_t nprobes)
 {
-	for (size_t i = 0; i < recipe_probe_count(r); i++) {
-		struct recipe_probe_info info;
-		if (recipe_probe(r, i, &info) < 0)
-			continue;
-		switch (info.kind) {
-		case RECIPE_PROBE_FUNCTION:
-		case RECIPE_PROBE_RETURN:
-		case RECIPE_PROBE_PANIC:
-		case RECIPE_PROBE_SYSCALL:
-		case RECIPE_PROBE_SYSCALL_ENTRY:
+	for (size_t i = 0; i < nprobes; i++)
+		if (probe_kind_traced(probes[i].kind))
 			return true;
-		default:
-			break;
-		}
-	}
 	return false;
 }
 
@@ -329,22 +308,22 @@ static ssize_t find_site(const struct tracer *t, uint64_t addr)
 	return -1;
 }
 
-static int add_sites(struct tracer *t, size_t probe, const struct recipe_probe_info *info, struct xerr *e)
+static int add_sites(struct tracer *t, size_t probe, const struct probe_spec *info, struct xerr *e)
 {
 	struct tracer_sites found = { 0 };
-	bool is_return = info->kind == RECIPE_PROBE_RETURN;
+	bool is_return = info->kind == PROBE_RETURN;
 	int n = tracer_resolve(t->sym, info->spec_kind, info->spec, info->file, info->line, true, &found, e);
 	/* Resolving comes before any breakpoint is inserted: a SPEC that
 	 * matches nothing is bad input, with the target untouched. */
 	if (n < 0 || found.n == 0) {
 		tracer_sites_release(&found);
 		t->st->bad_probe = true;
-		const char *slash = info->spec_kind == RECIPE_SPEC_REGEX ? "/" : "";
+		const char *slash = info->spec_kind == PROBE_SPEC_REGEX ? "/" : "";
 		if (n < 0)
-			xerr_prefix(e, "line %d: %s probe", info->recipe_line, recipe_probe_kind_name(info->kind));
+			xerr_prefix(e, "line %d: %s probe", info->recipe_line, probe_kind_name(info->kind));
 		else
 			xerr_set(e, "line %d: %s %s%s%s matches no function", info->recipe_line,
-				 recipe_probe_kind_name(info->kind), slash, info->spec, slash);
+				 probe_kind_name(info->kind), slash, info->spec, slash);
 		if (e) {
 			size_t len = strlen(e->msg);
 			snprintf(e->msg + len, sizeof e->msg - len, "; `xgdbprof probes '%s%s%s' %d` lists what it matches",
@@ -380,17 +359,17 @@ static int add_sites(struct tracer *t, size_t probe, const struct recipe_probe_i
 		}
 	}
 	if (skipped_inlined)
-		add_note(t->st, "return %s: %zu inlined cop%s not measured (an inlined body has no return "
+		run_notes_add(&t->st->run.notes, "return %s: %zu inlined cop%s not measured (an inlined body has no return "
 			 "instruction; its entries are counted by `function` probes)",
 			 info->spec, skipped_inlined, skipped_inlined == 1 ? "y" : "ies");
 	tracer_sites_release(&found);
 	return 0;
 }
 
-static int collect_syscalls(const struct recipe_probe_info *info, int **nrs, size_t *n, bool *all, struct xerr *e)
+static int collect_syscalls(const struct probe_spec *info, int **nrs, size_t *n, bool *all, struct xerr *e)
 {
 	size_t cap = 0;
-	if (info->spec_kind == RECIPE_SPEC_REGEX) {
+	if (info->spec_kind == PROBE_SPEC_REGEX) {
 		if (strcmp(info->spec, ".*") == 0 || strcmp(info->spec, "") == 0) {
 			*all = true;
 			return 0;
@@ -412,30 +391,28 @@ static int collect_syscalls(const struct recipe_probe_info *info, int **nrs, siz
 
 static int arm(struct tracer *t, struct xerr *e)
 {
-	size_t nprobes = recipe_probe_count(t->r);
+	size_t nprobes = t->cfg->nprobes;
 	int *sys_nrs = NULL;
 	size_t nsys = 0;
 	bool sys_all = false, any_syscall = false;
 	for (size_t i = 0; i < nprobes; i++) {
-		struct recipe_probe_info info;
-		if (recipe_probe(t->r, i, &info) < 0)
-			continue;
+		const struct probe_spec info = t->cfg->probes[i];
 		int rc = 0;
 		switch (info.kind) {
-		case RECIPE_PROBE_FUNCTION:
-		case RECIPE_PROBE_RETURN:
+		case PROBE_FUNCTION:
+		case PROBE_RETURN:
 			rc = add_sites(t, i, &info, e);
 			break;
-		case RECIPE_PROBE_PANIC:
+		case PROBE_PANIC:
 			t->has_panic_probe = true;
 			rc = probe_list_add(&t->panic_probes, (int)i);
 			break;
-		case RECIPE_PROBE_SYSCALL:
-		case RECIPE_PROBE_SYSCALL_ENTRY:
+		case PROBE_SYSCALL:
+		case PROBE_SYSCALL_ENTRY:
 			any_syscall = true;
 			rc = collect_syscalls(&info, &sys_nrs, &nsys, &sys_all, e);
 			if (rc == 0)
-				rc = probe_list_add(info.kind == RECIPE_PROBE_SYSCALL ? &t->syscall_return_probes
+				rc = probe_list_add(info.kind == PROBE_SYSCALL ? &t->syscall_return_probes
 										 : &t->syscall_entry_probes, (int)i);
 			break;
 		default:
@@ -622,7 +599,7 @@ static void release_strings(struct tracer *t)
 
 /* gdb prints a Rust &str as "text", a slice as `&[T](size=N) = {...}`, a
  * String as "text" too; integers as digits. */
-static int arg_lookup(void *ctx, const char *name, struct recipe_value *out)
+static int arg_lookup(void *ctx, const char *name, struct event_value *out)
 {
 	struct tracer *t = ctx;
 	/* Only a plain identifier reaches gdb: an expression could call
@@ -645,11 +622,11 @@ static int arg_lookup(void *ctx, const char *name, struct recipe_value *out)
 		long long n = strtoll(value, &end, 0);
 		const char *size = strstr(value, "(size=");
 		if (end != value && (*end == '\0' || *end == ' ')) {
-			out->type = RECIPE_VAL_INT;
+			out->type = EVENT_VAL_INT;
 			out->i = n;
 			rc = 0;
 		} else if (value[0] == '&' && size) {
-			out->type = RECIPE_VAL_INT;
+			out->type = EVENT_VAL_INT;
 			out->i = strtoll(size + 6, NULL, 10);
 			rc = 0;
 		} else {
@@ -659,7 +636,7 @@ static int arg_lookup(void *ctx, const char *name, struct recipe_value *out)
 				copy = strndup(value + 1, len - 2);
 			else
 				copy = strdup(value);
-			out->type = RECIPE_VAL_STR;
+			out->type = EVENT_VAL_STR;
 			out->s = copy ? keep_string(t, copy) : NULL;
 			rc = out->s ? 0 : -1;
 		}
@@ -768,19 +745,22 @@ static bool read_location(struct tracer *t, uint64_t addr, char *out, size_t siz
 
 /* ---- events ----------------------------------------------------------------- */
 
-static int fire(struct tracer *t, const struct probe_list *probes, struct recipe_event *ev, struct xerr *e)
+static int fire(struct tracer *t, const struct probe_list *probes, struct event *ev, struct xerr *e)
 {
 	for (size_t i = 0; i < probes->n; i++) {
 		ev->probe = probes->v[i];
-		if (recipe_run_event(t->run, ev, e) < 0)
+		int taken = event_sink_take(t->sink, ev, e);
+		if (taken < 0)
 			return -1;
-		if (recipe_run_exit_requested(t->run))
+		if (taken > 0) {
+			t->sink_done = true;
 			break;
+		}
 	}
 	return 0;
 }
 
-static void event_init(struct tracer *t, struct recipe_event *ev, enum recipe_event_kind kind,
+static void event_init(struct tracer *t, struct event *ev, enum event_kind kind,
 		       const struct thread_info *th, uint64_t when)
 {
 	memset(ev, 0, sizeof *ev);
@@ -838,8 +818,8 @@ static int on_entry(struct tracer *t, struct site *site, struct thread_info *th,
 	t->st->entries++;
 	if (site->entry_probes.n && take_stack(t, th, regs, !site->inlined, e) < 0)
 		return -1;
-	struct recipe_event ev;
-	event_init(t, &ev, RECIPE_EV_FUNCTION_ENTRY, th, when);
+	struct event ev;
+	event_init(t, &ev, EVENT_FUNCTION_ENTRY, th, when);
 	ev.function = site->name;
 	ev.arg = arg_lookup;
 	ev.arg_ctx = t;
@@ -892,8 +872,8 @@ static int on_return(struct tracer *t, struct thread_info *th, const uint64_t *r
 		return -1;
 	char retval[32];
 	snprintf(retval, sizeof retval, "%" PRId64, (int64_t)regs[R_RAX]);
-	struct recipe_event ev;
-	event_init(t, &ev, RECIPE_EV_FUNCTION_RETURN, th, when);
+	struct event ev;
+	event_init(t, &ev, EVENT_FUNCTION_RETURN, th, when);
 	ev.function = site->name;
 	ev.elapsed_ns = p.t0_ns && when > p.t0_ns ? when - p.t0_ns : 0;
 	ev.retval = retval;
@@ -909,8 +889,8 @@ static int report_panic(struct tracer *t, struct thread_info *th, const uint64_t
 	t->st->panics++;
 	int rc = take_stack(t, th, regs, false, e);
 	if (rc == 0) {
-		struct recipe_event ev;
-		event_init(t, &ev, RECIPE_EV_PANIC, th, when);
+		struct event ev;
+		event_init(t, &ev, EVENT_PANIC, th, when);
 		ev.panic_message = message ? message : "(message unreadable)";
 		ev.panic_location = th->location[0] ? th->location : "(unknown location)";
 		rc = fire(t, &t->panic_probes, &ev, e);
@@ -971,8 +951,8 @@ static int handle_stop(struct tracer *t, const struct mi_record *ev, uint64_t wh
 		const char *name = mi_value_get_string(ev->results, "syscall-name");
 		if (!name)
 			name = syscall_name((int)nr);
-		struct recipe_event rev;
-		event_init(t, &rev, is_sys_entry ? RECIPE_EV_SYSCALL_ENTRY : RECIPE_EV_SYSCALL_RETURN, th, when);
+		struct event rev;
+		event_init(t, &rev, is_sys_entry ? EVENT_SYSCALL_ENTRY : EVENT_SYSCALL_RETURN, th, when);
 		rev.stack = NULL;
 		rev.syscall_nr = nr;
 		rev.syscall_name = name ? name : "?";
@@ -1113,13 +1093,12 @@ static int budget_after_stop(struct tracer *t, uint64_t now, struct xerr *e)
 {
 	if (!budgeted(t))
 		return 0;
-	double budget = t->cfg->max_stopped_percent / 100.0;
-	double elapsed = (double)(now - t->budget_start_ns);
+	stop_budget_spend(&t->budget, (t->stopped_ns - t->budget_charged_ns) / 1e9, now);
+	t->budget_charged_ns = t->stopped_ns;
 	if (t->duty == DUTY_DRAINING && (t->npending == 0 || now - t->duty_changed_ns > 50000000u))
 		return set_duty(t, DUTY_OFF, now, e);
-	/* A small allowance lets an on-window hold several hits. */
-	if (t->duty == DUTY_ON && t->stopped_ns > budget * elapsed + budget * 2e8) {
-		t->off_until_ns = t->budget_start_ns + (uint64_t)(t->stopped_ns / budget);
+	if (t->duty == DUTY_ON && stop_budget_overdrawn(&t->budget)) {
+		t->off_until_ns = stop_budget_clear_at(&t->budget, now);
 		return set_duty(t, t->npending ? DUTY_DRAINING : DUTY_OFF, now, e);
 	}
 	return 0;
@@ -1195,40 +1174,42 @@ static void finish_stats(struct tracer *t, uint64_t end)
 	t->duty_changed_ns = end;
 	if (!t->budget_start_ns || t->budget_start_ns > end)
 		t->budget_start_ns = end;
-	st->elapsed_s = (double)(end - t->budget_start_ns) / 1e9;
+	st->run.elapsed_s = (double)(end - t->budget_start_ns) / 1e9;
 	st->arm_stopped_s = t->arm_stop_ns && t->budget_start_ns > t->arm_stop_ns
 				    ? (double)(t->budget_start_ns - t->arm_stop_ns) / 1e9 : 0;
-	st->stopped_s = t->stopped_ns / 1e9;
-	st->covered_s = budgeted(t) ? (double)t->covered_ns / 1e9 : st->elapsed_s;
+	st->run.stopped_s = t->stopped_ns / 1e9;
+	st->run.stops = st->hits;
+	st->covered_s = budgeted(t) ? (double)t->covered_ns / 1e9 : st->run.elapsed_s;
 	st->hit_cost_ms = st->hits ? t->stopped_ns / 1e6 / (double)st->hits : 0;
 	st->gdb_hit_ms = t->gdb_hit_ns / 1e6;
 	st->hits_measured = t->clock.measured;
 	st->waited_s = t->clock.waited_ns / 1e9;
 	st->hits_bounded = t->clock.bounded;
 	st->clocks_unavailable = t->clock.unavailable;
-	if (st->duty_cycles && st->elapsed_s > 0) {
-		double running = st->elapsed_s - st->stopped_s;
+	struct run_notes *notes = &st->run.notes;
+	if (st->duty_cycles && st->run.elapsed_s > 0) {
+		double running = st->run.elapsed_s - st->run.stopped_s;
 		double armed = t->armed_running_ns / 1e9;
 		/* The gaps between hits include gdb's own latency after each resume;
 		 * only when they are much longer than that does the hit rate say
 		 * anything about the call rate. */
 		if (st->entries && st->hits && armed / (double)st->hits > 10 * st->gdb_hit_ms / 1e3) {
 			st->entries_estimated = (double)st->entries / armed * running;
-			add_note(st, "function entries: %" PRIu64 " measured; at the measured rate of %.0f/s of "
+			run_notes_add(notes, "function entries: %" PRIu64 " measured; at the measured rate of %.0f/s of "
 				 "target run time, about %.0f over the whole run", st->entries,
 				 (double)st->entries / armed, st->entries_estimated);
 		} else if (st->entries) {
-			add_note(st, "function entries: %" PRIu64 " measured; calls come faster than gdb can stop "
+			run_notes_add(notes, "function entries: %" PRIu64 " measured; calls come faster than gdb can stop "
 				 "for them (one stop costs ~%.2f ms), so no extrapolation: the true count is far higher",
 				 st->entries, st->gdb_hit_ms);
 		}
-		double coverage = st->covered_s / st->elapsed_s;
-		add_note(st, "probes were switched off %" PRIu64 " times to keep the target stopped <= %.0f%% "
+		double coverage = st->covered_s / st->run.elapsed_s;
+		run_notes_add(notes, "probes were switched off %" PRIu64 " times to keep the target stopped <= %.0f%% "
 			 "of the time; they were armed %.1f%% of the run: counts in the maps are as measured",
 			 st->duty_cycles, t->cfg->max_stopped_percent, 100 * coverage);
 	}
 	if (st->unmatched_returns)
-		add_note(st, "%" PRIu64 " stops at return sites matched no recorded entry (calls begun while "
+		run_notes_add(notes, "%" PRIu64 " stops at return sites matched no recorded entry (calls begun while "
 			 "probes were off)", st->unmatched_returns);
 }
 
@@ -1237,7 +1218,8 @@ void tracer_stats_print(const struct tracer_stats *st, FILE *out)
 	fprintf(out, "tracer: %zu probe site%s, %" PRIu64 " hits (%" PRIu64 " entries, %" PRIu64 " returns, %" PRIu64
 		" panics, %" PRIu64 " syscalls) in %.2f s; target stopped %.2f s (%.1f%%), %.3f ms per hit\n",
 		st->sites, st->sites == 1 ? "" : "s", st->hits, st->entries, st->returns, st->panics, st->syscalls,
-		st->elapsed_s, st->stopped_s, st->elapsed_s > 0 ? 100 * st->stopped_s / st->elapsed_s : 0,
+		st->run.elapsed_s, st->run.stopped_s,
+		st->run.elapsed_s > 0 ? 100 * st->run.stopped_s / st->run.elapsed_s : 0,
 		st->hit_cost_ms);
 	if (st->arm_stopped_s > 0)
 		fprintf(out, "tracer: arming (inserting breakpoints, warming the unwinder) held the target stopped "
@@ -1256,8 +1238,8 @@ void tracer_stats_print(const struct tracer_stats *st, FILE *out)
 			st->clocks_unavailable ? "this kernel gives no per-thread scheduler clocks"
 					       : "no hit came in a window the thread's clocks could bracket",
 			st->gdb_hit_ms);
-	for (int i = 0; i < st->nnotes; i++)
-		fprintf(out, "note: %s\n", st->notes[i]);
+	for (int i = 0; i < st->run.notes.n; i++)
+		fprintf(out, "note: %s\n", st->run.notes.text[i]);
 	if (st->gdb_died) {
 		char what[200];
 		restore_report_describe(&st->restore, what, sizeof what);
@@ -1327,6 +1309,9 @@ static int tracer_start(struct tracer *t, struct xerr *e)
 		struct stop_clock_window unused;
 		stop_clock_stopped(&t->clock, 0, monotonic_ns(), &unused);
 		t->budget_start_ns = monotonic_ns();
+		/* A small starting credit lets the first on-window hold several hits. */
+		stop_budget_init(&t->budget, budgeted(t) ? cfg->max_stopped_percent : 0, t->budget_start_ns,
+				 cfg->max_stopped_percent / 100.0 * 0.2);
 		stop_clock_resuming(&t->clock, 0, false, t->budget_start_ns);
 		rc = session_resume(t->s, e);
 	}
@@ -1356,12 +1341,11 @@ struct loop_clock {
 static int check_trace_end(struct tracer *t, struct loop_clock *lc, uint64_t now, bool *over, struct xerr *e)
 {
 	struct session *s = t->s;
-	const struct tracer_config *cfg = t->cfg;
 	*over = true;
-	if (signals_pending() || recipe_run_exit_requested(t->run) || (lc->deadline && now >= lc->deadline))
+	if (signals_pending() || t->sink_done || (lc->deadline && now >= lc->deadline))
 		return 0;
 	if (session_is_stopped(s) && !session_target_alive(s)) {
-		t->st->target_exited = true;
+		t->st->run.target_exited = true;
 		return 0;
 	}
 	/* An exec gdb reported, or one it went silent on (session.h),
@@ -1373,10 +1357,13 @@ static int check_trace_end(struct tracer *t, struct loop_clock *lc, uint64_t now
 	}
 	if (session_exec_path(s))
 		return 0;
-	if (cfg->tick && now - lc->last_tick >= 10000000u) {
+	if (now - lc->last_tick >= 10000000u) {
 		lc->last_tick = now;
-		if (cfg->tick(cfg->tick_ctx, now, e) < 0)
-			return recipe_run_exit_requested(t->run) ? 0 : -1;
+		int ticked = event_sink_tick(t->sink, now, e);
+		if (ticked != 0) {
+			t->sink_done = ticked > 0;
+			return ticked < 0 ? -1 : 0;
+		}
 	}
 	if (budgeted(t) && budget_wake(t, now, e) < 0)
 		return session_target_execed(s) ? 0 : -1;
@@ -1398,7 +1385,7 @@ static int trace_event(struct tracer *t, struct mi_record *ev, uint64_t when, bo
 	}
 	const char *reason = mi_value_get_string(ev->results, "reason");
 	if (reason && (strncmp(reason, "exited", 6) == 0)) {
-		t->st->target_exited = true;
+		t->st->run.target_exited = true;
 		mi_record_free(ev);
 		*over = true;
 		return 0;
@@ -1480,34 +1467,35 @@ static int tracer_end(struct tracer *t, int rc, struct xerr *e)
 	if (gdb_gone(t)) {
 		stats->gdb_died = true;
 		if (session_rescue(s, &stats->restore, &local) < 0)
-			add_note(stats, "%s", local.msg);
+			run_notes_add(&stats->run.notes, "%s", local.msg);
 		if (rc == 0)
 			rc = xerr_set(e, "gdb died during the trace");
-	} else if (!stats->target_exited && disarm(t, rc < 0 ? &local : e) < 0) {
+	} else if (!stats->run.target_exited && disarm(t, rc < 0 ? &local : e) < 0) {
 		if (rc == 0)
 			rc = -1;
 		else
-			add_note(stats, "removing breakpoints: %s", local.msg);
+			run_notes_add(&stats->run.notes, "removing breakpoints: %s", local.msg);
 	}
 	session_on_fork(s, NULL, NULL);
 	stats->forks = session_forks(s);
 	stats->fork_bytes_healed = t->fork_bytes_healed;
 	if (stats->forks)
-		add_note(stats, "the target forked %lu time%s during the trace: each child was detached untraced%s",
+		run_notes_add(&stats->run.notes, "the target forked %lu time%s during the trace: each child was detached untraced%s",
 			 stats->forks, stats->forks == 1 ? "" : "s",
 			 t->fork_bytes_healed ? " (xgdbprof removed the int3 bytes a child had inherited)" : "");
 	if (session_exec_path(s)) {
-		stats->target_execed = true;
-		snprintf(stats->exec_path, sizeof stats->exec_path, "%s", session_exec_path(s));
-		add_note(stats, "the target exec'd %s: the trace ended at the exec (what was collected before it "
-			 "is reported); the new program runs on untraced, with no breakpoint", stats->exec_path);
+		stats->run.target_execed = true;
+		snprintf(stats->run.exec_path, sizeof stats->run.exec_path, "%s", session_exec_path(s));
+		run_notes_add(&stats->run.notes, "the target exec'd %s: the trace ended at the exec (what was "
+			      "collected before it is reported); the new program runs on untraced, with no breakpoint",
+			      stats->run.exec_path);
 	}
 	finish_stats(t, end);
 	return rc;
 }
 
-int tracer_run(struct session *s, struct symbolizer *sym, const struct recipe *r, struct recipe_run *run,
-	       const struct tracer_config *cfg, struct tracer_stats *stats, struct xerr *e)
+int tracer_run(struct session *s, struct symbolizer *sym, const struct tracer_config *cfg,
+	       const struct event_sink *sink, struct tracer_stats *stats, struct xerr *e)
 {
 	memset(stats, 0, sizeof *stats);
 	struct tracer *t = calloc(1, sizeof *t);
@@ -1515,8 +1503,7 @@ int tracer_run(struct session *s, struct symbolizer *sym, const struct recipe *r
 		return xerr_set(e, "out of memory");
 	t->s = s;
 	t->sym = sym;
-	t->r = r;
-	t->run = run;
+	t->sink = sink;
 	t->cfg = cfg;
 	t->st = stats;
 	t->pid = session_pid(s);

@@ -1,12 +1,13 @@
 /* tracer.h — breakpoint and catchpoint probes: function entry/return,
- * Rust panics, system calls, fed to a running recipe.
+ * Rust panics, system calls, handed as events to a sink (events/event.h).
  *
  * tracer_run() resolves every function/return SPEC to addresses
  * (tracer_resolve.h), remembers the original code bytes (restore.h), inserts
  * one gdb address breakpoint per site (`-break-insert *ADDR`), a catchpoint
  * per system call set, and the panic breakpoints, then handles gdb's stops
- * until the duration, a signal, exit() in the recipe, a recipe error or the
- * target's exit.
+ * until the duration, a signal, the sink asking to end (exit() in a
+ * recipe), the sink failing or the target's exit. Each hit becomes one
+ * event per probe it fires, with the probe's index in cfg->probes.
  *
  * Return probes: at an entry the return address is read at [rsp] and a
  * breakpoint is kept there; the matching return is the hit of that thread
@@ -16,9 +17,9 @@
  *
  * Budget (unless cfg->exact): the share of wall time the target spends
  * stopped by the probes (and waiting for a CPU right after our resumes) is
- * kept under max_stopped_percent by duty cycling: over budget, the function
- * and syscall probes are disabled until the share is back under it, then
- * enabled again. The part of each stop only gdb sees is measured from the
+ * kept under max_stopped_percent by duty cycling: when the stop budget
+ * (events/stop_budget.h) is overdrawn, the function and syscall probes are
+ * disabled until it clears, then enabled again. The part of each stop only gdb sees is measured from the
  * hitting thread's scheduler clocks (stop_clock.h). Stats say which
  * fraction of the time was covered; counts are as measured, with an
  * extrapolation in the notes.
@@ -42,8 +43,9 @@
 #ifndef XGDBPROF_TRACER_H
 #define XGDBPROF_TRACER_H
 
+#include "events/event.h"
+#include "events/run_stats.h"
 #include "util/error.h"
-#include "recipe/recipe.h"
 #include "target/restore.h"
 #include "target/session.h"
 #include "symbols/symbolize.h"
@@ -52,31 +54,27 @@
 #include <stdint.h>
 
 struct tracer_config {
+	const struct probe_spec *probes;   /* the probes to arm (those the tracer does not arm are ignored) */
+	size_t nprobes;
 	double duration_s;            /* 0: until a signal, exit() or the target exits */
 	double max_stopped_percent;   /* 0: no budget */
 	bool exact;                   /* every hit, no budget */
 	int max_frames;               /* machine frames per ustack; 0 means 64 */
 	bool no_stacks;               /* skip stack walks (when no probe uses ustack/func) */
 	bool verbose;                 /* a line per armed probe on stderr */
-	/* Called between events, at least every 10 ms (interval probes). The
-	 * same signature as sampler_config.tick; may be NULL. */
-	int (*tick)(void *ctx, uint64_t now_ns, struct xerr *e);
-	void *tick_ctx;
-	uint64_t start_ns;            /* the recipe's start (since_start_ns); 0: now */
+	uint64_t start_ns;            /* the run's start (events' since_start_ns); 0: now */
 };
 
-#define TRACER_MAX_NOTES 6
-
 struct tracer_stats {
+	struct run_stats run;         /* traced time (from the resume after arming), stopped time, end, notes */
 	size_t sites;                 /* code addresses probed at entry */
 	size_t breakpoints;           /* breakpoints + catchpoints inserted, return sites included */
 	uint64_t hits;                /* stops handled */
 	uint64_t entries, returns, unmatched_returns, panics, syscalls;
 	bool bad_probe;               /* a function/return SPEC matched nothing: bad input, nothing armed */
-	double elapsed_s;             /* traced: from the resume after arming to the end */
-	double arm_stopped_s;         /* the target held stopped while arming, before elapsed_s */
-	double stopped_s;             /* time our stops cost the target: held stopped, and waiting for a
-				       * CPU once resumed (measured per hit, see stop_clock.h) */
+	double arm_stopped_s;         /* the target held stopped while arming, before run.elapsed_s; run.stopped_s
+				       * is what the hits cost: held stopped, and waiting for a CPU once resumed
+				       * (measured per hit, see stop_clock.h) */
 	double waited_s;              /* of which waiting for a CPU, in the hits measured exactly */
 	double covered_s;             /* time the duty-cycled probes were armed */
 	uint64_t duty_cycles;         /* times the probes were switched off by the budget */
@@ -86,23 +84,18 @@ struct tracer_stats {
 	uint64_t hits_bounded;        /* hits whose window also held a sleep: min(bound, median) counted */
 	bool clocks_unavailable;      /* the kernel gives no schedstat: every hit estimated */
 	double entries_estimated;     /* duty cycled: entries extrapolated to the whole run */
-	bool target_exited;
-	bool target_execed;           /* it exec'd: the trace ended there, the new program runs untraced */
-	char exec_path[200];          /* the program it exec'd */
 	unsigned long forks;          /* forks seen (fork(), not vfork/posix_spawn): children detached */
 	uint64_t fork_bytes_healed;   /* int3 bytes a child had inherited and gdb had not removed */
 	bool gdb_died;
 	struct restore_report restore;/* gdb_died: what the byte restore did */
-	int nnotes;
-	char notes[TRACER_MAX_NOTES][240];
 };
 
-/* Whether the recipe has probes only the tracer arms (function, return,
- * panic, syscall). */
-bool tracer_wanted(const struct recipe *r);
+/* Whether some of the probes are ones only the tracer arms (function,
+ * return, panic, syscall). */
+bool tracer_wanted(const struct probe_spec *probes, size_t nprobes);
 
-int tracer_run(struct session *s, struct symbolizer *sym, const struct recipe *r, struct recipe_run *run,
-	       const struct tracer_config *cfg, struct tracer_stats *stats, struct xerr *e);
+int tracer_run(struct session *s, struct symbolizer *sym, const struct tracer_config *cfg,
+	       const struct event_sink *sink, struct tracer_stats *stats, struct xerr *e);
 
 /* Prints the stats' summary (hits, stopped share, coverage, notes) to out,
  * for the end of a run. */

@@ -112,7 +112,7 @@ static int compare_sites(const void *a, const void *b)
 /* ---- matching ------------------------------------------------------------ */
 
 struct matcher {
-	enum recipe_spec_kind kind;
+	enum probe_spec_kind kind;
 	char key[KEY_MAX];          /* NAME: normalized spec */
 	pcre2_code *re;
 	pcre2_match_data *md;
@@ -122,7 +122,7 @@ static bool matcher_matches(struct matcher *m, const char *name)
 {
 	if (!name)
 		return false;
-	if (m->kind == RECIPE_SPEC_REGEX)
+	if (m->kind == PROBE_SPEC_REGEX)
 		return pcre2_match(m->re, (PCRE2_SPTR)name, PCRE2_ZERO_TERMINATED, 0, 0, m->md, NULL) >= 0;
 	char key[KEY_MAX];
 	tracer_name_key(name, key, sizeof key);
@@ -325,7 +325,7 @@ static int on_function(const struct symbolizer_function *f, void *arg)
 	return 0;
 }
 
-int tracer_parse_spec(const char *text, enum recipe_spec_kind *kind, char **pattern, char **file,
+int tracer_parse_spec(const char *text, enum probe_spec_kind *kind, char **pattern, char **file,
 		      int *line, struct xerr *e)
 {
 	size_t len = strlen(text);
@@ -333,13 +333,13 @@ int tracer_parse_spec(const char *text, enum recipe_spec_kind *kind, char **patt
 	*file = NULL;
 	*line = 0;
 	if (len >= 2 && text[0] == '/' && text[len - 1] == '/') {
-		*kind = RECIPE_SPEC_REGEX;
+		*kind = PROBE_SPEC_REGEX;
 		*pattern = strndup(text + 1, len - 2);
 		return *pattern ? 0 : xerr_set(e, "out of memory");
 	}
 	const char *colon = strrchr(text, ':');
 	if (colon && colon > text && colon[-1] != ':' && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
-		*kind = RECIPE_SPEC_FILELINE;
+		*kind = PROBE_SPEC_FILELINE;
 		*file = strndup(text, (size_t)(colon - text));
 		*line = atoi(colon + 1);
 		*pattern = strdup(text);
@@ -349,7 +349,7 @@ int tracer_parse_spec(const char *text, enum recipe_spec_kind *kind, char **patt
 	}
 	if (!len)
 		return xerr_set(e, "empty SPEC: give a function name, a /regex/ or file:line");
-	*kind = RECIPE_SPEC_NAME;
+	*kind = PROBE_SPEC_NAME;
 	*pattern = strdup(text);
 	return *pattern ? 0 : xerr_set(e, "out of memory");
 }
@@ -385,13 +385,13 @@ static int resolve_line(struct symbolizer *sym, const char *file, int line, stru
 	return added;
 }
 
-int tracer_resolve(struct symbolizer *sym, enum recipe_spec_kind kind, const char *spec,
+int tracer_resolve(struct symbolizer *sym, enum probe_spec_kind kind, const char *spec,
 		   const char *file, int line, bool with_inlined, struct tracer_sites *out, struct xerr *e)
 {
-	if (kind == RECIPE_SPEC_FILELINE)
+	if (kind == PROBE_SPEC_FILELINE)
 		return resolve_line(sym, file, line, out, e);
 	struct matcher m = { .kind = kind };
-	if (kind == RECIPE_SPEC_REGEX) {
+	if (kind == PROBE_SPEC_REGEX) {
 		int code;
 		PCRE2_SIZE offset;
 		m.re = pcre2_compile((PCRE2_SPTR)spec, PCRE2_ZERO_TERMINATED, 0, &code, &offset, NULL);
@@ -401,13 +401,13 @@ int tracer_resolve(struct symbolizer *sym, enum recipe_spec_kind kind, const cha
 			return xerr_set(e, "/%s/: %s at offset %zu", spec, (const char *)msg, (size_t)offset);
 		}
 		m.md = pcre2_match_data_create_from_pattern(m.re, NULL);
-	} else if (kind == RECIPE_SPEC_NAME) {
+	} else if (kind == PROBE_SPEC_NAME) {
 		tracer_name_key(spec, m.key, sizeof m.key);
 	} else {
 		return xerr_set(e, "a function probe needs a name, a /regex/ or file:line");
 	}
 	size_t before = out->n;
-	struct symbol_walk sw = { .m = &m, .out = out, .e = e, .want = kind == RECIPE_SPEC_NAME ? m.key : NULL };
+	struct symbol_walk sw = { .m = &m, .out = out, .e = e, .want = kind == PROBE_SPEC_NAME ? m.key : NULL };
 	int rc = symbolizer_foreach_function(sym, NULL, on_function, &sw, e);
 	if (rc == 0 && with_inlined) {
 		/* One DWARF walk names the out-of-line instances just found
@@ -433,7 +433,7 @@ int tracer_resolve(struct symbolizer *sym, enum recipe_spec_kind kind, const cha
 		return -1;
 	qsort(out->v + before, out->n - before, sizeof *out->v, compare_sites);
 	int added = (int)(out->n - before);
-	if (added == 0 && kind == RECIPE_SPEC_NAME) {
+	if (added == 0 && kind == PROBE_SPEC_NAME) {
 		char list[900] = "";
 		for (int i = 0; i < 5 && sw.best[i][0]; i++) {
 			size_t used = strlen(list);

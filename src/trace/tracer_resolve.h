@@ -17,7 +17,7 @@
 #define XGDBPROF_TRACER_RESOLVE_H
 
 #include "util/error.h"
-#include "recipe/recipe.h"
+#include "events/event.h"
 #include "symbols/symbolize.h"
 
 #include <stdbool.h>
@@ -46,17 +46,17 @@ void tracer_sites_release(struct tracer_sites *s);
  * arguments. Always NUL-terminates out. */
 void tracer_name_key(const char *name, char *out, size_t outsz);
 
-/* Appends to out every site of spec. kind is RECIPE_SPEC_NAME, _REGEX or
+/* Appends to out every site of spec. kind is PROBE_SPEC_NAME, _REGEX or
  * _FILELINE (file and line given for the latter). with_inlined adds
  * inlined copies for names and regexes (needs a DWARF walk, ~0.1-1 s on a
  * large binary). Returns the number of sites added (0 only for a regex or
  * line that matched nothing), -1 with e (unknown name: closest names). */
-int tracer_resolve(struct symbolizer *sym, enum recipe_spec_kind kind, const char *spec,
+int tracer_resolve(struct symbolizer *sym, enum probe_spec_kind kind, const char *spec,
 		   const char *file, int line, bool with_inlined, struct tracer_sites *out, struct xerr *e);
 
 /* Parses a command-line SPEC ("name", "/regex/", "file:line") into kind,
  * and for file:line into file (malloc'd into *file) and *line. Returns 0/-1. */
-int tracer_parse_spec(const char *text, enum recipe_spec_kind *kind, char **pattern, char **file,
+int tracer_parse_spec(const char *text, enum probe_spec_kind *kind, char **pattern, char **file,
 		      int *line, struct xerr *e);
 
 /* The entry addresses of the panic machinery (std's panic_with_hook /

@@ -24,13 +24,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			{.pc = 2, .function = "main", .file = "/src/main.rs", .line = 9},
 		};
 		struct stack st = {2, frames};
-		static const enum recipe_event_kind kinds[] = {
-			RECIPE_EV_BEGIN, RECIPE_EV_SAMPLE, RECIPE_EV_FUNCTION_ENTRY, RECIPE_EV_FUNCTION_RETURN,
-			RECIPE_EV_PANIC, RECIPE_EV_SYSCALL_ENTRY, RECIPE_EV_SYSCALL_RETURN, RECIPE_EV_INTERVAL,
-			RECIPE_EV_END,
+		static const enum event_kind kinds[] = {
+			EVENT_BEGIN, EVENT_SAMPLE, EVENT_FUNCTION_ENTRY, EVENT_FUNCTION_RETURN,
+			EVENT_PANIC, EVENT_SYSCALL_ENTRY, EVENT_SYSCALL_RETURN, EVENT_INTERVAL,
+			EVENT_END,
 		};
 		for (size_t i = 0; run && i < sizeof kinds / sizeof kinds[0]; i++) {
-			struct recipe_event ev = {0};
+			struct event ev = {0};
 			ev.kind = kinds[i];
 			ev.probe = -1;
 			ev.stack = &st;

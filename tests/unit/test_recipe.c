@@ -21,7 +21,7 @@ static struct recipe *load(const char *text)
 	return r;
 }
 
-static void expect_output(const char *recipe, const struct recipe_event *evs, size_t n, const char *want)
+static void expect_output(const char *recipe, const struct event *evs, size_t n, const char *want)
 {
 	struct recipe *r = load(recipe);
 	CHECK(r != NULL);
@@ -50,13 +50,13 @@ static void test_count_by_stack(void)
 	struct frame a[] = {{.pc = 1, .function = "leaf"}, {.pc = 2, .function = "main"}};
 	struct frame b[] = {{.pc = 3, .function = "other"}, {.pc = 2, .function = "main"}};
 	struct stack sa = {2, a}, sb = {2, b};
-	struct recipe_event ev[4] = {{0}};
+	struct event ev[4] = {{0}};
 	for (int i = 0; i < 3; i++) {
-		ev[i].kind = RECIPE_EV_SAMPLE;
+		ev[i].kind = EVENT_SAMPLE;
 		ev[i].probe = -1;
 		ev[i].stack = i == 1 ? &sb : &sa;
 	}
-	ev[3].kind = RECIPE_EV_END;
+	ev[3].kind = EVENT_END;
 	ev[3].probe = -1;
 	expect_output("sample { @s[ustack] = count(); @n = count(); } end { folded(@s); print(@n); }",
 		      ev, 4, "main;leaf 2\nmain;other 1\n@n: 3\n");
@@ -64,15 +64,15 @@ static void test_count_by_stack(void)
 
 static void test_hist_and_predicate(void)
 {
-	struct recipe_event ev[6] = {{0}};
+	struct event ev[6] = {{0}};
 	int64_t el[] = {0, 1, 3, 5, 1000};
 	for (int i = 0; i < 5; i++) {
-		ev[i].kind = RECIPE_EV_FUNCTION_RETURN;
+		ev[i].kind = EVENT_FUNCTION_RETURN;
 		ev[i].probe = -1;
 		ev[i].function = "f";
 		ev[i].elapsed_ns = (uint64_t)el[i];
 	}
-	ev[5].kind = RECIPE_EV_END;
+	ev[5].kind = EVENT_END;
 	ev[5].probe = -1;
 	expect_output("return \"f\" /elapsed < 100/ { @h = hist(elapsed); }", ev, 6,
 		      "@h:\n"
@@ -116,12 +116,12 @@ static void test_options_and_probes(void)
 	CHECK(recipe_set_option(r, "frequncy", "10", &e) < 0 && strstr(e.msg, "did you mean 'frequency'"));
 	CHECK(recipe_probe_count(r) == 3);
 	struct recipe *fl = load("function \"src/tree.rs:120\" { @x = count(); }");
-	struct recipe_probe_info fi;
-	CHECK(fl && recipe_probe(fl, 0, &fi) == 0 && fi.spec_kind == RECIPE_SPEC_FILELINE &&
+	struct probe_spec fi;
+	CHECK(fl && recipe_probe(fl, 0, &fi) == 0 && fi.spec_kind == PROBE_SPEC_FILELINE &&
 	      !strcmp(fi.file, "src/tree.rs") && fi.line == 120 && fi.recipe_line == 1);
 	recipe_free(fl);
-	struct recipe_probe_info pi;
-	CHECK(recipe_probe(r, 2, &pi) == 0 && pi.kind == RECIPE_PROBE_INTERVAL && pi.interval_ns == 2000000000LL);
+	struct probe_spec pi;
+	CHECK(recipe_probe(r, 2, &pi) == 0 && pi.kind == PROBE_INTERVAL && pi.interval_ns == 2000000000LL);
 	CHECK(recipe_probe_matches_function(r, 0, "sled::tree::Tree<K,V>::insert"));
 	CHECK(!recipe_probe_matches_function(r, 0, "std::rt::main"));
 	CHECK(recipe_probe_matches_function(r, 1, "a::B<u64>::f"));
@@ -136,7 +136,7 @@ static void test_runtime_error(void)
 		return;
 	FILE *out = fopen("/dev/null", "w");
 	struct recipe_run *run = recipe_run_new(r, out, NULL);
-	struct recipe_event ev = {.kind = RECIPE_EV_BEGIN, .probe = -1};
+	struct event ev = {.kind = EVENT_BEGIN, .probe = -1};
 	struct xerr e;
 	CHECK(recipe_run_event(run, &ev, &e) < 0);
 	CHECK(strstr(e.msg, "t.recipe:1:32: runtime error: division by zero") != NULL);
@@ -165,8 +165,8 @@ static void test_open_and_resolve(void)
 	CHECK(recipe_defines_add(&defs, "FUNC=a::b", &e) == 0);
 	CHECK(recipe_defines_add(&defs, "1BAD=x", &e) < 0);
 	r = recipe_open("func-latency", NULL, &defs, errs);
-	struct recipe_probe_info pi;
-	CHECK(r && recipe_probe(r, 0, &pi) == 0 && !strcmp(pi.spec, "a::b") && pi.spec_kind == RECIPE_SPEC_NAME);
+	struct probe_spec pi;
+	CHECK(r && recipe_probe(r, 0, &pi) == 0 && !strcmp(pi.spec, "a::b") && pi.spec_kind == PROBE_SPEC_NAME);
 	recipe_free(r);
 	recipe_defines_release(&defs);
 	CHECK(recipe_open("func-latency", NULL, NULL, errs) == NULL);   /* FUNC missing */

@@ -40,20 +40,20 @@ static void test_keys(void)
 
 static void test_parse(void)
 {
-	enum recipe_spec_kind kind;
+	enum probe_spec_kind kind;
 	char *pattern, *file;
 	int line;
 	struct xerr e;
 	CHECK(tracer_parse_spec("/ins.*/", &kind, &pattern, &file, &line, &e) == 0);
-	CHECK(kind == RECIPE_SPEC_REGEX && strcmp(pattern, "ins.*") == 0);
+	CHECK(kind == PROBE_SPEC_REGEX && strcmp(pattern, "ins.*") == 0);
 	free(pattern);
 	free(file);
 	CHECK(tracer_parse_spec("src/tree.rs:120", &kind, &pattern, &file, &line, &e) == 0);
-	CHECK(kind == RECIPE_SPEC_FILELINE && strcmp(file, "src/tree.rs") == 0 && line == 120);
+	CHECK(kind == PROBE_SPEC_FILELINE && strcmp(file, "src/tree.rs") == 0 && line == 120);
 	free(pattern);
 	free(file);
 	CHECK(tracer_parse_spec("a::b::c", &kind, &pattern, &file, &line, &e) == 0);
-	CHECK(kind == RECIPE_SPEC_NAME && strcmp(pattern, "a::b::c") == 0 && file == NULL);
+	CHECK(kind == PROBE_SPEC_NAME && strcmp(pattern, "a::b::c") == 0 && file == NULL);
 	free(pattern);
 	CHECK(tracer_parse_spec("", &kind, &pattern, &file, &line, &e) < 0);
 }

@@ -1,0 +1,170 @@
+/* event.h — the one event stream: what the producers (the sampler, the
+ * tracer, the command's clock) hand to the one consumer (a running recipe,
+ * through the command that wires them), and the probe specs the producers
+ * arm.
+ *
+ * Contract: a producer fills one `struct event` per occurrence and hands it
+ * to event_sink_take(). Everything the event points to (strings, the
+ * stack, the PCs) only needs to live for the duration of that call: the
+ * consumer copies whatever it keeps (map keys). Fields that make no sense
+ * for a kind are ignored (leave them zero/NULL).
+ *
+ *  kind             what happened (see enum below).
+ *  probe            index of the probe that fired, in the probe list the
+ *                   producer was given; -1 means "every probe of this kind
+ *                   whose spec matches" (BEGIN, END, SAMPLE and PANIC
+ *                   always use -1 semantics).
+ *  timestamp_ns     CLOCK_MONOTONIC time of the event (builtin `nsecs`).
+ *  since_start_ns   time since the run started (builtin `uptime`).
+ *  thread           the thread concerned: id (TID), name, state letter as in
+ *                   /proc/PID/task/TID/stat ('R', 'S', 'D', ...).
+ *  stack            the thread's stack, leaf first; NULL if none was taken.
+ *  walk             SAMPLE: the machine PCs behind the stack (the fast
+ *                   walker's, and gdb's when both walked), and whether the
+ *                   stack was reused from the thread's previous walk.
+ *  function         the probed function (entry/return) — else `func` is the
+ *                   stack's leaf function.
+ *  elapsed_ns       FUNCTION_RETURN: time since the matching entry;
+ *                   SYSCALL_RETURN: duration of the system call.
+ *  retval           FUNCTION_RETURN: the return value as gdb printed it.
+ *  arg, arg_ctx     FUNCTION_ENTRY: looks up an argument by name. Returns 0
+ *                   and fills *out, or -1 if there is no such argument.
+ *  panic_*          PANIC: message and "file:line:col" location.
+ *  syscall_*        SYSCALL_ENTRY/RETURN: number, name, result (return only).
+ *
+ * Sinks: take() returns 0 to go on, 1 when the consumer wants the run to
+ * end (exit() in a recipe: the producer stops feeding events and returns
+ * normally), -1 with e on an error (the producer stops and fails). tick()
+ * is called between events, at least every 10 ms (interval probes), with
+ * the same return convention; either may be NULL.
+ */
+#ifndef XGDBPROF_EVENT_H
+#define XGDBPROF_EVENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/error.h"
+#include "util/stack.h"
+
+enum event_kind {
+	EVENT_BEGIN,
+	EVENT_END,
+	EVENT_SAMPLE,
+	EVENT_INTERVAL,
+	EVENT_FUNCTION_ENTRY,
+	EVENT_FUNCTION_RETURN,
+	EVENT_PANIC,
+	EVENT_SYSCALL_ENTRY,
+	EVENT_SYSCALL_RETURN,
+};
+
+enum event_value_type {
+	EVENT_VAL_NONE,
+	EVENT_VAL_INT,     /* i (also booleans and durations in ns) */
+	EVENT_VAL_STR,     /* s, NUL-terminated */
+	EVENT_VAL_STACK,   /* stack */
+};
+
+/* A value crossing the interface. Strings and stacks are borrowed. */
+struct event_value {
+	enum event_value_type type;
+	int64_t i;
+	const char *s;
+	const struct stack *stack;
+};
+
+struct event_thread {
+	int64_t id;
+	const char *name;
+	char state;
+};
+
+struct event {
+	enum event_kind kind;
+	int probe;
+	uint64_t timestamp_ns;
+	uint64_t since_start_ns;
+	int64_t pid;
+	int cpu;
+	struct event_thread thread;
+	const struct stack *stack;
+	struct event_walk {
+		const uint64_t *pcs;     /* 0 entries when reused */
+		size_t npcs;
+		const uint64_t *ref_pcs; /* gdb's PCs when both walkers ran */
+		size_t nref_pcs;
+		bool reused;
+	} walk;
+	const char *function;
+	uint64_t elapsed_ns;
+	const char *retval;
+	int (*arg)(void *ctx, const char *name, struct event_value *out);
+	void *arg_ctx;
+	const char *panic_message;
+	const char *panic_location;
+	int64_t syscall_nr;
+	const char *syscall_name;
+	int64_t syscall_result;
+};
+
+/* ---- the probes producers arm --------------------------------------------- */
+
+enum probe_kind {
+	PROBE_BEGIN,
+	PROBE_END,
+	PROBE_SAMPLE,
+	PROBE_INTERVAL,
+	PROBE_FUNCTION,
+	PROBE_RETURN,
+	PROBE_PANIC,
+	PROBE_SYSCALL,        /* fires when the call returns */
+	PROBE_SYSCALL_ENTRY,  /* fires when the call is entered */
+};
+
+enum probe_spec_kind {
+	PROBE_SPEC_NONE,
+	PROBE_SPEC_NAME,       /* "sled::tree::Tree::insert": every instance */
+	PROBE_SPEC_REGEX,      /* /re/ over demangled names */
+	PROBE_SPEC_FILELINE,   /* "src/tree.rs:120" */
+};
+
+/* One probe as written in a recipe; strings are borrowed from it. */
+struct probe_spec {
+	enum probe_kind kind;
+	enum probe_spec_kind spec_kind;
+	const char *spec;        /* function name, pattern, file:line, syscall name */
+	const char *file;        /* FILELINE: the file part ("src/tree.rs"), matched as a path suffix */
+	int line;                /* FILELINE: the line part */
+	int64_t interval_ns;     /* INTERVAL */
+	int recipe_line;         /* where the probe is written */
+};
+
+/* "function", "return", "syscall", ... as a recipe spells the kind. */
+const char *probe_kind_name(enum probe_kind k);
+
+/* Whether a probe of this kind needs breakpoints or catchpoints (the
+ * tracer's: function, return, panic, syscall entry or return). */
+bool probe_kind_traced(enum probe_kind k);
+
+/* ---- the consumer ----------------------------------------------------------- */
+
+struct event_sink {
+	void *ctx;
+	int (*take)(void *ctx, const struct event *ev, struct xerr *e);
+	int (*tick)(void *ctx, uint64_t now_ns, struct xerr *e);
+};
+
+/* Hand one event to a sink (0, 1: end the run, -1 with e; see above). */
+static inline int event_sink_take(const struct event_sink *sink, const struct event *ev, struct xerr *e)
+{
+	return sink && sink->take ? sink->take(sink->ctx, ev, e) : 0;
+}
+
+static inline int event_sink_tick(const struct event_sink *sink, uint64_t now_ns, struct xerr *e)
+{
+	return sink && sink->tick ? sink->tick(sink->ctx, now_ns, e) : 0;
+}
+
+#endif

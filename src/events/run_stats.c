@@ -1,0 +1,43 @@
+#include "events/run_stats.h"
+
+#include "util/array.h"
+#include "util/stats.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+void run_notes_add(struct run_notes *notes, const char *fmt, ...)
+{
+	if (notes->n >= RUN_MAX_NOTES)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(notes->text[notes->n++], sizeof notes->text[0], fmt, ap);
+	va_end(ap);
+}
+
+int run_stats_add_stop(struct run_stats *st, double ms)
+{
+	st->stops++;
+	st->stopped_s += ms / 1e3;
+	double *grown = array_grow(st->stop_ms_log, &st->stop_ms_log_cap, st->nstop_ms_log + 1, sizeof *grown);
+	if (!grown)
+		return -1;
+	st->stop_ms_log = grown;
+	st->stop_ms_log[st->nstop_ms_log++] = ms;
+	return 0;
+}
+
+void run_stats_finish_stops(struct run_stats *st)
+{
+	if (st->nstop_ms_log == 0)
+		return;
+	stats_sort(st->stop_ms_log, st->nstop_ms_log);
+	st->stop_median_ms = stats_percentile_sorted(st->stop_ms_log, st->nstop_ms_log, 50);
+	st->stop_p99_ms = stats_percentile_sorted(st->stop_ms_log, st->nstop_ms_log, 99);
+	st->stop_max_ms = stats_percentile_sorted(st->stop_ms_log, st->nstop_ms_log, 100);
+	free(st->stop_ms_log);
+	st->stop_ms_log = NULL;
+	st->nstop_ms_log = st->stop_ms_log_cap = 0;
+}

@@ -7,5 +7,6 @@ src_target_libtarget_a_SOURCES = \
 	src/target/restore.h \
 	src/target/session.c \
 	src/target/session.h \
+	src/target/session_mi.h \
 	src/target/signals.c \
 	src/target/signals.h

@@ -1,5 +1,6 @@
 #include "config.h"
 #include "target/session.h"
+#include "target/session_mi.h"
 
 #include "mi_conn.h"
 #include "mi_record.h"
@@ -1153,6 +1154,11 @@ int session_idle(struct session *s, int timeout_ms, struct xerr *e)
 struct mi_conn *session_gdb(struct session *s)
 {
 	return s->gdb;
+}
+
+bool session_gdb_alive(struct session *s)
+{
+	return s->gdb && mi_conn_alive(s->gdb);
 }
 
 void session_gdb_frames_free(struct gdb_frame *frames, size_t count)

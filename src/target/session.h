@@ -127,19 +127,8 @@ int session_register_numbers(struct session *s, const char *const *names, size_t
 int session_thread_registers(struct session *s, int gdb_id, const int *numbers, size_t n,
 			     uint64_t *values, struct xerr *e);
 
-/* For modules that speak MI themselves (the tracer): runs one command with
- * the session's timeout. args is NULL-terminated (may be NULL). *result, when
- * asked for, is the ^record (caller frees with mi_record_free). */
-struct mi_record;
-int session_call(struct session *s, struct mi_record **result, struct xerr *e, const char *command,
-		 const char *const *args);
-
-/* Next async record from gdb (exec/notify/status), waiting up to timeout_ms
- * (0: poll, -1: forever). Keeps the session's view in sync: *stopped marks
- * the target stopped (and exited when the reason says so), *running marks it
- * running. Returns 1 with *event (caller frees), 0 on timeout, -1 when gdb is
- * gone. */
-int session_wait_event(struct session *s, int timeout_ms, struct mi_record **event, struct xerr *e);
+/* Whether gdb is still there to talk to. */
+bool session_gdb_alive(struct session *s);
 
 /* Waits up to timeout_ms (e.g. between samples) while watching gdb: its
  * death is noticed at once, not at the next command, so session_rescue can
@@ -147,9 +136,6 @@ int session_wait_event(struct session *s, int timeout_ms, struct mi_record **eve
  * arrive keep the session's view in sync and are dropped. 0, or -1 with e
  * when gdb is gone. */
 int session_idle(struct session *s, int timeout_ms, struct xerr *e);
-
-/* The gdb connection, read-only uses (its fd for poll, its pid). */
-struct mi_conn *session_gdb(struct session *s);
 
 /* PID of the command session_launch started (our child: the caller reaps it
  * with waitpid after session_end), or 0 for an attached session. */

@@ -1,5 +1,6 @@
 /* tracer.c — breakpoint/catchpoint probes over gdb/MI (see tracer.h). */
 #include "trace/tracer.h"
+#include "target/session_mi.h"
 #include "mi_conn.h"
 #include "mi_record.h"
 #include "mi_value.h"
@@ -1149,7 +1150,7 @@ static int disarm(struct tracer *t, struct xerr *e)
 {
 	if (!t->nall)
 		return 0;
-	if (!mi_conn_alive(session_gdb(t->s)) || !session_target_alive(t->s))
+	if (!session_gdb_alive(t->s) || !session_target_alive(t->s))
 		return 0;
 	/* Exec'd: stopped in the new program, where gdb re-set our breakpoints
 	 * at the old addresses; delete them before the detach lets it run. */
@@ -1274,7 +1275,7 @@ static void tracer_release(struct tracer *t)
 
 static bool gdb_gone(struct tracer *t)
 {
-	return !mi_conn_alive(session_gdb(t->s));
+	return !session_gdb_alive(t->s);
 }
 
 /* Opens the target's memory, arms the probes, warms the unwinder and

@@ -19,8 +19,47 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { REG_RIP, REG_RSP, REG_RBP, REG_RBX, REG_R12, REG_R13, REG_R14, REG_R15, NREGS };
-static const char *const register_names[NREGS] = { "rip", "rsp", "rbp", "rbx", "r12", "r13", "r14", "r15" };
+/* The unwinder's registers, then the two that say whether the thread sat in
+ * a waiting system call when it was stopped (orig_rax: the call's number,
+ * -1 outside a call; rsi: futex's operation). */
+enum { REG_RIP, REG_RSP, REG_RBP, REG_RBX, REG_R12, REG_R13, REG_R14, REG_R15, REG_ORIG_RAX, REG_RSI, NREGS };
+static const char *const register_names[NREGS] = {
+	"rip", "rsp", "rbp", "rbx", "r12", "r13", "r14", "r15", "orig_rax", "rsi",
+};
+
+/* x86-64 system calls that only wait (for a lock, a timer, an event, a
+ * child): a thread stopped inside one was off the CPU at that instant. */
+static const char *waiting_syscall(uint64_t nr, uint64_t futex_op)
+{
+	switch ((int64_t)nr) {
+	case 202: {   /* futex: its waiting operations only */
+		unsigned op = (unsigned)futex_op & 127u;   /* without FUTEX_PRIVATE_FLAG */
+		return op == 0 || op == 9 || op == 6 || op == 11 || op == 13 ? "futex" : NULL;
+	}
+	case 449: return "futex_waitv";
+	case 34: return "pause";
+	case 35: return "nanosleep";
+	case 230: return "clock_nanosleep";
+	case 7: return "poll";
+	case 271: return "ppoll";
+	case 23: return "select";
+	case 270: return "pselect6";
+	case 232: return "epoll_wait";
+	case 281: return "epoll_pwait";
+	case 441: return "epoll_pwait2";
+	case 61: return "wait4";
+	case 247: return "waitid";
+	case 128: return "rt_sigtimedwait";
+	case 130: return "rt_sigsuspend";
+	case 43: return "accept";
+	case 288: return "accept4";
+	case 208: return "io_getevents";
+	case 65: return "semop";
+	case 220: return "semtimedop";
+	case 70: return "msgrcv";
+	default: return NULL;
+	}
+}
 
 /* What the sampler remembers of one thread between ticks. */
 struct tracked_thread {
@@ -42,6 +81,7 @@ struct tracked_thread {
 	size_t nref_pcs;
 	struct stack_capture capture;  /* fast walker: taken while stopped, unwound after */
 	bool captured;            /* capture holds this tick's stop */
+	const char *waiting_in;   /* the waiting system call it sat in when stopped, or NULL */
 };
 
 struct sampler {
@@ -188,6 +228,7 @@ static int capture_fast(struct sampler *sp, struct tracked_thread *t, struct xer
 		.rip = values[REG_RIP], .rsp = values[REG_RSP], .rbp = values[REG_RBP], .rbx = values[REG_RBX],
 		.r12 = values[REG_R12], .r13 = values[REG_R13], .r14 = values[REG_R14], .r15 = values[REG_R15],
 	};
+	t->waiting_in = waiting_syscall(values[REG_ORIG_RAX], values[REG_RSI]);
 	if (unwinder_capture(sp->unwinder, t->tid, &regs, &t->capture, e) < 0)
 		return -1;
 	t->captured = true;
@@ -286,7 +327,7 @@ static int stopped_round(struct sampler *sp, struct sampler_stats *st, struct xe
 {
 	if (map_gdb_ids(sp, e) < 0)
 		return -1;
-	if (sp->cfg->walker != SAMPLER_WALKER_GDB && learn_register_numbers(sp, e) < 0)
+	if (learn_register_numbers(sp, e) < 0)
 		return -1;
 	for (size_t i = 0; i < sp->nthreads; i++) {
 		struct tracked_thread *t = &sp->threads[i];
@@ -299,7 +340,14 @@ static int stopped_round(struct sampler *sp, struct sampler_stats *st, struct xe
 		struct xerr walk_error;
 		int rc;
 		if (sp->cfg->walker == SAMPLER_WALKER_GDB) {
-			rc = walk_gdb(sp, t, t->pcs, &t->npcs, &walk_error);
+			uint64_t call[2];
+			t->waiting_in = NULL;
+			rc = session_thread_registers(sp->session, t->gdb_id, &sp->regnums[REG_ORIG_RAX], 2, call,
+						      &walk_error);
+			if (rc >= 0) {
+				t->waiting_in = waiting_syscall(call[0], call[1]);
+				rc = walk_gdb(sp, t, t->pcs, &t->npcs, &walk_error);
+			}
 		} else {
 			rc = capture_fast(sp, t, &walk_error);
 			if (rc >= 0 && sp->cfg->walker == SAMPLER_WALKER_BOTH &&
@@ -343,9 +391,9 @@ static int sampler_setup(struct sampler *sp, struct session *s, struct symbolize
 		sp->unwinder = unwinder_new(symbolizer_dwfl(sym), session_pid(s), e);
 		if (!sp->unwinder)
 			return -1;
-		/* Register numbers are asked at the first stop (gdb needs a stopped target). */
-		sp->regnums[0] = -1;
 	}
+	/* Register numbers are asked at the first stop (gdb needs a stopped target). */
+	sp->regnums[0] = -1;
 	return 0;
 }
 
@@ -358,7 +406,7 @@ static int learn_register_numbers(struct sampler *sp, struct xerr *e)
 	for (int k = 0; k < NREGS; k++)
 		if (sp->regnums[k] < 0)
 			return xerr_set(e, "gdb has no register %s here: the fast walker supports x86-64 only "
-					"(use `set exact true` for gdb's own unwinder)", register_names[k]);
+					"(xgdbprof's sampler supports x86-64 Linux only)", register_names[k]);
 	return 0;
 }
 
@@ -481,10 +529,21 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, const str
 			return -1;
 		if (!t->have_stack)
 			continue;
+		char state = t->proc.state;
+		if (t->walk && t->waiting_in && state == 'R') {
+			/* Runnable when the round began, but waiting in a system
+			 * call when gdb stopped it: off the CPU at its sample's
+			 * instant — often on a lock held by a thread stopped just
+			 * before it. Not an on-CPU sample. */
+			st->waiting_at_stop++;
+			if (sp->cfg->threads == SAMPLER_THREADS_RUNNING)
+				continue;
+			state = 'S';
+		}
 		struct event ev = {
 			.kind = EVENT_SAMPLE, .probe = -1, .timestamp_ns = stop_start,
 			.since_start_ns = stop_start - sp->start_ns, .pid = session_pid(s), .cpu = t->proc.last_cpu,
-			.thread = { .id = t->tid, .name = t->proc.name, .state = t->proc.state },
+			.thread = { .id = t->tid, .name = t->proc.name, .state = state },
 			.stack = &t->stack,
 			.walk = { .pcs = t->pcs, .npcs = t->walk ? t->npcs : 0, .ref_pcs = t->ref_pcs,
 				  .nref_pcs = t->walk ? t->nref_pcs : 0, .reused = !t->walk },
@@ -568,6 +627,10 @@ static void add_run_notes(struct session *s, const struct sampler_config *cfg, s
 			 "apart (about %.1f ms a stop here); --all-stop stops them all at once, for less",
 			 (double)st->walks / (double)st->run.stops,
 			 st->run.stops ? 1e3 * st->run.stopped_s / (double)st->run.stops : 0);
+	if (st->waiting_at_stop && cfg->threads == SAMPLER_THREADS_RUNNING)
+		run_notes_add(notes, "%.0f stacks of running threads were left out: the thread sat in a waiting system "
+			 "call (a lock, a sleep, a poll) when it was stopped, so it was off the CPU then",
+			 (double)st->waiting_at_stop);
 	if (st->truncated)
 		run_notes_add(notes, "%.0f of %.0f walked stacks end before their outermost frame (the %.0f-frame limit, "
 			 "or the 64 KiB of stack copied at the stop)",

@@ -10,6 +10,14 @@
  * A thread whose on-CPU time (schedstat) has not moved since its last stack
  * keeps that stack without being walked again (counted as reused).
  *
+ * On CPU: with SAMPLER_THREADS_RUNNING a thread is sampled when /proc said
+ * it was runnable and it used CPU since the previous tick, both read before
+ * the stop — and its stack is kept only if, when gdb stopped it, it was not
+ * sitting in a waiting system call (futex wait, sleep, poll, epoll...; read
+ * from orig_rax at the stop). Threads are stopped one after another, so a
+ * thread can run into a lock held by one stopped before it: counting that
+ * wait as CPU time was the profiler's own artefact.
+ *
  * Budget: the share of wall time the target spends stopped is held under
  * max_stopped_percent by the stop budget (events/stop_budget.h): the next
  * stop is put off while it is overdrawn (and the notes say the rate fell).
@@ -58,6 +66,8 @@ struct sampler_stats {
 	uint64_t thread_samples;      /* stacks handed to the sink */
 	uint64_t reused;              /* of which reused without a walk */
 	uint64_t truncated;           /* walks that did not reach the outermost frame */
+	uint64_t waiting_at_stop;     /* runnable threads found in a waiting system call when stopped: left out
+				       * of on-CPU samples (threads running), reported as 'S' otherwise */
 	double frequency_asked_hz, frequency_achieved_hz;
 	double cpu_percent_min, cpu_percent_avg, cpu_percent_max;  /* target CPU%, per ~1 s window */
 	int cpu_percent_avg_windows;

@@ -8,3 +8,12 @@ src_stacks_libstacks_a_SOURCES = \
 	src/stacks/stop_clock.h \
 	src/stacks/unwind.c \
 	src/stacks/unwind.h
+
+## On-CPU truth: a lock-contention fixture, and the test holding the
+## sampler to perf's account of what was on the CPU.
+$(FIXTURE_BIN)/contend: tests/fixtures/contend.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/contend.c
+check_DATA += $(FIXTURE_BIN)/contend
+CLEANFILES += $(FIXTURE_BIN)/contend
+TESTS += tests/oncpu.sh
+EXTRA_DIST += tests/oncpu.sh

@@ -463,6 +463,9 @@ static int run_attach(struct run_context *rc)
 	so.no_separate_debug = rc->wants_samples;
 	/* The fast walker takes registers and memory from gdb, nothing more. */
 	so.no_symbols = rc->wants_samples && !opts->exact;
+	/* A launched command is traced from its first instruction: it waits at
+	 * its entry point until the probes are armed (the tracer resumes it). */
+	so.hold_at_entry = !rc->wants_samples && tracer_wanted(rc->probes, rc->nprobes);
 	int exit_code = XGP_EXIT_OK;
 	if (req->launch) {
 		if (session_launch(&rc->session, req->argv, &so, &e) < 0)

@@ -34,6 +34,8 @@ struct session {
 	bool attached;             /* gdb holds the target: detach on the way out */
 	bool attach_started;       /* -target-attach was sent: gdb may have stopped threads */
 	bool no_symbols;           /* session_options.no_symbols */
+	bool hold_at_entry;        /* session_options.hold_at_entry, all-stop only */
+	bool held_at_entry;        /* stopped at the entry point, not resumed since */
 	bool execed;               /* gdb reported an exec: stopped in the new program */
 	char *exec_path;           /* the new program, as gdb names it */
 	unsigned char exec_id[16]; /* AT_RANDOM's bytes: new at every exec (exec_identity) */
@@ -137,27 +139,35 @@ static void note_exec(struct session *s, const struct mi_record *ev)
 	s->exec_path = strdup(path ? path : "?");
 }
 
-/* The 16 random bytes the kernel puts on the stack of every new program
- * (auxv AT_RANDOM): they change at each exec, even of the same program at
- * the same addresses. */
-static bool exec_identity(pid_t pid, unsigned char out[16])
+/* One entry of the process's auxiliary vector, 0 when absent (or mid-exec,
+ * before the kernel wrote one). */
+static uint64_t auxv_value(pid_t pid, uint64_t type)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/auxv", (int)pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return false;
+		return 0;
 	Elf64_auxv_t aux[64];
 	ssize_t n = read(fd, aux, sizeof aux);
 	close(fd);
-	uint64_t at = 0;
 	for (ssize_t i = 0; n > 0 && i < n / (ssize_t)sizeof *aux && aux[i].a_type != AT_NULL; i++)
-		if (aux[i].a_type == AT_RANDOM)
-			at = aux[i].a_un.a_val;
+		if (aux[i].a_type == type)
+			return aux[i].a_un.a_val;
+	return 0;
+}
+
+/* The 16 random bytes the kernel puts on the stack of every new program
+ * (auxv AT_RANDOM): they change at each exec, even of the same program at
+ * the same addresses. */
+static bool exec_identity(pid_t pid, unsigned char out[16])
+{
+	uint64_t at = auxv_value(pid, AT_RANDOM);
 	if (!at)
 		return false;   /* mid-exec: no auxv yet */
+	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
 	bool ok = pread(fd, out, 16, (off_t)at) == 16;
@@ -527,6 +537,7 @@ static struct session *session_new(const struct session_options *opts, struct xe
 		call(s, NULL, NULL, "-gdb-set", "auto-solib-add", "off", NULL);
 	/* Must precede the attach. */
 	s->non_stop = opts && (opts->non_stop || (opts->choose_non_stop && opts->choose_non_stop(opts->choose_ctx)));
+	s->hold_at_entry = opts && opts->hold_at_entry && !s->non_stop;
 	/* Children and new programs (docs/tracing.md, "Forks and exec"): a
 	 * forked child is detached at once (gdb removes its copies of our
 	 * breakpoints first), the target stays the parent, and an exec is
@@ -685,6 +696,29 @@ static void drop_symbols_after_exec(struct session *s)
 
 /* The launched command's own exec stops at the exec catchpoint: that one
  * is the launch itself, not the target changing programs. */
+/* Runs a launched program from its exec stop to its entry point (AT_ENTRY)
+ * and leaves it stopped there: ld.so has mapped and relocated every library
+ * and run their constructors, and not one instruction of the program itself
+ * has run. gdb's temporary breakpoint is gone once hit. */
+static int run_to_entry(struct session *s, struct xerr *e)
+{
+	uint64_t entry = auxv_value(s->pid, AT_ENTRY);
+	if (!entry)
+		return xerr_set(e, "cannot read the entry point of process %d from /proc/%d/auxv", (int)s->pid,
+				(int)s->pid);
+	char where[32];
+	snprintf(where, sizeof where, "*0x%llx", (unsigned long long)entry);
+	if (session_remember_code_byte(s, entry, e) < 0 || call(s, NULL, e, "-break-insert", "-t", where, NULL) < 0)
+		return xerr_prefix(e, "holding process %d at its entry point", (int)s->pid);
+	if (session_resume(s, e) < 0)
+		return -1;
+	while (!s->stopped && !s->target_exited && !s->execed)
+		if (wait_stopped(s, e) < 0)
+			return xerr_prefix(e, "holding process %d at its entry point", (int)s->pid);
+	s->held_at_entry = s->stopped && !s->target_exited && !s->execed;
+	return 0;
+}
+
 static int wait_launch_exec(struct session *s, struct xerr *e)
 {
 	while (!s->execed && !s->target_exited) {
@@ -701,7 +735,9 @@ static int wait_launch_exec(struct session *s, struct xerr *e)
 	free(s->exec_path);
 	s->exec_path = NULL;
 	s->have_exec_id = exec_identity(s->pid, s->exec_id);
-	return s->target_exited ? 0 : session_resume(s, e);
+	if (s->target_exited)
+		return 0;
+	return s->hold_at_entry ? run_to_entry(s, e) : session_resume(s, e);
 }
 
 /* The child side of session_launch: waits on `go_fd` until gdb is attached,
@@ -797,6 +833,11 @@ int session_launch(struct session **out, char *const argv[], const struct sessio
 pid_t session_pid(const struct session *s)
 {
 	return s->pid;
+}
+
+bool session_held_at_entry(const struct session *s)
+{
+	return s->held_at_entry;
 }
 
 pid_t session_launched_child(const struct session *s)
@@ -928,6 +969,7 @@ int session_resume(struct session *s, struct xerr *e)
 	if (call(s, NULL, e, "-exec-continue", s->non_stop ? "--all" : NULL, NULL) < 0)
 		return xerr_prefix(e, "resuming process %d", (int)s->pid);
 	s->stopped = false;
+	s->held_at_entry = false;
 	s->nstopped_ids = 0;
 	return wait_running(s, e);
 }

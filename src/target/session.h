@@ -47,6 +47,10 @@ struct session_options {
 				    * each stopped frame is then cheapest. gdb reads a
 				    * launched command's symbols when it execs; they are
 				    * dropped right after. */
+	bool hold_at_entry;        /* session_launch (all-stop): return with the command
+				    * stopped at its entry point, libraries loaded and
+				    * not one instruction of its own run, so probes are
+				    * armed before it starts; session_resume lets it go */
 };
 
 /* One frame as gdb's unwinder reports it (the reference walker). */
@@ -136,6 +140,10 @@ bool session_gdb_alive(struct session *s);
  * arrive keep the session's view in sync and are dropped. 0, or -1 with e
  * when gdb is gone. */
 int session_idle(struct session *s, int timeout_ms, struct xerr *e);
+
+/* Whether a launched command is still held at its entry point
+ * (session_options.hold_at_entry): nothing of its own has run yet. */
+bool session_held_at_entry(const struct session *s);
 
 /* PID of the command session_launch started (our child: the caller reaps it
  * with waitpid after session_end), or 0 for an attached session. */

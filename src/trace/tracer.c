@@ -1282,6 +1282,7 @@ static bool gdb_gone(struct tracer *t)
  * resumes the target with the duty cycle on. Returns 0, or -1 with e. */
 static int tracer_start(struct tracer *t, struct xerr *e)
 {
+	bool held_at_entry = session_held_at_entry(t->s);
 	const struct tracer_config *cfg = t->cfg;
 	struct tracer_stats *stats = t->st;
 	char path[64];
@@ -1317,11 +1318,13 @@ static int tracer_start(struct tracer *t, struct xerr *e)
 		rc = session_resume(t->s, e);
 	}
 	if (rc == 0)
-		fprintf(stderr, "xgdbprof: attached %zu probe%s (%zu breakpoint%s)%s\n", t->nsites + t->panic_probes.n +
+		fprintf(stderr, "xgdbprof: attached %zu probe%s (%zu breakpoint%s)%s%s\n", t->nsites + t->panic_probes.n +
 			t->syscall_entry_probes.n + t->syscall_return_probes.n,
 			t->nsites + t->panic_probes.n + t->syscall_entry_probes.n + t->syscall_return_probes.n == 1 ? "" : "s",
 			stats->breakpoints, stats->breakpoints == 1 ? "" : "s",
-			budgeted(t) ? "" : cfg->exact ? ", exact: no budget" : "");
+			budgeted(t) ? "" : cfg->exact ? ", exact: no budget" : "",
+			held_at_entry ? "; the command was held at its entry point until now (none of its own code had run)"
+				      : "");
 	t->duty = DUTY_ON;
 	t->duty_changed_ns = monotonic_ns();
 	t->last_resume_ns = t->duty_changed_ns;

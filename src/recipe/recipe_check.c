@@ -47,6 +47,7 @@ static const struct builtin {
 	{"panic.location", B_PANIC_LOCATION, T_STR, -1, PROBE_BIT(PROBE_PANIC), "panic probes"},
 	{"syscall.name", B_SYSCALL_NAME, T_STR, -1, PROBE_BIT(PROBE_SYSCALL) | PROBE_BIT(PROBE_SYSCALL_ENTRY), "syscall probes"},
 	{"syscall.nr", B_SYSCALL_NR, T_INT, -1, PROBE_BIT(PROBE_SYSCALL) | PROBE_BIT(PROBE_SYSCALL_ENTRY), "syscall probes"},
+	{"syscall.error", B_SYSCALL_ERROR, T_STR, -1, PROBE_BIT(PROBE_SYSCALL), "syscall probes (on return)"},
 	{"int", B_INT, T_INT, 1, ALL_PROBES, NULL},
 	{"str", B_STR, T_STR, 1, ALL_PROBES, NULL},
 	{"strlen", B_STRLEN, T_INT, 1, ALL_PROBES, NULL},
@@ -63,7 +64,7 @@ static const struct builtin {
 static const char *const builtin_names[] = {
 	"ustack", "func", "thread.id", "tid", "thread.name", "thread.state", "cpu", "pid",
 	"nsecs", "uptime", "probe", "elapsed", "retval", "arg", "panic.message",
-	"panic.location", "syscall.name", "syscall.nr", "int", "str", "strlen", "count", "sum",
+	"panic.location", "syscall.name", "syscall.nr", "syscall.error", "int", "str", "strlen", "count", "sum",
 	"min", "max", "avg", "hist", "lhist", NULL,
 };
 

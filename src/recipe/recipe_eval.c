@@ -236,6 +236,13 @@ static int eval_builtin(struct recipe_run *run, const struct expr *e, struct val
 	case B_PANIC_LOCATION: out->s = ev->panic_location ? ev->panic_location : ""; return 0;
 	case B_SYSCALL_NAME: out->s = ev->syscall_name ? ev->syscall_name : ""; return 0;
 	case B_SYSCALL_NR: out->i = ev->syscall_nr; return 0;
+	case B_SYSCALL_ERROR:
+		/* glibc's own errno names (EAGAIN, ETIMEDOUT); "" for a success. */
+		out->s = ev->syscall_result < 0 && ev->syscall_result >= -4095
+				 ? strerrorname_np((int)-ev->syscall_result) : NULL;
+		if (!out->s)
+			out->s = ev->syscall_result < 0 ? "E?" : "";
+		return 0;
 	case B_ARG: {
 		const char *name = e->args[0]->s;
 		struct event_value v = {0};

@@ -33,13 +33,15 @@ $(FIXTURE_BIN)/fork_loop: tests/fixtures/fork_loop.c $(FIXTURE_BIN)/.dirstamp
 	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/fork_loop.c
 $(FIXTURE_BIN)/churn: tests/fixtures/churn.c $(FIXTURE_BIN)/.dirstamp
 	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/churn.c
+$(FIXTURE_BIN)/sleepers: tests/fixtures/sleepers.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/sleepers.c
 
 check_DATA += $(FIXTURE_BIN)/trace_tree $(FIXTURE_BIN)/trace_panic $(FIXTURE_BIN)/trace_write \
 	$(FIXTURE_BIN)/trace_hot $(FIXTURE_BIN)/regs_hot $(FIXTURE_BIN)/dlopen_loop $(FIXTURE_BIN)/libdlopen_plugin.so \
-	$(FIXTURE_BIN)/exec_later $(FIXTURE_BIN)/fork_loop $(FIXTURE_BIN)/churn
+	$(FIXTURE_BIN)/exec_later $(FIXTURE_BIN)/fork_loop $(FIXTURE_BIN)/churn $(FIXTURE_BIN)/sleepers
 CLEANFILES += $(FIXTURE_BIN)/trace_tree $(FIXTURE_BIN)/trace_panic $(FIXTURE_BIN)/trace_write \
 	$(FIXTURE_BIN)/trace_hot $(FIXTURE_BIN)/regs_hot $(FIXTURE_BIN)/dlopen_loop $(FIXTURE_BIN)/libdlopen_plugin.so \
-	$(FIXTURE_BIN)/exec_later $(FIXTURE_BIN)/fork_loop $(FIXTURE_BIN)/churn
+	$(FIXTURE_BIN)/exec_later $(FIXTURE_BIN)/fork_loop $(FIXTURE_BIN)/churn $(FIXTURE_BIN)/sleepers
 
 check_PROGRAMS += tests/unit/test_tracer tests/unit/test_tracer_codecheck
 tests_unit_test_tracer_SOURCES = tests/unit/test_tracer.c

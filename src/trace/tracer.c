@@ -99,7 +99,12 @@ struct tracer {
 	bool panic_old_abi;
 	bool has_panic_probe, has_syscall_entry, has_syscall_return;
 	struct probe_list panic_probes, syscall_entry_probes, syscall_return_probes;
-	uint64_t syscall_t0[4096];    /* per thread slot: entry time (by tid % 4096) */
+	/* Per thread slot (by tid % 4096): the open system call's entry time
+	 * and number, and whether our stop interrupted it and the kernel is
+	 * restarting it. */
+	uint64_t syscall_t0[4096];
+	int16_t syscall_open_nr[4096];
+	bool syscall_restarting[4096];
 	int regnums[NREGS];
 	struct unwinder *unwinder;
 	/* the stack of the current event */
@@ -746,6 +751,19 @@ static bool read_location(struct tracer *t, uint64_t addr, char *out, size_t siz
 
 /* ---- events ----------------------------------------------------------------- */
 
+/* x86-64's restart_syscall, which the kernel runs to resume an interrupted
+ * sleep (ERESTART_RESTARTBLOCK). */
+#define SYSCALL_RESTART_SYSCALL 219
+
+/* The kernel-internal results of a call a stop interrupted and the kernel
+ * restarts (ERESTARTSYS, ERESTARTNOINTR, ERESTARTNOHAND,
+ * ERESTART_RESTARTBLOCK): seen at the syscall-exit stop, never by the
+ * program when the stop was ours. */
+static bool syscall_restarts(int64_t result)
+{
+	return result == -512 || result == -513 || result == -514 || result == -516;
+}
+
 static int fire(struct tracer *t, const struct probe_list *probes, struct event *ev, struct xerr *e)
 {
 	for (size_t i = 0; i < probes->n; i++) {
@@ -957,11 +975,36 @@ static int handle_stop(struct tracer *t, const struct mi_record *ev, uint64_t wh
 		rev.stack = NULL;
 		rev.syscall_nr = nr;
 		rev.syscall_name = name ? name : "?";
-		uint64_t *t0 = &t->syscall_t0[(unsigned)th->tid % 4096];
+		unsigned slot = (unsigned)th->tid % 4096;
+		uint64_t *t0 = &t->syscall_t0[slot];
 		if (is_sys_entry) {
+			if (t->syscall_restarting[slot] &&
+			    (nr == t->syscall_open_nr[slot] || nr == SYSCALL_RESTART_SYSCALL)) {
+				/* The same call going on after our stop: one call. */
+				t->syscall_restarting[slot] = false;
+				return 0;
+			}
+			t->syscall_restarting[slot] = false;
+			t->syscall_open_nr[slot] = (int16_t)nr;
 			*t0 = when;
 			return fire(t, &t->syscall_entry_probes, &rev, e);
 		}
+		if (syscall_restarts((int64_t)regs[R_RAX])) {
+			/* Interrupted by a stop (ours: the program never sees these
+			 * kernel-internal values) and about to be restarted. */
+			t->syscall_restarting[slot] = true;
+			t->st->syscalls_restarted++;
+			return 0;
+		}
+		if (nr == SYSCALL_RESTART_SYSCALL && t->syscall_open_nr[slot] > 0) {
+			/* A sleep restarted through restart_syscall: report the call
+			 * the program made. */
+			nr = t->syscall_open_nr[slot];
+			const char *original = syscall_name((int)nr);
+			rev.syscall_nr = nr;
+			rev.syscall_name = original ? original : "?";
+		}
+		t->syscall_open_nr[slot] = 0;
 		t->st->syscalls++;
 		rev.elapsed_ns = *t0 && when >= *t0 ? when - *t0 : 0;
 		*t0 = 0;
@@ -1222,6 +1265,9 @@ void tracer_stats_print(const struct tracer_stats *st, FILE *out)
 		st->run.elapsed_s, st->run.stopped_s,
 		st->run.elapsed_s > 0 ? 100 * st->run.stopped_s / st->run.elapsed_s : 0,
 		st->hit_cost_ms);
+	if (st->syscalls_restarted)
+		fprintf(out, "tracer: system calls: %" PRIu64 " restarted after our stops (the kernel resumed them: "
+			"each counted once, with no error)\n", st->syscalls_restarted);
 	if (st->arm_stopped_s > 0)
 		fprintf(out, "tracer: arming (inserting breakpoints, warming the unwinder) held the target stopped "
 			"%.1f ms before the trace began: not counted above\n", st->arm_stopped_s * 1e3);

@@ -26,4 +26,11 @@ for shape in "start 400 0 0" "churn 300 8 40"; do
 done
 check "the probe was armed before the program's first instruction (held at its entry point)" \
 	grep -q "held at its entry point" "$TMP/start.err"
+# Nothing but print() output: no profile was saved, and none is announced;
+# a directory of our naming would have been removed.
+check "no 'profile saved in' when nothing was saved" sh -c "! grep -q 'profile saved in' '$TMP/start.err'"
+(cd "$TMP" && "$XGDBPROF" -e 'set exact true; function "counted_call" { @calls = count(); }' \
+	-- "$FIXTURES/churn" 5 0 0 >/dev/null 2>&1)
+check "no empty output directory of ours left behind" \
+	sh -c "! ls -d '$TMP'/xgdbprof-churn-* >/dev/null 2>&1"
 finish

@@ -57,6 +57,8 @@ struct run_context {
 	int threads_seen;
 	uint64_t start_ns;
 	int reports_written;
+	bool profile_saved;        /* a profile.json in output_dir: `xgdbprof report DIR` works */
+	int files_written;         /* other files saved in output_dir */
 	/* The recipe's probes, as handed to the producers; interval probes'
 	 * next due time per probe. */
 	size_t nprobes;
@@ -170,8 +172,10 @@ static int sink_report(void *ctx, const struct map *m, const struct recipe_repor
 		snprintf(path, sizeof path, "%s/profile-%s.json", rc->output_dir, map_name(m));
 	if (result == 0)
 		result = profile_save(p, path, e);
-	if (result == 0)
+	if (result == 0) {
 		rc->reports_written++;
+		rc->profile_saved = true;
+	}
 	profile_free(p);
 	return result;
 }
@@ -190,8 +194,10 @@ static int sink_render(struct run_context *rc, const struct map *m, const struct
 	int result = output_path(rc, o && o->path ? o->path : default_name, path, sizeof path, e);
 	if (result == 0)
 		result = report_to_file(render, p, path, &ro, e);
-	if (result == 0)
+	if (result == 0) {
 		fprintf(stderr, "xgdbprof: %s written to %s\n", what, path);
+		rc->files_written += strncmp(path, rc->output_dir, strlen(rc->output_dir)) == 0;
+	}
 	profile_free(p);
 	return result;
 }
@@ -654,10 +660,16 @@ static int run_finish(struct run_context *rc, int exit_code)
 			snprintf(path, sizeof path, "%s/profile.json", rc->output_dir);
 			if (profile_save(rc->raw, path, &e) < 0)
 				cli_error("%s", e.msg);
+			else
+				rc->profile_saved = true;
 		}
-		if (rc->output_dir[0])
+		if (rc->output_dir[0] && rc->profile_saved)
 			fprintf(stderr, "xgdbprof: profile saved in %s (re-render with `xgdbprof report %s`)\n",
 				rc->output_dir, rc->output_dir);
+		else if (rc->output_dir[0] && rc->files_written)
+			fprintf(stderr, "xgdbprof: output saved in %s\n", rc->output_dir);
+		else if (rc->output_dir[0] && !rc->request->output_dir)
+			rmdir(rc->output_dir);   /* ours, and empty: nothing to keep */
 	}
 	recipe_run_free(rc->run);
 	free(rc->interval_next_ns);

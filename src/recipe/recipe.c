@@ -392,6 +392,11 @@ int recipe_resolve_name(const char *name, char *out, size_t outsz, struct xerr *
 
 /* ---- probes ------------------------------------------------------------ */
 
+bool recipe_uses_builtin(const struct recipe *r, const char *name)
+{
+	return recipe_check_uses(&r->prog, name);
+}
+
 size_t recipe_probe_count(const struct recipe *r)
 {
 	return r->prog.nprobes;

@@ -94,6 +94,8 @@ int recipe_set_option(struct recipe *r, const char *name, const char *value, str
 /* ---- probes ------------------------------------------------------------ */
 
 size_t recipe_probe_count(const struct recipe *r);
+/* Whether the recipe's probes use the builtin named ("arg", "ustack"). */
+bool recipe_uses_builtin(const struct recipe *r, const char *name);
 /* Fills *out for probe i (strings borrowed from r). Returns 0 or -1. The
  * specs are what the command hands the producers to arm. */
 int recipe_probe(const struct recipe *r, size_t i, struct probe_spec *out);

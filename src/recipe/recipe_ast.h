@@ -154,6 +154,7 @@ struct program {
 	size_t nsettings;
 	struct map_info **maps;
 	size_t nmaps;
+	uint64_t builtins_used;  /* bit (1 << builtin_id) for each builtin the probes use */
 };
 
 /* Parses src into *prog (zeroed by the caller). Errors go to diags; the
@@ -165,6 +166,8 @@ size_t recipe_parse(const struct recipe_src *src, const struct recipe_defines *d
  * after_parse_errors: the tree is partial, so skip the whole-program checks
  * (maps never assigned, no probes, unused variables) that would only echo
  * the syntax errors. Returns the number of errors found. */
+/* Whether a checked program uses the builtin named (e.g. "arg"). */
+bool recipe_check_uses(const struct program *prog, const char *name);
 size_t recipe_check(const struct recipe_src *src, struct program *prog, struct diag_list *diags,
 		    bool after_parse_errors);
 /* Converts a `set` value to an option. Returns 0, or -1 with a message. */

@@ -281,9 +281,17 @@ static bool is_const_int(const struct expr *e, int64_t *v)
 	return false;
 }
 
+bool recipe_check_uses(const struct program *prog, const char *name)
+{
+	const struct builtin *b = find_builtin(name);
+	return b && (prog->builtins_used >> b->id & 1);
+}
+
 static enum type check_call(struct checker *c, struct expr *e)
 {
 	const struct builtin *b = find_builtin(e->s);
+	if (b)
+		c->prog->builtins_used |= UINT64_C(1) << b->id;
 	if (!b || b->args < 0) {
 		if (b)
 			ERR(c, e->loc, "'%s' takes no arguments: write %s without parentheses", e->s, e->s);
@@ -387,6 +395,8 @@ static enum type check_map_read(struct checker *c, struct expr *e)
 static enum type check_ident(struct checker *c, struct expr *e)
 {
 	const struct builtin *b = find_builtin(e->s);
+	if (b)
+		c->prog->builtins_used |= UINT64_C(1) << b->id;
 	if (!b || b->args >= 0) {
 		if (b && b->id == B_ARG)
 			ERR(c, e->loc, "arg needs a parameter name: arg(NAME)");
@@ -413,6 +423,7 @@ static enum type check_ident(struct checker *c, struct expr *e)
 
 static enum type check_ustack(struct checker *c, struct expr *e)
 {
+	c->prog->builtins_used |= UINT64_C(1) << B_USTACK;
 	e->builtin = B_USTACK;
 	if (!(THREAD_PROBES & PROBE_BIT(c->probe->kind)))
 		ERR(c, e->loc, "'ustack' has no meaning in %s: it is only available in %s",

@@ -36,6 +36,7 @@ struct session {
 	bool no_symbols;           /* session_options.no_symbols */
 	bool hold_at_entry;        /* session_options.hold_at_entry, all-stop only */
 	bool held_at_entry;        /* stopped at the entry point, not resumed since */
+	double attach_hold_ms;     /* the attach's stop, from the request to the resume */
 	bool execed;               /* gdb reported an exec: stopped in the new program */
 	char *exec_path;           /* the new program, as gdb names it */
 	unsigned char exec_id[16]; /* AT_RANDOM's bytes: new at every exec (exec_identity) */
@@ -614,6 +615,8 @@ static int attach_gdb(struct session *s, pid_t pid, struct xerr *e)
 	if (s->no_symbols && !s->launched_child && forget_libraries(s, e) < 0)
 		return -1;
 	s->attach_started = true;
+	/* From before the attach request: ptrace stops the threads inside it. */
+	double t0 = monotonic_ms();
 	if (call(s, NULL, &attach_error, "-target-attach", pid_text, NULL) < 0) {
 		if (strstr(attach_error.msg, "not permitted") || strstr(attach_error.msg, "ermission")) {
 			char why[512];
@@ -625,7 +628,6 @@ static int attach_gdb(struct session *s, pid_t pid, struct xerr *e)
 		return xerr_set(e, "gdb could not attach to process %d: %s", (int)pid, attach_error.msg);
 	}
 	s->attached = true;
-	double t0 = monotonic_ms();
 	if ((s->non_stop ? wait_all_threads_stopped(s, e) : wait_stopped(s, e)) < 0)
 		return xerr_prefix(e, "attaching to process %d", (int)pid);
 	/* Without it gdb follows an exec silently and re-inserts our address
@@ -637,9 +639,10 @@ static int attach_gdb(struct session *s, pid_t pid, struct xerr *e)
 	s->have_exec_id = exec_identity(pid, s->exec_id);
 	/* Attaching stops every thread; let the target go on right away. */
 	int rc = session_resume(s, e);
+	s->attach_hold_ms = monotonic_ms() - t0;
 	if (s->verbose)
-		fprintf(stderr, "xgdbprof: attach held process %d stopped for about %.1f ms\n", (int)pid,
-			monotonic_ms() - t0);
+		fprintf(stderr, "xgdbprof: attach held process %d stopped for at most %.1f ms\n", (int)pid,
+			s->attach_hold_ms);
 	return rc;
 }
 
@@ -821,7 +824,9 @@ int session_launch(struct session **out, char *const argv[], const struct sessio
 	}
 	if (s->no_symbols) {
 		drop_symbols_after_exec(s);
-		if (session_stop(s, e) < 0 || forget_libraries(s, e) < 0 || session_resume(s, e) < 0) {
+		/* A command held at its entry point stays held (session.h). */
+		if (session_stop(s, e) < 0 || forget_libraries(s, e) < 0 ||
+		    (!s->held_at_entry && session_resume(s, e) < 0)) {
 			session_end(s, NULL);
 			return -1;
 		}
@@ -833,6 +838,11 @@ int session_launch(struct session **out, char *const argv[], const struct sessio
 pid_t session_pid(const struct session *s)
 {
 	return s->pid;
+}
+
+double session_attach_hold_ms(const struct session *s)
+{
+	return s->attach_hold_ms;
 }
 
 bool session_held_at_entry(const struct session *s)

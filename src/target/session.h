@@ -141,6 +141,10 @@ bool session_gdb_alive(struct session *s);
  * when gdb is gone. */
 int session_idle(struct session *s, int timeout_ms, struct xerr *e);
 
+/* How long attaching held the target stopped, from gdb's attach request to
+ * the resume (an upper bound); 0 for a launched command. */
+double session_attach_hold_ms(const struct session *s);
+
 /* Whether a launched command is still held at its entry point
  * (session_options.hold_at_entry): nothing of its own has run yet. */
 bool session_held_at_entry(const struct session *s);

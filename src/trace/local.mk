@@ -51,8 +51,8 @@ tests_unit_test_tracer_codecheck_LDADD = $(target_ldadd)
 
 TESTS += tests/unit/test_tracer \
 	tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh tests/trace_safety.sh \
-	tests/trace_budget.sh tests/trace_registers.sh tests/gdb_lost.sh tests/exec_fork.sh tests/trace_exact.sh
+	tests/trace_budget.sh tests/trace_registers.sh tests/gdb_lost.sh tests/exec_fork.sh tests/trace_exact.sh tests/trace_hold.sh
 EXTRA_DIST += tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh tests/trace_safety.sh \
 	tests/trace_budget.sh tests/trace_registers.sh tests/fixtures/regs_hot.c \
 	tests/gdb_lost.sh tests/fixtures/dlopen_loop.c tests/fixtures/dlopen_plugin.c \
-	tests/exec_fork.sh tests/fixtures/exec_later.c tests/fixtures/fork_loop.c tests/trace_exact.sh
+	tests/exec_fork.sh tests/fixtures/exec_later.c tests/fixtures/fork_loop.c tests/trace_exact.sh tests/trace_hold.sh

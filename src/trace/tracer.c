@@ -395,12 +395,19 @@ static int collect_syscalls(const struct probe_spec *info, int **nrs, size_t *n,
 	return xerr_set(e, "line %d: no system call named '%s' on x86-64 Linux", info->recipe_line, name);
 }
 
-static int arm(struct tracer *t, struct xerr *e)
+/* What arming will insert, resolved with the target running. */
+struct arming {
+	int *sys_nrs;
+	size_t nsys;
+	bool sys_all, any_syscall;
+	uint64_t hook, rust_panic;
+};
+
+/* Resolves every probe to addresses and system call numbers: symbol work,
+ * done before the target is stopped. */
+static int resolve_probes(struct tracer *t, struct arming *a, struct xerr *e)
 {
 	size_t nprobes = t->cfg->nprobes;
-	int *sys_nrs = NULL;
-	size_t nsys = 0;
-	bool sys_all = false, any_syscall = false;
 	for (size_t i = 0; i < nprobes; i++) {
 		const struct probe_spec info = t->cfg->probes[i];
 		int rc = 0;
@@ -415,8 +422,8 @@ static int arm(struct tracer *t, struct xerr *e)
 			break;
 		case PROBE_SYSCALL:
 		case PROBE_SYSCALL_ENTRY:
-			any_syscall = true;
-			rc = collect_syscalls(&info, &sys_nrs, &nsys, &sys_all, e);
+			a->any_syscall = true;
+			rc = collect_syscalls(&info, &a->sys_nrs, &a->nsys, &a->sys_all, e);
 			if (rc == 0)
 				rc = probe_list_add(info.kind == PROBE_SYSCALL ? &t->syscall_return_probes
 										 : &t->syscall_entry_probes, (int)i);
@@ -424,23 +431,20 @@ static int arm(struct tracer *t, struct xerr *e)
 		default:
 			break;
 		}
-		if (rc < 0) {
-			free(sys_nrs);
+		if (rc < 0)
 			return -1;
-		}
 	}
-	uint64_t hook = 0, rust_panic = 0;
-	if (t->has_panic_probe &&
-	    tracer_resolve_panic(t->sym, &hook, &rust_panic, &t->panic_old_abi, e) < 0) {
-		free(sys_nrs);
+	if (t->has_panic_probe && tracer_resolve_panic(t->sym, &a->hook, &a->rust_panic, &t->panic_old_abi, e) < 0)
 		return -1;
-	}
-	/* Everything resolved: now touch the target (stopped). */
+	return 0;
+}
+
+/* Stops the target and inserts what resolve_probes found. */
+static int insert_probes(struct tracer *t, const struct arming *a, struct xerr *e)
+{
 	t->arm_stop_ns = monotonic_ns();
-	if (session_stop(t->s, e) < 0) {
-		free(sys_nrs);
+	if (session_stop(t->s, e) < 0)
 		return -1;
-	}
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < t->nsites; i++) {
 		rc = insert_breakpoint(t, t->sites[i].addr, true, &t->sites[i].bp, e);
@@ -449,15 +453,14 @@ static int arm(struct tracer *t, struct xerr *e)
 				t->sites[i].inlined ? " (inlined)" : "");
 	}
 	t->st->sites = t->nsites;
-	if (rc == 0 && hook)
-		rc = insert_breakpoint(t, hook, false, &t->panic_hook_bp, e);
-	if (rc == 0 && rust_panic)
-		rc = insert_breakpoint(t, rust_panic, false, &t->rust_panic_bp, e);
-	if (rc == 0 && any_syscall)
-		rc = insert_syscall_catchpoint(t, sys_nrs, sys_all ? 0 : nsys, e);
+	if (rc == 0 && a->hook)
+		rc = insert_breakpoint(t, a->hook, false, &t->panic_hook_bp, e);
+	if (rc == 0 && a->rust_panic)
+		rc = insert_breakpoint(t, a->rust_panic, false, &t->rust_panic_bp, e);
+	if (rc == 0 && a->any_syscall)
+		rc = insert_syscall_catchpoint(t, a->sys_nrs, a->sys_all ? 0 : a->nsys, e);
 	if (rc == 0 && t->nall)
 		rc = insert_fork_catchpoint(t, e);
-	free(sys_nrs);
 	if (rc == 0)
 		rc = session_register_numbers(t->s, register_names, NREGS, t->regnums, e);
 	for (int k = 0; rc == 0 && k < NREGS; k++)
@@ -1268,9 +1271,13 @@ void tracer_stats_print(const struct tracer_stats *st, FILE *out)
 	if (st->syscalls_restarted)
 		fprintf(out, "tracer: system calls: %" PRIu64 " restarted after our stops (the kernel resumed them: "
 			"each counted once, with no error)\n", st->syscalls_restarted);
-	if (st->arm_stopped_s > 0)
-		fprintf(out, "tracer: arming (inserting breakpoints, warming the unwinder) held the target stopped "
-			"%.1f ms before the trace began: not counted above\n", st->arm_stopped_s * 1e3);
+	if (st->attach_hold_s > 0)
+		fprintf(out, "tracer: before the trace began, attaching held the target stopped at most %.1f ms and "
+			"arming (inserting breakpoints, warming the unwinder) %.1f ms: not counted above\n",
+			st->attach_hold_s * 1e3, st->arm_stopped_s * 1e3);
+	else if (st->arm_stopped_s > 0)
+		fprintf(out, "tracer: before the trace began, arming (inserting breakpoints, warming the unwinder) "
+			"held the target stopped %.1f ms: not counted above\n", st->arm_stopped_s * 1e3);
 	if (st->hits && st->hits_measured)
 		fprintf(out, "tracer: stopped = held stopped + waiting for a CPU right after our resume; gdb's part "
 			"of a hit (our resume, its step over the breakpoint, the run to the trap, stopping the other "
@@ -1337,12 +1344,12 @@ static int tracer_start(struct tracer *t, struct xerr *e)
 	int rc = 0;
 	if (t->mem_fd < 0)
 		rc = xerr_set(e, "cannot open %s to read the target's memory", path);
+	/* Everything that reads files (resolving the probes, the unwinder,
+	 * the symbolizer's per-module index for the first hit) happens while
+	 * the target runs; only the inserts hold it (docs/tracing.md). */
+	struct arming arming = { 0 };
 	if (rc == 0)
-		rc = arm(t, e);
-	if (rc == 0)
-		rc = refresh_threads(t, e);
-	/* Warm the unwinder and the symbolizer's per-module index while the
-	 * target is stopped for arming, so the first hit is not charged with it. */
+		rc = resolve_probes(t, &arming, e);
 	if (rc == 0 && !cfg->no_stacks && t->nsites) {
 		t->unwinder = unwinder_new(symbolizer_dwfl(t->sym), t->pid, e);
 		if (!t->unwinder)
@@ -1352,6 +1359,13 @@ static int tracer_start(struct tracer *t, struct xerr *e)
 		for (size_t i = 0; rc == 0 && i < t->nsites; i++)
 			symbolizer_lookup(t->sym, t->sites[i].addr, false, warm, 8, &nwarm, NULL);
 	}
+	/* gdb lists the threads of a running target too; a thread born since
+	 * is looked up at its first hit. */
+	if (rc == 0)
+		rc = refresh_threads(t, e);
+	if (rc == 0)
+		rc = insert_probes(t, &arming, e);
+	free(arming.sys_nrs);
 	stop_clock_init(&t->clock, t->pid);
 	if (rc == 0) {
 		struct stop_clock_window unused;
@@ -1558,6 +1572,7 @@ int tracer_run(struct session *s, struct symbolizer *sym, const struct tracer_co
 	t->st = stats;
 	t->pid = session_pid(s);
 	t->tracer_start_ns = monotonic_ns();
+	stats->attach_hold_s = session_attach_hold_ms(s) / 1e3;
 	t->start_ns = cfg->start_ns ? cfg->start_ns : t->tracer_start_ns;
 	int rc = tracer_start(t, e);
 	if (rc == 0)

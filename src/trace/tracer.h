@@ -73,6 +73,7 @@ struct tracer_stats {
 	uint64_t entries, returns, unmatched_returns, panics, syscalls;
 	uint64_t syscalls_restarted;  /* calls our stops interrupted and the kernel restarted: one call each */
 	bool bad_probe;               /* a function/return SPEC matched nothing: bad input, nothing armed */
+	double attach_hold_s;         /* the target held stopped by the attach (session_attach_hold_ms) */
 	double arm_stopped_s;         /* the target held stopped while arming, before run.elapsed_s; run.stopped_s
 				       * is what the hits cost: held stopped, and waiting for a CPU once resumed
 				       * (measured per hit, see stop_clock.h) */

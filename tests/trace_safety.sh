@@ -8,12 +8,15 @@ CODECHECK=$TOP_BUILDDIR/tests/unit/test_tracer_codecheck
 wait_attached() { for i in $(seq 1 400); do grep -q "attached" "$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 
 # 1. gdb killed while probes are inserted
-"$FIXTURES/trace_hot" 60 >/dev/null &
+TRACE_HOT_TRIGGER=$TMP/trigger "$FIXTURES/trace_hot" 60 >"$TMP/hot.out" &
 HOT=$!
 TEST_PIDS="$TEST_PIDS $HOT"
 sleep 0.3
-# report_second runs once a second: its int3 is in memory almost always.
-"$XGDBPROF" -o "$TMP/o1" -e 'function "report_second" { @c = count(); }' "$HOT" >"$TMP/out1" 2>"$TMP/err1" &
+# on_trigger runs only when the test creates $TMP/trigger: its int3 sits in
+# memory unhit until then. (A gdb killed while a thread sits in an unhandled
+# breakpoint trap leaves that SIGTRAP to the target, which no rescue can
+# take back: docs/safety.md. A probe that is not hit keeps that race out.)
+"$XGDBPROF" -o "$TMP/o1" -e 'function "on_trigger" { @c = count(); }' "$HOT" >"$TMP/out1" 2>"$TMP/err1" &
 XG=$!
 check "probes armed" wait_attached "$TMP/err1"
 GDB=$(pgrep -P "$XG" gdb | head -1)
@@ -21,7 +24,9 @@ check "found xgdbprof's gdb" test -n "$GDB"
 [ -n "$GDB" ] && kill -9 "$GDB"
 wait "$XG"
 sed 's/^/# /' "$TMP/err1"
-sleep 1.5   # report_second runs again: an int3 left there would kill the target
+touch "$TMP/trigger"   # now on_trigger runs: an int3 left there would kill the target
+for _ in $(seq 100); do grep -q triggered "$TMP/hot.out" && break; sleep 0.05; done
+check "the probed function ran after the rescue" grep -q triggered "$TMP/hot.out"
 check "target still alive after gdb died" kill -0 "$HOT"
 state=$(awk '{print $3}' "/proc/$HOT/stat" 2>/dev/null)
 check "target not left stopped (state $state)" test "$state" = R -o "$state" = S

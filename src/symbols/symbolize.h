@@ -55,6 +55,7 @@ struct symbolizer_module {
 	const char *build_id;    /* lowercase hex, "" when the ELF has none */
 	uint64_t start, end;     /* runtime address range [start, end) */
 	uint64_t bias;           /* runtime address - ELF virtual address */
+	uint64_t offset;         /* file offset mapped at start (pprof's Mapping.file_offset) */
 	bool has_dwarf;          /* DWARF found (in the file or a debug file) */
 	const char *debug_file;  /* separate debug file used, or NULL */
 };

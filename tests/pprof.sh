@@ -10,7 +10,13 @@
 require_attach
 require_tool go golang-go
 require_tool python3 python3
-python3 -c 'import jsonschema' 2>/dev/null || skip_test "python3-jsonschema is not installed (Debian: apt-get install python3-jsonschema)"
+# Debian's python3-jsonschema lives under /usr/bin/python3, which another
+# python3 first on PATH (pyenv) does not see.
+JSONSCHEMA_PY=
+for py in /usr/bin/python3 python3; do
+	"$py" -c 'import jsonschema' 2>/dev/null && { JSONSCHEMA_PY=$py; break; }
+done
+[ -n "$JSONSCHEMA_PY" ] || skip_test "python3-jsonschema is not installed (Debian: apt-get install python3-jsonschema)"
 
 # go keeps a cache and reads its settings under HOME: all of it in $TMP,
 # nothing fetched (pprof ships with the toolchain).
@@ -134,7 +140,7 @@ check "speedscope's file-format schema, from its npm package (npm pack speedscop
 check "report --format speedscope exits 0" test $? -eq 0
 HOT_DECL=$(grep -n 'uint64_t hot_function(' "$INLINE_C" | cut -d: -f1)
 speedscope_ok() {   # speedscope_ok FILE PROFILE.json
-	python3 - "$SCHEMA" "$1" "$2" "$HOT_DECL" <<'PY'
+	"$JSONSCHEMA_PY" - "$SCHEMA" "$1" "$2" "$HOT_DECL" <<'PY'
 import json, sys, jsonschema
 schema, doc, profile = (json.load(open(p)) for p in sys.argv[1:4])
 jsonschema.Draft7Validator.check_schema(schema)
@@ -163,6 +169,35 @@ PY
 check "the run's profile.speedscope.json is valid speedscope" \
 	speedscope_ok "$TMP/run/profile.speedscope.json" "$TMP/run/profile.json"
 check "report --format speedscope is valid speedscope" speedscope_ok "$TMP/report.speedscope.json" "$TMP/run/profile.json"
+
+# Two busy threads (ratio: spin-1, spin-2; main sleeps): one speedscope
+# profile and one pprof thread label per thread, with the threads' real ids.
+"$FIXTURES/ratio" &
+RATIO=$!
+TEST_PIDS="$TEST_PIDS $RATIO"
+sleep 0.3
+"$XGDBPROF" --recipe hot-cpu -d 3s -F 49 -o "$TMP/ratio" "$RATIO" >/dev/null 2>"$TMP/ratio.err"
+check "ratio run exits 0" test $? -eq 0 || show "$TMP/ratio.err"
+for task in /proc/"$RATIO"/task/*; do echo "$(cat "$task/comm") (tid ${task##*/})"; done | sort >"$TMP/threads"
+check "speedscope: one profile per busy thread, named with its id" "$JSONSCHEMA_PY" - "$SCHEMA" \
+	"$TMP/ratio/profile.speedscope.json" "$TMP/threads" <<'PY'
+import json, sys, jsonschema
+schema, doc = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+jsonschema.Draft7Validator(schema).validate(doc)
+names = sorted(p["name"] for p in doc["profiles"])
+real = [l.strip() for l in open(sys.argv[3]) if l.startswith("spin-")]
+print("  profiles: %s; threads: %s" % (names, real))
+assert names == real, (names, real)
+PY
+pprof -tags "$TMP/ratio/profile.pb.gz" >"$TMP/tags.txt"
+tags_name_threads() {
+	local tid
+	grep -q 'spin-1' "$TMP/tags.txt" && grep -q 'spin-2' "$TMP/tags.txt" || return 1
+	for tid in $(sed -n 's/^spin-. (tid \([0-9]*\))$/\1/p' "$TMP/threads"); do
+		grep -Eq "(^|[^0-9])$tid([^0-9]|$)" "$TMP/tags.txt" || return 1
+	done
+}
+check "pprof -tags: both threads by name and by id" tags_name_threads || show "$TMP/tags.txt"
 
 "$XGDBPROF" report --format nonsense "$TMP/run" 2>"$TMP/bad.err"
 check "an unknown --format is exit 2, listing pprof and speedscope" sh -c \

@@ -88,6 +88,12 @@ struct function_key {
 	int64_t name, system_name, filename, start_line;
 };
 
+struct frame_memo {
+	const char *function, *linkage, *file;
+	int decl_line;
+	uint64_t id;
+};
+
 struct line_ref {
 	uint64_t function_id;
 	int64_t line;
@@ -117,6 +123,12 @@ struct builder {
 	size_t nfunctions, functions_cap;
 	struct id_table function_ids;
 	const struct function_key *probe_function;
+	/* frames → function id by the profile's interned pointers, so each
+	 * distinct function is escaped and hashed by content once */
+	struct frame_memo *memo;
+	size_t nmemo, memo_cap;
+	struct id_table memo_ids;
+	const struct frame *probe_frame;
 	/* locations, id = index + 1, and the lines they hold */
 	struct location_rec *locations;
 	size_t nlocations, locations_cap;
@@ -178,7 +190,41 @@ static bool function_eq(const void *ctx, size_t i)
 	return memcmp(&b->functions[i], b->probe_function, sizeof *b->probe_function) == 0;
 }
 
+static bool memo_eq(const void *ctx, size_t i)
+{
+	const struct builder *b = ctx;
+	const struct frame_memo *m = &b->memo[i];
+	const struct frame *f = b->probe_frame;
+	return m->function == f->function && m->linkage == f->linkage && m->file == f->file &&
+	       m->decl_line == f->decl_line;
+}
+
+static uint64_t function_id_by_content(struct builder *b, const struct frame *f);
+
 static uint64_t function_id(struct builder *b, const struct frame *f)
+{
+	const void *ptrs[3] = { f->function, f->linkage, f->file };
+	uint64_t h = hash_fnv1a(HASH_FNV1A_SEED, ptrs, sizeof ptrs);
+	h = hash_fnv1a(h, &f->decl_line, sizeof f->decl_line);
+	b->probe_frame = f;
+	size_t *slot = id_find(&b->memo_ids, h, memo_eq, b);
+	if (slot && *slot)
+		return b->memo[*slot - 1].id;
+	uint64_t id = function_id_by_content(b, f);
+	struct frame_memo *memo = slot && id ? array_grow(b->memo, &b->memo_cap, b->nmemo + 1, sizeof *memo)
+					     : NULL;
+	if (!memo) {
+		b->oom = true;
+		return 0;
+	}
+	b->memo = memo;
+	b->memo[b->nmemo] = (struct frame_memo){ f->function, f->linkage, f->file, f->decl_line, id };
+	*slot = ++b->nmemo;
+	b->memo_ids.n++;
+	return id;
+}
+
+static uint64_t function_id_by_content(struct builder *b, const struct frame *f)
 {
 	struct function_key k = {
 		.name = string_index(b, f->function), .system_name = string_index(b, f->linkage),
@@ -375,7 +421,7 @@ static int write_gzip(const pb_profile *msg, FILE *out, struct xerr *e)
 	protobuf_c_message_pack(&msg->base, packed);
 	/* windowBits 15 + 16: a gzip wrapper (mtime 0: the same profile gives
 	 * the same bytes). */
-	if (deflateInit2(&zs, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
 		free(packed);
 		return xerr_set(e, "cannot start gzip compression");
 	}
@@ -408,6 +454,8 @@ static void builder_release(struct builder *b)
 	id_release(&b->string_ids);
 	free(b->functions);
 	id_release(&b->function_ids);
+	free(b->memo);
+	id_release(&b->memo_ids);
 	free(b->locations);
 	free(b->lines);
 	id_release(&b->location_ids);

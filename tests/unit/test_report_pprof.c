@@ -375,12 +375,41 @@ static void test_round_trip(const struct profile *p)
 	profile_free(q);
 }
 
+/* a malformed module is refused, naming it; a file without modules loads */
+static void test_load_modules(void)
+{
+	static const struct { const char *modules, *error; } cases[] = {
+		{ "[{\"path\": \"/x\", \"start\": \"12\", \"end\": \"0x2\", \"offset\": \"0x0\"}]",
+		  "module 0 needs" },
+		{ "[{\"start\": \"0x1\", \"end\": \"0x2\", \"offset\": \"0x0\"}]", "module 0 needs a \"path\"" },
+		{ "{}", "\"modules\" must be an array" },
+		{ "[]", NULL },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char path[] = "/tmp/test_report_pprof.XXXXXX";
+		int fd = mkstemp(path);
+		FILE *f = fdopen(fd, "w");
+		fprintf(f, "{\"format\": \"xgdbprof-profile\", \"version\": 1, \"meta\": {}, \"modules\": %s, "
+			"\"frames\": [], \"samples\": []}", cases[i].modules);
+		fclose(f);
+		struct xerr e = { "" };
+		struct profile *p = profile_load(path, &e);
+		unlink(path);
+		if (cases[i].error)
+			CHECK_MSG(!p && strstr(e.msg, cases[i].error), "case %zu: %s", i, p ? "loaded" : e.msg);
+		else
+			CHECK_MSG(p && p->nmodules == 0, "case %zu: %s", i, e.msg);
+		profile_free(p);
+	}
+}
+
 int main(void)
 {
 	struct profile *p = sample_profile();
 	test_pprof(p);
 	test_speedscope(p);
 	test_round_trip(p);
+	test_load_modules();
 	profile_free(p);
 	return test_exit_code();
 }

@@ -90,13 +90,67 @@ check "flamegraph.svg parses as XML" python3 -c 'import sys, xml.dom.minidom as 
 check "stacks.folded is clean" clean "$TMP/run/stacks.folded"
 check "report.json is clean, strict UTF-8 JSON" clean "$TMP/run/report.json" json
 
+# pprof: every string of the file (the string table: names, files, labels,
+# comments) in the text form; speedscope: strict JSON giving names back.
+pprof_strings_clean() {   # pprof_strings_clean FILE.pb.gz
+	python3 - "$1" <<'PY'
+import gzip, re, sys
+data = gzip.open(sys.argv[1]).read()
+def varint(i):
+    v = shift = 0
+    while True:
+        b = data[i]; i += 1
+        v |= (b & 0x7f) << shift; shift += 7
+        if b < 0x80:
+            return v, i
+strings, i = [], 0
+while i < len(data):          # the top-level Profile message, field by field
+    key, i = varint(i)
+    wire = key & 7
+    if wire == 0:
+        _, i = varint(i)
+    elif wire == 2:
+        n, i = varint(i)
+        if key >> 3 == 6:     # string_table
+            strings.append(data[i:i + n])
+        i += n
+    elif wire in (1, 5):
+        i += 8 if wire == 1 else 4
+    else:
+        sys.exit("  wire type %d: not a profile" % wire)
+names = set()
+for s in strings:
+    if re.search(rb"[\x00-\x1f\x7f]", s):
+        sys.exit("  raw control byte in %r" % s)
+    t = s.decode("utf-8", "strict")
+    if re.search("[\x80-\x9f]", t):
+        sys.exit("  raw C1 control in %r" % t)
+    names.add(t)
+want = {r"\x1b[2J\x1b[Hclr", r"\x1b]52;c;aGk=\x07", r"bad\xff\xfeutf8"}
+assert want <= names, want - names
+PY
+}
+check "profile.pb.gz: every string escaped, thread names as \\xNN" pprof_strings_clean "$TMP/run/profile.pb.gz"
+check "profile.speedscope.json is clean, strict UTF-8 JSON giving names back" python3 - \
+	"$TMP/run/profile.speedscope.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1], encoding="utf-8"))
+names = {p["name"].rsplit(" (tid", 1)[0] for p in doc["profiles"]}
+assert {"\x1b[2J\x1b[Hclr", "\x1b]52;c;aGk=\x07", "bad\\xff\\xfeutf8"} <= names, names
+PY
+check "profile.speedscope.json holds no raw control" clean "$TMP/run/profile.speedscope.json" json
+
 # re-rendering the saved profile, every format
-for format in text svg folded json; do
+for format in text svg folded json speedscope; do
 	roots=; case $format in svg|folded) roots=--thread-roots ;; esac
 	"$XGDBPROF" report --format "$format" $roots "$TMP/run" >"$TMP/report.$format" 2>"$TMP/report.err"
 	check "report --format $format exits 0" test $? -eq 0 || show "$TMP/report.err"
-	check "report --format $format is clean" clean "$TMP/report.$format" $([ "$format" = json ] && echo json)
+	check "report --format $format is clean" clean "$TMP/report.$format" \
+		$(case $format in json|speedscope) echo json ;; esac)
 done
+"$XGDBPROF" report --format pprof -o "$TMP/report.pb.gz" "$TMP/run" 2>"$TMP/report.err"
+check "report --format pprof: every string escaped" pprof_strings_clean "$TMP/report.pb.gz" ||
+	show "$TMP/report.err"
 check "report text names threads escaped" grep -qF 'bad\xff\xfeutf8' "$TMP/report.text"
 check "folded: escaped thread names as roots, every line one stack" python3 - "$TMP/report.folded" <<'PY'
 import re, sys

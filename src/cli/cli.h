@@ -63,6 +63,17 @@ int cli_wait_command(pid_t child, const char *name, int rc);
  * Returns XGP_EXIT_FAILURE if the target could not be healed, else rc. */
 int cli_rescue_if_gdb_lost(struct session *s, int rc);
 
+struct profile;
+struct symbolizer;
+
+/* Records every module sym describes in p (pprof's mappings need where each
+ * was loaded and its build-id). */
+void cli_profile_add_modules(struct profile *p, struct symbolizer *sym);
+
+/* Writes p for other tools into dir: profile.pb.gz (pprof) and
+ * profile.speedscope.json. Returns 0, or XGP_EXIT_FAILURE (said). */
+int cli_save_profile_exports(const struct profile *p, const char *dir);
+
 /* The default mode: run a recipe against a PID or a launched command. */
 #define RUN_MAX_DEFINES 64
 struct run_request {

@@ -25,7 +25,9 @@ static void report_usage(FILE *out)
 	      "run's output directory holding one.\n"
 	      "\n"
 	      "Options:\n"
-	      "  -f, --format FORMAT     text (default), svg, folded or json\n"
+	      "  -f, --format FORMAT     text (default), svg, folded, json, pprof (gzip'd\n"
+	      "                          profile.proto for go tool pprof; binary: give -o\n"
+	      "                          or redirect) or speedscope (JSON for speedscope)\n"
 	      "  -a, --annotate          text: add the hottest functions' source lines with\n"
 	      "                          per-line shares\n"
 	      "  -n, --top N             hottest paths shown (default 5)\n"
@@ -194,8 +196,18 @@ int cmd_report(int argc, char **argv)
 		render = report_folded;
 	else if (strcmp(format, "json") == 0)
 		render = report_json;
+	else if (strcmp(format, "pprof") == 0)
+		render = report_pprof;
+	else if (strcmp(format, "speedscope") == 0)
+		render = report_speedscope;
 	else
-		rc = cli_usage_error("report", "--format is one of text, svg, folded, json");
+		rc = cli_usage_error("report", "--format is one of text, svg, folded, json, pprof, speedscope");
+	/* Compressed bytes on a terminal are noise at best, escape sequences at
+	 * worst. */
+	if (rc == XGP_EXIT_OK && render == report_pprof && (!output || strcmp(output, "-") == 0) &&
+	    isatty(STDOUT_FILENO))
+		rc = cli_usage_error("report", "--format pprof writes a binary file: give -o FILE "
+				     "(e.g. -o profile.pb.gz) or redirect standard output");
 	if (rc == XGP_EXIT_OK && annotate && render != report_text)
 		rc = cli_usage_error("report", "--annotate goes with --format text");
 	if (rc == XGP_EXIT_OK && ro.inverted && render != report_svg && render != report_folded)

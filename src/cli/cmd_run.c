@@ -97,6 +97,7 @@ static void fill_meta(struct run_context *rc, struct profile *p)
 	m->stop_mode = profile_intern(p, rc->stop_mode);
 	m->version = profile_intern(p, PACKAGE_VERSION);
 	m->start_time = profile_intern(p, rc->start_time);
+	cli_profile_add_modules(p, rc->sym);
 	if (rc->tracing) {
 		/* Breakpoint probes: no sampling figures to speak of. */
 		m->thread_selection = NULL;
@@ -227,7 +228,8 @@ static int take_event(void *ctx, const struct event *ev, struct xerr *e)
 		if (cli_globals.verbose && rc->raw->nentries == 0)
 			fprintf(stderr, "xgdbprof: first sample %.0f ms after start\n",
 				(double)(ev->timestamp_ns - cli_globals.start_ns) / 1e6);
-		if (profile_add(rc->raw, ev->thread.name, ev->thread.state, ev->stack, 1, e) < 0)
+		if (profile_add_tid(rc->raw, ev->thread.name, (pid_t)ev->thread.id, ev->thread.state, ev->stack, 1,
+				    e) < 0)
 			return -1;
 	}
 	if (recipe_run_event(rc->run, ev, e) < 0)
@@ -658,18 +660,25 @@ static int run_finish(struct run_context *rc, int exit_code)
 			cli_error("%s", e.msg);
 			exit_code = XGP_EXIT_FAILURE;
 		}
-		if (rc->reports_written == 0 && rc->raw && rc->raw->nentries > 0) {
-			char path[PATH_MAX + 16];
+		/* Every sample taken, whatever the recipe's maps kept, for pprof
+		 * and speedscope (with thread ids, which maps do not key by). */
+		bool sampled = rc->raw && rc->raw->nentries > 0;
+		if (sampled)
 			fill_meta(rc, rc->raw);
+		if (rc->reports_written == 0 && sampled) {
+			char path[PATH_MAX + 16];
 			snprintf(path, sizeof path, "%s/profile.json", rc->output_dir);
 			if (profile_save(rc->raw, path, &e) < 0)
 				cli_error("%s", e.msg);
 			else
 				rc->profile_saved = true;
 		}
+		if (sampled && rc->output_dir[0] && cli_save_profile_exports(rc->raw, rc->output_dir) == 0)
+			rc->files_written++;
 		if (rc->output_dir[0] && rc->profile_saved)
-			fprintf(stderr, "xgdbprof: profile saved in %s (re-render with `xgdbprof report %s`)\n",
-				rc->output_dir, rc->output_dir);
+			fprintf(stderr, "xgdbprof: profile saved in %s (re-render with `xgdbprof report %s`%s)\n",
+				rc->output_dir, rc->output_dir,
+				sampled ? "; for go tool pprof: profile.pb.gz, for speedscope: profile.speedscope.json" : "");
 		else if (rc->output_dir[0] && rc->files_written)
 			fprintf(stderr, "xgdbprof: output saved in %s\n", rc->output_dir);
 		else if (rc->output_dir[0] && !rc->request->output_dir)

@@ -10,7 +10,8 @@ src_cli_libcli_a_SOURCES = \
 	src/cli/cmd_recipes.c \
 	src/cli/cmd_report.c \
 	src/cli/cmd_run.c \
-	src/cli/commands.h
+	src/cli/commands.h \
+	src/cli/profile_exports.c
 
 xgdbprof_SOURCES = src/cli/main.c
 xgdbprof_LDADD = $(cli_ldadd)

@@ -22,7 +22,7 @@ static const struct subcommand subcommands[] = {
 	{ "demangle", cmd_demangle, "demangle Rust and C++ symbol names (arguments, or a stdin filter)" },
 	{ "check", cmd_check, "parse and check recipes, reporting every error" },
 	{ "recipes", cmd_recipes, "list the shipped recipes with what each one answers" },
-	{ "report", cmd_report, "re-render a saved profile: text, SVG flame graph, folded stacks, JSON" },
+	{ "report", cmd_report, "re-render a saved profile: text, SVG, folded, JSON, pprof, speedscope" },
 	{ "probes", cmd_probes, "list what a function/return probe SPEC resolves to, without running anything" },
 };
 
@@ -41,7 +41,8 @@ static const char usage_text[] =
 	"  -D, --define NAME=VALUE define a recipe parameter (repeatable)\n"
 	"  -d, --duration DURATION how long to run (500ms, 30s, 5m); overrides `set duration`\n"
 	"  -F, --frequency HZ      samples per second; overrides `set frequency`\n"
-	"  -o, --output DIR        where reports and the raw profile go\n"
+	"  -o, --output DIR        where reports and the raw profile go (sampling runs\n"
+	"                          add profile.pb.gz for pprof, profile.speedscope.json)\n"
 	"  -s, --source-map FROM=TO  rewrite source paths under FROM to TO (repeatable);\n"
 	"                          Rust std paths map to the local rust-src by themselves\n"
 	"      --gdb PATH          gdb to drive (default: $XGDBPROF_GDB, else gdb on PATH)\n"

@@ -1,7 +1,8 @@
-## report/: the profile model and every writer (text, svg, folded, json).
+## report/: the profile model and every writer (text, svg, folded, json,
+## pprof, speedscope).
 ## Uses symbols (source maps) and util; never gdb nor the target.
 noinst_LIBRARIES += src/report/libreport.a
-src_report_libreport_a_CPPFLAGS = $(NO_GDB_CPPFLAGS)
+src_report_libreport_a_CPPFLAGS = $(NO_GDB_CPPFLAGS) -I$(top_builddir)/src
 src_report_libreport_a_SOURCES = \
 	src/report/profile.c \
 	src/report/profile.h \
@@ -11,8 +12,20 @@ src_report_libreport_a_SOURCES = \
 	src/report/report_json.c \
 	src/report/report_model.c \
 	src/report/report_model.h \
+	src/report/report_pprof.c \
+	src/report/report_speedscope.c \
 	src/report/report_svg.c \
 	src/report/report_text.c
+
+# pprof's messages, generated from our copy of its schema by protobuf-c.
+nodist_src_report_libreport_a_SOURCES = src/report/pprof.pb-c.c src/report/pprof.pb-c.h
+BUILT_SOURCES += src/report/pprof.pb-c.c src/report/pprof.pb-c.h
+CLEANFILES += src/report/pprof.pb-c.c src/report/pprof.pb-c.h
+EXTRA_DIST += src/report/pprof.proto
+src/report/pprof.pb-c.c: $(top_srcdir)/src/report/pprof.proto
+	$(AM_V_GEN)$(MKDIR_P) src/report && \
+	$(PROTOC_C) --proto_path=$(top_srcdir)/src/report --c_out=src/report $(top_srcdir)/src/report/pprof.proto
+src/report/pprof.pb-c.h: src/report/pprof.pb-c.c
 
 ## Reports: the profile model and file, and one renderer per format.
 
@@ -22,5 +35,11 @@ tests_unit_test_report_LDADD = $(report_ldadd)
 tests_unit_test_report_map_SOURCES = tests/unit/test_report_map.c
 tests_unit_test_report_map_LDADD = $(recipe_ldadd)
 
-TESTS += tests/unit/test_report tests/unit/test_report_map tests/report/report.sh tests/svg_chromium.sh
-EXTRA_DIST += tests/report tests/svg_chromium.sh
+check_PROGRAMS += tests/unit/test_report_pprof
+tests_unit_test_report_pprof_SOURCES = tests/unit/test_report_pprof.c
+tests_unit_test_report_pprof_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/src
+tests_unit_test_report_pprof_LDADD = $(report_ldadd)
+
+TESTS += tests/unit/test_report tests/unit/test_report_map tests/unit/test_report_pprof \
+	tests/report/report.sh tests/svg_chromium.sh tests/pprof.sh
+EXTRA_DIST += tests/report tests/svg_chromium.sh tests/pprof.sh

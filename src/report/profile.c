@@ -116,6 +116,7 @@ void profile_free(struct profile *p)
 	for (size_t i = 0; i < p->nentries; i++)
 		free(p->entries[i].stack.frames);
 	free(p->entries);
+	free(p->modules);
 	free(p->meta.notes);
 	struct profile_index *ix = p->index;
 	for (size_t i = 0; i < ix->string_slots; i++)
@@ -162,9 +163,10 @@ static bool frame_key_eq(const struct frame *a, const struct frame *b)
 	return a->function || a->pc == b->pc;
 }
 
-static uint64_t entry_key_hash(const char *thread, char state, const struct stack *s)
+static uint64_t entry_key_hash(const char *thread, int64_t tid, char state, const struct stack *s)
 {
 	uint64_t h = fnv_ptr(HASH_FNV1A_SEED, thread);
+	h = hash_fnv1a(h, &tid, sizeof tid);
 	h = hash_fnv1a(h, &state, 1);
 	h = hash_fnv1a(h, &s->nframes, sizeof s->nframes);
 	for (size_t i = 0; i < s->nframes; i++)
@@ -172,10 +174,10 @@ static uint64_t entry_key_hash(const char *thread, char state, const struct stac
 	return h;
 }
 
-static bool entry_key_eq(const struct profile_entry *en, const char *thread, char state,
+static bool entry_key_eq(const struct profile_entry *en, const char *thread, int64_t tid, char state,
 			 const struct stack *s)
 {
-	if (en->thread_name != thread || en->thread_state != state ||
+	if (en->thread_name != thread || en->tid != tid || en->thread_state != state ||
 	    en->stack.nframes != s->nframes)
 		return false;
 	for (size_t i = 0; i < s->nframes; i++)
@@ -243,7 +245,8 @@ static int stack_intern_copy(struct profile *p, const struct stack *s, struct st
 		*f = s->frames[i];
 		if (intern_into(p, s->frames[i].function, &f->function) < 0 ||
 		    intern_into(p, s->frames[i].file, &f->file) < 0 ||
-		    intern_into(p, s->frames[i].module, &f->module) < 0) {
+		    intern_into(p, s->frames[i].module, &f->module) < 0 ||
+		    intern_into(p, s->frames[i].linkage, &f->linkage) < 0) {
 			free(out->frames);
 			out->frames = NULL;
 			return -1;
@@ -254,6 +257,12 @@ static int stack_intern_copy(struct profile *p, const struct stack *s, struct st
 
 int profile_add(struct profile *p, const char *thread_name, char state,
 		const struct stack *stack, uint64_t weight, struct xerr *e)
+{
+	return profile_add_tid(p, thread_name, -1, state, stack, weight, e);
+}
+
+int profile_add_tid(struct profile *p, const char *thread_name, int64_t tid, char state,
+		    const struct stack *stack, uint64_t weight, struct xerr *e)
 {
 	struct profile_index *ix = p->index;
 	struct stack key;
@@ -270,11 +279,13 @@ int profile_add(struct profile *p, const char *thread_name, char state,
 	if ((p->nentries + 1) * 2 > ix->nentry_slots &&
 	    entries_rehash(ix, ix->nentry_slots ? ix->nentry_slots * 2 : 1024) < 0)
 		goto oom;
-	uint64_t h = entry_key_hash(thread, state, &key);
+	if (tid < 0)
+		tid = -1;
+	uint64_t h = entry_key_hash(thread, tid, state, &key);
 	size_t j = h & (ix->nentry_slots - 1);
 	while (ix->entry_slots[j]) {
 		struct profile_entry *en = &p->entries[ix->entry_slots[j] - 1];
-		if (ix->entry_hash[j] == h && entry_key_eq(en, thread, state, &key)) {
+		if (ix->entry_hash[j] == h && entry_key_eq(en, thread, tid, state, &key)) {
 			en->weight += weight;
 			free(key.frames);
 			return 0;
@@ -285,7 +296,7 @@ int profile_add(struct profile *p, const char *thread_name, char state,
 	if (!entries)
 		goto oom;
 	p->entries = entries;
-	p->entries[p->nentries] = (struct profile_entry){ thread, state, weight, key };
+	p->entries[p->nentries] = (struct profile_entry){ thread, tid, state, weight, key };
 	p->nentries++;
 	ix->entry_slots[j] = p->nentries;
 	ix->entry_hash[j] = h;
@@ -293,6 +304,29 @@ int profile_add(struct profile *p, const char *thread_name, char state,
 oom:
 	free(key.frames);
 	return xerr_set(e, "out of memory adding a stack to the profile");
+}
+
+int profile_add_module(struct profile *p, const struct profile_module *m, struct xerr *e)
+{
+	if (!m->path || profile_module(p, m->path))
+		return 0;
+	struct profile_module copy = *m;
+	struct profile_module *modules = array_grow(p->modules, &p->modules_cap, p->nmodules + 1,
+						    sizeof *modules);
+	if (!modules || intern_into(p, m->path, &copy.path) < 0 ||
+	    intern_into(p, m->build_id && *m->build_id ? m->build_id : NULL, &copy.build_id) < 0)
+		return xerr_set(e, "out of memory adding a module to the profile");
+	p->modules = modules;
+	p->modules[p->nmodules++] = copy;
+	return 0;
+}
+
+const struct profile_module *profile_module(const struct profile *p, const char *path)
+{
+	for (size_t i = 0; path && i < p->nmodules; i++)
+		if (p->modules[i].path == path || strcmp(p->modules[i].path, path) == 0)
+			return &p->modules[i];
+	return NULL;
 }
 
 uint64_t profile_total_weight(const struct profile *p)
@@ -375,13 +409,16 @@ static uint64_t frame_full_hash(const struct frame *f)
 	h = hash_fnv1a(h, &f->pc, sizeof f->pc);
 	h = hash_fnv1a(h, &f->column, sizeof f->column);
 	h = hash_fnv1a(h, &f->lang, sizeof f->lang);
+	h = fnv_ptr(h, f->linkage);
+	h = hash_fnv1a(h, &f->decl_line, sizeof f->decl_line);
 	return hash_fnv1a(h, &f->source, sizeof f->source);
 }
 
 static bool frame_full_eq(const struct frame *a, const struct frame *b)
 {
 	return frame_key_eq(a, b) && a->pc == b->pc && a->column == b->column &&
-	       a->lang == b->lang && a->source == b->source;
+	       a->lang == b->lang && a->source == b->source && a->linkage == b->linkage &&
+	       a->decl_line == b->decl_line;
 }
 
 /* Returns the frame's index in the table, adding it if new; -1 on OOM. */
@@ -479,6 +516,17 @@ static int profile_write(const struct profile *p, FILE *out, struct xerr *e)
 	fprintf(out, "{\n  \"format\": \"%s\",\n  \"version\": %d,\n", PROFILE_FORMAT_NAME,
 		PROFILE_FORMAT_VERSION);
 	put_meta(out, &p->meta);
+	fputs("  \"modules\": [", out);
+	for (size_t i = 0; i < p->nmodules; i++) {
+		const struct profile_module *m = &p->modules[i];
+		fputs(i ? ",\n    {\"path\": " : "\n    {\"path\": ", out);
+		put_string(out, m->path);
+		fputs(", \"build_id\": ", out);
+		put_string(out, m->build_id);
+		fprintf(out, ", \"start\": \"0x%" PRIx64 "\", \"end\": \"0x%" PRIx64 "\", \"offset\": \"0x%" PRIx64 "\"}",
+			m->start, m->end, m->offset);
+	}
+	fputs(p->nmodules ? "\n  ],\n" : "],\n", out);
 	fputs("  \"frames\": [", out);
 	for (size_t i = 0; i < table.n; i++) {
 		const struct frame *f = table.frames[i];
@@ -491,7 +539,9 @@ static int profile_write(const struct profile *p, FILE *out, struct xerr *e)
 			f->inlined ? "true" : "false", profile_lang_name(f->lang),
 			profile_source_name(f->source));
 		put_string(out, f->module);
-		fprintf(out, ", \"pc\": \"0x%" PRIx64 "\"}", f->pc);
+		fprintf(out, ", \"pc\": \"0x%" PRIx64 "\", \"linkage\": ", f->pc);
+		put_string(out, f->linkage);
+		fprintf(out, ", \"decl_line\": %d}", f->decl_line);
 	}
 	fputs(table.n ? "\n  ],\n  \"samples\": [" : "],\n  \"samples\": [", out);
 	for (size_t i = 0; i < p->nentries; i++) {
@@ -499,6 +549,8 @@ static int profile_write(const struct profile *p, FILE *out, struct xerr *e)
 		char state[2] = { en->thread_state, 0 };
 		fputs(i ? ",\n    {\"thread\": " : "\n    {\"thread\": ", out);
 		put_string(out, en->thread_name);
+		fputs(", \"tid\": ", out);
+		put_int(out, en->tid);
 		fputs(", \"state\": ", out);
 		put_string(out, state);
 		fprintf(out, ", \"weight\": %" PRIu64 ", \"stack\": [", en->weight);
@@ -664,19 +716,29 @@ static int load_meta(struct profile *p, const cJSON *meta, struct xerr *e)
 	return 0;
 }
 
+static int parse_hex(const char *text, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	*out = strtoull(text, &end, 16);
+	return errno || *end || strncmp(text, "0x", 2) != 0 || !text[2] ? -1 : 0;
+}
+
 static int load_frame(struct profile *p, const cJSON *o, struct frame *f, struct xerr *e)
 {
 	const char *lang = NULL, *source = NULL, *pc = NULL;
-	int64_t line = 0, column = 0;
+	int64_t line = 0, column = 0, decl_line = 0;
 	memset(f, 0, sizeof *f);
 	if (!cJSON_IsObject(o))
 		return xerr_set(e, "a frame must be an object");
 	if (get_string(p, o, "function", &f->function, e) || get_string(p, o, "file", &f->file, e) ||
 	    get_string(p, o, "module", &f->module, e) || get_int(o, "line", &line, e) ||
 	    get_int(o, "column", &column, e) || get_string(p, o, "lang", &lang, e) ||
-	    get_string(p, o, "source", &source, e) || get_string(p, o, "pc", &pc, e))
+	    get_string(p, o, "source", &source, e) || get_string(p, o, "pc", &pc, e) ||
+	    get_string(p, o, "linkage", &f->linkage, e) || get_int(o, "decl_line", &decl_line, e))
 		return -1;
 	f->line = line > 0 && line < INT32_MAX ? (int)line : 0;
+	f->decl_line = decl_line > 0 && decl_line < INT32_MAX ? (int)decl_line : 0;
 	f->column = column > 0 && column < INT32_MAX ? (int)column : 0;
 	const cJSON *inl = cJSON_GetObjectItemCaseSensitive(o, "inlined");
 	f->inlined = cJSON_IsTrue(inl);
@@ -687,12 +749,36 @@ static int load_frame(struct profile *p, const cJSON *o, struct frame *f, struct
 				l < 0 ? lang : source);
 	f->lang = (enum frame_lang)l;
 	f->source = (enum frame_source)s;
-	if (pc) {
-		char *end;
-		errno = 0;
-		f->pc = strtoull(pc, &end, 16);
-		if (errno || *end || strncmp(pc, "0x", 2) != 0)
-			return xerr_set(e, "frame pc \"%s\" is not a 0x hex number", pc);
+	if (pc && parse_hex(pc, &f->pc) < 0)
+		return xerr_set(e, "frame pc \"%s\" is not a 0x hex number", pc);
+	return 0;
+}
+
+/* The optional "modules" array (files before it have none). */
+static int load_modules(struct profile *p, const cJSON *modules, struct xerr *e)
+{
+	const cJSON *it;
+	size_t i = 0;
+	if (!modules || cJSON_IsNull(modules))
+		return 0;
+	if (!cJSON_IsArray(modules))
+		return xerr_set(e, "\"modules\" must be an array");
+	cJSON_ArrayForEach(it, modules) {
+		struct profile_module m = { 0 };
+		const char *start = NULL, *end = NULL, *offset = NULL;
+		if (!cJSON_IsObject(it))
+			return xerr_set(e, "module %zu must be an object", i);
+		if (get_string(p, it, "path", &m.path, e) || get_string(p, it, "build_id", &m.build_id, e) ||
+		    get_string(p, it, "start", &start, e) || get_string(p, it, "end", &end, e) ||
+		    get_string(p, it, "offset", &offset, e))
+			return xerr_prefix(e, "module %zu", i);
+		if (!m.path || !start || !end || !offset || parse_hex(start, &m.start) < 0 ||
+		    parse_hex(end, &m.end) < 0 || parse_hex(offset, &m.offset) < 0)
+			return xerr_set(e, "module %zu needs a \"path\", and \"start\", \"end\" and \"offset\" "
+					"as 0x hex numbers", i);
+		if (profile_add_module(p, &m, e) < 0)
+			return -1;
+		i++;
 	}
 	return 0;
 }
@@ -707,7 +793,8 @@ static int load_body(struct profile *p, const cJSON *root, struct xerr *e)
 		return xerr_set(e, "profile format version %g is not supported (this xgdbprof reads %d)",
 				cJSON_IsNumber(version) ? version->valuedouble : -1.0,
 				PROFILE_FORMAT_VERSION);
-	if (load_meta(p, cJSON_GetObjectItemCaseSensitive(root, "meta"), e) < 0)
+	if (load_meta(p, cJSON_GetObjectItemCaseSensitive(root, "meta"), e) < 0 ||
+	    load_modules(p, cJSON_GetObjectItemCaseSensitive(root, "modules"), e) < 0)
 		return -1;
 
 	const cJSON *frames = cJSON_GetObjectItemCaseSensitive(root, "frames");
@@ -732,10 +819,11 @@ static int load_body(struct profile *p, const cJSON *root, struct xerr *e)
 	i = 0;
 	cJSON_ArrayForEach(it, samples) {
 		const char *thread = NULL, *state = NULL;
-		int64_t weight = 0;
+		int64_t weight = 0, tid = -1;
 		const cJSON *stack = cJSON_GetObjectItemCaseSensitive(it, "stack"), *ix;
 		if (!cJSON_IsObject(it) || get_string(p, it, "thread", &thread, e) ||
-		    get_string(p, it, "state", &state, e) || get_int(it, "weight", &weight, e)) {
+		    get_string(p, it, "state", &state, e) || get_int(it, "weight", &weight, e) ||
+		    get_int(it, "tid", &tid, e)) {
 			xerr_prefix(e, "sample %zu", i);
 			goto done;
 		}
@@ -761,7 +849,7 @@ static int load_body(struct profile *p, const cJSON *root, struct xerr *e)
 			scratch[f++] = table[(size_t)ix->valuedouble];
 		}
 		struct stack s = { n, scratch };
-		if (profile_add(p, thread, state && state[0] ? state[0] : '?', &s, (uint64_t)weight, e) < 0)
+		if (profile_add_tid(p, thread, tid, state && state[0] ? state[0] : '?', &s, (uint64_t)weight, e) < 0)
 			goto done;
 		i++;
 	}

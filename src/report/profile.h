@@ -7,14 +7,18 @@
  *    holds (metadata, thread names, frame fields) is interned: equal strings
  *    are the same pointer for the life of the profile, so consumers may
  *    compare names by pointer.
- *  - Entries are unique by (thread_name, thread_state, stack), where stacks
+ *  - Entries are unique by (thread_name, tid, thread_state, stack), where stacks
  *    compare frame by frame on function, file, line, inlined and module (and
  *    pc when the function is unknown) — the same identity recipe maps use.
  *    Adding an existing key adds to its weight; the frames kept are the
  *    first ones seen. Entries keep their insertion order.
  *  - Unknown numeric metadata is NAN (doubles) or -1 (integers); unknown
  *    strings are NULL. The thread state of an entry is the /proc letter
- *    ('R', 'S', 'D', ...) or '?' when not known.
+ *    ('R', 'S', 'D', ...) or '?' when not known; its tid -1 when not known
+ *    (a recipe map keyed by thread name only).
+ *  - modules describe the ELF objects frames name (frame.module == path):
+ *    where each was mapped and its build-id, for pprof's mappings. Unique by
+ *    path; a profile may have none (older files, profiles of no process).
  *
  * Return conventions: constructors return NULL on failure; int functions
  * return 0 on success and -1 with the reason in the struct xerr.
@@ -61,9 +65,17 @@ struct profile_meta {
 
 struct profile_entry {
 	const char *thread_name;      /* interned; NULL when unknown */
+	int64_t tid;                  /* -1 when unknown */
 	char thread_state;
 	uint64_t weight;
 	struct stack stack;           /* frames owned by the profile, strings interned */
+};
+
+struct profile_module {
+	const char *path;             /* as frames name it (frame.module), interned */
+	const char *build_id;         /* lowercase hex, NULL when the ELF has none */
+	uint64_t start, end;          /* runtime address range [start, end) */
+	uint64_t offset;              /* file offset mapped at start */
 };
 
 struct profile_index;
@@ -72,8 +84,10 @@ struct profile {
 	struct profile_meta meta;
 	size_t nentries;
 	struct profile_entry *entries;
+	size_t nmodules;
+	struct profile_module *modules; /* in the order added */
 	/* private */
-	size_t cap, notes_cap;
+	size_t cap, notes_cap, modules_cap;
 	struct profile_index *index;
 };
 
@@ -87,10 +101,20 @@ const char *profile_intern(struct profile *p, const char *s);
 /* Appends a note (interned) to meta.notes. Returns 0 or -1 (out of memory). */
 int profile_add_note(struct profile *p, const char *note, struct xerr *e);
 
-/* Adds weight to the entry (thread_name, state, stack), creating it if new.
- * Zero-weight additions are ignored. Returns 0 or -1 (out of memory). */
+/* Adds weight to the entry (thread_name, tid, state, stack), creating it if
+ * new. Zero-weight additions are ignored. Returns 0 or -1 (out of memory).
+ * profile_add is the same with tid -1 (unknown). */
+int profile_add_tid(struct profile *p, const char *thread_name, int64_t tid, char state,
+		    const struct stack *stack, uint64_t weight, struct xerr *e);
 int profile_add(struct profile *p, const char *thread_name, char state,
 		const struct stack *stack, uint64_t weight, struct xerr *e);
+
+/* Records a module (strings interned). A path already recorded keeps its
+ * first description. Returns 0 or -1 (out of memory). */
+int profile_add_module(struct profile *p, const struct profile_module *m, struct xerr *e);
+
+/* The module recorded under path, or NULL. */
+const struct profile_module *profile_module(const struct profile *p, const char *path);
 
 /* Adds every entry of a recipe map (implemented in profile_map.c). The map
  * must have exactly one stack key and a COUNT, SUM or INT aggregation (the

@@ -1,5 +1,6 @@
 /* report.h — rendering a profile: terminal text, interactive SVG flame graph,
- * folded stacks, JSON, and annotated source. Definitions (path, self, total)
+ * folded stacks, JSON, annotated source, and the files other tools read
+ * (pprof, speedscope). Definitions (path, self, total)
  * and formats are documented in docs/reports.md.
  *
  * Contract:
@@ -47,6 +48,12 @@ int report_svg(const struct profile *p, FILE *out, const struct report_options *
 int report_folded(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e);
 int report_json(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e);
 int report_annotate(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e);
+/* pprof's profile.proto, gzip'd (binary: out must be a file, not a terminal).
+ * Honours focus; no other option applies. */
+int report_pprof(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e);
+/* speedscope's JSON file format: one sampled profile per thread. Honours
+ * focus and title. */
+int report_speedscope(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e);
 
 /* Opens path ("-" or NULL = stdout), runs the renderer, closes. Returns 0 or -1. */
 int report_to_file(int (*render)(const struct profile *, FILE *, const struct report_options *,

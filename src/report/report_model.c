@@ -4,6 +4,7 @@
 #include "util/array.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <pcre2.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,14 @@ const char *report_frame_name(const struct frame *f, char *buf, size_t size)
 		snprintf(buf, size, "0x%" PRIx64 " [%s]", f->pc,
 			 f->module ? report_basename(f->module) : "?");
 	return buf;
+}
+
+int64_t report_sample_period_ns(const struct profile_meta *m)
+{
+	double rate = m->frequency_achieved_hz;
+	if (!isfinite(rate) || rate <= 0)
+		rate = m->frequency_asked_hz;
+	return isfinite(rate) && rate > 0 ? llround(1e9 / rate) : 0;
 }
 
 double report_share(uint64_t part, uint64_t whole)

@@ -103,6 +103,11 @@ bool report_model_keeps(const struct report_model *m, const struct profile_entry
  * Returns buf. */
 const char *report_frame_name(const struct frame *f, char *buf, size_t size);
 
+/* Nanoseconds one unit of weight stands for in a sampled profile: one
+ * period at the rate achieved (the stop budget may have lowered it), else
+ * at the rate asked; 0 when the profile was not sampled (tracing counts). */
+int64_t report_sample_period_ns(const struct profile_meta *m);
+
 /* 100 * part / whole, 0 when whole is 0. */
 double report_share(uint64_t part, uint64_t whole);
 

@@ -42,6 +42,7 @@ struct scope_index_entry {
 	const char *user_linkage;
 	const void *user_call_file;
 	int user_call_line, user_call_column;
+	int user_decl_line;
 };
 
 struct scope_index_cu {

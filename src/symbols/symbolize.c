@@ -125,7 +125,9 @@ static void intern_release(struct intern *t)
 struct cached_frame {
 	const char *function;
 	const char *file;
+	const char *linkage;
 	int line, column;
+	int decl_line;
 	uint8_t lang, source;
 	bool inlined;
 };
@@ -206,8 +208,8 @@ static int pc_cache_insert(struct pc_cache *c, uint64_t addr, const struct frame
 	c->pool = p;
 	for (size_t i = 0; i < n; i++)
 		c->pool[c->npool + i] = (struct cached_frame){
-			.function = f[i].function, .file = f[i].file,
-			.line = f[i].line, .column = f[i].column,
+			.function = f[i].function, .file = f[i].file, .linkage = f[i].linkage,
+			.line = f[i].line, .column = f[i].column, .decl_line = f[i].decl_line,
 			.lang = (uint8_t)f[i].lang, .source = (uint8_t)f[i].source,
 			.inlined = f[i].inlined,
 		};
@@ -542,6 +544,26 @@ static struct sym_module *module_attach(struct symbolizer *sym, Dwfl_Module *mod
 	return *userdata;
 }
 
+/* The file offset that ELF virtual address vaddr was mapped from: inside a
+ * PT_LOAD, or below the first one (a mapping starts page-aligned before its
+ * segment). 0 when no segment says. */
+static uint64_t file_offset_at(Elf *elf, GElf_Addr vaddr)
+{
+	size_t n;
+	if (!elf || elf_getphdrnum(elf, &n) != 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr >= ph.p_vaddr && vaddr - ph.p_vaddr < ph.p_filesz)
+			return ph.p_offset + (vaddr - ph.p_vaddr);
+		if (vaddr < ph.p_vaddr)   /* the first PT_LOAD past vaddr: they are sorted */
+			return ph.p_vaddr - vaddr <= ph.p_offset ? ph.p_offset - (ph.p_vaddr - vaddr) : 0;
+	}
+	return 0;
+}
+
 /* Returns our data for mod, describing it (cheap: no DWARF read) on first use. */
 static struct sym_module *module_get(struct symbolizer *sym, Dwfl_Module *mod)
 {
@@ -569,7 +591,7 @@ static struct sym_module *module_get(struct symbolizer *sym, Dwfl_Module *mod)
 			snprintf(hex + 2 * i, 3, "%02x", bits[i]);
 	}
 	m->info.build_id = intern(&sym->strings, hex);
-	(void)elf;
+	m->info.offset = file_offset_at(elf, start - bias);
 	if (!m->info.path || !m->info.build_id)
 		return NULL;
 	m->info_done = true;
@@ -830,11 +852,18 @@ static void entry_names(struct symbolizer *sym, struct sym_module *m,
 			if (memo)
 				*memo = e->user_name;
 		}
-		e->user_linkage = link;
+		/* link points into the module's DWARF, which a refresh may
+		 * close: frames hand out interned strings only. */
+		e->user_linkage = intern(&sym->strings, link);
 	} else {
 		e->user_name = intern(&sym->strings, die_string(&die, DW_AT_name));
 		e->user_linkage = e->user_name;
 	}
+	/* Follows DW_AT_abstract_origin/specification: an inlined copy
+	 * declares nothing itself. */
+	int decl_line = 0;
+	if (dwarf_decl_line(&die, &decl_line) == 0 && decl_line > 0)
+		e->user_decl_line = decl_line;
 }
 
 static Dwarf_Word die_udata(Dwarf_Die *die, int attr)
@@ -962,6 +991,8 @@ static int symbolize_addr(struct symbolizer *sym, uint64_t addr, struct frame_bu
 			entry_names(sym, m, ent);
 			struct frame f = base;
 			f.function = ent->user_name;
+			f.linkage = ent->user_linkage;
+			f.decl_line = ent->user_decl_line;
 			f.file = file;
 			f.line = lineno;
 			f.column = column;
@@ -992,6 +1023,7 @@ static int symbolize_addr(struct symbolizer *sym, uint64_t addr, struct frame_bu
 	f.column = column;
 	if (fs) {
 		f.function = func_sym_name(sym, fs);
+		f.linkage = intern(&sym->strings, fs->linkage);
 		f.lang = lang_of_symbol(fs->linkage);
 		f.source = m->sym_source;
 	} else if (!m->dw && m->sym_source != FRAME_SOURCE_SYMTAB) {
@@ -1017,6 +1049,7 @@ int symbolizer_lookup(struct symbolizer *sym, uint64_t pc, bool is_return_addres
 				.line = src[i].line, .column = src[i].column,
 				.inlined = src[i].inlined, .lang = (enum frame_lang)src[i].lang,
 				.source = (enum frame_source)src[i].source, .module = s->module,
+				.linkage = src[i].linkage, .decl_line = src[i].decl_line,
 			};
 		*n = k;
 		return 0;

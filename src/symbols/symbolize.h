@@ -10,7 +10,9 @@
  *    inlined callee with the file:line:column of the PC inside it, then its
  *    caller with the call-site line (DW_AT_call_file/line/column), and so on
  *    up to the real (out-of-line) function. This is what `addr2line -i`
- *    prints.
+ *    prints. Each frame also carries its function's linkage name (the
+ *    symbol: DW_AT_linkage_name, or the ELF symbol's name) and first line
+ *    (DW_AT_decl_line, through the abstract origin of an inlined copy).
  *  - Names are demangled without hash (demangle_symbol(name, false)), from
  *    DW_AT_linkage_name when present (following DW_AT_abstract_origin and
  *    DW_AT_specification), else DW_AT_name, which for functions without a
@@ -55,6 +57,7 @@ struct symbolizer_module {
 	const char *build_id;    /* lowercase hex, "" when the ELF has none */
 	uint64_t start, end;     /* runtime address range [start, end) */
 	uint64_t bias;           /* runtime address - ELF virtual address */
+	uint64_t offset;         /* file offset mapped at start (pprof's Mapping.file_offset) */
 	bool has_dwarf;          /* DWARF found (in the file or a debug file) */
 	const char *debug_file;  /* separate debug file used, or NULL */
 };

@@ -12,6 +12,11 @@
  *    style, as rustc-demangle's alternate form prints it); NULL when unknown,
  *    then module + pc identify the frame. file is absolute where DWARF allows,
  *    NULL when unknown; line/column 0 when unknown.
+ *  - linkage is the function's name as the object file knows it (the mangled
+ *    symbol, or the plain C name), NULL when unknown; decl_line is the line
+ *    where the function is declared (DW_AT_decl_line), 0 when unknown. They
+ *    describe the function, not the PC, and are not part of a frame's
+ *    identity (pprof's Function.system_name and start_line).
  */
 #ifndef XGDBPROF_STACK_H
 #define XGDBPROF_STACK_H
@@ -40,6 +45,8 @@ struct frame {
 	enum frame_lang lang;
 	enum frame_source source;
 	const char *module;      /* path of the ELF object holding pc */
+	const char *linkage;     /* mangled (symbol) name, or NULL */
+	int decl_line;           /* first line of the function, or 0 */
 };
 
 struct stack {

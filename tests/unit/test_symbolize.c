@@ -309,6 +309,13 @@ static void check_c_fixture(const char *bin, const char *src)
 	symbolizer_free(sym);
 }
 
+/* A mangled Rust symbol (legacy _ZN… or v0 _R…) naming part. */
+static bool is_rust_symbol(const char *linkage, const char *part)
+{
+	return linkage && (strncmp(linkage, "_ZN", 3) == 0 || strncmp(linkage, "_R", 2) == 0) &&
+	       strstr(linkage, part);
+}
+
 static void check_rust_fixture(const char *bin, const char *src)
 {
 	struct xerr err;
@@ -344,9 +351,16 @@ static void check_rust_fixture(const char *bin, const char *src)
 		    (strcmp(f[3].function, "inline_rust::hot_numbers") == 0 ||
 		     strcmp(f[3].function, "inline_rust::hot_strings") == 0) &&
 		    (f[3].line == hot_n || f[3].line == hot_s) && !f[3].inlined &&
-		    f[0].inlined && f[1].inlined && f[2].inlined)
+		    f[0].inlined && f[1].inlined && f[2].inlined) {
 			chains++;
-		else if (n >= 1 && !ends_with(f[0].function, "::leaf_mix")) {
+			/* the function's own first line and symbol name, for pprof:
+			 * `fn leaf_mix(` and `pub fn hot_*(` sit just above their markers */
+			CHECK_MSG(f[0].decl_line == leaf - 1 && f[3].decl_line == f[3].line - 1,
+				  "decl_line %d and %d", f[0].decl_line, f[3].decl_line);
+			CHECK_MSG(is_rust_symbol(f[0].linkage, "leaf_mix") && is_rust_symbol(f[3].linkage, "hot_"),
+				  "linkage names %s, %s", f[0].linkage ? f[0].linkage : "(null)",
+				  f[3].linkage ? f[3].linkage : "(null)");
+		} else if (n >= 1 && !ends_with(f[0].function, "::leaf_mix")) {
 			fprintf(stderr, "unexpected leaf at 0x%" PRIx64 ":\n", addrs[i]);
 			dump(f, n);
 			test_failures++;

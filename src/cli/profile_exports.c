@@ -1,0 +1,49 @@
+/* profile_exports.c — what a sampling run writes beside its profile.json for
+ * other tools (docs/reports.md, "pprof" and "speedscope"), and the module
+ * table those formats need. */
+#include "cli/cli.h"
+#include "report/profile.h"
+#include "report/report.h"
+#include "symbols/symbolize.h"
+
+#include <limits.h>
+#include <stdio.h>
+
+static int add_module(const struct symbolizer_module *sm, void *arg)
+{
+	struct profile_module m = {
+		.path = sm->path, .build_id = sm->build_id, .start = sm->start, .end = sm->end,
+		.offset = sm->offset,
+	};
+	return profile_add_module(arg, &m, NULL) < 0 ? 1 : 0;
+}
+
+void cli_profile_add_modules(struct profile *p, struct symbolizer *sym)
+{
+	if (sym)
+		symbolizer_foreach_module(sym, add_module, p, NULL);
+}
+
+int cli_save_profile_exports(const struct profile *p, const char *dir)
+{
+	static const struct {
+		const char *name, *what;
+		int (*render)(const struct profile *, FILE *, const struct report_options *, struct xerr *);
+	} exports[] = {
+		{ "profile.pb.gz", "pprof profile", report_pprof },
+		{ "profile.speedscope.json", "speedscope profile", report_speedscope },
+	};
+	struct report_options ro;
+	int rc = 0;
+	report_options_init(&ro);
+	for (size_t i = 0; i < sizeof exports / sizeof exports[0]; i++) {
+		char path[PATH_MAX + 64];
+		struct xerr e = { "" };
+		snprintf(path, sizeof path, "%s/%s", dir, exports[i].name);
+		if (report_to_file(exports[i].render, p, path, &ro, &e) < 0)
+			rc = cli_error("%s", e.msg);
+		else if (cli_globals.verbose)
+			fprintf(stderr, "xgdbprof: %s written to %s\n", exports[i].what, path);
+	}
+	return rc;
+}

@@ -50,5 +50,20 @@ else
 	echo "ok - skipped: perf cannot record here (the perf comparison runs in bench/)"
 fi
 check "target runs free afterwards" target_runs_free "$PID" "$TMP/contend.progress"
+check "long-lived threads: no note of CPU never sampled" sh -c "! grep -q 'never sampled' '$TMP/run.out'"
 kill "$PID"
+
+# Threads that live a millisecond, far shorter than a sampling period: their
+# CPU time is seen by /proc/PID/stat (the process's total) but by no tick.
+"$FIXTURES/churn" 0 1000000 300000 >/dev/null &
+CHURN=$!
+TEST_PIDS="$TEST_PIDS $CHURN"
+sleep 0.5
+"$XGDBPROF" --recipe hot-cpu -d 3s -o "$TMP/churn" "$CHURN" >"$TMP/churn.out" 2>"$TMP/churn.err"
+check "short-lived threads: run exits 0" test $? -eq 0 || show "$TMP/churn.err"
+unseen=$(sed -n "s/.*note: \([0-9]*\)% of the target's CPU time .* never sampled.*/\1/p" "$TMP/churn.out")
+echo "  the report says ${unseen:-no}% of the CPU time was never sampled"
+check "short-lived threads: the report says most of the CPU time was never sampled (${unseen:-none}%)" \
+	test "${unseen:-0}" -ge 50
+kill "$CHURN"
 finish

@@ -97,6 +97,8 @@ struct sampler {
 	size_t max_chain;         /* frames one PC may expand to */
 	uint64_t last_plan_ns;    /* when the previous tick read /proc */
 	uint64_t start_ns;        /* the run's start, for the events' since_start_ns */
+	uint64_t seen_cpu_ns;     /* CPU time of the threads /proc listed, between their listings
+				   * (from birth for threads born during the run) */
 	uint64_t *pc_buffer;      /* 2 * cap * max_frames PCs, carved per thread */
 	size_t pc_buffer_threads;
 };
@@ -147,6 +149,10 @@ static int plan_tick(struct sampler *sp, struct xerr *e)
 		t->proc = listing[k];
 		uint64_t runtime = proc_thread_runtime_ns(pid, t->tid);
 		uint64_t ran_ns = t->have_tick_runtime ? runtime - t->tick_runtime_ns : 0;
+		if (t->have_tick_runtime)
+			sp->seen_cpu_ns += ran_ns;
+		else if (sp->last_plan_ns > 0)
+			sp->seen_cpu_ns += runtime;   /* born since the previous tick */
 		bool had_history = t->have_tick_runtime && sp->last_plan_ns > 0;
 		t->tick_runtime_ns = runtime;
 		t->have_tick_runtime = true;
@@ -631,6 +637,13 @@ static void add_run_notes(struct session *s, const struct sampler_config *cfg, s
 		run_notes_add(notes, "%.0f stacks of running threads were left out: the thread sat in a waiting system "
 			 "call (a lock, a sleep, a poll) when it was stopped, so it was off the CPU then",
 			 (double)st->waiting_at_stop);
+	/* CPU time no tick could see: threads born and gone between two ticks
+	 * (the clock-tick figures are 10 ms coarse: 10% slack). */
+	double unseen = st->cpu_total_s - st->cpu_seen_s;
+	if (st->cpu_total_s >= 0.1 && unseen > 0.1 * st->cpu_total_s)
+		run_notes_add(notes, "%.0f%% of the target's CPU time (%.2f s of %.2f s) went to threads that started "
+			 "and ended between two samples: never sampled, so absent from this profile",
+			 100 * unseen / st->cpu_total_s, unseen, st->cpu_total_s);
 	if (st->truncated)
 		run_notes_add(notes, "%.0f of %.0f walked stacks end before their outermost frame (the %.0f-frame limit, "
 			 "or the 64 KiB of stack copied at the stop)",
@@ -654,13 +667,13 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 	 * the period to mean stop / budget left the demo at 6.2% against 5%). */
 	struct stop_budget budget;
 	stop_budget_init(&budget, cfg->max_stopped_percent, start, 0);
+	long long cpu_at_start = proc_cpu_ticks(session_pid(s));
+	long clock_ticks = sysconf(_SC_CLK_TCK);
 	if (sampler_setup(&sp, s, sym, cfg, e) < 0)
 		goto out;
 
 	uint64_t next_tick = start;
-	struct cpu_window cpu = {
-		.start = start, .ticks = proc_cpu_ticks(session_pid(s)), .clock_ticks = sysconf(_SC_CLK_TCK),
-	};
+	struct cpu_window cpu = { .start = start, .ticks = cpu_at_start, .clock_ticks = clock_ticks };
 	uint64_t last_progress = 0;
 	double budget_seen_s = 0;     /* stopped time the budget has been charged */
 	for (;;) {
@@ -730,6 +743,11 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 out:
 	if (cfg->progress)
 		fputs("\r\033[K", stderr);
+	long long cpu_at_end = proc_cpu_ticks(session_pid(s));
+	if (cpu_at_start >= 0 && cpu_at_end >= cpu_at_start) {
+		st->cpu_total_s = (double)(cpu_at_end - cpu_at_start) / (double)clock_ticks;
+		st->cpu_seen_s = (double)sp.seen_cpu_ns / 1e9;
+	}
 	finish_stats(st, start);
 	add_run_notes(s, cfg, st, budget.held_off);
 	sampler_teardown(&sp);

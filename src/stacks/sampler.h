@@ -73,6 +73,9 @@ struct sampler_stats {
 	int cpu_percent_avg_windows;
 	double phase_stop_s, phase_walk_s, phase_resume_s;  /* where stopped time went */
 	int max_threads;
+	double cpu_total_s;           /* the target's CPU time over the run (/proc/PID/stat, every thread,
+				       * the exited ones included) */
+	double cpu_seen_s;            /* of which used by threads while a tick could see them */
 };
 
 int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_config *cfg,

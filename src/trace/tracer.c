@@ -46,7 +46,8 @@ struct return_site {
 struct pending {
 	pid_t tid;
 	uint64_t sp_after;            /* rsp once the callee returned: entry rsp + 8 */
-	uint64_t t0_ns;
+	uint64_t t0_ns;               /* the resume after the entry stop */
+	double stopped_at_t0_ns;      /* the tracer's stopped_ns then */
 	size_t site;
 };
 
@@ -865,6 +866,22 @@ static int on_entry(struct tracer *t, struct site *site, struct thread_info *th,
 	return 0;
 }
 
+/* A call's own time: from the resume after its entry stop to the report of
+ * its return, less what our stops cost it meanwhile — the stops of other
+ * hits in between (all-stop holds every thread; stopped_ns counts them,
+ * gdb's hidden parts included) and gdb's part of this return's own hit
+ * (the step over the entry breakpoint, the trap, the report: gdb_hit_ns,
+ * the median measured). A call of a few ns then reads near 0, not the
+ * 0.5-2 ms of gdb's own work. */
+static uint64_t call_time_ns(const struct tracer *t, const struct pending *p, uint64_t when)
+{
+	if (!p->t0_ns || when <= p->t0_ns)
+		return 0;
+	double ours = t->stopped_ns - p->stopped_at_t0_ns + t->gdb_hit_ns;
+	double wall = (double)(when - p->t0_ns);
+	return wall > ours ? (uint64_t)(wall - ours) : 0;
+}
+
 static int on_return(struct tracer *t, struct thread_info *th, const uint64_t *regs, uint64_t when, struct xerr *e)
 {
 	ssize_t match = -1;
@@ -897,7 +914,7 @@ static int on_return(struct tracer *t, struct thread_info *th, const uint64_t *r
 	struct event ev;
 	event_init(t, &ev, EVENT_FUNCTION_RETURN, th, when);
 	ev.function = site->name;
-	ev.elapsed_ns = p.t0_ns && when > p.t0_ns ? when - p.t0_ns : 0;
+	ev.elapsed_ns = call_time_ns(t, &p, when);
 	ev.retval = retval;
 	ev.syscall_result = (int64_t)regs[R_RAX];
 	return fire(t, &site->return_probes, &ev, e);
@@ -1480,8 +1497,10 @@ static int trace_event(struct tracer *t, struct mi_record *ev, uint64_t when, bo
 		rc = session_resume(s, e);
 	t->last_resume_ns = monotonic_ns();
 	t->stopped_ns += (double)(t->window_start_ns - when);
-	for (size_t i = t->npending; i-- > 0 && t->pending[i].t0_ns == 0;)
+	for (size_t i = t->npending; i-- > 0 && t->pending[i].t0_ns == 0;) {
 		t->pending[i].t0_ns = t->last_resume_ns;
+		t->pending[i].stopped_at_t0_ns = t->stopped_ns;
+	}
 	return rc;
 }
 

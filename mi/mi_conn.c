@@ -661,41 +661,38 @@ int mi_conn_console(struct mi_conn *c, int timeout_ms, char **output, struct mi_
 	return rc;
 }
 
-int mi_conn_next_event(struct mi_conn *c, int timeout_ms, struct mi_record **event,
-		       struct mi_error *err)
+/* Takes the first queued event of class klass (NULL: any event), reading
+ * gdb until one is queued or the timeout. Returns 1 / 0 / -1 as
+ * mi_conn_next_event. */
+static int wait_event(struct mi_conn *c, int timeout_ms, const char *klass, struct mi_record **event,
+		      struct mi_error *err)
 {
 	*event = NULL;
 	if (!c)
 		return mi_error_set(err, "no gdb connection");
 	int64_t deadline = deadline_after(timeout_ms);
 	for (;;) {
-		if (c->head) {
-			*event = queue_take(c, MI_RECORD_EXEC, NULL);
+		*event = queue_take(c, MI_RECORD_EXEC, klass);
+		if (*event)
 			return 1;
-		}
 		int got = conn_pump(c, deadline, NULL, err);
-		if (got <= 0 && !c->head)
-			return got;
+		if (got <= 0) {
+			*event = queue_take(c, MI_RECORD_EXEC, klass);
+			return *event ? 1 : got;
+		}
 	}
+}
+
+int mi_conn_next_event(struct mi_conn *c, int timeout_ms, struct mi_record **event,
+		       struct mi_error *err)
+{
+	return wait_event(c, timeout_ms, NULL, event, err);
 }
 
 int mi_conn_wait_stopped(struct mi_conn *c, int timeout_ms, struct mi_record **stopped,
 			 struct mi_error *err)
 {
-	*stopped = NULL;
-	if (!c)
-		return mi_error_set(err, "no gdb connection");
-	int64_t deadline = deadline_after(timeout_ms);
-	for (;;) {
-		*stopped = queue_take(c, MI_RECORD_EXEC, "stopped");
-		if (*stopped)
-			return 1;
-		int got = conn_pump(c, deadline, NULL, err);
-		if (got <= 0) {
-			*stopped = queue_take(c, MI_RECORD_EXEC, "stopped");
-			return *stopped ? 1 : got;
-		}
-	}
+	return wait_event(c, timeout_ms, "stopped", stopped, err);
 }
 
 int mi_conn_fd(const struct mi_conn *c)

@@ -52,7 +52,7 @@ check "gdb-walker dump: gdb loads the program's symbols" grep -q 'mi -file-exec-
 
 # --source-map rewrites the paths debug info gives.
 "$XGDBPROF" --source-map "$TOP_SRCDIR/tests/fixtures=/mapped/src" dump "$DEMO" >"$TMP/mapped.txt"
-check "--source-map rewrites frame paths" grep -q 'at /mapped/src/sled/tree.rs:[0-9]*:[0-9]*$' "$TMP/mapped.txt"
+check "--source-map rewrites frame paths" grep -q 'at /mapped/src/sled/tree.rs:[0-9]*:[0-9]*$' "$TMP/mapped.txt" || show "$TMP/mapped.txt"
 check "--source-map leaves other paths alone" grep -q 'at /rustc/\|at \.\./sysdeps\|/usr/src\|/rustlib/src/' "$TMP/mapped.txt"
 
 # gdb's own unwinder, the reference walker, names the same functions.

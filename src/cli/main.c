@@ -75,6 +75,19 @@ static const struct subcommand *find_subcommand(const char *name)
 	return NULL;
 }
 
+/* Appends the argument of a repeatable NAME=VALUE option to its list of at
+ * most max. Returns XGP_EXIT_OK, or the usage error's exit status. */
+static int add_assignment(const char **list, int *n, int max, const char *arg, const char *too_many,
+			  const char *form)
+{
+	if (*n >= max)
+		return cli_usage_error(NULL, too_many);
+	if (!strchr(arg, '='))
+		return cli_usage_error(NULL, form);
+	list[(*n)++] = arg;
+	return XGP_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -96,18 +109,17 @@ int main(int argc, char **argv)
 	};
 	struct run_request run = { 0 };
 	cli_globals.start_ns = monotonic_ns();
-	int c;
+	int c, rc;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:r:e:D:d:F:o:s:vhV", options, NULL)) != -1) {
 		switch (c) {
 		case 'r': run.recipe = optarg; break;
 		case 'e': run.recipe_text = optarg; break;
 		case 'D':
-			if (run.ndefines >= RUN_MAX_DEFINES)
-				return cli_usage_error(NULL, "too many -D definitions");
-			if (!strchr(optarg, '='))
-				return cli_usage_error(NULL, "-D takes NAME=VALUE");
-			run.defines[run.ndefines++] = optarg;
+			rc = add_assignment(run.defines, &run.ndefines, RUN_MAX_DEFINES, optarg,
+					    "too many -D definitions", "-D takes NAME=VALUE");
+			if (rc != XGP_EXIT_OK)
+				return rc;
 			break;
 		case 'd':
 			if (cli_parse_duration(optarg, &run.duration_s) < 0)
@@ -124,11 +136,11 @@ int main(int argc, char **argv)
 		case 'o': run.output_dir = optarg; break;
 		case 'g': cli_globals.gdb_path = optarg; break;
 		case 's':
-			if (cli_globals.nsource_maps >= CLI_MAX_SOURCE_MAPS)
-				return cli_usage_error(NULL, "too many --source-map options");
-			if (!strchr(optarg, '='))
-				return cli_usage_error(NULL, "--source-map takes FROM=TO");
-			cli_globals.source_maps[cli_globals.nsource_maps++] = optarg;
+			rc = add_assignment(cli_globals.source_maps, &cli_globals.nsource_maps,
+					    CLI_MAX_SOURCE_MAPS, optarg, "too many --source-map options",
+					    "--source-map takes FROM=TO");
+			if (rc != XGP_EXIT_OK)
+				return rc;
 			break;
 		case 't':
 			cli_globals.timeout_ms = atoi(optarg);

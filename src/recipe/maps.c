@@ -1,6 +1,7 @@
 #include "recipe/maps.h"
 #include "util/array.h"
 #include "util/hash.h"
+#include "util/slot_index.h"
 #include "util/text_escape.h"
 
 #include <inttypes.h>
@@ -19,10 +20,7 @@ struct map {
 	struct map_entry **entries;   /* insertion order */
 	size_t len, cap;
 
-	/* open addressing: slot holds entry index + 1, 0 = empty */
-	size_t *slots;
-	uint64_t *slot_hash;
-	size_t nslots;
+	struct slot_index index;      /* over entries, by keys_hash */
 };
 
 /* ---- key identity ------------------------------------------------------ */
@@ -286,11 +284,7 @@ void map_clear(struct map *m)
 		entry_free(m, m->entries[i]);
 	m->len = 0;
 	m->dropped = 0;
-	free(m->slots);
-	free(m->slot_hash);
-	m->slots = NULL;
-	m->slot_hash = NULL;
-	m->nslots = 0;
+	slot_index_free(&m->index);
 }
 
 void map_free(struct map *m)
@@ -315,55 +309,23 @@ const struct map_entry *map_entry_at(const struct map *m, size_t i)
 	return i < m->len ? m->entries[i] : NULL;
 }
 
-static long find_slot(const struct map *m, const struct map_key *keys, uint64_t h)
+/* The entry with these keys, whose hash is h, or NULL. */
+static struct map_entry *find_entry(const struct map *m, const struct map_key *keys, uint64_t h)
 {
-	if (!m->nslots)
-		return -1;
-	size_t mask = m->nslots - 1;
-	for (size_t i = h & mask;; i = (i + 1) & mask) {
-		if (!m->slots[i])
-			return -(long)i - 2;
-		if (m->slot_hash[i] == h) {
-			const struct map_entry *e = m->entries[m->slots[i] - 1];
-			bool eq = true;
-			for (size_t k = 0; k < m->nkeys && eq; k++)
-				eq = key_eq(&e->keys[k], &keys[k]);
-			if (eq)
-				return (long)i;
-		}
+	struct slot_probe probe = slot_index_probe(&m->index, h);
+	for (size_t i; (i = slot_probe_next(&m->index, &probe)) != SLOT_INDEX_NONE;) {
+		bool eq = true;
+		for (size_t k = 0; k < m->nkeys && eq; k++)
+			eq = key_eq(&m->entries[i]->keys[k], &keys[k]);
+		if (eq)
+			return m->entries[i];
 	}
-}
-
-static int rehash(struct map *m)
-{
-	size_t n = m->nslots ? m->nslots * 2 : 16;
-	size_t *slots = calloc(n, sizeof *slots);
-	uint64_t *hashes = calloc(n, sizeof *hashes);
-	if (!slots || !hashes) {
-		free(slots);
-		free(hashes);
-		return -1;
-	}
-	for (size_t i = 0; i < m->len; i++) {
-		uint64_t h = keys_hash(m, m->entries[i]->keys);
-		size_t j = h & (n - 1);
-		while (slots[j])
-			j = (j + 1) & (n - 1);
-		slots[j] = i + 1;
-		hashes[j] = h;
-	}
-	free(m->slots);
-	free(m->slot_hash);
-	m->slots = slots;
-	m->slot_hash = hashes;
-	m->nslots = n;
-	return 0;
+	return NULL;
 }
 
 const struct map_entry *map_find(const struct map *m, const struct map_key *keys)
 {
-	long s = find_slot(m, keys, keys_hash(m, keys));
-	return s >= 0 ? m->entries[m->slots[s] - 1] : NULL;
+	return find_entry(m, keys, keys_hash(m, keys));
 }
 
 /* Finds or creates the entry for keys (map_nkeys() of them). Returns the
@@ -371,29 +333,25 @@ const struct map_entry *map_find(const struct map *m, const struct map_key *keys
 static struct map_entry *map_lookup_or_add(struct map *m, const struct map_key *keys)
 {
 	uint64_t h = keys_hash(m, keys);
-	long s = find_slot(m, keys, h);
-	if (s >= 0)
-		return m->entries[m->slots[s] - 1];
+	struct map_entry *e = find_entry(m, keys, h);
+	if (e)
+		return e;
 	if (m->max_keys && m->len >= m->max_keys) {
 		m->dropped++;
 		return NULL;
-	}
-	if ((m->len + 1) * 4 > m->nslots * 3) {
-		if (rehash(m) < 0)
-			return NULL;
-		s = find_slot(m, keys, h);
 	}
 	struct map_entry **ne = array_grow(m->entries, &m->cap, m->len + 1, sizeof *ne);
 	if (!ne)
 		return NULL;
 	m->entries = ne;
-	struct map_entry *e = entry_new(m, keys);
+	e = entry_new(m, keys);
 	if (!e)
 		return NULL;
-	size_t slot = (size_t)(-s - 2);
+	if (slot_index_add(&m->index, h, m->len) < 0) {
+		entry_free(m, e);
+		return NULL;
+	}
 	m->entries[m->len++] = e;
-	m->slots[slot] = m->len;
-	m->slot_hash[slot] = h;
 	return e;
 }
 

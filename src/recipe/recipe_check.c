@@ -10,6 +10,7 @@
 #include "recipe/maps.h"
 #include "util/array.h"
 #include "util/output_file.h"
+#include "util/slot_index.h"
 
 #include <pcre2.h>
 #include <stdlib.h>
@@ -94,8 +95,8 @@ struct checker {
 	const struct probe *probe;
 	struct var *vars;
 	size_t nvars, vars_cap;
-	size_t *map_slots;           /* hash of prog->maps by name: index + 1, 0 = free */
-	size_t nmap_slots;
+	/* prog->maps by name: recipes with tens of thousands of maps stay fast */
+	struct slot_index maps_by_name;
 };
 
 #define ERR(c, loc, ...) recipe_diag_add((c)->diags, DIAG_ERROR, (c)->src, (loc).off, (loc).len, __VA_ARGS__)
@@ -159,33 +160,13 @@ static size_t name_hash(const char *s)
 	return h;
 }
 
-/* Keeps lookups O(1): recipes with tens of thousands of maps stay fast. */
-static int map_index_grow(struct checker *c)
-{
-	size_t n = c->nmap_slots ? c->nmap_slots * 2 : 64;
-	size_t *slots = calloc(n, sizeof *slots);
-	if (!slots)
-		return -1;
-	for (size_t i = 0; i < c->prog->nmaps; i++) {
-		size_t j = name_hash(c->prog->maps[i]->name) & (n - 1);
-		while (slots[j])
-			j = (j + 1) & (n - 1);
-		slots[j] = i + 1;
-	}
-	free(c->map_slots);
-	c->map_slots = slots;
-	c->nmap_slots = n;
-	return 0;
-}
-
 static struct map_info *map_get(struct checker *c, const char *name, struct loc loc)
 {
-	if ((c->prog->nmaps + 1) * 2 > c->nmap_slots && map_index_grow(c) < 0)
-		return NULL;
-	size_t mask = c->nmap_slots - 1, j = name_hash(name) & mask;
-	for (; c->map_slots[j]; j = (j + 1) & mask)
-		if (!strcmp(c->prog->maps[c->map_slots[j] - 1]->name, name))
-			return c->prog->maps[c->map_slots[j] - 1];
+	uint64_t h = name_hash(name);
+	struct slot_probe probe = slot_index_probe(&c->maps_by_name, h);
+	for (size_t i; (i = slot_probe_next(&c->maps_by_name, &probe)) != SLOT_INDEX_NONE;)
+		if (!strcmp(c->prog->maps[i]->name, name))
+			return c->prog->maps[i];
 	struct map_info *m = calloc(1, sizeof *m);
 	struct map_info **v = realloc(c->prog->maps, (c->prog->nmaps + 1) * sizeof *v);
 	if (!m || !v) {
@@ -195,16 +176,15 @@ static struct map_info *map_get(struct checker *c, const char *name, struct loc 
 		return NULL;
 	}
 	m->name = strdup(name);
-	if (!m->name) {
+	c->prog->maps = v;
+	if (!m->name || slot_index_add(&c->maps_by_name, h, c->prog->nmaps) < 0) {
+		free(m->name);
 		free(m);
-		c->prog->maps = v;
 		return NULL;
 	}
 	m->first = loc;
 	m->index = c->prog->nmaps;
-	c->prog->maps = v;
 	v[c->prog->nmaps++] = m;
-	c->map_slots[j] = c->prog->nmaps;
 	return m;
 }
 
@@ -872,7 +852,7 @@ size_t recipe_check(const struct recipe_src *src, struct program *prog, struct d
 	c.final = true;
 	check_pass(&c);
 	free(c.vars);
-	free(c.map_slots);
+	slot_index_free(&c.maps_by_name);
 
 	const char *assigned[64];
 	size_t na = 0;

@@ -190,6 +190,41 @@ static bool regex_matches(void *code, void *md, const char *s)
 
 static int eval(struct recipe_run *run, const struct expr *e, struct val *out);
 
+/* The decimal text of v in the run's scratch space; NULL out of memory. */
+static const char *int_text(struct recipe_run *run, int64_t v)
+{
+	char *s = scratch_alloc(run, 24);
+	if (s)
+		snprintf(s, 24, "%" PRId64, v);
+	return s;
+}
+
+/* int(x), str(x), strlen(s): the builtins of one evaluated argument. */
+static int eval_of_argument(struct recipe_run *run, const struct expr *e, struct val *out)
+{
+	struct val a = {0};
+	if (eval(run, e->args[0], &a) < 0)
+		return -1;
+	if (e->builtin == B_STRLEN) {
+		out->i = (int64_t)strlen(a.s);
+	} else if (e->builtin == B_STR) {
+		out->s = a.t == T_STR ? a.s : int_text(run, a.i);
+		if (!out->s)
+			return rt_error(run, e->loc, "out of memory");
+	} else if (a.t == T_INT) {
+		out->i = a.i;
+	} else {
+		errno = 0;
+		char *end;
+		/* gdb prints decimal; hex only with an explicit 0x, never octal */
+		const char *d = a.s + strspn(a.s, " +-");
+		int base = d[0] == '0' && (d[1] == 'x' || d[1] == 'X') ? 16 : 10;
+		long long x = strtoll(a.s, &end, base);
+		out->i = end == a.s || errno ? 0 : x;
+	}
+	return 0;
+}
+
 static int eval_builtin(struct recipe_run *run, const struct expr *e, struct val *out)
 {
 	const struct event *ev = run->ev;
@@ -248,56 +283,15 @@ static int eval_builtin(struct recipe_run *run, const struct expr *e, struct val
 		struct event_value v = {0};
 		if (!ev->arg || ev->arg(ev->arg_ctx, name, &v) < 0)
 			return rt_error(run, e->loc, "%s has no argument named '%s'", leaf_function(ev), name);
-		if (v.type == EVENT_VAL_INT) {
-			char *s = scratch_alloc(run, 24);
-			if (!s)
-				return rt_error(run, e->loc, "out of memory");
-			snprintf(s, 24, "%" PRId64, v.i);
-			out->s = s;
-		} else {
-			out->s = v.s ? v.s : "";
-		}
-		return 0;
-	}
-	case B_INT: {
-		struct val a = {0};
-		if (eval(run, e->args[0], &a) < 0)
-			return -1;
-		if (a.t == T_INT) {
-			out->i = a.i;
-			return 0;
-		}
-		errno = 0;
-		char *end;
-		/* gdb prints decimal; hex only with an explicit 0x, never octal */
-		const char *d = a.s + strspn(a.s, " +-");
-		int base = d[0] == '0' && (d[1] == 'x' || d[1] == 'X') ? 16 : 10;
-		long long x = strtoll(a.s, &end, base);
-		out->i = end == a.s || errno ? 0 : x;
-		return 0;
-	}
-	case B_STR: {
-		struct val a = {0};
-		if (eval(run, e->args[0], &a) < 0)
-			return -1;
-		if (a.t == T_STR) {
-			out->s = a.s;
-			return 0;
-		}
-		char *s = scratch_alloc(run, 24);
-		if (!s)
+		out->s = v.type == EVENT_VAL_INT ? int_text(run, v.i) : v.s ? v.s : "";
+		if (!out->s)
 			return rt_error(run, e->loc, "out of memory");
-		snprintf(s, 24, "%" PRId64, a.i);
-		out->s = s;
 		return 0;
 	}
-	case B_STRLEN: {
-		struct val a = {0};
-		if (eval(run, e->args[0], &a) < 0)
-			return -1;
-		out->i = (int64_t)strlen(a.s);
-		return 0;
-	}
+	case B_INT:
+	case B_STR:
+	case B_STRLEN:
+		return eval_of_argument(run, e, out);
 	}
 	return rt_error(run, e->loc, "'%s' cannot be evaluated here", e->s);
 }

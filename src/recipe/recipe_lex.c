@@ -277,6 +277,18 @@ static void lex_number(struct lexer *lx, struct token *t)
 	t->i = out;
 }
 
+/* At "${" inside a string or regex: appends the expansion to b. Returns
+ * false when the reference was bad (and reported). */
+static bool put_define(struct lexer *lx, struct buf *b)
+{
+	char *v = expand_define(lx);
+	bool ok = v != NULL;
+	if (ok)
+		buf_puts(b, v);
+	free(v);
+	return ok;
+}
+
 static int hexval(int c)
 {
 	if (c >= '0' && c <= '9')
@@ -303,12 +315,8 @@ static void lex_string(struct lexer *lx, struct token *t)
 			break;
 		}
 		if (c == '$' && peekc(lx, 1) == '{') {
-			char *v = expand_define(lx);
-			if (v)
-				buf_puts(&b, v);
-			else
+			if (!put_define(lx, &b))
 				bad = true;
-			free(v);
 			continue;
 		}
 		if (c != '\\') {
@@ -374,12 +382,8 @@ void recipe_lex_regex(struct lexer *lx, size_t start, struct token *t)
 			break;
 		}
 		if (c == '$' && peekc(lx, 1) == '{') {
-			char *v = expand_define(lx);
-			if (v)
-				buf_puts(&b, v);
-			else
+			if (!put_define(lx, &b))
 				t->kind = TK_ERROR;
-			free(v);
 			continue;
 		}
 		if (c == '\\' && peekc(lx, 1) == '/') {

@@ -210,6 +210,18 @@ static bool parse_args(struct parser *p, int close, struct expr ***args, size_t 
 	return expect_op(p, close, close == ')' ? "',' or ')'" : "',' or ']'");
 }
 
+/* The current token as an expression of kind k holding its text; moves on
+ * (NULL, staying, out of memory). */
+static struct expr *text_expr(struct parser *p, enum expr_kind k)
+{
+	struct expr *e = new_expr(k, p->tok.loc);
+	if (!e)
+		return NULL;
+	e->s = steal(p);
+	advance(p);
+	return e;
+}
+
 static struct expr *parse_primary(struct parser *p)
 {
 	struct token *t = &p->tok;
@@ -224,23 +236,13 @@ static struct expr *parse_primary(struct parser *p)
 		advance(p);
 		return e;
 	case TK_STRING:
-		e = new_expr(E_STR, t->loc);
-		if (e)
-			e->s = steal(p);
-		advance(p);
-		return e;
+		return text_expr(p, E_STR);
 	case TK_VAR:
-		e = new_expr(E_VAR, t->loc);
-		if (e)
-			e->s = steal(p);
-		advance(p);
-		return e;
+		return text_expr(p, E_VAR);
 	case TK_MAP:
-		e = new_expr(E_MAP, t->loc);
+		e = text_expr(p, E_MAP);
 		if (!e)
 			return NULL;
-		e->s = steal(p);
-		advance(p);
 		if (is_op(p, '[')) {
 			advance(p);
 			if (is_op(p, ']')) {
@@ -256,11 +258,9 @@ static struct expr *parse_primary(struct parser *p)
 		}
 		return e;
 	case TK_IDENT:
-		e = new_expr(E_IDENT, t->loc);
+		e = text_expr(p, E_IDENT);
 		if (!e)
 			return NULL;
-		e->s = steal(p);
-		advance(p);
 		if (is_op(p, '(')) {
 			e->kind = E_CALL;
 			advance(p);

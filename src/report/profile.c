@@ -3,6 +3,7 @@
 #include "util/array.h"
 #include "util/hash.h"
 #include "util/output_file.h"
+#include "util/slot_index.h"
 #include "util/text_escape.h"
 
 #include <cjson/cJSON.h>
@@ -16,14 +17,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Open-addressing tables: slots hold index + 1, 0 = empty; load <= 1/2. */
 struct profile_index {
-	char **strings;      /* interned strings, in a hash set */
-	size_t nstrings, string_slots;
-
-	size_t *entry_slots; /* entry index + 1 */
-	uint64_t *entry_hash;
-	size_t nentry_slots;
+	char **strings;      /* interned strings, in first-use order */
+	size_t nstrings, strings_cap;
+	struct slot_index string_index;
+	struct slot_index entry_index;   /* over profile.entries */
 };
 
 
@@ -36,47 +34,27 @@ static uint64_t fnv_ptr(uint64_t h, const void *p)
 
 /* ---- interning ---------------------------------------------------------- */
 
-static int strings_grow(struct profile_index *ix)
-{
-	size_t nslots = ix->string_slots ? ix->string_slots * 2 : 256;
-	char **slots = calloc(nslots, sizeof *slots);
-	if (!slots)
-		return -1;
-	for (size_t i = 0; i < ix->string_slots; i++) {
-		char *s = ix->strings[i];
-		if (!s)
-			continue;
-		size_t j = hash_fnv1a(HASH_FNV1A_SEED, s, strlen(s)) & (nslots - 1);
-		while (slots[j])
-			j = (j + 1) & (nslots - 1);
-		slots[j] = s;
-	}
-	free(ix->strings);
-	ix->strings = slots;
-	ix->string_slots = nslots;
-	return 0;
-}
-
 const char *profile_intern(struct profile *p, const char *s)
 {
 	struct profile_index *ix = p->index;
 	if (!s)
 		return NULL;
-	if ((ix->nstrings + 1) * 2 > ix->string_slots && strings_grow(ix) < 0)
-		return NULL;
 	size_t len = strlen(s);
-	size_t j = hash_fnv1a(HASH_FNV1A_SEED, s, len) & (ix->string_slots - 1);
-	while (ix->strings[j]) {
-		if (strcmp(ix->strings[j], s) == 0)
-			return ix->strings[j];
-		j = (j + 1) & (ix->string_slots - 1);
-	}
+	uint64_t h = hash_fnv1a(HASH_FNV1A_SEED, s, len);
+	struct slot_probe probe = slot_index_probe(&ix->string_index, h);
+	for (size_t i; (i = slot_probe_next(&ix->string_index, &probe)) != SLOT_INDEX_NONE;)
+		if (strcmp(ix->strings[i], s) == 0)
+			return ix->strings[i];
+	char **strings = array_grow(ix->strings, &ix->strings_cap, ix->nstrings + 1, sizeof *strings);
 	char *copy = malloc(len + 1);
-	if (!copy)
+	if (strings)
+		ix->strings = strings;
+	if (!strings || !copy || slot_index_add(&ix->string_index, h, ix->nstrings) < 0) {
+		free(copy);
 		return NULL;
+	}
 	memcpy(copy, s, len + 1);
-	ix->strings[j] = copy;
-	ix->nstrings++;
+	ix->strings[ix->nstrings++] = copy;
 	return copy;
 }
 
@@ -119,11 +97,11 @@ void profile_free(struct profile *p)
 	free(p->modules);
 	free(p->meta.notes);
 	struct profile_index *ix = p->index;
-	for (size_t i = 0; i < ix->string_slots; i++)
+	for (size_t i = 0; i < ix->nstrings; i++)
 		free(ix->strings[i]);
 	free(ix->strings);
-	free(ix->entry_slots);
-	free(ix->entry_hash);
+	slot_index_free(&ix->string_index);
+	slot_index_free(&ix->entry_index);
 	free(ix);
 	free(p);
 }
@@ -204,32 +182,6 @@ bool profile_stack_eq(const struct stack *a, const struct stack *b)
 	return true;
 }
 
-static int entries_rehash(struct profile_index *ix, size_t nslots)
-{
-	size_t *slots = calloc(nslots, sizeof *slots);
-	uint64_t *hashes = calloc(nslots, sizeof *hashes);
-	if (!slots || !hashes) {
-		free(slots);
-		free(hashes);
-		return -1;
-	}
-	for (size_t i = 0; i < ix->nentry_slots; i++) {
-		if (!ix->entry_slots[i])
-			continue;
-		size_t j = ix->entry_hash[i] & (nslots - 1);
-		while (slots[j])
-			j = (j + 1) & (nslots - 1);
-		slots[j] = ix->entry_slots[i];
-		hashes[j] = ix->entry_hash[i];
-	}
-	free(ix->entry_slots);
-	free(ix->entry_hash);
-	ix->entry_slots = slots;
-	ix->entry_hash = hashes;
-	ix->nentry_slots = nslots;
-	return 0;
-}
-
 /* Copies s with every string interned in p. Returns 0 or -1. */
 static int stack_intern_copy(struct profile *p, const struct stack *s, struct stack *out)
 {
@@ -276,30 +228,25 @@ int profile_add_tid(struct profile *p, const char *thread_name, int64_t tid, cha
 	if (intern_into(p, thread_name, &thread) < 0 || stack_intern_copy(p, stack, &key) < 0)
 		return xerr_set(e, "out of memory adding a stack to the profile");
 
-	if ((p->nentries + 1) * 2 > ix->nentry_slots &&
-	    entries_rehash(ix, ix->nentry_slots ? ix->nentry_slots * 2 : 1024) < 0)
-		goto oom;
 	if (tid < 0)
 		tid = -1;
 	uint64_t h = entry_key_hash(thread, tid, state, &key);
-	size_t j = h & (ix->nentry_slots - 1);
-	while (ix->entry_slots[j]) {
-		struct profile_entry *en = &p->entries[ix->entry_slots[j] - 1];
-		if (ix->entry_hash[j] == h && entry_key_eq(en, thread, tid, state, &key)) {
+	struct slot_probe probe = slot_index_probe(&ix->entry_index, h);
+	for (size_t i; (i = slot_probe_next(&ix->entry_index, &probe)) != SLOT_INDEX_NONE;) {
+		struct profile_entry *en = &p->entries[i];
+		if (entry_key_eq(en, thread, tid, state, &key)) {
 			en->weight += weight;
 			free(key.frames);
 			return 0;
 		}
-		j = (j + 1) & (ix->nentry_slots - 1);
 	}
 	struct profile_entry *entries = array_grow(p->entries, &p->cap, p->nentries + 1, sizeof *entries);
 	if (!entries)
 		goto oom;
 	p->entries = entries;
-	p->entries[p->nentries] = (struct profile_entry){ thread, tid, state, weight, key };
-	p->nentries++;
-	ix->entry_slots[j] = p->nentries;
-	ix->entry_hash[j] = h;
+	if (slot_index_add(&ix->entry_index, h, p->nentries) < 0)
+		goto oom;
+	p->entries[p->nentries++] = (struct profile_entry){ thread, tid, state, weight, key };
 	return 0;
 oom:
 	free(key.frames);
@@ -399,8 +346,7 @@ static void put_int(FILE *out, int64_t v)
 struct frame_table {
 	const struct frame **frames;
 	size_t n, cap;
-	size_t *slots;
-	size_t nslots;
+	struct slot_index index;
 };
 
 static uint64_t frame_full_hash(const struct frame *f)
@@ -424,34 +370,19 @@ static bool frame_full_eq(const struct frame *a, const struct frame *b)
 /* Returns the frame's index in the table, adding it if new; -1 on OOM. */
 static long frame_table_index(struct frame_table *t, const struct frame *f)
 {
-	if ((t->n + 1) * 2 > t->nslots) {
-		size_t nslots = t->nslots ? t->nslots * 2 : 1024;
-		size_t *slots = calloc(nslots, sizeof *slots);
-		if (!slots)
-			return -1;
-		for (size_t i = 0; i < t->n; i++) {
-			size_t j = frame_full_hash(t->frames[i]) & (nslots - 1);
-			while (slots[j])
-				j = (j + 1) & (nslots - 1);
-			slots[j] = i + 1;
-		}
-		free(t->slots);
-		t->slots = slots;
-		t->nslots = nslots;
-	}
-	size_t j = frame_full_hash(f) & (t->nslots - 1);
-	while (t->slots[j]) {
-		if (frame_full_eq(t->frames[t->slots[j] - 1], f))
-			return (long)t->slots[j] - 1;
-		j = (j + 1) & (t->nslots - 1);
-	}
+	uint64_t h = frame_full_hash(f);
+	struct slot_probe probe = slot_index_probe(&t->index, h);
+	for (size_t i; (i = slot_probe_next(&t->index, &probe)) != SLOT_INDEX_NONE;)
+		if (frame_full_eq(t->frames[i], f))
+			return (long)i;
 	const struct frame **frames = array_grow(t->frames, &t->cap, t->n + 1, sizeof *frames);
 	if (!frames)
 		return -1;
 	t->frames = frames;
+	if (slot_index_add(&t->index, h, t->n) < 0)
+		return -1;
 	t->frames[t->n] = f;
-	t->slots[j] = ++t->n;
-	return (long)t->n - 1;
+	return (long)t->n++;
 }
 
 static void put_meta(FILE *out, const struct profile_meta *m)
@@ -570,7 +501,7 @@ done:
 		free(indices[i]);
 	free(indices);
 	free(table.frames);
-	free(table.slots);
+	slot_index_free(&table.index);
 	return rc;
 }
 

@@ -2,6 +2,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "report/report_model.h"
 #include "util/array.h"
+#include "util/slot_index.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -18,8 +19,7 @@ struct func_key {
 
 struct report_func_index {
 	struct func_key *keys;   /* parallel to model.funcs */
-	size_t *slots;           /* func index + 1; open addressing */
-	size_t nslots;
+	struct slot_index funcs_by_key;
 	bool *kept;              /* per profile entry */
 };
 
@@ -80,14 +80,10 @@ void report_options_init(struct report_options *o)
 size_t report_model_func(const struct report_model *m, const struct frame *f)
 {
 	const struct report_func_index *ix = m->index;
-	if (!ix->nslots)
-		return (size_t)-1;
-	size_t j = func_hash(f) & (ix->nslots - 1);
-	while (ix->slots[j]) {
-		if (key_matches(&ix->keys[ix->slots[j] - 1], f))
-			return ix->slots[j] - 1;
-		j = (j + 1) & (ix->nslots - 1);
-	}
+	struct slot_probe probe = slot_index_probe(&ix->funcs_by_key, func_hash(f));
+	for (size_t i; (i = slot_probe_next(&ix->funcs_by_key, &probe)) != SLOT_INDEX_NONE;)
+		if (key_matches(&ix->keys[i], f))
+			return i;
 	return (size_t)-1;
 }
 
@@ -104,23 +100,6 @@ static long func_get(struct report_model *m, size_t *cap, const struct frame *f)
 	size_t found = report_model_func(m, f);
 	if (found != (size_t)-1)
 		return (long)found;
-	if ((m->nfuncs + 1) * 2 > ix->nslots) {
-		size_t nslots = ix->nslots ? ix->nslots * 2 : 512;
-		size_t *slots = calloc(nslots, sizeof *slots);
-		if (!slots)
-			return -1;
-		for (size_t i = 0; i < m->nfuncs; i++) {
-			struct frame probe = { .function = ix->keys[i].function,
-					       .module = ix->keys[i].module, .pc = ix->keys[i].pc };
-			size_t j = func_hash(&probe) & (nslots - 1);
-			while (slots[j])
-				j = (j + 1) & (nslots - 1);
-			slots[j] = i + 1;
-		}
-		free(ix->slots);
-		ix->slots = slots;
-		ix->nslots = nslots;
-	}
 	if (m->nfuncs == *cap) {
 		/* funcs and keys are indexed alike: both grow from *cap to the same
 		 * capacity, which becomes *cap only when both did. */
@@ -146,13 +125,11 @@ static long func_get(struct report_model *m, size_t *cap, const struct frame *f)
 			return -1;
 		name = owned[m->nowned++];
 	}
+	if (slot_index_add(&ix->funcs_by_key, func_hash(f), m->nfuncs) < 0)
+		return -1;
 	size_t i = m->nfuncs++;
 	m->funcs[i] = (struct report_func){ .name = name, .lang = f->lang, .module = f->module };
 	ix->keys[i] = (struct func_key){ f->function, f->module, f->pc };
-	size_t j = func_hash(f) & (ix->nslots - 1);
-	while (ix->slots[j])
-		j = (j + 1) & (ix->nslots - 1);
-	ix->slots[j] = i + 1;
 	return (long)i;
 }
 
@@ -239,29 +216,31 @@ static int cmp_threads(const void *x, const void *y)
 static int build_paths(struct report_model *m)
 {
 	const struct profile *p = m->profile;
-	size_t nslots = 16;
-	while (nslots < p->nentries * 2)
-		nslots *= 2;
-	size_t *slots = calloc(nslots, sizeof *slots);
+	struct slot_index paths_by_stack = { 0 };
 	m->paths = calloc(p->nentries ? p->nentries : 1, sizeof *m->paths);
-	if (!slots || !m->paths) {
-		free(slots);
+	if (!m->paths)
 		return -1;
-	}
 	for (size_t i = 0; i < p->nentries; i++) {
 		const struct profile_entry *en = &p->entries[i];
 		if (!m->index->kept[i])
 			continue;
-		size_t j = profile_stack_hash(&en->stack) & (nslots - 1);
-		while (slots[j] && !profile_stack_eq(m->paths[slots[j] - 1].stack, &en->stack))
-			j = (j + 1) & (nslots - 1);
-		if (!slots[j]) {
-			m->paths[m->npaths] = (struct report_path){ &en->stack, 0 };
-			slots[j] = ++m->npaths;
+		uint64_t h = profile_stack_hash(&en->stack);
+		struct slot_probe probe = slot_index_probe(&paths_by_stack, h);
+		size_t path;
+		while ((path = slot_probe_next(&paths_by_stack, &probe)) != SLOT_INDEX_NONE &&
+		       !profile_stack_eq(m->paths[path].stack, &en->stack))
+			;
+		if (path == SLOT_INDEX_NONE) {
+			if (slot_index_add(&paths_by_stack, h, m->npaths) < 0) {
+				slot_index_free(&paths_by_stack);
+				return -1;
+			}
+			path = m->npaths++;
+			m->paths[path] = (struct report_path){ &en->stack, 0 };
 		}
-		m->paths[slots[j] - 1].weight += en->weight;
+		m->paths[path].weight += en->weight;
 	}
-	free(slots);
+	slot_index_free(&paths_by_stack);
 	qsort(m->paths, m->npaths, sizeof *m->paths, cmp_paths);
 	return 0;
 }
@@ -500,7 +479,7 @@ void report_model_release(struct report_model *m)
 {
 	if (m->index) {
 		free(m->index->keys);
-		free(m->index->slots);
+		slot_index_free(&m->index->funcs_by_key);
 		free(m->index->kept);
 		free(m->index);
 	}

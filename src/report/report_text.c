@@ -96,6 +96,16 @@ static void print_title(FILE *out, const struct style *st, const struct report_m
 	fputc('\n', out);
 }
 
+/* "LABEL TEXT" after *sep, when the (target) text is known. */
+static void put_text_field(FILE *out, const char **sep, const char *label, const char *text)
+{
+	if (!text)
+		return;
+	fprintf(out, "%s%s", *sep, label);
+	put(out, text);
+	*sep = " · ";
+}
+
 /* command · recipe · threads, when any is known */
 static void print_context(FILE *out, const struct report_model *m)
 {
@@ -103,16 +113,8 @@ static void print_context(FILE *out, const struct report_model *m)
 	if (!(mt->command_line || mt->recipe || mt->thread_selection || mt->threads >= 0))
 		return;
 	const char *sep = "  ";
-	if (mt->command_line) {
-		fprintf(out, "%scommand: ", sep);
-		put(out, mt->command_line);
-		sep = " · ";
-	}
-	if (mt->recipe) {
-		fprintf(out, "%srecipe: ", sep);
-		put(out, mt->recipe);
-		sep = " · ";
-	}
+	put_text_field(out, &sep, "command: ", mt->command_line);
+	put_text_field(out, &sep, "recipe: ", mt->recipe);
 	if (mt->thread_selection || mt->threads >= 0) {
 		fprintf(out, "%sthreads: ", sep);
 		put(out, mt->thread_selection ? mt->thread_selection : "?");
@@ -120,6 +122,26 @@ static void print_context(FILE *out, const struct report_model *m)
 			fprintf(out, " (%" PRId64 " in target)", mt->threads);
 	}
 	fputc('\n', out);
+}
+
+/* "LABEL ACTUAL UNIT (asked ASKED UNIT)" after *sep, "?" for an unknown
+ * actual figure, the asked part only when known; nothing when neither is. */
+static void put_actual_and_asked(FILE *out, const char **sep, const char *label, double actual,
+				 double asked, const char *unit)
+{
+	if (!known(actual) && !known(asked))
+		return;
+	fprintf(out, "%s%s ", *sep, label);
+	if (known(actual))
+		fprintf(out, "%.1f %s", actual, unit);
+	else
+		fputs("?", out);
+	if (known(asked)) {
+		fputs(" (asked ", out);
+		put_num(out, asked);
+		fprintf(out, " %s)", unit);
+	}
+	*sep = " · ";
 }
 
 /* started · duration · rate, when any is known */
@@ -130,36 +152,9 @@ static void print_timing(FILE *out, const struct report_model *m)
 	      known(mt->frequency_asked_hz) || known(mt->duration_asked_s)))
 		return;
 	const char *sep = "  ";
-	if (mt->start_time) {
-		fprintf(out, "%sstarted ", sep);
-		put(out, mt->start_time);
-		sep = " · ";
-	}
-	if (known(mt->duration_actual_s) || known(mt->duration_asked_s)) {
-		fprintf(out, "%sduration ", sep);
-		if (known(mt->duration_actual_s))
-			fprintf(out, "%.1f s", mt->duration_actual_s);
-		else
-			fputs("?", out);
-		if (known(mt->duration_asked_s)) {
-			fputs(" (asked ", out);
-			put_num(out, mt->duration_asked_s);
-			fputs(" s)", out);
-		}
-		sep = " · ";
-	}
-	if (known(mt->frequency_achieved_hz) || known(mt->frequency_asked_hz)) {
-		fprintf(out, "%srate ", sep);
-		if (known(mt->frequency_achieved_hz))
-			fprintf(out, "%.1f Hz", mt->frequency_achieved_hz);
-		else
-			fputs("?", out);
-		if (known(mt->frequency_asked_hz)) {
-			fputs(" (asked ", out);
-			put_num(out, mt->frequency_asked_hz);
-			fputs(" Hz)", out);
-		}
-	}
+	put_text_field(out, &sep, "started ", mt->start_time);
+	put_actual_and_asked(out, &sep, "duration", mt->duration_actual_s, mt->duration_asked_s, "s");
+	put_actual_and_asked(out, &sep, "rate", mt->frequency_achieved_hz, mt->frequency_asked_hz, "Hz");
 	fputc('\n', out);
 }
 

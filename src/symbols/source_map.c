@@ -29,11 +29,51 @@ struct source_map {
 	char *rust_library;        /* .../lib/rustlib/src/rust/library, or NULL */
 };
 
-static char *strip_trailing_slashes(const char *s, size_t len)
+/* An absolute path with "." and ".." components resolved and repeated or
+ * trailing slashes dropped, lexically (no symlinks followed): a build
+ * configured as ../configure names its sources "/b/build/../src/x.c" in
+ * debug info and in $(abs_top_srcdir), the user writes "/b/src". A
+ * relative path comes back as it is, without trailing slashes. */
+static char *normalize_path(const char *path)
 {
-	while (len > 1 && s[len - 1] == '/')
-		len--;
-	return strndup(s, len);
+	size_t len = strlen(path);
+	if (path[0] != '/') {
+		while (len > 1 && path[len - 1] == '/')
+			len--;
+		return strndup(path, len);
+	}
+	char *out = malloc(len + 2);
+	if (!out)
+		return NULL;
+	size_t n = 0;
+	for (const char *p = path; *p;) {
+		while (*p == '/')
+			p++;
+		const char *end = strchrnul(p, '/');
+		size_t part = (size_t)(end - p);
+		if (part == 0 || (part == 1 && p[0] == '.')) {
+			/* nothing */
+		} else if (part == 2 && p[0] == '.' && p[1] == '.') {
+			while (n > 0 && out[n - 1] != '/')
+				n--;
+			if (n > 0)
+				n--;   /* the slash before the dropped component */
+		} else {
+			out[n++] = '/';
+			memcpy(out + n, p, part);
+			n += part;
+		}
+		p = end;
+	}
+	if (n == 0)
+		out[n++] = '/';
+	out[n] = '\0';
+	return out;
+}
+
+static bool has_dot_components(const char *path)
+{
+	return strstr(path, "/./") || strstr(path, "/../") || strstr(path, "//");
 }
 
 struct source_map *source_map_new(void)
@@ -76,8 +116,8 @@ int source_map_add(struct source_map *map, const char *from, const char *to,
 		return xerr_set(err, "out of memory adding a source map rule");
 	map->rules = grown;
 	struct source_map_rule *r = &map->rules[map->nrules];
-	r->from = strip_trailing_slashes(from, strlen(from));
-	r->to = strip_trailing_slashes(to, strlen(to));
+	r->from = normalize_path(from);
+	r->to = normalize_path(to);
 	if (!r->from || !r->to) {
 		free(r->from);
 		free(r->to);
@@ -222,6 +262,13 @@ char *source_map_apply(struct source_map *map, const char *path)
 {
 	if (!map || !path)
 		return NULL;
+	const char *given = path;
+	char *normalized = NULL;
+	if (map->nrules && path[0] == '/' && has_dot_components(path)) {
+		normalized = normalize_path(path);
+		if (normalized)
+			path = normalized;
+	}
 	const struct source_map_rule *best = NULL;
 	for (size_t i = 0; i < map->nrules; i++) {
 		const struct source_map_rule *r = &map->rules[i];
@@ -238,9 +285,12 @@ char *source_map_apply(struct source_map *map, const char *path)
 		const char *tail = path + best->from_len;
 		if (best->from_len == 1 && best->from[0] == '/')
 			tail = path;   /* "/" maps every absolute path: keep its separator */
-		return join(best->to, tail);
+		char *mapped = join(best->to, tail);
+		free(normalized);
+		return mapped;
 	}
-	const char *tail = rust_std_tail(path);
+	free(normalized);
+	const char *tail = rust_std_tail(given);
 	if (tail) {
 		const char *lib = source_map_rust_library(map);
 		if (lib)

@@ -1,5 +1,5 @@
-## util/: growable arrays, errors, clocks, hashing, percentiles, escaping of target text, safe
-## output files. Uses nothing of ours; every module may use it.
+## util/: growable arrays, errors, clocks, hashing, a hash index, percentiles, escaping of target
+## text, safe output files. Uses nothing of ours; every module may use it.
 noinst_LIBRARIES += src/util/libutil.a
 src_util_libutil_a_CPPFLAGS = $(NO_GDB_CPPFLAGS)
 src_util_libutil_a_SOURCES = \
@@ -11,6 +11,8 @@ src_util_libutil_a_SOURCES = \
 	src/util/hash.h \
 	src/util/output_file.c \
 	src/util/output_file.h \
+	src/util/slot_index.c \
+	src/util/slot_index.h \
 	src/util/stack.h \
 	src/util/stats.c \
 	src/util/stats.h \
@@ -26,3 +28,8 @@ check_PROGRAMS += tests/unit/test_array
 tests_unit_test_array_SOURCES = tests/unit/test_array.c
 tests_unit_test_array_LDADD = $(util_ldadd)
 TESTS += tests/unit/test_array
+
+check_PROGRAMS += tests/unit/test_slot_index
+tests_unit_test_slot_index_SOURCES = tests/unit/test_slot_index.c
+tests_unit_test_slot_index_LDADD = $(util_ldadd)
+TESTS += tests/unit/test_slot_index

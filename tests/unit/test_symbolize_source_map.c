@@ -56,6 +56,24 @@ static void test_rules(void)
 	source_map_free(m);
 }
 
+/* "." and ".." on either side: a build configured as ../configure names its
+ * sources /b/build/../src/x.c in debug info and in abs_top_srcdir. */
+static void test_dot_components(void)
+{
+	struct source_map *m = source_map_new();
+	struct xerr err;
+	source_map_set_rustc(m, NULL);
+	CHECK(source_map_add_spec(m, "/b/build/../src/=/mapped", &err) == 0);
+	expect_map(m, "/b/src/x.c", "/mapped/x.c");
+	expect_map(m, "/b/build/../src/sub/./y.c", "/mapped/sub/y.c");
+	expect_map(m, "/b//src/z.c", "/mapped/z.c");
+	expect_map(m, "/b/build/x.c", NULL);
+	expect_map(m, "/b/srcx/x.c", NULL);
+	CHECK(source_map_add_spec(m, "/../../=/root", &err) == 0);   /* above / is / */
+	expect_map(m, "/etc/hosts", "/root/etc/hosts");
+	source_map_free(m);
+}
+
 static void write_file(const char *path, const char *text, mode_t mode)
 {
 	FILE *f = fopen(path, "w");
@@ -146,6 +164,7 @@ static void test_rust_src(void)
 int main(void)
 {
 	test_rules();
+	test_dot_components();
 	test_rust_src();
 	if (test_failures) {
 		fprintf(stderr, "%d failure(s)\n", test_failures);

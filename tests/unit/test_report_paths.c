@@ -15,7 +15,10 @@
  *         shop::render 20 (line 22) → alloc::fmt::format 20
  *         (handle's own samples: 10)
  *       shop::flush 8 (4% of all: too small for a path of its own)
- *     shop::janitor 30 → std::thread::sleep → clock_nanosleep  (16% of all: a side branch)
+ *     shop::janitor 30 (16% of all: a side branch)
+ *       std::thread::sleep → clock_nanosleep 20 (line 60; 67%: the path goes on)
+ *       shop::lookup → hashbrown HashMap::get 10 (line 61; 5.4% of all: a side branch;
+ *                                                  lookup is on 70 samples in all)
  *   __libc_start_main → shop::main → shop::spin 5 (lines 70 and 71)
  */
 #include "report/profile.h"
@@ -89,6 +92,7 @@ static struct profile *shop_profile(int64_t thread_samples, double duration_s)
 	const struct frame format = fr("alloc::fmt::format", RUSTC "alloc/src/fmt.rs", 612, EXE);
 	const struct frame flush = fr("shop::flush", SRC "main.rs", 50, EXE);
 	const struct frame janitor = fr("shop::janitor", SRC "main.rs", 60, EXE);
+	const struct frame janitor_lookup = fr("shop::janitor", SRC "main.rs", 61, EXE);
 	const struct frame sleep = fr("std::thread::sleep", RUSTC "std/src/thread/mod.rs", 880, EXE);
 	const struct frame nanosleep = fr("clock_nanosleep", NULL, 0, LIBC);
 	const struct frame libc_start = fr("__libc_start_main", NULL, 0, LIBC);
@@ -104,7 +108,8 @@ static struct profile *shop_profile(int64_t thread_samples, double duration_s)
 	ADD(p, "worker", 10, clone3, start_thread, thread_start, shim, closure, worker, handle_self);
 	ADD(p, "worker", 8, clone3, start_thread, thread_start, shim, closure, worker, flush);
 	ADD(p, "worker", 2, clone3, start_thread, thread_start, shim, closure, worker);
-	ADD(p, "janitor", 30, clone3, start_thread, thread_start, shim, closure, janitor, sleep, nanosleep);
+	ADD(p, "janitor", 20, clone3, start_thread, thread_start, shim, closure, janitor, sleep, nanosleep);
+	ADD(p, "janitor", 10, clone3, start_thread, thread_start, shim, closure, janitor_lookup, lookup, map_get);
 	ADD(p, "shop", 3, libc_start, main_fn, spin70);
 	ADD(p, "shop", 2, libc_start, main_fn, spin71);
 	return p;
@@ -150,19 +155,20 @@ static void test_paths_json(const struct profile *p)
 	cJSON *root = text ? cJSON_Parse(text) : NULL;
 	CHECK_MSG(root, "json report does not parse");
 	const cJSON *paths = cJSON_GetObjectItem(root, "code_paths");
-	CHECK_MSG(cJSON_GetArraySize(paths) == 5, "code paths: %d, want 5", cJSON_GetArraySize(paths));
-	CHECK_MSG(num_item(root, "distinct_code_paths") == 5, "distinct_code_paths");
+	CHECK_MSG(cJSON_GetArraySize(paths) == 6, "code paths: %d, want 6", cJSON_GetArraySize(paths));
+	CHECK_MSG(num_item(root, "distinct_code_paths") == 6, "distinct_code_paths");
 
 	/* rank, weight, the frame the headline ends on, the first it names */
 	static const struct { double samples; const char *deepest, *first; } want[] = {
 		{ 55, "shop::lookup", "shop::worker" },
 		{ 45, "shop::parse", "shop::worker" },
-		{ 30, "shop::janitor", "shop::janitor" },
+		{ 20, "shop::janitor", "shop::janitor" },
 		{ 20, "shop::render", "shop::worker" },
+		{ 10, "shop::lookup", "shop::janitor" },
 		{ 5, "shop::spin", "shop::main" },
 	};
 	double sum = 0;
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < 6; i++) {
 		const cJSON *cp = cJSON_GetArrayItem(paths, i);
 		const cJSON *frames = cJSON_GetObjectItem(cp, "frames");
 		int n = cJSON_GetArraySize(frames);
@@ -202,11 +208,16 @@ static void test_paths_json(const struct profile *p)
 		  "#1 ends on %s", str_item(last, "function"));
 	CHECK_MSG(cJSON_IsFalse(cJSON_GetObjectItem(last, "user")), "a registry crate is not the user's code");
 
-	/* each frame shows the line of its own path: handle calls lookup at 21, parse at 20 */
+	/* each frame shows the line of its own path: handle calls lookup at 21,
+	 * parse at 20, render at 22; janitor sleeps at 60, looks up at 61 */
 	CHECK_MSG(num_item(frame_at(cJSON_GetArrayItem(paths, 0), 6), "line") == 21, "#1: handle's line");
 	CHECK_MSG(num_item(frame_at(cJSON_GetArrayItem(paths, 1), 6), "line") == 20, "#2: handle's line");
+	CHECK_MSG(num_item(frame_at(cJSON_GetArrayItem(paths, 2), 5), "line") == 60, "#3: janitor's line");
 	CHECK_MSG(num_item(frame_at(cJSON_GetArrayItem(paths, 3), 6), "line") == 22, "#4: handle's line");
-	CHECK_MSG(num_item(frame_at(cJSON_GetArrayItem(paths, 4), 2), "line") == 70, "#5: spin's hottest line");
+	CHECK_MSG(num_item(frame_at(cJSON_GetArrayItem(paths, 4), 5), "line") == 61, "#5: janitor's line");
+	CHECK_MSG(num_item(frame_at(cJSON_GetArrayItem(paths, 5), 2), "line") == 70, "#6: spin's hottest line");
+	/* lookup is on 70 samples, 10 of them under janitor: that path shows 10 */
+	CHECK_MSG(num_item(frame_at(cJSON_GetArrayItem(paths, 4), 6), "samples") == 10, "#5: lookup's samples");
 
 	/* the left-out functions, and top_total without them */
 	const cJSON *out = cJSON_GetObjectItem(root, "left_out_of_top_total");
@@ -242,15 +253,20 @@ static void check_shares_never_grow(const char *text)
 
 static void test_paths_text(const struct profile *p)
 {
-	char *text = render(report_text, p, NULL);
+	struct report_options o;
+	report_options_init(&o);
+	o.top = 10;
+	char *text = render(report_text, p, &o);
 	CHECK_MSG(text && strstr(text, "#1 hottest code path (29.7%, 55 samples): shop::worker → handle (main.rs:21) "
 				       "→ lookup (store.rs:31)\n"), "#1 headline:\n%s", text ? text : "");
 	CHECK_MSG(text && strstr(text, "#2 hottest code path (24.3%, 45 samples): shop::worker → handle (main.rs:20) "
 				       "→ parse (parse.rs:12)\n"), "#2 headline");
-	CHECK_MSG(text && strstr(text, "#3 hottest code path (16.2%, 30 samples): shop::janitor (main.rs:60)\n"),
+	CHECK_MSG(text && strstr(text, "#3 hottest code path (10.8%, 20 samples): shop::janitor (main.rs:60)\n"),
 		  "#3 headline");
-	CHECK_MSG(text && strstr(text, "#5 hottest code path (2.7%, 5 samples): shop::main → spin (main.rs:70)\n"),
+	CHECK_MSG(text && strstr(text, "#5 hottest code path (5.4%, 10 samples): shop::janitor → lookup (store.rs:31)\n"),
 		  "#5 headline");
+	CHECK_MSG(text && strstr(text, "#6 hottest code path (2.7%, 5 samples): shop::main → spin (main.rs:70)\n"),
+		  "#6 headline");
 	check_shares_never_grow(text);
 	const char *by_total = text ? strstr(text, "top functions by total\n") : NULL;
 	CHECK_MSG(by_total && strstr(by_total, "\n  leaving out 5 functions on ≥ 95% of the samples "

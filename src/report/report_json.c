@@ -108,7 +108,7 @@ static cJSON *code_path_object(const struct report_model *m, size_t rank, const 
 		cJSON_AddBoolToObject(o, "inlined", f->inlined);
 		add_str(o, "lang", profile_lang_name(f->lang));
 		add_str(o, "module", f->module);
-		cJSON_AddBoolToObject(o, "user", report_frame_is_user(m, f));
+		cJSON_AddBoolToObject(o, "user", report_frame_is_user(f));
 		cJSON_AddNumberToObject(o, "samples", (double)node->weight);
 		cJSON_AddNumberToObject(o, "share", share(node->weight, m->total));
 		cJSON_AddNumberToObject(o, "self_share", share(node->self, m->total));

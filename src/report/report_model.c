@@ -140,7 +140,7 @@ static long func_get(struct report_model *m, size_t *cap, const struct frame *f)
 	}
 	size_t i = m->nfuncs++;
 	m->funcs[i] = (struct report_func){ .name = name, .lang = f->lang, .module = f->module,
-					    .user = report_frame_is_user(m, f) };
+					    .user = report_frame_is_user(f) };
 	ix->keys[i] = (struct func_key){ f->function, f->module, f->pc };
 	size_t j = func_hash(f) & (ix->nslots - 1);
 	while (ix->slots[j])

@@ -165,7 +165,7 @@ size_t report_model_func(const struct report_model *m, const struct frame *f);
  * ./ or ../ paths as distributions' debug info writes them, /usr/include,
  * /usr/src, /usr/lib, ...); a frame without a file is the user's when
  * its name is not the runtime's and it is not in a shared library. */
-bool report_frame_is_user(const struct report_model *m, const struct frame *f);
+bool report_frame_is_user(const struct frame *f);
 
 /* Builds the call tree (nodes) and the hottest code paths from the kept
  * entries; needs the functions built. Returns 0, or -1 out of memory.

@@ -65,9 +65,8 @@ static bool foreign_file(const char *file)
 	return false;
 }
 
-bool report_frame_is_user(const struct report_model *m, const struct frame *f)
+bool report_frame_is_user(const struct frame *f)
 {
-	(void)m;
 	if (!f->function)
 		return false;
 	if (f->file)
@@ -336,7 +335,7 @@ static void choose_headline(const struct report_model *m, struct report_code_pat
 	const size_t *chain = &m->chain_nodes[cp->chain_begin];
 	size_t first = cp->nchain, last = cp->nchain;
 	for (size_t i = 0; i < cp->nchain; i++)
-		if (report_frame_is_user(m, m->nodes[chain[i]].frame)) {
+		if (report_frame_is_user(m->nodes[chain[i]].frame)) {
 			if (first == cp->nchain)
 				first = i;
 			last = i;
@@ -347,7 +346,7 @@ static void choose_headline(const struct report_model *m, struct report_code_pat
 	}
 	while (first < last && is_closure(node_name(m, chain[first]))) {
 		size_t next = first + 1;
-		while (!report_frame_is_user(m, m->nodes[chain[next]].frame))
+		while (!report_frame_is_user(m->nodes[chain[next]].frame))
 			next++;
 		first = next;
 	}
@@ -468,7 +467,7 @@ done:
 static int path_lines(struct report_model *m, const size_t *entry_leaf)
 {
 	const struct profile *p = m->profile;
-	size_t nslots = m->ncode_paths ? m->code_paths[m->ncode_paths - 1].chain_begin : 0;
+	size_t nslots = 0;    /* one per chain position of every path */
 	for (size_t i = 0; i < m->ncode_paths; i++) {
 		size_t end = m->code_paths[i].chain_begin + m->code_paths[i].nchain;
 		if (end > nslots)

@@ -284,7 +284,7 @@ static void put_short_location(FILE *out, const struct style *st, const struct f
 static bool in_headline(const struct report_model *m, const struct report_code_path *cp, size_t i)
 {
 	return i >= cp->entry && i <= cp->deepest &&
-	       (i == cp->deepest || report_frame_is_user(m, m->chain_frames[cp->chain_begin + i]));
+	       (i == cp->deepest || report_frame_is_user(m->chain_frames[cp->chain_begin + i]));
 }
 
 /* #1 hottest code path (33.3%, 18 samples): entry → … → deepest (file:line)
@@ -359,7 +359,7 @@ static void print_code_path(FILE *out, const struct style *st, const struct repo
 		size_t run = 0;
 		if (!full)
 			while (k + run + 1 < cp->nchain &&
-			       !report_frame_is_user(m, m->chain_frames[cp->chain_begin + k + run]))
+			       !report_frame_is_user(m->chain_frames[cp->chain_begin + k + run]))
 				run++;
 		if (run >= 2) {
 			fprintf(out, "    %14s  %*s%s… %zu frames …%s\n", "",
@@ -558,7 +558,8 @@ int report_text(const struct profile *p, FILE *out, const struct report_options 
 			print_code_path(out, &st, &m, i + 1, &m.code_paths[i], o->full_paths);
 		}
 		if (m.ncode_paths > top)
-			fprintf(out, "\n(%zu more code paths; --top N shows more)\n", m.ncode_paths - top);
+			fprintf(out, "\n(%zu more code path%s; --top N shows more)\n", m.ncode_paths - top,
+				m.ncode_paths - top == 1 ? "" : "s");
 		size_t topf = o->top_functions ? o->top_functions : DEFAULT_TOP_FUNCTIONS;
 		print_func_table(out, &st, &m, m.by_self, m.nfuncs, topf, o->width, true);
 		print_func_table(out, &st, &m, m.by_total_shown, m.ntotal_shown, topf, o->width, false);

@@ -270,6 +270,8 @@ static size_t common_namespace(const char *a, const char *b)
  * has the whole path. */
 static void put_short_location(FILE *out, const struct style *st, const struct frame *f)
 {
+	if (!f->file && !f->module)
+		return;   /* "(?)" would only add noise to the headline */
 	fputs(" (", out);
 	if (f->file)
 		put_location(out, st, report_basename(f->file), f->line, NULL);

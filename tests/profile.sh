@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The sampling profiler end to end, on real fixtures: the hottest path of the
-# Rust cache service, a C program with a known 3:1 split, an off-CPU wait
+# The sampling profiler end to end, on real fixtures: the hottest code path of
+# the Rust cache service (named by its own code), a C program with a known 3:1 split, an off-CPU wait
 # site, the saved profile re-rendered offline, and the flame graph.
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
 require_attach
@@ -20,7 +20,12 @@ wait_for_file "$TMP/demo.progress"
 "$XGDBPROF" --recipe hot-cpu -d 5s -F 49 -o "$TMP/hot" "$DEMO" >"$TMP/hot.txt" 2>"$TMP/hot.err"
 check "hot-cpu run exits 0" test $? -eq 0
 cat "$TMP/hot.err"
-check "the report names the #1 hottest path" grep -q '^#1 hottest path' "$TMP/hot.txt"
+check "the report names the #1 hottest code path" grep -q '^#1 hottest code path' "$TMP/hot.txt"
+# The headline names the service's own code with its line, never the std
+# leaf the time ends in (core::tuple::…::cmp, tuple.rs:230).
+check "the #1 headline ends on the sled tree's own code (tree.rs:N), no core:: frame" \
+	sh -c "grep '^#1 hottest code path' '$TMP/hot.txt' | grep -v 'core::' | grep -Eq ' → [^ ]+ \(tree\.rs:[0-9]+\)\$'" ||
+	grep '^#1 hottest code path' "$TMP/hot.txt"
 check "the report records the observer effect" grep -q 'observer effect: target stopped' "$TMP/hot.txt"
 check "no unknown thread states in the threads section (hot-cpu keeps none)" \
 	sh -c "! sed -n '/^threads/,\$p' '$TMP/hot.txt' | grep -q '[?] [0-9.]*%'"
@@ -59,6 +64,23 @@ own = [f for f in path["frames"] if (f["file"] or "").endswith("sled/tree.rs")]
 leaf = own[-1]
 print("  leaf-most tree.rs frame: %s:%d" % (leaf["function"], leaf["line"]))
 assert leaf["line"] in marked, (leaf["line"], marked)
+PY
+
+check "#1 code path: its headline frame is sled::tree code in tree.rs; no frame exceeds its caller" \
+	python3 - "$TMP/hot.json" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+path = report["code_paths"][0]
+frames = path["frames"]
+head = frames[path["headline_frame"]]
+print("  #1 code path (%.1f%%): %s ... %s (%s:%d)" % (path["share"], frames[path["headline_first"]]["function"],
+      head["function"], (head["file"] or "?").rsplit("/", 1)[-1], head["line"]))
+assert head["function"].startswith("sled::tree::"), head
+assert (head["file"] or "").endswith("sled/tree.rs") and head["user"], head
+for path in report["code_paths"]:
+    shares = [f["samples"] for f in path["frames"]]
+    assert shares == sorted(shares, reverse=True), shares
+    assert shares[-1] == path["samples"], (shares, path["samples"])
 PY
 
 # The saved profile re-renders to exactly the report shown live.
@@ -141,7 +163,10 @@ sleep 0.5
 check "one-busy-thread run exits 0" test $? -eq 0
 check "one busy thread: the header says only the walked threads stop (non-stop chosen)" \
 	grep -q 'stops only the walked threads' "$TMP/hot1.txt"
-check "the busy loop is the #1 path" grep -q '^#1 hottest path.*trace_hot.c:' "$TMP/hot1.txt"
+check "the busy loop is the #1 code path" grep -q '^#1 hottest code path.*trace_hot.c:' "$TMP/hot1.txt"
+# 2 s at 19 Hz of one busy thread: at most ~40 stacks, well under 300
+check "a thin profile says how many stacks it has and suggests a longer --duration" \
+	grep -Eq '^  note: only [0-9]+ thread stacks?: .*run longer, e\.g\. --duration [0-9]+s$' "$TMP/hot1.txt"
 kill "$HOT" 2>/dev/null
 
 # --- Off-CPU: a thread blocked on a mutex, attributed to its lock site -----

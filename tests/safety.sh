@@ -66,7 +66,7 @@ for mode in --all-stop --non-stop; do
 		if wait_exit "$XP" 20; then ok "run $mode, SIG$sig: xgdbprof exited"; else
 			not_ok "run $mode, SIG$sig: xgdbprof still running"; kill -9 "$XP"; fi
 		check "run $mode, SIG$sig: target runs free" target_runs_free "$COUNTER_PID" "$PROGRESS"
-		check "run $mode, SIG$sig: the report was printed" grep -q '#1 hottest path' "$out.txt"
+		check "run $mode, SIG$sig: the report was printed" grep -q '#1 hottest code path' "$out.txt"
 		check "run $mode, SIG$sig: the profile was saved" test -s "$out/profile.json"
 	done
 
@@ -82,7 +82,7 @@ for mode in --all-stop --non-stop; do
 		not_ok "run $mode, gdb SIGKILL: xgdbprof still running"; kill -9 "$XP"; fi
 	check "run $mode, gdb SIGKILL: target runs free" target_runs_free "$COUNTER_PID" "$PROGRESS"
 	check "run $mode, gdb SIGKILL: says gdb died" grep -q 'gdb died' "$out.err"
-	check "run $mode, gdb SIGKILL: the report of what was collected was printed" grep -q '#1 hottest path' "$out.txt"
+	check "run $mode, gdb SIGKILL: the report of what was collected was printed" grep -q '#1 hottest code path' "$out.txt"
 done
 
 check "after everything, the first target still runs free" target_runs_free "$COUNTER_PID" "$PROGRESS"

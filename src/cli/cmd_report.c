@@ -30,7 +30,7 @@ static void report_usage(FILE *out)
 	      "                          or redirect) or speedscope (JSON for speedscope)\n"
 	      "  -a, --annotate          text: add the hottest functions' source lines with\n"
 	      "                          per-line shares\n"
-	      "  -n, --top N             hottest paths shown (default 5)\n"
+	      "  -n, --top N             hottest code paths shown (default 5)\n"
 	      "      --functions N       rows of the top-function tables, functions annotated\n"
 	      "                          (default 10 and 5)\n"
 	      "      --focus REGEX       keep only stacks with a function matching REGEX\n"

@@ -12,6 +12,7 @@ src_report_libreport_a_SOURCES = \
 	src/report/report_json.c \
 	src/report/report_model.c \
 	src/report/report_model.h \
+	src/report/report_paths.c \
 	src/report/report_pprof.c \
 	src/report/report_speedscope.c \
 	src/report/report_svg.c \
@@ -29,9 +30,11 @@ src/report/pprof.pb-c.h: src/report/pprof.pb-c.c
 
 ## Reports: the profile model and file, and one renderer per format.
 
-check_PROGRAMS += tests/unit/test_report tests/unit/test_report_map
+check_PROGRAMS += tests/unit/test_report tests/unit/test_report_map tests/unit/test_report_paths
 tests_unit_test_report_SOURCES = tests/unit/test_report.c tests/unit/test_report_profiles.h
 tests_unit_test_report_LDADD = $(report_ldadd)
+tests_unit_test_report_paths_SOURCES = tests/unit/test_report_paths.c
+tests_unit_test_report_paths_LDADD = $(report_ldadd)
 tests_unit_test_report_map_SOURCES = tests/unit/test_report_map.c
 tests_unit_test_report_map_LDADD = $(recipe_ldadd)
 
@@ -40,6 +43,6 @@ tests_unit_test_report_pprof_SOURCES = tests/unit/test_report_pprof.c
 tests_unit_test_report_pprof_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/src
 tests_unit_test_report_pprof_LDADD = $(report_ldadd)
 
-TESTS += tests/unit/test_report tests/unit/test_report_map tests/unit/test_report_pprof \
+TESTS += tests/unit/test_report tests/unit/test_report_map tests/unit/test_report_paths tests/unit/test_report_pprof \
 	tests/report/report.sh tests/svg_chromium.sh tests/pprof.sh
 EXTRA_DIST += tests/report tests/svg_chromium.sh tests/pprof.sh

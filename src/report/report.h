@@ -25,7 +25,7 @@
 struct source_map;
 
 struct report_options {
-	size_t top;              /* hottest paths shown (text, json); 0 = 5 */
+	size_t top;              /* hottest code paths shown (text, json); 0 = 5 */
 	size_t top_functions;    /* rows of the top-functions tables; 0 = 10 */
 	bool color;              /* ANSI colours (caller decides: TTY and no NO_COLOR) */
 	const char *focus;       /* PCRE2 pattern over function names, or NULL */

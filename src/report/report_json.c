@@ -85,6 +85,38 @@ static cJSON *frame_object(const struct report_model *m, const struct frame *f)
 	return o;
 }
 
+/* A code path: its share, the frame its headline ends on, and its frames
+ * root first, each with the samples through it on this path. */
+static cJSON *code_path_object(const struct report_model *m, size_t rank, const struct report_code_path *cp)
+{
+	char name[1024];
+	cJSON *po = cJSON_CreateObject();
+	cJSON_AddNumberToObject(po, "rank", (double)rank);
+	cJSON_AddNumberToObject(po, "samples", (double)cp->weight);
+	cJSON_AddNumberToObject(po, "share", share(cp->weight, m->total));
+	cJSON_AddNumberToObject(po, "headline_first", (double)cp->entry);
+	cJSON_AddNumberToObject(po, "headline_frame", (double)cp->deepest);
+	cJSON *frames = cJSON_AddArrayToObject(po, "frames");
+	for (size_t k = 0; k < cp->nchain; k++) {
+		const struct report_node *node = &m->nodes[m->chain_nodes[cp->chain_begin + k]];
+		const struct frame *f = m->chain_frames[cp->chain_begin + k];
+		cJSON *o = cJSON_CreateObject();
+		add_str(o, "function", report_frame_name(f, name, sizeof name));
+		add_str(o, "file", f->file);
+		cJSON_AddNumberToObject(o, "line", f->line);
+		cJSON_AddNumberToObject(o, "column", f->column);
+		cJSON_AddBoolToObject(o, "inlined", f->inlined);
+		add_str(o, "lang", profile_lang_name(f->lang));
+		add_str(o, "module", f->module);
+		cJSON_AddBoolToObject(o, "user", report_frame_is_user(f));
+		cJSON_AddNumberToObject(o, "samples", (double)node->weight);
+		cJSON_AddNumberToObject(o, "share", share(node->weight, m->total));
+		cJSON_AddNumberToObject(o, "self_share", share(node->self, m->total));
+		cJSON_AddItemToArray(frames, o);
+	}
+	return po;
+}
+
 static cJSON *function_object(const struct report_model *m, const struct report_func *fn)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -135,14 +167,26 @@ int report_json(const struct profile *p, FILE *out, const struct report_options 
 		cJSON_AddItemToArray(paths, po);
 	}
 
+	cJSON_AddNumberToObject(root, "distinct_code_paths", (double)m.ncode_paths);
+	cJSON *code_paths = cJSON_AddArrayToObject(root, "code_paths");
+	for (size_t i = 0; i < top && i < m.ncode_paths; i++)
+		cJSON_AddItemToArray(code_paths, code_path_object(&m, i + 1, &m.code_paths[i]));
+
 	size_t topf = o->top_functions ? o->top_functions : DEFAULT_TOP_FUNCTIONS;
 	cJSON *by_self = cJSON_AddArrayToObject(root, "top_self");
 	cJSON *by_total = cJSON_AddArrayToObject(root, "top_total");
-	for (size_t i = 0; i < topf && i < m.nfuncs; i++) {
+	for (size_t i = 0; i < topf && i < m.nfuncs; i++)
 		if (m.funcs[m.by_self[i]].self)
 			cJSON_AddItemToArray(by_self, function_object(&m, &m.funcs[m.by_self[i]]));
-		cJSON_AddItemToArray(by_total, function_object(&m, &m.funcs[m.by_total[i]]));
-	}
+	for (size_t i = 0; i < topf && i < m.ntotal_shown; i++)
+		cJSON_AddItemToArray(by_total, function_object(&m, &m.funcs[m.by_total_shown[i]]));
+	cJSON *everywhere = cJSON_AddArrayToObject(root, "left_out_of_top_total");
+	for (size_t i = 0; i < m.nfuncs; i++)
+		if (m.funcs[m.by_total[i]].everywhere)
+			cJSON_AddItemToArray(everywhere, function_object(&m, &m.funcs[m.by_total[i]]));
+	cJSON *notes = cJSON_AddArrayToObject(root, "report_notes");
+	if (m.thin_note)
+		cJSON_AddItemToArray(notes, cJSON_CreateString(m.thin_note));
 
 	cJSON *threads = cJSON_AddArrayToObject(root, "threads");
 	for (size_t i = 0; i < m.nthreads; i++) {

@@ -128,7 +128,8 @@ static long func_get(struct report_model *m, size_t *cap, const struct frame *f)
 	if (slot_index_add(&ix->funcs_by_key, func_hash(f), m->nfuncs) < 0)
 		return -1;
 	size_t i = m->nfuncs++;
-	m->funcs[i] = (struct report_func){ .name = name, .lang = f->lang, .module = f->module };
+	m->funcs[i] = (struct report_func){ .name = name, .lang = f->lang, .module = f->module,
+					    .user = report_frame_is_user(f) };
 	ix->keys[i] = (struct func_key){ f->function, f->module, f->pc };
 	return (long)i;
 }
@@ -350,6 +351,58 @@ done:
 	return rc;
 }
 
+/* Functions on (almost) every kept sample: thread start, the runtime's
+ * entry shims, a single-threaded program's main. Ranked by total they fill
+ * the table's top rows with 100% and say nothing, so that table leaves
+ * them out (and says so). */
+static int mark_everywhere(struct report_model *m)
+{
+	m->by_total_shown = malloc((m->nfuncs ? m->nfuncs : 1) * sizeof *m->by_total_shown);
+	if (!m->by_total_shown)
+		return -1;
+	for (size_t i = 0; i < m->nfuncs; i++) {
+		struct report_func *fn = &m->funcs[m->by_total[i]];
+		fn->everywhere = m->kept && (double)fn->total * 100.0 >= REPORT_EVERYWHERE_PCT * (double)m->kept;
+		if (fn->everywhere)
+			m->neverywhere++;
+		else
+			m->by_total_shown[m->ntotal_shown++] = m->by_total[i];
+	}
+	return 0;
+}
+
+/* A run with few thread stacks gives shares too rough to rank on: the
+ * report says how rough, and how long a run would give enough. */
+static void note_thin_profile(struct report_model *m)
+{
+	const struct profile_meta *mt = &m->profile->meta;
+	if (mt->thread_samples < 0 || mt->thread_samples >= REPORT_THIN_STACKS)
+		return;
+	int n = (int)mt->thread_samples;
+	char *buf = m->thin_note_text;
+	size_t size = sizeof m->thin_note_text;
+	if (n == 0) {
+		snprintf(buf, size, "no thread stacks were recorded: run longer (--duration) while the "
+			 "target is busy");
+		m->thin_note = buf;
+		return;
+	}
+	/* one standard error of a 50% share, the widest */
+	double err = 100.0 * sqrt(0.25 / n), err_enough = 100.0 * sqrt(0.25 / REPORT_THIN_STACKS);
+	int len = snprintf(buf, size, "only %d thread stack%s: a 50%% share is ±%.0f points (%d stacks "
+			   "make it ±%.0f); run longer", n, n == 1 ? "" : "s", err, REPORT_THIN_STACKS,
+			   err_enough);
+	if (!isnan(mt->duration_actual_s) && mt->duration_actual_s > 0 && len > 0 && (size_t)len < size) {
+		double want = mt->duration_actual_s * REPORT_THIN_STACKS / n;
+		/* a round figure: whole seconds up to 10 s, then multiples of 5 s */
+		double shown = want <= 10 ? ceil(want) : 5 * ceil(want / 5);
+		snprintf(buf + len, size - (size_t)len, ", e.g. --duration %.0fs", shown);
+	} else if (len > 0 && (size_t)len < size) {
+		snprintf(buf + len, size - (size_t)len, " (--duration)");
+	}
+	m->thin_note = buf;
+}
+
 static int build_threads(struct report_model *m)
 {
 	const struct profile *p = m->profile;
@@ -468,10 +521,12 @@ int report_model_init(struct report_model *m, const struct profile *p,
 			m->index->kept[i] = true;
 		m->kept = m->total;
 	}
-	if (build_paths(m) < 0 || build_funcs(m) < 0 || build_threads(m) < 0) {
+	if (build_paths(m) < 0 || build_funcs(m) < 0 || mark_everywhere(m) < 0 ||
+	    report_build_code_paths(m) < 0 || build_threads(m) < 0) {
 		report_model_release(m);
 		return xerr_set(e, "out of memory building the report");
 	}
+	note_thin_profile(m);
 	return 0;
 }
 
@@ -490,6 +545,11 @@ void report_model_release(struct report_model *m)
 	free(m->funcs);
 	free(m->by_self);
 	free(m->by_total);
+	free(m->by_total_shown);
+	free(m->nodes);
+	free(m->code_paths);
+	free(m->chain_nodes);
+	free((void *)m->chain_frames);
 	free(m->lines);
 	free(m->threads);
 	memset(m, 0, sizeof *m);

@@ -1,4 +1,4 @@
-/* report_text.c — the terminal report: run header, hottest paths, top
+/* report_text.c — the terminal report: run header, hottest code paths, top
  * functions, threads. Layout and definitions: docs/reports.md. */
 #include "report/report.h"
 #include "report/report_model.h"
@@ -232,6 +232,8 @@ static void print_header(FILE *out, const struct style *st, const struct report_
 		put(out, mt->notes[i]);
 		fputc('\n', out);
 	}
+	if (m->thin_note)
+		fprintf(out, "  %snote:%s %s\n", sgr(st, YELLOW), sgr(st, RESET), m->thin_note);
 	if (m->focus) {
 		fputs("  focus /", out);
 		put(out, m->focus);
@@ -240,84 +242,98 @@ static void print_header(FILE *out, const struct style *st, const struct report_
 	}
 }
 
-/* ---- paths -------------------------------------------------------------- */
+/* ---- code paths --------------------------------------------------------- */
 
-static bool has_prefix(const char *s, const char *prefix)
-{
-	return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
-/* Runtime plumbing nobody wants to read in a path: the Rust standard
- * library, the C runtime, thread start, and anything outside the target's
- * own executable (shared libraries). Unknown functions count as boring. */
-static bool frame_is_boring(const struct frame *f, const char *exe)
-{
-	static const char *const prefixes[] = {
-		"std::", "core::", "alloc::", "<std::", "<core::", "<alloc::", "__rust",
-		"_start", "__libc_start", "start_thread", "clone", "__clone", "_dl_", NULL,
-	};
-	if (!f->function)
-		return true;
-	for (size_t i = 0; prefixes[i]; i++)
-		if (has_prefix(f->function, prefixes[i]))
-			return true;
-	if (f->file && has_prefix(f->file, "/rustc/"))
-		return true;
-	/* a differently spelled exe path must not hide the user's frames, so
-	 * only modules that are shared libraries count */
-	return exe && f->module && strcmp(f->module, exe) != 0 && strstr(report_basename(f->module), ".so");
-}
-
-/* Common "a::b::" prefix of two names, ending just after a "::". */
+/* Length of the "a::b::" namespace two names share, ending just after a
+ * "::" outside generic arguments (never inside `Tree<alloc::vec::...>`). */
 static size_t common_namespace(const char *a, const char *b)
 {
 	size_t end = 0;
-	for (size_t i = 0; a[i] && a[i] == b[i]; i++)
-		if (a[i] == ':' && i > 0 && a[i - 1] == ':')
+	int depth = 0;
+	for (size_t i = 0; a[i] && a[i] == b[i]; i++) {
+		if (a[i] == '<')
+			depth++;
+		else if (a[i] == '>' && depth > 0)
+			depth--;
+		else if (a[i] == ':' && i > 0 && a[i - 1] == ':' && depth == 0)
 			end = i + 1;
+	}
 	return end;
 }
 
-static void print_headline(FILE *out, const struct style *st, const struct report_model *m,
-			   size_t rank, const struct report_path *path)
+/* "(file.rs:47)": the headline keeps to the file's name; the chain below
+ * has the whole path. */
+static void put_short_location(FILE *out, const struct style *st, const struct frame *f)
 {
-	const struct stack *s = path->stack;
-	char leaf[1024], parent[1024];
-	fprintf(out, "%s#%zu hottest path (%.1f%%, %" PRIu64 " sample%s):%s ", sgr(st, BOLD), rank,
-		report_share(path->weight, m->total), path->weight, path->weight == 1 ? "" : "s",
-		sgr(st, RESET));
-	if (!s->nframes) {
-		fputs("(empty stack)\n", out);
-		return;
-	}
-	report_frame_name(&s->frames[0], leaf, sizeof leaf);
-	size_t skip = 0;
-	if (s->nframes > 1) {
-		report_frame_name(&s->frames[1], parent, sizeof parent);
-		skip = common_namespace(leaf, parent);
-		if (skip == strlen(leaf))
-			skip = 0;
-		put(out, parent);
-		fputs(" → ", out);
-	}
-	fprintf(out, "%s%s", sgr(st, BOLD), skip ? "…::" : "");
-	put(out, leaf + skip);
-	fputs(sgr(st, RESET), out);
+	if (!f->file && !f->module)
+		return;   /* "(?)" would only add noise to the headline */
 	fputs(" (", out);
-	put_location(out, st, s->frames[0].file, s->frames[0].line, s->frames[0].module);
-	fputs(")\n", out);
+	if (f->file)
+		put_location(out, st, report_basename(f->file), f->line, NULL);
+	else
+		put_location(out, st, NULL, 0, f->module ? report_basename(f->module) : NULL);
+	fputc(')', out);
 }
 
-static void print_frame_line(FILE *out, const struct style *st, const struct report_model *m,
-			     const struct frame *f, size_t level)
+#define HEADLINE_MAX_FRAMES 4
+
+/* Whether chain position i is named in the headline. */
+static bool in_headline(const struct report_model *m, const struct report_code_path *cp, size_t i)
+{
+	return i >= cp->entry && i <= cp->deepest &&
+	       (i == cp->deepest || report_frame_is_user(m->chain_frames[cp->chain_begin + i]));
+}
+
+/* #1 hottest code path (33.3%, 18 samples): entry → … → deepest (file:line)
+ * The user's frames of the chain from its entry to its deepest user frame
+ * (of a long chain: the entry, then the deepest ones); every frame after
+ * the first shows its line, and a name drops the namespace it shares with
+ * the name before it. */
+static void print_headline(FILE *out, const struct style *st, const struct report_model *m,
+			   size_t rank, const struct report_code_path *cp)
+{
+	fprintf(out, "%s#%zu hottest code path (%.1f%%, %" PRIu64 " sample%s):%s ", sgr(st, BOLD), rank,
+		report_share(cp->weight, m->total), cp->weight, cp->weight == 1 ? "" : "s", sgr(st, RESET));
+	size_t nshown = 0;
+	for (size_t i = cp->entry; i <= cp->deepest; i++)
+		nshown += in_headline(m, cp, i);
+	char name[1024], prev[1024] = "";
+	for (size_t i = cp->entry, k = 0; i <= cp->deepest; i++) {
+		if (!in_headline(m, cp, i))
+			continue;
+		bool first = k == 0, last = i == cp->deepest;
+		if (nshown > HEADLINE_MAX_FRAMES && k > 0 && k < nshown - (HEADLINE_MAX_FRAMES - 1)) {
+			if (k++ == 1)
+				fputs(" → …", out);
+			prev[0] = 0;
+			continue;
+		}
+		k++;
+		const struct frame *f = m->chain_frames[cp->chain_begin + i];
+		report_frame_name(f, name, sizeof name);
+		size_t skip = common_namespace(name, prev);
+		if (skip == strlen(name))
+			skip = 0;
+		if (!first)
+			fputs(" → ", out);
+		fputs(last ? sgr(st, BOLD) : "", out);
+		put(out, name + skip);
+		fputs(last ? sgr(st, RESET) : "", out);
+		if (!first || last)
+			put_short_location(out, st, f);
+		snprintf(prev, sizeof prev, "%s", name);
+	}
+	fputc('\n', out);
+}
+
+static void print_node_line(FILE *out, const struct style *st, const struct report_model *m,
+			    const struct report_node *node, const struct frame *f, size_t level)
 {
 	char name[1024];
-	size_t fi = report_model_func(m, f);
-	const struct report_func *fn = fi != (size_t)-1 ? &m->funcs[fi] : NULL;
 	fputs("    ", out);
-	put_pct(out, st, report_share(fn ? fn->total : 0, m->total));
+	put_pct(out, st, report_share(node->weight, m->total));
 	fputs("  ", out);
-	put_pct(out, st, report_share(fn ? fn->self : 0, m->total));
+	put_pct(out, st, report_share(node->self, m->total));
 	fprintf(out, "  %*s", (int)(2 * (level < MAX_INDENT_LEVELS ? level : MAX_INDENT_LEVELS)), "");
 	put(out, report_frame_name(f, name, sizeof name));
 	fputs(" (", out);
@@ -328,29 +344,29 @@ static void print_frame_line(FILE *out, const struct style *st, const struct rep
 	fputc('\n', out);
 }
 
-static void print_path(FILE *out, const struct style *st, const struct report_model *m,
-		       size_t rank, const struct report_path *path, bool full)
+static void print_code_path(FILE *out, const struct style *st, const struct report_model *m,
+			    size_t rank, const struct report_code_path *cp, bool full)
 {
-	const struct stack *s = path->stack;
-	const char *exe = m->profile->meta.exe;
-	print_headline(out, st, m, rank, path);
+	const size_t *chain = &m->chain_nodes[cp->chain_begin];
+	print_headline(out, st, m, rank, cp);
 	size_t level = 0;
-	/* root (frames[n-1]) to leaf (frames[0]); runs of >= 2 boring frames
-	 * above the leaf collapse into one line */
-	for (size_t k = s->nframes; k-- > 0;) {
+	/* root to the path's last frame; runs of >= 2 frames that are not the
+	 * user's collapse into one line, never the last frame */
+	for (size_t k = 0; k < cp->nchain; k++) {
 		size_t run = 0;
 		if (!full)
-			while (run < k && frame_is_boring(&s->frames[k - run], exe))
+			while (k + run + 1 < cp->nchain &&
+			       !report_frame_is_user(m->chain_frames[cp->chain_begin + k + run]))
 				run++;
 		if (run >= 2) {
 			fprintf(out, "    %14s  %*s%s… %zu frames …%s\n", "",
 				(int)(2 * (level < MAX_INDENT_LEVELS ? level : MAX_INDENT_LEVELS)), "",
 				sgr(st, DIM), run, sgr(st, RESET));
-			k -= run - 1;
+			k += run - 1;
 			level++;
 			continue;
 		}
-		print_frame_line(out, st, m, &s->frames[k], level++);
+		print_node_line(out, st, m, &m->nodes[chain[k]], m->chain_frames[cp->chain_begin + k], level++);
 	}
 }
 
@@ -380,10 +396,71 @@ static void put_name_cell(FILE *out, const char *target_name, size_t col)
 	fprintf(out, "%.*s…%*s", (int)cut, name, (int)(col - 1 - cut), "");
 }
 
-static void print_func_table(FILE *out, const struct style *st, const struct report_model *m,
-			     const size_t *order, size_t top, size_t width, bool by_self)
+/* A name cut to at most col columns, "…" marking the cut. */
+static void put_short_name(FILE *out, const char *target_name, size_t col)
 {
-	size_t n = top < m->nfuncs ? top : m->nfuncs, col = 8;
+	char name[4 * 1024];
+	size_t len = text_escape(name, sizeof name, target_name);
+	if (len >= sizeof name)
+		len = strlen(name);
+	if (len <= col) {
+		fputs(name, out);
+		return;
+	}
+	size_t cut = col > 1 ? col - 1 : 0;
+	while (cut > 0 && ((unsigned char)name[cut] & 0xC0) == 0x80)
+		cut--;
+	fprintf(out, "%.*s…", (int)cut, name);
+}
+
+struct everywhere_item {
+	const struct report_func *fn;
+	bool user;
+};
+
+/* The user's own functions first, deepest first (the end of the trunk
+ * every sample shares says the most), then the others root first. */
+static int cmp_everywhere(const void *x, const void *y)
+{
+	const struct everywhere_item *a = x, *b = y;
+	if (a->user != b->user)
+		return a->user ? -1 : 1;
+	if (a->fn->depth != b->fn->depth)
+		return (a->fn->depth < b->fn->depth) == !a->user ? -1 : 1;
+	return strcmp(a->fn->name, b->fn->name);
+}
+
+/* "leaving out N functions on >= 95% of the samples (main, clone3, …, and N more)" */
+static void print_everywhere(FILE *out, const struct report_model *m)
+{
+	enum { NAMED = 3, NAME_COLUMNS = 40 };
+	struct everywhere_item *items = malloc(m->neverywhere * sizeof *items);
+	size_t n = 0;
+	fprintf(out, "  leaving out %zu function%s on ≥ %d%% of the %ssamples", m->neverywhere,
+		m->neverywhere == 1 ? "" : "s", REPORT_EVERYWHERE_PCT, m->focus ? "kept " : "");
+	if (!items) {
+		fputc('\n', out);
+		return;
+	}
+	for (size_t i = 0; i < m->nfuncs; i++)
+		if (m->funcs[i].everywhere)
+			items[n++] = (struct everywhere_item){ &m->funcs[i], m->funcs[i].user };
+	qsort(items, n, sizeof *items, cmp_everywhere);
+	fputs(" (", out);
+	for (size_t i = 0; i < n && i < NAMED; i++) {
+		fputs(i ? ", " : "", out);
+		put_short_name(out, items[i].fn->name, NAME_COLUMNS);
+	}
+	if (n > NAMED)
+		fprintf(out, ", and %zu more", n - NAMED);
+	fputs(")\n", out);
+	free(items);
+}
+
+static void print_func_table(FILE *out, const struct style *st, const struct report_model *m,
+			     const size_t *order, size_t norder, size_t top, size_t width, bool by_self)
+{
+	size_t n = top < norder ? top : norder, col = 8;
 	for (size_t i = 0; i < n; i++) {
 		size_t len = shown_len(m->funcs[order[i]].name);
 		if (len > col)
@@ -398,6 +475,8 @@ static void print_func_table(FILE *out, const struct style *st, const struct rep
 	}
 	fprintf(out, "\n%stop functions by %s%s\n", sgr(st, BOLD), by_self ? "self" : "total",
 		sgr(st, RESET));
+	if (!by_self && m->neverywhere)
+		print_everywhere(out, m);
 	fprintf(out, "  %6s  %6s  %8s  %-*s  %s\n", by_self ? "self" : "total",
 		by_self ? "total" : "self", "samples", (int)col, "function", "hottest line");
 	for (size_t i = 0; i < n; i++) {
@@ -464,22 +543,23 @@ int report_text(const struct profile *p, FILE *out, const struct report_options 
 	}
 	print_header(out, &st, &m);
 	fputc('\n', out);
-	if (m.npaths == 0) {
+	if (m.ncode_paths == 0) {
 		fprintf(out, "%s\n", m.total ? "the focus kept no samples" : "no samples were recorded");
 	} else {
 		size_t top = o->top ? o->top : DEFAULT_TOP_PATHS;
-		fprintf(out, "     %stotal    self%s  %s(per function, of all samples; paths root → leaf)%s\n",
-			sgr(&st, DIM), sgr(&st, RESET), sgr(&st, DIM), sgr(&st, RESET));
-		for (size_t i = 0; i < top && i < m.npaths; i++) {
+		fprintf(out, "      %spath    self%s  %s(samples through each frame on its path, of all "
+			"samples; root → leaf)%s\n", sgr(&st, DIM), sgr(&st, RESET), sgr(&st, DIM), sgr(&st, RESET));
+		for (size_t i = 0; i < top && i < m.ncode_paths; i++) {
 			if (i)
 				fputc('\n', out);
-			print_path(out, &st, &m, i + 1, &m.paths[i], o->full_paths);
+			print_code_path(out, &st, &m, i + 1, &m.code_paths[i], o->full_paths);
 		}
-		if (m.npaths > top)
-			fprintf(out, "\n(%zu more distinct paths; --top N shows more)\n", m.npaths - top);
+		if (m.ncode_paths > top)
+			fprintf(out, "\n(%zu more code path%s; --top N shows more)\n", m.ncode_paths - top,
+				m.ncode_paths - top == 1 ? "" : "s");
 		size_t topf = o->top_functions ? o->top_functions : DEFAULT_TOP_FUNCTIONS;
-		print_func_table(out, &st, &m, m.by_self, topf, o->width, true);
-		print_func_table(out, &st, &m, m.by_total, topf, o->width, false);
+		print_func_table(out, &st, &m, m.by_self, m.nfuncs, topf, o->width, true);
+		print_func_table(out, &st, &m, m.by_total_shown, m.ntotal_shown, topf, o->width, false);
 		print_threads(out, &st, &m);
 	}
 	report_model_release(&m);

@@ -21,8 +21,8 @@ static char tree_rs[4096], service_rs[4096];
 static struct frame F(const char *function, const char *file, int line, bool inlined,
 		      enum frame_lang lang, const char *module, uint64_t pc)
 {
-	struct frame f = { pc, function, file, line, 0, inlined, lang,
-			   file ? FRAME_SOURCE_DWARF : FRAME_SOURCE_DYNSYM, module };
+	struct frame f = { .pc = pc, .function = function, .file = file, .line = line, .inlined = inlined,
+			   .lang = lang, .source = file ? FRAME_SOURCE_DWARF : FRAME_SOURCE_DYNSYM, .module = module };
 	return f;
 }
 

@@ -32,7 +32,9 @@ shares: 100% for identical distributions.
 
 Lock wait: samples whose innermost frames (or, for perf, kernel frames) are
 a futex wait or glibc's __lll_lock_wait*: a thread there is asleep, so perf
-(sampling on-CPU time) sees it only on its way in and out.
+(sampling on-CPU time) sees it only on its way in and out. sched_yield: the
+samples whose function is sched_yield, where parking_lot's spinning waiters
+(and crossbeam's) give up the CPU: runnable, but mostly not running.
 """
 import json
 import re
@@ -52,6 +54,9 @@ CLOSURE = re.compile(r"\{\{closure\}\}|\{closure#\d+\}")
 GLIBC_ALIASES = {"cfree": "free", "__libc_free": "free", "__libc_malloc": "malloc",
                  "__libc_realloc": "realloc", "__libc_calloc": "calloc",
                  "__sched_yield": "sched_yield", "__GI___sched_yield": "sched_yield"}
+# glibc's system call wrappers have a __name alias (__mprotect, mprotect).
+GLIBC_SYSCALL_WRAPPER = re.compile(r"^__(mprotect|munmap|mmap|mmap64|madvise|mremap|brk|sbrk|sched_yield|"
+                                   r"nanosleep|clock_nanosleep|write|read|close|open64|openat64|rename)$")
 
 
 def _matching(text, start):
@@ -125,6 +130,7 @@ def normalize(name):
     name = re.sub(r"::\{closure\}$", "::{closure}", name)
     if name.startswith("__GI_"):
         name = name[len("__GI_"):]
+    name = GLIBC_SYSCALL_WRAPPER.sub(r"\1", name)
     return GLIBC_ALIASES.get(name, name)
 
 
@@ -208,7 +214,13 @@ def perf_only(perf_path, seconds, busy_regex):
     cpu = [100.0 * n / (499.0 * seconds) for t, n in perf_threads.items() if busy.search(t)]
     print("perf_samples %d" % perf_total)
     print("lock_wait_perf_pct %s" % ("%.1f" % (100.0 * perf_lock / perf_total) if perf_total else "-"))
+    print("yield_perf_pct %s" % yield_pct(theirs))
     print("busy_cpu_pct_median %s" % ("%.0f" % statistics.median(cpu) if cpu else "-"))
+
+
+def yield_pct(flat):
+    total = sum(flat.values())
+    return "%.1f" % (100.0 * flat.get("sched_yield", 0) / total) if total else "-"
 
 
 def compare(perf_path, profile_path, busy_regex, top, perf_seconds):
@@ -227,6 +239,8 @@ def compare(perf_path, profile_path, busy_regex, top, perf_seconds):
     put("overlap_pct", "%.1f" % overlap(p, q) if p and q else "-")
     put("lock_wait_perf_pct", "%.1f" % (100.0 * perf_lock / perf_total) if perf_total else "-")
     put("lock_wait_ours_pct", "%.1f" % (100.0 * our_lock / our_total) if our_total else "-")
+    put("yield_perf_pct", yield_pct(theirs))
+    put("yield_ours_pct", yield_pct(ours))
     for key in ("stop_mode", "frequency_achieved_hz", "stop_median_ms", "stop_p99_ms", "stopped_pct",
                 "thread_samples", "duration_actual_s", "threads"):
         value = meta.get(key)
@@ -281,7 +295,7 @@ def table(path):
         return "%.1f%%" % (100.0 * (1 - float(ops) / float(base)))
 
     rounds = max((len(results[m].get("ops_per_s", [])) for m in modes), default=0)
-    columns = ["mode", "stop mode", "overlap", "lock wait perf/ours", "Hz/busy thread min/med",
+    columns = ["mode", "stop mode", "overlap", "lock wait perf/ours", "sched_yield perf/ours", "Hz/busy thread min/med",
                "busy CPU", "stop med/p99 ms", "stopped", "thread stacks", "throughput", "loss"]
     rows = []
     for mode in modes:
@@ -292,6 +306,9 @@ def table(path):
             "%s%% / %s" % (med(mode, "lock_wait_perf_pct"),
                            med(mode, "lock_wait_ours_pct") + "%" if med(mode, "lock_wait_ours_pct") != "-" else "-")
             if med(mode, "lock_wait_perf_pct") != "-" else "-",
+            "%s%% / %s" % (med(mode, "yield_perf_pct"),
+                           med(mode, "yield_ours_pct") + "%" if med(mode, "yield_ours_pct") != "-" else "-")
+            if med(mode, "yield_perf_pct") != "-" else "-",
             "%s / %s" % (med(mode, "busy_hz_min"), med(mode, "busy_hz_median")) if mode not in ("baseline", "perf-only") else "-",
             med(mode, "busy_cpu_pct_median", "%.0f") + ("%" if med(mode, "busy_cpu_pct_median") != "-" else ""),
             "%s / %s" % (med(mode, "stop_median_ms", "%.2f"), med(mode, "stop_p99_ms", "%.2f"))

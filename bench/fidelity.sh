@@ -21,7 +21,8 @@
 # functions with kernel frames left out (bench/fidelity.py says exactly how
 # a sample's function is chosen and names normalized); the share of samples
 # waiting on a lock (futex wait, __lll_lock_wait*) for perf and for
-# xgdbprof; xgdbprof's achieved rate per busy thread (its samples of each
+# xgdbprof, and the share in sched_yield (where parking_lot's spinning
+# waiters yield the CPU: runnable, mostly not running); xgdbprof's achieved rate per busy thread (its samples of each
 # worker thread over its run, min and median), the busy threads' CPU share
 # (perf's rate over 499 Hz: the most a sampler of running threads can see);
 # stop median/p99 and the share of time stopped, from xgdbprof's report

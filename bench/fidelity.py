@@ -237,6 +237,11 @@ def compare(perf_path, profile_path, busy_regex, top, perf_seconds):
     put("perf_samples", perf_total)
     put("our_samples", our_total)
     put("overlap_pct", "%.1f" % overlap(p, q) if p and q else "-")
+    # The same without sched_yield in either profile (shares renormalized):
+    # how much of the gap that one artefact is.
+    p_rest = shares(Counter({k: v for k, v in theirs.items() if k != "sched_yield"}))
+    q_rest = shares(Counter({k: v for k, v in ours.items() if k != "sched_yield"}))
+    put("overlap_without_yield_pct", "%.1f" % overlap(p_rest, q_rest) if p_rest and q_rest else "-")
     put("lock_wait_perf_pct", "%.1f" % (100.0 * perf_lock / perf_total) if perf_total else "-")
     put("lock_wait_ours_pct", "%.1f" % (100.0 * our_lock / our_total) if our_total else "-")
     put("yield_perf_pct", yield_pct(theirs))
@@ -295,7 +300,7 @@ def table(path):
         return "%.1f%%" % (100.0 * (1 - float(ops) / float(base)))
 
     rounds = max((len(results[m].get("ops_per_s", [])) for m in modes), default=0)
-    columns = ["mode", "stop mode", "overlap", "lock wait perf/ours", "sched_yield perf/ours", "Hz/busy thread min/med",
+    columns = ["mode", "stop mode", "overlap", "w/o yield", "lock wait perf/ours", "sched_yield perf/ours", "Hz/busy thread min/med",
                "busy CPU", "stop med/p99 ms", "stopped", "thread stacks", "throughput", "loss"]
     rows = []
     for mode in modes:
@@ -303,6 +308,7 @@ def table(path):
             mode,
             text(mode, "stop_mode"),
             med(mode, "overlap_pct") + ("%" if med(mode, "overlap_pct") != "-" else ""),
+            med(mode, "overlap_without_yield_pct") + ("%" if med(mode, "overlap_without_yield_pct") != "-" else ""),
             "%s%% / %s" % (med(mode, "lock_wait_perf_pct"),
                            med(mode, "lock_wait_ours_pct") + "%" if med(mode, "lock_wait_ours_pct") != "-" else "-")
             if med(mode, "lock_wait_perf_pct") != "-" else "-",

@@ -30,9 +30,9 @@ $(FIXTURE_BIN)/cache-service: tests/fixtures/cache_service.rs $(FIXTURE_BIN)/lib
 		--extern sled=$(FIXTURE_BIN)/libsled.rlib $(srcdir)/tests/fixtures/cache_service.rs -o $@
 
 # The realistic fixture: a cargo project (a worker pool, parking_lot locks,
-# a B-tree store; docs/testing.md) built offline against
-# Debian's Rust crates, once with rustc's default (legacy) symbol mangling
-# and once with v0, each in its own work dir under tests/fixtures/cargo/.
+# a B-tree store; docs/testing.md) built offline against Debian's Rust
+# crates, once with rustc's default (legacy) symbol mangling and once with
+# v0, each in its own work dir under tests/fixtures/cargo/.
 KVSERVICE_FILES = tests/fixtures/kvservice/Cargo.toml tests/fixtures/kvservice/src/main.rs \
 	tests/fixtures/kvservice/src/lib.rs tests/fixtures/kvservice/src/counters.rs \
 	tests/fixtures/kvservice/src/store.rs tests/fixtures/kvservice/src/tree.rs \

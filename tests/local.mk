@@ -29,6 +29,29 @@ $(FIXTURE_BIN)/cache-service: tests/fixtures/cache_service.rs $(FIXTURE_BIN)/lib
 	$(AM_V_GEN)$(RUSTC_QUIET) $(RUSTFLAGS_FIXTURE) -L $(FIXTURE_BIN) \
 		--extern sled=$(FIXTURE_BIN)/libsled.rlib $(srcdir)/tests/fixtures/cache_service.rs -o $@
 
+# The realistic fixture: a cargo project (a worker pool, parking_lot locks,
+# a B-tree store; docs/testing.md) built offline against Debian's Rust
+# crates, once with rustc's default (legacy) symbol mangling and once with
+# v0, each in its own work dir under tests/fixtures/cargo/.
+KVSERVICE_FILES = tests/fixtures/kvservice/Cargo.toml tests/fixtures/kvservice/src/main.rs \
+	tests/fixtures/kvservice/src/lib.rs tests/fixtures/kvservice/src/counters.rs \
+	tests/fixtures/kvservice/src/store.rs tests/fixtures/kvservice/src/tree.rs \
+	tests/fixtures/cargo_build.sh
+CARGO_FIXTURE = CARGO='$(CARGO)' RUSTC='$(RUSTC)' $(SHELL) $(srcdir)/tests/fixtures/cargo_build.sh
+
+$(FIXTURE_BIN)/kvservice: $(KVSERVICE_FILES) $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_GEN)$(CARGO_FIXTURE) $(abs_srcdir)/tests/fixtures/kvservice tests/fixtures/cargo/kvservice legacy $@
+
+$(FIXTURE_BIN)/kvservice-v0: $(KVSERVICE_FILES) $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_GEN)$(CARGO_FIXTURE) $(abs_srcdir)/tests/fixtures/kvservice tests/fixtures/cargo/kvservice-v0 v0 $@
+
+check_DATA += $(FIXTURE_BIN)/kvservice $(FIXTURE_BIN)/kvservice-v0
+CLEANFILES += $(FIXTURE_BIN)/kvservice $(FIXTURE_BIN)/kvservice-v0
+clean-local: clean-cargo-fixtures
+clean-cargo-fixtures:
+	rm -rf tests/fixtures/cargo
+.PHONY: clean-cargo-fixtures
+
 # The demo target the README's first command profiles.
 demo-target: $(FIXTURE_BIN)/cache-service
 .PHONY: demo-target
@@ -51,6 +74,13 @@ LEAD_TESTS = \
 	tests/canary.sh
 TESTS += $(LEAD_TESTS)
 EXTRA_DIST += tests/lib.sh tests/harm_check.sh $(LEAD_TESTS)
+
+## Issue 13: hot-cpu against perf on the realistic fixture (kvservice).
+## Fails before issue 13's on-CPU, rate and hottest-path work lands (its
+## figures then: bench/README.md, "fidelity.sh").
+FIDELITY_TESTS = tests/fidelity.sh
+TESTS += $(FIDELITY_TESTS)
+EXTRA_DIST += $(FIDELITY_TESTS)
 
 $(FIXTURE_BIN)/hostile_names: tests/fixtures/hostile_names.c $(FIXTURE_BIN)/.dirstamp
 	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/hostile_names.c

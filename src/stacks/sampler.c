@@ -28,7 +28,8 @@ static const char *const register_names[NREGS] = {
 };
 
 /* x86-64 system calls that only wait (for a lock, a timer, an event, a
- * child): a thread stopped inside one was off the CPU at that instant. */
+ * child) or give the CPU away: a thread stopped inside one was off the CPU
+ * at that instant, or about to leave it. */
 static const char *waiting_syscall(uint64_t nr, uint64_t futex_op)
 {
 	switch ((int64_t)nr) {
@@ -37,6 +38,7 @@ static const char *waiting_syscall(uint64_t nr, uint64_t futex_op)
 		return op == 0 || op == 9 || op == 6 || op == 11 || op == 13 ? "futex" : NULL;
 	}
 	case 449: return "futex_waitv";
+	case 24: return "sched_yield";   /* a spin-wait giving its CPU away (parking_lot, before parking) */
 	case 34: return "pause";
 	case 35: return "nanosleep";
 	case 230: return "clock_nanosleep";

@@ -1,0 +1,160 @@
+#!/bin/sh
+# bench/fidelity.sh — does xgdbprof's hot-cpu profile tell the truth on a
+# realistic service? (issue 13, "Measure")
+#
+#   bench/fidelity.sh [--quick] [--rounds N] [--window SECONDS]
+#                     [--only "MODE ..."] BUILD_DIR
+#
+# On the realistic fixture (tests/fixtures/kvservice: 2 busy workers among
+# 11 threads, parking_lot locks, malloc churn, a B-tree store; WORKERS=N in
+# the environment runs N workers instead), in one
+# invocation, each round runs every mode on a fresh fixture warmed up for 5 s:
+#   baseline   no profiler: the fixture's own throughput (its --progress
+#              counters, by its own clock) over the window
+#   perf-only  `perf record -F 499 -g -p PID` alone: what perf itself costs
+#   all-stop   xgdbprof --recipe hot-cpu --all-stop, and perf record on the
+#              same process over the same time (perf starts as soon as
+#              xgdbprof has attached, for the window xgdbprof samples)
+#   default    the same with xgdbprof's default stop mode
+# and prints, per mode (medians over rounds): xgdbprof's stop mode; the
+# overlap of the flat self-time profiles at symbol level, Σ min(p, q) over
+# functions with kernel frames left out (bench/fidelity.py says exactly how
+# a sample's function is chosen and names normalized); the share of samples
+# waiting on a lock (futex wait, __lll_lock_wait*) for perf and for
+# xgdbprof, and the share in sched_yield (where parking_lot's spinning
+# waiters yield the CPU: runnable, mostly not running); xgdbprof's achieved rate per busy thread (its samples of each
+# worker thread over its run, min and median), the busy threads' CPU share
+# (perf's rate over 499 Hz: the most a sampler of running threads can see);
+# stop median/p99 and the share of time stopped, from xgdbprof's report
+# header; thread stacks recorded; the fixture's throughput and its loss
+# against the baseline. Then each mode's #1 hottest path headline and the
+# top functions of the last round side by side (perf vs xgdbprof).
+#
+# Defaults: 1 round, a 20 s window (≥ 2000 thread samples need ~17 Hz per
+# busy thread over 20 s). --quick: 1 round of 8 s. Needs perf (Debian:
+# linux-perf) able to record the fixture (root, or perf_event_paranoid ≤ 1
+# and ptrace rights), gdb, python3, and what builds the fixture (cargo and
+# Debian's librust-parking-lot-dev librust-crossbeam-channel-dev).
+# Figures: bench/README.md, "fidelity.sh".
+set -eu
+
+rounds=1
+window=20
+case " $* " in *" --quick "*) window=8 ;; esac
+. "$(dirname "$0")/lib.sh"
+warmup=5
+workers=${WORKERS:-2}
+modes="baseline perf-only all-stop default"
+[ -z "$only" ] || modes=$only
+fixture=$build/tests/fixtures/bin/kvservice
+analyse="python3 $src/bench/fidelity.py"
+perf_pid=
+cleanup() {
+	for pid in $perf_pid $xg_pid $target_pid; do kill "$pid" 2>/dev/null || true; done
+	rm -rf "$tmp"
+}
+
+log "building xgdbprof and the kvservice fixture in $build"
+make -s -C "$build" xgdbprof tests/fixtures/bin/kvservice >&2
+perf record -F 499 -g -o "$tmp/probe.data" -- sleep 0.1 >"$tmp/probe.log" 2>&1 || {
+	log "$0: perf cannot record here: $(tail -n 2 "$tmp/probe.log")"
+	log "(install linux-perf; run as root or lower kernel.perf_event_paranoid)"
+	exit 2
+}
+
+# "OPS NANOS" from the fixture's progress file (written aside and renamed,
+# so never half-written).
+read_progress() {
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		[ -s "$1" ] && head -n 1 "$1" && return 0
+		sleep 0.05
+	done
+	echo "0 0"
+}
+
+wait_traced() {   # PID SECONDS: until something ptrace-attaches to PID
+	end=$(( $(now_ns) + $2 * 1000000000 ))
+	while [ "$(now_ns)" -lt "$end" ]; do
+		for st in /proc/"$1"/task/*/status; do
+			tp=$(sed -n 's/^TracerPid:[[:space:]]*//p' "$st" 2>/dev/null || echo 0)
+			[ "${tp:-0}" != 0 ] && return 0
+		done
+		sleep 0.01
+	done
+	return 1
+}
+
+results=$tmp/results
+: >"$results"
+record() { echo "$round $mode $1 $2" >>"$results"; }
+
+measure() {   # MODE
+	mode=$1
+	prog=$tmp/progress
+	rm -f "$prog"
+	"$fixture" $((warmup + window + 60)) --progress "$prog" --workers "$workers" >/dev/null &
+	target_pid=$!
+	sleep "$warmup"
+	case "$mode" in
+	baseline)
+		a=$(read_progress "$prog")
+		sleep "$window"
+		b=$(read_progress "$prog")
+		;;
+	perf-only)
+		a=$(read_progress "$prog")
+		perf record -F 499 -g -p "$target_pid" -o "$tmp/perf.data" -- sleep "$window" >"$tmp/perf.log" 2>&1 || true
+		b=$(read_progress "$prog")
+		perf script -i "$tmp/perf.data" -F comm,tid,ip,sym,dso >"$tmp/perf-$mode.txt" 2>/dev/null || true
+		$analyse perf "$tmp/perf-$mode.txt" --perf-seconds "$window" | while read -r key value; do record "$key" "$value"; done
+		;;
+	all-stop | default)
+		flag=
+		[ "$mode" = all-stop ] && flag=--all-stop
+		rm -rf "$tmp/xg"
+		"$xgdbprof" --recipe hot-cpu $flag -d "${window}s" -o "$tmp/xg" "$target_pid" \
+			>"$tmp/report-$mode.txt" 2>"$tmp/xg.err" &
+		xg_pid=$!
+		wait_traced "$target_pid" 30 || log "$mode: xgdbprof did not attach in 30 s"
+		a=$(read_progress "$prog")
+		perf record -F 499 -g -p "$target_pid" -o "$tmp/perf.data" -- sleep "$window" >"$tmp/perf.log" 2>&1 &
+		perf_pid=$!
+		wait "$xg_pid" || log "$mode: xgdbprof failed: $(tail -n 3 "$tmp/xg.err")"
+		xg_pid=
+		wait "$perf_pid" || log "$mode: perf record failed: $(tail -n 3 "$tmp/perf.log")"
+		perf_pid=
+		b=$(read_progress "$prog")
+		perf script -i "$tmp/perf.data" -F comm,tid,ip,sym,dso >"$tmp/perf-$mode.txt" 2>/dev/null || true
+		if [ -s "$tmp/xg/profile.json" ]; then
+			$analyse compare "$tmp/perf-$mode.txt" "$tmp/xg/profile.json" --top 15 --perf-seconds "$window" >"$tmp/compare-$mode.txt"
+			sed '/^function self time/,$d' "$tmp/compare-$mode.txt" | while read -r key value; do record "$key" "$value"; done
+			sed -n '/^function self time/,$p' "$tmp/compare-$mode.txt" >"$tmp/top-$mode.txt"
+		fi
+		record headline "$(grep -m 1 '^#1 hottest' "$tmp/report-$mode.txt" || echo '(none)')"
+		;;
+	*) log "unknown mode $mode (baseline, perf-only, all-stop, default)"; exit 2 ;;
+	esac
+	kill "$target_pid" 2>/dev/null || true
+	wait "$target_pid" 2>/dev/null || true
+	target_pid=
+	record ops_per_s "$(echo "$a $b" | awk '{ if ($4 > $2) printf "%.0f", ($3 - $1) * 1e9 / ($4 - $2); else print "-" }')"
+}
+
+log "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+round=0
+while [ "$round" -lt "$rounds" ]; do
+	for m in $(rotated "$modes" "$round"); do
+		log "round $((round + 1))/$rounds: $m (${window} s)"
+		measure "$m"
+	done
+	round=$((round + 1))
+done
+
+echo "bench/fidelity.sh: kvservice ($workers workers), window ${window} s, warm-up ${warmup} s, perf -F 499 -g; load average $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs"
+$analyse table "$results"
+for m in $modes; do
+	[ -s "$tmp/top-$m.txt" ] || continue
+	echo
+	echo "$m (last round): top self time by symbol, $(grep '^perf_samples\|^our_samples' "$tmp/compare-$m.txt" | tr '\n' ' ')"
+	cat "$tmp/top-$m.txt"
+done

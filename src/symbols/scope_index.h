@@ -39,9 +39,16 @@ struct scope_index_entry {
 	/* Caller's cache slots, zero until the caller sets them. */
 	bool user_call_done;      /* the user_call_* slots are set */
 	const char *user_name;
+	const char *user_full_name;
 	const char *user_linkage;
 	const void *user_call_file;
 	int user_call_line, user_call_column;
+};
+
+struct scope_index_namespace {
+	Dwarf_Off start, end;            /* DIE offsets of its subtree [start, end) */
+	uint32_t parent;                 /* enclosing namespace, or SCOPE_INDEX_NONE */
+	const char *name;                /* DW_AT_name (NULL when none) */
 };
 
 struct scope_index_cu {
@@ -52,6 +59,8 @@ struct scope_index_cu {
 	size_t nentries;
 	struct scope_index_segment *segments;
 	size_t nsegments;
+	struct scope_index_namespace *namespaces;  /* in DIE order, spans nested */
+	size_t nnamespaces;
 	Dwarf_Lines *lines;              /* sorted line table, NULL if none */
 	size_t nlines;
 	bool lines_loaded;
@@ -81,6 +90,13 @@ void scope_index_free(struct scope_index *ix);
  * DWARF error (err set). */
 int scope_index_lookup(struct scope_index *ix, Dwarf_Addr addr,
 		       struct scope_index_cu **cu, uint32_t *leaf, struct xerr *err);
+
+/* The names of the namespaces enclosing the DIE at offset die (of built
+ * cu), innermost first, at most max of them; returns how many. For rustc's
+ * DWARF this tells an impl's function (inside `{impl#N}`) from a trait's
+ * provided method (inside the trait's namespace). */
+size_t scope_index_namespaces(const struct scope_index_cu *cu, Dwarf_Off die,
+			      const char **names, size_t max);
 
 /* Returns the line-table row for addr in cu (the last row at or below addr in
  * the sequence containing addr), or NULL when none. */

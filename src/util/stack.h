@@ -8,10 +8,14 @@
  *    frames of one PC share `pc`.
  *  - Strings are owned by whoever produced the stack (the symbolizer interns
  *    them for the life of the session), never freed by consumers.
- *  - function is the demangled name without hash ("sled::tree::Tree<K,V>::insert"
- *    style, as rustc-demangle's alternate form prints it); NULL when unknown,
- *    then module + pc identify the frame. file is absolute where DWARF allows,
- *    NULL when unknown; line/column 0 when unknown.
+ *  - function is the name every output shows: for Rust the display name
+ *    (demangle_display_name: "sled::tree::Tree::insert" for both legacy and
+ *    v0 symbols), else the demangled name; NULL when unknown, then module + pc
+ *    identify the frame. full_function is the demangled name without hash
+ *    ("<sled::tree::Tree>::insert::<&[u8]>", as rustc-demangle's alternate
+ *    form prints it) when it differs from function, else NULL. file is
+ *    absolute where DWARF allows, NULL when unknown; line/column 0 when
+ *    unknown.
  */
 #ifndef XGDBPROF_STACK_H
 #define XGDBPROF_STACK_H
@@ -40,6 +44,7 @@ struct frame {
 	enum frame_lang lang;
 	enum frame_source source;
 	const char *module;      /* path of the ELF object holding pc */
+	const char *full_function; /* NULL: the same as function */
 };
 
 struct stack {

@@ -6,6 +6,7 @@
 #define TEST_REPORT_PROFILES_H
 
 #include "report/profile.h"
+#include "symbols/demangle.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,11 +19,28 @@
 
 static char tree_rs[4096], service_rs[4096];
 
+/* Display names made here, kept until the process ends. */
+static char *display_names[64];
+static size_t ndisplay_names;
+
+/* A frame as the symbolizer makes it: a Rust function given by its
+ * demangled name gets its display name, the full one kept beside it. */
 static struct frame F(const char *function, const char *file, int line, bool inlined,
 		      enum frame_lang lang, const char *module, uint64_t pc)
 {
 	struct frame f = { pc, function, file, line, 0, inlined, lang,
-			   file ? FRAME_SOURCE_DWARF : FRAME_SOURCE_DYNSYM, module };
+			   file ? FRAME_SOURCE_DWARF : FRAME_SOURCE_DYNSYM, module, NULL };
+	if (lang == FRAME_LANG_RUST && function &&
+	    ndisplay_names < sizeof display_names / sizeof display_names[0]) {
+		char *shown = demangle_display_name(function);
+		if (shown && strcmp(shown, function) != 0) {
+			display_names[ndisplay_names++] = shown;
+			f.function = shown;
+			f.full_function = function;
+		} else {
+			free(shown);
+		}
+	}
 	return f;
 }
 

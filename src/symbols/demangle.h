@@ -62,6 +62,12 @@ bool demangle_is_rust(const char *sym, size_t len);
  * memory. */
 char *demangle_symbol(const char *sym, bool with_hash);
 
+/* The same for a symbol the routing rule calls Rust; NULL for any other (a
+ * `_ZN…` legacy-shaped name that does not demangle as Rust included: C++
+ * may still take it) and when out of memory. One demangling, where
+ * demangle_is_rust + demangle_symbol take two. */
+char *demangle_rust_symbol(const char *sym, bool with_hash);
+
 /* Writes `text` (len bytes) to `out` with every mangled symbol in it
  * replaced by its demangled form. A symbol starts with `_Z` or `_R` not
  * preceded by a letter or digit, and runs over [A-Za-z0-9_$.]. Works on any

@@ -566,6 +566,18 @@ int scope_index_lookup(struct scope_index *ix, Dwarf_Addr addr,
 	return 1;
 }
 
+size_t scope_index_die_namespaces(struct scope_index *ix, Dwarf_Die *die, const char **names,
+				  size_t max, struct xerr *err)
+{
+	Dwarf_Die unit;
+	if (load_cus(ix, err) < 0 || !dwarf_diecu(die, &unit, NULL, NULL))
+		return 0;
+	struct scope_index_cu *cu = cu_by_offset(ix, dwarf_dieoffset(&unit));
+	if (!cu || (!cu->built && build_cu(ix, cu, err) < 0))
+		return 0;
+	return scope_index_namespaces(cu, dwarf_dieoffset(die), names, max);
+}
+
 size_t scope_index_namespaces(const struct scope_index_cu *cu, Dwarf_Off die,
 			      const char **names, size_t max)
 {

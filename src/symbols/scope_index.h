@@ -98,6 +98,13 @@ int scope_index_lookup(struct scope_index *ix, Dwarf_Addr addr,
 size_t scope_index_namespaces(const struct scope_index_cu *cu, Dwarf_Off die,
 			      const char **names, size_t max);
 
+/* The same for a DIE of any unit of the index's Dwarf (an inlined
+ * function's abstract origin often lives in another codegen unit than its
+ * caller), building that unit if it is not yet. Returns 0 when no unit
+ * holds die (err set on a failed build). */
+size_t scope_index_die_namespaces(struct scope_index *ix, Dwarf_Die *die, const char **names,
+				  size_t max, struct xerr *err);
+
 /* Returns the line-table row for addr in cu (the last row at or below addr in
  * the sequence containing addr), or NULL when none. */
 Dwarf_Line *scope_index_line(struct scope_index_cu *cu, Dwarf_Addr addr);

@@ -670,10 +670,12 @@ static int module_load_syms(struct sym_module *m, struct xerr *err)
 static struct shown_name demangled(struct symbolizer *sym, const char *linkage)
 {
 	struct shown_name out = {NULL, NULL};
-	char *full = demangle_symbol(linkage, false);
+	char *full = demangle_rust_symbol(linkage, false);
+	char *display = full ? demangle_display_name(full) : NULL;
+	if (!full)
+		full = demangle_symbol(linkage, false);
 	if (!full)
 		return out;
-	char *display = demangle_is_rust(linkage, strlen(linkage)) ? demangle_display_name(full) : NULL;
 	out.full = intern(&sym->strings, full);
 	out.name = display ? intern(&sym->strings, display) : out.full;
 	if (out.name == out.full)
@@ -830,10 +832,9 @@ static const char *die_string(Dwarf_Die *die, int attr)
 	return dwarf_formstring(&a);
 }
 
-/* The DIE that declares the function of die (an inlined subroutine's
- * abstract origin, a definition's specification), in cu; false when it is
- * in another unit. */
-static bool declaring_die(struct scope_index_cu *cu, Dwarf_Die *die, Dwarf_Die *out)
+/* The DIE that declares the function of die: an inlined subroutine's
+ * abstract origin, a definition's specification (possibly in another unit). */
+static void declaring_die(Dwarf_Die *die, Dwarf_Die *out)
 {
 	*out = *die;
 	for (int hops = 0; hops < 8; hops++) {
@@ -847,19 +848,16 @@ static bool declaring_die(struct scope_index_cu *cu, Dwarf_Die *die, Dwarf_Die *
 			break;
 		*out = next;
 	}
-	Dwarf_Die unit;
-	return dwarf_diecu(out, &unit, NULL, NULL) &&
-	       dwarf_dieoffset(&unit) == dwarf_dieoffset(&cu->cudie);
 }
 
 /* Whether the function declared by decl sits in trait's own namespace
  * before any impl's (`{impl#N}`) going outwards: then it is the trait's
  * provided method, not an impl's. DWARF without namespaces says neither. */
-static bool in_trait_namespace(struct scope_index_cu *cu, Dwarf_Die *decl, const char *trait,
+static bool in_trait_namespace(struct sym_module *m, Dwarf_Die *decl, const char *trait,
 			       size_t trait_len)
 {
 	const char *names[16];
-	size_t n = scope_index_namespaces(cu, dwarf_dieoffset(decl), names, 16);
+	size_t n = scope_index_die_namespaces(m->index, decl, names, 16, NULL);
 	for (size_t i = 0; i < n; i++) {
 		if (!names[i] || strncmp(names[i], "{impl#", 6) == 0)
 			return false;
@@ -872,8 +870,9 @@ static bool in_trait_namespace(struct scope_index_cu *cu, Dwarf_Die *decl, const
 /* A Rust name `<S as T>::m` whose function rustc placed in T's namespace
  * is T's provided method: legacy symbols name it `T::m`, v0 symbols by the
  * instance; DWARF tells which, so both get legacy's name. */
-static struct shown_name provided_method_name(struct symbolizer *sym, struct scope_index_cu *cu,
-					      Dwarf_Die *die, struct shown_name names)
+static struct shown_name provided_method_name(struct symbolizer *sym, struct sym_module *m,
+					      struct scope_index_cu *cu, Dwarf_Die *die,
+					      struct shown_name names)
 {
 	Dwarf_Die decl;
 	if (cu->lang != DW_LANG_Rust || !names.name || names.name[0] != '<')
@@ -886,8 +885,8 @@ static struct shown_name provided_method_name(struct symbolizer *sym, struct sco
 	size_t seg = trait_len;
 	while (seg > 0 && !(shown[seg - 1] == ':' && seg >= 2 && shown[seg - 2] == ':'))
 		seg--;
-	if (!declaring_die(cu, die, &decl) ||
-	    !in_trait_namespace(cu, &decl, shown + seg, trait_len - seg)) {
+	declaring_die(die, &decl);
+	if (!in_trait_namespace(m, &decl, shown + seg, trait_len - seg)) {
 		free(shown);
 		return names;
 	}
@@ -918,7 +917,7 @@ static void entry_names(struct symbolizer *sym, struct sym_module *m, struct sco
 		if (memo && memo->name) {
 			names = *memo;
 		} else {
-			names = provided_method_name(sym, cu, &die, demangled(sym, link));
+			names = provided_method_name(sym, m, cu, &die, demangled(sym, link));
 			if (memo)
 				*memo = names;
 		}

@@ -299,6 +299,7 @@ int main(int argc, char **argv)
 	}
 	set_paths(srcdir);
 	struct profile *p = cache_service_profile(), *esc = escaping_profile();
+	release_display_names();
 	if (argc == 3 && strcmp(argv[1], "--print") == 0) {
 		char *s = named_rendering(argv[2], p, esc);
 		if (s)

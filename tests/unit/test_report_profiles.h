@@ -19,9 +19,17 @@
 
 static char tree_rs[4096], service_rs[4096];
 
-/* Display names made here, kept until the process ends. */
+/* Display names made here, kept until release_display_names(). */
 static char *display_names[64];
 static size_t ndisplay_names;
+
+/* The profiles hold their own copies: call once they are built. */
+static void release_display_names(void)
+{
+	for (size_t i = 0; i < ndisplay_names; i++)
+		free(display_names[i]);
+	ndisplay_names = 0;
+}
 
 /* A frame as the symbolizer makes it: a Rust function given by its
  * demangled name gets its display name, the full one kept beside it. */

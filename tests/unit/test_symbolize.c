@@ -52,7 +52,10 @@ static int run_addr2line(const char *bin)
 		}
 		printf("0x%016" PRIx64 "\n", pc);
 		for (size_t i = 0; i < n; i++) {
-			printf("%s\n", f[i].function ? f[i].function : "??");
+			/* the demangled name, as rustfilt prints addr2line's; the
+			 * display name is a layer above (check_one_name_per_function) */
+			const char *name = f[i].full_function ? f[i].full_function : f[i].function;
+			printf("%s\n", name ? name : "??");
 			if (f[i].file && f[i].line)
 				printf("%s:%d\n", f[i].file, f[i].line);
 			else if (f[i].file)

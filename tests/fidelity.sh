@@ -16,7 +16,7 @@ require_tool python3 python3
 perf record -F 99 -g -o "$TMP/probe.data" -- sleep 0.1 >"$TMP/probe.log" 2>&1 ||
 	skip_test "perf cannot record here ($(tail -n 1 "$TMP/probe.log")); run as root or lower kernel.perf_event_paranoid"
 ANALYSE="python3 $TOP_SRCDIR/bench/fidelity.py"
-WINDOW=10
+WINDOW=20
 
 # --- The fixture: both builds, its own counters -----------------------------
 check "kvservice (legacy mangling) was built" test -x "$FIXTURES/kvservice"

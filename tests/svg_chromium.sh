@@ -56,7 +56,7 @@ cat > "$TMP/plain.js" <<'JS'
     for (var i = 0; i < frames.length; i++) {
       var n = frames[i].getAttribute('data-n');
       /* the widest of its boxes: under insert_worker -> insert, 44 samples */
-      if (n === 'sled::tree::Tree<K,V>::view_for_key' &&
+      if (n === 'sled::tree::Tree::view_for_key' &&
           (!g || +frames[i].getAttribute('data-w') > +g.getAttribute('data-w'))) g = frames[i];
       if (n === 'syscall') other = frames[i];
     }
@@ -66,7 +66,7 @@ cat > "$TMP/plain.js" <<'JS'
     expect(rect.getBBox().width > 100, 'frame not rendered: bbox width ' + rect.getBBox().width);
     g.dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
     var details = document.getElementById('xgp-details').textContent;
-    expect(details.indexOf('sled::tree::Tree<K,V>::view_for_key') >= 0, 'hover: no function in "' + details + '"');
+    expect(details.indexOf('sled::tree::Tree::view_for_key') >= 0, 'hover: no function in "' + details + '"');
     expect(details.indexOf('/tests/report/sled_tree.rs:39') >= 0, 'hover: no path:line in "' + details + '"');
     expect(details.indexOf('44 samples (44.00%)') >= 0, 'hover: no samples/share in "' + details + '"');
     var w0 = +rect.getAttribute('width'), x0 = +rect.getAttribute('x');
@@ -84,7 +84,7 @@ cat > "$TMP/plain.js" <<'JS'
     expect(matched.indexOf('Matched: 65.00%') === 0, 'search: "' + matched + '"');
     expect(document.getElementsByClassName('match').length === 3, 'search: ' +
            document.getElementsByClassName('match').length + ' frames highlighted');
-    window.xgp.search('Tree<K,V>::(insert|view_for_key)');
+    window.xgp.search('Tree::(insert|view_for_key)');
     matched = document.getElementById('xgp-matched').textContent;
     expect(matched.indexOf('Matched: 74.00%') === 0, 'nested matches count once: "' + matched + '"');
 JS
@@ -100,7 +100,7 @@ cat > "$TMP/icicle.js" <<'JS'
       if (d === '0') root = frames[i];
       if (d === '1' && n === 'sled::tree::below_leaf') g = frames[i];
       if (d === '1' && n === 'syscall') other = frames[i];
-      if (d === '2' && n === 'sled::tree::Tree<K,V>::view_for_key') caller = frames[i];
+      if (d === '2' && n === 'sled::tree::Tree::view_for_key') caller = frames[i];
     }
     function y(f) { return +f.getElementsByTagName('rect')[0].getAttribute('y'); }
     function box(f) { return f.getElementsByTagName('rect')[0].getBBox(); }
@@ -128,7 +128,7 @@ cat > "$TMP/icicle.js" <<'JS'
     expect(matched.indexOf('Matched: 65.00%') === 0, 'search: "' + matched + '"');
     expect(document.getElementsByClassName('match').length === 1, 'search: ' +
            document.getElementsByClassName('match').length + ' frames highlighted, want the one merged leaf');
-    window.xgp.search('Tree<K,V>::(insert|view_for_key)');
+    window.xgp.search('Tree::(insert|view_for_key)');
     matched = document.getElementById('xgp-matched').textContent;
     expect(matched.indexOf('Matched: 74.00%') === 0, 'nested matches count once: "' + matched + '"');
 JS

@@ -9,7 +9,8 @@
 #
 # Normalization (docs/symbols.md, "Checking against addr2line"):
 #  - names: addr2line's raw (linkage) names go through rustfilt, which prints
-#    rustc-demangle's hash-less form, as our frames do; C names pass unchanged;
+#    rustc-demangle's hash-less form, as our frames' full names do (the
+#    display names reports show are checked by test_symbolize); C names pass unchanged;
 #  - locations: full paths compared as strings, after removing addr2line's
 #    " (discriminator N)" suffix; an unknown line prints as "FILE:?" and an
 #    unknown location as "??:0" on both sides.

@@ -282,6 +282,8 @@ static int print_json(const struct snapshot *snap, struct symbolizer *sym, FILE 
 		for (size_t k = 0; k < t->nsymbolized; k++) {
 			const struct frame *f = &t->symbolized[k];
 			cJSON *jf = json_frame(frames, f->pc, f->function, f->file, f->line);
+			if (f->full_function)   /* the display name's full demangled form */
+				cJSON_AddStringToObject(jf, "full_function", f->full_function);
 			if (f->column > 0)
 				cJSON_AddNumberToObject(jf, "column", f->column);
 			cJSON_AddBoolToObject(jf, "inlined", f->inlined);

@@ -45,6 +45,7 @@ static const char usage_text[] =
 	"                          add profile.pb.gz for pprof, profile.speedscope.json)\n"
 	"  -s, --source-map FROM=TO  rewrite source paths under FROM to TO (repeatable);\n"
 	"                          Rust std paths map to the local rust-src by themselves\n"
+	"                          when its rustc (`rustc -vV`) is the commit that built them\n"
 	"      --gdb PATH          gdb to drive (default: $XGDBPROF_GDB, else gdb on PATH)\n"
 	"      --timeout MS        a gdb silent this long (default 15000) is ended and the target healed\n"
 	"      --all-stop          sampling stops every thread at each sample (gdb all-stop mode)\n"

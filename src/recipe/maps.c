@@ -180,6 +180,7 @@ static struct stack *stack_dup(const struct stack *s, bool *oom)
 	for (size_t i = 0; i < s->nframes; i++) {
 		d->frames[i] = s->frames[i];
 		d->frames[i].function = xstrdup_or_null(s->frames[i].function, oom);
+		d->frames[i].full_function = xstrdup_or_null(s->frames[i].full_function, oom);
 		d->frames[i].file = xstrdup_or_null(s->frames[i].file, oom);
 		d->frames[i].module = xstrdup_or_null(s->frames[i].module, oom);
 	}
@@ -193,6 +194,7 @@ static void stack_free_owned(const struct stack *cs)
 		return;
 	for (size_t i = 0; i < s->nframes; i++) {
 		free((char *)s->frames[i].function);
+		free((char *)s->frames[i].full_function);
 		free((char *)s->frames[i].file);
 		free((char *)s->frames[i].module);
 	}

@@ -1,5 +1,6 @@
 /* profile.c — profile model, interning, and the raw profile file. */
 #include "report/profile.h"
+#include "symbols/demangle.h"
 #include "util/array.h"
 #include "util/hash.h"
 #include "util/output_file.h"
@@ -196,6 +197,7 @@ static int stack_intern_copy(struct profile *p, const struct stack *s, struct st
 		struct frame *f = &out->frames[i];
 		*f = s->frames[i];
 		if (intern_into(p, s->frames[i].function, &f->function) < 0 ||
+		    intern_into(p, s->frames[i].full_function, &f->full_function) < 0 ||
 		    intern_into(p, s->frames[i].file, &f->file) < 0 ||
 		    intern_into(p, s->frames[i].module, &f->module) < 0 ||
 		    intern_into(p, s->frames[i].linkage, &f->linkage) < 0) {
@@ -357,6 +359,7 @@ static uint64_t frame_full_hash(const struct frame *f)
 	h = hash_fnv1a(h, &f->lang, sizeof f->lang);
 	h = fnv_ptr(h, f->linkage);
 	h = hash_fnv1a(h, &f->decl_line, sizeof f->decl_line);
+	h = fnv_ptr(h, f->full_function);
 	return hash_fnv1a(h, &f->source, sizeof f->source);
 }
 
@@ -364,7 +367,7 @@ static bool frame_full_eq(const struct frame *a, const struct frame *b)
 {
 	return frame_key_eq(a, b) && a->pc == b->pc && a->column == b->column &&
 	       a->lang == b->lang && a->source == b->source && a->linkage == b->linkage &&
-	       a->decl_line == b->decl_line;
+	       a->decl_line == b->decl_line && a->full_function == b->full_function;
 }
 
 /* Returns the frame's index in the table, adding it if new; -1 on OOM. */
@@ -463,6 +466,10 @@ static int profile_write(const struct profile *p, FILE *out, struct xerr *e)
 		const struct frame *f = table.frames[i];
 		fputs(i ? ",\n    {\"function\": " : "\n    {\"function\": ", out);
 		put_string(out, f->function);
+		if (f->full_function) {
+			fputs(", \"full_function\": ", out);
+			put_string(out, f->full_function);
+		}
 		fputs(", \"file\": ", out);
 		put_string(out, f->file);
 		fprintf(out, ", \"line\": %d, \"column\": %d, \"inlined\": %s, \"lang\": \"%s\", "
@@ -655,6 +662,27 @@ static int parse_hex(const char *text, uint64_t *out)
 	return errno || *end || strncmp(text, "0x", 2) != 0 || !text[2] ? -1 : 0;
 }
 
+/* Profiles saved before display names (no "full_function") hold the full
+ * demangled name of Rust frames in "function": they are shown as today's
+ * runs show them. A display name is its own display name, so a frame that
+ * never had a longer name is left as it is. */
+static int upgrade_rust_name(struct profile *p, struct frame *f, struct xerr *e)
+{
+	if (f->lang != FRAME_LANG_RUST || !f->function || f->full_function)
+		return 0;
+	char *shown = demangle_display_name(f->function);
+	if (!shown)
+		return xerr_set(e, "out of memory");
+	int rc = 0;
+	if (strcmp(shown, f->function) != 0) {
+		f->full_function = f->function;
+		if (intern_into(p, shown, &f->function) < 0)
+			rc = xerr_set(e, "out of memory");
+	}
+	free(shown);
+	return rc;
+}
+
 static int load_frame(struct profile *p, const cJSON *o, struct frame *f, struct xerr *e)
 {
 	const char *lang = NULL, *source = NULL, *pc = NULL;
@@ -662,7 +690,9 @@ static int load_frame(struct profile *p, const cJSON *o, struct frame *f, struct
 	memset(f, 0, sizeof *f);
 	if (!cJSON_IsObject(o))
 		return xerr_set(e, "a frame must be an object");
-	if (get_string(p, o, "function", &f->function, e) || get_string(p, o, "file", &f->file, e) ||
+	if (get_string(p, o, "function", &f->function, e) ||
+	    get_string(p, o, "full_function", &f->full_function, e) ||
+	    get_string(p, o, "file", &f->file, e) ||
 	    get_string(p, o, "module", &f->module, e) || get_int(o, "line", &line, e) ||
 	    get_int(o, "column", &column, e) || get_string(p, o, "lang", &lang, e) ||
 	    get_string(p, o, "source", &source, e) || get_string(p, o, "pc", &pc, e) ||
@@ -682,7 +712,7 @@ static int load_frame(struct profile *p, const cJSON *o, struct frame *f, struct
 	f->source = (enum frame_source)s;
 	if (pc && parse_hex(pc, &f->pc) < 0)
 		return xerr_set(e, "frame pc \"%s\" is not a 0x hex number", pc);
-	return 0;
+	return upgrade_rust_name(p, f, e);
 }
 
 /* The optional "modules" array (files before it have none). */

@@ -11,7 +11,9 @@
  *    compare frame by frame on function, file, line, inlined and module (and
  *    pc when the function is unknown) — the same identity recipe maps use.
  *    Adding an existing key adds to its weight; the frames kept are the
- *    first ones seen. Entries keep their insertion order.
+ *    first ones seen (so a frame's full_function is the first instance's
+ *    when several share one display name). Entries keep their insertion
+ *    order.
  *  - Unknown numeric metadata is NAN (doubles) or -1 (integers); unknown
  *    strings are NULL. The thread state of an entry is the /proc letter
  *    ('R', 'S', 'D', ...) or '?' when not known; its tid -1 when not known

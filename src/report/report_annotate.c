@@ -101,22 +101,37 @@ static void annotate_function(FILE *out, const struct report_model *m,
 	int read_rc = source_read(path, (size_t)hi + CONTEXT_LINES, &src);
 	int saved_errno = errno;
 	fputs("  ", out);
-	text_put(out, path, TEXT_FORM_TERMINAL);
+	text_put(out, mapped ? mapped : source_map_shown_path(file), TEXT_FORM_TERMINAL);
 	if (mapped) {
 		fputs(" (from ", out);
-		text_put(out, file, TEXT_FORM_TERMINAL);
+		text_put(out, source_map_shown_path(file), TEXT_FORM_TERMINAL);
 		fputc(')', out);
 	}
 	fputc('\n', out);
 	if (read_rc < 0) {
-		fputs("  source not available: cannot open ", out);
-		text_put(out, path, TEXT_FORM_TERMINAL);
-		fprintf(out, ": %s\n", strerror(saved_errno));
-		if (strncmp(file, "/rustc/", 7) == 0 && !mapped)
-			fputs("  (Rust standard library: install rust-src, e.g. `rustup component add "
-			      "rust-src`, or pass --source-map /rustc/<commit>=DIR)\n", out);
-		else
-			fputs("  (pass --source-map FROM=TO if the sources moved)\n", out);
+		char commit[41];
+		enum source_map_rust status = mapped || !o->source_map ? SOURCE_MAP_RUST_NOT_STD
+								       : source_map_rust_status(o->source_map, file);
+		if (status == SOURCE_MAP_RUST_OTHER_COMMIT && source_map_rust_std_path(file, commit)) {
+			const char *local = source_map_rustc_commit(o->source_map);
+			if (local && *local)
+				fprintf(out, "  source not shown: the code is from rustc commit %.12s, the local rustc "
+					"is commit %.12s (its rust-src would show other lines)\n", commit, local);
+			else
+				fprintf(out, "  source not shown: the code is from rustc commit %.12s, the local rustc "
+					"names no commit (`rustc -vV`), so its rust-src may not match\n", commit);
+			fprintf(out, "  (with that release's rust-src: --source-map "
+				"/rustc/%s=SYSROOT/lib/rustlib/src/rust)\n", commit);
+		} else {
+			fputs("  source not available: cannot open ", out);
+			text_put(out, path, TEXT_FORM_TERMINAL);
+			fprintf(out, ": %s\n", strerror(saved_errno));
+			if (source_map_rust_std_path(file, NULL) && !mapped)
+				fputs("  (Rust standard library: install rust-src, e.g. `rustup component add "
+				      "rust-src`, or pass --source-map /rustc/<commit>=DIR)\n", out);
+			else
+				fputs("  (pass --source-map FROM=TO if the sources moved)\n", out);
+		}
 		free(mapped);
 		fputc('\n', out);
 		return;

@@ -74,6 +74,8 @@ static cJSON *frame_object(const struct report_model *m, const struct frame *f)
 	size_t fi = report_model_func(m, f);
 	const struct report_func *fn = fi != (size_t)-1 ? &m->funcs[fi] : NULL;
 	add_str(o, "function", report_frame_name(f, name, sizeof name));
+	if (f->full_function)
+		add_str(o, "full_function", f->full_function);
 	add_str(o, "file", f->file);
 	cJSON_AddNumberToObject(o, "line", f->line);
 	cJSON_AddNumberToObject(o, "column", f->column);

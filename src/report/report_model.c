@@ -481,8 +481,13 @@ static int apply_focus(struct report_model *m, const char *pattern, struct xerr 
 		const struct profile_entry *en = &p->entries[i];
 		bool keep = false;
 		for (size_t f = 0; f < en->stack.nframes && !keep; f++) {
-			report_frame_name(&en->stack.frames[f], name, sizeof name);
+			const struct frame *fr = &en->stack.frames[f];
+			report_frame_name(fr, name, sizeof name);
 			keep = pcre2_match(re, (PCRE2_SPTR)name, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) >= 0;
+			/* the name as demangled counts too: `Tree<K,V>::get`, `::<u64>` */
+			if (!keep && fr->full_function)
+				keep = pcre2_match(re, (PCRE2_SPTR)fr->full_function, PCRE2_ZERO_TERMINATED, 0, 0,
+						   md, NULL) >= 0;
 		}
 		m->index->kept[i] = keep;
 		if (keep)

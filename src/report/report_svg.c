@@ -9,6 +9,7 @@
 #include "util/array.h"
 #include "util/hash.h"
 #include "report/report_model.h"
+#include "symbols/source_map.h"
 #include "util/text_escape.h"
 
 #include <inttypes.h>
@@ -32,6 +33,8 @@ struct location {
 
 struct node {
 	const char *name;          /* display name, interned in the profile or the model */
+	const char *full;          /* the first full demangled name seen (tooltip), or NULL */
+	bool more_instances;       /* frames with other full names merged into this node */
 	bool inlined;
 	enum frame_lang lang;
 	uint64_t weight;
@@ -204,9 +207,11 @@ static void emit_node(struct svg_ctx *c, const struct node *n, uint64_t start, s
 		"data-k=\"%s%s\" data-n=\"", n->inlined ? " inl" : "", start, n->weight, depth,
 		kind_name(n), n->inlined ? ", inlined" : "");
 	xml_put(out, n->name);
+	/* Rust std paths short, as in the text report */
+	const char *file = best && best->file ? source_map_shown_path(best->file) : NULL;
 	fputs("\" data-l=\"", out);
-	if (best && best->file) {
-		xml_put(out, best->file);
+	if (file) {
+		xml_put(out, file);
 		if (best->line > 0) {
 			snprintf(loc, sizeof loc, ":%d", best->line);
 			fputs(loc, out);
@@ -214,15 +219,23 @@ static void emit_node(struct svg_ctx *c, const struct node *n, uint64_t start, s
 	}
 	fputs("\"><title>", out);
 	xml_put(out, n->name);
-	if (best && best->file) {
+	if (file) {
 		fputs(" (", out);
-		xml_put(out, best->file);
+		xml_put(out, file);
 		if (best->line > 0)
 			fprintf(out, ":%d", best->line);
 		fputs(")", out);
 	}
-	fprintf(out, " %" PRIu64 " samples, %.2f%%%s</title>", n->weight,
+	fprintf(out, " %" PRIu64 " samples, %.2f%%%s", n->weight,
 		report_share(n->weight, c->total), n->inlined ? " [inlined]" : "");
+	if (n->full) {
+		/* the name as demangled, generic arguments and all */
+		fputs("\n", out);
+		xml_put(out, n->full);
+		if (n->more_instances)
+			fputs(" (and other instances)", out);
+	}
+	fputs("</title>", out);
 	fprintf(out, "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" fill=\"%s\" rx=\"2\"/>",
 		x, y, w, FRAME_HEIGHT - 1, colour);
 	fprintf(out, "<text x=\"%.2f\" y=\"%.0f\">", x + 3, y + FRAME_HEIGHT - 4.5);
@@ -410,6 +423,10 @@ int report_svg(const struct profile *p, FILE *out, const struct report_options *
 			n = node_child(n, fname, fr->inlined, fr->lang);
 			if (!n || node_add_location(n, fr->file, fr->line, en->weight) < 0)
 				goto oom;
+			if (fr->full_function && !n->full)
+				n->full = fr->full_function;
+			else if (fr->full_function != n->full)
+				n->more_instances = true;   /* interned: pointers compare names */
 			n->weight += en->weight;
 		}
 	}

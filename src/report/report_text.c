@@ -2,6 +2,7 @@
  * functions, threads. Layout and definitions: docs/reports.md. */
 #include "report/report.h"
 #include "report/report_model.h"
+#include "symbols/source_map.h"
 #include "util/text_escape.h"
 
 #include <inttypes.h>
@@ -45,11 +46,15 @@ static void put(FILE *out, const char *target_text)
 	text_put(out, target_text, TEXT_FORM_TERMINAL);
 }
 
-/* "path:line", "path", the module, or "?". */
+/* "path:line", "path", the module, or "?". A Rust std path is shown
+ * short, "core/src/tuple.rs": its /rustc/<commit>/library/ is said once, in
+ * the header. */
 static void put_location(FILE *out, const struct style *st, const char *file, int line,
 			 const char *module)
 {
 	fputs(sgr(st, CYAN), out);
+	if (file)
+		file = source_map_shown_path(file);
 	if (file && line > 0) {
 		put(out, file);
 		fprintf(out, ":%d", line);
@@ -219,6 +224,40 @@ static void print_target_cost(FILE *out, const struct report_model *m)
 	}
 }
 
+#define MAX_RUST_COMMITS 4
+
+/* Where the short Rust std paths are: "/rustc/<commit>/library/", once per
+ * rustc commit the profile's frames name (a program and its libraries may
+ * come from several). */
+static void print_rust_std(FILE *out, const struct report_model *m)
+{
+	const struct profile *p = m->profile;
+	char commits[MAX_RUST_COMMITS][41];
+	size_t n = 0;
+	const char *last = NULL;   /* files are interned: skip repeats cheaply */
+	for (size_t i = 0; i < p->nentries && n < MAX_RUST_COMMITS; i++) {
+		const struct stack *s = &p->entries[i].stack;
+		for (size_t f = 0; f < s->nframes && n < MAX_RUST_COMMITS; f++) {
+			const char *file = s->frames[f].file;
+			char commit[41];
+			if (!file || file == last || !source_map_rust_std_path(file, commit))
+				continue;
+			last = file;
+			size_t k = 0;
+			while (k < n && strcmp(commits[k], commit) != 0)
+				k++;
+			if (k == n)
+				memcpy(commits[n++], commit, sizeof commit);
+		}
+	}
+	if (!n)
+		return;
+	fputs("  Rust std paths (core/src/…) are under", out);
+	for (size_t k = 0; k < n; k++)
+		fprintf(out, "%s /rustc/%s/library/", k ? (k + 1 == n ? " or" : ",") : "", commits[k]);
+	fputc('\n', out);
+}
+
 static void print_header(FILE *out, const struct style *st, const struct report_model *m)
 {
 	const struct profile_meta *mt = &m->profile->meta;
@@ -227,6 +266,7 @@ static void print_header(FILE *out, const struct style *st, const struct report_
 	print_timing(out, m);
 	print_samples(out, m);
 	print_target_cost(out, m);
+	print_rust_std(out, m);
 	for (size_t i = 0; i < mt->nnotes; i++) {
 		fprintf(out, "  %snote:%s ", sgr(st, YELLOW), sgr(st, RESET));
 		put(out, mt->notes[i]);

@@ -1653,6 +1653,14 @@ static char *symbol_demangle_n(const char *sym, size_t len, bool with_hash)
 	return NULL;
 }
 
+char *demangle_rust_symbol(const char *sym, bool with_hash)
+{
+	size_t len = strlen(sym);
+	return routes_to_rust(sym, len) ? rust_demangle_alloc(sym, len, with_hash ? DEMANGLE_FULL
+										: DEMANGLE_NO_HASH)
+					: NULL;
+}
+
 char *demangle_symbol(const char *sym, bool with_hash)
 {
 	char *r = symbol_demangle_n(sym, strlen(sym), with_hash);

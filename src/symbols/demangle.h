@@ -62,6 +62,12 @@ bool demangle_is_rust(const char *sym, size_t len);
  * memory. */
 char *demangle_symbol(const char *sym, bool with_hash);
 
+/* The same for a symbol the routing rule calls Rust; NULL for any other (a
+ * `_ZN…` legacy-shaped name that does not demangle as Rust included: C++
+ * may still take it) and when out of memory. One demangling, where
+ * demangle_is_rust + demangle_symbol take two. */
+char *demangle_rust_symbol(const char *sym, bool with_hash);
+
 /* Writes `text` (len bytes) to `out` with every mangled symbol in it
  * replaced by its demangled form. A symbol starts with `_Z` or `_R` not
  * preceded by a letter or digit, and runs over [A-Za-z0-9_$.]. Works on any
@@ -71,6 +77,34 @@ int demangle_text_write(FILE *out, const char *text, size_t len, bool with_hash)
 
 /* The same into a malloc'd NUL-terminated string; NULL when out of memory. */
 char *demangle_text(const char *text, bool with_hash);
+
+/* The name reports show for a demangled Rust name: the same for legacy
+ * and v0 symbols of one function (docs/demangle.md, "Display names").
+ *  - a qualified path without generic arguments at any depth, without v0's
+ *    `<...>` around an inherent impl's self type, and without hash or crate
+ *    disambiguators: `<sled::tree::Tree>::insert::<&[u8]>`,
+ *    `sled::tree::Tree<K,V>::insert` -> `sled::tree::Tree::insert`;
+ *    legacy's `core::str::<impl str>::len` and v0's `<str>::len` ->
+ *    `str::len`;
+ *  - trait impls as `<SELF as TRAIT>::method`, SELF by its outermost
+ *    constructor only (`alloc::vec::Vec`, `&_`, `[_]`, `(_, _)`), TRAIT
+ *    without arguments; legacy's `<impl TRAIT for SELF>` likewise;
+ *  - closures and shims as `::{closure}`, `::{shim:vtable}` (legacy
+ *    `{{closure}}`, v0 `{closure#0}`); the Fn-trait shims of closures and fn
+ *    items as `core::ops::function::FnOnce::call_once` (legacy's own name).
+ * Any text is accepted (unbalanced brackets end at the end of the input;
+ * nesting deeper than 64 is flattened, not recursed into). Returns a
+ * malloc'd string, NULL only when out of memory. */
+char *demangle_display_name(const char *demangled);
+
+/* For a trait's provided (default) method: the display name legacy
+ * mangling gives it, which names the trait and not the implementing type,
+ * `<a::S as a::Visit>::describe` -> `a::Visit::describe`. Only the caller
+ * can tell a provided method from an impl's (the symbolizer does from
+ * DWARF). Returns a malloc'd string and sets *trait_len to the length of
+ * its trait path ("a::Visit"), or NULL when display does not start with
+ * `<SELF as TRAIT>::` (or out of memory). */
+char *demangle_display_provided_method(const char *display, size_t *trait_len);
 
 /* A demangled name without its generic arguments, at any depth:
  * "sled::tree::Tree<K, V>::insert<u64>" -> "sled::tree::Tree::insert".

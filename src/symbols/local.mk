@@ -6,6 +6,7 @@ src_symbols_libsymbols_a_CPPFLAGS = $(NO_GDB_CPPFLAGS)
 src_symbols_libsymbols_a_SOURCES = \
 	src/symbols/demangle.c \
 	src/symbols/demangle.h \
+	src/symbols/demangle_display.c \
 	src/symbols/scope_index.c \
 	src/symbols/scope_index.h \
 	src/symbols/rust_demangle_unicode.c \
@@ -41,6 +42,22 @@ tests/fixtures/bin/demangle_v0_opt: tests/fixtures/demangle_fixture.rs tests/fix
 check_DATA += $(DEMANGLE_FIXTURES)
 CLEANFILES += $(DEMANGLE_FIXTURES)
 
+# Display names (one name per function whatever the mangling): one busy
+# program built with rustc's default (legacy) and with v0 mangling, with
+# debug info like the other profiled fixtures (tests/names.sh).
+NAMES_FIXTURES = tests/fixtures/bin/names_legacy tests/fixtures/bin/names_v0
+NAMES_RUSTFLAGS = --edition 2018 -C opt-level=2 -g
+NAMES_FIXTURE_SRC = $(srcdir)/tests/fixtures/names_fixture.rs
+
+tests/fixtures/bin/names_legacy: tests/fixtures/names_fixture.rs tests/fixtures/bin/.dirstamp
+	$(AM_V_GEN)$(RUSTC_QUIET) $(NAMES_RUSTFLAGS) -o $@ $(NAMES_FIXTURE_SRC)
+tests/fixtures/bin/names_v0: tests/fixtures/names_fixture.rs tests/fixtures/bin/.dirstamp
+	$(AM_V_GEN)$(RUSTC_QUIET) $(NAMES_RUSTFLAGS) $(DEMANGLE_V0) -o $@ $(NAMES_FIXTURE_SRC) 2>/dev/null || \
+	RUSTC_BOOTSTRAP=1 $(RUSTC_QUIET) $(NAMES_RUSTFLAGS) -Z unstable-options $(DEMANGLE_V0) -o $@ $(NAMES_FIXTURE_SRC)
+
+check_DATA += $(NAMES_FIXTURES)
+CLEANFILES += $(NAMES_FIXTURES)
+
 check_PROGRAMS += tests/unit/test_demangle tests/unit/test_demangle_garbage \
 	tests/fuzz/replay_demangle
 tests_unit_test_demangle_SOURCES = tests/unit/test_demangle.c
@@ -53,6 +70,12 @@ tests_fuzz_replay_demangle_LDADD = $(symbols_ldadd)
 TESTS += tests/unit/test_demangle tests/unit/test_demangle_garbage \
 	tests/demangle/corpus.sh tests/demangle/cli.sh tests/demangle/fuzz_replay.sh
 EXTRA_DIST += tests/demangle tests/fuzz/demangle-corpus
+
+check_PROGRAMS += tests/unit/test_demangle_display
+tests_unit_test_demangle_display_SOURCES = tests/unit/test_demangle_display.c
+tests_unit_test_demangle_display_LDADD = $(symbols_ldadd)
+TESTS += tests/unit/test_demangle_display tests/names.sh
+EXTRA_DIST += tests/names.sh
 
 # Optional, not part of check: libFuzzer on the Rust demangler.
 #   make fuzz-demangle FUZZ_TIME=300   # new inputs land in tests/fuzz/demangle-work

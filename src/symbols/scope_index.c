@@ -46,6 +46,7 @@ void scope_index_free(struct scope_index *ix)
 	for (size_t i = 0; i < ix->ncus; i++) {
 		free(ix->cus[i].entries);
 		free(ix->cus[i].segments);
+		free(ix->cus[i].namespaces);
 		free(ix->cus[i].user_files);
 	}
 	free(ix->cus);
@@ -154,6 +155,8 @@ struct flat_range {
 
 struct cu_builder {
 	struct scope_index_cu *cu;
+	size_t namespaces_cap;
+	uint32_t current_namespace; /* innermost namespace the walk is in, or SCOPE_INDEX_NONE */
 	size_t entries_cap;
 	struct flat_range *ranges;
 	size_t nranges, ranges_cap;
@@ -178,6 +181,44 @@ static bool tag_may_hold_code(int tag)
 	default:
 		return false;
 	}
+}
+
+/* The walk records every namespace's span of DIE offsets and its name:
+ * rustc puts an impl's functions in a namespace named `{impl#N}` and a
+ * trait's provided methods in the trait's own namespace, so the enclosing
+ * namespaces are what tell the two apart (scope_index_namespaces). */
+static int open_namespace(struct cu_builder *b, Dwarf_Die *die, uint32_t *out)
+{
+	*out = SCOPE_INDEX_NONE;
+	if (dwarf_tag(die) != DW_TAG_namespace)
+		return 0;
+	struct scope_index_cu *cu = b->cu;
+	if (cu->nnamespaces >= UINT32_MAX - 1)
+		return 0;
+	struct scope_index_namespace *n = array_grow(cu->namespaces, &b->namespaces_cap,
+						     cu->nnamespaces + 1, sizeof *n);
+	if (!n)
+		return -1;
+	cu->namespaces = n;
+	Dwarf_Off start = dwarf_dieoffset(die);
+	/* empty until its end is seen: a span never closed contains nothing */
+	cu->namespaces[cu->nnamespaces] = (struct scope_index_namespace){
+		.start = start, .end = start, .parent = b->current_namespace, .name = dwarf_diename(die),
+	};
+	*out = b->current_namespace = (uint32_t)cu->nnamespaces++;
+	return 0;
+}
+
+/* The namespace ns, whose DIE is die, ends before after (the byte after the
+ * null entry closing its children); NULL: the end is not known. */
+static void close_namespace(struct cu_builder *b, uint32_t ns, Dwarf_Die *die, const unsigned char *after)
+{
+	if (ns == SCOPE_INDEX_NONE)
+		return;
+	struct scope_index_namespace *n = &b->cu->namespaces[ns];
+	if (after)
+		n->end = dwarf_dieoffset(die) + (Dwarf_Off)(after - (const unsigned char *)die->addr);
+	b->current_namespace = n->parent;
 }
 
 static int add_entry(struct cu_builder *b, Dwarf_Die *die, uint32_t parent, bool inlined,
@@ -243,6 +284,7 @@ static const unsigned char *cu_end(Dwarf *dw, Dwarf_Die *cudie)
 struct walk_level {
 	Dwarf_Die parent;        /* the DIE whose children are being visited */
 	uint32_t enclosing;      /* the parent level's enclosing entry */
+	uint32_t ns;             /* the namespace parent is, or SCOPE_INDEX_NONE */
 };
 
 /* Visits the DIE tree in one pass, in .debug_info order. dwarf_siblingof
@@ -289,7 +331,10 @@ static int walk_cu(Dwarf *dw, struct cu_builder *b)
 			if (!l)
 				goto oom;
 			levels = l;
-			levels[n++] = (struct walk_level){die, enclosing};
+			uint32_t ns;
+			if (open_namespace(b, &die, &ns) < 0)
+				goto oom;
+			levels[n++] = (struct walk_level){die, enclosing, ns};
 			enclosing = child_enclosing;
 			die = next;
 			continue;
@@ -309,12 +354,14 @@ static int walk_cu(Dwarf *dw, struct cu_builder *b)
 				n--;
 				die = levels[n].parent;
 				enclosing = levels[n].enclosing;
+				close_namespace(b, levels[n].ns, &die, NULL);
 				continue;
 			}
 			/* p: the null entry ending this level. Leave every level
 			 * whose last child this was. */
 			for (;;) {
 				enclosing = levels[--n].enclosing;
+				close_namespace(b, levels[n].ns, &levels[n].parent, p + 1);
 				if (++p >= end)
 					goto done;
 				if (*p != 0)
@@ -450,7 +497,7 @@ oom:
 static int build_cu(struct scope_index *ix, struct scope_index_cu *cu, struct xerr *err)
 {
 	uint64_t t0 = monotonic_ns();
-	struct cu_builder b = {.cu = cu};
+	struct cu_builder b = {.cu = cu, .current_namespace = SCOPE_INDEX_NONE};
 	int rc = walk_cu(ix->dw, &b);
 	if (rc == 0)
 		rc = flatten(&b);
@@ -461,6 +508,9 @@ static int build_cu(struct scope_index *ix, struct scope_index_cu *cu, struct xe
 		free(cu->entries);
 		cu->entries = NULL;
 		cu->nentries = 0;
+		free(cu->namespaces);
+		cu->namespaces = NULL;
+		cu->nnamespaces = 0;
 		return xerr_set(err, "out of memory indexing a compile unit");
 	}
 	if (b.nsegs < b.segs_cap) {
@@ -514,6 +564,40 @@ int scope_index_lookup(struct scope_index *ix, Dwarf_Addr addr,
 	*cup = cu;
 	*leaf = segment_lookup(cu, addr);
 	return 1;
+}
+
+size_t scope_index_die_namespaces(struct scope_index *ix, Dwarf_Die *die, const char **names,
+				  size_t max, struct xerr *err)
+{
+	Dwarf_Die unit;
+	if (load_cus(ix, err) < 0 || !dwarf_diecu(die, &unit, NULL, NULL))
+		return 0;
+	struct scope_index_cu *cu = cu_by_offset(ix, dwarf_dieoffset(&unit));
+	if (!cu || (!cu->built && build_cu(ix, cu, err) < 0))
+		return 0;
+	return scope_index_namespaces(cu, dwarf_dieoffset(die), names, max);
+}
+
+size_t scope_index_namespaces(const struct scope_index_cu *cu, Dwarf_Off die,
+			      const char **names, size_t max)
+{
+	size_t lo = 0, hi = cu->nnamespaces;
+	while (lo < hi) {          /* first namespace starting after die */
+		size_t mid = lo + (hi - lo) / 2;
+		if (cu->namespaces[mid].start <= die)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Spans nest: the last one starting at or before die contains it, or
+	 * one of its ancestors does. */
+	uint32_t ns = lo > 0 ? (uint32_t)(lo - 1) : SCOPE_INDEX_NONE;
+	while (ns != SCOPE_INDEX_NONE && die >= cu->namespaces[ns].end)
+		ns = cu->namespaces[ns].parent;
+	size_t n = 0;
+	for (; ns != SCOPE_INDEX_NONE && n < max; ns = cu->namespaces[ns].parent)
+		names[n++] = cu->namespaces[ns].name;
+	return n;
 }
 
 int scope_index_cu_lines(struct scope_index_cu *cu)

@@ -39,10 +39,17 @@ struct scope_index_entry {
 	/* Caller's cache slots, zero until the caller sets them. */
 	bool user_call_done;      /* the user_call_* slots are set */
 	const char *user_name;
+	const char *user_full_name;
 	const char *user_linkage;
 	const void *user_call_file;
 	int user_call_line, user_call_column;
 	int user_decl_line;
+};
+
+struct scope_index_namespace {
+	Dwarf_Off start, end;            /* DIE offsets of its subtree [start, end) */
+	uint32_t parent;                 /* enclosing namespace, or SCOPE_INDEX_NONE */
+	const char *name;                /* DW_AT_name (NULL when none) */
 };
 
 struct scope_index_cu {
@@ -53,6 +60,8 @@ struct scope_index_cu {
 	size_t nentries;
 	struct scope_index_segment *segments;
 	size_t nsegments;
+	struct scope_index_namespace *namespaces;  /* in DIE order, spans nested */
+	size_t nnamespaces;
 	Dwarf_Lines *lines;              /* sorted line table, NULL if none */
 	size_t nlines;
 	bool lines_loaded;
@@ -82,6 +91,20 @@ void scope_index_free(struct scope_index *ix);
  * DWARF error (err set). */
 int scope_index_lookup(struct scope_index *ix, Dwarf_Addr addr,
 		       struct scope_index_cu **cu, uint32_t *leaf, struct xerr *err);
+
+/* The names of the namespaces enclosing the DIE at offset die (of built
+ * cu), innermost first, at most max of them; returns how many. For rustc's
+ * DWARF this tells an impl's function (inside `{impl#N}`) from a trait's
+ * provided method (inside the trait's namespace). */
+size_t scope_index_namespaces(const struct scope_index_cu *cu, Dwarf_Off die,
+			      const char **names, size_t max);
+
+/* The same for a DIE of any unit of the index's Dwarf (an inlined
+ * function's abstract origin often lives in another codegen unit than its
+ * caller), building that unit if it is not yet. Returns 0 when no unit
+ * holds die (err set on a failed build). */
+size_t scope_index_die_namespaces(struct scope_index *ix, Dwarf_Die *die, const char **names,
+				  size_t max, struct xerr *err);
 
 /* Returns the line-table row for addr in cu (the last row at or below addr in
  * the sequence containing addr), or NULL when none. */

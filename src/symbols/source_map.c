@@ -1,5 +1,6 @@
 #include "symbols/source_map.h"
 #include "util/array.h"
+#include "util/path.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -26,55 +27,11 @@ struct source_map {
 	size_t nrules, cap;
 	char *rustc;               /* NULL: discovery off */
 	enum rust_probe probe;
+	bool rustc_ran;            /* `rustc -vV` answered */
+	char rust_commit[41];      /* its commit-hash, "" when it gave none */
 	char *rust_library;        /* .../lib/rustlib/src/rust/library, or NULL */
 };
 
-/* An absolute path with "." and ".." components resolved and repeated or
- * trailing slashes dropped, lexically (no symlinks followed): a build
- * configured as ../configure names its sources "/b/build/../src/x.c" in
- * debug info and in $(abs_top_srcdir), the user writes "/b/src". A
- * relative path comes back as it is, without trailing slashes. */
-static char *normalize_path(const char *path)
-{
-	size_t len = strlen(path);
-	if (path[0] != '/') {
-		while (len > 1 && path[len - 1] == '/')
-			len--;
-		return strndup(path, len);
-	}
-	char *out = malloc(len + 2);
-	if (!out)
-		return NULL;
-	size_t n = 0;
-	for (const char *p = path; *p;) {
-		while (*p == '/')
-			p++;
-		const char *end = strchrnul(p, '/');
-		size_t part = (size_t)(end - p);
-		if (part == 0 || (part == 1 && p[0] == '.')) {
-			/* nothing */
-		} else if (part == 2 && p[0] == '.' && p[1] == '.') {
-			while (n > 0 && out[n - 1] != '/')
-				n--;
-			if (n > 0)
-				n--;   /* the slash before the dropped component */
-		} else {
-			out[n++] = '/';
-			memcpy(out + n, p, part);
-			n += part;
-		}
-		p = end;
-	}
-	if (n == 0)
-		out[n++] = '/';
-	out[n] = '\0';
-	return out;
-}
-
-static bool has_dot_components(const char *path)
-{
-	return strstr(path, "/./") || strstr(path, "/../") || strstr(path, "//");
-}
 
 struct source_map *source_map_new(void)
 {
@@ -116,8 +73,8 @@ int source_map_add(struct source_map *map, const char *from, const char *to,
 		return xerr_set(err, "out of memory adding a source map rule");
 	map->rules = grown;
 	struct source_map_rule *r = &map->rules[map->nrules];
-	r->from = normalize_path(from);
-	r->to = normalize_path(to);
+	r->from = path_normalize(from);
+	r->to = path_normalize(to);
 	if (!r->from || !r->to) {
 		free(r->from);
 		free(r->to);
@@ -148,6 +105,8 @@ void source_map_set_rustc(struct source_map *map, const char *rustc)
 	map->rustc = rustc ? strdup(rustc) : NULL;
 	free(map->rust_library);
 	map->rust_library = NULL;
+	map->rustc_ran = false;
+	map->rust_commit[0] = '\0';
 	map->probe = RUST_PROBE_PENDING;
 }
 
@@ -156,9 +115,9 @@ bool source_map_active(const struct source_map *map)
 	return map && (map->nrules > 0 || map->rustc);
 }
 
-/* Runs `rustc --print sysroot` without a shell and returns its first output
- * line (malloc'd), or NULL if rustc is missing or fails. */
-static char *run_rustc_sysroot(const char *rustc)
+/* Runs `RUSTC ARG1 [ARG2]` without a shell and returns what it printed
+ * (malloc'd, at most 4 KiB), or NULL if rustc is missing or fails. */
+static char *run_rustc(const char *rustc, const char *arg1, const char *arg2)
 {
 	int pipefd[2];
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
@@ -168,7 +127,7 @@ static char *run_rustc_sysroot(const char *rustc)
 	posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
 	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	char *argv[] = {(char *)rustc, (char *)"--print", (char *)"sysroot", NULL};
+	char *argv[] = {(char *)rustc, (char *)arg1, (char *)arg2, NULL};
 	pid_t pid;
 	int rc = posix_spawnp(&pid, rustc, &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
@@ -197,20 +156,68 @@ static char *run_rustc_sysroot(const char *rustc)
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		return NULL;
 	buf[len] = '\0';
-	buf[strcspn(buf, "\r\n")] = '\0';
-	return buf[0] == '/' ? strdup(buf) : NULL;
+	return strdup(buf);
 }
 
-const char *source_map_rust_library(struct source_map *map)
+/* The sysroot `rustc --print sysroot` prints (its first line), or NULL. */
+static char *run_rustc_sysroot(const char *rustc)
 {
-	if (!map->rustc)
+	char *out = run_rustc(rustc, "--print", "sysroot");
+	if (!out)
 		return NULL;
-	if (map->probe == RUST_PROBE_DONE)
-		return map->rust_library;
+	out[strcspn(out, "\r\n")] = '\0';
+	if (out[0] != '/') {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+static bool is_commit(const char *s, size_t len)
+{
+	if (len != 40)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+/* The commit `rustc -vV` names ("commit-hash: <40 hex>") into commit; ""
+ * when it names none (a rustc built outside git says "unknown"). Returns
+ * false when rustc did not run. */
+static bool run_rustc_commit(const char *rustc, char commit[41])
+{
+	commit[0] = '\0';
+	char *out = run_rustc(rustc, "-vV", NULL);
+	if (!out)
+		return false;
+	static const char key[] = "\ncommit-hash: ";
+	const char *at = strstr(out, key);
+	if (at) {
+		at += sizeof key - 1;
+		size_t len = strcspn(at, "\r\n \t");
+		if (is_commit(at, len)) {
+			for (size_t i = 0; i < 40; i++)
+				commit[i] = (char)tolower((unsigned char)at[i]);
+			commit[40] = '\0';
+		}
+	}
+	free(out);
+	return true;
+}
+
+static void rust_probe(struct source_map *map)
+{
+	if (map->probe == RUST_PROBE_DONE || !map->rustc)
+		return;
 	map->probe = RUST_PROBE_DONE;
+	map->rustc_ran = run_rustc_commit(map->rustc, map->rust_commit);
+	if (!map->rustc_ran)
+		return;
 	char *sysroot = run_rustc_sysroot(map->rustc);
 	if (!sysroot)
-		return NULL;
+		return;
 	static const char suffix[] = "/lib/rustlib/src/rust/library";
 	size_t len = strlen(sysroot);
 	char *lib = malloc(len + sizeof suffix);
@@ -225,7 +232,18 @@ const char *source_map_rust_library(struct source_map *map)
 	}
 	free(sysroot);
 	map->rust_library = lib;
-	return lib;
+}
+
+const char *source_map_rust_library(struct source_map *map)
+{
+	rust_probe(map);
+	return map->rust_library;
+}
+
+const char *source_map_rustc_commit(struct source_map *map)
+{
+	rust_probe(map);
+	return map->rustc_ran ? map->rust_commit : NULL;
 }
 
 static char *join(const char *head, const char *tail)
@@ -239,33 +257,52 @@ static char *join(const char *head, const char *tail)
 	return out;
 }
 
-/* Returns the part of path after "/rustc/<40 hex>/library" (starting at the
- * '/' or at the end), or NULL when path is not a Rust std path. */
-static const char *rust_std_tail(const char *path)
+const char *source_map_rust_std_path(const char *path, char commit[41])
 {
 	static const char prefix[] = "/rustc/";
-	static const char lib[] = "/library";
-	if (strncmp(path, prefix, sizeof prefix - 1) != 0)
+	static const char lib[] = "/library/";
+	if (!path || strncmp(path, prefix, sizeof prefix - 1) != 0)
 		return NULL;
 	const char *p = path + sizeof prefix - 1;
 	for (int i = 0; i < 40; i++)
 		if (!isxdigit((unsigned char)p[i]))
 			return NULL;
-	p += 40;
-	if (strncmp(p, lib, sizeof lib - 1) != 0)
+	if (strncmp(p + 40, lib, sizeof lib - 1) != 0 || !p[40 + sizeof lib - 1])
 		return NULL;
-	p += sizeof lib - 1;
-	return (*p == '/' || *p == '\0') ? p : NULL;
+	if (commit) {
+		for (int i = 0; i < 40; i++)
+			commit[i] = (char)tolower((unsigned char)p[i]);
+		commit[40] = '\0';
+	}
+	return p + 40 + sizeof lib - 1;
 }
 
-char *source_map_apply(struct source_map *map, const char *path)
+const char *source_map_shown_path(const char *path)
+{
+	const char *rest = source_map_rust_std_path(path, NULL);
+	return rest ? rest : path;
+}
+
+enum source_map_rust source_map_rust_status(struct source_map *map, const char *path)
+{
+	char commit[41];
+	if (!map || !source_map_rust_std_path(path, commit))
+		return SOURCE_MAP_RUST_NOT_STD;
+	const char *local = source_map_rustc_commit(map);
+	if (!local)
+		return SOURCE_MAP_RUST_NO_RUSTC;
+	if (strcmp(local, commit) != 0)
+		return SOURCE_MAP_RUST_OTHER_COMMIT;
+	return map->rust_library ? SOURCE_MAP_RUST_MAPPED : SOURCE_MAP_RUST_NO_SRC;
+}
+
+char *source_map_apply_rules(struct source_map *map, const char *path)
 {
 	if (!map || !path)
 		return NULL;
-	const char *given = path;
 	char *normalized = NULL;
-	if (map->nrules && path[0] == '/' && has_dot_components(path)) {
-		normalized = normalize_path(path);
+	if (map->nrules && path[0] == '/' && path_has_dot_components(path)) {
+		normalized = path_normalize(path);
 		if (normalized)
 			path = normalized;
 	}
@@ -281,20 +318,33 @@ char *source_map_apply(struct source_map *map, const char *path)
 		if (!best || r->from_len >= best->from_len)
 			best = r;
 	}
+	char *mapped = NULL;
 	if (best) {
 		const char *tail = path + best->from_len;
 		if (best->from_len == 1 && best->from[0] == '/')
 			tail = path;   /* "/" maps every absolute path: keep its separator */
-		char *mapped = join(best->to, tail);
-		free(normalized);
-		return mapped;
+		mapped = join(best->to, tail);
 	}
 	free(normalized);
-	const char *tail = rust_std_tail(given);
-	if (tail) {
-		const char *lib = source_map_rust_library(map);
-		if (lib)
-			return join(lib, tail);
+	return mapped;
+}
+
+char *source_map_apply(struct source_map *map, const char *path)
+{
+	char *mapped = source_map_apply_rules(map, path);
+	if (mapped || !map || !path)
+		return mapped;
+	/* Only the sources of the very rustc that built the code: another
+	 * release's file has other lines, and would be shown as the hot one. */
+	if (source_map_rust_status(map, path) != SOURCE_MAP_RUST_MAPPED)
+		return NULL;
+	const char *rest = source_map_rust_std_path(path, NULL);
+	size_t ll = strlen(map->rust_library), rl = strlen(rest);
+	char *out = malloc(ll + 1 + rl + 1);
+	if (out) {
+		memcpy(out, map->rust_library, ll);
+		out[ll] = '/';
+		memcpy(out + ll + 1, rest, rl + 1);
 	}
-	return NULL;
+	return out;
 }

@@ -1,5 +1,6 @@
 #include "symbols/symbolize.h"
 #include "util/array.h"
+#include "util/path.h"
 
 #include <dwarf.h>
 #include <errno.h>
@@ -124,6 +125,7 @@ static void intern_release(struct intern *t)
  * record numbers. */
 struct cached_frame {
 	const char *function;
+	const char *full_function;
 	const char *file;
 	const char *linkage;
 	int line, column;
@@ -208,7 +210,8 @@ static int pc_cache_insert(struct pc_cache *c, uint64_t addr, const struct frame
 	c->pool = p;
 	for (size_t i = 0; i < n; i++)
 		c->pool[c->npool + i] = (struct cached_frame){
-			.function = f[i].function, .file = f[i].file, .linkage = f[i].linkage,
+			.function = f[i].function, .full_function = f[i].full_function,
+			.file = f[i].file, .linkage = f[i].linkage,
 			.line = f[i].line, .column = f[i].column, .decl_line = f[i].decl_line,
 			.lang = (uint8_t)f[i].lang, .source = (uint8_t)f[i].source,
 			.inlined = f[i].inlined,
@@ -228,6 +231,13 @@ static void pc_cache_release(struct pc_cache *c)
 	memset(c, 0, sizeof *c);
 }
 
+/* A function's names as frames carry them (stack.h): what outputs show,
+ * and the demangled name in full when it says more. */
+struct shown_name {
+	const char *name;
+	const char *full;        /* NULL: the same as name */
+};
+
 /* ---- demangled names by linkage-string address ----
  * DW_AT_linkage_name is usually DW_FORM_strp: every DIE naming the same
  * function points at the same .debug_str bytes, so the address is a cheap
@@ -235,7 +245,7 @@ static void pc_cache_release(struct pc_cache *c)
 
 struct name_slot {
 	const char *linkage;
-	const char *name;
+	struct shown_name names;
 };
 
 struct name_memo {
@@ -243,7 +253,7 @@ struct name_memo {
 	size_t cap, used;
 };
 
-static const char **name_memo_slot(struct name_memo *m, const char *linkage)
+static struct shown_name *name_memo_slot(struct name_memo *m, const char *linkage)
 {
 	if ((m->used + 1) * 2 > m->cap) {
 		size_t cap = m->cap ? m->cap * 2 : 4096;
@@ -269,7 +279,7 @@ static const char **name_memo_slot(struct name_memo *m, const char *linkage)
 		m->slots[j].linkage = linkage;
 		m->used++;
 	}
-	return &m->slots[j].name;
+	return &m->slots[j].names;
 }
 
 /* ---- modules ---- */
@@ -277,7 +287,8 @@ static const char **name_memo_slot(struct name_memo *m, const char *linkage)
 struct func_sym {
 	uint64_t addr, size;
 	const char *linkage;     /* in the ELF's string table: valid while the module is */
-	const char *name;        /* interned demangled, NULL until needed */
+	bool named;              /* names is set (it is done when first needed) */
+	struct shown_name names; /* interned */
 	int binding_rank;        /* 0 global, 1 weak, 2 local: aliases sort by it */
 	int ndx;                 /* symbol table order: then by it, as addr2line */
 };
@@ -668,7 +679,7 @@ static int module_load_syms(struct sym_module *m, struct xerr *err)
 		f->addr = addr;
 		f->size = s.st_size;
 		f->linkage = name;
-		f->name = NULL;
+		f->named = false;
 		f->binding_rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
 		f->ndx = i;
 		m->nsyms++;
@@ -677,21 +688,34 @@ static int module_load_syms(struct sym_module *m, struct xerr *err)
 	return 0;
 }
 
-static const char *demangled(struct symbolizer *sym, const char *linkage)
+/* The one place frames get their names: a Rust symbol is shown by its
+ * display name (demangle_display_name), the same for legacy and v0 and for
+ * DWARF and the symbol table; C and C++ names as demangled. */
+static struct shown_name demangled(struct symbolizer *sym, const char *linkage)
 {
-	char *d = demangle_symbol(linkage, false);
-	if (!d)
-		return NULL;
-	const char *s = intern(&sym->strings, d);
-	free(d);
-	return s;
+	struct shown_name out = {NULL, NULL};
+	char *full = demangle_rust_symbol(linkage, false);
+	char *display = full ? demangle_display_name(full) : NULL;
+	if (!full)
+		full = demangle_symbol(linkage, false);
+	if (!full)
+		return out;
+	out.full = intern(&sym->strings, full);
+	out.name = display ? intern(&sym->strings, display) : out.full;
+	if (out.name == out.full)
+		out.full = NULL;
+	free(display);
+	free(full);
+	return out;
 }
 
 static const char *func_sym_name(struct symbolizer *sym, struct func_sym *f)
 {
-	if (!f->name)
-		f->name = demangled(sym, f->linkage);
-	return f->name;
+	if (!f->named) {
+		f->names = demangled(sym, f->linkage);
+		f->named = true;
+	}
+	return f->names.name;
 }
 
 /* Returns the symbol containing addr (runtime), or NULL. */
@@ -771,7 +795,7 @@ static const char *shown_path(struct symbolizer *sym, struct istr *e)
 	if (!source_map_active(sym->source_map))
 		return e->s;
 	if (!e->mapped_done) {
-		char *m = source_map_apply(sym->source_map, e->s);
+		char *m = source_map_apply_rules(sym->source_map, e->s);
 		/* intern() may rehash the table but never moves entries. */
 		e->mapped = m ? intern(&sym->strings, m) : NULL;
 		free(m);
@@ -832,7 +856,75 @@ static const char *die_string(Dwarf_Die *die, int attr)
 	return dwarf_formstring(&a);
 }
 
-static void entry_names(struct symbolizer *sym, struct sym_module *m,
+/* The DIE that declares the function of die: an inlined subroutine's
+ * abstract origin, a definition's specification (possibly in another unit). */
+static void declaring_die(Dwarf_Die *die, Dwarf_Die *out)
+{
+	*out = *die;
+	for (int hops = 0; hops < 8; hops++) {
+		Dwarf_Attribute a;
+		Dwarf_Die next;
+		if (dwarf_attr(out, DW_AT_linkage_name, &a) || dwarf_attr(out, DW_AT_MIPS_linkage_name, &a))
+			break;
+		if (!dwarf_attr(out, DW_AT_abstract_origin, &a) && !dwarf_attr(out, DW_AT_specification, &a))
+			break;
+		if (!dwarf_formref_die(&a, &next))
+			break;
+		*out = next;
+	}
+}
+
+/* Whether the function declared by decl sits in trait's own namespace
+ * before any impl's (`{impl#N}`) going outwards: then it is the trait's
+ * provided method, not an impl's. DWARF without namespaces says neither. */
+static bool in_trait_namespace(struct sym_module *m, Dwarf_Die *decl, const char *trait,
+			       size_t trait_len)
+{
+	const char *names[16];
+	size_t n = scope_index_die_namespaces(m->index, decl, names, 16, NULL);
+	for (size_t i = 0; i < n; i++) {
+		if (!names[i] || strncmp(names[i], "{impl#", 6) == 0)
+			return false;
+		if (strlen(names[i]) == trait_len && memcmp(names[i], trait, trait_len) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* A Rust name `<S as T>::m` whose function rustc placed in T's namespace
+ * is T's provided method: legacy symbols name it `T::m`, v0 symbols by the
+ * instance; DWARF tells which, so both get legacy's name. */
+static struct shown_name provided_method_name(struct symbolizer *sym, struct sym_module *m,
+					      struct scope_index_cu *cu, Dwarf_Die *die,
+					      struct shown_name names)
+{
+	Dwarf_Die decl;
+	if (cu->lang != DW_LANG_Rust || !names.name || names.name[0] != '<')
+		return names;
+	size_t trait_len;
+	char *shown = demangle_display_provided_method(names.name, &trait_len);
+	if (!shown)
+		return names;
+	/* the trait's last segment: "a::Visit" of "a::Visit::describe" */
+	size_t seg = trait_len;
+	while (seg > 0 && !(shown[seg - 1] == ':' && seg >= 2 && shown[seg - 2] == ':'))
+		seg--;
+	declaring_die(die, &decl);
+	if (!in_trait_namespace(m, &decl, shown + seg, trait_len - seg)) {
+		free(shown);
+		return names;
+	}
+	const char *name = intern(&sym->strings, shown);
+	free(shown);
+	if (name) {
+		if (!names.full)
+			names.full = names.name;
+		names.name = name;
+	}
+	return names;
+}
+
+static void entry_names(struct symbolizer *sym, struct sym_module *m, struct scope_index_cu *cu,
 			struct scope_index_entry *e)
 {
 	if (e->user_name)
@@ -844,14 +936,17 @@ static void entry_names(struct symbolizer *sym, struct sym_module *m,
 	if (!link)
 		link = die_string(&die, DW_AT_MIPS_linkage_name);
 	if (link) {
-		const char **memo = name_memo_slot(&sym->names, link);
-		if (memo && *memo) {
-			e->user_name = *memo;
+		struct shown_name *memo = name_memo_slot(&sym->names, link);
+		struct shown_name names;
+		if (memo && memo->name) {
+			names = *memo;
 		} else {
-			e->user_name = demangled(sym, link);
+			names = provided_method_name(sym, m, cu, &die, demangled(sym, link));
 			if (memo)
-				*memo = e->user_name;
+				*memo = names;
 		}
+		e->user_name = names.name;
+		e->user_full_name = names.full;
 		/* link points into the module's DWARF, which a refresh may
 		 * close: frames hand out interned strings only. */
 		e->user_linkage = intern(&sym->strings, link);
@@ -988,11 +1083,12 @@ static int symbolize_addr(struct symbolizer *sym, uint64_t addr, struct frame_bu
 		enum frame_lang lang = lang_of_cu(cu->lang);
 		for (uint32_t e = leaf, hops = 0; e != SCOPE_INDEX_NONE && hops < 1024; hops++) {
 			struct scope_index_entry *ent = &cu->entries[e];
-			entry_names(sym, m, ent);
+			entry_names(sym, m, cu, ent);
 			struct frame f = base;
 			f.function = ent->user_name;
 			f.linkage = ent->user_linkage;
 			f.decl_line = ent->user_decl_line;
+			f.full_function = ent->user_full_name;
 			f.file = file;
 			f.line = lineno;
 			f.column = column;
@@ -1024,6 +1120,7 @@ static int symbolize_addr(struct symbolizer *sym, uint64_t addr, struct frame_bu
 	if (fs) {
 		f.function = func_sym_name(sym, fs);
 		f.linkage = intern(&sym->strings, fs->linkage);
+		f.full_function = fs->names.full;
 		f.lang = lang_of_symbol(fs->linkage);
 		f.source = m->sym_source;
 	} else if (!m->dw && m->sym_source != FRAME_SOURCE_SYMTAB) {
@@ -1045,7 +1142,8 @@ int symbolizer_lookup(struct symbolizer *sym, uint64_t pc, bool is_return_addres
 		const struct cached_frame *src = sym->cache.pool + s->first;
 		for (size_t i = 0; i < k; i++)
 			out[i] = (struct frame){
-				.pc = pc, .function = src[i].function, .file = src[i].file,
+				.pc = pc, .function = src[i].function,
+				.full_function = src[i].full_function, .file = src[i].file,
 				.line = src[i].line, .column = src[i].column,
 				.inlined = src[i].inlined, .lang = (enum frame_lang)src[i].lang,
 				.source = (enum frame_source)src[i].source, .module = s->module,
@@ -1342,8 +1440,10 @@ int symbolizer_foreach_function(struct symbolizer *sym, const char *module_path,
 		}
 		for (size_t k = 0; k < m->nsyms && rc == 0; k++) {
 			struct func_sym *fs = &m->syms[k];
+			const char *shown = func_sym_name(sym, fs);
 			struct symbolizer_function f = {
-				.name = func_sym_name(sym, fs),
+				/* the tracer matches probe specs on the full name */
+				.name = fs->names.full ? fs->names.full : shown,
 				.linkage = intern(&sym->strings, fs->linkage),
 				.addr = fs->addr,
 				.size = fs->size,
@@ -1390,6 +1490,13 @@ static bool path_matches(struct line_query *q, const char *path)
 	bool match;
 	if (!q->relative) {
 		match = strcmp(path, q->file) == 0;
+		if (!match && (path_has_dot_components(path) || path_has_dot_components(q->file))) {
+			/* "/b/build/../src/x.c" is "/b/src/x.c" (util/path.h). */
+			char *a = path_normalize(path), *b = path_normalize(q->file);
+			match = a && b && strcmp(a, b) == 0;
+			free(a);
+			free(b);
+		}
 		if (!match && source_map_active(q->sym->source_map)) {
 			const char *mapped = frame_file(q->sym, q->cu, raw);
 			match = mapped && strcmp(mapped, q->file) == 0;

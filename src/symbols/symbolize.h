@@ -17,6 +17,10 @@
  *    DW_AT_linkage_name when present (following DW_AT_abstract_origin and
  *    DW_AT_specification), else DW_AT_name, which for functions without a
  *    linkage name is the symbol name itself (C, extern "C", #[no_mangle]).
+ *    A Rust name then becomes its display name (demangle_display_name) in
+ *    frame.function, the same whether the name came from DWARF or the
+ *    symbol table and whatever the mangling; frame.full_function keeps the
+ *    demangled name when it differs.
  *  - Fallbacks, in order: DWARF in the ELF (FRAME_SOURCE_DWARF), DWARF in a
  *    separate debug file found by build-id or .gnu_debuglink
  *    (FRAME_SOURCE_DEBUGLINK), the .symtab (FRAME_SOURCE_SYMTAB), the
@@ -63,7 +67,8 @@ struct symbolizer_module {
 };
 
 struct symbolizer_function {
-	const char *name;        /* demangled, without hash */
+	const char *name;        /* demangled, without hash: the full name, not
+				  * the display name frames carry */
 	const char *linkage;     /* the symbol as in the ELF */
 	uint64_t addr;           /* runtime address of the entry */
 	uint64_t size;           /* 0 when the symbol table does not say */
@@ -85,9 +90,10 @@ void symbolizer_free(struct symbolizer *sym);
  * -1 with err set. For a file symbolizer it does nothing and returns 0. */
 int symbolizer_refresh(struct symbolizer *sym, struct xerr *err);
 
-/* Rewrites frame file names through map (NULL: none). The symbolizer does
- * not take ownership; map must outlive it or be replaced. Empties the
- * per-PC cache. */
+/* Rewrites frame file names through map's explicit rules (NULL: none; the
+ * automatic rust-src mapping is for reading sources, not for frames: see
+ * source_map.h). The symbolizer does not take ownership; map must outlive
+ * it or be replaced. Empties the per-PC cache. */
 void symbolizer_set_source_map(struct symbolizer *sym, struct source_map *map);
 
 /* Symbolizes pc into out[0..max). When is_return_address is true, pc is a

@@ -11,6 +11,8 @@ src_util_libutil_a_SOURCES = \
 	src/util/hash.h \
 	src/util/output_file.c \
 	src/util/output_file.h \
+	src/util/path.c \
+	src/util/path.h \
 	src/util/slot_index.c \
 	src/util/slot_index.h \
 	src/util/stack.h \

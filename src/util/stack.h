@@ -8,15 +8,19 @@
  *    frames of one PC share `pc`.
  *  - Strings are owned by whoever produced the stack (the symbolizer interns
  *    them for the life of the session), never freed by consumers.
- *  - function is the demangled name without hash ("sled::tree::Tree<K,V>::insert"
- *    style, as rustc-demangle's alternate form prints it); NULL when unknown,
- *    then module + pc identify the frame. file is absolute where DWARF allows,
- *    NULL when unknown; line/column 0 when unknown.
  *  - linkage is the function's name as the object file knows it (the mangled
  *    symbol, or the plain C name), NULL when unknown; decl_line is the line
  *    where the function is declared (DW_AT_decl_line), 0 when unknown. They
  *    describe the function, not the PC, and are not part of a frame's
  *    identity (pprof's Function.system_name and start_line).
+ *  - function is the name every output shows: for Rust the display name
+ *    (demangle_display_name: "sled::tree::Tree::insert" for both legacy and
+ *    v0 symbols), else the demangled name; NULL when unknown, then module + pc
+ *    identify the frame. full_function is the demangled name without hash
+ *    ("<sled::tree::Tree>::insert::<&[u8]>", as rustc-demangle's alternate
+ *    form prints it) when it differs from function, else NULL. file is
+ *    absolute where DWARF allows, NULL when unknown; line/column 0 when
+ *    unknown.
  */
 #ifndef XGDBPROF_STACK_H
 #define XGDBPROF_STACK_H
@@ -47,6 +51,7 @@ struct frame {
 	const char *module;      /* path of the ELF object holding pc */
 	const char *linkage;     /* mangled (symbol) name, or NULL */
 	int decl_line;           /* first line of the function, or 0 */
+	const char *full_function; /* NULL: the same as function */
 };
 
 struct stack {

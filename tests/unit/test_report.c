@@ -266,7 +266,13 @@ static void test_svg(const struct profile *p, const struct profile *esc)
 {
 	char *svg = render(report_svg, p, NULL);
 	CHECK_MSG(svg && strstr(svg, "<svg id=\"xgp-svg\""), "svg root");
-	CHECK_MSG(svg && strstr(svg, "data-n=\"sled::tree::Tree&lt;K,V&gt;::view_for_key\""), "svg escapes names");
+	CHECK_MSG(svg && strstr(svg, "data-n=\"&lt;alloc::vec::Vec as core::ops::drop::Drop&gt;::drop\""),
+		  "svg escapes names");
+	/* the tooltip: display name, short std path, then the full name */
+	CHECK_MSG(svg && strstr(svg, "<title>sled::tree::Tree::view_for_key (@SRCDIR@/tests/report/sled_tree.rs:39) "
+				"44 samples, 44.00%\nsled::tree::Tree&lt;K,V&gt;::view_for_key</title>"),
+		  "svg tooltip keeps the full name");
+	CHECK_MSG(svg && strstr(svg, "data-l=\"alloc/src/vec/mod.rs:3850\""), "svg shows std paths short");
 	CHECK_MSG(svg && strstr(svg, "data-l=\"@SRCDIR@/tests/report/sled_tree.rs:39\""), "svg location");
 	CHECK_MSG(svg && strstr(svg, "class=\"f inl\""), "svg marks inlined frames");
 	const char *ns = svg ? strstr(svg, "http://") : NULL;
@@ -293,6 +299,7 @@ int main(int argc, char **argv)
 	}
 	set_paths(srcdir);
 	struct profile *p = cache_service_profile(), *esc = escaping_profile();
+	release_display_names();
 	if (argc == 3 && strcmp(argv[1], "--print") == 0) {
 		char *s = named_rendering(argv[2], p, esc);
 		if (s)

@@ -12,8 +12,10 @@
 int main(void)
 {
 	struct frame leaf_root[2] = {
-		{ 0x10, "app::leaf", "/src/app.rs", 7, 0, false, FRAME_LANG_RUST, FRAME_SOURCE_DWARF, "/bin/app" },
-		{ 0x20, "app::main", "/src/app.rs", 3, 0, false, FRAME_LANG_RUST, FRAME_SOURCE_DWARF, "/bin/app" },
+		{ .pc = 0x10, .function = "app::leaf", .file = "/src/app.rs", .line = 7, .lang = FRAME_LANG_RUST,
+		  .source = FRAME_SOURCE_DWARF, .module = "/bin/app" },
+		{ .pc = 0x20, .function = "app::main", .file = "/src/app.rs", .line = 3, .lang = FRAME_LANG_RUST,
+		  .source = FRAME_SOURCE_DWARF, .module = "/bin/app" },
 	};
 	struct stack s = { 2, leaf_root };
 	struct xerr e = { "" };

@@ -6,6 +6,7 @@
 #define TEST_REPORT_PROFILES_H
 
 #include "report/profile.h"
+#include "symbols/demangle.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,11 +19,36 @@
 
 static char tree_rs[4096], service_rs[4096];
 
+/* Display names made here, kept until release_display_names(). */
+static char *display_names[64];
+static size_t ndisplay_names;
+
+/* The profiles hold their own copies: call once they are built. */
+static void release_display_names(void)
+{
+	for (size_t i = 0; i < ndisplay_names; i++)
+		free(display_names[i]);
+	ndisplay_names = 0;
+}
+
+/* A frame as the symbolizer makes it: a Rust function given by its
+ * demangled name gets its display name, the full one kept beside it. */
 static struct frame F(const char *function, const char *file, int line, bool inlined,
 		      enum frame_lang lang, const char *module, uint64_t pc)
 {
 	struct frame f = { .pc = pc, .function = function, .file = file, .line = line, .inlined = inlined,
 			   .lang = lang, .source = file ? FRAME_SOURCE_DWARF : FRAME_SOURCE_DYNSYM, .module = module };
+	if (lang == FRAME_LANG_RUST && function &&
+	    ndisplay_names < sizeof display_names / sizeof display_names[0]) {
+		char *shown = demangle_display_name(function);
+		if (shown && strcmp(shown, function) != 0) {
+			display_names[ndisplay_names++] = shown;
+			f.function = shown;
+			f.full_function = function;
+		} else {
+			free(shown);
+		}
+	}
 	return f;
 }
 

@@ -15,6 +15,8 @@
 #include <elfutils/libdwfl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +52,10 @@ static int run_addr2line(const char *bin)
 		}
 		printf("0x%016" PRIx64 "\n", pc);
 		for (size_t i = 0; i < n; i++) {
-			printf("%s\n", f[i].function ? f[i].function : "??");
+			/* the demangled name, as rustfilt prints addr2line's; the
+			 * display name is a layer above (check_one_name_per_function) */
+			const char *name = f[i].full_function ? f[i].full_function : f[i].function;
+			printf("%s\n", name ? name : "??");
 			if (f[i].file && f[i].line)
 				printf("%s:%d\n", f[i].file, f[i].line);
 			else if (f[i].file)
@@ -505,6 +510,174 @@ static void check_dynsym(void)
 	free(so);
 }
 
+/* ---- one name per function, legacy vs v0 ---- */
+
+struct name_set {
+	char **v;                /* sorted after collect_names */
+	size_t n, cap;
+	size_t generic_full;     /* frames whose full name has v0 generic arguments */
+	const char **seen;       /* interned names already added (open addressing) */
+	size_t seen_cap;
+};
+
+/* Names are interned by the symbolizer: one pointer per distinct name. */
+static void name_set_add(struct name_set *s, const char *name)
+{
+	if ((s->n + 1) * 2 > s->seen_cap) {
+		size_t cap = s->seen_cap ? 2 * s->seen_cap : 4096;
+		const char **seen = calloc(cap, sizeof *seen);
+		if (!seen)
+			exit(1);
+		for (size_t i = 0; i < s->seen_cap; i++) {
+			if (!s->seen[i])
+				continue;
+			size_t j = ((uintptr_t)s->seen[i] >> 4) & (cap - 1);
+			while (seen[j])
+				j = (j + 1) & (cap - 1);
+			seen[j] = s->seen[i];
+		}
+		free(s->seen);
+		s->seen = seen;
+		s->seen_cap = cap;
+	}
+	size_t j = ((uintptr_t)name >> 4) & (s->seen_cap - 1);
+	for (; s->seen[j]; j = (j + 1) & (s->seen_cap - 1))
+		if (s->seen[j] == name)
+			return;
+	s->seen[j] = name;
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 1024;
+		s->v = realloc(s->v, s->cap * sizeof *s->v);
+		if (!s->v)
+			exit(1);
+	}
+	s->v[s->n++] = strdup(name);
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool name_set_has(const struct name_set *s, const char *name)
+{
+	return bsearch(&name, s->v, s->n, sizeof *s->v, cmp_names) != NULL;
+}
+
+struct names_walk {
+	struct symbolizer *sym;
+	struct name_set *set;
+	int failed;
+};
+
+/* Every 8th byte of every function: the frames there, inlined ones too. */
+static int collect_function_names(const struct symbolizer_function *f, void *arg)
+{
+	struct names_walk *w = arg;
+	uint64_t size = f->size ? f->size : 1;
+	for (uint64_t off = 0; off < size && off < (1u << 16); off += 8) {
+		struct frame fr[MAXF];
+		size_t n;
+		struct xerr err;
+		if (symbolizer_lookup(w->sym, f->addr + off, false, fr, MAXF, &n, &err) < 0) {
+			w->failed = 1;
+			return 1;
+		}
+		for (size_t i = 0; i < n; i++) {
+			if (!fr[i].function)
+				continue;
+			name_set_add(w->set, fr[i].function);
+			if (fr[i].full_function && strstr(fr[i].full_function, "::<"))
+				w->set->generic_full++;
+		}
+	}
+	return 0;
+}
+
+static void collect_names(const char *bin, struct name_set *set)
+{
+	struct xerr err;
+	struct symbolizer *sym = symbolizer_new_file(bin, &err);
+	CHECK_MSG(sym, "%s: %s", bin, err.msg);
+	if (!sym)
+		return;
+	struct names_walk w = { sym, set, 0 };
+	CHECK(symbolizer_foreach_function(sym, NULL, collect_function_names, &w, &err) >= 0 && !w.failed);
+	symbolizer_free(sym);
+	free(set->seen);
+	set->seen = NULL;
+	set->seen_cap = 0;
+	/* one interned pointer per name, so no duplicates: sort for bsearch */
+	qsort(set->v, set->n, sizeof *set->v, cmp_names);
+}
+
+/* A blanket impl over a bare type parameter: legacy names the parameter
+ * (`<T as core::convert::Into>::into`), v0 the type; nothing in the symbol
+ * or DWARF says the impl was a blanket one (docs/demangle.md). */
+static bool blanket_impl(const char *name)
+{
+	if (name[0] != '<' || name[1] < 'A' || name[1] > 'Z')
+		return false;
+	const char *p = name + 2;
+	while ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9'))
+		p++;
+	return strncmp(p, " as ", 4) == 0;
+}
+
+/* The same program built with legacy and with v0 mangling: every frame name
+ * at every 8th byte of every function, from DWARF (inlined frames
+ * included) or the symbol table, is one set. */
+static void check_one_name_per_function(const char *legacy, const char *v0)
+{
+	struct name_set a = { 0 }, b = { 0 };
+	collect_names(legacy, &a);
+	collect_names(v0, &b);
+	CHECK_MSG(a.n > 500 && b.n > 500, "only %zu / %zu names", a.n, b.n);
+	CHECK_MSG(b.generic_full > 100, "the v0 build has %zu frames with generic arguments", b.generic_full);
+	size_t only_legacy = 0, only_v0 = 0;
+	for (size_t i = 0; i < a.n; i++)
+		if (!name_set_has(&b, a.v[i]) && !blanket_impl(a.v[i])) {
+			fprintf(stderr, "only in the legacy build: %s\n", a.v[i]);
+			only_legacy++;
+		}
+	for (size_t i = 0; i < b.n; i++) {
+		if (name_set_has(&a, b.v[i]))
+			continue;
+		/* v0's side of a blanket impl: legacy has `<T as TRAIT>::m` */
+		const char *as = strstr(b.v[i], " as ");
+		bool blanket = false;
+		for (size_t k = 0; as && k < a.n && !blanket; k++)
+			blanket = blanket_impl(a.v[k]) && strstr(a.v[k], as) &&
+				  strcmp(strstr(a.v[k], " as "), as) == 0;
+		if (!blanket) {
+			fprintf(stderr, "only in the v0 build: %s\n", b.v[i]);
+			only_v0++;
+		}
+	}
+	CHECK_MSG(only_legacy == 0 && only_v0 == 0, "%zu names only in the legacy build, %zu only in v0",
+		  only_legacy, only_v0);
+	/* the kinds of names the fixture holds, as displayed */
+	static const char *const expected[] = {
+		"names_fixture::Store::probe", "names_fixture::Store::fill",
+		"<names_fixture::Store as names_fixture::Visit>::visit",
+		"<names_fixture::Store as names_fixture::Visit>::visit::{closure}",
+		"names_fixture::Visit::visit_many", "names_fixture::Visit::visit_many::{closure}",
+		"names_fixture::spin_leaf", "names_fixture::main::{closure}",
+		"core::ops::function::FnOnce::call_once::{shim:vtable}",
+		"core::iter::traits::iterator::Iterator::fold",
+	};
+	for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
+		CHECK_MSG(name_set_has(&a, expected[i]) && name_set_has(&b, expected[i]),
+			  "\"%s\" missing (legacy %d, v0 %d)", expected[i], name_set_has(&a, expected[i]),
+			  name_set_has(&b, expected[i]));
+	for (size_t i = 0; i < a.n; i++)
+		free(a.v[i]);
+	for (size_t i = 0; i < b.n; i++)
+		free(b.v[i]);
+	free(a.v);
+	free(b.v);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "addr2line") == 0)
@@ -528,6 +701,10 @@ int main(int argc, char **argv)
 	check_rust_fixture(rbin, rsrc);
 	check_fallbacks(cbin);
 	check_dynsym();
+	char *legacy = path_join(fixtures, "names_legacy"), *v0 = path_join(fixtures, "names_v0");
+	check_one_name_per_function(legacy, v0);
+	free(legacy);
+	free(v0);
 	free(cbin);
 	free(rbin);
 	free(csrc);

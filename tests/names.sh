@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# One name per function: the same Rust program built with legacy and with v0
+# symbol mangling gives the same function names in the hot-cpu report,
+# while profile.json and the flame graph's tooltips keep each build's full
+# demangled name (docs/demangle.md, "Display names").
+. "$TOP_SRCDIR/tests/lib.sh" || exit 99
+require_attach
+require_tool nm binutils
+
+LEGACY=$FIXTURES/names_legacy
+V0=$FIXTURES/names_v0
+# The comparison means something only if the two builds really differ.
+nm "$LEGACY" | grep -q '^[0-9a-f]* [tT] _ZN13names_fixture.*17h[0-9a-f]\{16\}E$' ||
+	skip_test "rustc's default mangling is not legacy any more: build names_legacy with -C symbol-mangling-version=legacy"
+check "the v0 build has v0 symbols" sh -c "nm '$V0' | grep -q ' _RNv.*names_fixture'"
+
+profile_build() {   # profile_build NAME BINARY: hot-cpu on it, then its JSON report
+	"$2" &
+	local pid=$!
+	TEST_PIDS="$TEST_PIDS $pid"
+	sleep 0.3
+	"$XGDBPROF" --recipe hot-cpu -d 2s -F 49 -o "$TMP/$1" "$pid" >"$TMP/$1.txt" 2>"$TMP/$1.err"
+	check "$1: hot-cpu exits 0" test $? -eq 0 || show "$TMP/$1.err"
+	kill "$pid" 2>/dev/null
+	"$XGDBPROF" report --format json --functions 60 "$TMP/$1" >"$TMP/$1.json"
+}
+profile_build legacy "$LEGACY"
+profile_build v0 "$V0"
+
+# Names on at least half of the samples ("top functions by total", and the
+# functions on almost every sample it leaves out): the busy thread's stack
+# above its leaves, which every sample shares, so the sets do not depend on
+# how many samples either run got or which inlined leaf they landed in.
+top_names() {
+	python3 - "$1" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+for f in report["top_total"] + report.get("left_out_of_top_total", []):
+    if f["total_share"] >= 50:
+        print(f["function"])
+PY
+}
+top_names "$TMP/legacy.json" | sort >"$TMP/legacy.names"
+top_names "$TMP/v0.json" | sort >"$TMP/v0.names"
+check "legacy and v0 builds show the same top functions" diff "$TMP/legacy.names" "$TMP/v0.names" ||
+	diff "$TMP/legacy.names" "$TMP/v0.names" | sed 's/^/    | /'
+for name in 'names_fixture::Store::probe' \
+	'<names_fixture::Store as names_fixture::Visit>::visit' \
+	'<names_fixture::Store as names_fixture::Visit>::visit::{closure}' \
+	'names_fixture::Visit::visit_many' \
+	'names_fixture::Visit::visit_many::{closure}' \
+	'names_fixture::spin_leaf'; do
+	check "both name $name" grep -qxF "$name" "$TMP/v0.names" || show "$TMP/v0.names"
+done
+check "the text report uses the same names" grep -qF '  names_fixture::Store::probe ' "$TMP/v0.txt"
+
+# The full names stay: each build's own, generic arguments and all.
+check "legacy profile.json keeps the legacy full name" \
+	grep -qF '"full_function": "names_fixture::Store<K,V>::probe"' "$TMP/legacy/profile.json"
+check "v0 profile.json keeps the v0 full name" \
+	grep -qF '"full_function": "<names_fixture::Store<u64, u32>>::probe::<u64, ' "$TMP/v0/profile.json"
+check "the flame graph's tooltip shows the full name under the display name" \
+	grep -qF '&lt;names_fixture::Store&lt;u64, u32&gt;&gt;::probe::&lt;u64,' "$TMP/v0/hot-cpu.svg"
+check "the folded stacks use display names" \
+	grep -qF ';names_fixture::Store::probe;' "$TMP/v0/hot-cpu.folded"
+finish

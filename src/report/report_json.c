@@ -67,12 +67,11 @@ static cJSON *run_object(const struct profile_meta *mt)
 	return o;
 }
 
-static cJSON *frame_object(const struct report_model *m, const struct frame *f)
+/* The fields every frame object has: names, place, kind. */
+static cJSON *frame_fields(const struct frame *f)
 {
 	char name[1024];
 	cJSON *o = cJSON_CreateObject();
-	size_t fi = report_model_func(m, f);
-	const struct report_func *fn = fi != (size_t)-1 ? &m->funcs[fi] : NULL;
 	add_str(o, "function", report_frame_name(f, name, sizeof name));
 	if (f->full_function)
 		add_str(o, "full_function", f->full_function);
@@ -82,6 +81,14 @@ static cJSON *frame_object(const struct report_model *m, const struct frame *f)
 	cJSON_AddBoolToObject(o, "inlined", f->inlined);
 	add_str(o, "lang", profile_lang_name(f->lang));
 	add_str(o, "module", f->module);
+	return o;
+}
+
+static cJSON *frame_object(const struct report_model *m, const struct frame *f)
+{
+	cJSON *o = frame_fields(f);
+	size_t fi = report_model_func(m, f);
+	const struct report_func *fn = fi != (size_t)-1 ? &m->funcs[fi] : NULL;
 	cJSON_AddNumberToObject(o, "self_share", share(fn ? fn->self : 0, m->total));
 	cJSON_AddNumberToObject(o, "total_share", share(fn ? fn->total : 0, m->total));
 	return o;
@@ -91,7 +98,6 @@ static cJSON *frame_object(const struct report_model *m, const struct frame *f)
  * root first, each with the samples through it on this path. */
 static cJSON *code_path_object(const struct report_model *m, size_t rank, const struct report_code_path *cp)
 {
-	char name[1024];
 	cJSON *po = cJSON_CreateObject();
 	cJSON_AddNumberToObject(po, "rank", (double)rank);
 	cJSON_AddNumberToObject(po, "samples", (double)cp->weight);
@@ -102,14 +108,7 @@ static cJSON *code_path_object(const struct report_model *m, size_t rank, const 
 	for (size_t k = 0; k < cp->nchain; k++) {
 		const struct report_node *node = &m->nodes[m->chain_nodes[cp->chain_begin + k]];
 		const struct frame *f = m->chain_frames[cp->chain_begin + k];
-		cJSON *o = cJSON_CreateObject();
-		add_str(o, "function", report_frame_name(f, name, sizeof name));
-		add_str(o, "file", f->file);
-		cJSON_AddNumberToObject(o, "line", f->line);
-		cJSON_AddNumberToObject(o, "column", f->column);
-		cJSON_AddBoolToObject(o, "inlined", f->inlined);
-		add_str(o, "lang", profile_lang_name(f->lang));
-		add_str(o, "module", f->module);
+		cJSON *o = frame_fields(f);
 		cJSON_AddBoolToObject(o, "user", report_frame_is_user(f));
 		cJSON_AddNumberToObject(o, "samples", (double)node->weight);
 		cJSON_AddNumberToObject(o, "share", share(node->weight, m->total));

@@ -14,6 +14,7 @@
 #include "report/pprof.pb-c.h"
 #include "util/array.h"
 #include "util/hash.h"
+#include "util/slot_index.h"
 #include "util/text_escape.h"
 
 #include <errno.h>
@@ -33,55 +34,16 @@ typedef Perftools__Profiles__Location pb_location;
 typedef Perftools__Profiles__Line pb_line;
 typedef Perftools__Profiles__Function pb_function;
 
-/* Open addressing over indices into one of the builder's vectors: slots
- * hold index + 1 (0 empty) beside the key's hash; load <= 1/2. */
-struct id_table {
-	size_t *slots;
-	uint64_t *hashes;
-	size_t nslots, n;
-};
-
-/* Finds the slot of the key with hash h (eq says whether index i holds it).
- * Returns the slot (holding index + 1 when found, 0 when not: store there),
- * or NULL when out of memory. */
-static size_t *id_find(struct id_table *t, uint64_t h, bool (*eq)(const void *ctx, size_t i),
-		       const void *ctx)
+/* The position of the item with hash h that eq accepts, in one of the
+ * builder's vectors indexed by ix (util/slot_index.h), or SLOT_INDEX_NONE. */
+static size_t id_lookup(const struct slot_index *ix, uint64_t h, bool (*eq)(const void *ctx, size_t i),
+			const void *ctx)
 {
-	if ((t->n + 1) * 2 > t->nslots) {
-		size_t nslots = t->nslots ? t->nslots * 2 : 256;
-		size_t *slots = calloc(nslots, sizeof *slots);
-		uint64_t *hashes = calloc(nslots, sizeof *hashes);
-		if (!slots || !hashes) {
-			free(slots);
-			free(hashes);
-			return NULL;
-		}
-		for (size_t i = 0; i < t->nslots; i++) {
-			if (!t->slots[i])
-				continue;
-			size_t j = t->hashes[i] & (nslots - 1);
-			while (slots[j])
-				j = (j + 1) & (nslots - 1);
-			slots[j] = t->slots[i];
-			hashes[j] = t->hashes[i];
-		}
-		free(t->slots);
-		free(t->hashes);
-		t->slots = slots;
-		t->hashes = hashes;
-		t->nslots = nslots;
-	}
-	size_t j = h & (t->nslots - 1);
-	while (t->slots[j] && !(t->hashes[j] == h && eq(ctx, t->slots[j] - 1)))
-		j = (j + 1) & (t->nslots - 1);
-	t->hashes[j] = h;
-	return &t->slots[j];
-}
-
-static void id_release(struct id_table *t)
-{
-	free(t->slots);
-	free(t->hashes);
+	struct slot_probe probe = slot_index_probe(ix, h);
+	for (size_t i; (i = slot_probe_next(ix, &probe)) != SLOT_INDEX_NONE;)
+		if (eq(ctx, i))
+			return i;
+	return SLOT_INDEX_NONE;
 }
 
 struct function_key {
@@ -116,25 +78,25 @@ struct builder {
 	/* string table: escaped copies, [0] = "" */
 	char **strings;
 	size_t nstrings, strings_cap;
-	struct id_table string_ids;
+	struct slot_index string_ids;
 	const char *probe_string;
 	/* functions, id = index + 1 */
 	struct function_key *functions;
 	size_t nfunctions, functions_cap;
-	struct id_table function_ids;
+	struct slot_index function_ids;
 	const struct function_key *probe_function;
 	/* frames → function id by the profile's interned pointers, so each
 	 * distinct function is escaped and hashed by content once */
 	struct frame_memo *memo;
 	size_t nmemo, memo_cap;
-	struct id_table memo_ids;
+	struct slot_index memo_ids;
 	const struct frame *probe_frame;
 	/* locations, id = index + 1, and the lines they hold */
 	struct location_rec *locations;
 	size_t nlocations, locations_cap;
 	struct line_ref *lines;
 	size_t nlines, lines_cap;
-	struct id_table location_ids;
+	struct slot_index location_ids;
 	const struct location_rec *probe_location;
 	const struct line_ref *probe_lines;
 	/* mappings, id = index + 1 */
@@ -164,24 +126,23 @@ static int64_t string_index(struct builder *b, const char *s)
 		return 0;
 	}
 	b->probe_string = shown;
-	size_t *slot = id_find(&b->string_ids, hash_fnv1a(HASH_FNV1A_SEED, shown, strlen(shown)),
-			       string_eq, b);
-	if (slot && *slot) {
+	uint64_t h = hash_fnv1a(HASH_FNV1A_SEED, shown, strlen(shown));
+	size_t found = id_lookup(&b->string_ids, h, string_eq, b);
+	if (found != SLOT_INDEX_NONE) {
 		free(shown);
-		return (int64_t)*slot - 1;
+		return (int64_t)found;
 	}
-	char **strings = slot ? array_grow(b->strings, &b->strings_cap, b->nstrings + 1, sizeof *strings)
-			      : NULL;
-	if (!strings) {
+	char **strings = array_grow(b->strings, &b->strings_cap, b->nstrings + 1, sizeof *strings);
+	if (!strings || slot_index_add(&b->string_ids, h, b->nstrings) < 0) {
+		if (strings)
+			b->strings = strings;
 		free(shown);
 		b->oom = true;
 		return 0;
 	}
 	b->strings = strings;
 	b->strings[b->nstrings] = shown;
-	*slot = ++b->nstrings;
-	b->string_ids.n++;
-	return (int64_t)b->nstrings - 1;
+	return (int64_t)b->nstrings++;
 }
 
 static bool function_eq(const void *ctx, size_t i)
@@ -207,20 +168,18 @@ static uint64_t function_id(struct builder *b, const struct frame *f)
 	uint64_t h = hash_fnv1a(HASH_FNV1A_SEED, ptrs, sizeof ptrs);
 	h = hash_fnv1a(h, &f->decl_line, sizeof f->decl_line);
 	b->probe_frame = f;
-	size_t *slot = id_find(&b->memo_ids, h, memo_eq, b);
-	if (slot && *slot)
-		return b->memo[*slot - 1].id;
+	size_t found = id_lookup(&b->memo_ids, h, memo_eq, b);
+	if (found != SLOT_INDEX_NONE)
+		return b->memo[found].id;
 	uint64_t id = function_id_by_content(b, f);
-	struct frame_memo *memo = slot && id ? array_grow(b->memo, &b->memo_cap, b->nmemo + 1, sizeof *memo)
-					     : NULL;
-	if (!memo) {
+	struct frame_memo *memo = id ? array_grow(b->memo, &b->memo_cap, b->nmemo + 1, sizeof *memo) : NULL;
+	if (memo)
+		b->memo = memo;
+	if (!memo || slot_index_add(&b->memo_ids, h, b->nmemo) < 0) {
 		b->oom = true;
 		return 0;
 	}
-	b->memo = memo;
-	b->memo[b->nmemo] = (struct frame_memo){ f->function, f->linkage, f->file, f->decl_line, id };
-	*slot = ++b->nmemo;
-	b->memo_ids.n++;
+	b->memo[b->nmemo++] = (struct frame_memo){ f->function, f->linkage, f->file, f->decl_line, id };
 	return id;
 }
 
@@ -233,19 +192,19 @@ static uint64_t function_id_by_content(struct builder *b, const struct frame *f)
 	if (b->oom)
 		return 0;
 	b->probe_function = &k;
-	size_t *slot = id_find(&b->function_ids, hash_fnv1a(HASH_FNV1A_SEED, &k, sizeof k), function_eq, b);
-	if (slot && *slot)
-		return *slot;
-	struct function_key *functions = slot ? array_grow(b->functions, &b->functions_cap, b->nfunctions + 1,
-							   sizeof *functions) : NULL;
-	if (!functions) {
+	uint64_t h = hash_fnv1a(HASH_FNV1A_SEED, &k, sizeof k);
+	size_t found = id_lookup(&b->function_ids, h, function_eq, b);
+	if (found != SLOT_INDEX_NONE)
+		return found + 1;
+	struct function_key *functions = array_grow(b->functions, &b->functions_cap, b->nfunctions + 1,
+						    sizeof *functions);
+	if (functions)
+		b->functions = functions;
+	if (!functions || slot_index_add(&b->function_ids, h, b->nfunctions) < 0) {
 		b->oom = true;
 		return 0;
 	}
-	b->functions = functions;
-	b->functions[b->nfunctions] = k;
-	*slot = ++b->nfunctions;
-	b->function_ids.n++;
+	b->functions[b->nfunctions++] = k;
 	return b->nfunctions;
 }
 
@@ -307,11 +266,11 @@ static uint64_t location_id(struct builder *b, const struct frame *frames, size_
 	h = hash_fnv1a(h, lines, nlines * sizeof *lines);
 	b->probe_location = &k;
 	b->probe_lines = lines;
-	size_t *slot = b->oom ? NULL : id_find(&b->location_ids, h, location_eq, b);
+	size_t found = b->oom ? SLOT_INDEX_NONE : id_lookup(&b->location_ids, h, location_eq, b);
 	uint64_t id = 0;
-	if (slot && *slot) {
-		id = *slot;
-	} else if (slot) {
+	if (found != SLOT_INDEX_NONE) {
+		id = found + 1;
+	} else if (!b->oom) {
 		struct location_rec *locs = array_grow(b->locations, &b->locations_cap, b->nlocations + 1,
 						       sizeof *locs);
 		struct line_ref *all = locs && nlines ? array_grow(b->lines, &b->lines_cap, b->nlines + nlines,
@@ -320,14 +279,13 @@ static uint64_t location_id(struct builder *b, const struct frame *frames, size_
 			b->locations = locs;
 		if (all)
 			b->lines = all;
-		if (locs && (all || !nlines)) {
+		if (locs && (all || !nlines) && slot_index_add(&b->location_ids, h, b->nlocations) == 0) {
 			k.first_line = b->nlines;
 			if (nlines)
 				memcpy(&b->lines[b->nlines], lines, nlines * sizeof *lines);
 			b->nlines += nlines;
 			b->locations[b->nlocations] = k;
-			*slot = id = ++b->nlocations;
-			b->location_ids.n++;
+			id = ++b->nlocations;
 		}
 	}
 	if (!id)
@@ -451,14 +409,14 @@ static void builder_release(struct builder *b)
 	for (size_t i = 0; i < b->nstrings; i++)
 		free(b->strings[i]);
 	free(b->strings);
-	id_release(&b->string_ids);
+	slot_index_free(&b->string_ids);
 	free(b->functions);
-	id_release(&b->function_ids);
+	slot_index_free(&b->function_ids);
 	free(b->memo);
-	id_release(&b->memo_ids);
+	slot_index_free(&b->memo_ids);
 	free(b->locations);
 	free(b->lines);
-	id_release(&b->location_ids);
+	slot_index_free(&b->location_ids);
 	free(b->mappings);
 	free(b->sample_locations);
 	free(b->sample_first);

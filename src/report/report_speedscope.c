@@ -8,6 +8,7 @@
 #include "report/report_model.h"
 #include "util/array.h"
 #include "util/hash.h"
+#include "util/slot_index.h"
 #include "util/text_escape.h"
 
 #include <inttypes.h>
@@ -31,9 +32,7 @@ struct ss_builder {
 	const struct profile *p;
 	struct ss_frame *frames;
 	size_t nframes, frames_cap;
-	size_t *slots;                 /* frame index + 1 */
-	uint64_t *hashes;
-	size_t nslots;
+	struct slot_index frame_index; /* frames by ss_hash */
 	size_t **stacks;               /* per entry: frame indices, leaf first */
 };
 
@@ -60,45 +59,19 @@ static bool ss_eq(const struct frame *a, const struct frame *b)
 
 static long ss_frame_index(struct ss_builder *b, const struct frame *f)
 {
-	if ((b->nframes + 1) * 2 > b->nslots) {
-		size_t nslots = b->nslots ? b->nslots * 2 : 1024;
-		size_t *slots = calloc(nslots, sizeof *slots);
-		uint64_t *hashes = calloc(nslots, sizeof *hashes);
-		if (!slots || !hashes) {
-			free(slots);
-			free(hashes);
-			return -1;
-		}
-		for (size_t i = 0; i < b->nslots; i++) {
-			if (!b->slots[i])
-				continue;
-			size_t j = b->hashes[i] & (nslots - 1);
-			while (slots[j])
-				j = (j + 1) & (nslots - 1);
-			slots[j] = b->slots[i];
-			hashes[j] = b->hashes[i];
-		}
-		free(b->slots);
-		free(b->hashes);
-		b->slots = slots;
-		b->hashes = hashes;
-		b->nslots = nslots;
-	}
 	uint64_t h = ss_hash(f);
-	size_t j = h & (b->nslots - 1);
-	while (b->slots[j]) {
-		if (b->hashes[j] == h && ss_eq(b->frames[b->slots[j] - 1].f, f))
-			return (long)b->slots[j] - 1;
-		j = (j + 1) & (b->nslots - 1);
-	}
+	struct slot_probe probe = slot_index_probe(&b->frame_index, h);
+	for (size_t i; (i = slot_probe_next(&b->frame_index, &probe)) != SLOT_INDEX_NONE;)
+		if (ss_eq(b->frames[i].f, f))
+			return (long)i;
 	struct ss_frame *frames = array_grow(b->frames, &b->frames_cap, b->nframes + 1, sizeof *frames);
 	if (!frames)
 		return -1;
 	b->frames = frames;
 	b->frames[b->nframes].f = f;
-	b->slots[j] = ++b->nframes;
-	b->hashes[j] = h;
-	return (long)b->nframes - 1;
+	if (slot_index_add(&b->frame_index, h, b->nframes) < 0)
+		return -1;
+	return (long)b->nframes++;
 }
 
 static int cmp_threads(const void *x, const void *y)
@@ -244,8 +217,7 @@ done:
 		free(b.stacks[i]);
 	free(b.stacks);
 	free(b.frames);
-	free(b.slots);
-	free(b.hashes);
+	slot_index_free(&b.frame_index);
 	free(threads);
 	report_model_release(&m);
 	return rc;

@@ -418,39 +418,33 @@ static size_t shown_len(const char *name)
 	return text_escape(NULL, 0, name);
 }
 
-static void put_name_cell(FILE *out, const char *target_name, size_t col)
+/* A name escaped and cut to at most col columns, "…" marking the cut (the
+ * start, crate and type, is kept; a UTF-8 sequence is never split); padded
+ * to col when pad. */
+static void put_cut_name(FILE *out, const char *target_name, size_t col, bool pad)
 {
 	char name[4 * 1024];
 	size_t len = text_escape(name, sizeof name, target_name);
 	if (len >= sizeof name)
 		len = strlen(name);
 	if (len <= col) {
-		fprintf(out, "%-*s", (int)col, name);
+		fprintf(out, "%-*s", pad ? (int)col : 0, name);
 		return;
 	}
-	/* keep the start (crate and type) and mark the cut; never split a
-	 * UTF-8 sequence */
 	size_t cut = col > 1 ? col - 1 : 0;
 	while (cut > 0 && ((unsigned char)name[cut] & 0xC0) == 0x80)
 		cut--;
-	fprintf(out, "%.*s…%*s", (int)cut, name, (int)(col - 1 - cut), "");
+	fprintf(out, "%.*s…%*s", (int)cut, name, pad ? (int)(col - 1 - cut) : 0, "");
 }
 
-/* A name cut to at most col columns, "…" marking the cut. */
+static void put_name_cell(FILE *out, const char *target_name, size_t col)
+{
+	put_cut_name(out, target_name, col, true);
+}
+
 static void put_short_name(FILE *out, const char *target_name, size_t col)
 {
-	char name[4 * 1024];
-	size_t len = text_escape(name, sizeof name, target_name);
-	if (len >= sizeof name)
-		len = strlen(name);
-	if (len <= col) {
-		fputs(name, out);
-		return;
-	}
-	size_t cut = col > 1 ? col - 1 : 0;
-	while (cut > 0 && ((unsigned char)name[cut] & 0xC0) == 0x80)
-		cut--;
-	fprintf(out, "%.*s…", (int)cut, name);
+	put_cut_name(out, target_name, col, false);
 }
 
 struct everywhere_item {

@@ -130,14 +130,8 @@ static int load_cu_ranges(struct scope_index *ix, struct xerr *err)
 
 static struct scope_index_cu *cu_by_ranges(struct scope_index *ix, Dwarf_Addr addr)
 {
-	size_t lo = 0, hi = ix->ncu_ranges;
-	while (lo < hi) {          /* first range with lo > addr */
-		size_t mid = lo + (hi - lo) / 2;
-		if (ix->cu_ranges[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = array_upper_bound_u64(ix->cu_ranges, ix->ncu_ranges, sizeof *ix->cu_ranges,
+					  offsetof(struct cu_range, lo), addr);
 	/* Ranges of different CUs rarely overlap; look back a little in case. */
 	for (size_t i = lo, tries = 0; i > 0 && tries < 8; i--, tries++)
 		if (addr < ix->cu_ranges[i - 1].hi)
@@ -530,14 +524,8 @@ static int build_cu(struct scope_index *ix, struct scope_index_cu *cu, struct xe
 
 static uint32_t segment_lookup(const struct scope_index_cu *cu, Dwarf_Addr addr)
 {
-	size_t lo = 0, hi = cu->nsegments;
-	while (lo < hi) {          /* first segment with lo > addr */
-		size_t mid = lo + (hi - lo) / 2;
-		if (cu->segments[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = array_upper_bound_u64(cu->segments, cu->nsegments, sizeof *cu->segments,
+					  offsetof(struct scope_index_segment, lo), addr);
 	if (lo > 0 && addr < cu->segments[lo - 1].hi)
 		return cu->segments[lo - 1].entry;
 	return SCOPE_INDEX_NONE;

@@ -721,14 +721,7 @@ static const char *func_sym_name(struct symbolizer *sym, struct func_sym *f)
 /* Returns the symbol containing addr (runtime), or NULL. */
 static struct func_sym *module_find_sym(struct sym_module *m, uint64_t addr)
 {
-	size_t lo = 0, hi = m->nsyms;
-	while (lo < hi) {       /* first symbol with addr > addr */
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = array_upper_bound_u64(m->syms, m->nsyms, sizeof *m->syms, offsetof(struct func_sym, addr), addr);
 	if (lo == 0)
 		return NULL;
 	/* Among aliases at the same address, take the preferred (first) one. */

@@ -2,6 +2,23 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+
+size_t array_upper_bound_u64(const void *items, size_t n, size_t item_size, size_t key_offset, uint64_t key)
+{
+	const unsigned char *base = items;
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t at;
+		memcpy(&at, base + mid * item_size + key_offset, sizeof at);
+		if (at <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
 
 void *array_grow(void *items, size_t *cap, size_t need, size_t item_size)
 {

@@ -27,9 +27,16 @@
 #define XGDBPROF_ARRAY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 enum { ARRAY_MIN_CAP = 16 };
 
 void *array_grow(void *items, size_t *cap, size_t need, size_t item_size);
+
+/* In n items of item_size bytes sorted by the uint64_t at key_offset in
+ * each (offsetof of the key field), the position of the first item whose
+ * key is > key (n when none): the item that may contain an address is the
+ * one before it. */
+size_t array_upper_bound_u64(const void *items, size_t n, size_t item_size, size_t key_offset, uint64_t key);
 
 #endif

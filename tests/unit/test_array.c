@@ -4,6 +4,9 @@
  * Exit 0 pass, 1 fail. */
 #include "util/array.h"
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include <stdint.h>
 #include <stdlib.h>
 #include "check.h"
@@ -16,8 +19,22 @@ const char *__asan_default_options(void)
 	return "allocator_may_return_null=1";
 }
 
+/* The upper bound over a key field: the item before it holds an address. */
+static void test_upper_bound(void)
+{
+	struct range { uint32_t pad; uint64_t lo; } r[] = { { 0, 10 }, { 0, 20 }, { 0, 20 }, { 0, 35 } };
+	size_t n = sizeof r / sizeof r[0], off = offsetof(struct range, lo);
+	CHECK(array_upper_bound_u64(r, n, sizeof *r, off, 5) == 0);
+	CHECK(array_upper_bound_u64(r, n, sizeof *r, off, 10) == 1);
+	CHECK(array_upper_bound_u64(r, n, sizeof *r, off, 19) == 1);
+	CHECK(array_upper_bound_u64(r, n, sizeof *r, off, 20) == 3);   /* past equal keys */
+	CHECK(array_upper_bound_u64(r, n, sizeof *r, off, UINT64_MAX) == 4);
+	CHECK(array_upper_bound_u64(NULL, 0, sizeof *r, off, 7) == 0);
+}
+
 int main(void)
 {
+	test_upper_bound();
 	/* From nothing: the minimum capacity. */
 	size_t cap = 0;
 	int *v = array_grow(NULL, &cap, 1, sizeof *v);

@@ -27,6 +27,9 @@ check "the #1 headline ends on the sled tree's own code (tree.rs:N), no core:: f
 	sh -c "grep '^#1 hottest code path' '$TMP/hot.txt' | grep -v 'core::' | grep -Eq ' → [^ ]+ \(tree\.rs:[0-9]+\)\$'" ||
 	grep '^#1 hottest code path' "$TMP/hot.txt"
 check "the report records the observer effect" grep -q 'observer effect: target stopped' "$TMP/hot.txt"
+# The demo's threads live as long as it does: all its CPU time is seen.
+check "long-lived threads: no note of CPU time never sampled" sh -c "! grep -q 'never sampled' '$TMP/hot.txt'" ||
+	grep 'never sampled' "$TMP/hot.txt"
 check "no unknown thread states in the threads section (hot-cpu keeps none)" \
 	sh -c "! sed -n '/^threads/,\$p' '$TMP/hot.txt' | grep -q '[?] [0-9.]*%'"
 check "the flame graph was written" test -s "$TMP/hot/hot-cpu.svg"

@@ -675,6 +675,8 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 		goto out;
 
 	uint64_t next_tick = start;
+	/* The CPU total runs from the first plan on, as the threads' own clocks do. */
+	cpu_at_start = proc_cpu_ticks(session_pid(s));
 	struct cpu_window cpu = { .start = start, .ticks = cpu_at_start, .clock_ticks = clock_ticks };
 	uint64_t last_progress = 0;
 	double budget_seen_s = 0;     /* stopped time the budget has been charged */
@@ -745,6 +747,14 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 out:
 	if (cfg->progress)
 		fputs("\r\033[K", stderr);
+	/* The CPU time since each thread's last listing counts as seen too:
+	 * only threads born and gone between two ticks are unseen. */
+	for (size_t i = 0; i < sp.nthreads; i++) {
+		struct tracked_thread *t = &sp.threads[i];
+		uint64_t runtime = t->have_tick_runtime ? proc_thread_runtime_ns(session_pid(s), t->tid) : 0;
+		if (runtime > t->tick_runtime_ns)
+			sp.seen_cpu_ns += runtime - t->tick_runtime_ns;
+	}
 	long long cpu_at_end = proc_cpu_ticks(session_pid(s));
 	if (cpu_at_start >= 0 && cpu_at_end >= cpu_at_start) {
 		st->cpu_total_s = (double)(cpu_at_end - cpu_at_start) / (double)clock_ticks;

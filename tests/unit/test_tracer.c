@@ -4,6 +4,7 @@
 #include "procfs/proc.h"
 #include "target/restore.h"
 #include "stacks/stop_clock.h"
+#include "trace/tracer.h"
 #include "trace/tracer_resolve.h"
 
 #include <signal.h>
@@ -167,8 +168,21 @@ static void test_stop_clock(bool sleeper)
 	waitpid(child, NULL, 0);
 }
 
+/* Which probe lists need the tracer at all. (It also links tracer.o into
+ * this test, whose link line holds only the layers trace/ may use: a call
+ * from the tracer into recipe/ or report/ fails to link here.) */
+static void test_wanted(void)
+{
+	struct probe_spec sample = { .kind = PROBE_SAMPLE }, interval = { .kind = PROBE_INTERVAL };
+	struct probe_spec probes[3] = { sample, interval, { .kind = PROBE_RETURN, .spec = "f" } };
+	CHECK(!tracer_wanted(probes, 2));
+	CHECK(tracer_wanted(probes, 3));
+	CHECK(!tracer_wanted(NULL, 0));
+}
+
 int main(void)
 {
+	test_wanted();
 	test_keys();
 	test_parse();
 	test_restore();

@@ -31,7 +31,9 @@ wait_for_file "$TMP/demo.progress"
 check "sled-insert: exits 0" test $? -eq 0
 check "sled-insert: attached to every instance" grep -q 'attached .* probes' "$TMP/sled.err"
 check "sled-insert: counted calls" grep -q '^@calls: [1-9]' "$TMP/sled.txt"
-check "sled-insert: latency histogram" grep -q '^\[[0-9]*[KMG]*, [0-9]*[KMG]*) *[1-9]' "$TMP/sled.txt"
+# A bucket "[LOW, HIGH)", or "[0]"/"[1]": a call read as taking no time once
+# the cost of our own stops is taken out (docs/tracing.md).
+check "sled-insert: latency histogram" grep -q '^\[[0-9]*[KMG]*\(, [0-9]*[KMG]*)\|\]\) *[1-9]' "$TMP/sled.txt"
 check "sled-insert: callers are the two workers" grep -q 'cache_service::\(insert\|session\)_worker' "$TMP/sled.txt"
 check "sled-insert: the budget note says what was measured" grep -q 'note: .*probes were switched off\|note: function entries' "$TMP/sled.err"
 check "sled-insert: target runs free, no breakpoint left" target_runs_free "$DEMO" "$TMP/demo.progress"

@@ -46,3 +46,10 @@ tests_unit_test_report_pprof_LDADD = $(report_ldadd)
 TESTS += tests/unit/test_report tests/unit/test_report_map tests/unit/test_report_paths tests/unit/test_report_pprof \
 	tests/report/report.sh tests/svg_chromium.sh tests/pprof.sh
 EXTRA_DIST += tests/report tests/svg_chromium.sh tests/pprof.sh
+
+# tests/pprof.sh fetches speedscope's schema into tests/npm (npm's cache and
+# the package): the build's own, gone with `make clean`.
+clean-local: clean-npm-cache
+clean-npm-cache:
+	rm -rf tests/npm
+.PHONY: clean-npm-cache

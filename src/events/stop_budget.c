@@ -7,11 +7,14 @@ void stop_budget_init(struct stop_budget *b, double max_stopped_percent, uint64_
 	b->share = max_stopped_percent > 0 ? max_stopped_percent / 100.0 : 0;
 	b->balance_s = b->share > 0 ? credit_s : 0;
 	b->refilled_ns = now_ns;
+	b->charged_s = 0;
 	b->held_off = false;
 }
 
-void stop_budget_spend(struct stop_budget *b, double stopped_s, uint64_t now_ns)
+void stop_budget_charge(struct stop_budget *b, double total_stopped_s, uint64_t now_ns)
 {
+	double stopped_s = total_stopped_s - b->charged_s;
+	b->charged_s = total_stopped_s;
 	if (!(b->share > 0))
 		return;
 	if (now_ns > b->refilled_ns) {

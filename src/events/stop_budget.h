@@ -22,13 +22,16 @@
 struct stop_budget {
 	double share;                /* allowed stopped fraction of wall time; 0: unlimited */
 	double balance_s;
+	double charged_s;            /* the producer's stopped total the balance has been charged */
 	uint64_t refilled_ns;        /* the balance counts wall time up to here */
 	bool held_off;               /* the budget held the producer off at least once */
 };
 
 void stop_budget_init(struct stop_budget *b, double max_stopped_percent, uint64_t now_ns, double credit_s);
-/* Counts the wall time up to now_ns and spends stopped_s of stopped time. */
-void stop_budget_spend(struct stop_budget *b, double stopped_s, uint64_t now_ns);
+/* Counts the wall time up to now_ns and spends what the producer's running
+ * total of stopped time (total_stopped_s, never decreasing) grew by since
+ * the last call. */
+void stop_budget_charge(struct stop_budget *b, double total_stopped_s, uint64_t now_ns);
 /* Whether the balance (as of the last spend) is overdrawn. */
 bool stop_budget_overdrawn(const struct stop_budget *b);
 /* When the balance is back at zero (now_ns, or the last spend's time, if it

@@ -679,7 +679,6 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 	cpu_at_start = proc_cpu_ticks(session_pid(s));
 	struct cpu_window cpu = { .start = start, .ticks = cpu_at_start, .clock_ticks = clock_ticks };
 	uint64_t last_progress = 0;
-	double budget_seen_s = 0;     /* stopped time the budget has been charged */
 	for (;;) {
 		uint64_t now = monotonic_ns();
 		if (signals_pending())
@@ -732,8 +731,7 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 		now = monotonic_ns();
 		double elapsed = (double)(now - start) / 1e9;
 		cpu_window_close(&cpu, session_pid(s), now, st);
-		stop_budget_spend(&budget, st->run.stopped_s - budget_seen_s, now);
-		budget_seen_s = st->run.stopped_s;
+		stop_budget_charge(&budget, st->run.stopped_s, now);
 		next_tick = stop_budget_clear_at(&budget, next_tick);
 		if (cfg->progress && now - last_progress >= 250000000u) {
 			fprintf(stderr, "\rxgdbprof: %.1f/%.0fs  %llu samples  %.1f Hz  stopped %.2f%%\033[K",

@@ -123,7 +123,6 @@ struct tracer {
 	uint64_t duty_changed_ns, off_until_ns, covered_ns;
 	double stopped_ns;            /* the cost the budget holds: stopped + waiting for a CPU after */
 	struct stop_budget budget;
-	double budget_charged_ns;     /* of stopped_ns, what the budget has been charged */
 	/* gdb's own share of a hit (the -exec-continue round trip, stepping
 	 * over the breakpoint, the trap, stopping every other thread, building
 	 * the *stopped record) and the thread's wait for a CPU once resumed
@@ -1157,8 +1156,7 @@ static int budget_after_stop(struct tracer *t, uint64_t now, struct xerr *e)
 {
 	if (!budgeted(t))
 		return 0;
-	stop_budget_spend(&t->budget, (t->stopped_ns - t->budget_charged_ns) / 1e9, now);
-	t->budget_charged_ns = t->stopped_ns;
+	stop_budget_charge(&t->budget, t->stopped_ns / 1e9, now);
 	if (t->duty == DUTY_DRAINING && (t->npending == 0 || now - t->duty_changed_ns > 50000000u))
 		return set_duty(t, DUTY_OFF, now, e);
 	if (t->duty == DUTY_ON && stop_budget_overdrawn(&t->budget)) {

@@ -23,31 +23,31 @@ static void budget_basics(void)
 	CHECK(!b.held_off);
 
 	/* A 10 ms stop at the start, no credit: 200 ms of wall time pay it back. */
-	stop_budget_spend(&b, 0.010, 0);
+	stop_budget_charge(&b, 0.010, 0);
 	CHECK(stop_budget_overdrawn(&b));
 	uint64_t clear = stop_budget_clear_at(&b, 1 * MS);
 	CHECK_MSG(clear == 200 * MS, "clear at %llu ns, want %llu", (unsigned long long)clear, 200 * MS);
 	CHECK(b.held_off);
-	stop_budget_spend(&b, 0, 200 * MS);
+	stop_budget_charge(&b, 0.010, 200 * MS);   /* nothing more stopped */
 	CHECK(!stop_budget_overdrawn(&b));
 
 	/* Savings are capped at one second's allowance (50 ms at 5%): after a
 	 * long idle stretch a 60 ms stop still overdraws, a 40 ms one does not. */
 	stop_budget_init(&b, 5, 0, 0);
-	stop_budget_spend(&b, 0.040, 100 * S);
+	stop_budget_charge(&b, 0.040, 100 * S);
 	CHECK(!stop_budget_overdrawn(&b));
 	stop_budget_init(&b, 5, 0, 0);
-	stop_budget_spend(&b, 0.060, 100 * S);
+	stop_budget_charge(&b, 0.060, 100 * S);
 	CHECK(stop_budget_overdrawn(&b));
 
 	/* A starting credit lets the first stops through. */
 	stop_budget_init(&b, 5, 0, 0.010);
-	stop_budget_spend(&b, 0.008, 0);
+	stop_budget_charge(&b, 0.008, 0);
 	CHECK(!stop_budget_overdrawn(&b));
 
 	/* No budget: never holds off, whatever is spent. */
 	stop_budget_init(&b, 0, 0, 0);
-	stop_budget_spend(&b, 10, 1);
+	stop_budget_charge(&b, 10, 1);
 	CHECK(!stop_budget_overdrawn(&b));
 	CHECK(stop_budget_clear_at(&b, 5) == 5);
 	CHECK(!b.held_off);
@@ -71,7 +71,7 @@ static void budget_holds_share(double percent, double stop_s)
 		stopped += stop_s;
 		stops++;
 		now += (uint64_t)(stop_s * 1e9);
-		stop_budget_spend(&b, stop_s, now);
+		stop_budget_charge(&b, stopped, now);
 		next = stop_budget_clear_at(&b, now + 1 * MS);
 	}
 	double share = 100 * stopped / ((double)now / 1e9);

@@ -467,42 +467,33 @@ static enum type check_cond(struct checker *c, struct expr *e)
 	return b;
 }
 
+static enum type check_unary(struct checker *c, struct expr *e)
+{
+	need_type(c, e->a, T_INT, e->op == '!' ? "the operand of '!'" : "the operand of '-'");
+	return T_INT;
+}
+
+/* The type of one expression by its kind, before the aggregation rule. */
+static enum type check_expr_kind(struct checker *c, struct expr *e)
+{
+	switch (e->kind) {
+	case E_INT: return T_INT;
+	case E_STR: return T_STR;
+	case E_VAR: return check_var(c, e);
+	case E_MAP: return check_map_read(c, e);
+	case E_IDENT: return check_ident(c, e);
+	case E_CALL: return !strcmp(e->s, "ustack") ? check_ustack(c, e) : check_call(c, e);
+	case E_UNARY: return check_unary(c, e);
+	case E_BINARY: return check_binary(c, e);
+	case E_MATCH: return check_match(c, e);
+	case E_COND: return check_cond(c, e);
+	}
+	return T_UNKNOWN;
+}
+
 static enum type check_expr(struct checker *c, struct expr *e)
 {
-	enum type t = T_UNKNOWN;
-	switch (e->kind) {
-	case E_INT:
-		t = T_INT;
-		break;
-	case E_STR:
-		t = T_STR;
-		break;
-	case E_VAR:
-		t = check_var(c, e);
-		break;
-	case E_MAP:
-		t = check_map_read(c, e);
-		break;
-	case E_IDENT:
-		t = check_ident(c, e);
-		break;
-	case E_CALL:
-		t = !strcmp(e->s, "ustack") ? check_ustack(c, e) : check_call(c, e);
-		break;
-	case E_UNARY:
-		need_type(c, e->a, T_INT, e->op == '!' ? "the operand of '!'" : "the operand of '-'");
-		t = T_INT;
-		break;
-	case E_BINARY:
-		t = check_binary(c, e);
-		break;
-	case E_MATCH:
-		t = check_match(c, e);
-		break;
-	case E_COND:
-		t = check_cond(c, e);
-		break;
-	}
+	enum type t = check_expr_kind(c, e);
 	if (t == T_AGG && e->kind != E_CALL)
 		t = T_UNKNOWN;
 	if (t == T_AGG) {

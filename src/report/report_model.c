@@ -163,31 +163,29 @@ static int cmp_stack_names(const struct stack *a, const struct stack *b)
 static int cmp_paths(const void *x, const void *y)
 {
 	const struct report_path *a = x, *b = y;
-	if (a->weight != b->weight)
-		return a->weight < b->weight ? 1 : -1;
-	return cmp_stack_names(a->stack, b->stack);
+	int c = report_cmp_heavier(a->weight, b->weight);
+	return c ? c : cmp_stack_names(a->stack, b->stack);
 }
 
 static const struct report_func *sort_funcs;  /* qsort has no context argument */
 
-static int cmp_by_self(const void *x, const void *y)
+/* Heaviest first by self (or total) weight, then by the other, then by name. */
+static int cmp_funcs(const void *x, const void *y, bool self_first)
 {
 	const struct report_func *a = &sort_funcs[*(const size_t *)x], *b = &sort_funcs[*(const size_t *)y];
-	if (a->self != b->self)
-		return a->self < b->self ? 1 : -1;
-	if (a->total != b->total)
-		return a->total < b->total ? 1 : -1;
-	return strcmp(a->name, b->name);
+	int by_self = report_cmp_heavier(a->self, b->self), by_total = report_cmp_heavier(a->total, b->total);
+	int c = self_first ? (by_self ? by_self : by_total) : (by_total ? by_total : by_self);
+	return c ? c : strcmp(a->name, b->name);
+}
+
+static int cmp_by_self(const void *x, const void *y)
+{
+	return cmp_funcs(x, y, true);
 }
 
 static int cmp_by_total(const void *x, const void *y)
 {
-	const struct report_func *a = &sort_funcs[*(const size_t *)x], *b = &sort_funcs[*(const size_t *)y];
-	if (a->total != b->total)
-		return a->total < b->total ? 1 : -1;
-	if (a->self != b->self)
-		return a->self < b->self ? 1 : -1;
-	return strcmp(a->name, b->name);
+	return cmp_funcs(x, y, false);
 }
 
 static int cmp_lines(const void *x, const void *y)
@@ -207,9 +205,8 @@ static int cmp_lines(const void *x, const void *y)
 static int cmp_threads(const void *x, const void *y)
 {
 	const struct report_thread *a = x, *b = y;
-	if (a->weight != b->weight)
-		return a->weight < b->weight ? 1 : -1;
-	return cmp_str(a->name, b->name);
+	int c = report_cmp_heavier(a->weight, b->weight);
+	return c ? c : cmp_str(a->name, b->name);
 }
 
 /* ---- building ----------------------------------------------------------- */

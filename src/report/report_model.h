@@ -191,4 +191,10 @@ double report_share(uint64_t part, uint64_t whole);
 /* Last path component of a path. */
 const char *report_basename(const char *path);
 
+/* qsort order for weights, heaviest first: <0 when a sorts before b. */
+static inline int report_cmp_heavier(uint64_t a, uint64_t b)
+{
+	return (a < b) - (a > b);
+}
+
 #endif

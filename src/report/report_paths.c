@@ -292,9 +292,9 @@ static int cmp_children(const void *x, const void *y)
 {
 	size_t a = *(const size_t *)x, b = *(const size_t *)y;
 	const struct report_node *na = &sort_model->nodes[a], *nb = &sort_model->nodes[b];
-	if (na->weight != nb->weight)
-		return na->weight < nb->weight ? 1 : -1;
-	int c = strcmp(node_name(sort_model, a), node_name(sort_model, b));
+	int c = report_cmp_heavier(na->weight, nb->weight);
+	if (!c)
+		c = strcmp(node_name(sort_model, a), node_name(sort_model, b));
 	if (c)
 		return c;
 	return (na->func > nb->func) - (na->func < nb->func);
@@ -303,8 +303,9 @@ static int cmp_children(const void *x, const void *y)
 static int cmp_code_paths(const void *x, const void *y)
 {
 	const struct report_code_path *a = x, *b = y;
-	if (a->weight != b->weight)
-		return a->weight < b->weight ? 1 : -1;
+	int heavier = report_cmp_heavier(a->weight, b->weight);
+	if (heavier)
+		return heavier;
 	const size_t *ca = &sort_model->chain_nodes[a->chain_begin];
 	const size_t *cb = &sort_model->chain_nodes[b->chain_begin];
 	for (size_t i = 0; i < a->nchain && i < b->nchain; i++) {

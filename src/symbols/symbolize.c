@@ -1,5 +1,7 @@
 #include "symbols/symbolize.h"
 #include "util/array.h"
+#include "util/hash.h"
+#include "util/slot_index.h"
 #include "util/path.h"
 
 #include <dwarf.h>
@@ -27,14 +29,10 @@ struct istr {
 
 /* Slots keep each string's hash: probes compare it before touching the
  * string, and growing the table does not hash the strings again. */
-struct intern_slot {
-	uint64_t hash;
-	struct istr *e;          /* NULL: empty */
-};
-
 struct intern {
-	struct intern_slot *slots;
-	size_t cap, count;
+	struct istr **entries;   /* each malloc'd once: never moves */
+	size_t count, cap;
+	struct slot_index by_text;
 };
 
 /* Eight bytes a step: demangled Rust paths are long. */
@@ -56,37 +54,19 @@ static uint64_t hash_bytes(const char *s, size_t len)
 	return h * k;
 }
 
-static int intern_grow(struct intern *t)
-{
-	size_t cap = t->cap ? t->cap * 2 : 1024;
-	struct intern_slot *slots = calloc(cap, sizeof *slots);
-	if (!slots)
-		return -1;
-	for (size_t i = 0; i < t->cap; i++) {
-		if (!t->slots[i].e)
-			continue;
-		size_t j = (size_t)(t->slots[i].hash >> 20) & (cap - 1);
-		while (slots[j].e)
-			j = (j + 1) & (cap - 1);
-		slots[j] = t->slots[i];
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->cap = cap;
-	return 0;
-}
-
 static struct istr *intern_entry(struct intern *t, const char *s)
 {
-	if (t->count * 2 >= t->cap && intern_grow(t) < 0)
-		return NULL;
 	size_t len = strlen(s);
 	uint64_t h = hash_bytes(s, len);
-	size_t j = (size_t)(h >> 20) & (t->cap - 1);
-	while (t->slots[j].e) {
-		if (t->slots[j].hash == h && strcmp(t->slots[j].e->s, s) == 0)
-			return t->slots[j].e;
-		j = (j + 1) & (t->cap - 1);
+	struct slot_probe probe = slot_index_probe(&t->by_text, h);
+	for (size_t i; (i = slot_probe_next(&t->by_text, &probe)) != SLOT_INDEX_NONE;)
+		if (strcmp(t->entries[i]->s, s) == 0)
+			return t->entries[i];
+	if (t->count == t->cap) {
+		struct istr **grown = array_grow(t->entries, &t->cap, t->count + 1, sizeof *grown);
+		if (!grown)
+			return NULL;
+		t->entries = grown;
 	}
 	struct istr *e = malloc(sizeof *e + len + 1);
 	if (!e)
@@ -94,8 +74,11 @@ static struct istr *intern_entry(struct intern *t, const char *s)
 	e->mapped = NULL;
 	e->mapped_done = false;
 	memcpy(e->s, s, len + 1);
-	t->slots[j] = (struct intern_slot){h, e};
-	t->count++;
+	if (slot_index_add(&t->by_text, h, t->count) < 0) {
+		free(e);
+		return NULL;
+	}
+	t->entries[t->count++] = e;
 	return e;
 }
 
@@ -109,9 +92,10 @@ static const char *intern(struct intern *t, const char *s)
 
 static void intern_release(struct intern *t)
 {
-	for (size_t i = 0; i < t->cap; i++)
-		free(t->slots[i].e);
-	free(t->slots);
+	for (size_t i = 0; i < t->count; i++)
+		free(t->entries[i]);
+	free(t->entries);
+	slot_index_free(&t->by_text);
 	memset(t, 0, sizeof *t);
 }
 
@@ -250,36 +234,37 @@ struct name_slot {
 
 struct name_memo {
 	struct name_slot *slots;
-	size_t cap, used;
+	size_t count, cap;
+	struct slot_index by_linkage;
 };
 
+/* The memo's entry for linkage, added empty (names.name NULL) if new; valid
+ * until the next call. NULL: out of memory. */
 static struct shown_name *name_memo_slot(struct name_memo *m, const char *linkage)
 {
-	if ((m->used + 1) * 2 > m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 4096;
-		struct name_slot *slots = calloc(cap, sizeof *slots);
-		if (!slots)
+	uintptr_t key = (uintptr_t)linkage;
+	uint64_t h = hash_fnv1a(HASH_FNV1A_SEED, &key, sizeof key);
+	struct slot_probe probe = slot_index_probe(&m->by_linkage, h);
+	for (size_t i; (i = slot_probe_next(&m->by_linkage, &probe)) != SLOT_INDEX_NONE;)
+		if (m->slots[i].linkage == linkage)
+			return &m->slots[i].names;
+	if (m->count == m->cap) {
+		struct name_slot *grown = array_grow(m->slots, &m->cap, m->count + 1, sizeof *grown);
+		if (!grown)
 			return NULL;
-		for (size_t i = 0; i < m->cap; i++) {
-			if (!m->slots[i].linkage)
-				continue;
-			size_t j = pc_hash((uintptr_t)m->slots[i].linkage, cap);
-			while (slots[j].linkage)
-				j = (j + 1) & (cap - 1);
-			slots[j] = m->slots[i];
-		}
-		free(m->slots);
-		m->slots = slots;
-		m->cap = cap;
+		m->slots = grown;
 	}
-	size_t j = pc_hash((uintptr_t)linkage, m->cap);
-	while (m->slots[j].linkage && m->slots[j].linkage != linkage)
-		j = (j + 1) & (m->cap - 1);
-	if (!m->slots[j].linkage) {
-		m->slots[j].linkage = linkage;
-		m->used++;
-	}
-	return &m->slots[j].names;
+	if (slot_index_add(&m->by_linkage, h, m->count) < 0)
+		return NULL;
+	m->slots[m->count] = (struct name_slot){.linkage = linkage};
+	return &m->slots[m->count++].names;
+}
+
+static void name_memo_release(struct name_memo *m)
+{
+	free(m->slots);
+	slot_index_free(&m->by_linkage);
+	memset(m, 0, sizeof *m);
 }
 
 /* ---- modules ---- */
@@ -1270,7 +1255,7 @@ void symbolizer_free(struct symbolizer *sym)
 	dwfl_getmodules(sym->dwfl, free_module_cb, NULL, 0);
 	dwfl_end(sym->dwfl);
 	pc_cache_release(&sym->cache);
-	free(sym->names.slots);
+	name_memo_release(&sym->names);
 	intern_release(&sym->strings);
 	for (size_t i = 0; i < sym->nnotes; i++)
 		free(sym->notes[i]);
@@ -1302,8 +1287,7 @@ int symbolizer_refresh(struct symbolizer *sym, struct xerr *err)
 		return -1;
 	/* Removed modules' .debug_str may be unmapped; their addresses could be
 	 * reused by a new module. */
-	free(sym->names.slots);
-	memset(&sym->names, 0, sizeof sym->names);
+	name_memo_release(&sym->names);
 	if (rc > 0)
 		return xerr_set(err, "cannot re-read /proc/%d/maps: %s", (int)sym->pid, strerror(rc));
 	if (rc < 0)
@@ -1315,12 +1299,9 @@ int symbolizer_refresh(struct symbolizer *sym, struct xerr *err)
 void symbolizer_set_source_map(struct symbolizer *sym, struct source_map *map)
 {
 	sym->source_map = map;
-	for (size_t i = 0; i < sym->strings.cap; i++) {
-		struct istr *e = sym->strings.slots[i].e;
-		if (e) {
-			e->mapped = NULL;
-			e->mapped_done = false;
-		}
+	for (size_t i = 0; i < sym->strings.count; i++) {
+		sym->strings.entries[i]->mapped = NULL;
+		sym->strings.entries[i]->mapped_done = false;
 	}
 	pc_cache_clear(&sym->cache);
 }
@@ -1396,22 +1377,72 @@ static int list_modules(struct symbolizer *sym, struct module_walk *w, struct xe
 	return 0;
 }
 
-int symbolizer_foreach_module(struct symbolizer *sym,
-			      int (*fn)(const struct symbolizer_module *m, void *arg),
-			      void *arg, struct xerr *err)
+/* Calls visit(sym, m, ctx, err) for each module in address order (only the
+ * one at module_path when given) until it returns nonzero; returns that. */
+static int walk_modules(struct symbolizer *sym, const char *module_path,
+			int (*visit)(struct symbolizer *sym, struct sym_module *m, void *ctx, struct xerr *err),
+			void *ctx, struct xerr *err)
 {
 	struct module_walk w;
 	if (list_modules(sym, &w, err) < 0)
 		return -1;
 	int rc = 0;
 	for (size_t i = 0; i < w.n && rc == 0; i++) {
-		if (module_load_dwarf(sym, w.mods[i], err) < 0) {
-			rc = -1;
-			break;
-		}
-		rc = fn(&w.mods[i]->info, arg);
+		if (!module_path || strcmp(module_path, w.mods[i]->info.path) == 0)
+			rc = visit(sym, w.mods[i], ctx, err);
 	}
 	free(w.mods);
+	return rc;
+}
+
+struct module_visit {
+	int (*fn)(const struct symbolizer_module *m, void *arg);
+	void *arg;
+};
+
+static int visit_module(struct symbolizer *sym, struct sym_module *m, void *ctx, struct xerr *err)
+{
+	struct module_visit *v = ctx;
+	if (module_load_dwarf(sym, m, err) < 0)
+		return -1;
+	return v->fn(&m->info, v->arg);
+}
+
+int symbolizer_foreach_module(struct symbolizer *sym,
+			      int (*fn)(const struct symbolizer_module *m, void *arg),
+			      void *arg, struct xerr *err)
+{
+	struct module_visit v = {fn, arg};
+	return walk_modules(sym, NULL, visit_module, &v, err);
+}
+
+struct function_visit {
+	int (*fn)(const struct symbolizer_function *f, void *arg);
+	void *arg;
+};
+
+static int visit_module_functions(struct symbolizer *sym, struct sym_module *m, void *ctx, struct xerr *err)
+{
+	struct function_visit *v = ctx;
+	if (module_load_syms(m, err) < 0)
+		return -1;
+	int rc = 0;
+	for (size_t k = 0; k < m->nsyms && rc == 0; k++) {
+		struct func_sym *fs = &m->syms[k];
+		const char *shown = func_sym_name(sym, fs);
+		struct symbolizer_function f = {
+			/* the tracer matches probe specs on the full name */
+			.name = fs->names.full ? fs->names.full : shown,
+			.linkage = intern(&sym->strings, fs->linkage),
+			.addr = fs->addr,
+			.size = fs->size,
+			.module = m->info.path,
+			.source = m->sym_source,
+		};
+		if (!f.name || !f.linkage)
+			return xerr_set(err, "out of memory demangling symbols");
+		rc = v->fn(&f, v->arg);
+	}
 	return rc;
 }
 
@@ -1419,39 +1450,8 @@ int symbolizer_foreach_function(struct symbolizer *sym, const char *module_path,
 				int (*fn)(const struct symbolizer_function *f, void *arg),
 				void *arg, struct xerr *err)
 {
-	struct module_walk w;
-	if (list_modules(sym, &w, err) < 0)
-		return -1;
-	int rc = 0;
-	for (size_t i = 0; i < w.n && rc == 0; i++) {
-		struct sym_module *m = w.mods[i];
-		if (module_path && strcmp(module_path, m->info.path) != 0)
-			continue;
-		if (module_load_syms(m, err) < 0) {
-			rc = -1;
-			break;
-		}
-		for (size_t k = 0; k < m->nsyms && rc == 0; k++) {
-			struct func_sym *fs = &m->syms[k];
-			const char *shown = func_sym_name(sym, fs);
-			struct symbolizer_function f = {
-				/* the tracer matches probe specs on the full name */
-				.name = fs->names.full ? fs->names.full : shown,
-				.linkage = intern(&sym->strings, fs->linkage),
-				.addr = fs->addr,
-				.size = fs->size,
-				.module = m->info.path,
-				.source = m->sym_source,
-			};
-			if (!f.name || !f.linkage) {
-				rc = xerr_set(err, "out of memory demangling symbols");
-				break;
-			}
-			rc = fn(&f, arg);
-		}
-	}
-	free(w.mods);
-	return rc;
+	struct function_visit v = {fn, arg};
+	return walk_modules(sym, module_path, visit_module_functions, &v, err);
 }
 
 /* ---- file:line → addresses ---- */

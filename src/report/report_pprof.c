@@ -456,6 +456,14 @@ static void messages_release(struct messages *m)
 
 #define LABELS_PER_SAMPLE 3
 
+/* protobuf-c wants an array of messages and an array of pointers to them:
+ * allocates both for n messages (at least one, so that calloc never returns
+ * NULL for an empty profile); true when both were. A macro so that each
+ * array keeps its own type. */
+#define ALLOC_MESSAGES(n, messages, pointers)                                   \
+	(((messages) = calloc((n) > 0 ? (n) : 1, sizeof *(messages))) != NULL && \
+	 ((pointers) = calloc((n) > 0 ? (n) : 1, sizeof *(pointers))) != NULL)
+
 static int build_messages(struct builder *b, struct messages *m, pb_profile *msg)
 {
 	const struct profile *p = b->profile;
@@ -513,12 +521,9 @@ static int build_messages(struct builder *b, struct messages *m, pb_profile *msg
 	msg->n_comment = nc;
 	msg->comment = m->comments;
 
-	m->samples = calloc(ns ? ns : 1, sizeof *m->samples);
-	m->sample_ptrs = calloc(ns ? ns : 1, sizeof *m->sample_ptrs);
 	m->values = calloc(2 * (ns ? ns : 1), sizeof *m->values);
-	m->labels = calloc(LABELS_PER_SAMPLE * (ns ? ns : 1), sizeof *m->labels);
-	m->label_ptrs = calloc(LABELS_PER_SAMPLE * (ns ? ns : 1), sizeof *m->label_ptrs);
-	if (!m->samples || !m->sample_ptrs || !m->values || !m->labels || !m->label_ptrs)
+	if (!m->values || !ALLOC_MESSAGES(ns, m->samples, m->sample_ptrs) ||
+	    !ALLOC_MESSAGES(LABELS_PER_SAMPLE * ns, m->labels, m->label_ptrs))
 		return -1;
 	size_t kept = 0;
 	for (size_t i = 0; i < ns; i++) {
@@ -561,10 +566,7 @@ static int build_messages(struct builder *b, struct messages *m, pb_profile *msg
 	msg->n_sample = kept;
 	msg->sample = m->sample_ptrs;
 
-	size_t nm = b->nmappings ? b->nmappings : 1;
-	m->mappings = calloc(nm, sizeof *m->mappings);
-	m->mapping_ptrs = calloc(nm, sizeof *m->mapping_ptrs);
-	if (!m->mappings || !m->mapping_ptrs)
+	if (!ALLOC_MESSAGES(b->nmappings, m->mappings, m->mapping_ptrs))
 		return -1;
 	for (size_t i = 0; i < b->nmappings; i++) {
 		const struct mapping_rec *r = &b->mappings[i];
@@ -587,12 +589,8 @@ static int build_messages(struct builder *b, struct messages *m, pb_profile *msg
 	msg->n_mapping = b->nmappings;
 	msg->mapping = m->mapping_ptrs;
 
-	size_t nl = b->nlocations ? b->nlocations : 1, nli = b->nlines ? b->nlines : 1;
-	m->locations = calloc(nl, sizeof *m->locations);
-	m->location_ptrs = calloc(nl, sizeof *m->location_ptrs);
-	m->lines = calloc(nli, sizeof *m->lines);
-	m->line_ptrs = calloc(nli, sizeof *m->line_ptrs);
-	if (!m->locations || !m->location_ptrs || !m->lines || !m->line_ptrs)
+	if (!ALLOC_MESSAGES(b->nlocations, m->locations, m->location_ptrs) ||
+	    !ALLOC_MESSAGES(b->nlines, m->lines, m->line_ptrs))
 		return -1;
 	for (size_t i = 0; i < b->nlines; i++) {
 		perftools__profiles__line__init(&m->lines[i]);
@@ -614,10 +612,7 @@ static int build_messages(struct builder *b, struct messages *m, pb_profile *msg
 	msg->n_location = b->nlocations;
 	msg->location = m->location_ptrs;
 
-	size_t nf = b->nfunctions ? b->nfunctions : 1;
-	m->functions = calloc(nf, sizeof *m->functions);
-	m->function_ptrs = calloc(nf, sizeof *m->function_ptrs);
-	if (!m->functions || !m->function_ptrs)
+	if (!ALLOC_MESSAGES(b->nfunctions, m->functions, m->function_ptrs))
 		return -1;
 	for (size_t i = 0; i < b->nfunctions; i++) {
 		pb_function *fn = &m->functions[i];

@@ -761,6 +761,15 @@ static int print_sep_list(struct v0_printer *pr, enum v0_what what, const char *
 	return 0;
 }
 
+/* `(a, b)`, and `(a,)` for a one-element tuple, of types or const values. */
+static int print_tuple(struct v0_printer *pr, enum v0_what element)
+{
+	size_t count;
+	if (pr_str(pr, "(") || print_sep_list(pr, element, ", ", &count))
+		return -1;
+	return (count == 1 && pr_str(pr, ",")) || pr_str(pr, ")") ? -1 : 0;
+}
+
 static int print_dyn_trait(struct v0_printer *pr);
 static int print_fn_sig(struct v0_printer *pr);
 
@@ -806,11 +815,9 @@ static int in_binder(struct v0_printer *pr, enum v0_binder_body body)
 	return r;
 }
 
-static int print_path(struct v0_printer *pr, bool in_value)
+/* One path node after its tag (print_path takes the tag and the depth). */
+static int print_path_node(struct v0_printer *pr, char tag, bool in_value)
 {
-	char tag;
-	V0_PARSE(pr, v0_push_depth(P(pr)));
-	V0_PARSE(pr, v0_next(P(pr), &tag));
 	switch (tag) {
 	case 'C': {
 		uint64_t dis;
@@ -892,14 +899,35 @@ static int print_path(struct v0_printer *pr, bool in_value)
 			return -1;
 		break;
 	case 'B':
-		if (print_backref(pr, in_value ? W_PATH_VALUE : W_PATH, NULL))
-			return -1;
-		break;
+		return print_backref(pr, in_value ? W_PATH_VALUE : W_PATH, NULL);
 	default:
 		V0_INVALID_RETURN(pr);
 	}
-	pr_pop_depth(pr);
 	return 0;
+}
+
+/* Reads a node's tag and enters one level deeper (in rustc-demangle's order
+ * for that node: paths count the depth first, consts the tag first), prints
+ * the node, and leaves the level. A poisoned parser leaves the depth alone,
+ * so popping after any outcome matches rustc-demangle, which pops only on
+ * success. */
+static int print_nested(struct v0_printer *pr, int (*print_node)(struct v0_printer *, char, bool),
+			bool in_value, bool depth_first)
+{
+	char tag;
+	if (depth_first)
+		V0_PARSE(pr, v0_push_depth(P(pr)));
+	V0_PARSE(pr, v0_next(P(pr), &tag));
+	if (!depth_first)
+		V0_PARSE(pr, v0_push_depth(P(pr)));
+	int r = print_node(pr, tag, in_value);
+	pr_pop_depth(pr);
+	return r;
+}
+
+static int print_path(struct v0_printer *pr, bool in_value)
+{
+	return print_nested(pr, print_path_node, in_value, true);
 }
 
 static int print_generic_arg(struct v0_printer *pr)
@@ -1074,16 +1102,10 @@ static int print_type(struct v0_printer *pr)
 		if (pr_str(pr, "]"))
 			return -1;
 		break;
-	case 'T': {
-		size_t count;
-		if (pr_str(pr, "(") || print_sep_list(pr, W_TYPE, ", ", &count))
-			return -1;
-		if (count == 1 && pr_str(pr, ","))
-			return -1;
-		if (pr_str(pr, ")"))
+	case 'T':
+		if (print_tuple(pr, W_TYPE))
 			return -1;
 		break;
-	}
 	case 'F':
 		if (in_binder(pr, B_FN_SIG))
 			return -1;
@@ -1307,16 +1329,10 @@ static int print_const_compound(struct v0_printer *pr, char tag, bool in_value)
 		    pr_str(pr, "]"))
 			return -1;
 		break;
-	case 'T': {
-		size_t count;
-		if (pr_str(pr, "(") || print_sep_list(pr, W_CONST_VALUE, ", ", &count))
-			return -1;
-		if (count == 1 && pr_str(pr, ","))
-			return -1;
-		if (pr_str(pr, ")"))
+	case 'T':
+		if (print_tuple(pr, W_CONST_VALUE))
 			return -1;
 		break;
-	}
 	case 'V': {
 		char kind;
 		if (print_path(pr, true))
@@ -1345,11 +1361,9 @@ static int print_const_compound(struct v0_printer *pr, char tag, bool in_value)
 	return 0;
 }
 
-static int print_const(struct v0_printer *pr, bool in_value)
+/* One const node after its tag (print_const takes the tag and the depth). */
+static int print_const_node(struct v0_printer *pr, char tag, bool in_value)
 {
-	char tag;
-	V0_PARSE(pr, v0_next(P(pr), &tag));
-	V0_PARSE(pr, v0_push_depth(P(pr)));
 	switch (tag) {
 	case 'p':
 		if (pr_str(pr, "_"))
@@ -1404,14 +1418,16 @@ static int print_const(struct v0_printer *pr, bool in_value)
 			return -1;
 		break;
 	case 'B':
-		if (print_backref(pr, in_value ? W_CONST_VALUE : W_CONST, NULL))
-			return -1;
-		break;
+		return print_backref(pr, in_value ? W_CONST_VALUE : W_CONST, NULL);
 	default:
 		V0_INVALID_RETURN(pr);
 	}
-	pr_pop_depth(pr);
 	return 0;
+}
+
+static int print_const(struct v0_printer *pr, bool in_value)
+{
+	return print_nested(pr, print_const_node, in_value, false);
 }
 
 /* v0::demangle: validates the symbol by a non-printing pass. Returns 0 and

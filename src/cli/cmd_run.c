@@ -576,6 +576,8 @@ static int run_trace(struct run_context *rc, const struct sampler_config *cfg, c
 		exit_code = XGP_EXIT_FAILURE;
 	}
 	tracer_stats_print(tstats, stderr);
+	if (rc->run)
+		recipe_run_set_coverage(rc->run, tstats->armed_fraction, tstats->estimate_lower_bound);
 	return exit_code;
 }
 

@@ -5,6 +5,7 @@
 #include "util/text_escape.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -630,7 +631,36 @@ static void print_histogram(const struct map *m, const struct map_value *v, FILE
 	}
 }
 
-void map_print(const struct map *m, FILE *out, size_t top)
+void map_estimate(int64_t n, double coverage, double *estimate, double *low, double *high)
+{
+	double x = n > 0 ? (double)n : 0;
+	const double z = 1.959964;
+	double lo = 0;
+	if (x > 0) {
+		double c = 1 - 1 / (9 * x) - z / (3 * sqrt(x));
+		lo = x * c * c * c;
+	}
+	double x1 = x + 1;
+	double c1 = 1 - 1 / (9 * x1) + z / (3 * sqrt(x1));
+	double hi = x == 0 ? 3.689 : x1 * c1 * c1 * c1;
+	*estimate = x / coverage;
+	*low = lo / coverage;
+	*high = hi / coverage;
+}
+
+static void print_count_estimate(FILE *out, int64_t n, const struct map_coverage *c)
+{
+	double est, lo, hi;
+	map_estimate(n, c->armed_share, &est, &lo, &hi);
+	if (c->lower_bound)
+		fprintf(out, " %" PRId64 " measured · est. at least %.0f (95%%; calls came faster than a stop per call can "
+			"time), probes armed %.2g%% of the target's CPU time\n", n, lo, 100 * c->armed_share);
+	else
+		fprintf(out, " %" PRId64 " measured · est. %.0f (95%% %.0f–%.0f), probes armed %.2g%% of the target's CPU "
+			"time\n", n, est, lo, hi, 100 * c->armed_share);
+}
+
+void map_print(const struct map *m, FILE *out, size_t top, const struct map_coverage *coverage)
 {
 	const struct map_entry **sorted = map_sorted(m);
 	size_t start = 0;
@@ -652,7 +682,9 @@ void map_print(const struct map *m, FILE *out, size_t top)
 			fputc(' ', out);
 			text_put(out, e->value.s, TEXT_FORM_TERMINAL);
 			fputc('\n', out);
-		} else
+		} else if (m->agg == MAP_AGG_COUNT && coverage && coverage->armed_share > 0 && coverage->armed_share < 1)
+			print_count_estimate(out, map_entry_number(m, e), coverage);
+		else
 			fprintf(out, " %" PRId64 "\n", map_entry_number(m, e));
 		if (stacks)
 			fputc('\n', out);

@@ -108,8 +108,23 @@ size_t map_hist_bucket(int64_t x);
 /* Text rendering, bpftrace style: "@name[k1, k2]: value" lines sorted by
  * value ascending; histograms as ASCII bars; stack keys one frame per line.
  * top > 0 prints only the top largest entries. A map with drops ends with a
- * line saying how many updates max_keys refused. */
-void map_print(const struct map *m, FILE *out, size_t top);
+ * line saying how many updates max_keys refused. coverage (NULL: none) gives the
+ * share of the run the probes that feed the map were armed (a budget
+ * switched them off the rest of the time): count() values then print as
+ * measured, with an estimate for the whole run and its 95% interval
+ * (map_estimate); 0 or 1 prints the values alone. */
+struct map_coverage {
+	double armed_share;   /* in (0, 1): the share the estimates divide by */
+	bool lower_bound;     /* the events came faster than the producer could time
+			       * them: the estimate only bounds the truth from below */
+};
+void map_print(const struct map *m, FILE *out, size_t top, const struct map_coverage *coverage);
+
+/* The whole-run estimate of a count of n events seen in a share coverage
+ * of the run, and its 95% interval: a Poisson interval on n (Wilson-Hilferty;
+ * [0, 3.69] for n = 0) divided by the coverage. Assumes the events fall as
+ * often in the armed share as outside it. */
+void map_estimate(int64_t n, double coverage, double *estimate, double *low, double *high);
 
 /* Appends the text of one stack frame ("func (file:line) [inlined]") to out. */
 void map_format_frame(const struct frame *f, FILE *out);

@@ -140,6 +140,12 @@ struct recipe_run *recipe_run_new(const struct recipe *r, FILE *out,
  * After an END event, maps the recipe only writes (never reads, prints,
  * reports or clears) are printed, as bpftrace prints its maps at exit. */
 int recipe_run_event(struct recipe_run *run, const struct event *ev, struct xerr *e);
+/* The share of the target's CPU time the probes were armed, when a stop
+ * budget switched them off the rest of the time (the tracer's coverage):
+ * count() maps then print measured values with whole-run estimates and 95%
+ * intervals (map_estimate), as lower bounds only when lower_bound. Call
+ * before END; 1 (the default) prints values alone. */
+void recipe_run_set_coverage(struct recipe_run *run, double armed_share, bool lower_bound);
 /* True once an action executed exit(): send END and stop feeding events. */
 bool recipe_run_exit_requested(const struct recipe_run *run);
 void recipe_run_free(struct recipe_run *run);

@@ -46,6 +46,7 @@ struct recipe_run {
 	struct scratch *scratch;
 	struct xerr *err;
 	char **probe_names;
+	struct map_coverage coverage;  /* armed_share 1: the probes saw the whole run */
 };
 
 enum { EXEC_OK = 0, EXEC_ERROR = -1, EXEC_EXIT = 1 };
@@ -143,6 +144,7 @@ struct recipe_run *recipe_run_new(const struct recipe *r, FILE *out,
 			return NULL;
 		}
 	}
+	run->coverage.armed_share = 1;
 	run->nvars = maxslots;
 	run->vars = calloc(maxslots ? maxslots : 1, sizeof *run->vars);
 	if (!run->vars) {
@@ -170,6 +172,12 @@ void recipe_run_free(struct recipe_run *run)
 bool recipe_run_exit_requested(const struct recipe_run *run)
 {
 	return run->exit_requested;
+}
+
+void recipe_run_set_coverage(struct recipe_run *run, double armed_share, bool lower_bound)
+{
+	run->coverage.armed_share = armed_share > 0 && armed_share < 1 ? armed_share : 1;
+	run->coverage.lower_bound = lower_bound;
 }
 
 /* ---- expressions ------------------------------------------------------- */
@@ -660,7 +668,7 @@ static int exec_report(struct recipe_run *run, const struct stmt *s)
 			text_put(run->out, o.title, TEXT_FORM_TERMINAL);
 			fputc('\n', run->out);
 		}
-		map_print(m, run->out, o.top > 0 ? (size_t)o.top : 0);
+		map_print(m, run->out, o.top > 0 ? (size_t)o.top : 0, &run->coverage);
 		return EXEC_OK;
 	case A_FLAMEGRAPH:
 		return rt_error(run, s->loc, "flamegraph() needs a profiling session: run the recipe "
@@ -725,7 +733,7 @@ static int exec_stmt(struct recipe_run *run, const struct stmt *s)
 			struct val top = {0};
 			if (call->nargs == 2 && eval(run, call->args[1], &top) < 0)
 				return EXEC_ERROR;
-			map_print(run->maps[a->map->index], run->out, top.i > 0 ? (size_t)top.i : 0);
+			map_print(run->maps[a->map->index], run->out, top.i > 0 ? (size_t)top.i : 0, &run->coverage);
 			return EXEC_OK;
 		}
 		struct val v;
@@ -827,7 +835,7 @@ static void print_unshown_maps(struct recipe_run *run)
 	for (size_t i = 0; i < run->nmaps; i++) {
 		const struct map_info *mi = run->r->prog.maps[i];
 		if (!mi->shown && !mi->read && map_len(run->maps[i]))
-			map_print(run->maps[i], run->out, 0);
+			map_print(run->maps[i], run->out, 0, &run->coverage);
 	}
 }
 

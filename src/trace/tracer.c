@@ -18,9 +18,11 @@
 #include <ctype.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 enum bp_kind { BP_ENTRY, BP_RETURN, BP_PANIC_HOOK, BP_RUST_PANIC, BP_SYSCALL };
@@ -139,7 +141,15 @@ struct tracer {
 	size_t ngaps;
 	uint64_t window_start_ns;     /* just before the last resume: the measured windows' start */
 	uint64_t last_resume_ns;      /* once the last resume was acknowledged (elapsed's t0) */
-	double armed_running_ns;      /* target running time with the probes on */
+	/* The target's CPU time (every thread, the ended ones too: the
+	 * kernel's process CPU clock), split by whether the entry probes were
+	 * on while it was spent. Read at each stop, when it stands still. */
+	struct process_cpu {
+		clockid_t clock;
+		bool readable;
+		uint64_t last_ns;
+		double armed_ns, total_ns;
+	} cpu;
 	uint64_t fork_bytes_healed;   /* int3 copies removed from fork children by us */
 };
 
@@ -1088,11 +1098,43 @@ static bool resumes_over_breakpoint(const struct tracer *t)
 	return t->duty == DUTY_ON;
 }
 
+static bool read_process_cpu(const struct process_cpu *c, uint64_t *ns)
+{
+	struct timespec ts;
+	if (!c->readable || clock_gettime(c->clock, &ts) != 0)
+		return false;
+	*ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return true;
+}
+
+static void process_cpu_start(struct process_cpu *c, pid_t pid)
+{
+	*c = (struct process_cpu){ 0 };
+	c->readable = clock_getcpuclockid(pid, &c->clock) == 0;
+	if (c->readable && !read_process_cpu(c, &c->last_ns))
+		c->readable = false;
+}
+
+/* At a stop: the CPU time spent since the previous stop goes to the armed
+ * share when the entry probes were on all that while. */
+static void process_cpu_mark(struct process_cpu *c, enum duty duty_before)
+{
+	uint64_t now;
+	if (!read_process_cpu(c, &now) || now < c->last_ns)
+		return;
+	double spent = (double)(now - c->last_ns);
+	c->total_ns += spent;
+	if (duty_before == DUTY_ON)
+		c->armed_ns += spent;
+	c->last_ns = now;
+}
+
 /* Adds the part of a stop we cannot see — from the last resume until gdb
  * reported the stop — to the stopped time: measured when the hitting
  * thread's clocks bracket the window, else the current estimate. */
 static void account_hidden_part(struct tracer *t, bool handled, enum duty duty_at_stop, uint64_t when)
 {
+	process_cpu_mark(&t->cpu, duty_at_stop);
 	struct stop_clock_window w;
 	stop_clock_stopped(&t->clock, handled ? t->event_tid : 0, when, &w);
 	double gap = when > t->window_start_ns ? (double)(when - t->window_start_ns) : 0;
@@ -1116,10 +1158,7 @@ static void account_hidden_part(struct tracer *t, bool handled, enum duty duty_a
 		/* Right after our resume the CPUs are busy with gdb and us: the
 		 * thread's wait for one is part of what the hit cost. */
 		part = w.exact ? w.held_ns : w.read && w.held_ns < t->gdb_hit_ns ? w.held_ns : t->gdb_hit_ns;
-	double running = w.exact ? w.running_ns : gap > part ? gap - part : 0;
 	t->stopped_ns += part;
-	if (handled && duty_at_stop != DUTY_OFF)
-		t->armed_running_ns += running;
 }
 
 static bool budgeted(const struct tracer *t)
@@ -1249,26 +1288,32 @@ static void finish_stats(struct tracer *t, uint64_t end)
 	st->hits_bounded = t->clock.bounded;
 	st->clocks_unavailable = t->clock.unavailable;
 	struct run_notes *notes = &st->run.notes;
+	st->armed_fraction = 1;
 	if (st->duty_cycles && st->run.elapsed_s > 0) {
-		double running = st->run.elapsed_s - st->run.stopped_s;
-		double armed = t->armed_running_ns / 1e9;
-		/* The gaps between hits include gdb's own latency after each resume;
-		 * only when they are much longer than that does the hit rate say
-		 * anything about the call rate. */
-		if (st->entries && st->hits && armed / (double)st->hits > 10 * st->gdb_hit_ms / 1e3) {
-			st->entries_estimated = (double)st->entries / armed * running;
-			run_notes_add(notes, "function entries: %" PRIu64 " measured; at the measured rate of %.0f/s of "
-				 "target run time, about %.0f over the whole run", st->entries,
-				 (double)st->entries / armed, st->entries_estimated);
-		} else if (st->entries) {
-			run_notes_add(notes, "function entries: %" PRIu64 " measured; calls come faster than gdb can stop "
-				 "for them (one stop costs ~%.2f ms), so no extrapolation: the true count is far higher",
-				 st->entries, st->gdb_hit_ms);
+		/* Calls are made as the target's code runs: the share of its CPU
+		 * time spent with the entry probes on is the share of the calls
+		 * they could see. (Wall time would be wrong as soon as the number
+		 * of running threads changes, and one thread's clock misses the
+		 * others'.) */
+		if (!st->run.target_exited)
+			process_cpu_mark(&t->cpu, t->duty);
+		st->armed_fraction = t->cpu.total_ns > 0 ? fmin(1, t->cpu.armed_ns / t->cpu.total_ns) : 0;
+		/* Each armed window also holds the CPU our stop and resume cost the
+		 * threads (ptrace, gdb's step over the breakpoint): ~0.05-0.2 ms
+		 * here. When the windows are not much longer than that, calls came
+		 * faster than a stop per call can time, and the share over-counts
+		 * the CPU that could have made calls. */
+		st->estimate_lower_bound = st->entries && t->cpu.armed_ns / (double)st->entries < TRACER_TIMEABLE_CPU_NS;
+		if (st->entries && st->armed_fraction > 0) {
+			st->entries_estimated = (double)st->entries / st->armed_fraction;
+			run_notes_add(notes, "function entries: %" PRIu64 " measured while the probes were armed (%.2g%% "
+				 "of the target's CPU time); %s %.0f over the whole run", st->entries,
+				 100 * st->armed_fraction, st->estimate_lower_bound ? "at least about" : "about",
+				 st->entries_estimated);
 		}
-		double coverage = st->covered_s / st->run.elapsed_s;
 		run_notes_add(notes, "probes were switched off %" PRIu64 " times to keep the target stopped <= %.0f%% "
-			 "of the time; they were armed %.1f%% of the run: counts in the maps are as measured",
-			 st->duty_cycles, t->cfg->max_stopped_percent, 100 * coverage);
+			 "of the time: counts in the maps are as measured, each with an estimate for the whole run and "
+			 "its 95%% interval", st->duty_cycles, t->cfg->max_stopped_percent);
 	}
 	if (st->unmatched_returns)
 		run_notes_add(notes, "%" PRIu64 " stops at return sites matched no recorded entry (calls begun while "
@@ -1386,6 +1431,7 @@ static int tracer_start(struct tracer *t, struct xerr *e)
 		struct stop_clock_window unused;
 		stop_clock_stopped(&t->clock, 0, monotonic_ns(), &unused);
 		t->budget_start_ns = monotonic_ns();
+		process_cpu_start(&t->cpu, t->pid);
 		/* A small starting credit lets the first on-window hold several hits. */
 		stop_budget_init(&t->budget, budgeted(t) ? cfg->max_stopped_percent : 0, t->budget_start_ns,
 				 cfg->max_stopped_percent / 100.0 * 0.2);

@@ -65,6 +65,11 @@ struct tracer_config {
 	uint64_t start_ns;            /* the run's start (events' since_start_ns); 0: now */
 };
 
+/* Armed CPU time a hit needs before the calls' rate can be told from what
+ * our own stop and resume cost the threads: below it, estimates from the
+ * armed share are lower bounds (docs/tracing.md, "Estimates"). */
+#define TRACER_TIMEABLE_CPU_NS 500000.0
+
 struct tracer_stats {
 	struct run_stats run;         /* traced time (from the resume after arming), stopped time, end, notes */
 	size_t sites;                 /* code addresses probed at entry */
@@ -86,6 +91,10 @@ struct tracer_stats {
 	uint64_t hits_bounded;        /* hits whose window also held a sleep: min(bound, median) counted */
 	bool clocks_unavailable;      /* the kernel gives no schedstat: every hit estimated */
 	double entries_estimated;     /* duty cycled: entries extrapolated to the whole run */
+	double armed_fraction;        /* share of the target's CPU time spent with the entry probes armed:
+				       * 1 unless duty cycled; what measured counts stand for */
+	bool estimate_lower_bound;    /* armed windows too short to time the calls in them (under
+				       * TRACER_TIMEABLE_CPU_NS of CPU a hit): estimates are lower bounds */
 	unsigned long forks;          /* forks seen (fork(), not vfork/posix_spawn): children detached */
 	uint64_t fork_bytes_healed;   /* int3 bytes a child had inherited and gdb had not removed */
 	bool gdb_died;

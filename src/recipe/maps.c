@@ -653,8 +653,9 @@ static void print_count_estimate(FILE *out, int64_t n, const struct map_coverage
 	double est, lo, hi;
 	map_estimate(n, c->armed_share, &est, &lo, &hi);
 	if (c->lower_bound)
-		fprintf(out, " %" PRId64 " measured · est. at least %.0f (95%%; calls came faster than a stop per call can "
-			"time), probes armed %.2g%% of the target's CPU time\n", n, lo, 100 * c->armed_share);
+		fprintf(out, " %" PRId64 " measured · est. at least %.0f (95%%; too little of the target's CPU time between "
+			"calls to time them against our own stops), probes armed %.2g%% of the target's CPU time\n", n, lo,
+			100 * c->armed_share);
 	else
 		fprintf(out, " %" PRId64 " measured · est. %.0f (95%% %.0f–%.0f), probes armed %.2g%% of the target's CPU "
 			"time\n", n, est, lo, hi, 100 * c->armed_share);

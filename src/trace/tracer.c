@@ -1300,9 +1300,9 @@ static void finish_stats(struct tracer *t, uint64_t end)
 		st->armed_fraction = t->cpu.total_ns > 0 ? fmin(1, t->cpu.armed_ns / t->cpu.total_ns) : 0;
 		/* Each armed window also holds the CPU our stop and resume cost the
 		 * threads (ptrace, gdb's step over the breakpoint): ~0.05-0.2 ms
-		 * here. When the windows are not much longer than that, calls came
-		 * faster than a stop per call can time, and the share over-counts
-		 * the CPU that could have made calls. */
+		 * here. When the windows are not much longer than that — calls
+		 * come often, or between sleeps, with little CPU between them —
+		 * the share over-counts the CPU that could have made calls. */
 		st->estimate_lower_bound = st->entries && t->cpu.armed_ns / (double)st->entries < TRACER_TIMEABLE_CPU_NS;
 		if (st->entries && st->armed_fraction > 0) {
 			st->entries_estimated = (double)st->entries / st->armed_fraction;

@@ -151,6 +151,11 @@ struct tracer {
 		double armed_ns, total_ns;
 	} cpu;
 	uint64_t fork_bytes_healed;   /* int3 copies removed from fork children by us */
+	/* The hit being handled: its *stopped frame's parameter list (names
+	 * only: frame-arguments none) and whether its site is an inlined copy;
+	 * valid while its record is. */
+	const struct mi_value *event_frame_args;
+	bool event_site_inlined;
 };
 
 static int list_push(int **v, size_t *n, size_t *cap, int x)
@@ -616,8 +621,83 @@ static void release_strings(struct tracer *t)
 	t->narg_strings = 0;
 }
 
-/* gdb prints a Rust &str as "text", a slice as `&[T](size=N) = {...}`, a
- * String as "text" too; integers as digits. */
+static bool valid_utf8(const unsigned char *s, size_t n);
+
+static bool is_frame_parameter(const struct tracer *t, const char *name)
+{
+	for (size_t i = 0; i < mi_value_count(t->event_frame_args); i++) {
+		const char *p = mi_value_get_string(mi_value_at(t->event_frame_args, i), "name");
+		if (p && strcmp(p, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* gdb's text for a value it cannot read at this PC (DWARF location lists
+ * leave the parameter out here, or gdb says so in an error). */
+static bool optimized_out(const char *text)
+{
+	return text && (strstr(text, "<optimized out>") || strstr(text, "optimized out") ||
+			strstr(text, "<unavailable>") || strstr(text, "not available"));
+}
+
+/* Evaluates one expression in the hitting thread's frame 0: 1 with the
+ * value's text in *value (caller frees the record), 0 when gdb could not
+ * read it (optimized out), -1 on another error. */
+static int evaluate_in_frame(struct tracer *t, const char *expr, struct mi_record **res, const char **value)
+{
+	char thread[16];
+	snprintf(thread, sizeof thread, "%d", t->event_gdb_id);
+	const char *args[] = { "--thread", thread, "--frame", "0", expr, NULL };
+	struct xerr err = { 0 };
+	*res = NULL;
+	if (session_call(t->s, res, &err, "-data-evaluate-expression", args) < 0)
+		return optimized_out(err.msg) ? 0 : -1;
+	*value = mi_value_get_string((*res)->results, "value");
+	if (!*value)
+		return -1;
+	return optimized_out(*value) ? 0 : 1;
+}
+
+/* gdb prints a byte slice as `&[u8] [104, 105]`: the text those bytes
+ * make when they are UTF-8, else NULL. */
+static char *byte_slice_text(const char *value)
+{
+	const char *list = strncmp(value, "&[u8] [", 7) == 0 ? value + 7 : strncmp(value, "&mut [u8] [", 11) == 0
+												   ? value + 11 : NULL;
+	if (!list)
+		return NULL;
+	size_t cap = strlen(list) + 1, n = 0;
+	unsigned char *bytes = malloc(cap);
+	if (!bytes)
+		return NULL;
+	for (const char *p = list; *p && *p != ']';) {
+		char *end;
+		long b = strtol(p, &end, 10);
+		if (end == p || b < 0 || b > 255 || strncmp(end, " <repeats", 9) == 0) {
+			free(bytes);
+			return NULL;
+		}
+		bytes[n++] = (unsigned char)b;
+		p = end;
+		while (*p == ',' || *p == ' ')
+			p++;
+	}
+	if (!valid_utf8(bytes, n)) {
+		free(bytes);
+		return NULL;
+	}
+	bytes[n] = '\0';
+	return (char *)bytes;
+}
+
+/* arg(NAME): a parameter of the probed function at its entry, as gdb reads
+ * it through the DWARF location valid at this address, or through its entry
+ * value (NAME@entry, the caller-side DW_OP_entry_value) when the location
+ * does not cover the address. Never a guess: what cannot be read is
+ * "<unavailable: …>". gdb prints a Rust &str as "text", a C string as
+ * `0x… "text"`, a byte slice as a list of bytes (shown as text when UTF-8),
+ * other slices as `&[T](size=N) = {...}` (their length); integers as digits. */
 static int arg_lookup(void *ctx, const char *name, struct event_value *out)
 {
 	struct tracer *t = ctx;
@@ -628,37 +708,67 @@ static int arg_lookup(void *ctx, const char *name, struct event_value *out)
 	for (const char *p = name; *p; p++)
 		if (!isalnum((unsigned char)*p) && *p != '_')
 			return -1;
-	char thread[16];
-	snprintf(thread, sizeof thread, "%d", t->event_gdb_id);
-	const char *args[] = { "--thread", thread, "--frame", "0", name, NULL };
-	struct mi_record *res = NULL;
-	if (session_call(t->s, &res, NULL, "-data-evaluate-expression", args) < 0)
+	out->type = EVENT_VAL_STR;
+	if (t->event_site_inlined) {
+		/* At an inlined copy's first instruction gdb shows the caller's
+		 * frame: a name would resolve to the caller's variable. */
+		out->s = "<unavailable: an inlined copy of the function, whose parameters gdb cannot show here>";
+		return 0;
+	}
+	/* Parameters only: any other name would resolve to a global of the
+	 * target (arg(system) to libc's function). */
+	if (!is_frame_parameter(t, name))
 		return -1;
-	const char *value = mi_value_get_string(res->results, "value");
+	struct mi_record *res;
+	const char *value = NULL;
+	int got = evaluate_in_frame(t, name, &res, &value);
+	if (got == 0) {
+		mi_record_free(res);
+		char at_entry[160];
+		snprintf(at_entry, sizeof at_entry, "%s@entry", name);
+		/* gdb's C parser knows NAME@entry; its Rust parser does not
+		 * (an error): then nothing else can read it either. */
+		got = evaluate_in_frame(t, at_entry, &res, &value);
+		if (got < 0)
+			got = 0;
+	}
+	if (got <= 0) {
+		mi_record_free(res);
+		if (got < 0)
+			return -1;
+		out->s = "<unavailable: optimized out at this address>";
+		return 0;
+	}
 	int rc = -1;
-	if (value) {
-		char *end;
-		long long n = strtoll(value, &end, 0);
-		const char *size = strstr(value, "(size=");
-		if (end != value && (*end == '\0' || *end == ' ')) {
-			out->type = EVENT_VAL_INT;
-			out->i = n;
-			rc = 0;
-		} else if (value[0] == '&' && size) {
-			out->type = EVENT_VAL_INT;
-			out->i = strtoll(size + 6, NULL, 10);
-			rc = 0;
-		} else {
-			size_t len = strlen(value);
-			char *copy;
-			if (len >= 2 && value[0] == '"' && value[len - 1] == '"')
-				copy = strndup(value + 1, len - 2);
-			else
-				copy = strdup(value);
-			out->type = EVENT_VAL_STR;
-			out->s = copy ? keep_string(t, copy) : NULL;
-			rc = out->s ? 0 : -1;
-		}
+	char *end;
+	long long n = strtoll(value, &end, 0);
+	const char *size = strstr(value, "(size=");
+	const char *quote = strchr(value, '"');
+	size_t len = strlen(value);
+	char *copy = NULL;
+	if (end != value && (*end == '\0' || strncmp(end, " '", 2) == 0)) {
+		/* an integer, or a char as `97 'a'` */
+		out->type = EVENT_VAL_INT;
+		out->i = n;
+		rc = 0;
+	} else if (end != value && strncmp(end, " \"", 2) == 0 && len >= 2 && value[len - 1] == '"') {
+		/* char *: `0x55… "text"` (gdb's escapes kept: printable already) */
+		copy = strndup(quote + 1, (size_t)(value + len - 1 - (quote + 1)));
+	} else if ((copy = byte_slice_text(value)) != NULL) {
+		/* &[u8] as text */
+	} else if (value[0] == '&' && size) {
+		out->type = EVENT_VAL_INT;
+		out->i = strtoll(size + 6, NULL, 10);
+		rc = 0;
+	} else if (len >= 2 && value[0] == '"' && value[len - 1] == '"') {
+		copy = strndup(value + 1, len - 2);
+	} else {
+		copy = strdup(value);
+	}
+	if (rc != 0) {
+		out->type = EVENT_VAL_STR;
+		out->s = copy ? keep_string(t, copy) : NULL;
+		rc = out->s ? 0 : -1;
 	}
 	mi_record_free(res);
 	return rc;
@@ -855,6 +965,7 @@ static int on_entry(struct tracer *t, struct site *site, struct thread_info *th,
 	ev.function = site->name;
 	ev.arg = arg_lookup;
 	ev.arg_ctx = t;
+	t->event_site_inlined = site->inlined;
 	if (fire(t, &site->entry_probes, &ev, e) < 0)
 		return -1;
 	if (site->return_probes.n && t->duty == DUTY_ON) {
@@ -972,6 +1083,7 @@ static int handle_stop(struct tracer *t, const struct mi_record *ev, uint64_t wh
 	thread_name_now(t, th);
 	t->event_gdb_id = (int)gdb_id;
 	t->event_tid = th->tid;
+	t->event_frame_args = mi_value_get(mi_value_get(ev->results, "frame"), "args");
 	*handled = true;
 	t->st->hits++;
 	uint64_t regs[NREGS];

@@ -8,9 +8,28 @@ GO=$TMP/go
 "$XGDBPROF" -o "$TMP/out" --recipe "$TMP/syscalls.recipe" -- "$FIXTURES/trace_write" "$GO" >"$TMP/out.txt" 2>"$TMP/err"
 wait
 sed 's/^/# /' "$TMP/out.txt" | head -40
-check "@calls[write] is exactly 50" grep -qx "@calls\[write\]: 50" "$TMP/out.txt"
-check "time spent in write is recorded" grep -q "^@time_ns\[write\]: [1-9]" "$TMP/out.txt"
-check "no write failed" sh -c "! grep -q '^@errors\[write' '$TMP/out.txt'"
+# column KEY HEADER FILE: the cell of the strace -c-like table's row KEY
+# under HEADER (empty when the row has none).
+column() {   # right-aligned columns: a cell ends where its header ends
+	awk -v key="$1" -v col="$2" '
+		!table && $NF == "key" && $1 == "%" {
+			rest = $0; at = 0; prev_end = 0
+			while (match(rest, /[^ ]+/)) {
+				end = at + RSTART + RLENGTH - 1
+				if (substr(rest, RSTART, RLENGTH) == col) { from = prev_end + 1; to = end }
+				prev_end = end; at += RSTART + RLENGTH - 1; rest = substr(rest, RSTART + RLENGTH)
+			}
+			table = 1; next
+		}
+		table && NF == 0 { exit }
+		table && $NF == key { cell = substr($0, from, to - from + 1); gsub(/ /, "", cell); print cell; exit }
+	' "$3"
+}
+check "the default report is a strace -c-like table: %, time_ns, calls, errors, key" \
+	grep -qE '^ *% +time_ns +calls +errors +key$' "$TMP/out.txt"
+check "@calls[write] is exactly 50" test "$(column write calls "$TMP/out.txt")" = 50
+check "time spent in write is recorded" sh -c "[ '$(column write time_ns "$TMP/out.txt")' -gt 0 ]"
+check "no write failed" sh -c "! grep -q '^@error_kinds\[write' '$TMP/out.txt'"
 check "latency histograms per syscall" grep -q "^@latency_ns\[write\]" "$TMP/out.txt"
 
 # Calls our own stops interrupt: the kernel restarts them (ERESTARTSYS and
@@ -20,15 +39,15 @@ check "latency histograms per syscall" grep -q "^@latency_ns\[write\]" "$TMP/out
 	>"$TMP/sleep.txt" 2>"$TMP/sleep.err"
 check "sleepers: xgdbprof and the command exit 0" test $? -eq 0 || show "$TMP/sleep.err"
 truth=$(sed -n 's/^clock_nanosleep \([0-9]*\)$/\1/p' "$TMP/sleep.txt")
-counted=$(sed -n 's/^@calls\[clock_nanosleep\]: \([0-9]*\)$/\1/p' "$TMP/sleep.txt")
+counted=$(column clock_nanosleep calls "$TMP/sleep.txt")
 restarted=$(sed -n "s/.*system calls: \\([0-9]*\\) restarted after our stops.*/\\1/p" "$TMP/sleep.err")
 echo "  clock_nanosleep: the program made ${truth:-?}, the trace counted ${counted:-?}; ${restarted:-no} calls restarted after our stops"
 check "sleepers: every clock_nanosleep counted once" test -n "$truth" -a "${counted:-x}" = "$truth" ||
 	show "$TMP/sleep.txt"
 check "sleepers: no restart shows up as a call of its own" \
-	sh -c "! grep -q '^@calls\[restart_syscall\]' '$TMP/sleep.txt'"
+	test -z "$(column restart_syscall calls "$TMP/sleep.txt")"
 check "sleepers: no error from our own stops (ERESTART*, or a number for a name)" \
-	sh -c "! grep -E '^@errors\[.*(E\?|-51[2-6])' '$TMP/sleep.txt'" || show "$TMP/sleep.txt"
+	sh -c "! grep -E '^@error_kinds\[.*(E\?|-51[2-6])' '$TMP/sleep.txt'" || show "$TMP/sleep.txt"
 check "sleepers: errors are named (the waiter's timeouts: ETIMEDOUT)" \
-	grep -q '^@errors\[futex, ETIMEDOUT\]: [1-9]' "$TMP/sleep.txt"
+	grep -q '^@error_kinds\[futex, ETIMEDOUT\]: [1-9]' "$TMP/sleep.txt"
 finish

@@ -696,6 +696,120 @@ void map_print(const struct map *m, FILE *out, size_t top, const struct map_cove
 			"raise it with 'set max_keys N'\n", m->name, m->dropped, m->max_keys);
 }
 
+/* One row's key as table text: keys joined by ", ", a stack as its leaf. */
+static void format_row_key(const struct map *m, const struct map_entry *e, char *buf, size_t size)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < m->nkeys && used < size; i++) {
+		const struct map_key *k = &e->keys[i];
+		const char *sep = i ? ", " : "";
+		int w;
+		if (k->type == MAP_KEY_INT)
+			w = snprintf(buf + used, size - used, "%s%" PRId64, sep, k->i);
+		else if (k->type == MAP_KEY_STR)
+			w = snprintf(buf + used, size - used, "%s%s", sep, k->s ? k->s : "");
+		else
+			w = snprintf(buf + used, size - used, "%s%s", sep,
+				     k->stack && k->stack->nframes && k->stack->frames[0].function
+					     ? k->stack->frames[0].function : "?");
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+}
+
+enum { TABLE_MAX_MAPS = 8, TABLE_CELL = 32 };
+
+void map_table(const struct map *const *maps, size_t nmaps, FILE *out, const struct map_coverage *coverage)
+{
+	if (!nmaps || nmaps > TABLE_MAX_MAPS)
+		return;
+	const struct map *first = maps[0];
+	bool estimated = coverage && coverage->armed_share > 0 && coverage->armed_share < 1;
+	/* Columns: the first map's share of its total, then each map's value,
+	 * and after a count map under a budget its whole-run estimate. */
+	const char *headers[1 + 2 * TABLE_MAX_MAPS];
+	char header_text[2 * TABLE_MAX_MAPS][TABLE_CELL];
+	size_t ncols = 0;
+	headers[ncols++] = "%";
+	for (size_t j = 0; j < nmaps; j++) {
+		snprintf(header_text[2 * j], TABLE_CELL, "%s", maps[j]->name);
+		headers[ncols++] = header_text[2 * j];
+		if (estimated && maps[j]->agg == MAP_AGG_COUNT) {
+			snprintf(header_text[2 * j + 1], TABLE_CELL, "est. %s", maps[j]->name);
+			headers[ncols++] = header_text[2 * j + 1];
+		}
+	}
+	size_t rows = first->len;
+	char (*cells)[TABLE_CELL] = calloc((rows + 1) * ncols, TABLE_CELL);
+	char (*keys)[160] = calloc(rows + 1, 160);
+	const struct map_entry **sorted = map_sorted(first);
+	if (!cells || !keys || (rows && !sorted)) {
+		free(cells);
+		free(keys);
+		free(sorted);
+		fputs("(out of memory printing the table)\n", out);
+		return;
+	}
+	double total = 0;
+	for (size_t i = 0; i < rows; i++)
+		total += (double)map_entry_number(first, sorted[i]);
+	size_t width[1 + 2 * TABLE_MAX_MAPS] = {0};
+	for (size_t c = 0; c < ncols; c++)
+		width[c] = strlen(headers[c]);
+	for (size_t r = 0; r < rows; r++) {
+		const struct map_entry *e = sorted[rows - 1 - r];   /* largest first */
+		char (*row)[TABLE_CELL] = &cells[r * ncols];
+		size_t c = 0;
+		snprintf(row[c++], TABLE_CELL, "%.1f", total > 0 ? 100 * (double)map_entry_number(first, e) / total : 0);
+		for (size_t j = 0; j < nmaps; j++) {
+			const struct map *m = maps[j];
+			const struct map_entry *me = j == 0 ? e : m->nkeys == first->nkeys ? map_find(m, e->keys) : NULL;
+			bool number = m->agg != MAP_AGG_HIST && m->agg != MAP_AGG_LHIST && m->agg != MAP_AGG_STR;
+			int64_t v = me && number ? map_entry_number(m, me) : 0;
+			if (!number)
+				snprintf(row[c++], TABLE_CELL, "?");
+			else
+				snprintf(row[c++], TABLE_CELL, me ? "%" PRId64 : "", v);
+			if (estimated && m->agg == MAP_AGG_COUNT) {
+				double est, lo, hi;
+				map_estimate(v, coverage->armed_share, &est, &lo, &hi);
+				if (!me)
+					row[c][0] = '\0';
+				else if (coverage->lower_bound)
+					snprintf(row[c], TABLE_CELL, ">=%.0f", lo);
+				else
+					snprintf(row[c], TABLE_CELL, "%.0f", est);
+				c++;
+			}
+		}
+		for (size_t k = 0; k < ncols; k++)
+			if (strlen(row[k]) > width[k])
+				width[k] = strlen(row[k]);
+		format_row_key(first, e, keys[r], sizeof keys[r]);
+	}
+	for (size_t c = 0; c < ncols; c++)
+		fprintf(out, "%*s  ", (int)width[c], headers[c]);
+	fputs("key\n", out);
+	for (size_t r = 0; r < rows; r++) {
+		for (size_t c = 0; c < ncols; c++)
+			fprintf(out, "%*s  ", (int)width[c], cells[r * ncols + c]);
+		text_put(out, keys[r], TEXT_FORM_TERMINAL);
+		fputc('\n', out);
+	}
+	if (!rows)
+		fprintf(out, "(no events in @%s)\n", first->name);
+	if (estimated)
+		fprintf(out, "est.: the whole run, from the %.2g%% of the target's CPU time the probes were armed%s\n",
+			100 * coverage->armed_share,
+			coverage->lower_bound ? "; >= only a lower bound (too little CPU time between calls to time them)"
+					      : "; 95% intervals with print()");
+	free(sorted);
+	free(cells);
+	free(keys);
+}
+
 int map_write_folded(const struct map *m, FILE *out)
 {
 	if (m->agg != MAP_AGG_COUNT && m->agg != MAP_AGG_SUM && m->agg != MAP_AGG_INT)

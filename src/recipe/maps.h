@@ -120,6 +120,13 @@ struct map_coverage {
 };
 void map_print(const struct map *m, FILE *out, size_t top, const struct map_coverage *coverage);
 
+/* A table of maps that share keys, one row per key of the first map,
+ * largest first: the first map's share of its total, then each map's value
+ * for that key (blank where it has none), and for count() maps under a
+ * budget (coverage) their whole-run estimate; the key last. Like strace -c.
+ * At most 8 maps; histograms show "?". */
+void map_table(const struct map *const *maps, size_t nmaps, FILE *out, const struct map_coverage *coverage);
+
 /* The whole-run estimate of a count of n events seen in a share coverage
  * of the run, and its 95% interval: a Poisson interval on n (Wilson-Hilferty;
  * [0, 3.69] for n = 0) divided by the coverage. Assumes the events fall as

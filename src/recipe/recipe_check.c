@@ -70,7 +70,7 @@ static const char *const builtin_names[] = {
 };
 
 static const char *const action_names[] = {
-	"print", "printf", "clear", "exit", "report", "flamegraph", "folded", "json", NULL,
+	"print", "printf", "clear", "exit", "report", "flamegraph", "folded", "json", "table", NULL,
 };
 
 /* The name=value options each call hands to its renderer; one a call would
@@ -646,6 +646,37 @@ static struct map_info *map_arg(struct checker *c, struct stmt *s, const char *f
 
 static void check_stmt_list(struct checker *c, struct stmt_list *l);
 
+/* table(@a, @b, ...): whole maps with as many keys as the first. */
+static void check_table(struct checker *c, struct expr *call)
+{
+	if (call->nargs < 1 || call->nargs > 8) {
+		ERR(c, call->loc, "table() takes 1 to 8 maps that share keys, like table(@calls, @time_ns, @errors)");
+		return;
+	}
+	struct map_info *first = NULL;
+	for (size_t i = 0; i < call->nargs; i++) {
+		struct expr *a = call->args[i];
+		if (a->kind != E_MAP || a->nargs) {
+			ERR(c, a->loc, "table() takes whole maps, like table(@calls, @time_ns)");
+			check_expr(c, a);
+			continue;
+		}
+		struct map_info *m = map_get(c, a->s, a->loc);
+		a->map = m;
+		if (!m)
+			continue;
+		m->shown = true;
+		if (!first)
+			first = m;
+		else if (c->final && m->keys_known && first->keys_known && m->nkeys != first->nkeys)
+			ERR(c, a->loc, "@%s has %zu key%s and @%s %zu: table() lines maps up by the same keys", m->name,
+			    m->nkeys, m->nkeys == 1 ? "" : "s", first->name, first->nkeys);
+		if (c->final && m->agg_known && (m->agg == MAP_AGG_HIST || m->agg == MAP_AGG_LHIST || m->agg == MAP_AGG_STR))
+			ERR(c, a->loc, "table() shows numbers: @%s holds %s", m->name,
+			    m->agg == MAP_AGG_STR ? "strings" : "histograms (print() it)");
+	}
+}
+
 static void check_call_stmt(struct checker *c, struct stmt *s)
 {
 	struct expr *call = s->call;
@@ -661,7 +692,7 @@ static void check_call_stmt(struct checker *c, struct stmt *s)
 			ERR(c, call->loc, "unknown statement '%s'; did you mean '%s'?", call->s, dym);
 		else
 			ERR(c, call->loc, "unknown statement '%s': statements are %s", call->s,
-			    "print, printf, clear, exit, report, flamegraph, folded, json");
+			    "print, printf, clear, exit, report, flamegraph, folded, json, table");
 		return;
 	}
 	s->action = action;
@@ -715,6 +746,9 @@ static void check_call_stmt(struct checker *c, struct stmt *s)
 	case A_EXIT:
 		if (call->nargs)
 			ERR(c, call->loc, "exit() takes no arguments");
+		break;
+	case A_TABLE:
+		check_table(c, call);
 		break;
 	case A_REPORT:
 		if (call->nargs != 1)

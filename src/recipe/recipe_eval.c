@@ -727,6 +727,14 @@ static int exec_stmt(struct recipe_run *run, const struct stmt *s)
 	case A_CLEAR:
 		map_clear(run->maps[call->args[0]->map->index]);
 		return EXEC_OK;
+	case A_TABLE: {
+		const struct map *maps[8];
+		size_t n = 0;
+		for (size_t i = 0; i < call->nargs && n < 8; i++)
+			maps[n++] = run->maps[call->args[i]->map->index];
+		map_table(maps, n, run->out, &run->coverage);
+		return EXEC_OK;
+	}
 	case A_PRINT: {
 		const struct expr *a = call->args[0];
 		if (a->kind == E_MAP && !a->nargs) {

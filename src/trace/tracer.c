@@ -1415,7 +1415,7 @@ static void finish_stats(struct tracer *t, uint64_t end)
 		 * here. When the windows are not much longer than that — calls
 		 * come often, or between sleeps, with little CPU between them —
 		 * the share over-counts the CPU that could have made calls. */
-		st->estimate_lower_bound = st->entries && t->cpu.armed_ns / (double)st->entries < TRACER_TIMEABLE_CPU_NS;
+		st->estimate_lower_bound = st->hits && t->cpu.armed_ns / (double)st->hits < TRACER_TIMEABLE_CPU_NS;
 		if (st->entries && st->armed_fraction > 0) {
 			st->entries_estimated = (double)st->entries / st->armed_fraction;
 			run_notes_add(notes, "function entries: %" PRIu64 " measured while the probes were armed (%.2g%% "

@@ -6,6 +6,7 @@
  * (MAX_DEPTH) so hostile input cannot exhaust the C stack.
  */
 #include "recipe/recipe_lex.h"
+#include "symbols/name_pattern.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -679,6 +680,12 @@ static bool parse_spec(struct parser *p, struct probe *pr, bool allow_fileline)
 		}
 		if (!*pr->spec) {
 			ERR(p, pr->spec_loc, "empty probe spec: name a function");
+			return false;
+		}
+		const char *problem = allow_fileline && pr->spec_kind == PROBE_SPEC_NAME
+					      ? name_pattern_problem(pr->spec) : NULL;
+		if (problem) {
+			ERR(p, pr->spec_loc, "%s", problem);
 			return false;
 		}
 		advance(p);

@@ -60,7 +60,7 @@ expect_hint "profile:hz:99" "use \`sample\` with \`set frequency 99\`" 'profile:
 expect_hint "comm" "thread.name" 'sample { @[comm] = count(); }'
 expect_hint "arg0" "arg(NAME)" 'function "f" { @[arg0] = count(); }'
 expect_hint "\$x++" "write \$x = \$x + 1" 'sample { $x = 1; $x++; printf("%d", $x); }'
-expect_hint "@n += 1" "@m\[key\] = count()" 'sample { @n += 1; }'
+expect_hint "@n += 1" "no ++, --, += or -= here.*@m\[key\] = count()" 'sample { @n += 1; }'
 expect_hint "delete()" "clear(@m)" 'sample { @m[tid] = count(); } end { delete(@m[1]); }'
 
 # ---- probe names: globs, suffixes, closest names, malformed ----

@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# The command line: --help, --version, and the man page agree with them.
+# The command line: --help, --version, and the man page agree with them;
+# options after the PID, run flags, subcommand mistakes, ranges, probe
+# names (globs, suffixes, closest names), bpftrace habits, the output
+# directory and the line naming its files, OSC 8 links on source locations.
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
 
 "$XGDBPROF" --help >"$TMP/help"
@@ -16,4 +19,141 @@ for sub in $(sed -n '/^Subcommands:/,/^$/p' "$TMP/help" | awk 'NF>1 && $1 != "Su
 	"$XGDBPROF" "$sub" --help >/dev/null
 	check "xgdbprof $sub --help exits 0" test $? -eq 0
 done
+
+# expect_usage "what" PATTERN args...: exit 2 and one stderr line matching.
+expect_usage() {
+	local what=$1 pattern=$2; shift 2
+	"$XGDBPROF" "$@" >"$TMP/u.out" 2>"$TMP/u.err" </dev/null
+	local status=$? lines
+	lines=$(wc -l <"$TMP/u.err")
+	if [ "$status" -eq 2 ] && [ "$lines" -eq 1 ] && grep -q -- "$pattern" "$TMP/u.err"; then
+		ok "$what: $(cat "$TMP/u.err")"
+	else
+		not_ok "$what: status $status (want 2), $lines line(s):"; show "$TMP/u.err"
+	fi
+}
+
+# ---- subcommand mistakes and ranges (no target needed) ----
+expect_usage "a subcommand without its PID" "missing PID" dump
+expect_usage "probes without its PID" "missing PID" probes insert
+expect_usage "an unknown word" "unknown subcommand 'frobnicate'.*dump, demangle, check" frobnicate
+expect_usage "a typo of a subcommand" "unknown subcommand 'dumq'; did you mean 'dump'" dumq
+expect_usage "top, not there yet" "xgdbprof top.*not available yet" top
+expect_usage "-F 0 names the range" "from 1 to 10000 Hz" -F 0 1
+expect_usage "-F 20000 names the range" "from 1 to 10000 Hz" -F 20000 1
+expect_usage "--max-stopped 0 names the range" "from 1 to 100%" --max-stopped 0 1
+expect_usage "--top 0 names the range" "--top takes a whole number from 1" --top 0 1
+expect_usage "--timeout 0 names the range" "--timeout takes a whole number from 1" --timeout 0 1
+expect_usage "--threads takes running, all or /regex/" "--threads takes running, all or /regex/" \
+	999999999 --threads sometimes
+expect_usage "two PIDs" "exactly one PID" 1 2
+expect_usage "a PID and a command" "not both" 1 -- true
+
+# ---- bpftrace habits get a hint ----
+expect_hint() {   # expect_hint "what" PATTERN RECIPE-TEXT [PID]: a run refuses it (2), naming the fix
+	"$XGDBPROF" -e "$3" "${4:-999999999}" >"$TMP/h.out" 2>"$TMP/h.err"
+	local status=$?
+	if [ "$status" -eq 2 ] && head -1 "$TMP/h.err" | grep -q -- "$2"; then ok "$1: $(head -1 "$TMP/h.err")"
+	else not_ok "$1: status $status (want 2)"; show "$TMP/h.err"; fi
+}
+expect_hint "profile:hz:99" "use \`sample\` with \`set frequency 99\`" 'profile:hz:99 { @[ustack] = count(); }'
+expect_hint "comm" "thread.name" 'sample { @[comm] = count(); }'
+expect_hint "arg0" "arg(NAME)" 'function "f" { @[arg0] = count(); }'
+expect_hint "\$x++" "write \$x = \$x + 1" 'sample { $x = 1; $x++; printf("%d", $x); }'
+expect_hint "@n += 1" "no ++, --, += or -= here.*@m\[key\] = count()" 'sample { @n += 1; }'
+expect_hint "delete()" "clear(@m)" 'sample { @m[tid] = count(); } end { delete(@m[1]); }'
+
+# ---- probe names: globs, suffixes, closest names, malformed ----
+TREE=$FIXTURES/trace_tree
+"$XGDBPROF" probes 'trace_tree::tree::*' "$TREE" >"$TMP/glob" 2>&1
+check "a glob selects a module's functions" \
+	sh -c "grep -q 'function trace_tree::tree::Tree<K,V>::insert' '$TMP/glob' && ! grep -v '^0x.*trace_tree::tree::' '$TMP/glob' | grep -q '^0x'"
+"$XGDBPROF" probes Tree::insert "$TREE" >"$TMP/suffix" 2>&1
+check "a trailing path selects every function it ends, not BTreeMap's" \
+	sh -c "grep -q '^Tree::insert: 2 sites' '$TMP/suffix' && ! grep -q BTree '$TMP/suffix'"
+"$XGDBPROF" probes insert "$TREE" >"$TMP/last" 2>&1
+check "a bare name selects every ...::insert" \
+	sh -c "grep -q 'Tree<K,V>::insert<u64, u64>' '$TMP/last' && grep -q 'Vec<T,A>::insert' '$TMP/last'"
+check "no inlined copy at a DWARF tombstone address (0 or 1)" sh -c "! grep -q '^0x000000000000000[01] ' '$TMP/last'"
+"$XGDBPROF" probes insrt "$TREE" >"$TMP/near" 2>&1
+check "closest names by path: insrt -> Tree::insert first, no libc setres*" \
+	sh -c "grep -q 'closest names: trace_tree::tree::Tree::insert' '$TMP/near' && ! grep -q setres '$TMP/near'"
+expect_usage "a name ending in ::" "ends with '::'.*\*" probes 'trace_tree::tree::' "$TREE"
+expect_usage "a name with a call's parentheses" "no parentheses" probes 'Tree::insert(k)' "$TREE"
+
+# ---- live runs ----
+require_attach
+start_counter
+# A malformed probe name is refused by the recipe check: exit 2, and gdb
+# never started (the target was never traced).
+expect_hint "a malformed probe name, before attaching" "ends with '::'" \
+	'function "counter::" { @n = count(); }' "$COUNTER_PID"
+check "target untouched by the refused probe" target_runs_free "$COUNTER_PID" "$PROGRESS"
+
+# Options after the PID; --threads, --max-stopped, --top, --annotate on a run.
+mkdir "$TMP/cwd"
+(cd "$TMP/cwd" && "$XGDBPROF" "$COUNTER_PID" -d 1500ms --recipe hot-cpu -F 10000 --max-stopped 1 \
+	--threads all --top 1 --annotate >"$TMP/run.out" 2>"$TMP/run.err")
+check "options after the PID: the run succeeds" test $? -eq 0 || show "$TMP/run.err"
+check "--threads all reaches the sampler" grep -q 'threads: all' "$TMP/run.out" || show "$TMP/run.out"
+check "--max-stopped 1 is the budget kept" grep -q 'stopped under 1% of the time' "$TMP/run.out" || show "$TMP/run.out"
+check "--top 1: one code path" sh -c "grep -q '#1 hottest code path' '$TMP/run.out' && ! grep -q '#2 hottest code path' '$TMP/run.out'"
+check "--annotate: source lines follow the report" grep -q '^ROUTINE ' "$TMP/run.out"
+
+# Without -o: one directory, named for the recipe, the program and the PID,
+# and the last line names every file in it.
+dirs=$(cd "$TMP/cwd" && ls -d xgdbprof-hot-cpu-counter-"$COUNTER_PID"-* 2>/dev/null)
+check "one output directory named xgdbprof-hot-cpu-counter-PID-STAMP" \
+	sh -c "[ \$(ls '$TMP/cwd' | wc -l) -eq 1 ] && echo '$dirs' | grep -qx 'xgdbprof-hot-cpu-counter-$COUNTER_PID-[0-9]\{8\}-[0-9]\{6\}'"
+last=$(tail -1 "$TMP/run.err")
+named=$(echo "$last" | sed -n 's/^xgdbprof: profile saved in [^:]*: \([^;]*\);.*/\1/p' | sed 's/ ([^)]*)//g; s/, /\n/g' | sort)
+actual=$(ls "$TMP/cwd/$dirs" 2>/dev/null | sort)
+check "the last line names every file written, and only those" \
+	sh -c "[ -n '$named' ] && [ '$named' = '$actual' ]" || { echo "  last: $last"; echo "  files: $actual"; }
+
+# -- COMMAND: everything after -- is the command's, options included.
+"$XGDBPROF" -d 300ms -e 'sample { @n = count(); }' -o "$TMP/cmd-out" -- \
+	/bin/sh -c 'echo "args: $*"; sleep 1' sh -d 5s --top 3 >"$TMP/cmd.out" 2>"$TMP/cmd.err"
+check "after --, -d and --top are the command's" grep -qx 'args: -d 5s --top 3' "$TMP/cmd.out" || show "$TMP/cmd.err"
+
+# A run killed before it wrote anything leaves no directory, not even -o's.
+"$XGDBPROF" -v -d 60s -o "$TMP/killed" "$COUNTER_PID" >/dev/null 2>"$TMP/killed.err" &
+XP=$!
+for _ in $(seq 1 400); do grep -q 'first sample' "$TMP/killed.err" && break; sleep 0.05; done
+G=$(gdb_child_of "$XP")
+kill -9 "$XP"
+[ -n "$G" ] && wait_exit "$G" 20
+check "a run killed mid-way leaves no output directory" test ! -e "$TMP/killed"
+check "target runs free after the killed run" target_runs_free "$COUNTER_PID" "$PROGRESS"
+
+# ---- OSC 8 links on source locations ----
+OUT=$TMP/cwd/$dirs
+ESC=$(printf '\033')
+"$XGDBPROF" report "$OUT" >"$TMP/pipe.txt"
+check "a pipe gets no escape sequence" sh -c "! grep -q '$ESC' '$TMP/pipe.txt'"
+"$XGDBPROF" report --links "$OUT" >"$TMP/links.txt"
+check "--links: counter.c:N is an OSC 8 link to file://HOST/abs/path" \
+	grep -q "${ESC}]8;;file://$(hostname)/[^$ESC]*/tests/fixtures/counter.c${ESC}\\\\[^$ESC]*counter.c:[0-9]*${ESC}]8;;${ESC}\\\\" "$TMP/links.txt"
+check "--links: the URL is canonical (no /../)" sh -c "! grep -q 'file://[^$ESC]*/\.\./' '$TMP/links.txt'"
+check "--links: a path that is not here gets no link" sh -c "! grep -q '${ESC}]8;;[^$ESC]*sysdeps' '$TMP/links.txt'"
+script -qec "'$XGDBPROF' report '$OUT'" /dev/null >"$TMP/tty.txt" 2>&1
+check "a terminal gets links" grep -q "${ESC}]8;;file://" "$TMP/tty.txt"
+NO_COLOR=1 script -qec "'$XGDBPROF' report '$OUT'" /dev/null >"$TMP/nocolor.txt" 2>&1
+check "NO_COLOR: no links on a terminal" sh -c "! grep -q '${ESC}]8;;' '$TMP/nocolor.txt'"
+script -qec "'$XGDBPROF' report --no-links '$OUT'" /dev/null >"$TMP/nolinks.txt" 2>&1
+check "--no-links: no links on a terminal" sh -c "! grep -q '${ESC}]8;;' '$TMP/nolinks.txt'"
+script -qec "'$XGDBPROF' '$COUNTER_PID' -d 500ms -o '$TMP/tty-run'" /dev/null >"$TMP/ttyrun.txt" 2>&1
+check "a run's report on a terminal gets links" grep -q "${ESC}]8;;file://" "$TMP/ttyrun.txt"
+# Target text stays escaped: a source path holding ESC, present here, is
+# linked with %1B in the URL and shown as \x1b; no raw ESC but the links'.
+evil="$TMP/evil${ESC}[31mred.c"
+cp "$TOP_SRCDIR/tests/fixtures/counter.c" "$evil"
+counter_c=$(grep -o '"[^"]*/tests/fixtures/counter.c"' "$OUT/profile.json" | head -1 | tr -d '"')
+mkdir "$TMP/evil-profile"
+sed "s|$counter_c|$TMP/evil\\\\u001b[31mred.c|g" "$OUT/profile.json" >"$TMP/evil-profile/profile.json"
+"$XGDBPROF" report --links "$TMP/evil-profile" >"$TMP/evil.txt" 2>&1
+check "a hostile path is linked with %1B" grep -q 'file://[^ ]*/evil%1B%5B31mred.c' "$TMP/evil.txt" || show "$TMP/evil.txt"
+check "no raw ESC but the links' own" \
+	sh -c "sed 's/${ESC}]8;;[^$ESC]*${ESC}\\\\//g' '$TMP/evil.txt' | grep -c '$ESC' | grep -qx 0"
+check "the hostile path is shown escaped" grep -q 'evil\\x1b\[31mred.c' "$TMP/evil.txt"
 finish

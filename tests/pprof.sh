@@ -40,7 +40,7 @@ check "hot-cpu run exits 0" test $? -eq 0 || show "$TMP/run.err"
 PB=$TMP/run/profile.pb.gz
 check "the run wrote profile.pb.gz" test -s "$PB"
 check "the run wrote profile.speedscope.json" test -s "$TMP/run/profile.speedscope.json"
-check "the run says where they are" grep -q 'for go tool pprof: profile.pb.gz' "$TMP/run.err"
+check "the run says where they are" grep -q 'profile.pb.gz (for go tool pprof)' "$TMP/run.err"
 check "profile.pb.gz is gzip" sh -c "gzip -t '$PB'"
 
 # -top: the same shares as our report (its JSON form, the same model).

@@ -51,6 +51,14 @@ status=$?
 check "target exiting mid-session: xgdbprof exits with its status (7)" test "$status" -eq 7
 check "target exiting mid-session: said on stderr" grep -q 'exited' "$TMP/short.err"
 
+# -v says when the first sample was taken (the output directory appears
+# only with the first file, at the end).
+wait_for_first_sample() {
+	local i
+	for i in $(seq 1 400); do grep -q 'first sample' "$1" 2>/dev/null && return 0; sleep 0.05; done
+	return 1
+}
+
 # Sampling runs in both of gdb's stop modes (non-stop stops single threads,
 # so a thread left stopped would not show in the process's own state).
 for mode in --all-stop --non-stop; do
@@ -58,9 +66,9 @@ for mode in --all-stop --non-stop; do
 	# detached first, then the report of what was collected is written.
 	for sig in INT TERM HUP; do
 		out=$TMP/run$mode-$sig
-		"$XGDBPROF" $mode --recipe hot-cpu -d 60s -F 49 -o "$out" "$COUNTER_PID" >"$out.txt" 2>"$out.err" &
+		"$XGDBPROF" -v $mode --recipe hot-cpu -d 60s -F 49 -o "$out" "$COUNTER_PID" >"$out.txt" 2>"$out.err" &
 		XP=$!
-		wait_for_dir "$out"   # sampling starts right after the output directory exists
+		wait_for_first_sample "$out.err"
 		sleep 1.5
 		kill -"$sig" "$XP"
 		if wait_exit "$XP" 20; then ok "run $mode, SIG$sig: xgdbprof exited"; else
@@ -73,9 +81,9 @@ for mode in --all-stop --non-stop; do
 	# gdb killed in the middle of a sampling run: the target is woken and
 	# detached by the kernel; what was collected is still reported.
 	out=$TMP/run$mode-gdbkill
-	"$XGDBPROF" $mode --recipe hot-cpu -d 60s -F 49 -o "$out" "$COUNTER_PID" >"$out.txt" 2>"$out.err" &
+	"$XGDBPROF" -v $mode --recipe hot-cpu -d 60s -F 49 -o "$out" "$COUNTER_PID" >"$out.txt" 2>"$out.err" &
 	XP=$!
-	wait_for_dir "$out"
+	wait_for_first_sample "$out.err"
 	sleep 1.5
 	G=$(gdb_child_of "$XP") && kill -9 "$G"
 	if wait_exit "$XP" 20; then ok "run $mode, gdb SIGKILL: xgdbprof exited"; else

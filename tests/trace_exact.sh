@@ -33,7 +33,7 @@ check "no 'profile saved in' when nothing was saved" sh -c "! grep -q 'profile s
 (cd "$TMP" && "$XGDBPROF" -e 'set exact true; function "counted_call" { @calls = count(); }' \
 	-- "$FIXTURES/churn" 5 0 0 >/dev/null 2>&1)
 check "no empty output directory of ours left behind" \
-	sh -c "! ls -d '$TMP'/xgdbprof-churn-* >/dev/null 2>&1"
+	sh -c "! ls -d '$TMP'/xgdbprof-* >/dev/null 2>&1"
 
 # Attached, not launched: the program waits for a go file, xgdbprof
 # attaches and arms, then the program makes its calls — from its main thread

@@ -44,6 +44,38 @@ struct source_map *cli_source_map(struct xerr *e)
 	return map;
 }
 
+bool cli_links_wanted(bool to_tty)
+{
+	if (cli_globals.links != CLI_LINKS_AUTO)
+		return cli_globals.links == CLI_LINKS_ALWAYS;
+	return to_tty && !getenv("NO_COLOR");
+}
+
+size_t cli_edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 63 || lb > 63)
+		return la > lb ? la : lb;
+	size_t row[64];
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
 static void say(const char *fmt, va_list ap)
 {
 	fputs("xgdbprof: ", stderr);

@@ -26,6 +26,7 @@ struct cli_globals {
 	bool verbose;              /* -v */
 	enum cli_stop_mode { CLI_STOP_AUTO, CLI_STOP_ALL, CLI_STOP_NON } stop_mode;  /* --all-stop, --non-stop */
 	int timeout_ms;            /* --timeout */
+	enum cli_links { CLI_LINKS_AUTO, CLI_LINKS_ALWAYS, CLI_LINKS_NEVER } links;  /* --links, --no-links */
 	uint64_t start_ns;         /* CLOCK_MONOTONIC when xgdbprof started */
 };
 
@@ -36,6 +37,14 @@ struct session_options cli_session_options(void);
 /* The source map the --source-map options describe (plus rust-src
  * discovery), or NULL with e. Caller frees with source_map_free. */
 struct source_map *cli_source_map(struct xerr *e);
+
+/* Whether source locations in a text report become OSC 8 hyperlinks:
+ * --links / --no-links, else only on a terminal (to_tty) without NO_COLOR
+ * (a pipe or a file would keep the escape sequences as bytes). */
+bool cli_links_wanted(bool to_tty);
+
+/* Levenshtein distance between two short words (for "did you mean"). */
+size_t cli_edit_distance(const char *a, const char *b);
 
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_usage_error(const char *subcommand, const char *message);
@@ -70,9 +79,19 @@ struct symbolizer;
  * was loaded and its build-id). */
 void cli_profile_add_modules(struct profile *p, struct symbolizer *sym);
 
-/* Writes p for other tools into dir: profile.pb.gz (pprof) and
- * profile.speedscope.json. Returns 0, or XGP_EXIT_FAILURE (said). */
-int cli_save_profile_exports(const struct profile *p, const char *dir);
+/* The names of the files a run wrote into its output directory, in order,
+ * for its last line. Names past the capacity are dropped. */
+#define CLI_MAX_FILES_WRITTEN 32
+struct cli_files_written {
+	char names[CLI_MAX_FILES_WRITTEN][128];
+	int n;
+};
+void cli_files_written_add(struct cli_files_written *w, const char *name);
+
+/* Writes p for other tools into dir (which exists): profile.pb.gz (pprof)
+ * and profile.speedscope.json, each added to written once saved. Returns 0,
+ * or XGP_EXIT_FAILURE (said). */
+int cli_save_profile_exports(const struct profile *p, const char *dir, struct cli_files_written *written);
 
 /* The default mode: run a recipe against a PID or a launched command. */
 #define RUN_MAX_DEFINES 64
@@ -84,6 +103,10 @@ struct run_request {
 	double duration_s;
 	bool duration_set;
 	double frequency_hz;       /* 0: as the recipe says */
+	const char *threads;       /* --threads running|all|/regex/, or NULL */
+	int max_stopped_percent;   /* --max-stopped; 0: as the recipe says */
+	size_t top;                /* --top: paths in text reports; 0: as the recipe says */
+	bool annotate;             /* --annotate: source lines after each text report */
 	const char *output_dir;
 	bool launch;               /* argv is a command to start, not a PID */
 	char **argv;

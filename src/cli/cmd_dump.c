@@ -381,7 +381,7 @@ static int parse_dump_options(int argc, char **argv, struct dump_options *o)
 		return cli_usage_error("dump", "--check-walkers compares the dwfl walker with gdb: drop --walker gdb");
 	o->launch = optind > 1 && strcmp(argv[optind - 1], "--") == 0;
 	if (optind >= argc)
-		return cli_usage_error("dump", o->launch ? "no command given after --" : "give a PID or -- COMMAND");
+		return cli_usage_error("dump", o->launch ? "no command given after --" : "missing PID: give a PID or -- COMMAND");
 	return -1;
 }
 

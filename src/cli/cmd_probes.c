@@ -42,6 +42,8 @@ int cmd_probes(int argc, char **argv)
 			return cli_getopt_error("probes", c, argv);
 		}
 	}
+	if (argc - optind == 1)
+		return cli_usage_error("probes", "missing PID: give a SPEC and a PID or an executable");
 	if (argc - optind != 2)
 		return cli_usage_error("probes", "give a SPEC and a PID or an executable");
 	const char *spec_text = argv[optind], *target = argv[optind + 1];

@@ -46,6 +46,8 @@ static void report_usage(FILE *out)
 	      "      --inlined-suffix    folded: mark inlined frames with \"_[i]\" (inferno)\n"
 	      "      --color WHEN        auto (default: on a terminal without NO_COLOR),\n"
 	      "                          always, never\n"
+	      "      --links, --no-links text: source locations as terminal hyperlinks\n"
+	      "                          (default: on a terminal without NO_COLOR)\n"
 	      "  -h, --help              show this help\n", out);
 }
 
@@ -96,6 +98,7 @@ static int render_report(const struct profile *p, render_fn *render, const char 
 	struct winsize ws;
 	if (to_tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
 		ro->width = ws.ws_col;
+	ro->links = render == report_text && cli_links_wanted(to_tty);
 	ro->source_map = smap;
 
 	FILE *out = stdout;
@@ -136,6 +139,8 @@ int cmd_report(int argc, char **argv)
 		{ "inverted", no_argument, NULL, 'I' },
 		{ "color", required_argument, NULL, 'C' },
 		{ "colour", required_argument, NULL, 'C' },
+		{ "links", no_argument, NULL, 'L' },
+		{ "no-links", no_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -175,6 +180,8 @@ int cmd_report(int argc, char **argv)
 		case 'i': ro.inlined_suffix = true; break;
 		case 'I': ro.inverted = true; break;
 		case 'C': color = optarg; break;
+		case 'L': cli_globals.links = CLI_LINKS_ALWAYS; break;
+		case 'k': cli_globals.links = CLI_LINKS_NEVER; break;
 		case 'h':
 			report_usage(stdout);
 			source_map_free(smap);

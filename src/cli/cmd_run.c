@@ -22,6 +22,7 @@
 #include "trace/tracer.h"
 #include "util/clock.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <limits.h>
@@ -58,7 +59,8 @@ struct run_context {
 	uint64_t start_ns;
 	int reports_written;
 	bool profile_saved;        /* a profile.json in output_dir: `xgdbprof report DIR` works */
-	int files_written;         /* other files saved in output_dir */
+	bool output_dir_made;      /* output_dir exists: made on the first file, not before */
+	struct cli_files_written written;  /* what output_dir holds of ours, in order */
 	/* The recipe's probes, as handed to the producers; interval probes'
 	 * next due time per probe. */
 	size_t nprobes;
@@ -131,6 +133,19 @@ static int output_path(const struct run_context *rc, const char *name, char *out
 	return 0;
 }
 
+/* The output directory appears with the run's first file: a run that
+ * writes nothing (a trace that only prints) leaves no directory behind,
+ * even when it is killed. */
+static int ensure_output_dir(struct run_context *rc, struct xerr *e)
+{
+	if (rc->output_dir_made)
+		return 0;
+	if (output_dir_prepare(rc->output_dir, true, e) < 0)
+		return -1;
+	rc->output_dir_made = true;
+	return 0;
+}
+
 static struct profile *profile_of_map(struct run_context *rc, const struct map *m, struct xerr *e)
 {
 	struct profile *p = profile_new();
@@ -151,7 +166,10 @@ static void report_defaults(const struct run_context *rc, const struct recipe_re
 {
 	recipe_report_options(o, ro);
 	ro->color = rc->stdout_tty && !getenv("NO_COLOR");
+	ro->links = cli_links_wanted(rc->stdout_tty);
 	ro->source_map = rc->source_map;
+	if (rc->request->top > 0)
+		ro->top = rc->request->top;
 }
 
 static int sink_report(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e)
@@ -163,19 +181,27 @@ static int sink_report(void *ctx, const struct map *m, const struct recipe_repor
 	struct report_options ro;
 	report_defaults(rc, o, &ro);
 	int result = report_text(p, stdout, &ro, e);
+	if (result == 0 && rc->request->annotate) {
+		fputc('\n', stdout);
+		result = report_annotate(p, stdout, &ro, e);
+	}
 	fflush(stdout);
 	/* The first report's profile is the run's saved profile: `xgdbprof
 	 * report DIR` re-renders exactly what was shown. */
-	char path[PATH_MAX + 64];
+	char name[256], path[PATH_MAX + 300];
 	if (rc->reports_written == 0)
-		snprintf(path, sizeof path, "%s/profile.json", rc->output_dir);
+		snprintf(name, sizeof name, "profile.json");
 	else
-		snprintf(path, sizeof path, "%s/profile-%s.json", rc->output_dir, map_name(m));
+		snprintf(name, sizeof name, "profile-%.200s.json", map_name(m));
+	snprintf(path, sizeof path, "%s/%s", rc->output_dir, name);
+	if (result == 0)
+		result = ensure_output_dir(rc, e);
 	if (result == 0)
 		result = profile_save(p, path, e);
 	if (result == 0) {
 		rc->reports_written++;
 		rc->profile_saved = true;
+		cli_files_written_add(&rc->written, name);
 	}
 	profile_free(p);
 	return result;
@@ -191,13 +217,18 @@ static int sink_render(struct run_context *rc, const struct map *m, const struct
 	struct report_options ro;
 	report_defaults(rc, o, &ro);
 	ro.color = false;
+	ro.links = false;
 	char path[PATH_MAX + 64];
-	int result = output_path(rc, o && o->path ? o->path : default_name, path, sizeof path, e);
+	const char *name = o && o->path ? o->path : default_name;
+	int result = output_path(rc, name, path, sizeof path, e);
+	if (result == 0)
+		result = ensure_output_dir(rc, e);
 	if (result == 0)
 		result = report_to_file(render, p, path, &ro, e);
 	if (result == 0) {
-		fprintf(stderr, "xgdbprof: %s written to %s\n", what, path);
-		rc->files_written += strncmp(path, rc->output_dir, strlen(rc->output_dir)) == 0;
+		if (cli_globals.verbose)
+			fprintf(stderr, "xgdbprof: %s written to %s\n", what, path);
+		cli_files_written_add(&rc->written, name);
 	}
 	profile_free(p);
 	return result;
@@ -347,23 +378,41 @@ static int module_build_id(const struct symbolizer_module *m, void *arg)
 	return 0;
 }
 
-/* -o DIR was checked before attaching; it is created only now, as the
- * sampling begins (the default name needs the target anyway). */
-static int make_output_dir(struct run_context *rc, struct xerr *e)
+/* s reduced to a short name safe in a path and on a terminal (the
+ * executable's name comes from the target). */
+static void put_name_part(char *out, size_t size, const char *s)
+{
+	size_t n = 0;
+	for (; *s && n + 1 < size && n < 32; s++) {
+		unsigned char c = (unsigned char)*s;
+		out[n++] = (isalnum(c) || c == '-' || c == '_' || c == '.') ? (char)c : '_';
+	}
+	out[n] = '\0';
+}
+
+/* -o DIR was checked before attaching; without it the name says what the
+ * run was: xgdbprof-RECIPE-EXE-PID-YYYYmmdd-HHMMSS. Either is created only
+ * when the first file is written (ensure_output_dir). */
+static void choose_output_dir(struct run_context *rc)
 {
 	if (rc->request->output_dir) {
 		snprintf(rc->output_dir, sizeof rc->output_dir, "%s", rc->request->output_dir);
-	} else {
-		const char *base = strrchr(rc->exe, '/');
-		time_t now = time(NULL);
-		struct tm tm;
-		char stamp[32];
-		localtime_r(&now, &tm);
-		strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-		snprintf(rc->output_dir, sizeof rc->output_dir, "xgdbprof-%s-%d-%s", base ? base + 1 : "target",
-			 (int)rc->pid, stamp);
+		return;
 	}
-	return output_dir_prepare(rc->output_dir, true, e);
+	char recipe[40], exe[40], stamp[32];
+	const char *base = strrchr(rc->recipe_name, '/');
+	base = base ? base + 1 : rc->recipe_name;
+	put_name_part(recipe, sizeof recipe, strcmp(base, "-e") == 0 ? "oneliner" : base);
+	char *suffix = strstr(recipe, ".recipe");
+	if (suffix && suffix[7] == '\0')
+		*suffix = '\0';
+	base = strrchr(rc->exe, '/');
+	put_name_part(exe, sizeof exe, base ? base + 1 : "target");
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+	snprintf(rc->output_dir, sizeof rc->output_dir, "xgdbprof-%s-%s-%d-%s", recipe, exe, (int)rc->pid, stamp);
 }
 
 static enum sampler_threads sampler_threads_of(const struct recipe_options *o, char *label, size_t size)
@@ -427,6 +476,15 @@ static int run_open(struct run_context *rc)
 			recipe_free(rc->recipe);
 			return cli_input_error("--frequency: %s", e.msg);
 		}
+	}
+	if (req->max_stopped_percent > 0) {
+		snprintf(value, sizeof value, "%d%%", req->max_stopped_percent);
+		recipe_set_option(rc->recipe, "max_stopped", value, NULL);   /* range checked by main */
+	}
+	if (req->threads && recipe_set_option(rc->recipe, "threads", req->threads, &e) < 0) {
+		recipe_free(rc->recipe);
+		return cli_input_error("--threads takes running, all or /regex/ over thread names (not '%.100s')",
+				       req->threads);
 	}
 	rc->nprobes = recipe_probe_count(rc->recipe);
 	rc->probes = calloc(rc->nprobes ? rc->nprobes : 1, sizeof *rc->probes);
@@ -519,8 +577,9 @@ static int run_start(struct run_context *rc)
 	rc->sym = symbolizer_new_pid(rc->pid, &e);
 	if (rc->sym)
 		rc->source_map = cli_source_map(&e);
-	if (!rc->sym || !rc->source_map || !rc->raw || make_output_dir(rc, &e) < 0)
+	if (!rc->sym || !rc->source_map || !rc->raw)
 		return cli_error("%s", e.msg);
+	choose_output_dir(rc);
 	symbolizer_set_source_map(rc->sym, rc->source_map);
 	symbolizer_foreach_module(rc->sym, module_build_id, rc, NULL);
 
@@ -567,8 +626,6 @@ static int run_trace(struct run_context *rc, const struct sampler_config *cfg, c
 		exit_code = cli_input_error("%s", e.msg);
 		recipe_run_free(rc->run);
 		rc->run = NULL;
-		if (!rc->request->output_dir)
-			rmdir(rc->output_dir);
 		return exit_code;
 	}
 	if (traced < 0) {
@@ -642,6 +699,27 @@ static int run_collect(struct run_context *rc)
 	return exit_code;
 }
 
+/* The run's last line: the directory and every file written there, or
+ * nothing when nothing was (and no directory was made). */
+static void say_files_written(const struct run_context *rc)
+{
+	if (rc->written.n == 0)
+		return;
+	fprintf(stderr, "xgdbprof: %s %s: ", rc->profile_saved ? "profile saved in" : "output saved in",
+		rc->output_dir);
+	for (int i = 0; i < rc->written.n; i++) {
+		const char *name = rc->written.names[i];
+		fprintf(stderr, "%s%s", i ? ", " : "", name);
+		if (strcmp(name, "profile.pb.gz") == 0)
+			fputs(" (for go tool pprof)", stderr);
+		else if (strcmp(name, "profile.speedscope.json") == 0)
+			fputs(" (for speedscope)", stderr);
+	}
+	if (rc->profile_saved)
+		fprintf(stderr, "; re-render with `xgdbprof report %s`", rc->output_dir);
+	fputc('\n', stderr);
+}
+
 /* Detaches (or ends the launched command's session), and only then runs
  * END, whose report calls render what was collected; saves the raw profile
  * if no report did, frees everything. Returns the run's exit code, given
@@ -670,21 +748,16 @@ static int run_finish(struct run_context *rc, int exit_code)
 		if (rc->reports_written == 0 && sampled) {
 			char path[PATH_MAX + 16];
 			snprintf(path, sizeof path, "%s/profile.json", rc->output_dir);
-			if (profile_save(rc->raw, path, &e) < 0)
+			if (ensure_output_dir(rc, &e) < 0 || profile_save(rc->raw, path, &e) < 0) {
 				cli_error("%s", e.msg);
-			else
+			} else {
 				rc->profile_saved = true;
+				cli_files_written_add(&rc->written, "profile.json");
+			}
 		}
-		if (sampled && rc->output_dir[0] && cli_save_profile_exports(rc->raw, rc->output_dir) == 0)
-			rc->files_written++;
-		if (rc->output_dir[0] && rc->profile_saved)
-			fprintf(stderr, "xgdbprof: profile saved in %s (re-render with `xgdbprof report %s`%s)\n",
-				rc->output_dir, rc->output_dir,
-				sampled ? "; for go tool pprof: profile.pb.gz, for speedscope: profile.speedscope.json" : "");
-		else if (rc->output_dir[0] && rc->files_written)
-			fprintf(stderr, "xgdbprof: output saved in %s\n", rc->output_dir);
-		else if (rc->output_dir[0] && !rc->request->output_dir)
-			rmdir(rc->output_dir);   /* ours, and empty: nothing to keep */
+		if (sampled && rc->output_dir_made)
+			cli_save_profile_exports(rc->raw, rc->output_dir, &rc->written);
+		say_files_written(rc);
 	}
 	recipe_run_free(rc->run);
 	free(rc->interval_next_ns);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 struct subcommand {
 	const char *name;
@@ -40,7 +41,15 @@ static const char usage_text[] =
 	"  -e, --expr TEXT         recipe text given on the command line\n"
 	"  -D, --define NAME=VALUE define a recipe parameter (repeatable)\n"
 	"  -d, --duration DURATION how long to run (500ms, 30s, 5m); overrides `set duration`\n"
-	"  -F, --frequency HZ      samples per second; overrides `set frequency`\n"
+	"  -F, --frequency HZ      samples per second, 1 to 10000; overrides `set frequency`\n"
+	"      --threads WHICH     running, all, or /regex/ over thread names; overrides\n"
+	"                          `set threads`\n"
+	"      --max-stopped PCT   budget of the target's time held stopped, 1 to 100 (5%);\n"
+	"                          overrides `set max_stopped`\n"
+	"  -n, --top N             hottest code paths in the run's text reports (default 5)\n"
+	"  -a, --annotate          add the hottest functions' source lines to text reports\n"
+	"      --links, --no-links source locations as terminal hyperlinks (default: on a\n"
+	"                          terminal without NO_COLOR)\n"
 	"  -o, --output DIR        where reports and the raw profile go (sampling runs\n"
 	"                          add profile.pb.gz for pprof, profile.speedscope.json)\n"
 	"  -s, --source-map FROM=TO  rewrite source paths under FROM to TO (repeatable);\n"
@@ -54,6 +63,8 @@ static const char usage_text[] =
 	"  -v, --verbose           log each gdb command and its time on stderr\n"
 	"  -h, --help              show this help\n"
 	"  -V, --version           show the version\n"
+	"\n"
+	"Options may come before or after the PID; everything after -- is the command.\n"
 	"\n"
 	"Subcommands:\n";
 
@@ -74,6 +85,52 @@ static const struct subcommand *find_subcommand(const char *name)
 		if (strcmp(name, subcommands[i].name) == 0)
 			return &subcommands[i];
 	return NULL;
+}
+
+/* The one line for a word that is neither a PID nor a subcommand: the
+ * closest subcommand when one is a typo away, else the list. */
+static int unknown_subcommand(const char *word)
+{
+	if (strcmp(word, "top") == 0)
+		return cli_input_error("`xgdbprof top` (a live view) is not available yet; `xgdbprof PID` "
+				       "samples for 10 s and prints a report");
+	const char *closest = NULL;
+	size_t best = 3;
+	for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++) {
+		size_t d = cli_edit_distance(word, subcommands[i].name);
+		if (d < best) {
+			best = d;
+			closest = subcommands[i].name;
+		}
+	}
+	if (closest)
+		return cli_input_error("unknown subcommand '%.100s'; did you mean '%s'? (a run takes a PID: "
+				       "`xgdbprof PID`)", word, closest);
+	char list[256] = "";
+	for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++) {
+		size_t used = strlen(list);
+		snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", subcommands[i].name);
+	}
+	return cli_input_error("unknown subcommand '%.100s': give a PID, -- COMMAND, or one of %s", word, list);
+}
+
+/* A whole number in [low, high] for option, else the usage error naming
+ * the range. Returns XGP_EXIT_OK or XGP_EXIT_USAGE. */
+static int parse_bounded(const char *option, const char *text, long low, long high, const char *unit,
+			 long *out)
+{
+	char *end;
+	long v = strtol(text, &end, 10);
+	if (end != text && strcmp(end, "%") == 0 && strcmp(unit, "%") == 0)
+		end++;
+	if (end == text || *end || v < low || v > high) {
+		char message[160];
+		snprintf(message, sizeof message, "%s takes a whole number from %ld to %ld%s (not '%.40s')",
+			 option, low, high, unit, text);
+		return cli_usage_error(NULL, message);
+	}
+	*out = v;
+	return XGP_EXIT_OK;
 }
 
 /* Appends the argument of a repeatable NAME=VALUE option to its list of at
@@ -103,6 +160,12 @@ int main(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "all-stop", no_argument, NULL, 'A' },
 		{ "non-stop", no_argument, NULL, 'N' },
+		{ "threads", required_argument, NULL, 'T' },
+		{ "max-stopped", required_argument, NULL, 'M' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "annotate", no_argument, NULL, 'a' },
+		{ "links", no_argument, NULL, 'L' },
+		{ "no-links", no_argument, NULL, 'l' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -111,8 +174,34 @@ int main(int argc, char **argv)
 	struct run_request run = { 0 };
 	cli_globals.start_ns = monotonic_ns();
 	int c, rc;
+	long number;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:r:e:D:d:F:o:s:vhV", options, NULL)) != -1) {
+	/* "+": a subcommand's options are its own, so parsing stops at the first
+	 * word; for a run it resumes after the PID (`xgdbprof 8987 -d 2s`). */
+	char *positional[2];
+	int npositional = 0;
+	bool after_dashes = false;
+	for (;;) {
+		int before = optind;
+		c = getopt_long(argc, argv, "+:r:e:D:d:F:o:s:n:avhV", options, NULL);
+		if (c == -1) {
+			if (optind > before && strcmp(argv[optind - 1], "--") == 0) {
+				after_dashes = true;
+				break;
+			}
+			if (optind >= argc)
+				break;
+			if (npositional == 0) {
+				const struct subcommand *sub = find_subcommand(argv[optind]);
+				if (sub)
+					return sub->run(argc - optind, argv + optind);
+			}
+			if (npositional < 2)
+				positional[npositional] = argv[optind];
+			npositional++;
+			optind++;
+			continue;
+		}
 		switch (c) {
 		case 'r': run.recipe = optarg; break;
 		case 'e': run.recipe_text = optarg; break;
@@ -130,10 +219,25 @@ int main(int argc, char **argv)
 		case 'F': {
 			char *end;
 			run.frequency_hz = strtod(optarg, &end);
-			if (*end || run.frequency_hz <= 0 || run.frequency_hz > 10000)
-				return cli_usage_error(NULL, "--frequency takes a rate in Hz between 0 and 10000");
+			if (end == optarg || (*end && strcasecmp(end, "hz") != 0) || !(run.frequency_hz >= 1) ||
+			    run.frequency_hz > 10000)
+				return cli_usage_error(NULL, "--frequency takes a rate from 1 to 10000 Hz, such as 99");
 			break;
 		}
+		case 'T': run.threads = optarg; break;
+		case 'M':
+			if ((rc = parse_bounded("--max-stopped", optarg, 1, 100, "%", &number)) != XGP_EXIT_OK)
+				return rc;
+			run.max_stopped_percent = (int)number;
+			break;
+		case 'n':
+			if ((rc = parse_bounded("--top", optarg, 1, 1000000, "", &number)) != XGP_EXIT_OK)
+				return rc;
+			run.top = (size_t)number;
+			break;
+		case 'a': run.annotate = true; break;
+		case 'L': cli_globals.links = CLI_LINKS_ALWAYS; break;
+		case 'l': cli_globals.links = CLI_LINKS_NEVER; break;
 		case 'o': run.output_dir = optarg; break;
 		case 'g': cli_globals.gdb_path = optarg; break;
 		case 's':
@@ -144,9 +248,9 @@ int main(int argc, char **argv)
 				return rc;
 			break;
 		case 't':
-			cli_globals.timeout_ms = atoi(optarg);
-			if (cli_globals.timeout_ms <= 0)
-				return cli_usage_error(NULL, "--timeout takes a number of milliseconds");
+			if ((rc = parse_bounded("--timeout", optarg, 1, 3600000, " ms", &number)) != XGP_EXIT_OK)
+				return rc;
+			cli_globals.timeout_ms = (int)number;
 			break;
 		case 'v': cli_globals.verbose = true; break;
 		case 'A': cli_globals.stop_mode = CLI_STOP_ALL; break;
@@ -156,16 +260,27 @@ int main(int argc, char **argv)
 		default: return cli_getopt_error(NULL, c, argv);
 		}
 	}
-	if (optind >= argc)
-		return cli_usage_error(NULL, "give a PID, -- COMMAND, or a subcommand");
-	bool after_dashes = strcmp(argv[optind - 1], "--") == 0;
-	if (!after_dashes) {
-		const struct subcommand *sub = find_subcommand(argv[optind]);
-		if (sub)
-			return sub->run(argc - optind, argv + optind);
+	if (after_dashes) {
+		if (npositional > 0)
+			return cli_usage_error(NULL, "give a PID or -- COMMAND, not both");
+		if (optind >= argc)
+			return cli_usage_error(NULL, "no command given after --");
+		run.launch = true;
+		run.argv = argv + optind;
+		run.argc = argc - optind;
+		return run_recipe(&run);
 	}
-	run.launch = after_dashes;
-	run.argv = argv + optind;
-	run.argc = argc - optind;
+	if (npositional == 0)
+		return cli_usage_error(NULL, "missing PID: give a PID, -- COMMAND, or a subcommand");
+	pid_t pid;
+	if (cli_parse_pid(positional[0], &pid) < 0) {
+		if (strspn(positional[0], "0123456789-+") == strlen(positional[0]))
+			return cli_usage_error(NULL, "a PID is a positive number (see `pgrep NAME`)");
+		return unknown_subcommand(positional[0]);
+	}
+	if (npositional > 1)
+		return cli_usage_error(NULL, "give exactly one PID (to start a command: -- COMMAND ARGS...)");
+	run.argv = positional;
+	run.argc = 1;
 	return run_recipe(&run);
 }

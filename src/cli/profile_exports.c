@@ -8,6 +8,7 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 
 static int add_module(const struct symbolizer_module *sm, void *arg)
 {
@@ -24,7 +25,16 @@ void cli_profile_add_modules(struct profile *p, struct symbolizer *sym)
 		symbolizer_foreach_module(sym, add_module, p, NULL);
 }
 
-int cli_save_profile_exports(const struct profile *p, const char *dir)
+void cli_files_written_add(struct cli_files_written *w, const char *name)
+{
+	for (int i = 0; i < w->n; i++)
+		if (strcmp(w->names[i], name) == 0)
+			return;   /* written again: named once */
+	if (w->n < CLI_MAX_FILES_WRITTEN)
+		snprintf(w->names[w->n++], sizeof w->names[0], "%s", name);
+}
+
+int cli_save_profile_exports(const struct profile *p, const char *dir, struct cli_files_written *written)
 {
 	static const struct {
 		const char *name, *what;
@@ -40,9 +50,12 @@ int cli_save_profile_exports(const struct profile *p, const char *dir)
 		char path[PATH_MAX + 64];
 		struct xerr e = { "" };
 		snprintf(path, sizeof path, "%s/%s", dir, exports[i].name);
-		if (report_to_file(exports[i].render, p, path, &ro, &e) < 0)
+		if (report_to_file(exports[i].render, p, path, &ro, &e) < 0) {
 			rc = cli_error("%s", e.msg);
-		else if (cli_globals.verbose)
+			continue;
+		}
+		cli_files_written_add(written, exports[i].name);
+		if (cli_globals.verbose)
 			fprintf(stderr, "xgdbprof: %s written to %s\n", exports[i].what, path);
 	}
 	return rc;

@@ -2,6 +2,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "recipe/recipe.h"
 #include "symbols/demangle.h"
+#include "symbols/name_pattern.h"
 #include "recipe/recipe_ast.h"
 #include "recipe/recipe_internal.h"
 #include "recipe/recipe_lex.h"
@@ -428,7 +429,8 @@ int recipe_probe(const struct recipe *r, size_t i, struct probe_spec *out)
 	return 0;
 }
 
-/* "a::B<T, U>::f" -> "a::B::f": generic arguments do not select instances. */
+/* "a::B<T, U>::f" -> "a::B::f": generic arguments do not select instances;
+ * "B::f" and "a::*" select as in symbols/name_pattern.h. */
 bool recipe_probe_matches_function(const struct recipe *r, size_t i, const char *function)
 {
 	if (i >= r->prog.nprobes || !function)
@@ -445,8 +447,6 @@ bool recipe_probe_matches_function(const struct recipe *r, size_t i, const char 
 	char a[1024], b[1024];
 	demangle_strip_generics(function, a, sizeof a);
 	demangle_strip_generics(p->spec, b, sizeof b);
-	if (!strcmp(a, b))
-		return true;
-	/* the hash-less legacy form: "f::h0123..." is not expected, but "<impl X for Y>::f" is kept */
-	return false;
+	/* the tracer armed what this selects: the same reading (suffix, glob) */
+	return name_pattern_matches(b, a);
 }

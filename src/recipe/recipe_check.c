@@ -384,7 +384,11 @@ static enum type check_ident(struct checker *c, struct expr *e)
 			ERR(c, e->loc, "%s needs parentheses: %s(...)", e->s, e->s);
 		else {
 			const char *dym = recipe_diag_did_you_mean(e->s, builtin_names);
-			if (dym)
+			char hint[160];
+			const char *habit = recipe_diag_bpftrace_hint(e->s, NULL, hint, sizeof hint);
+			if (habit)
+				ERR(c, e->loc, "unknown builtin '%s': %s", e->s, habit);
+			else if (dym)
 				ERR(c, e->loc, "unknown builtin '%s'; did you mean '%s'?", e->s, dym);
 			else
 				ERR(c, e->loc, "unknown builtin '%s' (maps start with '@', variables with '$')", e->s);
@@ -686,7 +690,11 @@ static void check_call_stmt(struct checker *c, struct stmt *s)
 			action = i;
 	if (action < 0) {
 		const char *dym = recipe_diag_did_you_mean(call->s, action_names);
-		if (find_builtin(call->s))
+		char hint[160];
+		const char *habit = recipe_diag_bpftrace_hint(call->s, NULL, hint, sizeof hint);
+		if (habit)
+			ERR(c, call->loc, "unknown statement '%s': %s", call->s, habit);
+		else if (find_builtin(call->s))
 			ERR(c, call->loc, "%s() computes a value; it is not a statement", call->s);
 		else if (dym)
 			ERR(c, call->loc, "unknown statement '%s'; did you mean '%s'?", call->s, dym);

@@ -289,3 +289,42 @@ const char *recipe_diag_did_you_mean(const char *word, const char *const *candid
 	size_t limit = wl <= 3 ? 1 : wl <= 6 ? 2 : 3;
 	return best && best_d <= limit ? best : NULL;
 }
+
+const char *recipe_diag_bpftrace_hint(const char *word, const char *rest, char *buf, size_t size)
+{
+	static const struct {
+		const char *word, *hint;
+	} habits[] = {
+		{ "profile", "bpftrace's profile:hz:N is `sample` here, with `set frequency N`" },
+		{ "BEGIN", "write begin" },
+		{ "END", "write end" },
+		{ "uprobe", "a function entry is `function \"NAME\"` here" },
+		{ "kprobe", "xgdbprof probes user space only: `function \"NAME\"` or `syscall NAME`" },
+		{ "uretprobe", "a function return is `return \"NAME\"` here" },
+		{ "kretprobe", "xgdbprof probes user space only: `return \"NAME\"` or `syscall NAME`" },
+		{ "tracepoint", "system calls are `syscall NAME` (on return) or `syscall_entry NAME`" },
+		{ "comm", "the thread's name is thread.name here" },
+		{ "kstack", "xgdbprof sees user stacks only: ustack" },
+		{ "args", "read a parameter by its name: arg(NAME)" },
+		{ "delete", "there is no per-key delete: clear(@m) empties a whole map" },
+		{ "zero", "clear(@m) empties a map" },
+		{ "time", "printf(\"%d\", nsecs) prints the time in nanoseconds" },
+	};
+	if (!strcmp(word, "profile") && rest && !strncmp(rest, ":hz:", 4)) {
+		int hz = atoi(rest + 4);
+		if (hz > 0) {
+			snprintf(buf, size, "use `sample` with `set frequency %d` (bpftrace's profile:hz:%d)", hz, hz);
+			return buf;
+		}
+	}
+	if (!strncmp(word, "arg", 3) && word[3] >= '0' && word[3] <= '9' && (!word[4] || !word[5])) {
+		snprintf(buf, size, "parameters are read by name: arg(NAME), not bpftrace's %s", word);
+		return buf;
+	}
+	for (size_t i = 0; i < sizeof habits / sizeof habits[0]; i++)
+		if (!strcmp(word, habits[i].word)) {
+			snprintf(buf, size, "%s", habits[i].hint);
+			return buf;
+		}
+	return NULL;
+}

@@ -74,4 +74,9 @@ void recipe_diag_list_print(const struct diag_list *l, FILE *out);
  * plausible typo), or NULL. candidates is NULL-terminated. */
 const char *recipe_diag_did_you_mean(const char *word, const char *const *candidates);
 
+/* What our language writes for a bpftrace habit, or NULL: word is the
+ * unknown probe, builtin or statement, rest the recipe text that follows it
+ * (for profile:hz:N's rate). The hint is written into buf. */
+const char *recipe_diag_bpftrace_hint(const char *word, const char *rest, char *buf, size_t size);
+
 #endif

@@ -6,6 +6,7 @@
  * (MAX_DEPTH) so hostile input cannot exhaust the C stack.
  */
 #include "recipe/recipe_lex.h"
+#include "symbols/name_pattern.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -543,6 +544,17 @@ static struct stmt *parse_statement(struct parser *p)
 		struct expr *target = parse_primary(p);
 		if (!target)
 			return NULL;
+		size_t op_end = p->tok.loc.off + 1;
+		if ((is_op(p, '+') || is_op(p, '-')) && op_end < p->src->len &&
+		    strchr("+-=", p->src->text[op_end])) {
+			/* bpftrace's $x++ and @n += 1 */
+			ERR(p, p->tok.loc, "no ++, --, += or -= here: write %s", is_map
+			    ? "@m[key] = count() to count, or @m[key] = sum(N) to add up"
+			    : "$x = $x + 1");
+			p->failed = true;
+			expr_free(target);
+			return NULL;
+		}
 		if (!is_op(p, '=')) {
 			expected(p, is_map ? "'=' after the map (write @m[key] = count())"
 				 : "'=' after the variable");
@@ -679,6 +691,12 @@ static bool parse_spec(struct parser *p, struct probe *pr, bool allow_fileline)
 		}
 		if (!*pr->spec) {
 			ERR(p, pr->spec_loc, "empty probe spec: name a function");
+			return false;
+		}
+		const char *problem = allow_fileline && pr->spec_kind == PROBE_SPEC_NAME
+					      ? name_pattern_problem(pr->spec) : NULL;
+		if (problem) {
+			ERR(p, pr->spec_loc, "%s", problem);
 			return false;
 		}
 		advance(p);
@@ -902,7 +920,13 @@ size_t recipe_parse(const struct recipe_src *src, const struct recipe_defines *d
 		} else {
 			if (p.tok.kind == TK_IDENT) {
 				const char *dym = recipe_diag_did_you_mean(p.tok.s, probe_keywords);
-				if (dym)
+				char hint[160];
+				size_t after = p.tok.loc.off + p.tok.loc.len;
+				const char *habit = recipe_diag_bpftrace_hint(p.tok.s, after < src->len ? src->text + after : "",
+									      hint, sizeof hint);
+				if (habit)
+					ERR(&p, p.tok.loc, "unknown probe '%s': %s", p.tok.s, habit);
+				else if (dym)
 					ERR(&p, p.tok.loc, "unknown probe '%s'; did you mean '%s'?", p.tok.s, dym);
 				else
 					ERR(&p, p.tok.loc, "unknown probe '%s': probes are begin, end, sample, interval, "

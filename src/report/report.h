@@ -28,6 +28,7 @@ struct report_options {
 	size_t top;              /* hottest code paths shown (text, json); 0 = 5 */
 	size_t top_functions;    /* rows of the top-functions tables; 0 = 10 */
 	bool color;              /* ANSI colours (caller decides: TTY and no NO_COLOR) */
+	bool links;              /* text: source locations as OSC 8 hyperlinks (util/hyperlink.h) */
 	const char *focus;       /* PCRE2 pattern over function names, or NULL */
 	size_t width;            /* terminal columns for the tables; 0 = no truncation */
 	bool full_paths;         /* text: never elide the middle of a path */

@@ -5,6 +5,7 @@
 #include "util/array.h"
 #include "util/text_escape.h"
 #include "symbols/source_map.h"
+#include "util/hyperlink.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -101,7 +102,10 @@ static void annotate_function(FILE *out, const struct report_model *m,
 	int read_rc = source_read(path, (size_t)hi + CONTEXT_LINES, &src);
 	int saved_errno = errno;
 	fputs("  ", out);
+	bool linked = o->links && hyperlink_open(out, path, lo);
 	text_put(out, mapped ? mapped : source_map_shown_path(file), TEXT_FORM_TERMINAL);
+	if (linked)
+		hyperlink_close(out);
 	if (mapped) {
 		fputs(" (from ", out);
 		text_put(out, source_map_shown_path(file), TEXT_FORM_TERMINAL);

@@ -3,6 +3,7 @@
 #include "report/report.h"
 #include "report/report_model.h"
 #include "symbols/source_map.h"
+#include "util/hyperlink.h"
 #include "util/text_escape.h"
 
 #include <inttypes.h>
@@ -17,6 +18,8 @@
 
 struct style {
 	bool on;
+	bool links;                    /* OSC 8 links on local source files */
+	struct source_map *source_map; /* where those files are here */
 };
 
 static const char *sgr(const struct style *st, const char *code)
@@ -53,6 +56,12 @@ static void put_location(FILE *out, const struct style *st, const char *file, in
 			 const char *module)
 {
 	fputs(sgr(st, CYAN), out);
+	bool linked = false;
+	if (file && st->links) {
+		char *mapped = st->source_map ? source_map_apply(st->source_map, file) : NULL;
+		linked = hyperlink_open(out, mapped ? mapped : file, line);
+		free(mapped);
+	}
 	if (file)
 		file = source_map_shown_path(file);
 	if (file && line > 0) {
@@ -64,6 +73,8 @@ static void put_location(FILE *out, const struct style *st, const char *file, in
 		put(out, module);
 	else
 		fputs("?", out);
+	if (linked)
+		hyperlink_close(out);
 	fputs(sgr(st, RESET), out);
 }
 
@@ -567,7 +578,7 @@ int report_text(const struct profile *p, FILE *out, const struct report_options 
 		report_options_init(&defaults);
 		o = &defaults;
 	}
-	struct style st = { o->color };
+	struct style st = { .on = o->color, .links = o->links, .source_map = o->source_map };
 	if (report_model_init(&m, p, o, e) < 0)
 		return -1;
 	if (o->title) {

@@ -7,6 +7,8 @@ src_symbols_libsymbols_a_SOURCES = \
 	src/symbols/demangle.c \
 	src/symbols/demangle.h \
 	src/symbols/demangle_display.c \
+	src/symbols/name_pattern.c \
+	src/symbols/name_pattern.h \
 	src/symbols/scope_index.c \
 	src/symbols/scope_index.h \
 	src/symbols/rust_demangle_unicode.c \

@@ -2,6 +2,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "trace/tracer_resolve.h"
 #include "symbols/demangle.h"
+#include "symbols/name_pattern.h"
 #include "util/array.h"
 
 #include <ctype.h>
@@ -126,7 +127,7 @@ static bool matcher_matches(struct matcher *m, const char *name)
 		return pcre2_match(m->re, (PCRE2_SPTR)name, PCRE2_ZERO_TERMINATED, 0, 0, m->md, NULL) >= 0;
 	char key[KEY_MAX];
 	tracer_name_key(name, key, sizeof key);
-	return strcmp(key, m->key) == 0;
+	return name_pattern_matches(m->key, key);
 }
 
 /* ---- the DWARF walk: generic instance names and inlined copies ---------- */
@@ -197,6 +198,11 @@ static void walk_die(struct dwarf_walk *w, Dwarf_Die *die, int depth)
 				have = dwarf_ranges(die, 0, &base, &start, &end) > 0;
 				entry = start;
 			}
+			/* Linkers mark the copies in discarded sections with a
+			 * tombstone entry (0 or 1; -1 or -2 in DWARF 5): no code is
+			 * there, and a breakpoint would land in the ELF header. */
+			if (have && (entry <= 1 || entry >= (Dwarf_Addr)-2))
+				have = false;
 			Dwarf_Word call_file = 0, call_line = 0;
 			Dwarf_Attribute a;
 			const char *file = NULL;
@@ -256,43 +262,11 @@ struct symbol_walk {
 	int best_score[5];
 };
 
-static int edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	if (la > 255 || lb > 255)
-		return 1000;
-	int row[256];
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = (int)j;
-	for (size_t i = 1; i <= la; i++) {
-		int diag = row[0];
-		row[0] = (int)i;
-		for (size_t j = 1; j <= lb; j++) {
-			int up = row[j];
-			int cost = a[i - 1] == b[j - 1] ? 0 : 1;
-			int best = diag + cost;
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
-}
-
 static void consider_suggestion(struct symbol_walk *w, const char *key)
 {
-	/* Same last component ("insert") ranks first, then edit distance. */
-	const char *want_last = strrchr(w->want, ':'), *key_last = strrchr(key, ':');
-	want_last = want_last ? want_last + 1 : w->want;
-	key_last = key_last ? key_last + 1 : key;
-	int score = edit_distance(w->want, key);
-	if (strcmp(want_last, key_last) == 0)
-		score -= 100;
-	else if (strstr(key, want_last))
-		score -= 50;
+	/* By the qualified path, last segment first: "Tree::insrt" is near
+	 * "sled::tree::Tree::insert", not near libc's "setresuid". */
+	int score = name_pattern_distance(w->want, key);
 	for (int i = 0; i < 5; i++)
 		if (w->best[i][0] && strcmp(w->best[i], key) == 0)
 			return;
@@ -349,6 +323,9 @@ int tracer_parse_spec(const char *text, enum probe_spec_kind *kind, char **patte
 	}
 	if (!len)
 		return xerr_set(e, "empty SPEC: give a function name, a /regex/ or file:line");
+	const char *problem = name_pattern_problem(text);
+	if (problem)
+		return xerr_set(e, "%s", problem);
 	*kind = PROBE_SPEC_NAME;
 	*pattern = strdup(text);
 	return *pattern ? 0 : xerr_set(e, "out of memory");
@@ -439,7 +416,8 @@ int tracer_resolve(struct symbolizer *sym, enum probe_spec_kind kind, const char
 			size_t used = strlen(list);
 			snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", sw.best[i]);
 		}
-		return xerr_set(e, "no function named '%s' in process or file%s%s", spec,
+		return xerr_set(e, "no function %s '%s' in process or file%s%s",
+				name_pattern_is_glob(m.key) ? "matches" : "named", spec,
 				list[0] ? "; closest names: " : "", list);
 	}
 	return added;

@@ -3,7 +3,9 @@
  *
  * A SPEC is a function name (every monomorphized instance: generic
  * arguments, a v0 `<Type>::` wrapper and the legacy hash never select an
- * instance), a /regex/ over demangled names, or file:line. Names come from
+ * instance; a trailing part of the path selects every function it ends,
+ * and * and ? glob: symbols/name_pattern.h), a /regex/ over demangled
+ * names, or file:line. Names come from
  * our own symbol tables (symbolizer_foreach_function), inlined copies from a
  * walk of the DWARF DW_TAG_inlined_subroutine entries (entry_pc, else
  * low_pc, else the first range), file:line from the line table.
@@ -11,7 +13,7 @@
  * Invariants: sites are sorted by address and unique per address; strings
  * are owned by the site list. Ints return 0 (or a count) on success, -1 with
  * e filled. An unknown name is an error whose message lists the closest
- * function names.
+ * function names (name_pattern_distance).
  */
 #ifndef XGDBPROF_TRACER_RESOLVE_H
 #define XGDBPROF_TRACER_RESOLVE_H

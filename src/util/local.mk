@@ -9,6 +9,8 @@ src_util_libutil_a_SOURCES = \
 	src/util/error.c \
 	src/util/error.h \
 	src/util/hash.h \
+	src/util/hyperlink.c \
+	src/util/hyperlink.h \
 	src/util/output_file.c \
 	src/util/output_file.h \
 	src/util/path.c \

@@ -384,7 +384,7 @@ static void print_headline(FILE *out, const struct style *st, const struct repor
 		fputs(last ? sgr(st, BOLD) : "", out);
 		put(out, name + skip);
 		fputs(last ? sgr(st, RESET) : "", out);
-		if (!first || last)
+		if ((!first || last) && !(last && waits && cp->deepest + 1 < cp->nchain))
 			put_short_location(out, st, f);
 		snprintf(prev, sizeof prev, "%s", name);
 	}
@@ -394,6 +394,7 @@ static void print_headline(FILE *out, const struct style *st, const struct repor
 		const struct frame *callee = m->chain_frames[cp->chain_begin + cp->deepest + 1];
 		fputs(" → waits in ", out);
 		put(out, short_name(report_frame_name(callee, name, sizeof name)));
+		put_short_location(out, st, m->chain_frames[cp->chain_begin + cp->deepest]);
 	}
 	fputc('\n', out);
 }
@@ -430,19 +431,29 @@ static char *location_text(const struct style *st, const char *file, int line, c
 /* Splits room columns between a name and a location that do not both fit:
  * the location (its end: file and line) keeps what the name leaves, but at
  * least half. */
-static void split_room(size_t room, size_t name_cols, size_t loc_cols, size_t *name_w, size_t *loc_w)
+static void split_room(size_t room, size_t name_cols, size_t loc_cols, size_t loc_min, size_t *name_w,
+		       size_t *loc_w)
 {
 	*name_w = name_cols;
 	*loc_w = loc_cols;
 	if (name_cols + loc_cols <= room)
 		return;
 	size_t loc = name_cols < room ? room - name_cols : 0;
-	if (loc < room / 2)
+	if (loc < loc_min)
+		loc = loc_min;
+	if (loc > room / 2 && loc > room - name_cols)
 		loc = room / 2;
 	if (loc > loc_cols)
 		loc = loc_cols;
 	*loc_w = loc;
 	*name_w = room - loc;
+}
+
+/* Columns of a location's end worth keeping: "…" and its file name and line. */
+static size_t location_min(const char *loc)
+{
+	const char *slash = strrchr(loc, '/');
+	return 1 + text_columns(slash ? slash + 1 : loc, strlen(slash ? slash + 1 : loc));
 }
 
 /* A name (escaped) then " (location)", within room columns when room > 0. */
@@ -460,10 +471,10 @@ static void put_name_and_location(FILE *out, const struct style *st, const char 
 		size_t name_cols = text_columns(name, strlen(name)), loc_cols = text_columns(loc, strlen(loc));
 		size_t name_w = name_cols, loc_w = loc_cols;
 		if (room > 3)
-			split_room(room - 3, name_cols, loc_cols, &name_w, &loc_w);
+			split_room(room - 3, name_cols, loc_cols, location_min(loc), &name_w, &loc_w);
 		text_put_fit(out, name, strlen(name), name_w, 50);
 		fputs(" (", out);
-		text_put_fit(out, loc, strlen(loc), loc_w, 30);
+		text_put_fit(out, loc, strlen(loc), loc_w, 0);
 		fputc(')', out);
 	}
 	free(name);
@@ -603,7 +614,7 @@ static void print_func_table(FILE *out, const struct style *st, const struct rep
 		col = NAME_COLUMN_MAX;
 	/* 30 columns of figures and gaps; the name and the hottest line share
 	 * the rest (split_room) */
-	size_t loc_col = 0;
+	size_t loc_col = 0, loc_min = 0;
 	char **locs = calloc(n ? n : 1, sizeof *locs);
 	for (size_t i = 0; locs && i < n; i++) {
 		const struct report_func *fn = &m->funcs[order[i]];
@@ -611,10 +622,12 @@ static void print_func_table(FILE *out, const struct style *st, const struct rep
 		size_t len = locs[i] ? text_columns(locs[i], strlen(locs[i])) : 1;
 		if (len > loc_col)
 			loc_col = len;
+		if (locs[i] && location_min(locs[i]) > loc_min)
+			loc_min = location_min(locs[i]);
 	}
 	if (width > 0) {
 		size_t room = width > 30 + 20 ? width - 30 : 20;
-		split_room(room, col, loc_col, &col, &loc_col);
+		split_room(room, col, loc_col, loc_min, &col, &loc_col);
 	}
 	fprintf(out, "\n%stop functions by %s%s\n", sgr(st, BOLD), by_self ? "self" : "total",
 		sgr(st, RESET));
@@ -635,7 +648,7 @@ static void print_func_table(FILE *out, const struct style *st, const struct rep
 		put_name_cell(out, fn->name, col);
 		fputs("  ", out);
 		if (locs && locs[i])
-			text_put_fit(out, locs[i], strlen(locs[i]), width ? loc_col : 0, 30);
+			text_put_fit(out, locs[i], strlen(locs[i]), width ? loc_col : 0, 0);
 		else
 			put_location(out, st, fn->hot_file, fn->hot_line, fn->module);
 		fputc('\n', out);
@@ -686,8 +699,7 @@ static void print_body(FILE *out, const struct style *stp, const struct report_m
 		return;
 	}
 	size_t top = o->top ? o->top : DEFAULT_TOP_PATHS;
-	fprintf(out, "      %spath    self%s  %s(samples through each frame on its path, of all "
-		"samples; root → leaf)%s\n", sgr(&st, DIM), sgr(&st, RESET), sgr(&st, DIM), sgr(&st, RESET));
+	fprintf(out, "      %spath    self%s  %s(share of all samples through each frame; root → leaf)%s\n", sgr(&st, DIM), sgr(&st, RESET), sgr(&st, DIM), sgr(&st, RESET));
 	for (size_t i = 0; i < top && i < m.ncode_paths; i++) {
 		if (i)
 			fputc('\n', out);
@@ -702,10 +714,40 @@ static void print_body(FILE *out, const struct style *stp, const struct report_m
 	print_threads(out, &st, &m, o->width);
 }
 
+/* Writes the n bytes at line from column *col on, breaking before each
+ * sep when the next piece would pass width (continuation lines indented by
+ * indent); a piece wider than a fresh line is broken between words, and a
+ * word still too wide is shortened in the middle. */
+static void wrap_pieces(FILE *out, const char *line, size_t n, size_t width, size_t indent, size_t *col,
+			const char *sep)
+{
+	const char *end = line + n;
+	size_t seplen = strlen(sep);
+	for (const char *piece = line; piece < end;) {
+		const char *next = piece + 1 < end ? memmem(piece + 1, (size_t)(end - piece - 1), sep, seplen) : NULL;
+		if (!next)
+			next = end;
+		const char *p = piece;
+		size_t cols = text_columns(piece, (size_t)(next - piece));
+		if (*col > indent && *col + cols > width) {
+			fprintf(out, "\n%*s", (int)indent, "");
+			*col = indent;
+			while (p < next && *p == ' ')
+				p++;
+			cols = text_columns(p, (size_t)(next - p));
+		}
+		if (*col + cols > width && strcmp(sep, " ") != 0)
+			wrap_pieces(out, p, (size_t)(next - p), width, indent, col, " ");
+		else
+			*col += text_put_fit(out, p, (size_t)(next - p), width - *col, 50);
+		piece = next;
+	}
+}
+
 /* Writes text (a rendered report) to out with every line that is wider
  * than width wrapped: at " → " in a headline, at " · " between header
  * fields, else between words; continuation lines are indented 4 more than
- * the line. A single piece still too wide is shortened in the middle. */
+ * the line. */
 static void put_wrapped(FILE *out, const char *text, size_t len, size_t width)
 {
 	for (const char *line = text, *end; line < text + len; line = end + 1) {
@@ -716,29 +758,16 @@ static void put_wrapped(FILE *out, const char *text, size_t len, size_t width)
 		if (!width || text_columns(line, n) <= width) {
 			fwrite(line, 1, n, out);
 		} else {
-			const char *sep = NULL;
-			static const char *const seps[] = { " → ", " · ", " " };
-			for (size_t k = 0; k < 3 && !sep; k++)
+			const char *sep = " ";
+			static const char *const seps[] = { " → ", " · " };
+			for (size_t k = 0; k < 2 && !strcmp(sep, " "); k++)
 				if (memmem(line, n, seps[k], strlen(seps[k])))
 					sep = seps[k];
 			size_t lead = 0;
 			while (lead < n && line[lead] == ' ')
 				lead++;
-			size_t indent = lead + 4 < width / 2 ? lead + 4 : 4, col = 0, seplen = strlen(sep);
-			for (const char *piece = line; piece < end;) {
-				const char *next = piece + 1 < end ? memmem(piece + 1, (size_t)(end - piece - 1), sep, seplen) : NULL;
-				if (!next)
-					next = end;
-				const char *p = piece;
-				if (col > 0 && col + text_columns(piece, (size_t)(next - piece)) > width) {
-					fprintf(out, "\n%*s", (int)indent, "");
-					col = indent;
-					while (p < next && *p == ' ')
-						p++;
-				}
-				col += text_put_fit(out, p, (size_t)(next - p), width - col, 50);
-				piece = next;
-			}
+			size_t indent = lead + 4 < width / 2 ? lead + 4 : 4, col = 0;
+			wrap_pieces(out, line, n, width, indent, &col, sep);
 		}
 		if (end < text + len)
 			fputc('\n', out);
@@ -772,13 +801,10 @@ static int render_text(const struct profile *p, FILE *out, const struct report_o
 			put(buf, o->title);
 			fprintf(buf, "%s\n", sgr(&st, RESET));
 		}
-		if (o->no_header) {
-			if (m.thin_note)
-				fprintf(buf, "  %snote:%s %s\n", sgr(&st, YELLOW), sgr(&st, RESET), m.thin_note);
-		} else {
+		if (!o->no_header)
 			print_header(buf, &st, &m);
-		}
-		fputc('\n', buf);
+		if (!o->no_header || o->title)
+			fputc('\n', buf);
 		print_body(buf, &st, &m, o);
 	}
 	report_model_release(&m);

@@ -798,7 +798,13 @@ out:
 		st->cpu_total_s = (double)(cpu_at_end - cpu_at_start) / (double)clock_ticks;
 		st->cpu_seen_s = (double)sp.seen_cpu_ns / 1e9;
 	}
+	bool short_run = st->cpu_percent_avg_windows < 2;
 	finish_stats(st, start);
+	if (short_run && cpu_at_start >= 0 && cpu_at_end >= cpu_at_start && st->run.elapsed_s > 0)
+		/* Under two one-second windows (a run of a second or less): the
+		 * CPU time of the whole run is the figure, not 0%. */
+		st->cpu_percent_min = st->cpu_percent_avg = st->cpu_percent_max =
+			100.0 * st->cpu_total_s / st->run.elapsed_s;
 	add_run_notes(s, cfg, st, budget.held_off);
 	sampler_teardown(&sp);
 	return rc;

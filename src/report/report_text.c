@@ -670,7 +670,7 @@ static void print_threads(FILE *out, const struct style *st, const struct report
 		col = width / 2;
 	fprintf(out, "\n%sthreads%s\n", sgr(st, BOLD), sgr(st, RESET));
 	fprintf(out, "  %8s  %6s  %-*s%s\n", "samples", "share", (int)col, "thread",
-		m->mixed_states ? "  states (R running, S sleeping, D disk wait, ...)" : "");
+		m->mixed_states ? "  states (R running, S sleeping, ...)" : "");
 	for (size_t i = 0; i < m->nthreads; i++) {
 		const struct report_thread *t = &m->threads[i];
 		fprintf(out, "  %8" PRIu64 "  ", t->weight);

@@ -56,7 +56,8 @@ check "off-cpu: threads table names the connection threads" grep -q '^ *[0-9]* *
 check "off-cpu: no thread named S or t" sh -c "! grep -q '^ *[0-9]* *[0-9.]*%  [St]\$' '$TMP/off-cpu.txt'"
 check "off-cpu: conn threads wait on a futex" grep -q '^@threads\[conn-[0-3], futex wait\]: [1-9]' "$TMP/off-cpu.txt"
 check "off-cpu: main sleeps" grep -q '^@threads\[cache-service, sleep\]: [1-9]' "$TMP/off-cpu.txt"
-check "off-cpu: our own ptrace stop is no wait" sh -c "! grep -q '^@threads\[.*, \(unknown\|t\)\]' '$TMP/off-cpu.txt'"
+check "off-cpu: our own ptrace stop is no wait (every thread has a reason)" \
+	sh -c "grep -q '^@threads\[' '$TMP/off-cpu.txt' && ! grep -q '^@threads\[.*, \(unknown\|t\)\]' '$TMP/off-cpu.txt'"
 check "off-cpu: a headline names Mutex::lock at cache_service.rs:79" \
 	grep -q 'waits in Mutex::lock (cache_service.rs:79)' "$TMP/off-cpu.txt" || sed -n '/^#/,+1p' "$TMP/off-cpu.txt"
 check "off-cpu: writes a flame graph" test -s "$TMP/out-off-cpu/off-cpu.svg"
@@ -66,9 +67,12 @@ check "sled-insert: the summary is a sentence" \
 	grep -q '^xgdbprof: traced [0-9.]* s: [0-9]* hits* at 2 probe sites .* seen while the probes were armed ([0-9.]*% of the time); target held stopped [0-9.]*% of the time' "$TMP/sled-insert.err"
 check "sled-insert: no tracer: lines" sh -c "! grep -q '^tracer:' '$TMP/sled-insert.err'"
 
-# A one-second run: the CPU of the whole run, not 0%/0%/0% (two busy workers).
-COLUMNS=80 "$XGDBPROF" -o "$TMP/out-short" -d 1s "$DEMO" >"$TMP/short.txt" 2>"$TMP/short.err"
-check "1 s run: real target CPU figures ($(grep -o 'target CPU: .*' "$TMP/short.txt"))" \
+# A short run: the CPU of the whole run, not 0%/0%/0% (two busy workers).
+# (The old code said 0% when the run ended before its first one-second
+# window closed: on a loaded machine, attaching can take long enough that
+# one does.)
+COLUMNS=80 "$XGDBPROF" -o "$TMP/out-short" -d 500ms "$DEMO" >"$TMP/short.txt" 2>"$TMP/short.err"
+check "0.5 s run: real target CPU figures ($(grep -o 'target CPU: .*' "$TMP/short.txt"))" \
 	grep -q 'target CPU: min [1-9][0-9]*%, avg [1-9][0-9]*%, max [1-9][0-9]*%' "$TMP/short.txt"
 check "the demo runs free afterwards" target_runs_free "$DEMO" "$TMP/demo.progress"
 finish

@@ -352,9 +352,11 @@ static const char svg_script[] =
 	 * (file://, older browsers). What was copied is also kept in
 	 * data-copied and said in the details line. */
 	"  function copyFallback(text) {\n"
-	"    var ta = document.createElementNS('http://www.w3.org/1999/xhtml', 'textarea'), host = document.body, fo = null;\n"
+	/* namespaces taken from what exists: the SVG names no URL but its own */
+	"    var host = document.body, fo = null, ta = host ? document.createElement('textarea') :\n"
+	"      document.importNode(document.implementation.createHTMLDocument('').createElement('textarea'), true);\n"
 	"    if (!host) {\n"
-	"      fo = document.createElementNS('http://www.w3.org/2000/svg', 'foreignObject');\n"
+	"      fo = document.createElementNS(svg.namespaceURI, 'foreignObject');\n"
 	"      fo.setAttribute('width', '1'); fo.setAttribute('height', '1'); svg.appendChild(fo); host = fo;\n"
 	"    }\n"
 	"    ta.value = text; ta.setAttribute('readonly', ''); ta.style.position = 'fixed'; ta.style.opacity = '0';\n"

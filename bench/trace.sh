@@ -94,11 +94,11 @@ measure() {
 		b=$(read_state "$prog")
 		wait "$xg_pid" || log "xgdbprof failed: $(tail -n 3 "$tmp/xerr")"
 		xg_pid=
-		summary=$(grep '^tracer: .* hits (' "$tmp/xerr" | head -n 1)
-		xs=$(printf '%s\n' "$summary" | sed -n 's/.*target stopped [0-9.]* s (\([0-9.]*\)%).*/\1/p')
-		hits=$(printf '%s\n' "$summary" | sed -n 's/.*probe sites*, \([0-9]*\) hits.*/\1/p')
+		summary=$(grep '^xgdbprof: traced ' "$tmp/xerr" | head -n 1)
+		xs=$(printf '%s\n' "$summary" | sed -n 's/.*target held stopped \([0-9.]*\)% of the time.*/\1/p')
+		hits=$(printf '%s\n' "$summary" | sed -n 's/^xgdbprof: traced [0-9.]* s: \([0-9]*\) hits* at .*/\1/p')
 		measured=$(sed -n 's/.*schedstat (wall - on CPU) for \([0-9]*\) of [0-9]* hits.*/\1/p' "$tmp/xerr" | head -n 1)
-		gdbms=$(sed -n 's/.* hits, median \([0-9.]*\) ms.*/\1/p; s/.*estimated at \([0-9.]*\) ms from the gaps.*/\1/p' "$tmp/xerr" | head -n 1)
+		gdbms=$(sed -n 's/.*a hit cost gdb a median \([0-9.]*\) ms.*/\1/p; s/.*estimated at \([0-9.]*\) ms from the gaps.*/\1/p' "$tmp/xerr" | head -n 1)
 		cov=$(sed -n 's/.*they were armed \([0-9.]*\)% of the run.*/\1/p' "$tmp/xerr" | head -n 1)
 		[ -n "$cov" ] || cov=100
 		;;

@@ -5,6 +5,10 @@
 set -u
 : "${XGDBPROF:?run through make check}"
 : "${FIXTURES:?run through make check}"
+# Output is laid out for $COLUMNS (else 100 in a pipe): the tests grep whole
+# lines of content, so they get a width no line reaches; the layout at 80
+# columns is tests/report_width.sh's and tests/report/report.sh's to check.
+COLUMNS=10000; export COLUMNS
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/xgdbprof-test.XXXXXX")
 TEST_FAILURES=0
 TEST_PIDS=""

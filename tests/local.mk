@@ -71,7 +71,8 @@ LEAD_TESTS = \
 	tests/recursion.sh \
 	tests/symbol_fallbacks.sh \
 	tests/shipped_recipes.sh \
-	tests/canary.sh
+	tests/canary.sh \
+	tests/report_width.sh
 TESTS += $(LEAD_TESTS)
 EXTRA_DIST += tests/lib.sh tests/harm_check.sh $(LEAD_TESTS)
 

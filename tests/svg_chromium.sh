@@ -87,6 +87,37 @@ cat > "$TMP/plain.js" <<'JS'
     window.xgp.search('Tree::(insert|view_for_key)');
     matched = document.getElementById('xgp-matched').textContent;
     expect(matched.indexOf('Matched: 74.00%') === 0, 'nested matches count once: "' + matched + '"');
+    /* Copy path: the button copies the hovered frame's path:line, and
+     * Shift-click on a frame copies its path:line instead of zooming. The
+     * clipboard API is hidden so that the fallback (a selected textarea and
+     * execCommand('copy')) runs, and execCommand is watched. */
+    window.xgp.clearSearch();
+    var svgEl = document.getElementById('xgp-svg'), copyBtn = document.getElementById('xgp-copy'), seen = [];
+    Object.defineProperty(navigator, 'clipboard', { value: undefined, configurable: true });
+    document.execCommand = function (cmd) {
+      var a = document.activeElement;
+      seen.push(cmd + ' ' + (a && a.tagName.toLowerCase() === 'textarea' ? a.value : '(nothing selected)'));
+      return true;
+    };
+    expect(copyBtn && copyBtn.textContent === 'Copy path', 'no Copy path button');
+    var want = g.getAttribute('data-l');
+    expect(/\/tests\/report\/sled_tree\.rs:39$/.test(want), 'frame has no path:line: "' + want + '"');
+    g.dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+    g.dispatchEvent(new MouseEvent('mouseout', { bubbles: true }));
+    copyBtn.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+    expect(svgEl.getAttribute('data-copied') === want, 'copy button: copied "' + svgEl.getAttribute('data-copied') + '"');
+    expect(seen.length === 1 && seen[0] === 'copy ' + want, 'copy button: clipboard got ' + JSON.stringify(seen));
+    expect(document.getElementById('xgp-details').textContent === 'copied ' + want, 'copy button: no "copied" note');
+    var caller = null;
+    for (var i = 0; i < frames.length; i++)
+      if (frames[i].getAttribute('data-n') === 'sled::tree::Tree::insert') caller = frames[i];
+    var wantOther = caller.getAttribute('data-l'), wBefore = rect.getAttribute('width');
+    expect(/sled_tree\.rs:[0-9]+$/.test(wantOther) && wantOther !== want, 'caller path:line "' + wantOther + '"');
+    caller.dispatchEvent(new MouseEvent('click', { bubbles: true, shiftKey: true }));
+    expect(svgEl.getAttribute('data-copied') === wantOther && seen[1] === 'copy ' + wantOther,
+           'shift-click: copied ' + JSON.stringify(seen));
+    expect(rect.getAttribute('width') === wBefore && !g.classList.contains('hide'), 'shift-click also zoomed');
+    expect(document.getElementsByTagName('textarea').length === 0, 'the textarea was left in the page');
 JS
 page "$TMP/flame.svg" "$TMP/plain.js" > "$TMP/harness.html"
 
@@ -143,7 +174,7 @@ run_chromium() {
 
 run_chromium "file://$TMP/harness.html" > "$TMP/harness.dom"
 if grep -q 'VERDICT: PASS' "$TMP/harness.dom"; then
-	ok "flame graph in chromium: hover, click-zoom, reset, search"
+	ok "flame graph in chromium: hover, click-zoom, reset, search, copy path (button and Shift-click)"
 else
 	not_ok "flame graph in chromium: $(grep -o 'VERDICT:[^<]*' "$TMP/harness.dom" || tail -3 "$TMP/chromium.err")"
 fi
@@ -155,6 +186,7 @@ else
 	not_ok "inverted flame graph in chromium: $(grep -o 'VERDICT:[^<]*' "$TMP/icicle.dom" || tail -3 "$TMP/chromium.err")"
 fi
 
+check "flame graph with the copy button is well-formed XML" python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' "$TMP/flame.svg"
 run_chromium "file://$TMP/flame.svg" > "$TMP/svg.dom"
 check "standalone SVG: its script runs in chromium" grep -q 'data-ready="yes"' "$TMP/svg.dom"
 run_chromium "file://$TMP/icicle.svg" > "$TMP/icicle-svg.dom"

@@ -30,8 +30,8 @@ check "xgdbprof exits 0" test $? -eq 0
 sed 's/^/# /' "$TMP/err"
 # Stopped = neither on a CPU nor waiting for one (trace_hot never sleeps).
 true_pct=$(echo "$a $b" | awk '{ w = $4 - $1; printf "%.1f", 100 * (w - ($5 - $2) - ($6 - $3)) / w }')
-xg_pct=$(sed -n 's/^tracer: .*target stopped [0-9.]* s (\([0-9.]*\)%).*/\1/p' "$TMP/err")
-hits=$(sed -n 's/^tracer: .* \([0-9]*\) hits (.*/\1/p' "$TMP/err")
+xg_pct=$(sed -n 's/^xgdbprof: traced .*target held stopped \([0-9.]*\)% of the time.*/\1/p' "$TMP/err")
+hits=$(sed -n 's/^xgdbprof: traced [0-9.]* s: \([0-9]*\) hits* at .*/\1/p' "$TMP/err")
 measured=$(sed -n 's/.*schedstat (wall - on CPU) for \([0-9]*\) of [0-9]* hits.*/\1/p' "$TMP/err")
 echo "# fixture stopped ${true_pct}% over 3 s by its own clocks; xgdbprof says ${xg_pct}%, ${measured:-0} of ${hits:-0} hits measured"
 check "budget note printed" grep -q 'probes were switched off .* <= 5% of the time' "$TMP/err"

@@ -10,7 +10,7 @@ hold_of() {   # hold_of NAME PID RECIPE...: runs it, checks its attach+arm hold
 	local name=$1 pid=$2; shift 2
 	"$XGDBPROF" "$@" -d 1s -o "$TMP/out-$name" "$pid" >"$TMP/$name.out" 2>"$TMP/$name.err"
 	check "$name: xgdbprof exits 0" test $? -eq 0 || show "$TMP/$name.err"
-	ours=$(sed -n 's/.*attaching held the target stopped at most \([0-9.]*\) ms and arming .* \([0-9.]*\) ms: not counted above/\1 \2/p' "$TMP/$name.err")
+	ours=$(sed -n 's/.*attaching held the target stopped at most \([0-9.]*\) ms and arming the probes \([0-9.]*\) ms (not counted above)/\1 \2/p' "$TMP/$name.err")
 	read -r attach arm <<<"$ours"
 	echo "  $name: attaching held it ${attach:-?} ms, arming ${arm:-?} ms"
 	check "$name: attach and arming together hold the target at most 100 ms (${attach:-?} + ${arm:-?})" \

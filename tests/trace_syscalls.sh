@@ -40,7 +40,7 @@ check "latency histograms per syscall" grep -q "^@latency_ns\[write\]" "$TMP/out
 check "sleepers: xgdbprof and the command exit 0" test $? -eq 0 || show "$TMP/sleep.err"
 truth=$(sed -n 's/^clock_nanosleep \([0-9]*\)$/\1/p' "$TMP/sleep.txt")
 counted=$(column clock_nanosleep calls "$TMP/sleep.txt")
-restarted=$(sed -n "s/.*system calls: \\([0-9]*\\) restarted after our stops.*/\\1/p" "$TMP/sleep.err")
+restarted=$(sed -n "s/^xgdbprof: \\([0-9]*\\) system calls* w[a-z]* restarted after our stops.*/\\1/p" "$TMP/sleep.err")
 echo "  clock_nanosleep: the program made ${truth:-?}, the trace counted ${counted:-?}; ${restarted:-no} calls restarted after our stops"
 check "sleepers: every clock_nanosleep counted once" test -n "$truth" -a "${counted:-x}" = "$truth" ||
 	show "$TMP/sleep.txt"

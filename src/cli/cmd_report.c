@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "report/profile.h"
 #include "util/output_file.h"
+#include "util/text_fit.h"
 #include "report/report.h"
 #include "symbols/source_map.h"
 
@@ -13,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -95,9 +95,8 @@ static int render_report(const struct profile *p, render_fn *render, const char 
 	bool to_tty = !output || strcmp(output, "-") == 0 ? isatty(STDOUT_FILENO) : false;
 	ro->color = strcmp(color, "always") == 0 ||
 		    (strcmp(color, "auto") == 0 && to_tty && !getenv("NO_COLOR") && render == report_text);
-	struct winsize ws;
-	if (to_tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
-		ro->width = ws.ws_col;
+	if (render == report_text && (!output || strcmp(output, "-") == 0))
+		ro->width = text_terminal_width(STDOUT_FILENO);
 	ro->links = render == report_text && cli_links_wanted(to_tty);
 	ro->source_map = smap;
 

@@ -21,6 +21,7 @@
 #include "symbols/symbolize.h"
 #include "trace/tracer.h"
 #include "util/clock.h"
+#include "util/text_fit.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -68,7 +69,10 @@ struct run_context {
 	uint64_t *interval_next_ns;
 	/* Every sample, for the raw profile saved when no report() asked for one. */
 	struct profile *raw;
+	bool meta_filled;          /* fill_meta(raw) done: the run header was printed */
 	bool stdout_tty;
+	size_t width;              /* the terminal's columns (text_terminal_width) */
+	FILE *out;                 /* stdout, every line within width */
 };
 
 static void fill_meta(struct run_context *rc, struct profile *p)
@@ -170,6 +174,7 @@ static void report_defaults(const struct run_context *rc, const struct recipe_re
 	ro->source_map = rc->source_map;
 	if (rc->request->top > 0)
 		ro->top = rc->request->top;
+	ro->width = rc->width;
 }
 
 static int sink_report(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e)
@@ -180,12 +185,13 @@ static int sink_report(void *ctx, const struct map *m, const struct recipe_repor
 		return -1;
 	struct report_options ro;
 	report_defaults(rc, o, &ro);
-	int result = report_text(p, stdout, &ro, e);
+	ro.no_header = rc->meta_filled;   /* said once, before END's output */
+	int result = report_text(p, rc->out, &ro, e);
 	if (result == 0 && rc->request->annotate) {
-		fputc('\n', stdout);
-		result = report_annotate(p, stdout, &ro, e);
+		fputc('\n', rc->out);
+		result = report_annotate(p, rc->out, &ro, e);
 	}
-	fflush(stdout);
+	fflush(rc->out);
 	/* The first report's profile is the run's saved profile: `xgdbprof
 	 * report DIR` re-renders exactly what was shown. */
 	char name[256], path[PATH_MAX + 300];
@@ -587,7 +593,10 @@ static int run_start(struct run_context *rc)
 		.ctx = rc, .report = sink_report, .flamegraph = sink_flamegraph,
 		.folded = sink_folded, .json = sink_json,
 	};
-	rc->run = recipe_run_new(rc->recipe, stdout, &sink);
+	rc->out = text_fit_stream(stdout, rc->width);
+	if (!rc->out)
+		return cli_error("out of memory");
+	rc->run = recipe_run_new(rc->recipe, rc->out, &sink);
 	rc->interval_next_ns = calloc(rc->nprobes ? rc->nprobes : 1, sizeof *rc->interval_next_ns);
 	if (!rc->run || !rc->interval_next_ns)
 		return cli_error("out of memory");
@@ -736,6 +745,18 @@ static int run_finish(struct run_context *rc, int exit_code)
 	}
 	rc->session = NULL;
 	if (rc->run && !signals_urgent()) {
+		/* The run's header first, then whatever END prints: maps,
+		 * printf, reports (which then leave their header out). */
+		if (rc->raw) {
+			struct report_options ro;
+			report_defaults(rc, NULL, &ro);
+			fill_meta(rc, rc->raw);
+			rc->meta_filled = true;
+			if (report_text_header(rc->raw, rc->out, &ro, &e) < 0)
+				cli_error("%s", e.msg);
+			fputc('\n', rc->out);
+			fflush(rc->out);
+		}
 		if (fire(rc, EVENT_END, -1, &e) < 0) {
 			cli_error("%s", e.msg);
 			exit_code = XGP_EXIT_FAILURE;
@@ -743,7 +764,7 @@ static int run_finish(struct run_context *rc, int exit_code)
 		/* Every sample taken, whatever the recipe's maps kept, for pprof
 		 * and speedscope (with thread ids, which maps do not key by). */
 		bool sampled = rc->raw && rc->raw->nentries > 0;
-		if (sampled)
+		if (sampled && !rc->meta_filled)
 			fill_meta(rc, rc->raw);
 		if (rc->reports_written == 0 && sampled) {
 			char path[PATH_MAX + 16];
@@ -760,6 +781,8 @@ static int run_finish(struct run_context *rc, int exit_code)
 		say_files_written(rc);
 	}
 	recipe_run_free(rc->run);
+	if (rc->out && rc->out != stdout)
+		fclose(rc->out);
 	free(rc->interval_next_ns);
 	free(rc->probes);
 	profile_free(rc->raw);
@@ -773,7 +796,8 @@ static int run_finish(struct run_context *rc, int exit_code)
 
 int run_recipe(const struct run_request *req)
 {
-	struct run_context rc = { .request = req, .stdout_tty = isatty(STDOUT_FILENO) };
+	struct run_context rc = { .request = req, .stdout_tty = isatty(STDOUT_FILENO),
+				  .width = text_terminal_width(STDOUT_FILENO), .out = stdout };
 	rc.ended = &rc.stats.run;
 	signals_install();
 	int exit_code = run_open(&rc);

@@ -79,6 +79,7 @@ struct event_thread {
 	int64_t id;
 	const char *name;
 	char state;
+	const char *wait;   /* sampling: why it is off the CPU ("futex wait", "sleep", ...), "running", or NULL */
 };
 
 struct event {

@@ -578,7 +578,7 @@ static void fmt_pow(char *buf, size_t n, int64_t v)
 
 static void print_bar_line(FILE *out, const char *label, uint64_t n, uint64_t maxn)
 {
-	enum { WIDTH = 52 };
+	enum { WIDTH = 40 };   /* the line stays within 80 columns */
 	size_t bar = maxn ? (size_t)(n * WIDTH / maxn) : 0;
 	fprintf(out, "%-20s %8" PRIu64 " |", label, n);
 	for (size_t i = 0; i < WIDTH; i++)
@@ -669,6 +669,8 @@ void map_print(const struct map *m, FILE *out, size_t top, const struct map_cove
 		start = m->len - top;
 	bool hist = m->agg == MAP_AGG_HIST || m->agg == MAP_AGG_LHIST;
 	bool stacks = keys_have_stack(m);
+	if (!m->len && !m->dropped)
+		fprintf(out, "@%s: (no events)\n", m->name);
 	for (size_t i = start; sorted && i < m->len; i++) {
 		const struct map_entry *e = sorted[i];
 		print_keys(m, e, out);

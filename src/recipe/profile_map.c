@@ -98,4 +98,5 @@ void recipe_report_options(const struct recipe_report_opts *o, struct report_opt
 	ro->top = o->top > 0 ? (size_t)o->top : 0;
 	ro->title = o->title;
 	ro->inverted = o->inverted;
+	ro->waits = o->waits;
 }

@@ -110,6 +110,7 @@ struct recipe_report_opts {
 	const char *title;    /* flamegraph/report title, or NULL */
 	const char *path;     /* output file for flamegraph/folded/json, or NULL = stdout */
 	bool inverted;        /* flamegraph: icicle graph of callers, merged leaf first */
+	bool waits;           /* report: stacks of waiting threads (headlines name the call that waits) */
 };
 
 /* The renderer options a report call asks for (top, title, inverted) over

@@ -44,7 +44,7 @@ struct map_info;
 
 /* Builtins (expr.builtin) and aggregations, resolved by the checker. */
 enum builtin_id {
-	B_USTACK, B_FUNC, B_THREAD_ID, B_THREAD_NAME, B_THREAD_STATE, B_PID, B_NSECS,
+	B_USTACK, B_FUNC, B_THREAD_ID, B_THREAD_NAME, B_THREAD_STATE, B_THREAD_WAIT, B_PID, B_NSECS,
 	B_UPTIME, B_ELAPSED, B_ARG, B_RETVAL, B_PANIC_MESSAGE, B_PANIC_LOCATION, B_CPU,
 	B_PROBE, B_SYSCALL_NAME, B_SYSCALL_NR, B_SYSCALL_ERROR, B_INT, B_STR, B_STRLEN,
 	B_COUNT, B_SUM, B_MIN, B_MAX, B_AVG, B_HIST, B_LHIST,
@@ -138,6 +138,7 @@ struct map_info {
 	char *name;
 	struct loc first;
 	bool assigned, read, shown;     /* shown: printed, reported, cleared */
+	bool read_at_end;               /* read in an end probe (which then says what it wants) */
 	bool agg_known;
 	int agg;                        /* enum map_agg */
 	bool keys_known;

@@ -36,6 +36,7 @@ static const struct builtin {
 	{"tid", B_THREAD_ID, T_INT, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
 	{"thread.name", B_THREAD_NAME, T_STR, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
 	{"thread.state", B_THREAD_STATE, T_STR, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
+	{"thread.wait", B_THREAD_WAIT, T_STR, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
 	{"cpu", B_CPU, T_INT, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
 	{"pid", B_PID, T_INT, -1, ALL_PROBES, NULL},
 	{"nsecs", B_NSECS, T_INT, -1, ALL_PROBES, NULL},
@@ -63,7 +64,7 @@ static const struct builtin {
 #define NBUILTINS (sizeof builtins / sizeof builtins[0])
 
 static const char *const builtin_names[] = {
-	"ustack", "func", "thread.id", "tid", "thread.name", "thread.state", "cpu", "pid",
+	"ustack", "func", "thread.id", "tid", "thread.name", "thread.state", "thread.wait", "cpu", "pid",
 	"nsecs", "uptime", "probe", "elapsed", "retval", "arg", "panic.message",
 	"panic.location", "syscall.name", "syscall.nr", "syscall.error", "int", "str", "strlen", "count", "sum",
 	"min", "max", "avg", "hist", "lhist", NULL,
@@ -75,7 +76,7 @@ static const char *const action_names[] = {
 
 /* The name=value options each call hands to its renderer; one a call would
  * ignore is refused (docs/recipes.md, "Reports"). */
-static const char *const report_option_names[] = {"top", "title", NULL};
+static const char *const report_option_names[] = {"top", "title", "waits", NULL};
 static const char *const flamegraph_option_names[] = {"title", "inverted", NULL};
 
 struct var {
@@ -367,6 +368,7 @@ static enum type check_map_read(struct checker *c, struct expr *e)
 	if (!m)
 		return T_UNKNOWN;
 	m->read = true;
+	m->read_at_end |= c->probe && c->probe->kind == PROBE_END;
 	e->map = m;
 	return m->agg_known && m->agg == MAP_AGG_STR ? T_STR : T_INT;
 }
@@ -721,7 +723,7 @@ static void check_call_stmt(struct checker *c, struct stmt *s)
 				ERR(c, na->loc, "unknown option '%s'; did you mean '%s'?", na->name, dym);
 			else
 				ERR(c, na->loc, "%s() has no option '%s': its options are %s", call->s, na->name,
-				    flame ? "title, inverted" : "top, title");
+				    flame ? "title, inverted" : "top, title, waits");
 			continue;
 		}
 		need_type(c, na->value, want, "this option");
@@ -878,7 +880,7 @@ size_t recipe_check(const struct recipe_src *src, struct program *prog, struct d
 
 	for (size_t i = 0; i < prog->nmaps; i++) {
 		/* keep what pass 1 learned about shapes, recount the uses */
-		prog->maps[i]->read = prog->maps[i]->shown = prog->maps[i]->assigned = false;
+		prog->maps[i]->read = prog->maps[i]->shown = prog->maps[i]->assigned = prog->maps[i]->read_at_end = false;
 		prog->maps[i]->keys_known = prog->maps[i]->keys_known && prog->maps[i]->nkeys <= 16;
 	}
 	c.diags = diags;

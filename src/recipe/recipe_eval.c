@@ -254,6 +254,9 @@ static int eval_builtin(struct recipe_run *run, const struct expr *e, struct val
 	case B_THREAD_NAME:
 		out->s = ev->thread.name ? ev->thread.name : "";
 		return 0;
+	case B_THREAD_WAIT:
+		out->s = ev->thread.wait ? ev->thread.wait : ev->thread.state == 'R' ? "running" : "unknown";
+		return 0;
 	case B_THREAD_STATE: {
 		char *s = scratch_alloc(run, 2);
 		if (!s)
@@ -648,6 +651,8 @@ static int exec_report(struct recipe_run *run, const struct stmt *s)
 			o.title = v.s;
 		else if (!strcmp(s->named[i].name, "inverted"))
 			o.inverted = v.i != 0;
+		else if (!strcmp(s->named[i].name, "waits"))
+			o.waits = v.i != 0;
 	}
 	int (*cb)(void *, const struct map *, const struct recipe_report_opts *, struct xerr *) = NULL;
 	switch (s->action) {
@@ -842,7 +847,9 @@ static void print_unshown_maps(struct recipe_run *run)
 {
 	for (size_t i = 0; i < run->nmaps; i++) {
 		const struct map_info *mi = run->r->prog.maps[i];
-		if (!mi->shown && !mi->read && map_len(run->maps[i]))
+		/* also a map read only by other probes (a one-liner's
+		 * `if @n > 100 { exit(); }`): what it computed is shown */
+		if (!mi->shown && !mi->read_at_end)
 			map_print(run->maps[i], run->out, 0, &run->coverage);
 	}
 }

@@ -37,6 +37,9 @@ struct report_options {
 				  * (an icicle of callers); folded: frames leaf first */
 	bool inlined_suffix;     /* folded: mark inlined frames with inferno's "_[i]" */
 	const char *title;       /* svg title; NULL = "xgdbprof: <exe>"; text: a first line */
+	bool no_header;          /* text: the run header was already printed (report_text_header) */
+	bool waits;              /* text: samples of waiting threads: a headline ends with the
+				  * call the user's code waits in (e.g. Mutex::lock) */
 	size_t annotate_functions; /* annotate: how many functions; 0 = 5 */
 	struct source_map *source_map; /* annotate: path rewriting, or NULL */
 };
@@ -45,6 +48,9 @@ struct report_options {
 void report_options_init(struct report_options *o);
 
 int report_text(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e);
+/* The run header alone (what, when, how sampled, its cost, notes): a live
+ * run prints it once, before anything its END block prints. */
+int report_text_header(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e);
 int report_svg(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e);
 int report_folded(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e);
 int report_json(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e);

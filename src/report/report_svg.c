@@ -276,7 +276,8 @@ static const char svg_script[] =
 	"  var matched = document.getElementById('xgp-matched');\n"
 	"  var reset = document.getElementById('xgp-reset');\n"
 	"  var searchBtn = document.getElementById('xgp-search');\n"
-	"  var zoomed = null, currentRe = null;\n"
+	"  var copyBtn = document.getElementById('xgp-copy');\n"
+	"  var zoomed = null, currentRe = null, hovered = null;\n"
 	"  function pct(n) { return (TOTAL ? 100 * n / TOTAL : 0).toFixed(2) + '%'; }\n"
 	"  function attr(g, a) { return g.getAttribute(a); }\n"
 	"  function describe(g) {\n"
@@ -346,11 +347,40 @@ static const char svg_script[] =
 	"    var re = window.prompt('Search (regular expression over function names):', '');\n"
 	"    if (re) search(re);\n"
 	"  }\n"
-	"  for (var i = 0; i < frames.length; i++) {\n"
-	"    frames[i].addEventListener('mouseover', function () { details.textContent = describe(this); });\n"
-	"    frames[i].addEventListener('mouseout', function () { details.textContent = ' '; });\n"
-	"    frames[i].addEventListener('click', function () { zoom(this); });\n"
+	/* Copying path:line: the async clipboard API where the page may use it
+	 * (https, localhost), else a selected textarea and execCommand('copy')
+	 * (file://, older browsers). What was copied is also kept in
+	 * data-copied and said in the details line. */
+	"  function copyFallback(text) {\n"
+	/* namespaces taken from what exists: the SVG names no URL but its own */
+	"    var host = document.body, fo = null, ta = host ? document.createElement('textarea') :\n"
+	"      document.importNode(document.implementation.createHTMLDocument('').createElement('textarea'), true);\n"
+	"    if (!host) {\n"
+	"      fo = document.createElementNS(svg.namespaceURI, 'foreignObject');\n"
+	"      fo.setAttribute('width', '1'); fo.setAttribute('height', '1'); svg.appendChild(fo); host = fo;\n"
+	"    }\n"
+	"    ta.value = text; ta.setAttribute('readonly', ''); ta.style.position = 'fixed'; ta.style.opacity = '0';\n"
+	"    host.appendChild(ta); ta.focus(); ta.select();\n"
+	"    try { document.execCommand('copy'); } catch (err) { }\n"
+	"    host.removeChild(ta); if (fo) svg.removeChild(fo);\n"
 	"  }\n"
+	"  function copyPath(g) {\n"
+	"    var text = g && attr(g, 'data-l');\n"
+	"    if (!text) { details.textContent = 'no path:line to copy: hover a frame first'; return; }\n"
+	"    svg.setAttribute('data-copied', text);\n"
+	"    details.textContent = 'copied ' + text;\n"
+	"    if (navigator.clipboard && navigator.clipboard.writeText && window.isSecureContext)\n"
+	"      navigator.clipboard.writeText(text).catch(function () { copyFallback(text); });\n"
+	"    else copyFallback(text);\n"
+	"  }\n"
+	"  for (var i = 0; i < frames.length; i++) {\n"
+	"    frames[i].addEventListener('mouseover', function () { hovered = this; details.textContent = describe(this); });\n"
+	"    frames[i].addEventListener('mouseout', function () { details.textContent = ' '; });\n"
+	"    frames[i].addEventListener('click', function (ev) {\n"
+	"      if (ev.shiftKey || ev.altKey) copyPath(this); else zoom(this);\n"
+	"    });\n"
+	"  }\n"
+	"  copyBtn.addEventListener('click', function () { copyPath(hovered); });\n"
 	"  reset.addEventListener('click', unzoom);\n"
 	"  searchBtn.addEventListener('click', askSearch);\n"
 	"  window.addEventListener('keydown', function (ev) {\n"
@@ -358,7 +388,8 @@ static const char svg_script[] =
 	"    else if (ev.key === 'Escape') { clearSearch(); unzoom(); }\n"
 	"  });\n"
 	"  reset.style.display = 'none';\n"
-	"  window.xgp = { zoom: zoom, unzoom: unzoom, search: search, clearSearch: clearSearch, frames: frames };\n"
+	"  window.xgp = { zoom: zoom, unzoom: unzoom, search: search, clearSearch: clearSearch, frames: frames,\n"
+	"                 copyPath: copyPath };\n"
 	"  svg.setAttribute('data-ready', 'yes');\n"
 	"})();\n"
 	"]]></script>\n";
@@ -482,6 +513,9 @@ int report_svg(const struct profile *p, FILE *out, const struct report_options *
 	}
 	fputs("</g>\n", out);
 	fprintf(out, "<text id=\"xgp-details\" x=\"%d\" y=\"%d\"> </text>\n", PAD_X, c.height - 10);
+	/* copies the last hovered frame's path:line (as does Shift- or Alt-click) */
+	fprintf(out, "<text id=\"xgp-copy\" class=\"ctl\" x=\"%d\" y=\"%d\" text-anchor=\"end\">"
+		"Copy path</text>\n", IMAGE_WIDTH - PAD_X, c.height - 10);
 	fputs("<g id=\"xgp-frames\">\n", out);
 	if (root->weight) {
 		/* the root: "all" samples in the graph */

@@ -5,6 +5,7 @@
 #include "symbols/source_map.h"
 #include "util/hyperlink.h"
 #include "util/text_escape.h"
+#include "util/text_fit.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -14,6 +15,8 @@
 #define DEFAULT_TOP_PATHS 5
 #define DEFAULT_TOP_FUNCTIONS 10
 #define MAX_INDENT_LEVELS 12
+#define INDENT_STEP 2          /* columns per level of a code path */
+#define NODE_PREFIX_COLUMNS 20 /* "    100.0%    0.0%  " */
 #define NAME_COLUMN_MAX 60
 
 struct style {
@@ -178,6 +181,8 @@ static void print_timing(FILE *out, const struct report_model *m)
 static void print_samples(FILE *out, const struct report_model *m)
 {
 	const struct profile_meta *mt = &m->profile->meta;
+	if (mt->samples < 0 && mt->thread_samples < 0 && m->total == 0)
+		return;   /* a trace: no samples to speak of */
 	fprintf(out, "  samples: ");
 	if (mt->samples >= 0)
 		fprintf(out, "%" PRId64 " stops, ", mt->samples);
@@ -340,8 +345,28 @@ static bool in_headline(const struct report_model *m, const struct report_code_p
  * (of a long chain: the entry, then the deepest ones); every frame after
  * the first shows its line, and a name drops the namespace it shares with
  * the name before it. */
+/* The last two parts of a name outside generic arguments: "Mutex::lock"
+ * of "std::sync::poison::mutex::Mutex<T>::lock". */
+static const char *short_name(const char *name)
+{
+	const char *last = NULL, *before = NULL;
+	int depth = 0;
+	for (const char *c = name; *c; c++) {
+		if (*c == '<')
+			depth++;
+		else if (*c == '>' && depth > 0)
+			depth--;
+		else if (depth == 0 && c[0] == ':' && c[1] == ':') {
+			before = last;
+			last = c + 2;
+			c++;
+		}
+	}
+	return before ? before : name;
+}
+
 static void print_headline(FILE *out, const struct style *st, const struct report_model *m,
-			   size_t rank, const struct report_code_path *cp)
+			   size_t rank, const struct report_code_path *cp, bool waits)
 {
 	fprintf(out, "%s#%zu hottest code path (%.1f%%, %" PRIu64 " sample%s):%s ", sgr(st, BOLD), rank,
 		report_share(cp->weight, m->total), cp->weight, cp->weight == 1 ? "" : "s", sgr(st, RESET));
@@ -370,36 +395,126 @@ static void print_headline(FILE *out, const struct style *st, const struct repor
 		fputs(last ? sgr(st, BOLD) : "", out);
 		put(out, name + skip);
 		fputs(last ? sgr(st, RESET) : "", out);
-		if (!first || last)
+		if ((!first || last) && !(last && waits && cp->deepest + 1 < cp->nchain))
 			put_short_location(out, st, f);
 		snprintf(prev, sizeof prev, "%s", name);
+	}
+	if (waits && cp->deepest + 1 < cp->nchain) {
+		/* Off the CPU: what the user's code called that waits (a lock, a
+		 * channel, a sleep), not the futex or syscall it ends in. */
+		const struct frame *callee = m->chain_frames[cp->chain_begin + cp->deepest + 1];
+		fputs(" → waits in ", out);
+		put(out, short_name(report_frame_name(callee, name, sizeof name)));
+		put_short_location(out, st, m->chain_frames[cp->chain_begin + cp->deepest]);
 	}
 	fputc('\n', out);
 }
 
+/* Indentation of a code path's frame: INDENT_STEP per level, capped so
+ * that at least 40 columns stay for the name and location. */
+static int indent_of(size_t level, size_t width)
+{
+	size_t levels = MAX_INDENT_LEVELS;
+	if (width) {
+		size_t room = width > NODE_PREFIX_COLUMNS + 40 ? width - NODE_PREFIX_COLUMNS - 40 : 0;
+		if (levels > room / INDENT_STEP)
+			levels = room / INDENT_STEP;
+	}
+	return (int)(INDENT_STEP * (level < levels ? level : levels));
+}
+
+/* What put_location writes, as a string (free it), or NULL. */
+static char *location_text(const struct style *st, const char *file, int line, const char *module)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return NULL;
+	put_location(f, st, file, line, module);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/* Splits room columns between a name and a location that do not both fit:
+ * the location (its end: file and line) keeps what the name leaves, but at
+ * least half. */
+static void split_room(size_t room, size_t name_cols, size_t loc_cols, size_t loc_min, size_t *name_w,
+		       size_t *loc_w)
+{
+	*name_w = name_cols;
+	*loc_w = loc_cols;
+	if (name_cols + loc_cols <= room)
+		return;
+	size_t loc = name_cols < room ? room - name_cols : 0;
+	if (loc < loc_min)
+		loc = loc_min;
+	if (loc > room / 2 && loc > room - name_cols)
+		loc = room / 2;
+	if (loc > loc_cols)
+		loc = loc_cols;
+	*loc_w = loc;
+	*name_w = room - loc;
+}
+
+/* Columns of a location's end worth keeping: "…" and its file name and line. */
+static size_t location_min(const char *loc)
+{
+	const char *slash = strrchr(loc, '/');
+	return 1 + text_columns(slash ? slash + 1 : loc, strlen(slash ? slash + 1 : loc));
+}
+
+/* A name (escaped) then " (location)", within room columns when room > 0. */
+static void put_name_and_location(FILE *out, const struct style *st, const char *target_name,
+				  const struct frame *f, size_t room)
+{
+	char *name = text_escape_dup(target_name);
+	char *loc = location_text(st, f->file, f->line, f->module);
+	if (!name || !loc) {
+		put(out, target_name);
+		fputs(" (", out);
+		put_location(out, st, f->file, f->line, f->module);
+		fputc(')', out);
+	} else {
+		size_t name_cols = text_columns(name, strlen(name)), loc_cols = text_columns(loc, strlen(loc));
+		size_t name_w = name_cols, loc_w = loc_cols;
+		if (room > 3)
+			split_room(room - 3, name_cols, loc_cols, location_min(loc), &name_w, &loc_w);
+		text_put_fit(out, name, strlen(name), name_w, 50);
+		fputs(" (", out);
+		text_put_fit(out, loc, strlen(loc), loc_w, 0);
+		fputc(')', out);
+	}
+	free(name);
+	free(loc);
+}
+
 static void print_node_line(FILE *out, const struct style *st, const struct report_model *m,
-			    const struct report_node *node, const struct frame *f, size_t level)
+			    const struct report_node *node, const struct frame *f, size_t level, size_t width)
 {
 	char name[1024];
 	fputs("    ", out);
 	put_pct(out, st, report_share(node->weight, m->total));
 	fputs("  ", out);
 	put_pct(out, st, report_share(node->self, m->total));
-	fprintf(out, "  %*s", (int)(2 * (level < MAX_INDENT_LEVELS ? level : MAX_INDENT_LEVELS)), "");
-	put(out, report_frame_name(f, name, sizeof name));
-	fputs(" (", out);
-	put_location(out, st, f->file, f->line, f->module);
-	fputc(')', out);
+	int indent = indent_of(level, width);
+	fprintf(out, "  %*s", indent, "");
+	size_t used = NODE_PREFIX_COLUMNS + (size_t)indent + (f->inlined ? strlen(" [inlined]") : 0);
+	size_t room = width > used + 20 ? width - used : width ? 20 : 0;
+	put_name_and_location(out, st, report_frame_name(f, name, sizeof name), f, room);
 	if (f->inlined)
 		fprintf(out, " %s[inlined]%s", sgr(st, MAGENTA), sgr(st, RESET));
 	fputc('\n', out);
 }
 
 static void print_code_path(FILE *out, const struct style *st, const struct report_model *m,
-			    size_t rank, const struct report_code_path *cp, bool full)
+			    size_t rank, const struct report_code_path *cp, bool full, size_t width, bool waits)
 {
 	const size_t *chain = &m->chain_nodes[cp->chain_begin];
-	print_headline(out, st, m, rank, cp);
+	print_headline(out, st, m, rank, cp, waits);
 	size_t level = 0;
 	/* root to the path's last frame; runs of >= 2 frames that are not the
 	 * user's collapse into one line, never the last frame */
@@ -410,14 +525,14 @@ static void print_code_path(FILE *out, const struct style *st, const struct repo
 			       !report_frame_is_user(m->chain_frames[cp->chain_begin + k + run]))
 				run++;
 		if (run >= 2) {
-			fprintf(out, "    %14s  %*s%s… %zu frames …%s\n", "",
-				(int)(2 * (level < MAX_INDENT_LEVELS ? level : MAX_INDENT_LEVELS)), "",
+			fprintf(out, "    %14s  %*s%s… %zu frames …%s\n", "", indent_of(level, width), "",
 				sgr(st, DIM), run, sgr(st, RESET));
 			k += run - 1;
 			level++;
 			continue;
 		}
-		print_node_line(out, st, m, &m->nodes[chain[k]], m->chain_frames[cp->chain_begin + k], level++);
+		print_node_line(out, st, m, &m->nodes[chain[k]], m->chain_frames[cp->chain_begin + k], level++,
+				width);
 	}
 }
 
@@ -429,23 +544,18 @@ static size_t shown_len(const char *name)
 	return text_escape(NULL, 0, name);
 }
 
-/* A name escaped and cut to at most col columns, "…" marking the cut (the
- * start, crate and type, is kept; a UTF-8 sequence is never split); padded
- * to col when pad. */
+/* A name escaped and shortened in the middle to at most col columns (the
+ * crate at its start and the function at its end are kept); padded to col
+ * when pad. */
 static void put_cut_name(FILE *out, const char *target_name, size_t col, bool pad)
 {
-	char name[4 * 1024];
-	size_t len = text_escape(name, sizeof name, target_name);
-	if (len >= sizeof name)
-		len = strlen(name);
-	if (len <= col) {
-		fprintf(out, "%-*s", pad ? (int)col : 0, name);
+	char *name = text_escape_dup(target_name);
+	if (!name)
 		return;
-	}
-	size_t cut = col > 1 ? col - 1 : 0;
-	while (cut > 0 && ((unsigned char)name[cut] & 0xC0) == 0x80)
-		cut--;
-	fprintf(out, "%.*s…%*s", (int)cut, name, pad ? (int)(col - 1 - cut) : 0, "");
+	size_t shown = text_put_fit(out, name, strlen(name), col, 50);
+	if (pad && shown < col)
+		fprintf(out, "%*s", (int)(col - shown), "");
+	free(name);
 }
 
 static void put_name_cell(FILE *out, const char *target_name, size_t col)
@@ -513,10 +623,22 @@ static void print_func_table(FILE *out, const struct style *st, const struct rep
 	}
 	if (col > NAME_COLUMN_MAX)
 		col = NAME_COLUMN_MAX;
+	/* 30 columns of figures and gaps; the name and the hottest line share
+	 * the rest (split_room) */
+	size_t loc_col = 0, loc_min = 0;
+	char **locs = calloc(n ? n : 1, sizeof *locs);
+	for (size_t i = 0; locs && i < n; i++) {
+		const struct report_func *fn = &m->funcs[order[i]];
+		locs[i] = location_text(st, fn->hot_file, fn->hot_line, fn->module);
+		size_t len = locs[i] ? text_columns(locs[i], strlen(locs[i])) : 1;
+		if (len > loc_col)
+			loc_col = len;
+		if (locs[i] && location_min(locs[i]) > loc_min)
+			loc_min = location_min(locs[i]);
+	}
 	if (width > 0) {
 		size_t room = width > 30 + 20 ? width - 30 : 20;
-		if (col > room)
-			col = room;
+		split_room(room, col, loc_col, loc_min, &col, &loc_col);
 	}
 	fprintf(out, "\n%stop functions by %s%s\n", sgr(st, BOLD), by_self ? "self" : "total",
 		sgr(st, RESET));
@@ -536,12 +658,18 @@ static void print_func_table(FILE *out, const struct style *st, const struct rep
 		fprintf(out, "  %8" PRIu64 "  ", first);
 		put_name_cell(out, fn->name, col);
 		fputs("  ", out);
-		put_location(out, st, fn->hot_file, fn->hot_line, fn->module);
+		if (locs && locs[i])
+			text_put_fit(out, locs[i], strlen(locs[i]), width ? loc_col : 0, 0);
+		else
+			put_location(out, st, fn->hot_file, fn->hot_line, fn->module);
 		fputc('\n', out);
 	}
+	for (size_t i = 0; locs && i < n; i++)
+		free(locs[i]);
+	free(locs);
 }
 
-static void print_threads(FILE *out, const struct style *st, const struct report_model *m)
+static void print_threads(FILE *out, const struct style *st, const struct report_model *m, size_t width)
 {
 	size_t col = 6;
 	for (size_t i = 0; i < m->nthreads; i++) {
@@ -549,16 +677,18 @@ static void print_threads(FILE *out, const struct style *st, const struct report
 		if (len > col)
 			col = len;
 	}
+	if (width && col > width / 2)
+		col = width / 2;
 	fprintf(out, "\n%sthreads%s\n", sgr(st, BOLD), sgr(st, RESET));
 	fprintf(out, "  %8s  %6s  %-*s%s\n", "samples", "share", (int)col, "thread",
-		m->mixed_states ? "  states (R running, S sleeping, D disk wait, ...)" : "");
+		m->mixed_states ? "  states (R running, S sleeping, ...)" : "");
 	for (size_t i = 0; i < m->nthreads; i++) {
 		const struct report_thread *t = &m->threads[i];
 		fprintf(out, "  %8" PRIu64 "  ", t->weight);
 		put_pct(out, st, report_share(t->weight, m->total));
 		fputs("  ", out);
 		if (!m->mixed_states) {
-			put(out, t->name ? t->name : "(?)");
+			put_short_name(out, t->name ? t->name : "(?)", width ? width - 20 : SIZE_MAX / 2);
 			fputc('\n', out);
 			continue;
 		}
@@ -570,7 +700,93 @@ static void print_threads(FILE *out, const struct style *st, const struct report
 	}
 }
 
-int report_text(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e)
+static void print_body(FILE *out, const struct style *stp, const struct report_model *mp,
+		       const struct report_options *o)
+{
+	struct style st = *stp;
+	const struct report_model m = *mp;
+	if (m.ncode_paths == 0) {
+		fprintf(out, "%s\n", m.total ? "the focus kept no samples" : "no samples were recorded");
+		return;
+	}
+	size_t top = o->top ? o->top : DEFAULT_TOP_PATHS;
+	fprintf(out, "      %spath    self%s  %s(share of all samples through each frame; root → leaf)%s\n", sgr(&st, DIM), sgr(&st, RESET), sgr(&st, DIM), sgr(&st, RESET));
+	for (size_t i = 0; i < top && i < m.ncode_paths; i++) {
+		if (i)
+			fputc('\n', out);
+		print_code_path(out, &st, &m, i + 1, &m.code_paths[i], o->full_paths, o->width, o->waits);
+	}
+	if (m.ncode_paths > top)
+		fprintf(out, "\n(%zu more code path%s; --top N shows more)\n", m.ncode_paths - top,
+			m.ncode_paths - top == 1 ? "" : "s");
+	size_t topf = o->top_functions ? o->top_functions : DEFAULT_TOP_FUNCTIONS;
+	print_func_table(out, &st, &m, m.by_self, m.nfuncs, topf, o->width, true);
+	print_func_table(out, &st, &m, m.by_total_shown, m.ntotal_shown, topf, o->width, false);
+	print_threads(out, &st, &m, o->width);
+}
+
+/* Writes the n bytes at line from column *col on, breaking before each
+ * sep when the next piece would pass width (continuation lines indented by
+ * indent); a piece wider than a fresh line is broken between words, and a
+ * word still too wide is shortened in the middle. */
+static void wrap_pieces(FILE *out, const char *line, size_t n, size_t width, size_t indent, size_t *col,
+			const char *sep)
+{
+	const char *end = line + n;
+	size_t seplen = strlen(sep);
+	for (const char *piece = line; piece < end;) {
+		const char *next = piece + 1 < end ? memmem(piece + 1, (size_t)(end - piece - 1), sep, seplen) : NULL;
+		if (!next)
+			next = end;
+		const char *p = piece;
+		size_t cols = text_columns(piece, (size_t)(next - piece));
+		if (*col > indent && *col + cols > width) {
+			fprintf(out, "\n%*s", (int)indent, "");
+			*col = indent;
+			while (p < next && *p == ' ')
+				p++;
+			cols = text_columns(p, (size_t)(next - p));
+		}
+		if (*col + cols > width && strcmp(sep, " ") != 0)
+			wrap_pieces(out, p, (size_t)(next - p), width, indent, col, " ");
+		else
+			*col += text_put_fit(out, p, (size_t)(next - p), width - *col, 50);
+		piece = next;
+	}
+}
+
+/* Writes text (a rendered report) to out with every line that is wider
+ * than width wrapped: at " → " in a headline, at " · " between header
+ * fields, else between words; continuation lines are indented 4 more than
+ * the line. */
+static void put_wrapped(FILE *out, const char *text, size_t len, size_t width)
+{
+	for (const char *line = text, *end; line < text + len; line = end + 1) {
+		end = memchr(line, '\n', (size_t)(text + len - line));
+		if (!end)
+			end = text + len;
+		size_t n = (size_t)(end - line);
+		if (!width || text_columns(line, n) <= width) {
+			fwrite(line, 1, n, out);
+		} else {
+			const char *sep = " ";
+			static const char *const seps[] = { " → ", " · " };
+			for (size_t k = 0; k < 2 && !strcmp(sep, " "); k++)
+				if (memmem(line, n, seps[k], strlen(seps[k])))
+					sep = seps[k];
+			size_t lead = 0;
+			while (lead < n && line[lead] == ' ')
+				lead++;
+			size_t indent = lead + 4 < width / 2 ? lead + 4 : 4, col = 0;
+			wrap_pieces(out, line, n, width, indent, &col, sep);
+		}
+		if (end < text + len)
+			fputc('\n', out);
+	}
+}
+
+static int render_text(const struct profile *p, FILE *out, const struct report_options *o, bool header_only,
+		       struct xerr *e)
 {
 	struct report_options defaults;
 	struct report_model m;
@@ -581,34 +797,45 @@ int report_text(const struct profile *p, FILE *out, const struct report_options 
 	struct style st = { .on = o->color, .links = o->links, .source_map = o->source_map };
 	if (report_model_init(&m, p, o, e) < 0)
 		return -1;
-	if (o->title) {
-		fputs(sgr(&st, BOLD), out);
-		put(out, o->title);
-		fprintf(out, "%s\n", sgr(&st, RESET));
+	char *text = NULL;
+	size_t len = 0;
+	FILE *buf = open_memstream(&text, &len);
+	if (!buf) {
+		report_model_release(&m);
+		return xerr_set(e, "out of memory");
 	}
-	print_header(out, &st, &m);
-	fputc('\n', out);
-	if (m.ncode_paths == 0) {
-		fprintf(out, "%s\n", m.total ? "the focus kept no samples" : "no samples were recorded");
+	if (header_only) {
+		print_header(buf, &st, &m);
 	} else {
-		size_t top = o->top ? o->top : DEFAULT_TOP_PATHS;
-		fprintf(out, "      %spath    self%s  %s(samples through each frame on its path, of all "
-			"samples; root → leaf)%s\n", sgr(&st, DIM), sgr(&st, RESET), sgr(&st, DIM), sgr(&st, RESET));
-		for (size_t i = 0; i < top && i < m.ncode_paths; i++) {
-			if (i)
-				fputc('\n', out);
-			print_code_path(out, &st, &m, i + 1, &m.code_paths[i], o->full_paths);
+		if (o->title) {
+			fputs(sgr(&st, BOLD), buf);
+			put(buf, o->title);
+			fprintf(buf, "%s\n", sgr(&st, RESET));
 		}
-		if (m.ncode_paths > top)
-			fprintf(out, "\n(%zu more code path%s; --top N shows more)\n", m.ncode_paths - top,
-				m.ncode_paths - top == 1 ? "" : "s");
-		size_t topf = o->top_functions ? o->top_functions : DEFAULT_TOP_FUNCTIONS;
-		print_func_table(out, &st, &m, m.by_self, m.nfuncs, topf, o->width, true);
-		print_func_table(out, &st, &m, m.by_total_shown, m.ntotal_shown, topf, o->width, false);
-		print_threads(out, &st, &m);
+		if (!o->no_header)
+			print_header(buf, &st, &m);
+		if (!o->no_header || o->title)
+			fputc('\n', buf);
+		print_body(buf, &st, &m, o);
 	}
 	report_model_release(&m);
+	if (fclose(buf) != 0) {
+		free(text);
+		return xerr_set(e, "out of memory");
+	}
+	put_wrapped(out, text, len, o->width);
+	free(text);
 	if (ferror(out))
 		return xerr_set(e, "cannot write the report");
 	return 0;
+}
+
+int report_text_header(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e)
+{
+	return render_text(p, out, o, true, e);
+}
+
+int report_text(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e)
+{
+	return render_text(p, out, o, false, e);
 }

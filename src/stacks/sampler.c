@@ -63,6 +63,38 @@ static const char *waiting_syscall(uint64_t nr, uint64_t futex_op)
 	}
 }
 
+/* Why a thread off the CPU waits, in words, from the system call it sat in
+ * when stopped (nr -1: none; a thread in state S/D outside a call is about
+ * to enter or leave one). Wider than waiting_syscall: a blocking read is a
+ * wait too, though not one the on-CPU test may assume. */
+static const char *wait_reason(int64_t nr, uint64_t futex_op)
+{
+	switch (nr) {
+	case 202: {
+		unsigned op = (unsigned)futex_op & 127u;
+		return op == 1 ? "futex wake" : "futex wait";
+	}
+	case 449: return "futex wait";
+	case 24: return "yield";
+	case 35: case 230: return "sleep";
+	case 7: case 271: case 23: case 270: case 232: case 281: case 441: return "poll/epoll";
+	case 0: case 17: case 19: case 295: return "read";
+	case 1: case 18: case 20: case 296: return "write";
+	case 45: case 47: case 299: return "recv";
+	case 44: case 46: case 307: return "send";
+	case 43: case 288: return "accept";
+	case 42: return "connect";
+	case 61: case 247: return "child wait";
+	case 34: case 128: case 130: return "signal wait";
+	case 74: case 75: return "fsync";
+	case 208: return "aio wait";
+	case 65: case 220: return "semaphore";
+	case 70: return "message queue";
+	case -1: return "no system call";
+	default: return "other system call";
+	}
+}
+
 /* What the sampler remembers of one thread between ticks. */
 struct tracked_thread {
 	pid_t tid;
@@ -84,6 +116,7 @@ struct tracked_thread {
 	struct stack_capture capture;  /* fast walker: taken while stopped, unwound after */
 	bool captured;            /* capture holds this tick's stop */
 	const char *waiting_in;   /* the waiting system call it sat in when stopped, or NULL */
+	const char *wait;         /* wait_reason of that stop */
 };
 
 struct sampler {
@@ -237,6 +270,7 @@ static int capture_fast(struct sampler *sp, struct tracked_thread *t, struct xer
 		.r12 = values[REG_R12], .r13 = values[REG_R13], .r14 = values[REG_R14], .r15 = values[REG_R15],
 	};
 	t->waiting_in = waiting_syscall(values[REG_ORIG_RAX], values[REG_RSI]);
+	t->wait = wait_reason((int64_t)values[REG_ORIG_RAX], values[REG_RSI]);
 	if (unwinder_capture(sp->unwinder, t->tid, &regs, &t->capture, e) < 0)
 		return -1;
 	t->captured = true;
@@ -354,6 +388,7 @@ static int stopped_round(struct sampler *sp, struct sampler_stats *st, struct xe
 						      &walk_error);
 			if (rc >= 0) {
 				t->waiting_in = waiting_syscall(call[0], call[1]);
+				t->wait = wait_reason((int64_t)call[0], call[1]);
 				rc = walk_gdb(sp, t, t->pcs, &t->npcs, &walk_error);
 			}
 		} else {
@@ -548,10 +583,15 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, const str
 				continue;
 			state = 'S';
 		}
+		if (state == 't')
+			/* Stopped by ptrace when /proc was read: by us (gdb stopping
+			 * the target), not a wait of the program's. */
+			state = t->waiting_in ? 'S' : 'R';
 		struct event ev = {
 			.kind = EVENT_SAMPLE, .probe = -1, .timestamp_ns = stop_start,
 			.since_start_ns = stop_start - sp->start_ns, .pid = session_pid(s), .cpu = t->proc.last_cpu,
-			.thread = { .id = t->tid, .name = t->proc.name, .state = state },
+			.thread = { .id = t->tid, .name = t->proc.name, .state = state,
+				    .wait = state == 'R' ? "running" : t->wait ? t->wait : "unknown" },
 			.stack = &t->stack,
 			.walk = { .pcs = t->pcs, .npcs = t->walk ? t->npcs : 0, .ref_pcs = t->ref_pcs,
 				  .nref_pcs = t->walk ? t->nref_pcs : 0, .reused = !t->walk },
@@ -758,7 +798,13 @@ out:
 		st->cpu_total_s = (double)(cpu_at_end - cpu_at_start) / (double)clock_ticks;
 		st->cpu_seen_s = (double)sp.seen_cpu_ns / 1e9;
 	}
+	bool short_run = st->cpu_percent_avg_windows < 2;
 	finish_stats(st, start);
+	if (short_run && cpu_at_start >= 0 && cpu_at_end >= cpu_at_start && st->run.elapsed_s > 0)
+		/* Under two one-second windows (a run of a second or less): the
+		 * CPU time of the whole run is the figure, not 0%. */
+		st->cpu_percent_min = st->cpu_percent_avg = st->cpu_percent_max =
+			100.0 * st->cpu_total_s / st->run.elapsed_s;
 	add_run_notes(s, cfg, st, budget.held_off);
 	sampler_teardown(&sp);
 	return rc;

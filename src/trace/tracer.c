@@ -1432,38 +1432,52 @@ static void finish_stats(struct tracer *t, uint64_t end)
 			 "probes were off)", st->unmatched_returns);
 }
 
+/* ", N WHAT" for a count that is not zero, after the first "(" */
+static void put_count(FILE *out, const char **sep, uint64_t n, const char *one, const char *many)
+{
+	if (!n)
+		return;
+	fprintf(out, "%s%" PRIu64 " %s", *sep, n, n == 1 ? one : many);
+	*sep = ", ";
+}
+
+/* One plain sentence per line (docs/tracing.md, "What a trace reports"). */
 void tracer_stats_print(const struct tracer_stats *st, FILE *out)
 {
-	fprintf(out, "tracer: %zu probe site%s, %" PRIu64 " hits (%" PRIu64 " entries, %" PRIu64 " returns, %" PRIu64
-		" panics, %" PRIu64 " syscalls) in %.2f s; target stopped %.2f s (%.1f%%), %.3f ms per hit\n",
-		st->sites, st->sites == 1 ? "" : "s", st->hits, st->entries, st->returns, st->panics, st->syscalls,
-		st->run.elapsed_s, st->run.stopped_s,
-		st->run.elapsed_s > 0 ? 100 * st->run.stopped_s / st->run.elapsed_s : 0,
+	double armed_pct = st->run.elapsed_s > 0 ? 100 * st->covered_s / st->run.elapsed_s : 100;
+	fprintf(out, "xgdbprof: traced %.1f s: %" PRIu64 " hit%s at %zu probe site%s", st->run.elapsed_s, st->hits,
+		st->hits == 1 ? "" : "s", st->sites, st->sites == 1 ? "" : "s");
+	const char *sep = " (";
+	put_count(out, &sep, st->entries, "function entry", "function entries");
+	put_count(out, &sep, st->returns, "return", "returns");
+	put_count(out, &sep, st->panics, "panic", "panics");
+	put_count(out, &sep, st->syscalls, "system call", "system calls");
+	fprintf(out, "%s seen while the probes were armed (%.*f%% of the time); target held stopped %.1f%% of "
+		"the time (%.2f s, %.3f ms per hit)\n", *sep == ',' ? ")" : "", armed_pct < 10 ? 1 : 0, armed_pct,
+		st->run.elapsed_s > 0 ? 100 * st->run.stopped_s / st->run.elapsed_s : 0, st->run.stopped_s,
 		st->hit_cost_ms);
 	if (st->syscalls_restarted)
-		fprintf(out, "tracer: system calls: %" PRIu64 " restarted after our stops (the kernel resumed them: "
-			"each counted once, with no error)\n", st->syscalls_restarted);
+		fprintf(out, "xgdbprof: %" PRIu64 " system call%s restarted after our stops: the kernel resumed %s, so "
+			"each is counted once, with no error\n", st->syscalls_restarted,
+			st->syscalls_restarted == 1 ? " was" : "s were", st->syscalls_restarted == 1 ? "it" : "them");
 	if (st->attach_hold_s > 0)
-		fprintf(out, "tracer: before the trace began, attaching held the target stopped at most %.1f ms and "
-			"arming (inserting breakpoints, warming the unwinder) %.1f ms: not counted above\n",
-			st->attach_hold_s * 1e3, st->arm_stopped_s * 1e3);
+		fprintf(out, "xgdbprof: before the trace began, attaching held the target stopped at most %.1f ms and "
+			"arming the probes %.1f ms (not counted above)\n", st->attach_hold_s * 1e3,
+			st->arm_stopped_s * 1e3);
 	else if (st->arm_stopped_s > 0)
-		fprintf(out, "tracer: before the trace began, arming (inserting breakpoints, warming the unwinder) "
-			"held the target stopped %.1f ms: not counted above\n", st->arm_stopped_s * 1e3);
+		fprintf(out, "xgdbprof: before the trace began, arming the probes held the target stopped %.1f ms "
+			"(not counted above)\n", st->arm_stopped_s * 1e3);
 	if (st->hits && st->hits_measured)
-		fprintf(out, "tracer: stopped = held stopped + waiting for a CPU right after our resume; gdb's part "
-			"of a hit (our resume, its step over the breakpoint, the run to the trap, stopping the other "
-			"threads, *stopped) read from the hitting thread's schedstat (wall - on CPU) for %" PRIu64
-			" of %" PRIu64 " hits, median %.3f ms (%.3f s of it waiting for a CPU in all)%s\n",
-			st->hits_measured, st->hits, st->gdb_hit_ms, st->waited_s,
-			st->hits_measured < st->hits ? "; the other hits counted at that median, or at their bound "
-						       "when lower" : "");
+		fprintf(out, "xgdbprof: a hit cost gdb a median %.3f ms, read from the thread's schedstat (wall - on "
+			"CPU) for %" PRIu64 " of %" PRIu64 " hits%s; waiting for a CPU after our resumes took %.3f s "
+			"in all and counts as stopped\n", st->gdb_hit_ms, st->hits_measured, st->hits,
+			st->hits_measured < st->hits ? " (the others counted at that median, or their bound when "
+						       "lower)" : "", st->waited_s);
 	else if (st->hits)
-		fprintf(out, "tracer: gdb's part of each hit not measured (%s); estimated at %.3f ms from the "
-			"gaps between a resume and the next hit (included above)\n",
+		fprintf(out, "xgdbprof: gdb's part of each hit was estimated at %.3f ms from the gaps between a resume "
+			"and the next hit, as %s\n", st->gdb_hit_ms,
 			st->clocks_unavailable ? "this kernel gives no per-thread scheduler clocks"
-					       : "no hit came in a window the thread's clocks could bracket",
-			st->gdb_hit_ms);
+					       : "no hit came in a window the thread's clocks could bracket");
 	for (int i = 0; i < st->run.notes.n; i++)
 		fprintf(out, "note: %s\n", st->run.notes.text[i]);
 	if (st->gdb_died) {

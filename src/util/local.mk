@@ -21,7 +21,9 @@ src_util_libutil_a_SOURCES = \
 	src/util/stats.c \
 	src/util/stats.h \
 	src/util/text_escape.c \
-	src/util/text_escape.h
+	src/util/text_escape.h \
+	src/util/text_fit.c \
+	src/util/text_fit.h
 
 check_PROGRAMS += tests/unit/test_stats
 tests_unit_test_stats_SOURCES = tests/unit/test_stats.c

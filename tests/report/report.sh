@@ -12,8 +12,18 @@ sed "s|@SRCDIR@|$TOP_SRCDIR|g" "$R/cache-service.profile.json" > "$TMP/run/profi
 sed "s|@SRCDIR@|$TOP_SRCDIR|g" "$R/escaping.profile.json" > "$TMP/escaping.json"
 unsrc() { sed "s|$TOP_SRCDIR|@SRCDIR@|g"; }
 
+# The comparisons below are of the content, at a width no line reaches
+# (widths would depend on where the source tree is); text-80.expected is
+# the 80-column layout of the same profile, its sources put under /src.
+COLUMNS=10000; export COLUMNS
 "$XGDBPROF" report "$TMP/run" 2>"$TMP/err" | unsrc > "$TMP/text"
 check "report DIR renders text equal to the expected report" diff -u "$R/text.expected" "$TMP/text"
+sed "s|@SRCDIR@|/src|g" "$R/cache-service.profile.json" > "$TMP/src-profile.json"
+COLUMNS=80 "$XGDBPROF" report "$TMP/src-profile.json" > "$TMP/text80"
+check "at COLUMNS=80: the expected 80-column report" diff -u "$R/text-80.expected" "$TMP/text80"
+check "at COLUMNS=80: no line wider than 80 characters" python3 -c '
+import sys
+sys.exit(max(len(l) for l in open(sys.argv[1], encoding="utf-8").read().split("\n")) > 80)' "$TMP/text80"
 # (the saved profile predates display names: its Rust frames hold the full
 # demangled name, shown as today's runs show it; text.expected says how)
 check "std paths are short in the text report" grep -q '(std/src/sync/mpsc/mod.rs:850)' "$TMP/text"

@@ -8,7 +8,11 @@ src_report_libreport_a_SOURCES = \
 	src/report/profile.h \
 	src/report/report.h \
 	src/report/report_annotate.c \
+	src/report/report_diff.c \
+	src/report/report_diff.h \
 	src/report/report_folded.c \
+	src/report/report_insights.c \
+	src/report/report_insights.h \
 	src/report/report_json.c \
 	src/report/report_model.c \
 	src/report/report_model.h \

@@ -38,6 +38,8 @@ struct report_options {
 	const char *title;       /* svg title; NULL = "xgdbprof: <exe>"; text: a first line */
 	size_t annotate_functions; /* annotate: how many functions; 0 = 5 */
 	struct source_map *source_map; /* annotate: path rewriting, or NULL */
+	const struct profile *diff_base; /* svg: a differential flame graph against this
+					  * profile (report_diff.h), or NULL */
 };
 
 /* Fills o with the defaults above (all zero/false/NULL). */

@@ -329,11 +329,9 @@ static bool in_headline(const struct report_model *m, const struct report_code_p
  * (of a long chain: the entry, then the deepest ones); every frame after
  * the first shows its line, and a name drops the namespace it shares with
  * the name before it. */
-static void print_headline(FILE *out, const struct style *st, const struct report_model *m,
-			   size_t rank, const struct report_code_path *cp)
+static void put_headline_names(FILE *out, const struct style *st, const struct report_model *m,
+			       const struct report_code_path *cp)
 {
-	fprintf(out, "%s#%zu hottest code path (%.1f%%, %" PRIu64 " sample%s):%s ", sgr(st, BOLD), rank,
-		report_share(cp->weight, m->total), cp->weight, cp->weight == 1 ? "" : "s", sgr(st, RESET));
 	size_t nshown = 0;
 	for (size_t i = cp->entry; i <= cp->deepest; i++)
 		nshown += in_headline(m, cp, i);
@@ -363,7 +361,21 @@ static void print_headline(FILE *out, const struct style *st, const struct repor
 			put_short_location(out, st, f);
 		snprintf(prev, sizeof prev, "%s", name);
 	}
+}
+
+static void print_headline(FILE *out, const struct style *st, const struct report_model *m,
+			   size_t rank, const struct report_code_path *cp)
+{
+	fprintf(out, "%s#%zu hottest code path (%.1f%%, %" PRIu64 " sample%s):%s ", sgr(st, BOLD), rank,
+		report_share(cp->weight, m->total), cp->weight, cp->weight == 1 ? "" : "s", sgr(st, RESET));
+	put_headline_names(out, st, m, cp);
 	fputc('\n', out);
+}
+
+void report_put_code_path_names(FILE *out, const struct report_model *m, const struct report_code_path *cp)
+{
+	struct style st = { false };
+	put_headline_names(out, &st, m, cp);
 }
 
 static void print_node_line(FILE *out, const struct style *st, const struct report_model *m,
@@ -408,6 +420,13 @@ static void print_code_path(FILE *out, const struct style *st, const struct repo
 		}
 		print_node_line(out, st, m, &m->nodes[chain[k]], m->chain_frames[cp->chain_begin + k], level++);
 	}
+}
+
+void report_put_code_path(FILE *out, const struct report_model *m, size_t rank, const struct report_code_path *cp,
+			  bool color, bool full)
+{
+	struct style st = { color };
+	print_code_path(out, &st, m, rank, cp, full);
 }
 
 /* ---- tables ------------------------------------------------------------- */

@@ -571,8 +571,8 @@ static void finish_stats(struct sampler_stats *st, uint64_t start)
 	st->frequency_achieved_hz = st->run.elapsed_s > 0 ? (double)st->ticks / st->run.elapsed_s : 0;
 	if (st->cpu_percent_avg_windows > 0)
 		st->cpu_percent_avg /= st->cpu_percent_avg_windows;
-	else
-		st->cpu_percent_min = st->cpu_percent_max = st->cpu_percent_avg = 0;
+	else   /* a run shorter than one CPU window measured nothing: unknown, not idle */
+		st->cpu_percent_min = st->cpu_percent_max = st->cpu_percent_avg = NAN;
 	run_stats_finish_stops(&st->run);
 }
 

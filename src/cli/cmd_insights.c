@@ -482,17 +482,16 @@ static int run_insights(struct insights_request *rq)
 	if (since >= 0 && until >= 0 && since >= until)
 		return cli_usage_error("insights", "--since must be before --until");
 
-	if (rq->output)
+	rc = collect_all(&all, rq->args, rq->nargs);
+	if (rc == XGP_EXIT_OK && rq->output) {
 		snprintf(outdir, sizeof outdir, "%s", rq->output);
-	else {
+	} else if (rc == XGP_EXIT_OK) {
 		struct stat st;
 		if (rq->nargs != 1 || stat(rq->args[0], &st) != 0 || !S_ISDIR(st.st_mode))
-			return cli_usage_error("insights", "give -o DIR: where the timeline and merged profile go "
-					       "(the default, DIR/insights, needs one directory argument)");
+			rc = cli_usage_error("insights", "give -o DIR: where the timeline and merged profile go "
+					     "(the default, DIR/insights, needs one directory argument)");
 		snprintf(outdir, sizeof outdir, "%s/insights", rq->args[0]);
 	}
-
-	rc = collect_all(&all, rq->args, rq->nargs);
 	if (rc == XGP_EXIT_OK && rq->diff_base)
 		rc = collect_all(&base_windows, (char *const *)&rq->diff_base, 1);
 	if (rc == XGP_EXIT_OK && rq->vs) {

@@ -349,7 +349,8 @@ static void put_local(char *buf, size_t size, int64_t t)
 	strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm);
 }
 
-/* Says that the period holds no window, with what the windows span. */
+/* Says that the period holds no window of `what` (the directory, or "the
+ * --vs period"), with when the windows do start. */
 static int empty_period(const char *what, const struct span *was, int64_t since, int64_t until)
 {
 	char a[64] = "the beginning", b[64] = "now", first[64] = "?", last[64] = "?";
@@ -501,7 +502,7 @@ static int run_insights(struct insights_request *rq)
 			struct span was;
 			keep_period(&base_windows, vs_since, vs_until, &was);
 			if (!profiles_in(&base_windows))
-				rc = empty_period(rq->args[0], &was, vs_since, vs_until);
+				rc = empty_period("the --vs period", &was, vs_since, vs_until);
 		}
 	}
 	if (rc == XGP_EXIT_OK && rq->diff_base && !profiles_in(&base_windows))

@@ -42,6 +42,11 @@ tests_unit_test_report_paths_LDADD = $(report_ldadd)
 tests_unit_test_report_map_SOURCES = tests/unit/test_report_map.c
 tests_unit_test_report_map_LDADD = $(recipe_ldadd)
 
+check_PROGRAMS += tests/unit/test_report_insights
+tests_unit_test_report_insights_SOURCES = tests/unit/test_report_insights.c
+tests_unit_test_report_insights_LDADD = $(report_ldadd)
+TESTS += tests/unit/test_report_insights
+
 check_PROGRAMS += tests/unit/test_report_pprof
 tests_unit_test_report_pprof_SOURCES = tests/unit/test_report_pprof.c
 tests_unit_test_report_pprof_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/src

@@ -76,6 +76,9 @@ check "report reads the merged profile" grep -q "main → spin_alpha" "$TMP/merg
 "$XGDBPROF" insights "$W" >"$TMP/ins2.out" 2>&1
 check "a second insights does not take its own output for a window" grep -q "^insights over 3 windows: " "$TMP/ins2.out" ||
 	show "$TMP/ins2.out"
+"$XGDBPROF" insights -o "$TMP/of_merged" "$OUT" >"$TMP/ins3.out" 2>&1
+check "a merged profile given by name is a window" grep -q "^insights over 1 window: " "$TMP/ins3.out" ||
+	show "$TMP/ins3.out"
 check "--since 1h keeps the 3 windows" sh -c '"$1" insights --since 1h "$2" | grep -q "^insights over 3 windows: "' _ "$XGDBPROF" "$W"
 
 # A window folder without a profile (its target vanished) is named, not merged.

@@ -207,15 +207,17 @@ static bool is_merged(const struct profile *p)
 
 /* Loads path as the window `name`. A file that does not load is a window
  * without a profile (the reason said), so one damaged window among many
- * does not hide the rest. Returns 0, 1 when skipped (an insights output),
- * -1 out of memory. */
-static int load_window(struct window_list *l, const char *name, const char *path, int64_t folder_start)
+ * does not hide the rest. A merged profile found in a directory of
+ * windows (an earlier insights' output) is skipped; one given by name is
+ * taken. Returns 0, 1 when skipped, -1 out of memory. */
+static int load_window(struct window_list *l, const char *name, const char *path, int64_t folder_start,
+		       bool found)
 {
 	struct xerr e = { "" };
 	struct profile *p = profile_load(path, &e);
 	if (!p)
 		return add_window(l, name, NULL, e.msg, folder_start);
-	if (is_merged(p)) {
+	if (found && is_merged(p)) {
 		profile_free(p);
 		return 1;
 	}
@@ -238,10 +240,10 @@ static int collect_windows(struct window_list *l, const char *arg)
 		return cli_input_error("%s: %s: give a directory of windows, a run's directory or a profile.json",
 				       arg, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
-		return load_window(l, arg, arg, -1) < 0 ? cli_error("out of memory") : XGP_EXIT_OK;
+		return load_window(l, arg, arg, -1, false) < 0 ? cli_error("out of memory") : XGP_EXIT_OK;
 	snprintf(path, sizeof path, "%s/profile.json", arg);
 	if (access(path, F_OK) == 0)
-		return load_window(l, arg, path, -1) < 0 ? cli_error("out of memory") : XGP_EXIT_OK;
+		return load_window(l, arg, path, -1, false) < 0 ? cli_error("out of memory") : XGP_EXIT_OK;
 	DIR *d = opendir(arg);
 	if (!d)
 		return cli_input_error("cannot read %s: %s", arg, strerror(errno));
@@ -278,7 +280,7 @@ static int collect_windows(struct window_list *l, const char *arg)
 		snprintf(path, sizeof path, "%s/profile.json", sub);
 		int64_t start = folder_time(names[i]);
 		if (access(path, F_OK) == 0) {
-			if (load_window(l, names[i], path, start) < 0)
+			if (load_window(l, names[i], path, start, true) < 0)
 				rc = cli_error("out of memory");
 		} else if (start >= 0 &&
 			   add_window(l, names[i], NULL, "no profile.json: the window was cut short or its target vanished",

@@ -83,8 +83,9 @@ int report_diff_init(struct report_diff *d, const struct profile *base, const st
 		if (!(f->name = strdup(all[i].name)))
 			goto oom;
 		d->nfuncs++;
-		/* one function can appear once per side (model names are unique) */
-		for (size_t j = i; j < n && strcmp(all[j].name, all[i].name) == 0; j++) {
+		/* a name appears at most once per side (model names are unique) */
+		size_t j = i;
+		for (; j < n && strcmp(all[j].name, all[i].name) == 0; j++) {
 			if (all[j].side == 0) {
 				f->in_base = true;
 				f->base_self = all[j].self;
@@ -95,9 +96,6 @@ int report_diff_init(struct report_diff *d, const struct profile *base, const st
 				f->new_total = all[j].total;
 			}
 		}
-		size_t j = i;
-		while (j < n && strcmp(all[j].name, all[i].name) == 0)
-			j++;
 		i = j;
 	}
 	qsort(d->funcs, d->nfuncs, sizeof *d->funcs, cmp_diff_func);

@@ -11,6 +11,14 @@ $(FIXTURE_BIN)/counter: tests/fixtures/counter.c $(FIXTURE_BIN)/.dirstamp
 $(FIXTURE_BIN)/ratio: tests/fixtures/ratio.c $(FIXTURE_BIN)/.dirstamp
 	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/ratio.c
 
+# tests/insights.sh: the hot function switched between runs (argv, SIGUSR1)
+$(FIXTURE_BIN)/switch_hot: tests/fixtures/switch_hot.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -o $@ $(srcdir)/tests/fixtures/switch_hot.c
+check_DATA += $(FIXTURE_BIN)/switch_hot
+CLEANFILES += $(FIXTURE_BIN)/switch_hot
+TESTS += tests/insights.sh
+EXTRA_DIST += tests/insights.sh
+
 $(FIXTURE_BIN)/blocked: tests/fixtures/blocked.c $(FIXTURE_BIN)/.dirstamp
 	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/blocked.c
 

@@ -7,6 +7,7 @@
 #include "util/output_file.h"
 #include "util/text_fit.h"
 #include "report/report.h"
+#include "report/report_diff.h"
 #include "symbols/source_map.h"
 
 #include <errno.h>
@@ -35,6 +36,10 @@ static void report_usage(FILE *out)
 	      "                          (default 10 and 5)\n"
 	      "      --focus REGEX       keep only stacks with a function matching REGEX\n"
 	      "                          (shares stay relative to all samples)\n"
+	      "      --diff-base BASE    compare with BASE (a run's directory or profile.json):\n"
+	      "                          text: the functions whose share grew or shrank most;\n"
+	      "                          svg: a differential flame graph (red: grew, blue:\n"
+	      "                          shrank, full red: not in BASE)\n"
 	      "  -o, --output FILE       write there instead of standard output\n"
 	      "  -s, --source-map FROM=TO  read sources under TO where debug info says FROM\n"
 	      "                          (repeatable; Rust std sources are found via rustc)\n"
@@ -83,6 +88,12 @@ static int load_profile_arg(const char *arg, struct profile **out)
 }
 
 typedef int render_fn(const struct profile *, FILE *, const struct report_options *, struct xerr *);
+
+/* The text of a differential report: the new profile against ro->diff_base. */
+static int render_diff_text(const struct profile *p, FILE *out, const struct report_options *ro, struct xerr *e)
+{
+	return report_diff_text(ro->diff_base, p, out, ro, e);
+}
 
 /* Renders p to output (NULL or "-": standard output), through a temporary
  * file committed only on success. ro holds the options parsed; colour and
@@ -140,11 +151,12 @@ int cmd_report(int argc, char **argv)
 		{ "colour", required_argument, NULL, 'C' },
 		{ "links", no_argument, NULL, 'L' },
 		{ "no-links", no_argument, NULL, 'k' },
+		{ "diff-base", required_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct report_options ro;
-	const char *format = "text", *output = NULL, *color = "auto";
+	const char *format = "text", *output = NULL, *color = "auto", *diff_base = NULL;
 	bool annotate = false;
 	struct source_map *smap = source_map_new();
 	struct xerr e = { "" };
@@ -181,6 +193,7 @@ int cmd_report(int argc, char **argv)
 		case 'C': color = optarg; break;
 		case 'L': cli_globals.links = CLI_LINKS_ALWAYS; break;
 		case 'k': cli_globals.links = CLI_LINKS_NEVER; break;
+		case 'b': diff_base = optarg; break;
 		case 'h':
 			report_usage(stdout);
 			source_map_free(smap);
@@ -218,6 +231,10 @@ int cmd_report(int argc, char **argv)
 		rc = cli_usage_error("report", "--annotate goes with --format text");
 	if (rc == XGP_EXIT_OK && ro.inverted && render != report_svg && render != report_folded)
 		rc = cli_usage_error("report", "--inverted goes with --format svg or folded");
+	if (rc == XGP_EXIT_OK && diff_base && render != report_text && render != report_svg)
+		rc = cli_usage_error("report", "--diff-base goes with --format text or svg");
+	if (rc == XGP_EXIT_OK && diff_base && (annotate || ro.inverted))
+		rc = cli_usage_error("report", "--diff-base goes with neither --annotate nor --inverted");
 	if (rc == XGP_EXIT_OK && strcmp(color, "auto") && strcmp(color, "always") && strcmp(color, "never"))
 		rc = cli_usage_error("report", "--color is auto, always or never");
 	if (rc == XGP_EXIT_OK && optind + 1 != argc)
@@ -227,11 +244,18 @@ int cmd_report(int argc, char **argv)
 		return rc;
 	}
 
-	struct profile *p;
+	struct profile *p, *base = NULL;
 	rc = load_profile_arg(argv[optind], &p);
+	if (rc == XGP_EXIT_OK && diff_base) {
+		rc = load_profile_arg(diff_base, &base);
+		ro.diff_base = base;
+		if (render == report_text)
+			render = render_diff_text;
+	}
 	if (rc == XGP_EXIT_OK)
 		rc = render_report(p, render, output, color, annotate, smap, &ro);
 	profile_free(p);
+	profile_free(base);
 	source_map_free(smap);
 	return rc;
 }

@@ -13,5 +13,6 @@ int cmd_check(int argc, char **argv);
 int cmd_recipes(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_probes(int argc, char **argv);
+int cmd_insights(int argc, char **argv);
 
 #endif

@@ -25,6 +25,7 @@ static const struct subcommand subcommands[] = {
 	{ "recipes", cmd_recipes, "list the shipped recipes with what each one answers" },
 	{ "report", cmd_report, "re-render a saved profile: text, SVG, folded, JSON, pprof, speedscope" },
 	{ "probes", cmd_probes, "list what a function/return probe SPEC resolves to, without running anything" },
+	{ "insights", cmd_insights, "one report over many saved windows: hottest paths, CPU, timeline, diff" },
 };
 
 static const char usage_text[] =

@@ -8,7 +8,11 @@ src_report_libreport_a_SOURCES = \
 	src/report/profile.h \
 	src/report/report.h \
 	src/report/report_annotate.c \
+	src/report/report_diff.c \
+	src/report/report_diff.h \
 	src/report/report_folded.c \
+	src/report/report_insights.c \
+	src/report/report_insights.h \
 	src/report/report_json.c \
 	src/report/report_model.c \
 	src/report/report_model.h \
@@ -37,6 +41,11 @@ tests_unit_test_report_paths_SOURCES = tests/unit/test_report_paths.c
 tests_unit_test_report_paths_LDADD = $(report_ldadd)
 tests_unit_test_report_map_SOURCES = tests/unit/test_report_map.c
 tests_unit_test_report_map_LDADD = $(recipe_ldadd)
+
+check_PROGRAMS += tests/unit/test_report_insights
+tests_unit_test_report_insights_SOURCES = tests/unit/test_report_insights.c
+tests_unit_test_report_insights_LDADD = $(report_ldadd)
+TESTS += tests/unit/test_report_insights
 
 check_PROGRAMS += tests/unit/test_report_pprof
 tests_unit_test_report_pprof_SOURCES = tests/unit/test_report_pprof.c

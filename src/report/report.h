@@ -42,6 +42,8 @@ struct report_options {
 				  * call the user's code waits in (e.g. Mutex::lock) */
 	size_t annotate_functions; /* annotate: how many functions; 0 = 5 */
 	struct source_map *source_map; /* annotate: path rewriting, or NULL */
+	const struct profile *diff_base; /* svg: a differential flame graph against this
+					  * profile (report_diff.h), or NULL */
 };
 
 /* Fills o with the defaults above (all zero/false/NULL). */

@@ -172,6 +172,16 @@ bool report_frame_is_user(const struct frame *f);
  * (report_paths.c, called by report_model_init.) */
 int report_build_code_paths(struct report_model *m);
 
+/* The terminal report's code path (report_text.c): "#rank hottest code
+ * path (share, samples): headline", then its frames root → leaf, with
+ * ANSI colours or not, every frame (full) or runs of foreign frames
+ * collapsed. */
+void report_put_code_path(FILE *out, const struct report_model *m, size_t rank, const struct report_code_path *cp,
+			  bool color, bool full);
+/* The headline's names alone, "entry → … → deepest (file.rs:47)", in the
+ * terminal form of target text, without colours. */
+void report_put_code_path_names(FILE *out, const struct report_model *m, const struct report_code_path *cp);
+
 /* Whether the model kept this entry (the focus matched it). */
 bool report_model_keeps(const struct report_model *m, const struct profile_entry *en);
 

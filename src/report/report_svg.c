@@ -6,6 +6,7 @@
  * --inverted: stacks merged leaf first and drawn top down, so the top row
  * holds the leaf functions and each one's callers hang beneath it. */
 #include "report/report.h"
+#include "report/report_diff.h"
 #include "util/array.h"
 #include "util/hash.h"
 #include "report/report_model.h"
@@ -187,9 +188,41 @@ struct svg_ctx {
 	double scale;             /* px per sample */
 	int height;
 	bool top_down;            /* depth grows downwards (inverted graph) */
+	bool diff;                /* differential: colour by the change against the base */
+	uint64_t base_total;      /* all samples of the base profile */
+	double diff_scale;        /* the largest change of a frame in the graph, points */
 };
 
-static void emit_node(struct svg_ctx *c, const struct node *n, uint64_t start, size_t depth)
+/* The base graph's node at the same place as a child of the new graph, or
+ * NULL: matched as node_child merges (name and inlined). */
+static const struct node *base_child(const struct node *base, const struct node *child)
+{
+	for (size_t i = 0; base && i < base->nchildren; i++)
+		if (base->children[i]->inlined == child->inlined && strcmp(base->children[i]->name, child->name) == 0)
+			return base->children[i];
+	return NULL;
+}
+
+/* Change of a frame's share, new - base, in points. */
+static double node_change(const struct svg_ctx *c, const struct node *n, const struct node *base)
+{
+	return report_share(n->weight, c->total) - (base ? report_share(base->weight, c->base_total) : 0);
+}
+
+/* The largest |change| of a frame present in both graphs: the full colour. */
+static double max_change(const struct svg_ctx *c, const struct node *n, const struct node *base)
+{
+	double m = base ? fabs(node_change(c, n, base)) : 0;
+	for (size_t i = 0; i < n->nchildren; i++) {
+		double k = max_change(c, n->children[i], base_child(base, n->children[i]));
+		if (k > m)
+			m = k;
+	}
+	return m;
+}
+
+static void emit_node(struct svg_ctx *c, const struct node *n, const struct node *base, uint64_t start,
+		      size_t depth)
 {
 	double x = PAD_X + (double)start * c->scale, w = (double)n->weight * c->scale;
 	if (w < MIN_FRAME_PX)
@@ -200,12 +233,22 @@ static void emit_node(struct svg_ctx *c, const struct node *n, uint64_t start, s
 	for (size_t i = 0; i < n->nlocs; i++)
 		if (!best || n->locs[i].weight > best->weight)
 			best = &n->locs[i];
-	char colour[48], loc[32];
-	frame_colour(n, colour, sizeof colour);
+	char colour[48], loc[32], change[96] = "";
+	double delta = 0;
+	if (c->diff) {
+		delta = node_change(c, n, base);
+		report_diff_colour(delta, base != NULL, c->diff_scale, colour, sizeof colour);
+		if (base)
+			snprintf(change, sizeof change, "; base %.2f%%, %+.2f points", report_share(base->weight, c->base_total),
+				 delta);
+		else
+			snprintf(change, sizeof change, "; not in the base");
+	} else
+		frame_colour(n, colour, sizeof colour);
 	FILE *out = c->out;
 	fprintf(out, "<g class=\"f%s\" data-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-d=\"%zu\" "
-		"data-k=\"%s%s\" data-n=\"", n->inlined ? " inl" : "", start, n->weight, depth,
-		kind_name(n), n->inlined ? ", inlined" : "");
+		"data-k=\"%s%s%s\" data-n=\"", n->inlined ? " inl" : "", start, n->weight, depth,
+		kind_name(n), n->inlined ? ", inlined" : "", change);
 	xml_put(out, n->name);
 	/* Rust std paths short, as in the text report */
 	const char *file = best && best->file ? source_map_shown_path(best->file) : NULL;
@@ -228,6 +271,11 @@ static void emit_node(struct svg_ctx *c, const struct node *n, uint64_t start, s
 	}
 	fprintf(out, " %" PRIu64 " samples, %.2f%%%s", n->weight,
 		report_share(n->weight, c->total), n->inlined ? " [inlined]" : "");
+	if (c->diff && base)
+		fprintf(out, "\nbase %.2f%% → now %.2f%% (%+.2f points)", report_share(base->weight, c->base_total),
+			report_share(n->weight, c->total), delta);
+	else if (c->diff)
+		fprintf(out, "\nnot in the base profile (now %.2f%%)", report_share(n->weight, c->total));
 	if (n->full) {
 		/* the name as demangled, generic arguments and all */
 		fputs("\n", out);
@@ -243,7 +291,7 @@ static void emit_node(struct svg_ctx *c, const struct node *n, uint64_t start, s
 	fputs("</text></g>\n", out);
 	uint64_t child_start = start;
 	for (size_t i = 0; i < n->nchildren; i++) {
-		emit_node(c, n->children[i], child_start, depth + 1);
+		emit_node(c, n->children[i], base_child(base, n->children[i]), child_start, depth + 1);
 		child_start += n->children[i]->weight;
 	}
 }
@@ -419,20 +467,18 @@ static void put_subtitle(FILE *out, const struct profile *p, uint64_t total)
 	}
 }
 
-int report_svg(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e)
+/* The graph of the model's kept samples; NULL when out of memory. */
+static struct node *build_graph(const struct report_model *m)
 {
-	struct report_model m;
-	if (report_model_init(&m, p, o, e) < 0)
-		return -1;
-	o = &m.options;
+	const struct profile *p = m->profile;
+	const struct report_options *o = &m->options;
 	struct node *root = calloc(1, sizeof *root);
-	int rc = -1;
 	if (!root)
-		goto oom;
+		return NULL;
 	root->name = "all";
 	for (size_t i = 0; i < p->nentries; i++) {
 		const struct profile_entry *en = &p->entries[i];
-		if (!report_model_keeps(&m, en))
+		if (!report_model_keeps(m, en))
 			continue;
 		struct node *n = root;
 		n->weight += en->weight;
@@ -448,8 +494,8 @@ int report_svg(const struct profile *p, FILE *out, const struct report_options *
 			const struct frame *fr = &en->stack.frames[f];
 			const char *fname = fr->function;
 			if (!fname) {
-				size_t fi = report_model_func(&m, fr);
-				fname = fi != (size_t)-1 ? m.funcs[fi].name : "?";
+				size_t fi = report_model_func(m, fr);
+				fname = fi != (size_t)-1 ? m->funcs[fi].name : "?";
 			}
 			n = node_child(n, fname, fr->inlined, fr->lang);
 			if (!n || node_add_location(n, fr->file, fr->line, en->weight) < 0)
@@ -462,8 +508,31 @@ int report_svg(const struct profile *p, FILE *out, const struct report_options *
 		}
 	}
 	node_sort(root);
+	return root;
+oom:
+	node_free(root);
+	return NULL;
+}
 
-	struct svg_ctx c = { out, root->weight, m.total, 0, 0, o->inverted };
+int report_svg(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e)
+{
+	struct report_model m, mb;
+	bool diff = o && o->diff_base;
+	if (report_model_init(&m, p, o, e) < 0)
+		return -1;
+	if (diff && report_model_init(&mb, o->diff_base, o, e) < 0) {
+		report_model_release(&m);
+		return -1;
+	}
+	o = &m.options;
+	struct node *root = build_graph(&m), *base_root = diff ? build_graph(&mb) : NULL;
+	int rc = -1;
+	if (!root || (diff && !base_root))
+		goto oom;
+
+	struct svg_ctx c = { out, root->weight, m.total, 0, 0, o->inverted, diff, diff ? mb.total : 0, 0 };
+	if (diff)
+		c.diff_scale = max_change(&c, root, base_root);
 	size_t depth = node_depth(root);
 	c.height = HEADER_HEIGHT + FOOTER_HEIGHT + (int)(depth + 1) * FRAME_HEIGHT;
 	c.scale = root->weight ? (double)(IMAGE_WIDTH - 2 * PAD_X) / (double)root->weight : 0;
@@ -480,7 +549,7 @@ int report_svg(const struct profile *p, FILE *out, const struct report_options *
 	if (o->title)
 		xml_put(out, o->title);
 	else {
-		fputs("xgdbprof: ", out);
+		fputs(diff ? "xgdbprof differential: " : "xgdbprof: ", out);
 		xml_put(out, p->meta.exe ? p->meta.exe : "profile");
 	}
 	fprintf(out, "</text>\n<text id=\"xgp-subtitle\" x=\"%d\" y=\"40\">", IMAGE_WIDTH / 2);
@@ -489,6 +558,13 @@ int report_svg(const struct profile *p, FILE *out, const struct report_options *
 		fputs(" · focus /", out);
 		xml_put(out, m.focus);
 		fprintf(out, "/ kept %.1f%%", report_share(m.kept, m.total));
+	}
+	if (diff) {
+		fprintf(out, " · against a base of %" PRIu64 " samples", mb.total);
+		if (o->diff_base->meta.start_time) {
+			fputs(" from ", out);
+			xml_put(out, o->diff_base->meta.start_time);
+		}
 	}
 	fputs("</text>\n", out);
 	fprintf(out, "<text id=\"xgp-reset\" class=\"ctl\" x=\"%d\" y=\"22\">Reset Zoom</text>\n", PAD_X);
@@ -503,7 +579,21 @@ int report_svg(const struct profile *p, FILE *out, const struct report_options *
 		{ "inlined", FRAME_LANG_RUST, true },
 	};
 	fputs("<g class=\"legend\">", out);
-	for (size_t i = 0; i < sizeof legend / sizeof legend[0]; i++) {
+	if (diff) {
+		/* what the colours mean: the change of the frame's share */
+		static const struct { const char *label; double change; bool in_base; } diff_legend[] = {
+			{ "grew", 1, true }, { "shrank", -1, true }, { "not in the base", 1, false },
+			{ "unchanged", 0, true },
+		};
+		for (size_t i = 0; i < sizeof diff_legend / sizeof diff_legend[0]; i++) {
+			char colour[48];
+			report_diff_colour(diff_legend[i].change, diff_legend[i].in_base, 1, colour, sizeof colour);
+			fprintf(out, "<rect x=\"%zu\" y=\"48\" width=\"10\" height=\"10\" fill=\"%s\"/>"
+				"<text x=\"%zu\" y=\"57\">%s</text>", PAD_X + i * 120, colour, PAD_X + i * 120 + 14,
+				diff_legend[i].label);
+		}
+	}
+	for (size_t i = 0; !diff && i < sizeof legend / sizeof legend[0]; i++) {
 		struct node sample = { .name = "", .inlined = legend[i].inl, .lang = legend[i].lang };
 		char colour[48];
 		frame_colour(&sample, colour, sizeof colour);
@@ -521,7 +611,7 @@ int report_svg(const struct profile *p, FILE *out, const struct report_options *
 		/* the root: "all" samples in the graph */
 		struct node all = *root;
 		all.name = "all";
-		emit_node(&c, &all, 0, 0);
+		emit_node(&c, &all, base_root, 0, 0);
 	}
 	fputs("</g>\n", out);
 	fputs(svg_script, out);
@@ -533,6 +623,10 @@ oom:
 done:
 	if (root)
 		node_free(root);
+	if (base_root)
+		node_free(base_root);
 	report_model_release(&m);
+	if (diff)
+		report_model_release(&mb);
 	return rc;
 }

@@ -365,11 +365,9 @@ static const char *short_name(const char *name)
 	return before ? before : name;
 }
 
-static void print_headline(FILE *out, const struct style *st, const struct report_model *m,
-			   size_t rank, const struct report_code_path *cp, bool waits)
+static void put_headline_names(FILE *out, const struct style *st, const struct report_model *m,
+			       const struct report_code_path *cp, bool waits)
 {
-	fprintf(out, "%s#%zu hottest code path (%.1f%%, %" PRIu64 " sample%s):%s ", sgr(st, BOLD), rank,
-		report_share(cp->weight, m->total), cp->weight, cp->weight == 1 ? "" : "s", sgr(st, RESET));
 	size_t nshown = 0;
 	for (size_t i = cp->entry; i <= cp->deepest; i++)
 		nshown += in_headline(m, cp, i);
@@ -407,7 +405,21 @@ static void print_headline(FILE *out, const struct style *st, const struct repor
 		put(out, short_name(report_frame_name(callee, name, sizeof name)));
 		put_short_location(out, st, m->chain_frames[cp->chain_begin + cp->deepest]);
 	}
+}
+
+static void print_headline(FILE *out, const struct style *st, const struct report_model *m,
+			   size_t rank, const struct report_code_path *cp, bool waits)
+{
+	fprintf(out, "%s#%zu hottest code path (%.1f%%, %" PRIu64 " sample%s):%s ", sgr(st, BOLD), rank,
+		report_share(cp->weight, m->total), cp->weight, cp->weight == 1 ? "" : "s", sgr(st, RESET));
+	put_headline_names(out, st, m, cp, waits);
 	fputc('\n', out);
+}
+
+void report_put_code_path_names(FILE *out, const struct report_model *m, const struct report_code_path *cp)
+{
+	struct style st = { .on = false };
+	put_headline_names(out, &st, m, cp, false);
 }
 
 /* Indentation of a code path's frame: INDENT_STEP per level, capped so
@@ -534,6 +546,13 @@ static void print_code_path(FILE *out, const struct style *st, const struct repo
 		print_node_line(out, st, m, &m->nodes[chain[k]], m->chain_frames[cp->chain_begin + k], level++,
 				width);
 	}
+}
+
+void report_put_code_path(FILE *out, const struct report_model *m, size_t rank, const struct report_code_path *cp,
+			  bool color, bool full)
+{
+	struct style st = { .on = color };
+	print_code_path(out, &st, m, rank, cp, full, 0, false);
 }
 
 /* ---- tables ------------------------------------------------------------- */

@@ -611,8 +611,8 @@ static void finish_stats(struct sampler_stats *st, uint64_t start)
 	st->frequency_achieved_hz = st->run.elapsed_s > 0 ? (double)st->ticks / st->run.elapsed_s : 0;
 	if (st->cpu_percent_avg_windows > 0)
 		st->cpu_percent_avg /= st->cpu_percent_avg_windows;
-	else
-		st->cpu_percent_min = st->cpu_percent_max = st->cpu_percent_avg = 0;
+	else   /* a run too short to measure (under 0.2 s): unknown, not idle */
+		st->cpu_percent_min = st->cpu_percent_max = st->cpu_percent_avg = NAN;
 	run_stats_finish_stops(&st->run);
 }
 
@@ -644,9 +644,10 @@ struct cpu_window {
 	long clock_ticks;            /* per second */
 };
 
-static void cpu_window_close(struct cpu_window *w, pid_t pid, uint64_t now, struct sampler_stats *st)
+static void cpu_window_close(struct cpu_window *w, pid_t pid, uint64_t now, uint64_t min_ns,
+			     struct sampler_stats *st)
 {
-	if (now - w->start < 1000000000u)
+	if (now - w->start < min_ns)
 		return;
 	long long ticks = proc_cpu_ticks(pid);
 	if (ticks >= 0 && w->ticks >= 0) {
@@ -711,13 +712,14 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 	stop_budget_init(&budget, cfg->max_stopped_percent, start, 0);
 	long long cpu_at_start = proc_cpu_ticks(session_pid(s));
 	long clock_ticks = sysconf(_SC_CLK_TCK);
+	struct cpu_window cpu = { .start = start, .ticks = -1, .clock_ticks = clock_ticks };
 	if (sampler_setup(&sp, s, sym, cfg, e) < 0)
 		goto out;
 
 	uint64_t next_tick = start;
 	/* The CPU total runs from the first plan on, as the threads' own clocks do. */
 	cpu_at_start = proc_cpu_ticks(session_pid(s));
-	struct cpu_window cpu = { .start = start, .ticks = cpu_at_start, .clock_ticks = clock_ticks };
+	cpu.ticks = cpu_at_start;
 	uint64_t last_progress = 0;
 	for (;;) {
 		uint64_t now = monotonic_ns();
@@ -770,7 +772,7 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 
 		now = monotonic_ns();
 		double elapsed = (double)(now - start) / 1e9;
-		cpu_window_close(&cpu, session_pid(s), now, st);
+		cpu_window_close(&cpu, session_pid(s), now, 1000000000u, st);
 		stop_budget_charge(&budget, st->run.stopped_s, now);
 		next_tick = stop_budget_clear_at(&budget, next_tick);
 		if (cfg->progress && now - last_progress >= 250000000u) {
@@ -785,6 +787,10 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 out:
 	if (cfg->progress)
 		fputs("\r\033[K", stderr);
+	/* No one-second CPU window closed (a run under a second, or samples
+	 * too sparse under the stop budget): the run so far is the window. */
+	if (!st->cpu_percent_avg_windows && cpu.ticks >= 0)
+		cpu_window_close(&cpu, session_pid(s), monotonic_ns(), 200000000u, st);
 	/* The CPU time since each thread's last listing counts as seen too:
 	 * only threads born and gone between two ticks are unseen. */
 	for (size_t i = 0; i < sp.nthreads; i++) {

@@ -69,7 +69,8 @@ struct sampler_stats {
 	uint64_t waiting_at_stop;     /* runnable threads found in a waiting system call when stopped: left out
 				       * of on-CPU samples (threads running), reported as 'S' otherwise */
 	double frequency_asked_hz, frequency_achieved_hz;
-	double cpu_percent_min, cpu_percent_avg, cpu_percent_max;  /* target CPU%, per ~1 s window */
+	double cpu_percent_min, cpu_percent_avg, cpu_percent_max;  /* target CPU%, per ~1 s window;
+								    * NAN when the run was too short to measure */
 	int cpu_percent_avg_windows;
 	double phase_stop_s, phase_walk_s, phase_resume_s;  /* where stopped time went */
 	int max_threads;

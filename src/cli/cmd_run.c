@@ -67,6 +67,7 @@ struct run_context {
 	/* Every sample, for the raw profile saved when no report() asked for one. */
 	struct profile *raw;
 	bool stdout_tty;
+	FILE *out;                 /* report() and print() text */
 };
 
 static void fill_meta(struct run_context *rc, struct profile *p)
@@ -162,8 +163,8 @@ static int sink_report(void *ctx, const struct map *m, const struct recipe_repor
 		return -1;
 	struct report_options ro;
 	report_defaults(rc, o, &ro);
-	int result = report_text(p, stdout, &ro, e);
-	fflush(stdout);
+	int result = report_text(p, rc->out, &ro, e);
+	fflush(rc->out);
 	/* The first report's profile is the run's saved profile: `xgdbprof
 	 * report DIR` re-renders exactly what was shown. */
 	char path[PATH_MAX + 64];
@@ -196,7 +197,8 @@ static int sink_render(struct run_context *rc, const struct map *m, const struct
 	if (result == 0)
 		result = report_to_file(render, p, path, &ro, e);
 	if (result == 0) {
-		fprintf(stderr, "xgdbprof: %s written to %s\n", what, path);
+		if (!rc->request->quiet)
+			fprintf(stderr, "xgdbprof: %s written to %s\n", what, path);
 		rc->files_written += strncmp(path, rc->output_dir, strlen(rc->output_dir)) == 0;
 	}
 	profile_free(p);
@@ -528,7 +530,7 @@ static int run_start(struct run_context *rc)
 		.ctx = rc, .report = sink_report, .flamegraph = sink_flamegraph,
 		.folded = sink_folded, .json = sink_json,
 	};
-	rc->run = recipe_run_new(rc->recipe, stdout, &sink);
+	rc->run = recipe_run_new(rc->recipe, rc->out, &sink);
 	rc->interval_next_ns = calloc(rc->nprobes ? rc->nprobes : 1, sizeof *rc->interval_next_ns);
 	if (!rc->run || !rc->interval_next_ns)
 		return cli_error("out of memory");
@@ -640,6 +642,19 @@ static int run_collect(struct run_context *rc)
 	return exit_code;
 }
 
+static void fill_outcome(const struct run_context *rc, struct run_outcome *o)
+{
+	bool sampled = !rc->tracing && rc->stats.run.stops > 0;
+	o->pid = rc->pid;
+	o->target_exited = rc->ended->target_exited || rc->ended->target_execed;
+	o->elapsed_s = rc->ended->elapsed_s;
+	o->stopped_pct = rc->ended->elapsed_s > 0 ? 100.0 * rc->ended->stopped_s / rc->ended->elapsed_s : NAN;
+	o->samples = sampled ? (int64_t)rc->stats.run.stops : -1;
+	o->cpu_min_pct = sampled ? rc->stats.cpu_percent_min : NAN;
+	o->cpu_avg_pct = sampled ? rc->stats.cpu_percent_avg : NAN;
+	o->cpu_max_pct = sampled ? rc->stats.cpu_percent_max : NAN;
+}
+
 /* Detaches (or ends the launched command's session), and only then runs
  * END, whose report calls render what was collected; saves the raw profile
  * if no report did, frees everything. Returns the run's exit code, given
@@ -675,7 +690,9 @@ static int run_finish(struct run_context *rc, int exit_code)
 		}
 		if (sampled && rc->output_dir[0] && cli_save_profile_exports(rc->raw, rc->output_dir) == 0)
 			rc->files_written++;
-		if (rc->output_dir[0] && rc->profile_saved)
+		if (rc->request->quiet && rc->output_dir[0] && (rc->profile_saved || rc->files_written))
+			;   /* the caller says where its windows went */
+		else if (rc->output_dir[0] && rc->profile_saved)
 			fprintf(stderr, "xgdbprof: profile saved in %s (re-render with `xgdbprof report %s`%s)\n",
 				rc->output_dir, rc->output_dir,
 				sampled ? "; for go tool pprof: profile.pb.gz, for speedscope: profile.speedscope.json" : "");
@@ -684,6 +701,8 @@ static int run_finish(struct run_context *rc, int exit_code)
 		else if (rc->output_dir[0] && !rc->request->output_dir)
 			rmdir(rc->output_dir);   /* ours, and empty: nothing to keep */
 	}
+	if (rc->request->outcome)
+		fill_outcome(rc, rc->request->outcome);
 	recipe_run_free(rc->run);
 	free(rc->interval_next_ns);
 	free(rc->probes);
@@ -696,9 +715,23 @@ static int run_finish(struct run_context *rc, int exit_code)
 	return exit_code;
 }
 
+int run_recipe_check(const struct run_request *req)
+{
+	struct run_context rc = { .request = req };
+	int exit_code = run_open(&rc);
+	if (exit_code == XGP_EXIT_OK) {
+		free(rc.probes);
+		recipe_free(rc.recipe);
+	}
+	return exit_code;
+}
+
 int run_recipe(const struct run_request *req)
 {
-	struct run_context rc = { .request = req, .stdout_tty = isatty(STDOUT_FILENO) };
+	struct run_context rc = {
+		.request = req, .out = req->report_stream ? req->report_stream : stdout,
+		.stdout_tty = !req->report_stream && isatty(STDOUT_FILENO),
+	};
 	rc.ended = &rc.stats.run;
 	signals_install();
 	int exit_code = run_open(&rc);

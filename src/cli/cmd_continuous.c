@@ -731,12 +731,13 @@ int run_continuous(const struct run_request *run, const struct continuous_reques
 	int windows = 0;
 	while (!stop && wait_until(&c, due, windows + 1)) {
 		exit_code = run_window(&c, ++windows, &stop);
-		/* On the grid of --every from the first window; a window that
-		 * overran a whole period starts the grid afresh. */
-		due += period_ns;
+		/* On the grid of --every from the first window. A window that
+		 * ran past the next start skips it rather than run back to back:
+		 * the target is never sampled more than --duration per --every. */
 		uint64_t now = monotonic_ns();
-		if (now > due + period_ns)
-			due = now;
+		do
+			due += period_ns;
+		while (due <= now);
 		if (signals_pending())
 			break;
 	}

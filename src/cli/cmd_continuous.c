@@ -142,6 +142,7 @@ static pid_t find_target(struct continuous *c, struct window *w)
 	if (!c->req->name) {
 		if (proc_start_ticks(c->pid) != c->pid_start) {
 			w->status = "target vanished";
+			w->pid = c->pid;
 			return 0;
 		}
 		return c->pid;

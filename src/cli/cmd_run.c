@@ -690,9 +690,10 @@ static int run_finish(struct run_context *rc, int exit_code)
 		}
 		if (sampled && rc->output_dir[0] && cli_save_profile_exports(rc->raw, rc->output_dir) == 0)
 			rc->files_written++;
-		if (rc->request->quiet && rc->output_dir[0] && (rc->profile_saved || rc->files_written))
-			;   /* the caller says where its windows went */
-		else if (rc->output_dir[0] && rc->profile_saved)
+		bool caller_says_where = rc->request->quiet && (rc->profile_saved || rc->files_written);
+		if (caller_says_where) {
+			/* --every names each window's files itself */
+		} else if (rc->output_dir[0] && rc->profile_saved)
 			fprintf(stderr, "xgdbprof: profile saved in %s (re-render with `xgdbprof report %s`%s)\n",
 				rc->output_dir, rc->output_dir,
 				sampled ? "; for go tool pprof: profile.pb.gz, for speedscope: profile.speedscope.json" : "");

@@ -189,11 +189,16 @@ echo mine >"$C/20000101_000001/notes.txt"
 C_RUN=$!
 TEST_PIDS="$TEST_PIDS $C_RUN"
 wait_lines "$C" 2 20
-# Now inside window 3 or about to be: SIGINT once it is sampling.
-for i in $(seq 1 200); do t=$(tracer_of "$A_PID"); [ -n "$t" ] && [ "$t" != 0 ] && break; sleep 0.02; done
 read_index "$C"
 C1=$(field "$C" 1 window)
 C2=$(field "$C" 2 window)
+# SIGINT once window 3 has begun (its folder) and gdb has the target.
+real_folders() { ls -d "$C"/2[0-9]*_* 2>/dev/null | grep -vc /20000101_; }
+for i in $(seq 1 400); do
+	t=$(tracer_of "$A_PID")
+	[ "$(real_folders)" -ge 3 ] && [ -n "$t" ] && [ "$t" != 0 ] && break
+	sleep 0.02
+done
 UNDER_WAY=$(cd "$C" && ls -d 2[0-9]*_* | grep -v ^20000101 | sort | tail -1)
 kill -INT "$C_RUN"
 wait_exit "$C_RUN" 10
@@ -210,7 +215,7 @@ check "--keep 2: of 3 windows, the first's pprof file and folder are gone, the o
 	test ! -e '$C/cpu_profile_$C1.pb.gz' && test ! -e '$C/$C1' &&
 	test -f '$C/cpu_profile_$C2.pb.gz' && test -f '$C/$C2/profile.json' && test -f '$C/$LAST/report.txt' &&
 	test \$(find '$C' -mindepth 1 -maxdepth 1 -type d -name '2[0-9]*_*' ! -name '20000101_*' | wc -l) -eq 2" ||
-	ls -la "$C"
+	{ echo "  windows 1 $C1, 2 $C2, under way $UNDER_WAY"; ls -la "$C" "$C/$C2"; }
 check "--keep 2: the index lists the 2 windows left" test "$(lines "$C")" -eq 2
 check "--keep never follows a symlink with our name (the file it points to is intact)" sh -c \
 	"test -L '$C/cpu_profile_20000101_000000.pb.gz' && test \"\$(cat '$TMP/precious')\" = precious"

@@ -106,3 +106,8 @@ tests_unit_test_text_escape_SOURCES = tests/unit/test_text_escape.c
 tests_unit_test_text_escape_LDADD = $(util_ldadd)
 TESTS += tests/unit/test_text_escape $(OUTPUT_SAFETY_TESTS)
 EXTRA_DIST += $(OUTPUT_SAFETY_TESTS)
+
+## Issue 15 item 3: continuous profiling (--every), docs/continuous.md.
+CONTINUOUS_TESTS = tests/continuous.sh
+TESTS += $(CONTINUOUS_TESTS)
+EXTRA_DIST += $(CONTINUOUS_TESTS)

@@ -6,6 +6,7 @@
 #include "procfs/proc.h"
 #include "target/restore.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -210,4 +211,29 @@ int cli_wait_command(pid_t child, const char *name, int rc)
 		return rc != XGP_EXIT_OK ? rc : 128 + WTERMSIG(status);
 	}
 	return rc;
+}
+
+int cli_parse_size(const char *text, uint64_t *bytes)
+{
+	static const char units[] = "KMGT";
+	char *end;
+	errno = 0;
+	double value = strtod(text, &end);
+	if (end == text || errno || !isfinite(value) || value < 0)
+		return -1;
+	double scale = 1;
+	const char *unit = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
+	if (unit) {
+		for (const char *u = units; u <= unit; u++)
+			scale *= 1024;
+		end++;
+		if (strcmp(end, "iB") == 0)
+			end += 2;
+	}
+	if (strcmp(end, "B") == 0)
+		end++;
+	if (*end || value * scale >= 1.8e19)
+		return -1;
+	*bytes = (uint64_t)(value * scale);
+	return 0;
 }

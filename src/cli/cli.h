@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #define CLI_MAX_SOURCE_MAPS 64
@@ -93,6 +94,17 @@ void cli_files_written_add(struct cli_files_written *w, const char *name);
  * or XGP_EXIT_FAILURE (said). */
 int cli_save_profile_exports(const struct profile *p, const char *dir, struct cli_files_written *written);
 
+/* What a run found, for a caller running windows (--every): NAN / -1 where
+ * the run did not get that far or did not sample. */
+struct run_outcome {
+	pid_t pid;                 /* 0: never attached */
+	bool target_exited;        /* or exec'd: the process we sampled is gone */
+	int64_t samples;
+	double cpu_min_pct, cpu_avg_pct, cpu_max_pct;
+	double stopped_pct;
+	double elapsed_s;
+};
+
 /* The default mode: run a recipe against a PID or a launched command. */
 #define RUN_MAX_DEFINES 64
 struct run_request {
@@ -111,9 +123,35 @@ struct run_request {
 	bool launch;               /* argv is a command to start, not a PID */
 	char **argv;
 	int argc;
+	/* Set by --every's loop (src/cli/cmd_continuous.c), else zero: */
+	FILE *report_stream;       /* report() and print() text; NULL: stdout */
+	bool quiet;                /* no "written to" / "saved in" lines per file */
+	struct run_outcome *outcome;  /* filled when not NULL */
 };
 
 /* Runs the request (src/cli/cmd_run.c); returns the exit code. */
 int run_recipe(const struct run_request *run);
+/* What run_recipe checks before touching a target (the recipe, -D, -F,
+ * -o), said on stderr; returns XGP_EXIT_OK or XGP_EXIT_USAGE. */
+int run_recipe_check(const struct run_request *run);
+
+/* --every: windows of run_recipe on a schedule (src/cli/cmd_continuous.c,
+ * docs/continuous.md). */
+struct continuous_request {
+	double every_s;            /* 0: not asked for */
+	const char *name;          /* --name: follow the process called NAME */
+	long keep;                 /* --keep: windows kept; 0: the default */
+	uint64_t max_size;         /* --max-size in bytes; 0: no limit */
+	bool keep_set, max_size_set;
+};
+#define CONTINUOUS_DEFAULT_KEEP 288   /* a day of 5-minute windows */
+
+/* Checks the combination, then runs windows until a signal (or, for a PID,
+ * until that process is gone); returns the exit code. */
+int run_continuous(const struct run_request *run, const struct continuous_request *cont);
+
+/* "500M", "2G", "100k", "1.5G", or a bare number of bytes; K, M, G, T are
+ * powers of 1024 (an optional "B" or "iB" after them). 0 ok, -1 bad. */
+int cli_parse_size(const char *text, uint64_t *bytes);
 
 #endif

@@ -72,7 +72,8 @@ struct run_context {
 	bool meta_filled;          /* fill_meta(raw) done: the run header was printed */
 	bool stdout_tty;
 	size_t width;              /* the terminal's columns (text_terminal_width) */
-	FILE *out;                 /* stdout, every line within width */
+	bool out_fitted;           /* out is our text_fit_stream over it */
+	FILE *out;                 /* report() and print() text (stdout, or the caller's stream), every line within width */
 };
 
 static void fill_meta(struct run_context *rc, struct profile *p)
@@ -593,9 +594,11 @@ static int run_start(struct run_context *rc)
 		.ctx = rc, .report = sink_report, .flamegraph = sink_flamegraph,
 		.folded = sink_folded, .json = sink_json,
 	};
-	rc->out = text_fit_stream(stdout, rc->width);
-	if (!rc->out)
+	FILE *fitted = text_fit_stream(rc->out, rc->width);
+	if (!fitted)
 		return cli_error("out of memory");
+	rc->out = fitted;
+	rc->out_fitted = true;
 	rc->run = recipe_run_new(rc->recipe, rc->out, &sink);
 	rc->interval_next_ns = calloc(rc->nprobes ? rc->nprobes : 1, sizeof *rc->interval_next_ns);
 	if (!rc->run || !rc->interval_next_ns)
@@ -729,6 +732,19 @@ static void say_files_written(const struct run_context *rc)
 	fputc('\n', stderr);
 }
 
+static void fill_outcome(const struct run_context *rc, struct run_outcome *o)
+{
+	bool sampled = !rc->tracing && rc->stats.run.stops > 0;
+	o->pid = rc->pid;
+	o->target_exited = rc->ended->target_exited || rc->ended->target_execed;
+	o->elapsed_s = rc->ended->elapsed_s;
+	o->stopped_pct = rc->ended->elapsed_s > 0 ? 100.0 * rc->ended->stopped_s / rc->ended->elapsed_s : NAN;
+	o->samples = sampled ? (int64_t)rc->stats.run.stops : -1;
+	o->cpu_min_pct = sampled ? rc->stats.cpu_percent_min : NAN;
+	o->cpu_avg_pct = sampled ? rc->stats.cpu_percent_avg : NAN;
+	o->cpu_max_pct = sampled ? rc->stats.cpu_percent_max : NAN;
+}
+
 /* Detaches (or ends the launched command's session), and only then runs
  * END, whose report calls render what was collected; saves the raw profile
  * if no report did, frees everything. Returns the run's exit code, given
@@ -778,11 +794,14 @@ static int run_finish(struct run_context *rc, int exit_code)
 		}
 		if (sampled && rc->output_dir_made)
 			cli_save_profile_exports(rc->raw, rc->output_dir, &rc->written);
-		say_files_written(rc);
+		if (!rc->request->quiet)   /* --every names each window's files itself */
+			say_files_written(rc);
 	}
+	if (rc->request->outcome)
+		fill_outcome(rc, rc->request->outcome);
 	recipe_run_free(rc->run);
-	if (rc->out && rc->out != stdout)
-		fclose(rc->out);
+	if (rc->out_fitted)
+		fclose(rc->out);   /* the fitting stream; leaves stdout or the caller's stream open */
 	free(rc->interval_next_ns);
 	free(rc->probes);
 	profile_free(rc->raw);
@@ -794,10 +813,24 @@ static int run_finish(struct run_context *rc, int exit_code)
 	return exit_code;
 }
 
+int run_recipe_check(const struct run_request *req)
+{
+	struct run_context rc = { .request = req };
+	int exit_code = run_open(&rc);
+	if (exit_code == XGP_EXIT_OK) {
+		free(rc.probes);
+		recipe_free(rc.recipe);
+	}
+	return exit_code;
+}
+
 int run_recipe(const struct run_request *req)
 {
-	struct run_context rc = { .request = req, .stdout_tty = isatty(STDOUT_FILENO),
-				  .width = text_terminal_width(STDOUT_FILENO), .out = stdout };
+	struct run_context rc = {
+		.request = req, .out = req->report_stream ? req->report_stream : stdout,
+		.stdout_tty = !req->report_stream && isatty(STDOUT_FILENO),
+		.width = req->report_stream ? 0 : text_terminal_width(STDOUT_FILENO),
+	};
 	rc.ended = &rc.stats.run;
 	signals_install();
 	int exit_code = run_open(&rc);

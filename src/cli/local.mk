@@ -4,6 +4,7 @@ src_cli_libcli_a_SOURCES = \
 	src/cli/cli.c \
 	src/cli/cli.h \
 	src/cli/cmd_check.c \
+	src/cli/cmd_continuous.c \
 	src/cli/cmd_demangle.c \
 	src/cli/cmd_dump.c \
 	src/cli/cmd_insights.c \

@@ -6,11 +6,15 @@
 #include "util/error.h"
 #include "util/clock.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+/* Long-only options, numbered past any letter. */
+enum { OPT_EVERY = 256, OPT_NAME, OPT_KEEP, OPT_MAX_SIZE };
 
 struct subcommand {
 	const char *name;
@@ -31,6 +35,7 @@ static const struct subcommand subcommands[] = {
 static const char usage_text[] =
 	"usage: xgdbprof [OPTIONS] [--recipe FILE|NAME | -e TEXT] PID\n"
 	"       xgdbprof [OPTIONS] [--recipe FILE|NAME | -e TEXT] -- COMMAND [ARGS...]\n"
+	"       xgdbprof --every PERIOD --duration DURATION -o DIR [OPTIONS] PID|--name NAME\n"
 	"       xgdbprof [OPTIONS] SUBCOMMAND [ARGS...]\n"
 	"\n"
 	"A non-invasive profiler and tracer for running Rust and C processes, driving\n"
@@ -61,6 +66,15 @@ static const char usage_text[] =
 	"      --all-stop          sampling stops every thread at each sample (gdb all-stop mode)\n"
 	"      --non-stop          sampling stops only the threads it walks (gdb non-stop mode);\n"
 	"                          default: non-stop when at most one thread is busy\n"
+	"      --every PERIOD      continuous profiling: sample for --duration every PERIOD,\n"
+	"                          detached in between; each window writes\n"
+	"                          DIR/cpu_profile_YYYYmmdd_HHMMSS.pb.gz (UTC start), its\n"
+	"                          run's outputs in DIR/YYYYmmdd_HHMMSS/, a line of\n"
+	"                          DIR/index.jsonl; runs until SIGINT/SIGTERM\n"
+	"      --name NAME         with --every: the process called NAME (comm), followed\n"
+	"                          across restarts, in place of a PID\n"
+	"      --keep N            with --every: keep the newest N windows (default 288)\n"
+	"      --max-size SIZE     with --every: delete the oldest windows beyond SIZE (500M, 2G)\n"
 	"  -v, --verbose           log each gdb command and its time on stderr\n"
 	"  -h, --help              show this help\n"
 	"  -V, --version           show the version\n"
@@ -170,9 +184,14 @@ int main(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "every", required_argument, NULL, OPT_EVERY },
+		{ "name", required_argument, NULL, OPT_NAME },
+		{ "keep", required_argument, NULL, OPT_KEEP },
+		{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct run_request run = { 0 };
+	struct continuous_request cont = { 0 };
 	cli_globals.start_ns = monotonic_ns();
 	int c, rc;
 	long number;
@@ -256,11 +275,31 @@ int main(int argc, char **argv)
 		case 'v': cli_globals.verbose = true; break;
 		case 'A': cli_globals.stop_mode = CLI_STOP_ALL; break;
 		case 'N': cli_globals.stop_mode = CLI_STOP_NON; break;
+		case OPT_EVERY:
+			if (cli_parse_duration(optarg, &cont.every_s) < 0 || cont.every_s <= 0)
+				return cli_usage_error(NULL, "--every takes a period such as 5m, 30s or 1h");
+			break;
+		case OPT_NAME: cont.name = optarg; break;
+		case OPT_KEEP: {
+			char *end;
+			errno = 0;
+			cont.keep = strtol(optarg, &end, 10);
+			if (end == optarg || *end || errno || cont.keep < 1)
+				return cli_usage_error(NULL, "--keep takes a number of windows, at least 1");
+			cont.keep_set = true;
+			break;
+		}
+		case OPT_MAX_SIZE:
+			if (cli_parse_size(optarg, &cont.max_size) < 0 || cont.max_size == 0)
+				return cli_usage_error(NULL, "--max-size takes a size such as 500M or 2G");
+			cont.max_size_set = true;
+			break;
 		case 'h': print_usage(stdout); return XGP_EXIT_OK;
 		case 'V': printf("xgdbprof %s\n", PACKAGE_VERSION); return XGP_EXIT_OK;
 		default: return cli_getopt_error(NULL, c, argv);
 		}
 	}
+	bool continuous = cont.every_s > 0 || cont.name || cont.keep_set || cont.max_size_set;
 	if (after_dashes) {
 		if (npositional > 0)
 			return cli_usage_error(NULL, "give a PID or -- COMMAND, not both");
@@ -269,10 +308,13 @@ int main(int argc, char **argv)
 		run.launch = true;
 		run.argv = argv + optind;
 		run.argc = argc - optind;
-		return run_recipe(&run);
+		return continuous ? run_continuous(&run, &cont) : run_recipe(&run);
 	}
-	if (npositional == 0)
+	if (npositional == 0) {
+		if (continuous)   /* --name NAME instead of a PID */
+			return run_continuous(&run, &cont);
 		return cli_usage_error(NULL, "missing PID: give a PID, -- COMMAND, or a subcommand");
+	}
 	pid_t pid;
 	if (cli_parse_pid(positional[0], &pid) < 0) {
 		if (strspn(positional[0], "0123456789-+") == strlen(positional[0]))
@@ -283,5 +325,7 @@ int main(int argc, char **argv)
 		return cli_usage_error(NULL, "give exactly one PID (to start a command: -- COMMAND ARGS...)");
 	run.argv = positional;
 	run.argc = 1;
+	if (continuous)
+		return run_continuous(&run, &cont);
 	return run_recipe(&run);
 }

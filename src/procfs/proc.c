@@ -422,3 +422,81 @@ void proc_cpu_probe_free(struct proc_cpu_probe *probe)
 	probe->runtime_ns = NULL;
 	probe->count = 0;
 }
+
+uint64_t proc_start_ticks(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (read_small_file(path, buf, sizeof buf) <= 0)
+		return 0;
+	const char *after_name = strrchr(buf, ')');
+	char state;
+	unsigned long long start;
+	/* Fields 3 (state) to 22 (starttime). */
+	if (!after_name || sscanf(after_name + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+				  "%*d %*d %*d %llu", &state, &start) != 2)
+		return 0;
+	if (state == 'Z' || state == 'X')
+		return 0;
+	return start;
+}
+
+/* Whether the last component of pid's argv[0] is name. */
+static bool argv0_is(pid_t pid, const char *name)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+	if (read_small_file(path, buf, sizeof buf) <= 0)
+		return false;
+	const char *base = strrchr(buf, '/');
+	return strcmp(base ? base + 1 : buf, name) == 0;
+}
+
+static pid_t parent_of_pid(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	const char *after_name;
+	int ppid;
+	if (read_small_file(path, buf, sizeof buf) <= 0 || !(after_name = strrchr(buf, ')')) ||
+	    sscanf(after_name + 1, " %*c %d", &ppid) != 1)
+		return 0;
+	return (pid_t)ppid;
+}
+
+pid_t proc_find_by_name(const char *name, uint64_t *start_ticks, int *matches)
+{
+	enum { COMM_MAX = 15 };
+	pid_t best = 0, self = getpid();
+	uint64_t best_start = 0;
+	*matches = 0;
+	DIR *dir = opendir("/proc");
+	if (!dir)
+		return 0;
+	struct dirent *d;
+	while ((d = readdir(dir)) != NULL) {
+		if (!isdigit((unsigned char)d->d_name[0]))
+			continue;
+		pid_t pid = (pid_t)strtol(d->d_name, NULL, 10);
+		char path[64], comm[64];
+		snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+		if (pid == self || read_small_file(path, comm, sizeof comm) <= 0)
+			continue;
+		comm[strcspn(comm, "\n")] = '\0';
+		if (strncmp(comm, name, COMM_MAX) != 0 || (strlen(name) <= COMM_MAX && strcmp(comm, name) != 0))
+			continue;
+		if (strlen(name) > COMM_MAX && !argv0_is(pid, name))
+			continue;
+		uint64_t start = proc_start_ticks(pid);
+		if (start == 0 || is_kernel_thread(pid) || parent_of_pid(pid) == self)
+			continue;
+		++*matches;
+		if (!best || start < best_start || (start == best_start && pid < best)) {
+			best = pid;
+			best_start = start;
+		}
+	}
+	closedir(dir);
+	*start_ticks = best_start;
+	return best;
+}

@@ -106,4 +106,16 @@ int proc_cpu_probe_start(struct proc_cpu_probe *probe, pid_t pid, struct xerr *e
 int proc_cpu_probe_busy(const struct proc_cpu_probe *probe, double min_share);
 void proc_cpu_probe_free(struct proc_cpu_probe *probe);
 
+/* When the process started, in clock ticks since boot (proc(5) stat field
+ * 22), or 0 if it is gone or a zombie. A PID and this together name one
+ * process for good: a PID reused by a newer process has a later start. */
+uint64_t proc_start_ticks(pid_t pid);
+
+/* The oldest live process (no zombie, no kernel thread, never ourselves or
+ * a child of ours) whose name is `name`: its comm, which the kernel cuts
+ * to 15 bytes, equals name, and for a longer name the last component of its
+ * argv[0] equals name too. Returns its PID and sets *start_ticks, 0 if none,
+ * and the number of matching processes in *matches. */
+pid_t proc_find_by_name(const char *name, uint64_t *start_ticks, int *matches);
+
 #endif

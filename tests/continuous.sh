@@ -1,0 +1,235 @@
+#!/usr/bin/env bash
+# Continuous profiling (--every): windows of sampling on a schedule with the
+# target detached in between, timestamped pprof files `go tool pprof`
+# reads, an index, a process followed by --name across a restart,
+# retention (--keep) that deletes only our own files, and signals.
+. "$TOP_SRCDIR/tests/lib.sh" || exit 99
+require_attach
+require_tool go golang-go
+export HOME="$TMP/home" GOCACHE="$TMP/gocache" GOPATH="$TMP/gopath" GOFLAGS= GOTOOLCHAIN=local GOPROXY=off
+mkdir -p "$HOME"
+
+lines() { [ -f "$1/index.jsonl" ] && wc -l <"$1/index.jsonl" || echo 0; }
+folders() { find "$1" -mindepth 1 -maxdepth 1 -type d -name '[0-9]*_[0-9]*' 2>/dev/null | wc -l; }
+tracer_of() { sed -n 's/^TracerPid:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null; }
+wait_lines() {   # wait_lines DIR N [SECONDS]: until the index has N lines
+	local i
+	for i in $(seq 1 $(( ${3:-20} * 20 ))); do [ "$(lines "$1")" -ge "$2" ] && return 0; sleep 0.05; done
+	return 1
+}
+wait_gap() {   # wait_gap DIR N: window N written, window N+1 not begun
+	local i
+	for i in $(seq 1 200); do
+		[ "$(lines "$1")" -ge "$2" ] && [ "$(folders "$1")" -eq "$2" ] && return 0
+		sleep 0.02
+	done
+	return 1
+}
+declare -A IX
+read_index() {   # read_index DIR: the index's values into IX[LINE.KEY] (one python3 run)
+	IX=()
+	eval "$(python3 - "$1/index.jsonl" <<'PY'
+import json, shlex, sys
+for n, l in enumerate(open(sys.argv[1]), 1):
+    for k, v in json.loads(l).items():
+        v = " ".join(v) if isinstance(v, list) else v
+        print("IX[%d.%s]=%s" % (n, k, shlex.quote(str(v))))
+PY
+)"
+}
+field() { echo "${IX[$2.$3]-}"; }   # field DIR LINE KEY, after read_index DIR
+
+# --- Bad combinations: one line, exit 2, before touching anything. ---
+bad() {   # bad "what" "expected message part" ARGS...
+	local what=$1 want=$2; shift 2
+	"$XGDBPROF" "$@" >"$TMP/bad.out" 2>"$TMP/bad.err"
+	local rc=$?
+	check "$what: exit 2, one line naming the fix" sh -c \
+		"test $rc -eq 2 && test \$(wc -l <'$TMP/bad.err') -eq 1 && grep -q -- '$want' '$TMP/bad.err'" ||
+		show "$TMP/bad.err"
+}
+bad "--every shorter than --duration" "shorter than --duration" --every 1s --duration 2s -o "$TMP/x" 1
+bad "--keep 0" "--keep takes a number of windows, at least 1" --every 5s --duration 1s --keep 0 -o "$TMP/x" 1
+bad "--every without -o" "needs -o DIR" --every 5s --duration 1s 1
+bad "--every without --duration" "needs --duration" --every 5s -o "$TMP/x" 1
+bad "--keep without --every" "go with --every" --keep 3 -o "$TMP/x" 1
+bad "a PID and --name" "not both" --every 5s --duration 1s -o "$TMP/x" --name foo 1
+bad "--every with -- COMMAND" "not -- COMMAND" --every 5s --duration 1s -o "$TMP/x" -- true
+bad "--max-size nonsense" "--max-size takes a size" --every 5s --duration 1s --max-size lots -o "$TMP/x" 1
+check "bad combinations created no directory" test ! -e "$TMP/x"
+
+# --- A: three windows on a PID, the target untraced between windows. ---
+start_counter
+A_PID=$COUNTER_PID
+A_PROGRESS=$PROGRESS
+A=$TMP/a
+BEFORE_UTC=$(date -u +%s)
+"$XGDBPROF" --every 4s --duration 2s -o "$A" "$A_PID" >"$TMP/a.out" 2>"$TMP/a.err" &
+A_RUN=$!
+TEST_PIDS="$TEST_PIDS $A_RUN"
+# Stopped with SIGTERM in the gap after window 3, whatever B below is doing.
+( wait_lines "$A" 3 40 && wait_gap "$A" 3; kill -TERM "$A_RUN" ) &
+A_STOPPER=$!
+# Watch TracerPid while the run goes: "index lines, folders before, tracer,
+# folders after". index lines == folders (read on both sides of the
+# TracerPid read) is a gap: window N detached and written, N+1 not begun.
+( while kill -0 "$A_RUN" 2>/dev/null; do
+	l=$(lines "$A"); f1=$(folders "$A"); t=$(tracer_of "$A_PID"); f2=$(folders "$A")
+	echo "$l $f1 ${t:-x} $f2"
+	sleep 0.03
+  done >"$TMP/a.watch" ) &
+WATCH=$!
+
+# --- B, meanwhile: a process followed by name (a copy of counter under a
+# name of its own, so no other test's process can match). ---
+NAME=xgpc$$
+NAME=${NAME:0:15}
+cp "$FIXTURES/counter" "$TMP/$NAME"
+B=$TMP/b
+"$TMP/$NAME" "$TMP/b1.progress" >/dev/null &
+B1=$!
+TEST_PIDS="$TEST_PIDS $B1"
+wait_for_file "$TMP/b1.progress"
+"$XGDBPROF" --every 4s --duration 1s --name "$NAME" -o "$B" >"$TMP/b.out" 2>"$TMP/b.err" &
+B_RUN=$!
+TEST_PIDS="$TEST_PIDS $B_RUN"
+# Window 1: killed while sampled (gdb has it: TracerPid set), then a new
+# process of the same name starts for window 2; once that one is killed
+# too, a later window finds none.
+for i in $(seq 1 200); do t=$(tracer_of "$B1"); [ -n "$t" ] && [ "$t" != 0 ] && break; sleep 0.02; done
+check "--name: window 1 samples the process called $NAME" test "${t:-0}" != 0
+kill -9 "$B1"
+wait "$B1" 2>/dev/null
+"$TMP/$NAME" "$TMP/b2.progress" >/dev/null &
+B2=$!
+TEST_PIDS="$TEST_PIDS $B2"
+wait_lines "$B" 2 15
+kill -9 "$B2"
+wait "$B2" 2>/dev/null
+N=$(lines "$B")
+wait_lines "$B" $((N + 1)) 15
+# Nothing left to sample: every window from now on is over at once.
+kill -TERM "$B_RUN"
+wait_exit "$B_RUN" 2
+check "--name: SIGTERM between windows stops within 2 s" test $? -eq 0 || kill -9 "$B_RUN"
+wait "$B_RUN"
+check "... exit status 0" test $? -eq 0 || show "$TMP/b.err"
+NB=$(lines "$B")
+read_index "$B"
+check "--name: 3 or 4 windows in the index" test "$NB" -ge 3 -a "$NB" -le 4 || show "$B/index.jsonl"
+check "--name: window 1, whose process died under it, says 'target vanished'" \
+	test "$(field "$B" 1 status)" = "target vanished" || show "$B/index.jsonl"
+check "--name: window 2 says the service restarted: pid $B1 → $B2" \
+	test "$(field "$B" 2 status)" = "restarted: pid $B1 → $B2" || show "$B/index.jsonl"
+check "--name: window 2 sampled the new process" sh -c \
+	"test '$(field "$B" 2 pid)' = $B2 && test '$(field "$B" 2 previous_pid)' = $B1 && test -s $B/cpu_profile_$(field "$B" 2 window).pb.gz"
+check "--name: the last window, with no such process, says 'target not found' and wrote nothing" sh -c \
+	"test '$(field "$B" $NB status)' = 'target not found' && test -z '$(field "$B" $NB files)' && test ! -e '$B/$(field "$B" $NB window)'" ||
+	show "$B/index.jsonl"
+check "--name: quiet in a pipe (no progress line)" sh -c "! grep -q 'window [0-9]* in' '$TMP/b.err'" || show "$TMP/b.err"
+
+# Back to A: three windows, then SIGTERM in the gap.
+wait "$A_STOPPER"
+check "PID: window 3 written, then SIGTERM in the gap" test $? -eq 0
+wait_exit "$A_RUN" 2
+check "PID: SIGTERM between windows stops within 2 s" test $? -eq 0 || kill -9 "$A_RUN"
+wait "$A_RUN"
+check "... exit status 0" test $? -eq 0 || show "$TMP/a.err"
+wait "$WATCH" 2>/dev/null
+check "3 windows in the index" test "$(lines "$A")" -eq 3 || show "$A/index.jsonl"
+PROFILES=$(cd "$A" && ls cpu_profile_*.pb.gz 2>/dev/null)
+check "3 timestamped pprof files, cpu_profile_YYYYmmdd_HHMMSS.pb.gz" sh -c \
+	"test \$(echo '$PROFILES' | grep -cE '^cpu_profile_[0-9]{8}_[0-9]{6}\.pb\.gz\$') -eq 3" || echo "$PROFILES"
+for f in $PROFILES; do
+	go tool pprof -top "$A/$f" >"$TMP/top.txt" 2>"$TMP/top.err"
+	check "go tool pprof -top reads $f as a CPU profile of counter" sh -c \
+		"grep -q '^Type: cpu\$' '$TMP/top.txt' && grep -q 'spin_step\|spinner' '$TMP/top.txt'" ||
+		{ show "$TMP/top.txt"; show "$TMP/top.err"; }
+done
+read_index "$A"
+FIRST=$(field "$A" 1 window)
+FIRST_S=$(date -u -d "${FIRST:0:8} ${FIRST:9:2}:${FIRST:11:2}:${FIRST:13:2}" +%s)
+check "the stamps are the windows' start in UTC ($FIRST)" test $(( FIRST_S - BEFORE_UTC )) -ge -1 -a \
+	$(( FIRST_S - BEFORE_UTC )) -le 5
+check "the index's start matches the stamp" test "$(field "$A" 1 start)" = \
+	"${FIRST:0:4}-${FIRST:4:2}-${FIRST:6:2}T${FIRST:9:2}:${FIRST:11:2}:${FIRST:13:2}Z"
+check "each window: status ok, pid, samples, CPU min/avg/max, stopped %, its files" python3 - "$A" "$A_PID" <<'PY'
+import json, os, sys
+d, pid = sys.argv[1], int(sys.argv[2])
+for l in open(os.path.join(d, "index.jsonl")):
+    w = json.loads(l)
+    assert w["status"] == "ok" and w["pid"] == pid, w
+    assert w["samples"] > 0 and w["cpu_min_pct"] <= w["cpu_avg_pct"] <= w["cpu_max_pct"], w
+    assert 0 <= w["stopped_pct"] < 100, w
+    assert "cpu_profile_%s.pb.gz" % w["window"] in w["files"] and "%s/profile.json" % w["window"] in w["files"], w
+    for f in w["files"]:
+        assert os.path.isfile(os.path.join(d, f)), f
+    p = json.load(open(os.path.join(d, w["window"], "profile.json")))
+    assert "cpu_avg_pct" in json.dumps(p), "profile.json has the CPU figures"
+PY
+check "the report text went to each window's report.txt, not stdout" sh -c \
+	"test ! -s '$TMP/a.out' && grep -q 'profile of .*counter.*pid $A_PID' '$A/$FIRST/report.txt'"
+check "TracerPid was seen set during windows (the watch can see gdb)" \
+	awk '$2 > $1 && $3 != 0 && $3 != "x" { found = 1 } END { exit !found }' "$TMP/a.watch"
+check "TracerPid read between windows (window N written, N+1 not begun): 0 every time" \
+	awk '$1 >= 1 && $1 == $2 && $2 == $4 { gaps++; if ($3 != 0) bad++ } END { print "  " gaps " reads in gaps, " bad+0 " traced"; exit !(gaps > 0 && bad == 0) }' \
+	"$TMP/a.watch"
+check "the target runs on, untraced and not stopped" target_runs_free "$A_PID" "$A_PROGRESS"
+
+wait "$WATCH" 2>/dev/null
+# --- C: --keep 2 deletes the oldest windows, only ours, never through a
+# symlink; SIGINT during a window finishes it. ---
+C=$TMP/c
+mkdir -p "$C/20000101_000001"
+echo precious >"$TMP/precious"
+ln -s "$TMP/precious" "$C/cpu_profile_20000101_000000.pb.gz"
+echo '{}' >"$C/20000101_000001/profile.json"
+echo mine >"$C/20000101_000001/notes.txt"
+"$XGDBPROF" --every 2s --duration 1s --keep 2 -o "$C" "$A_PID" >/dev/null 2>"$TMP/c.err" &
+C_RUN=$!
+TEST_PIDS="$TEST_PIDS $C_RUN"
+wait_lines "$C" 2 20
+read_index "$C"
+C1=$(field "$C" 1 window)
+C2=$(field "$C" 2 window)
+# SIGINT once window 3 has begun (its folder) and gdb has the target.
+real_folders() { ls -d "$C"/2[0-9]*_* 2>/dev/null | grep -vc /20000101_; }
+for i in $(seq 1 400); do
+	t=$(tracer_of "$A_PID")
+	[ "$(real_folders)" -ge 3 ] && [ -n "$t" ] && [ "$t" != 0 ] && break
+	sleep 0.02
+done
+UNDER_WAY=$(cd "$C" && ls -d 2[0-9]*_* | grep -v ^20000101 | sort | tail -1)
+kill -INT "$C_RUN"
+wait_exit "$C_RUN" 10
+check "SIGINT during a window: xgdbprof ends once the window is written" test $? -eq 0 || kill -9 "$C_RUN"
+wait "$C_RUN"
+check "... exit status 0" test $? -eq 0 || show "$TMP/c.err"
+read_index "$C"
+LAST=$(field "$C" 2 window)
+check "... after writing that window ($UNDER_WAY): its index line, its folder, its pprof file if it sampled" sh -c "
+	test '$LAST' = '$UNDER_WAY' && test $(lines "$C") -eq 2 && test '$(field "$C" 2 status)' = ok && test -f '$C/$LAST/report.txt' &&
+	{ test '$(field "$C" 2 samples)' = None || test -s '$C/cpu_profile_$LAST.pb.gz'; }" || show "$C/index.jsonl"
+check "... the target runs on, untraced and not stopped" target_runs_free "$A_PID" "$A_PROGRESS"
+check "--keep 2: of 3 windows, the first's pprof file and folder are gone, the others' kept" sh -c "
+	test ! -e '$C/cpu_profile_$C1.pb.gz' && test ! -e '$C/$C1' &&
+	test -f '$C/cpu_profile_$C2.pb.gz' && test -f '$C/$C2/profile.json' && test -f '$C/$LAST/report.txt' &&
+	test \$(find '$C' -mindepth 1 -maxdepth 1 -type d -name '2[0-9]*_*' ! -name '20000101_*' | wc -l) -eq 2" ||
+	{ echo "  windows 1 $C1, 2 $C2, under way $UNDER_WAY"; ls -la "$C" "$C/$C2"; }
+check "--keep 2: the index lists the 2 windows left" test "$(lines "$C")" -eq 2
+check "--keep never follows a symlink with our name (the file it points to is intact)" sh -c \
+	"test -L '$C/cpu_profile_20000101_000000.pb.gz' && test \"\$(cat '$TMP/precious')\" = precious"
+check "--keep deleted an old window's profile.json but not a file it did not write" sh -c \
+	"test ! -e '$C/20000101_000001/profile.json' && test -f '$C/20000101_000001/notes.txt'"
+
+# --- D: on a terminal, a progress line between windows. ---
+if command -v script >/dev/null 2>&1; then
+	script -qec "timeout -s INT 5 '$XGDBPROF' --every 10s --duration 1s -o '$TMP/d' $A_PID" /dev/null \
+		>"$TMP/d.tty" 2>&1
+	check "on a terminal: a line per window and the countdown to the next; SIGINT in the gap stops" sh -c \
+		"grep -q 'window 1 ([0-9_]* UTC), pid $A_PID: ok' '$TMP/d.tty' && grep -q 'window 2 in [0-9]s' '$TMP/d.tty' &&
+		test \$(wc -l <'$TMP/d/index.jsonl') -eq 1" ||
+		show "$TMP/d.tty"
+	check "... and the target runs on" target_runs_free "$A_PID" "$A_PROGRESS"
+fi
+finish

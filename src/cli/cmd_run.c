@@ -191,6 +191,12 @@ static int sink_render(struct run_context *rc, const struct map *m, const struct
 	struct report_options ro;
 	report_defaults(rc, o, &ro);
 	ro.color = false;
+	if (render == report_pprof) {
+		/* a sum() map keeps both its updates and their total */
+		const char *types = o && o->types ? o->types
+				  : map_agg(m) == MAP_AGG_SUM ? "count/count,sum/count" : "samples/count";
+		p->meta.value_types = profile_intern(p, types);
+	}
 	char path[PATH_MAX + 64];
 	int result = output_path(rc, o && o->path ? o->path : default_name, path, sizeof path, e);
 	if (result == 0)
@@ -216,6 +222,11 @@ static int sink_folded(void *ctx, const struct map *m, const struct recipe_repor
 static int sink_json(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e)
 {
 	return sink_render(ctx, m, o, report_json, "report.json", "JSON report", e);
+}
+
+static int sink_pprof(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e)
+{
+	return sink_render(ctx, m, o, report_pprof, "profile.pb.gz", "pprof profile", e);
 }
 
 /* The one consumer of the run's events, whoever produced them: samples
@@ -526,7 +537,7 @@ static int run_start(struct run_context *rc)
 
 	struct recipe_report_sink sink = {
 		.ctx = rc, .report = sink_report, .flamegraph = sink_flamegraph,
-		.folded = sink_folded, .json = sink_json,
+		.folded = sink_folded, .json = sink_json, .pprof = sink_pprof,
 	};
 	rc->run = recipe_run_new(rc->recipe, stdout, &sink);
 	rc->interval_next_ns = calloc(rc->nprobes ? rc->nprobes : 1, sizeof *rc->interval_next_ns);
@@ -576,8 +587,10 @@ static int run_trace(struct run_context *rc, const struct sampler_config *cfg, c
 		exit_code = XGP_EXIT_FAILURE;
 	}
 	tracer_stats_print(tstats, stderr);
-	if (rc->run)
+	if (rc->run) {
 		recipe_run_set_coverage(rc->run, tstats->armed_fraction, tstats->estimate_lower_bound);
+		recipe_run_set_seconds(rc->run, tstats->run.elapsed_s);
+	}
 	return exit_code;
 }
 

@@ -648,16 +648,41 @@ void map_estimate(int64_t n, double coverage, double *estimate, double *low, dou
 	*high = hi / coverage;
 }
 
-static void print_count_estimate(FILE *out, int64_t n, const struct map_coverage *c)
+/* " · R/s (95% L–H)" when the run's length is known. */
+static void print_rate(FILE *out, double est, double lo, double hi, const struct map_coverage *c)
 {
+	if (c->seconds <= 0)
+		return;
+	if (c->lower_bound)
+		fprintf(out, " · at least %.4g/s", lo / c->seconds);
+	else
+		fprintf(out, " · %.4g/s (95%% %.4g–%.4g)", est / c->seconds, lo / c->seconds, hi / c->seconds);
+}
+
+/* A count: the Poisson interval on it over the armed share. A sum (bytes
+ * of sampled allocations): the interval of its number of updates, scaled
+ * by their mean — it treats the values of one entry as alike, and says
+ * nothing of their spread. */
+static void print_estimate(FILE *out, const struct map_value *v, bool is_sum, const struct map_coverage *c)
+{
+	int64_t n = (int64_t)v->count;
 	double est, lo, hi;
 	map_estimate(n, c->armed_share, &est, &lo, &hi);
+	if (is_sum && n > 0) {
+		double mean = (double)v->sum / (double)n;
+		est *= mean;
+		lo *= mean;
+		hi *= mean;
+		fprintf(out, " %" PRId64 " measured in %" PRId64 " updates", v->sum, n);
+	} else {
+		fprintf(out, " %" PRId64 " measured", is_sum ? v->sum : n);
+	}
 	if (c->lower_bound)
-		fprintf(out, " %" PRId64 " measured · est. at least %.0f (95%%; calls came faster than a stop per call can "
-			"time), probes armed %.2g%% of the target's CPU time\n", n, lo, 100 * c->armed_share);
+		fprintf(out, " · est. at least %.0f (95%%; calls came faster than a stop per call can time)", lo);
 	else
-		fprintf(out, " %" PRId64 " measured · est. %.0f (95%% %.0f–%.0f), probes armed %.2g%% of the target's CPU "
-			"time\n", n, est, lo, hi, 100 * c->armed_share);
+		fprintf(out, " · est. %.0f (95%% %.0f–%.0f)", est, lo, hi);
+	print_rate(out, est, lo, hi, c);
+	fprintf(out, ", probes armed %.2g%% of the target's CPU time\n", 100 * c->armed_share);
 }
 
 void map_print(const struct map *m, FILE *out, size_t top, const struct map_coverage *coverage)
@@ -682,8 +707,9 @@ void map_print(const struct map *m, FILE *out, size_t top, const struct map_cove
 			fputc(' ', out);
 			text_put(out, e->value.s, TEXT_FORM_TERMINAL);
 			fputc('\n', out);
-		} else if (m->agg == MAP_AGG_COUNT && coverage && coverage->armed_share > 0 && coverage->armed_share < 1)
-			print_count_estimate(out, map_entry_number(m, e), coverage);
+		} else if ((m->agg == MAP_AGG_COUNT || m->agg == MAP_AGG_SUM) && coverage &&
+			   coverage->armed_share > 0 && coverage->armed_share < 1)
+			print_estimate(out, &e->value, m->agg == MAP_AGG_SUM, coverage);
 		else
 			fprintf(out, " %" PRId64 "\n", map_entry_number(m, e));
 		if (stacks)

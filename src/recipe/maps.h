@@ -110,13 +110,14 @@ size_t map_hist_bucket(int64_t x);
  * top > 0 prints only the top largest entries. A map with drops ends with a
  * line saying how many updates max_keys refused. coverage (NULL: none) gives the
  * share of the run the probes that feed the map were armed (a budget
- * switched them off the rest of the time): count() values then print as
+ * switched them off the rest of the time): count() and sum() values print as
  * measured, with an estimate for the whole run and its 95% interval
  * (map_estimate); 0 or 1 prints the values alone. */
 struct map_coverage {
 	double armed_share;   /* in (0, 1): the share the estimates divide by */
 	bool lower_bound;     /* the events came faster than the producer could time
 			       * them: the estimate only bounds the truth from below */
+	double seconds;       /* > 0: the run's length; estimates also print per second */
 };
 void map_print(const struct map *m, FILE *out, size_t top, const struct map_coverage *coverage);
 

@@ -83,7 +83,7 @@ int recipe_profile_add_map(struct profile *p, const struct map *m, struct xerr *
 			j++;
 		}
 		struct stack st = { n + npseudo, frames };
-		rc = profile_add(p, thread, '?', &st, (uint64_t)weight, e);
+		rc = profile_add_events(p, thread, '?', &st, (uint64_t)weight, en->value.count, e);
 	}
 	free(frames);
 	free(texts);

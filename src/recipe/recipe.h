@@ -82,6 +82,10 @@ struct recipe_options {
 	bool exact;                  /* gdb unwinder only, no shortcuts; default false */
 	int64_t max_keys;            /* per map; default 10000; 0 = unlimited */
 	int64_t stack_depth;         /* frames kept per stack; default 64 */
+	/* ustack drops its innermost frames while their function matches
+	 * this pattern (an allocator and its wrappers), so stacks end in the
+	 * code that called them; "" = keep every frame. */
+	char skip_leaf[1024];
 };
 
 const struct recipe_options *recipe_options(const struct recipe *r);
@@ -110,6 +114,7 @@ struct recipe_report_opts {
 	const char *title;    /* flamegraph/report title, or NULL */
 	const char *path;     /* output file for flamegraph/folded/json, or NULL = stdout */
 	bool inverted;        /* flamegraph: icicle graph of callers, merged leaf first */
+	const char *types;    /* pprof: sample types, "name/unit[,name/unit]" (events, then weight) */
 };
 
 /* The renderer options a report call asks for (top, title, inverted) over
@@ -129,6 +134,7 @@ struct recipe_report_sink {
 	int (*flamegraph)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);
 	int (*folded)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);
 	int (*json)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);
+	int (*pprof)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);
 };
 
 /* Starts a run printing to out. sink may be NULL (built-ins only). The
@@ -146,6 +152,9 @@ int recipe_run_event(struct recipe_run *run, const struct event *ev, struct xerr
  * intervals (map_estimate), as lower bounds only when lower_bound. Call
  * before END; 1 (the default) prints values alone. */
 void recipe_run_set_coverage(struct recipe_run *run, double armed_share, bool lower_bound);
+/* The traced run's length (wall seconds): count() and sum() maps then also
+ * print their whole-run estimates as rates per second. 0: no rates. */
+void recipe_run_set_seconds(struct recipe_run *run, double seconds);
 /* True once an action executed exit(): send END and stop feeding events. */
 bool recipe_run_exit_requested(const struct recipe_run *run);
 void recipe_run_free(struct recipe_run *run);

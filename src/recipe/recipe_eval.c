@@ -47,6 +47,8 @@ struct recipe_run {
 	struct xerr *err;
 	char **probe_names;
 	struct map_coverage coverage;  /* armed_share 1: the probes saw the whole run */
+	pcre2_code *skip_leaf;         /* options.skip_leaf compiled, NULL: none */
+	pcre2_match_data *skip_leaf_match;
 };
 
 enum { EXEC_OK = 0, EXEC_ERROR = -1, EXEC_EXIT = 1 };
@@ -145,6 +147,19 @@ struct recipe_run *recipe_run_new(const struct recipe *r, FILE *out,
 		}
 	}
 	run->coverage.armed_share = 1;
+	if (r->options.skip_leaf[0]) {
+		int err;
+		PCRE2_SIZE erroff;
+		/* the checker compiled it already: this cannot fail but on memory */
+		run->skip_leaf = pcre2_compile((PCRE2_SPTR)r->options.skip_leaf, PCRE2_ZERO_TERMINATED, 0, &err,
+					       &erroff, NULL);
+		run->skip_leaf_match = run->skip_leaf ? pcre2_match_data_create_from_pattern(run->skip_leaf, NULL)
+						      : NULL;
+		if (!run->skip_leaf_match) {
+			recipe_run_free(run);
+			return NULL;
+		}
+	}
 	run->nvars = maxslots;
 	run->vars = calloc(maxslots ? maxslots : 1, sizeof *run->vars);
 	if (!run->vars) {
@@ -165,6 +180,8 @@ void recipe_run_free(struct recipe_run *run)
 		free(run->probe_names[i]);
 	free(run->probe_names);
 	free(run->vars);
+	pcre2_match_data_free(run->skip_leaf_match);
+	pcre2_code_free(run->skip_leaf);
 	scratch_release(run);
 	free(run);
 }
@@ -178,6 +195,11 @@ void recipe_run_set_coverage(struct recipe_run *run, double armed_share, bool lo
 {
 	run->coverage.armed_share = armed_share > 0 && armed_share < 1 ? armed_share : 1;
 	run->coverage.lower_bound = lower_bound;
+}
+
+void recipe_run_set_seconds(struct recipe_run *run, double seconds)
+{
+	run->coverage.seconds = seconds > 0 ? seconds : 0;
 }
 
 /* ---- expressions ------------------------------------------------------- */
@@ -242,6 +264,17 @@ static int eval_builtin(struct recipe_run *run, const struct expr *e, struct val
 		out->t = T_STACK;
 		if (ev->stack)
 			out->stk = *ev->stack;
+		if (run->skip_leaf) {
+			size_t skip = 0;
+			while (skip < out->stk.nframes && out->stk.frames[skip].function &&
+			       regex_matches(run->skip_leaf, run->skip_leaf_match, out->stk.frames[skip].function))
+				skip++;
+			/* a stack made only of such frames stays whole: no caller to show */
+			if (skip < out->stk.nframes) {
+				out->stk.frames += skip;
+				out->stk.nframes -= skip;
+			}
+		}
 		if (e->kind == E_CALL && (size_t)e->args[0]->i < out->stk.nframes)
 			out->stk.nframes = (size_t)e->args[0]->i;
 		return 0;
@@ -296,6 +329,12 @@ static int eval_builtin(struct recipe_run *run, const struct expr *e, struct val
 			return rt_error(run, e->loc, "out of memory");
 		return 0;
 	}
+	case B_INT_ARG:
+		if (!ev->has_int_args)
+			return rt_error(run, e->loc, "%s: %s has no entry registers here (an inlined copy); "
+					"use arg(NAME)", e->s, leaf_function(ev));
+		out->i = ev->int_args[e->s[3] - '0'];
+		return 0;
 	case B_INT:
 	case B_STR:
 	case B_STRLEN:
@@ -648,6 +687,8 @@ static int exec_report(struct recipe_run *run, const struct stmt *s)
 			o.title = v.s;
 		else if (!strcmp(s->named[i].name, "inverted"))
 			o.inverted = v.i != 0;
+		else if (!strcmp(s->named[i].name, "types"))
+			o.types = v.s;
 	}
 	int (*cb)(void *, const struct map *, const struct recipe_report_opts *, struct xerr *) = NULL;
 	switch (s->action) {
@@ -655,6 +696,7 @@ static int exec_report(struct recipe_run *run, const struct stmt *s)
 	case A_FLAMEGRAPH: cb = run->sink.flamegraph; break;
 	case A_FOLDED: cb = run->sink.folded; break;
 	case A_JSON: cb = run->sink.json; break;
+	case A_PPROF: cb = run->sink.pprof; break;
 	}
 	if (cb) {
 		struct xerr e = {{0}};
@@ -671,8 +713,9 @@ static int exec_report(struct recipe_run *run, const struct stmt *s)
 		map_print(m, run->out, o.top > 0 ? (size_t)o.top : 0, &run->coverage);
 		return EXEC_OK;
 	case A_FLAMEGRAPH:
-		return rt_error(run, s->loc, "flamegraph() needs a profiling session: run the recipe "
-				"with xgdbprof against a process, or use folded() here");
+	case A_PPROF:
+		return rt_error(run, s->loc, "%s() needs a profiling session: run the recipe "
+				"with xgdbprof against a process, or use folded() here", s->call->s);
 	default:
 		return write_default(run, s, m, o.path);
 	}

@@ -155,6 +155,13 @@ void recipe_run_set_coverage(struct recipe_run *run, double armed_share, bool lo
 /* The traced run's length (wall seconds): count() and sum() maps then also
  * print their whole-run estimates as rates per second. 0: no rates. */
 void recipe_run_set_seconds(struct recipe_run *run, double seconds);
+/* Tests every allocation the live() maps recorded: test(ctx, addr, size)
+ * returns 0 still allocated, 1 freed, 2 unknown. Of records of one address
+ * only the newest is tested (the others were freed before it was handed
+ * out again). Call once, before END, with the target readable (stopped);
+ * until then live() maps print what they recorded. Returns 0 or -1 (out of
+ * memory). */
+int recipe_run_test_live(struct recipe_run *run, int (*test)(void *ctx, uint64_t addr, int64_t size), void *ctx);
 /* True once an action executed exit(): send END and stop feeding events. */
 bool recipe_run_exit_requested(const struct recipe_run *run);
 void recipe_run_free(struct recipe_run *run);

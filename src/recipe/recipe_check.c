@@ -65,6 +65,7 @@ static const struct builtin {
 	{"avg", B_AVG, T_AGG, 1, ALL_PROBES, NULL},
 	{"hist", B_HIST, T_AGG, 1, ALL_PROBES, NULL},
 	{"lhist", B_LHIST, T_AGG, 4, ALL_PROBES, NULL},
+	{"live", B_LIVE, T_AGG, 2, ALL_PROBES, NULL},
 };
 #define NBUILTINS (sizeof builtins / sizeof builtins[0])
 
@@ -73,7 +74,7 @@ static const char *const builtin_names[] = {
 	"nsecs", "uptime", "probe", "elapsed", "retval", "arg", "arg0", "arg1", "arg2", "arg3",
 	"arg4", "arg5", "panic.message",
 	"panic.location", "syscall.name", "syscall.nr", "syscall.error", "int", "str", "strlen", "count", "sum",
-	"min", "max", "avg", "hist", "lhist", NULL,
+	"min", "max", "avg", "hist", "lhist", "live", NULL,
 };
 
 static const char *const action_names[] = {
@@ -331,6 +332,10 @@ static enum type check_call(struct checker *c, struct expr *e)
 	case B_SUM: case B_MIN: case B_MAX: case B_AVG: case B_HIST:
 		need_type(c, e->args[0], T_INT, "the value aggregated");
 		break;
+	case B_LIVE:
+		need_type(c, e->args[0], T_INT, "the address of live(ptr, size)");
+		need_type(c, e->args[1], T_INT, "the size of live(ptr, size)");
+		break;
 	case B_LHIST: {
 		need_type(c, e->args[0], T_INT, "the value aggregated");
 		int64_t v[3];
@@ -526,7 +531,7 @@ static void check_map_value(struct checker *c, struct stmt *s, struct map_info *
 		static const int aggs[] = {
 			[B_COUNT] = MAP_AGG_COUNT, [B_SUM] = MAP_AGG_SUM, [B_MIN] = MAP_AGG_MIN,
 			[B_MAX] = MAP_AGG_MAX, [B_AVG] = MAP_AGG_AVG, [B_HIST] = MAP_AGG_HIST,
-			[B_LHIST] = MAP_AGG_LHIST,
+			[B_LHIST] = MAP_AGG_LHIST, [B_LIVE] = MAP_AGG_LIVE,
 		};
 		agg = aggs[b->id];
 	} else {
@@ -543,7 +548,7 @@ static void check_map_value(struct checker *c, struct stmt *s, struct map_info *
 	if (!m)
 		return;
 	static const char *const agg_names[] = {
-		"count()", "sum()", "min()", "max()", "avg()", "hist()", "lhist()", "an int", "a str",
+		"count()", "sum()", "min()", "max()", "avg()", "hist()", "lhist()", "an int", "a str", "live()",
 	};
 	if (!m->agg_known) {
 		m->agg_known = true;
@@ -767,7 +772,7 @@ static void check_call_stmt(struct checker *c, struct stmt *s)
 		    call->args[1]->kind == E_STR && output_name_check(call->args[1]->s, &name_error) < 0)
 			ERR(c, call->args[1]->loc, "%s", name_error.msg);
 		if (m && c->final && m->agg_known && action != A_JSON && m->agg != MAP_AGG_COUNT &&
-		    m->agg != MAP_AGG_SUM && m->agg != MAP_AGG_INT)
+		    m->agg != MAP_AGG_SUM && m->agg != MAP_AGG_INT && m->agg != MAP_AGG_LIVE)
 			ERR(c, call->args[0]->loc, "%s() needs a map of count() or sum() values", call->s);
 		break;
 	}

@@ -49,6 +49,7 @@ struct recipe_run {
 	struct map_coverage coverage;  /* armed_share 1: the probes saw the whole run */
 	pcre2_code *skip_leaf;         /* options.skip_leaf compiled, NULL: none */
 	pcre2_match_data *skip_leaf_match;
+	uint64_t live_seq;             /* live() records, in the order made */
 };
 
 enum { EXEC_OK = 0, EXEC_ERROR = -1, EXEC_EXIT = 1 };
@@ -195,6 +196,48 @@ void recipe_run_set_coverage(struct recipe_run *run, double armed_share, bool lo
 {
 	run->coverage.armed_share = armed_share > 0 && armed_share < 1 ? armed_share : 1;
 	run->coverage.lower_bound = lower_bound;
+}
+
+static int record_cmp(const void *pa, const void *pb)
+{
+	const struct map_live_record *a = *(struct map_live_record *const *)pa;
+	const struct map_live_record *b = *(struct map_live_record *const *)pb;
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+int recipe_run_test_live(struct recipe_run *run, int (*test)(void *ctx, uint64_t addr, int64_t size), void *ctx)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < run->nmaps; i++)
+		for (size_t k = 0; map_agg(run->maps[i]) == MAP_AGG_LIVE && k < map_len(run->maps[i]); k++)
+			n += map_entry_at(run->maps[i], k)->value.live->n;
+	struct map_live_record **all = malloc((n ? n : 1) * sizeof *all);
+	if (!all)
+		return -1;
+	n = 0;
+	for (size_t i = 0; i < run->nmaps; i++)
+		for (size_t k = 0; map_agg(run->maps[i]) == MAP_AGG_LIVE && k < map_len(run->maps[i]); k++) {
+			struct map_live *l = map_entry_at(run->maps[i], k)->value.live;
+			for (size_t r = 0; r < l->n; r++)
+				all[n++] = &l->v[r];
+		}
+	/* An address recorded again was freed in between and handed out
+	 * anew: only its newest record can still be allocated. */
+	qsort(all, n, sizeof *all, record_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (i + 1 < n && all[i + 1]->addr == all[i]->addr) {
+			all[i]->state = MAP_LIVE_FREED;
+			continue;
+		}
+		int st = test(ctx, all[i]->addr, all[i]->size);
+		all[i]->state = st == 0 ? MAP_LIVE_LIVE : st == 1 ? MAP_LIVE_FREED : MAP_LIVE_UNKNOWN;
+	}
+	free(all);
+	for (size_t i = 0; i < run->nmaps; i++)
+		map_live_tally(run->maps[i]);
+	return 0;
 }
 
 void recipe_run_set_seconds(struct recipe_run *run, double seconds)
@@ -741,6 +784,14 @@ static int exec_stmt(struct recipe_run *run, const struct stmt *s)
 		struct map *m = run->maps[s->target->map->index];
 		struct val v = {0};
 		const struct expr *x = s->value;
+		if (x->type == T_AGG && x->builtin == B_LIVE) {
+			struct val size = {0};
+			if (eval(run, x->args[0], &v) < 0 || eval(run, x->args[1], &size) < 0)
+				return EXEC_ERROR;
+			if (map_update_live(m, keys, (uint64_t)v.i, size.i, ++run->live_seq) < 0)
+				return rt_error(run, s->loc, "out of memory");
+			return EXEC_OK;
+		}
 		if (x->type == T_AGG) {
 			if (x->nargs && eval(run, x->args[0], &v) < 0)
 				return EXEC_ERROR;

@@ -125,9 +125,10 @@ struct tracer {
 	/* budget */
 	enum duty duty;
 	uint64_t duty_changed_ns, off_until_ns, covered_ns;
-	/* An armed window ends on the clock, at the first of its
-	 * TRACER_WINDOW_NS boundaries where the budget is overdrawn, never
-	 * because a hit overdrew it (see budget_close_request). */
+	/* An armed window ends at the first of its boundaries, every
+	 * TRACER_WINDOW_CPU_NS of the target's CPU time, where the budget is
+	 * overdrawn; never because a hit overdrew it (see
+	 * budget_close_request). */
 	uint64_t window_close_ns;
 	bool close_requested;         /* interrupted to end the window: the next stop ends it */
 	double stopped_ns;            /* the cost the budget holds: stopped + waiting for a CPU after */
@@ -1183,6 +1184,16 @@ static bool budgeted(const struct tracer *t)
 	return !t->cfg->exact && t->cfg->max_stopped_percent > 0 && t->nduty > 0;
 }
 
+static bool read_process_cpu(const struct process_cpu *c, uint64_t *ns);
+
+/* The clock armed windows are measured on: the target's CPU time (wall
+ * time if the kernel does not give it). */
+static uint64_t window_clock_ns(const struct tracer *t, uint64_t now)
+{
+	uint64_t cpu;
+	return read_process_cpu(&t->cpu, &cpu) ? cpu : now;
+}
+
 static int set_duty(struct tracer *t, enum duty next, uint64_t when, struct xerr *e)
 {
 	if (t->duty == DUTY_ON)
@@ -1190,7 +1201,7 @@ static int set_duty(struct tracer *t, enum duty next, uint64_t when, struct xerr
 	if (next == DUTY_ON) {
 		if (breakpoints_command(t, "-break-enable", t->duty_bps, t->nduty, e) < 0)
 			return -1;
-		t->window_close_ns = when + TRACER_WINDOW_NS;
+		t->window_close_ns = window_clock_ns(t, when) + (uint64_t)TRACER_WINDOW_CPU_NS;
 	} else if (next == DUTY_OFF) {
 		if (breakpoints_command(t, "-break-disable", t->duty_bps, t->nduty, e) < 0)
 			return -1;
@@ -1218,9 +1229,10 @@ static int budget_after_stop(struct tracer *t, uint64_t now, struct xerr *e)
 		return set_duty(t, DUTY_OFF, now, e);
 	if (t->duty != DUTY_ON)
 		return 0;
-	/* Far over (a hit costs more than a window's slack, or the loop
-	 * could not interrupt in time): cut the window here, and say so. */
-	double cut_s = t->budget.share * 1.0 + 2 * t->gdb_hit_ns / 1e9;
+	/* Far over (two seconds' allowance and a few hits: hits cost more
+	 * than a window's slack, or the loop could not interrupt in time):
+	 * cut the window here, and say so. */
+	double cut_s = t->budget.share * 2.0 + 4 * t->gdb_hit_ns / 1e9;
 	bool cut = !t->close_requested && t->budget.balance_s < -cut_s;
 	if (t->close_requested || cut) {
 		t->st->windows_cut += cut;
@@ -1238,16 +1250,24 @@ static int budget_after_stop(struct tracer *t, uint64_t now, struct xerr *e)
  * end just after a call: with one hit per window (a loaded machine, 20 ms
  * a hit), the calls that follow another closely (malloc then calloc, a
  * push then a clone) were never seen, and the estimates leaned towards
- * the calls that come first after the probes are armed. A boundary fixed
- * when the window opened is not tied to the calls. */
+ * the calls that come first after the probes are armed (A:B 16:1 for a
+ * true 1:1). Boundaries in wall time did no better (a hit outlasts the
+ * window: the boundary passed during the hit and the close followed it),
+ * nor in wall time less our stops (after a stop the thread waits for a
+ * CPU on a loaded machine, and the window ran out before the next call).
+ * Calls are made as the target's CPU runs: a boundary on its CPU clock,
+ * fixed when the window opened, falls where the calls do not decide it. */
 static int budget_close_request(struct tracer *t, uint64_t now, struct xerr *e)
 {
-	if (t->duty != DUTY_ON || t->close_requested || now < t->window_close_ns || session_is_stopped(t->s))
+	if (t->duty != DUTY_ON || t->close_requested || session_is_stopped(t->s))
+		return 0;
+	uint64_t clock = window_clock_ns(t, now);
+	if (clock < t->window_close_ns)
 		return 0;
 	stop_budget_charge(&t->budget, t->stopped_ns / 1e9, now);
 	if (!stop_budget_overdrawn(&t->budget)) {
-		while (t->window_close_ns <= now)
-			t->window_close_ns += TRACER_WINDOW_NS;
+		while (t->window_close_ns <= clock)
+			t->window_close_ns += (uint64_t)TRACER_WINDOW_CPU_NS;
 		return 0;
 	}
 	const char *args[] = { "--all", NULL };
@@ -1504,7 +1524,7 @@ static int tracer_start(struct tracer *t, struct xerr *e)
 				      : "");
 	t->duty = DUTY_ON;
 	t->duty_changed_ns = monotonic_ns();
-	t->window_close_ns = t->duty_changed_ns + TRACER_WINDOW_NS;
+	t->window_close_ns = window_clock_ns(t, t->duty_changed_ns) + (uint64_t)TRACER_WINDOW_CPU_NS;
 	t->last_resume_ns = t->duty_changed_ns;
 	t->window_start_ns = t->budget_start_ns ? t->budget_start_ns : t->duty_changed_ns;
 	t->gdb_hit_ns = 1e6;
@@ -1607,6 +1627,20 @@ static int trace_event(struct tracer *t, struct mi_record *ev, uint64_t when, bo
 
 /* Waits for gdb's records and handles them until the trace ends. Returns 0,
  * or -1 with e. */
+/* How long the loop may wait for gdb: 10 ms, less while an armed window
+ * may reach its boundary, which must be acted on when it passes, not at
+ * the next hit (a CPU ms is at most a wall ms per busy thread). */
+static int wait_ms(const struct tracer *t)
+{
+	if (!budgeted(t) || t->duty != DUTY_ON || t->close_requested)
+		return 10;
+	uint64_t clock = window_clock_ns(t, monotonic_ns());
+	if (clock >= t->window_close_ns)
+		return 1;
+	uint64_t left_ms = (t->window_close_ns - clock + 999999) / 1000000;
+	return left_ms < 1 ? 1 : left_ms > 10 ? 10 : (int)left_ms;
+}
+
 static int trace_loop(struct tracer *t, struct xerr *e)
 {
 	const struct tracer_config *cfg = t->cfg;
@@ -1625,7 +1659,7 @@ static int trace_loop(struct tracer *t, struct xerr *e)
 		if (over)
 			break;
 		struct mi_record *ev = NULL;
-		int got = session_wait_event(t->s, 10, &ev, e);
+		int got = session_wait_event(t->s, wait_ms(t), &ev, e);
 		if (got < 0) {
 			rc = -1;
 			break;

@@ -70,9 +70,10 @@ struct tracer_config {
  * armed share are lower bounds (docs/tracing.md, "Estimates"). */
 #define TRACER_TIMEABLE_CPU_NS 500000.0
 
-/* Under the budget an armed window lasts a whole number of these (wall
- * time), ended on the clock, not by a hit: docs/tracing.md, "Budget". */
-#define TRACER_WINDOW_NS 20000000u
+/* Under the budget an armed window lasts a whole number of these, of the
+ * target's CPU time, ended on that clock, not by a hit: docs/tracing.md,
+ * "Budget". */
+#define TRACER_WINDOW_CPU_NS 8000000.0
 
 struct tracer_stats {
 	struct run_stats run;         /* traced time (from the resume after arming), stopped time, end, notes */

@@ -1229,10 +1229,12 @@ static int budget_after_stop(struct tracer *t, uint64_t now, struct xerr *e)
 		return set_duty(t, DUTY_OFF, now, e);
 	if (t->duty != DUTY_ON)
 		return 0;
-	/* Far over (two seconds' allowance and a few hits: hits cost more
-	 * than a window's slack, or the loop could not interrupt in time):
-	 * cut the window here, and say so. */
-	double cut_s = t->budget.share * 2.0 + 4 * t->gdb_hit_ns / 1e9;
+	/* Far over (a second's allowance and four hits: hits cost more
+	 * than a window's slack, or calls come faster than a window's CPU
+	 * time passes): cut the window here, and say so. More would let a
+	 * window run longer but make the stops burstier (and the off time
+	 * after them longer) for every target. */
+	double cut_s = t->budget.share * 1.0 + 4 * t->gdb_hit_ns / 1e9;
 	bool cut = !t->close_requested && t->budget.balance_s < -cut_s;
 	if (t->close_requested || cut) {
 		t->st->windows_cut += cut;

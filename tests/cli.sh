@@ -58,7 +58,7 @@ expect_hint() {   # expect_hint "what" PATTERN RECIPE-TEXT [PID]: a run refuses 
 }
 expect_hint "profile:hz:99" "use \`sample\` with \`set frequency 99\`" 'profile:hz:99 { @[ustack] = count(); }'
 expect_hint "comm" "thread.name" 'sample { @[comm] = count(); }'
-expect_hint "arg0" "arg(NAME)" 'function "f" { @[arg0] = count(); }'
+expect_hint "arg7" "arg(NAME)" 'function "f" { @[arg7] = count(); }'
 expect_hint "\$x++" "write \$x = \$x + 1" 'sample { $x = 1; $x++; printf("%d", $x); }'
 expect_hint "@n += 1" "no ++, --, += or -= here.*@m\[key\] = count()" 'sample { @n += 1; }'
 expect_hint "delete()" "clear(@m)" 'sample { @m[tid] = count(); } end { delete(@m[1]); }'

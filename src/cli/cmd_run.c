@@ -9,6 +9,7 @@
 #include "config.h"
 #include "cli/cli.h"
 #include "events/event.h"
+#include "procfs/glibc_heap.h"
 #include "recipe/maps.h"
 #include "util/output_file.h"
 #include "report/profile.h"
@@ -225,6 +226,12 @@ static int sink_render(struct run_context *rc, const struct map *m, const struct
 	report_defaults(rc, o, &ro);
 	ro.color = false;
 	ro.links = false;
+	if (render == report_pprof) {
+		/* a sum() map keeps both its updates and their total */
+		const char *types = o && o->types ? o->types
+				  : map_agg(m) == MAP_AGG_SUM ? "count/count,sum/count" : "samples/count";
+		p->meta.value_types = profile_intern(p, types);
+	}
 	char path[PATH_MAX + 64];
 	const char *name = o && o->path ? o->path : default_name;
 	int result = output_path(rc, name, path, sizeof path, e);
@@ -254,6 +261,11 @@ static int sink_folded(void *ctx, const struct map *m, const struct recipe_repor
 static int sink_json(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e)
 {
 	return sink_render(ctx, m, o, report_json, "report.json", "JSON report", e);
+}
+
+static int sink_pprof(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e)
+{
+	return sink_render(ctx, m, o, report_pprof, "profile.pb.gz", "pprof profile", e);
 }
 
 /* The one consumer of the run's events, whoever produced them: samples
@@ -592,7 +604,7 @@ static int run_start(struct run_context *rc)
 
 	struct recipe_report_sink sink = {
 		.ctx = rc, .report = sink_report, .flamegraph = sink_flamegraph,
-		.folded = sink_folded, .json = sink_json,
+		.folded = sink_folded, .json = sink_json, .pprof = sink_pprof,
 	};
 	FILE *fitted = text_fit_stream(rc->out, rc->width);
 	if (!fitted)
@@ -645,8 +657,10 @@ static int run_trace(struct run_context *rc, const struct sampler_config *cfg, c
 		exit_code = XGP_EXIT_FAILURE;
 	}
 	tracer_stats_print(tstats, stderr);
-	if (rc->run)
+	if (rc->run) {
 		recipe_run_set_coverage(rc->run, tstats->armed_fraction, tstats->estimate_lower_bound);
+		recipe_run_set_seconds(rc->run, tstats->run.elapsed_s);
+	}
 	return exit_code;
 }
 
@@ -745,6 +759,49 @@ static void fill_outcome(const struct run_context *rc, struct run_outcome *o)
 	o->cpu_max_pct = sampled ? rc->stats.cpu_percent_max : NAN;
 }
 
+static int test_one_allocation(void *ctx, uint64_t addr, int64_t size)
+{
+	switch (glibc_heap_test(ctx, addr, size)) {
+	case HEAP_LIVE: return 0;
+	case HEAP_FREED: return 1;
+	case HEAP_UNKNOWN: break;
+	}
+	return 2;
+}
+
+/* live() maps: which recorded allocations are still allocated, read from
+ * glibc's chunk headers with the target held stopped (before the detach),
+ * so the allocator cannot change them under the reads. */
+static void test_live_allocations(struct run_context *rc)
+{
+	if (!rc->run || !rc->session || !recipe_uses_builtin(rc->recipe, "live"))
+		return;
+	struct xerr e;
+	if (rc->ended->target_exited || !session_target_alive(rc->session)) {
+		fprintf(stderr, "xgdbprof: heap: the process exited, so nothing of it is still allocated; the "
+			"live() maps show what was recorded, untested\n");
+		return;
+	}
+	if (!session_is_stopped(rc->session) && session_stop(rc->session, &e) < 0) {
+		fprintf(stderr, "xgdbprof: heap: could not stop the target to read its heap (%s): liveness not tested\n",
+			e.msg);
+		return;
+	}
+	struct glibc_heap *heap = glibc_heap_open(rc->pid, &e);
+	if (!heap) {
+		fprintf(stderr, "xgdbprof: heap: %s: liveness not tested\n", e.msg);
+		return;
+	}
+	if (recipe_run_test_live(rc->run, test_one_allocation, heap) < 0)
+		fprintf(stderr, "xgdbprof: heap: out of memory testing the allocations\n");
+	else if (glibc_heap_why(heap))
+		fprintf(stderr, "xgdbprof: heap: %s: every allocation is unknown\n", glibc_heap_why(heap));
+	else
+		fprintf(stderr, "xgdbprof: heap: the recorded allocations were tested at the end of the run, the target "
+			"stopped, from glibc's chunk headers (docs/alloc.md)\n");
+	glibc_heap_close(heap);
+}
+
 /* Detaches (or ends the launched command's session), and only then runs
  * END, whose report calls render what was collected; saves the raw profile
  * if no report did, frees everything. Returns the run's exit code, given
@@ -755,6 +812,7 @@ static int run_finish(struct run_context *rc, int exit_code)
 	pid_t child = session_launched_child(rc->session);
 	if (!rc->tracing)   /* the tracer has done it, and said so */
 		exit_code = cli_rescue_if_gdb_lost(rc->session, exit_code);
+	test_live_allocations(rc);
 	if (session_end(rc->session, &e) < 0) {
 		cli_error("%s", e.msg);
 		exit_code = XGP_EXIT_FAILURE;

@@ -29,6 +29,10 @@
  *  retval           FUNCTION_RETURN: the return value as gdb printed it.
  *  arg, arg_ctx     FUNCTION_ENTRY: looks up an argument by name. Returns 0
  *                   and fills *out, or -1 if there is no such argument.
+ *  int_args         FUNCTION_ENTRY at a function's first instruction (not an
+ *                   inlined copy): the six integer argument registers of the
+ *                   x86-64 SysV ABI (rdi, rsi, rdx, rcx, r8, r9), exact there
+ *                   whatever the debug information; has_int_args says so.
  *  panic_*          PANIC: message and "file:line:col" location.
  *  syscall_*        SYSCALL_ENTRY/RETURN: number, name, result (return only).
  *
@@ -103,6 +107,8 @@ struct event {
 	const char *retval;
 	int (*arg)(void *ctx, const char *name, struct event_value *out);
 	void *arg_ctx;
+	bool has_int_args;
+	int64_t int_args[6];
 	const char *panic_message;
 	const char *panic_location;
 	int64_t syscall_nr;
@@ -140,6 +146,8 @@ struct probe_spec {
 	int line;                /* FILELINE: the line part */
 	int64_t interval_ns;     /* INTERVAL */
 	int recipe_line;         /* where the probe is written */
+	bool entry_registers;    /* FUNCTION: reads the argument registers (arg0..arg5), which
+				  * only a function's first instruction has: inlined copies are left out */
 };
 
 /* "function", "return", "syscall", ... as a recipe spells the kind. */

@@ -217,6 +217,9 @@ static void entry_free(const struct map *m, struct map_entry *e)
 	free(k);
 	free((char *)e->value.s);
 	free(e->value.buckets);
+	if (e->value.live)
+		free(e->value.live->v);
+	free(e->value.live);
 	free(e);
 }
 
@@ -245,6 +248,8 @@ static struct map_entry *entry_new(const struct map *m, const struct map_key *ke
 		if (!e->value.buckets)
 			oom = true;
 	}
+	if (m->agg == MAP_AGG_LIVE && !(e->value.live = calloc(1, sizeof *e->value.live)))
+		oom = true;
 	if (oom) {
 		entry_free(m, e);
 		return NULL;
@@ -431,8 +436,53 @@ static int map_entry_update(struct map *m, struct map_entry *e, int64_t x, const
 		v->s = d;
 		break;
 	}
+	case MAP_AGG_LIVE:
+		v->sum = (int64_t)((uint64_t)v->sum + (uint64_t)x);
+		break;
 	}
 	return 0;
+}
+
+int map_update_live(struct map *m, const struct map_key *keys, uint64_t addr, int64_t size, uint64_t seq)
+{
+	if (m->agg != MAP_AGG_LIVE)
+		return map_update(m, keys, size, NULL);
+	struct map_entry *e = map_lookup_or_add(m, keys);
+	if (!e)
+		return 0;
+	struct map_live *l = e->value.live;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 8;
+		struct map_live_record *g = realloc(l->v, cap * sizeof *g);
+		if (!g)
+			return -1;
+		l->v = g;
+		l->cap = cap;
+	}
+	l->v[l->n++] = (struct map_live_record){ addr, size, seq, MAP_LIVE_UNTESTED };
+	return map_entry_update(m, e, size, NULL);
+}
+
+void map_live_tally(struct map *m)
+{
+	for (size_t i = 0; m->agg == MAP_AGG_LIVE && i < m->len; i++) {
+		struct map_live *l = m->entries[i]->value.live;
+		l->live = l->freed = l->unknown = 0;
+		l->live_bytes = l->unknown_bytes = 0;
+		for (size_t k = 0; k < l->n; k++) {
+			const struct map_live_record *r = &l->v[k];
+			if (r->state == MAP_LIVE_LIVE) {
+				l->live++;
+				l->live_bytes += r->size;
+			} else if (r->state == MAP_LIVE_FREED) {
+				l->freed++;
+			} else {
+				l->unknown++;
+				l->unknown_bytes += r->size;
+			}
+		}
+		l->tested = true;
+	}
 }
 
 int map_update(struct map *m, const struct map_key *keys, int64_t x, const char *s)
@@ -463,6 +513,8 @@ int64_t map_entry_number(const struct map *m, const struct map_entry *e)
 		return v->i;
 	case MAP_AGG_STR:
 		return 0;
+	case MAP_AGG_LIVE:
+		return v->live && v->live->tested ? v->live->live_bytes : v->sum;
 	}
 	return 0;
 }
@@ -648,17 +700,69 @@ void map_estimate(int64_t n, double coverage, double *estimate, double *low, dou
 	*high = hi / coverage;
 }
 
-static void print_count_estimate(FILE *out, int64_t n, const struct map_coverage *c)
+/* " · R/s (95% L–H)" when the run's length is known. */
+static void print_rate(FILE *out, double est, double lo, double hi, const struct map_coverage *c)
 {
+	if (c->seconds <= 0)
+		return;
+	if (c->lower_bound)
+		fprintf(out, " · at least %.4g/s", lo / c->seconds);
+	else
+		fprintf(out, " · %.4g/s (95%% %.4g–%.4g)", est / c->seconds, lo / c->seconds, hi / c->seconds);
+}
+
+/* A count: the Poisson interval on it over the armed share. A sum (bytes
+ * of sampled allocations): the interval of its number of updates, scaled
+ * by their mean — it treats the values of one entry as alike, and says
+ * nothing of their spread. */
+static void print_estimate(FILE *out, const struct map_value *v, bool is_sum, const struct map_coverage *c)
+{
+	int64_t n = (int64_t)v->count;
 	double est, lo, hi;
 	map_estimate(n, c->armed_share, &est, &lo, &hi);
+	if (is_sum && n > 0) {
+		double mean = (double)v->sum / (double)n;
+		est *= mean;
+		lo *= mean;
+		hi *= mean;
+		fprintf(out, " %" PRId64 " measured in %" PRId64 " updates", v->sum, n);
+	} else {
+		fprintf(out, " %" PRId64 " measured", is_sum ? v->sum : n);
+	}
 	if (c->lower_bound)
-		fprintf(out, " %" PRId64 " measured · est. at least %.0f (95%%; too little of the target's CPU time between "
-			"calls to time them against our own stops), probes armed %.2g%% of the target's CPU time\n", n, lo,
-			100 * c->armed_share);
+		fprintf(out, " · est. at least %.0f (95%%; too little of the target's CPU time between calls to time them "
+			"against our own stops)", lo);
 	else
-		fprintf(out, " %" PRId64 " measured · est. %.0f (95%% %.0f–%.0f), probes armed %.2g%% of the target's CPU "
-			"time\n", n, est, lo, hi, 100 * c->armed_share);
+		fprintf(out, " · est. %.0f (95%% %.0f–%.0f)", est, lo, hi);
+	print_rate(out, est, lo, hi, c);
+	fprintf(out, ", probes armed %.2g%% of the target's CPU time\n", 100 * c->armed_share);
+}
+
+/* A live() entry: what is still allocated of the allocations recorded,
+ * and, under a budget, the whole run's retained bytes: the live count's
+ * Poisson interval over the armed share, scaled by the live allocations'
+ * mean size. Unknown ones are counted apart, never as live. */
+static void print_live(FILE *out, const struct map_value *v, const struct map_coverage *c)
+{
+	const struct map_live *l = v->live;
+	if (!l || !l->tested) {
+		fprintf(out, " %" PRIu64 " allocations recorded, %" PRId64 " bytes (liveness not tested yet)\n",
+			v->count, v->sum);
+		return;
+	}
+	fprintf(out, " %" PRId64 " bytes live in %" PRIu64 " of %" PRIu64 " sampled allocations (%" PRIu64 " freed, "
+		"%" PRIu64 " unknown: %" PRId64 " bytes)", l->live_bytes, l->live, v->count, l->freed, l->unknown,
+		l->unknown_bytes);
+	if (c && c->armed_share > 0 && c->armed_share < 1 && l->live > 0) {
+		double est, lo, hi, mean = (double)l->live_bytes / (double)l->live;
+		map_estimate((int64_t)l->live, c->armed_share, &est, &lo, &hi);
+		if (c->lower_bound)
+			fprintf(out, " · est. at least %.0f bytes retained (95%%)", lo * mean);
+		else
+			fprintf(out, " · est. %.0f bytes retained (95%% %.0f–%.0f)", est * mean, lo * mean, hi * mean);
+		fprintf(out, ", allocations sampled %.2g%% of the target's CPU time", 100 * c->armed_share);
+	}
+	fputc('\n', out);
 }
 
 void map_print(const struct map *m, FILE *out, size_t top, const struct map_coverage *coverage)
@@ -685,8 +789,11 @@ void map_print(const struct map *m, FILE *out, size_t top, const struct map_cove
 			fputc(' ', out);
 			text_put(out, e->value.s, TEXT_FORM_TERMINAL);
 			fputc('\n', out);
-		} else if (m->agg == MAP_AGG_COUNT && coverage && coverage->armed_share > 0 && coverage->armed_share < 1)
-			print_count_estimate(out, map_entry_number(m, e), coverage);
+		} else if (m->agg == MAP_AGG_LIVE) {
+			print_live(out, &e->value, coverage);
+		} else if ((m->agg == MAP_AGG_COUNT || m->agg == MAP_AGG_SUM) && coverage &&
+			   coverage->armed_share > 0 && coverage->armed_share < 1)
+			print_estimate(out, &e->value, m->agg == MAP_AGG_SUM, coverage);
 		else
 			fprintf(out, " %" PRId64 "\n", map_entry_number(m, e));
 		if (stacks)
@@ -814,7 +921,7 @@ void map_table(const struct map *const *maps, size_t nmaps, FILE *out, const str
 
 int map_write_folded(const struct map *m, FILE *out)
 {
-	if (m->agg != MAP_AGG_COUNT && m->agg != MAP_AGG_SUM && m->agg != MAP_AGG_INT)
+	if (m->agg != MAP_AGG_COUNT && m->agg != MAP_AGG_SUM && m->agg != MAP_AGG_INT && m->agg != MAP_AGG_LIVE)
 		return -1;
 	const struct map_entry **sorted = map_sorted(m);
 	for (size_t i = m->len; sorted && i-- > 0;) {

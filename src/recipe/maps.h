@@ -38,6 +38,26 @@ enum map_agg {
 	MAP_AGG_LHIST,   /* lhist(x, min, max, step): linear buckets */
 	MAP_AGG_INT,     /* plain assignment of an integer: value.i */
 	MAP_AGG_STR,     /* plain assignment of a string: value.s */
+	MAP_AGG_LIVE,    /* live(ptr, size): value.live holds the allocations recorded
+			  * (count, and sum = their bytes) and, once tested, which are
+			  * still allocated (map_live_records, map_live_tally) */
+};
+
+/* One allocation a live() map recorded: its address, size and the run's
+ * sequence number of the record; state is set by the caller's test. */
+enum map_live_state { MAP_LIVE_UNTESTED, MAP_LIVE_LIVE, MAP_LIVE_FREED, MAP_LIVE_UNKNOWN };
+struct map_live_record {
+	uint64_t addr;
+	int64_t size;
+	uint64_t seq;
+	enum map_live_state state;
+};
+struct map_live {
+	struct map_live_record *v;
+	size_t n, cap;
+	bool tested;                      /* map_live_tally ran: the figures below hold */
+	uint64_t live, freed, unknown;    /* records by state */
+	int64_t live_bytes, unknown_bytes;
 };
 
 enum map_key_type { MAP_KEY_INT, MAP_KEY_STR, MAP_KEY_STACK };
@@ -55,6 +75,7 @@ struct map_value {
 	int64_t i;                /* MAP_AGG_INT */
 	const char *s;            /* MAP_AGG_STR */
 	uint64_t *buckets;        /* HIST/LHIST: map_nbuckets() counters */
+	struct map_live *live;    /* LIVE */
 };
 
 struct map_entry {
@@ -88,8 +109,15 @@ const struct map_entry *map_find(const struct map *m, const struct map_key *keys
  * out of memory. */
 int map_update(struct map *m, const struct map_key *keys, int64_t x, const char *s);
 
+/* live(ptr, size): records one allocation under keys (as map_update). */
+int map_update_live(struct map *m, const struct map_key *keys, uint64_t addr, int64_t size, uint64_t seq);
+/* Recomputes every entry's figures from its records' states (after the
+ * caller set them) and marks the map tested. */
+void map_live_tally(struct map *m);
+
 /* The number a map entry sorts and reports by: count, sum, min, max, avg,
- * total count of a histogram, or the assigned integer (0 for strings). */
+ * total count of a histogram, the assigned integer (0 for strings), or a
+ * live() map's live bytes (its recorded bytes until tested). */
 int64_t map_entry_number(const struct map *m, const struct map_entry *e);
 
 /* i-th entry in insertion order, i < map_len(). */
@@ -110,13 +138,14 @@ size_t map_hist_bucket(int64_t x);
  * top > 0 prints only the top largest entries. A map with drops ends with a
  * line saying how many updates max_keys refused. coverage (NULL: none) gives the
  * share of the run the probes that feed the map were armed (a budget
- * switched them off the rest of the time): count() values then print as
+ * switched them off the rest of the time): count() and sum() values print as
  * measured, with an estimate for the whole run and its 95% interval
  * (map_estimate); 0 or 1 prints the values alone. */
 struct map_coverage {
 	double armed_share;   /* in (0, 1): the share the estimates divide by */
 	bool lower_bound;     /* the events came faster than the producer could time
 			       * them: the estimate only bounds the truth from below */
+	double seconds;       /* > 0: the run's length; estimates also print per second */
 };
 void map_print(const struct map *m, FILE *out, size_t top, const struct map_coverage *coverage);
 

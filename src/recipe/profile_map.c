@@ -36,7 +36,7 @@ int recipe_profile_add_map(struct profile *p, const struct map *m, struct xerr *
 		return xerr_set(e, "@%s: a profile needs a map with exactly one stack key "
 				"(e.g. @%s[ustack] = count()), this one has %zu", map_name(m),
 				map_name(m), nstack);
-	if (agg != MAP_AGG_COUNT && agg != MAP_AGG_SUM && agg != MAP_AGG_INT)
+	if (agg != MAP_AGG_COUNT && agg != MAP_AGG_SUM && agg != MAP_AGG_INT && agg != MAP_AGG_LIVE)
 		return xerr_set(e, "@%s: a profile weighs stacks by count(), sum() or an integer; "
 				"this map's aggregation cannot be a weight", map_name(m));
 
@@ -51,7 +51,7 @@ int recipe_profile_add_map(struct profile *p, const struct map *m, struct xerr *
 	for (size_t i = 0; i < map_len(m) && rc == 0; i++) {
 		const struct map_entry *en = map_entry_at(m, i);
 		int64_t weight = agg == MAP_AGG_COUNT ? (int64_t)en->value.count
-			       : agg == MAP_AGG_SUM ? en->value.sum : en->value.i;
+			       : agg == MAP_AGG_INT ? en->value.i : map_entry_number(m, en);
 		const struct stack *s = en->keys[stack_key].stack;
 		size_t n = s ? s->nframes : 0;
 		const char *thread = NULL;
@@ -83,7 +83,7 @@ int recipe_profile_add_map(struct profile *p, const struct map *m, struct xerr *
 			j++;
 		}
 		struct stack st = { n + npseudo, frames };
-		rc = profile_add(p, thread, '?', &st, (uint64_t)weight, e);
+		rc = profile_add_events(p, thread, '?', &st, (uint64_t)weight, en->value.count, e);
 	}
 	free(frames);
 	free(texts);

@@ -63,7 +63,7 @@ int recipe_defines_add(struct recipe_defines *d, const char *assignment, struct 
 /* ---- options ----------------------------------------------------------- */
 
 static const char *const option_names[] = {
-	"frequency", "duration", "threads", "max_stopped", "exact", "max_keys", "stack_depth", NULL,
+	"frequency", "duration", "threads", "max_stopped", "exact", "max_keys", "stack_depth", "skip_leaf", NULL,
 };
 
 
@@ -140,13 +140,20 @@ int recipe_options_apply(struct recipe_options *o, const char *name,
 			return -1;
 		}
 		o->stack_depth = v->i;
+	} else if (!strcmp(name, "skip_leaf")) {
+		if (v->kind != SET_REGEX || strlen(v->s) >= sizeof o->skip_leaf) {
+			snprintf(msg, msgsz, "skip_leaf is a /regex/ over function names, under %zu characters",
+				 sizeof o->skip_leaf);
+			return -1;
+		}
+		snprintf(o->skip_leaf, sizeof o->skip_leaf, "%s", v->s);
 	} else {
 		const char *dym = recipe_diag_did_you_mean(name, option_names);
 		if (dym)
 			snprintf(msg, msgsz, "unknown option '%s'; did you mean '%s'?", name, dym);
 		else
 			snprintf(msg, msgsz, "unknown option '%s': options are frequency, duration, threads, "
-				 "max_stopped, exact, max_keys, stack_depth", name);
+				 "max_stopped, exact, max_keys, stack_depth, skip_leaf", name);
 		return -1;
 	}
 	return 0;
@@ -422,6 +429,7 @@ int recipe_probe(const struct recipe *r, size_t i, struct probe_spec *out)
 	out->spec = p->spec;
 	out->interval_ns = p->interval_ns;
 	out->recipe_line = line_of(r, p->loc.off);
+	out->entry_registers = p->reads_entry_registers;
 	if (p->spec_kind == PROBE_SPEC_FILELINE) {
 		out->file = p->spec_file;
 		out->line = p->spec_line;

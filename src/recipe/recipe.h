@@ -82,6 +82,10 @@ struct recipe_options {
 	bool exact;                  /* gdb unwinder only, no shortcuts; default false */
 	int64_t max_keys;            /* per map; default 10000; 0 = unlimited */
 	int64_t stack_depth;         /* frames kept per stack; default 64 */
+	/* ustack drops its innermost frames while their function matches
+	 * this pattern (an allocator and its wrappers), so stacks end in the
+	 * code that called them; "" = keep every frame. */
+	char skip_leaf[1024];
 };
 
 const struct recipe_options *recipe_options(const struct recipe *r);
@@ -111,6 +115,7 @@ struct recipe_report_opts {
 	const char *path;     /* output file for flamegraph/folded/json, or NULL = stdout */
 	bool inverted;        /* flamegraph: icicle graph of callers, merged leaf first */
 	bool waits;           /* report: stacks of waiting threads (headlines name the call that waits) */
+	const char *types;    /* pprof: sample types, "name/unit[,name/unit]" (events, then weight) */
 };
 
 /* The renderer options a report call asks for (top, title, inverted) over
@@ -130,6 +135,7 @@ struct recipe_report_sink {
 	int (*flamegraph)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);
 	int (*folded)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);
 	int (*json)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);
+	int (*pprof)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);
 };
 
 /* Starts a run printing to out. sink may be NULL (built-ins only). The
@@ -147,6 +153,16 @@ int recipe_run_event(struct recipe_run *run, const struct event *ev, struct xerr
  * intervals (map_estimate), as lower bounds only when lower_bound. Call
  * before END; 1 (the default) prints values alone. */
 void recipe_run_set_coverage(struct recipe_run *run, double armed_share, bool lower_bound);
+/* The traced run's length (wall seconds): count() and sum() maps then also
+ * print their whole-run estimates as rates per second. 0: no rates. */
+void recipe_run_set_seconds(struct recipe_run *run, double seconds);
+/* Tests every allocation the live() maps recorded: test(ctx, addr, size)
+ * returns 0 still allocated, 1 freed, 2 unknown. Of records of one address
+ * only the newest is tested (the others were freed before it was handed
+ * out again). Call once, before END, with the target readable (stopped);
+ * until then live() maps print what they recorded. Returns 0 or -1 (out of
+ * memory). */
+int recipe_run_test_live(struct recipe_run *run, int (*test)(void *ctx, uint64_t addr, int64_t size), void *ctx);
 /* True once an action executed exit(): send END and stop feeding events. */
 bool recipe_run_exit_requested(const struct recipe_run *run);
 void recipe_run_free(struct recipe_run *run);

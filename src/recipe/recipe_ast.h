@@ -47,12 +47,12 @@ enum builtin_id {
 	B_USTACK, B_FUNC, B_THREAD_ID, B_THREAD_NAME, B_THREAD_STATE, B_THREAD_WAIT, B_PID, B_NSECS,
 	B_UPTIME, B_ELAPSED, B_ARG, B_RETVAL, B_PANIC_MESSAGE, B_PANIC_LOCATION, B_CPU,
 	B_PROBE, B_SYSCALL_NAME, B_SYSCALL_NR, B_SYSCALL_ERROR, B_INT, B_STR, B_STRLEN,
-	B_COUNT, B_SUM, B_MIN, B_MAX, B_AVG, B_HIST, B_LHIST,
+	B_COUNT, B_SUM, B_MIN, B_MAX, B_AVG, B_HIST, B_LHIST, B_INT_ARG, B_LIVE,
 };
 
 /* Statement calls (stmt.action). */
 enum action_id {
-	A_PRINT, A_PRINTF, A_CLEAR, A_EXIT, A_REPORT, A_FLAMEGRAPH, A_FOLDED, A_JSON, A_TABLE,
+	A_PRINT, A_PRINTF, A_CLEAR, A_EXIT, A_REPORT, A_FLAMEGRAPH, A_FOLDED, A_JSON, A_TABLE, A_PPROF,
 };
 
 struct expr {
@@ -115,6 +115,7 @@ struct probe {
 	struct expr *pred;
 	struct stmt_list body;
 	int nslots;                     /* checker: scalar variables used */
+	bool reads_entry_registers;     /* checker: uses arg0..arg5 */
 	void *spec_re;                  /* pcre2_code * for REGEX specs */
 	void *spec_match;
 };

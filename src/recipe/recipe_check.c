@@ -45,6 +45,12 @@ static const struct builtin {
 	{"elapsed", B_ELAPSED, T_INT, -1, PROBE_BIT(PROBE_RETURN) | PROBE_BIT(PROBE_SYSCALL), "return and syscall probes"},
 	{"retval", B_RETVAL, T_STR, -1, PROBE_BIT(PROBE_RETURN) | PROBE_BIT(PROBE_SYSCALL), "return and syscall probes"},
 	{"arg", B_ARG, T_STR, 1, PROBE_BIT(PROBE_FUNCTION), "function probes"},
+	{"arg0", B_INT_ARG, T_INT, -1, PROBE_BIT(PROBE_FUNCTION), "function probes"},
+	{"arg1", B_INT_ARG, T_INT, -1, PROBE_BIT(PROBE_FUNCTION), "function probes"},
+	{"arg2", B_INT_ARG, T_INT, -1, PROBE_BIT(PROBE_FUNCTION), "function probes"},
+	{"arg3", B_INT_ARG, T_INT, -1, PROBE_BIT(PROBE_FUNCTION), "function probes"},
+	{"arg4", B_INT_ARG, T_INT, -1, PROBE_BIT(PROBE_FUNCTION), "function probes"},
+	{"arg5", B_INT_ARG, T_INT, -1, PROBE_BIT(PROBE_FUNCTION), "function probes"},
 	{"panic.message", B_PANIC_MESSAGE, T_STR, -1, PROBE_BIT(PROBE_PANIC), "panic probes"},
 	{"panic.location", B_PANIC_LOCATION, T_STR, -1, PROBE_BIT(PROBE_PANIC), "panic probes"},
 	{"syscall.name", B_SYSCALL_NAME, T_STR, -1, PROBE_BIT(PROBE_SYSCALL) | PROBE_BIT(PROBE_SYSCALL_ENTRY), "syscall probes"},
@@ -60,24 +66,27 @@ static const struct builtin {
 	{"avg", B_AVG, T_AGG, 1, ALL_PROBES, NULL},
 	{"hist", B_HIST, T_AGG, 1, ALL_PROBES, NULL},
 	{"lhist", B_LHIST, T_AGG, 4, ALL_PROBES, NULL},
+	{"live", B_LIVE, T_AGG, 2, ALL_PROBES, NULL},
 };
 #define NBUILTINS (sizeof builtins / sizeof builtins[0])
 
 static const char *const builtin_names[] = {
 	"ustack", "func", "thread.id", "tid", "thread.name", "thread.state", "thread.wait", "cpu", "pid",
-	"nsecs", "uptime", "probe", "elapsed", "retval", "arg", "panic.message",
+	"nsecs", "uptime", "probe", "elapsed", "retval", "arg", "arg0", "arg1", "arg2", "arg3",
+	"arg4", "arg5", "panic.message",
 	"panic.location", "syscall.name", "syscall.nr", "syscall.error", "int", "str", "strlen", "count", "sum",
-	"min", "max", "avg", "hist", "lhist", NULL,
+	"min", "max", "avg", "hist", "lhist", "live", NULL,
 };
 
 static const char *const action_names[] = {
-	"print", "printf", "clear", "exit", "report", "flamegraph", "folded", "json", "table", NULL,
+	"print", "printf", "clear", "exit", "report", "flamegraph", "folded", "json", "table", "pprof", NULL,
 };
 
 /* The name=value options each call hands to its renderer; one a call would
  * ignore is refused (docs/recipes.md, "Reports"). */
 static const char *const report_option_names[] = {"top", "title", "waits", NULL};
 static const char *const flamegraph_option_names[] = {"title", "inverted", NULL};
+static const char *const pprof_option_names[] = {"types", NULL};
 
 struct var {
 	char *name;
@@ -93,7 +102,7 @@ struct checker {
 	struct program *prog;
 	bool final;                  /* second pass: compile regexes, final checks */
 	bool partial;                /* the parser gave up on parts of the tree */
-	const struct probe *probe;
+	struct probe *probe;         /* being checked: the checker notes what it reads */
 	struct var *vars;
 	size_t nvars, vars_cap;
 	/* prog->maps by name: recipes with tens of thousands of maps stay fast */
@@ -324,6 +333,10 @@ static enum type check_call(struct checker *c, struct expr *e)
 	case B_SUM: case B_MIN: case B_MAX: case B_AVG: case B_HIST:
 		need_type(c, e->args[0], T_INT, "the value aggregated");
 		break;
+	case B_LIVE:
+		need_type(c, e->args[0], T_INT, "the address of live(ptr, size)");
+		need_type(c, e->args[1], T_INT, "the size of live(ptr, size)");
+		break;
 	case B_LHIST: {
 		need_type(c, e->args[0], T_INT, "the value aggregated");
 		int64_t v[3];
@@ -398,6 +411,8 @@ static enum type check_ident(struct checker *c, struct expr *e)
 		return T_UNKNOWN;
 	}
 	e->builtin = b->id;
+	if (b->id == B_INT_ARG)
+		c->probe->reads_entry_registers = true;
 	if (!(b->probes & PROBE_BIT(c->probe->kind))) {
 		ERR(c, e->loc, "'%s' has no meaning in %s: it is only available in %s", e->s,
 		    probe_phrase(c->probe->kind), b->where);
@@ -522,7 +537,7 @@ static void check_map_value(struct checker *c, struct stmt *s, struct map_info *
 		static const int aggs[] = {
 			[B_COUNT] = MAP_AGG_COUNT, [B_SUM] = MAP_AGG_SUM, [B_MIN] = MAP_AGG_MIN,
 			[B_MAX] = MAP_AGG_MAX, [B_AVG] = MAP_AGG_AVG, [B_HIST] = MAP_AGG_HIST,
-			[B_LHIST] = MAP_AGG_LHIST,
+			[B_LHIST] = MAP_AGG_LHIST, [B_LIVE] = MAP_AGG_LIVE,
 		};
 		agg = aggs[b->id];
 	} else {
@@ -539,7 +554,7 @@ static void check_map_value(struct checker *c, struct stmt *s, struct map_info *
 	if (!m)
 		return;
 	static const char *const agg_names[] = {
-		"count()", "sum()", "min()", "max()", "avg()", "hist()", "lhist()", "an int", "a str",
+		"count()", "sum()", "min()", "max()", "avg()", "hist()", "lhist()", "an int", "a str", "live()",
 	};
 	if (!m->agg_known) {
 		m->agg_known = true;
@@ -683,6 +698,26 @@ static void check_table(struct checker *c, struct expr *call)
 	}
 }
 
+/* pprof(types="name/unit[,name/unit]"): words of [A-Za-z0-9_.] */
+static bool pprof_types_valid(const char *s)
+{
+	for (int part = 0; part < 2; part++) {
+		for (int half = 0; half < 2; half++) {
+			size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.");
+			if (n == 0 || n > 100)
+				return false;
+			s += n;
+			if (half == 0 && *s++ != '/')
+				return false;
+		}
+		if (*s == '\0')
+			return true;
+		if (*s++ != ',')
+			return false;
+	}
+	return false;
+}
+
 static void check_call_stmt(struct checker *c, struct stmt *s)
 {
 	struct expr *call = s->call;
@@ -702,18 +737,19 @@ static void check_call_stmt(struct checker *c, struct stmt *s)
 			ERR(c, call->loc, "unknown statement '%s'; did you mean '%s'?", call->s, dym);
 		else
 			ERR(c, call->loc, "unknown statement '%s': statements are %s", call->s,
-			    "print, printf, clear, exit, report, flamegraph, folded, json, table");
+			    "print, printf, clear, exit, report, flamegraph, folded, json, table, pprof");
 		return;
 	}
 	s->action = action;
 	bool flame = action == A_FLAMEGRAPH;
 	const char *const *accepted = flame ? flamegraph_option_names
-				    : action == A_REPORT ? report_option_names : NULL;
+				    : action == A_REPORT ? report_option_names
+				    : action == A_PPROF ? pprof_option_names : NULL;
 	if (s->nnamed && !accepted)
 		ERR(c, s->named[0].loc, "%s() takes no name=value options", call->s);
 	for (size_t i = 0; accepted && i < s->nnamed; i++) {
 		struct named_arg *na = &s->named[i];
-		enum type want = !strcmp(na->name, "title") ? T_STR : T_INT;
+		enum type want = !strcmp(na->name, "title") || !strcmp(na->name, "types") ? T_STR : T_INT;
 		bool known = false;
 		for (size_t k = 0; accepted[k]; k++)
 			known |= !strcmp(accepted[k], na->name);
@@ -723,10 +759,13 @@ static void check_call_stmt(struct checker *c, struct stmt *s)
 				ERR(c, na->loc, "unknown option '%s'; did you mean '%s'?", na->name, dym);
 			else
 				ERR(c, na->loc, "%s() has no option '%s': its options are %s", call->s, na->name,
-				    flame ? "title, inverted" : "top, title, waits");
+				    flame ? "title, inverted" : action == A_PPROF ? "types" : "top, title, waits");
 			continue;
 		}
-		need_type(c, na->value, want, "this option");
+		if (need_type(c, na->value, want, "this option") && !strcmp(na->name, "types") &&
+		    na->value->kind == E_STR && !pprof_types_valid(na->value->s))
+			ERR(c, na->value->loc, "types is \"name/unit\" or \"name/unit,name/unit\" (the events, "
+			    "then the weight), like \"alloc_objects/count,alloc_space/bytes\"");
 	}
 	switch (action) {
 	case A_PRINT:
@@ -777,7 +816,7 @@ static void check_call_stmt(struct checker *c, struct stmt *s)
 		    call->args[1]->kind == E_STR && output_name_check(call->args[1]->s, &name_error) < 0)
 			ERR(c, call->args[1]->loc, "%s", name_error.msg);
 		if (m && c->final && m->agg_known && action != A_JSON && m->agg != MAP_AGG_COUNT &&
-		    m->agg != MAP_AGG_SUM && m->agg != MAP_AGG_INT)
+		    m->agg != MAP_AGG_SUM && m->agg != MAP_AGG_INT && m->agg != MAP_AGG_LIVE)
 			ERR(c, call->args[0]->loc, "%s() needs a map of count() or sum() values", call->s);
 		break;
 	}

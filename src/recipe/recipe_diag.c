@@ -318,7 +318,8 @@ const char *recipe_diag_bpftrace_hint(const char *word, const char *rest, char *
 		}
 	}
 	if (!strncmp(word, "arg", 3) && word[3] >= '0' && word[3] <= '9' && (!word[4] || !word[5])) {
-		snprintf(buf, size, "parameters are read by name: arg(NAME), not bpftrace's %s", word);
+		snprintf(buf, size, "arg0..arg5 are the integer argument registers at a function's entry; past them, "
+			 "read a parameter by name: arg(NAME)");
 		return buf;
 	}
 	for (size_t i = 0; i < sizeof habits / sizeof habits[0]; i++)

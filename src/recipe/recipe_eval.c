@@ -47,6 +47,9 @@ struct recipe_run {
 	struct xerr *err;
 	char **probe_names;
 	struct map_coverage coverage;  /* armed_share 1: the probes saw the whole run */
+	pcre2_code *skip_leaf;         /* options.skip_leaf compiled, NULL: none */
+	pcre2_match_data *skip_leaf_match;
+	uint64_t live_seq;             /* live() records, in the order made */
 };
 
 enum { EXEC_OK = 0, EXEC_ERROR = -1, EXEC_EXIT = 1 };
@@ -145,6 +148,19 @@ struct recipe_run *recipe_run_new(const struct recipe *r, FILE *out,
 		}
 	}
 	run->coverage.armed_share = 1;
+	if (r->options.skip_leaf[0]) {
+		int err;
+		PCRE2_SIZE erroff;
+		/* the checker compiled it already: this cannot fail but on memory */
+		run->skip_leaf = pcre2_compile((PCRE2_SPTR)r->options.skip_leaf, PCRE2_ZERO_TERMINATED, 0, &err,
+					       &erroff, NULL);
+		run->skip_leaf_match = run->skip_leaf ? pcre2_match_data_create_from_pattern(run->skip_leaf, NULL)
+						      : NULL;
+		if (!run->skip_leaf_match) {
+			recipe_run_free(run);
+			return NULL;
+		}
+	}
 	run->nvars = maxslots;
 	run->vars = calloc(maxslots ? maxslots : 1, sizeof *run->vars);
 	if (!run->vars) {
@@ -165,6 +181,8 @@ void recipe_run_free(struct recipe_run *run)
 		free(run->probe_names[i]);
 	free(run->probe_names);
 	free(run->vars);
+	pcre2_match_data_free(run->skip_leaf_match);
+	pcre2_code_free(run->skip_leaf);
 	scratch_release(run);
 	free(run);
 }
@@ -178,6 +196,53 @@ void recipe_run_set_coverage(struct recipe_run *run, double armed_share, bool lo
 {
 	run->coverage.armed_share = armed_share > 0 && armed_share < 1 ? armed_share : 1;
 	run->coverage.lower_bound = lower_bound;
+}
+
+static int record_cmp(const void *pa, const void *pb)
+{
+	const struct map_live_record *a = *(struct map_live_record *const *)pa;
+	const struct map_live_record *b = *(struct map_live_record *const *)pb;
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+int recipe_run_test_live(struct recipe_run *run, int (*test)(void *ctx, uint64_t addr, int64_t size), void *ctx)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < run->nmaps; i++)
+		for (size_t k = 0; map_agg(run->maps[i]) == MAP_AGG_LIVE && k < map_len(run->maps[i]); k++)
+			n += map_entry_at(run->maps[i], k)->value.live->n;
+	struct map_live_record **all = malloc((n ? n : 1) * sizeof *all);
+	if (!all)
+		return -1;
+	n = 0;
+	for (size_t i = 0; i < run->nmaps; i++)
+		for (size_t k = 0; map_agg(run->maps[i]) == MAP_AGG_LIVE && k < map_len(run->maps[i]); k++) {
+			struct map_live *l = map_entry_at(run->maps[i], k)->value.live;
+			for (size_t r = 0; r < l->n; r++)
+				all[n++] = &l->v[r];
+		}
+	/* An address recorded again was freed in between and handed out
+	 * anew: only its newest record can still be allocated. */
+	qsort(all, n, sizeof *all, record_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (i + 1 < n && all[i + 1]->addr == all[i]->addr) {
+			all[i]->state = MAP_LIVE_FREED;
+			continue;
+		}
+		int st = test(ctx, all[i]->addr, all[i]->size);
+		all[i]->state = st == 0 ? MAP_LIVE_LIVE : st == 1 ? MAP_LIVE_FREED : MAP_LIVE_UNKNOWN;
+	}
+	free(all);
+	for (size_t i = 0; i < run->nmaps; i++)
+		map_live_tally(run->maps[i]);
+	return 0;
+}
+
+void recipe_run_set_seconds(struct recipe_run *run, double seconds)
+{
+	run->coverage.seconds = seconds > 0 ? seconds : 0;
 }
 
 /* ---- expressions ------------------------------------------------------- */
@@ -242,6 +307,17 @@ static int eval_builtin(struct recipe_run *run, const struct expr *e, struct val
 		out->t = T_STACK;
 		if (ev->stack)
 			out->stk = *ev->stack;
+		if (run->skip_leaf) {
+			size_t skip = 0;
+			while (skip < out->stk.nframes && out->stk.frames[skip].function &&
+			       regex_matches(run->skip_leaf, run->skip_leaf_match, out->stk.frames[skip].function))
+				skip++;
+			/* a stack made only of such frames stays whole: no caller to show */
+			if (skip < out->stk.nframes) {
+				out->stk.frames += skip;
+				out->stk.nframes -= skip;
+			}
+		}
 		if (e->kind == E_CALL && (size_t)e->args[0]->i < out->stk.nframes)
 			out->stk.nframes = (size_t)e->args[0]->i;
 		return 0;
@@ -299,6 +375,12 @@ static int eval_builtin(struct recipe_run *run, const struct expr *e, struct val
 			return rt_error(run, e->loc, "out of memory");
 		return 0;
 	}
+	case B_INT_ARG:
+		if (!ev->has_int_args)
+			return rt_error(run, e->loc, "%s: %s has no entry registers here (an inlined copy); "
+					"use arg(NAME)", e->s, leaf_function(ev));
+		out->i = ev->int_args[e->s[3] - '0'];
+		return 0;
 	case B_INT:
 	case B_STR:
 	case B_STRLEN:
@@ -653,6 +735,8 @@ static int exec_report(struct recipe_run *run, const struct stmt *s)
 			o.inverted = v.i != 0;
 		else if (!strcmp(s->named[i].name, "waits"))
 			o.waits = v.i != 0;
+		else if (!strcmp(s->named[i].name, "types"))
+			o.types = v.s;
 	}
 	int (*cb)(void *, const struct map *, const struct recipe_report_opts *, struct xerr *) = NULL;
 	switch (s->action) {
@@ -660,6 +744,7 @@ static int exec_report(struct recipe_run *run, const struct stmt *s)
 	case A_FLAMEGRAPH: cb = run->sink.flamegraph; break;
 	case A_FOLDED: cb = run->sink.folded; break;
 	case A_JSON: cb = run->sink.json; break;
+	case A_PPROF: cb = run->sink.pprof; break;
 	}
 	if (cb) {
 		struct xerr e = {{0}};
@@ -676,8 +761,9 @@ static int exec_report(struct recipe_run *run, const struct stmt *s)
 		map_print(m, run->out, o.top > 0 ? (size_t)o.top : 0, &run->coverage);
 		return EXEC_OK;
 	case A_FLAMEGRAPH:
-		return rt_error(run, s->loc, "flamegraph() needs a profiling session: run the recipe "
-				"with xgdbprof against a process, or use folded() here");
+	case A_PPROF:
+		return rt_error(run, s->loc, "%s() needs a profiling session: run the recipe "
+				"with xgdbprof against a process, or use folded() here", s->call->s);
 	default:
 		return write_default(run, s, m, o.path);
 	}
@@ -703,6 +789,14 @@ static int exec_stmt(struct recipe_run *run, const struct stmt *s)
 		struct map *m = run->maps[s->target->map->index];
 		struct val v = {0};
 		const struct expr *x = s->value;
+		if (x->type == T_AGG && x->builtin == B_LIVE) {
+			struct val size = {0};
+			if (eval(run, x->args[0], &v) < 0 || eval(run, x->args[1], &size) < 0)
+				return EXEC_ERROR;
+			if (map_update_live(m, keys, (uint64_t)v.i, size.i, ++run->live_seq) < 0)
+				return rt_error(run, s->loc, "out of memory");
+			return EXEC_OK;
+		}
 		if (x->type == T_AGG) {
 			if (x->nargs && eval(run, x->args[0], &v) < 0)
 				return EXEC_ERROR;

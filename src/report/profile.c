@@ -215,8 +215,8 @@ int profile_add(struct profile *p, const char *thread_name, char state,
 	return profile_add_tid(p, thread_name, -1, state, stack, weight, e);
 }
 
-int profile_add_tid(struct profile *p, const char *thread_name, int64_t tid, char state,
-		    const struct stack *stack, uint64_t weight, struct xerr *e)
+static int add_entry(struct profile *p, const char *thread_name, int64_t tid, char state,
+		     const struct stack *stack, uint64_t weight, uint64_t events, struct xerr *e)
 {
 	struct profile_index *ix = p->index;
 	struct stack key;
@@ -238,6 +238,7 @@ int profile_add_tid(struct profile *p, const char *thread_name, int64_t tid, cha
 		struct profile_entry *en = &p->entries[i];
 		if (entry_key_eq(en, thread, tid, state, &key)) {
 			en->weight += weight;
+			en->events += events;
 			free(key.frames);
 			return 0;
 		}
@@ -248,11 +249,23 @@ int profile_add_tid(struct profile *p, const char *thread_name, int64_t tid, cha
 	p->entries = entries;
 	if (slot_index_add(&ix->entry_index, h, p->nentries) < 0)
 		goto oom;
-	p->entries[p->nentries++] = (struct profile_entry){ thread, tid, state, weight, key };
+	p->entries[p->nentries++] = (struct profile_entry){ thread, tid, state, weight, key, events };
 	return 0;
 oom:
 	free(key.frames);
 	return xerr_set(e, "out of memory adding a stack to the profile");
+}
+
+int profile_add_tid(struct profile *p, const char *thread_name, int64_t tid, char state,
+		    const struct stack *stack, uint64_t weight, struct xerr *e)
+{
+	return add_entry(p, thread_name, tid, state, stack, weight, 0, e);
+}
+
+int profile_add_events(struct profile *p, const char *thread_name, char state,
+		       const struct stack *stack, uint64_t weight, uint64_t events, struct xerr *e)
+{
+	return add_entry(p, thread_name, -1, state, stack, weight, events, e);
 }
 
 int profile_add_module(struct profile *p, const struct profile_module *m, struct xerr *e)

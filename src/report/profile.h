@@ -63,6 +63,11 @@ struct profile_meta {
 	const char *start_time;       /* ISO 8601 */
 	size_t nnotes;
 	const char **notes;           /* stop-budget and other notes, in order */
+	/* pprof's sample types of a weighted profile (a recipe's pprof() call):
+	 * "name/unit" of the weight, or "name/unit,name/unit" of the events
+	 * then the weight ("alloc_objects/count,alloc_space/bytes"). NULL:
+	 * samples (and CPU or wall time). Not saved in profile.json. */
+	const char *value_types;
 };
 
 struct profile_entry {
@@ -71,6 +76,7 @@ struct profile_entry {
 	char thread_state;
 	uint64_t weight;
 	struct stack stack;           /* frames owned by the profile, strings interned */
+	uint64_t events;              /* what the weight sums over (a sum() map's updates); 0 unknown */
 };
 
 struct profile_module {
@@ -110,6 +116,9 @@ int profile_add_tid(struct profile *p, const char *thread_name, int64_t tid, cha
 		    const struct stack *stack, uint64_t weight, struct xerr *e);
 int profile_add(struct profile *p, const char *thread_name, char state,
 		const struct stack *stack, uint64_t weight, struct xerr *e);
+/* profile_add that also adds to the entry's events (a sum()'s count). */
+int profile_add_events(struct profile *p, const char *thread_name, char state,
+		       const struct stack *stack, uint64_t weight, uint64_t events, struct xerr *e);
 
 /* Records a module (strings interned). A path already recorded keeps its
  * first description. Returns 0 or -1 (out of memory). */

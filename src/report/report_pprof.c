@@ -488,13 +488,27 @@ static int build_messages(struct builder *b, struct messages *m, pb_profile *msg
 	m->types[0].unit = k_count;
 	m->types[1].type = k_time;
 	m->types[1].unit = k_ns;
+	/* A recipe's weighted profile names its own types: the weight is
+	 * the last value, the events (if named) the first. */
+	bool typed = meta->value_types != NULL;
+	if (typed) {
+		char names[4][128];
+		int n = sscanf(meta->value_types, "%127[^/]/%127[^,],%127[^/]/%127s", names[0], names[1],
+			       names[2], names[3]);
+		ntypes = n == 4 ? 2 : 1;
+		for (size_t i = 0; i < ntypes; i++) {
+			m->types[i].type = string_index(b, names[2 * i]);
+			m->types[i].unit = string_index(b, names[2 * i + 1]);
+		}
+		period = 1;
+	}
 	perftools__profiles__value_type__init(&m->period_type);
-	m->period_type = ntypes == 2 ? m->types[1] : m->types[0];
+	m->period_type = m->types[ntypes - 1];
 	msg->n_sample_type = ntypes;
 	msg->sample_type = m->type_ptrs;
 	msg->period_type = &m->period_type;
 	msg->period = ntypes == 2 ? period : 1;
-	msg->default_sample_type = ntypes == 2 ? k_time : k_samples;
+	msg->default_sample_type = typed ? m->types[ntypes - 1].type : ntypes == 2 ? k_time : k_samples;
 	msg->time_nanos = time_nanos(meta->start_time);
 	if (isfinite(meta->duration_actual_s) && meta->duration_actual_s > 0)
 		msg->duration_nanos = llround(meta->duration_actual_s * 1e9);
@@ -537,8 +551,12 @@ static int build_messages(struct builder *b, struct messages *m, pb_profile *msg
 		s->n_value = ntypes;
 		s->value = &m->values[2 * kept];
 		s->value[0] = (int64_t)en->weight;
-		if (ntypes == 2)
+		if (typed && ntypes == 2) {
+			s->value[0] = (int64_t)en->events;
+			s->value[1] = (int64_t)en->weight;
+		} else if (ntypes == 2) {
 			s->value[1] = (int64_t)en->weight * period;
+		}
 		pb_label *l = &m->labels[LABELS_PER_SAMPLE * kept];
 		s->label = &m->label_ptrs[LABELS_PER_SAMPLE * kept];
 		for (size_t j = 0; j < LABELS_PER_SAMPLE; j++)

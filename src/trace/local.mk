@@ -66,3 +66,11 @@ EXTRA_DIST += tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh t
 	tests/exec_fork.sh tests/fixtures/exec_later.c tests/fixtures/fork_loop.c tests/trace_exact.sh tests/trace_hold.sh \
 	tests/trace_estimate.sh tests/fixtures/steady_calls.c tests/trace_args.sh tests/fixtures/opt_args.rs \
 	tests/fixtures/opt_args_c.c
+
+## Issue 16: allocations by stack (alloc recipe) and what stays allocated (heap).
+$(FIXTURE_BIN)/alloc_sites: tests/fixtures/alloc_sites.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -o $@ $(srcdir)/tests/fixtures/alloc_sites.c
+check_DATA += $(FIXTURE_BIN)/alloc_sites
+CLEANFILES += $(FIXTURE_BIN)/alloc_sites
+TESTS += tests/alloc.sh
+EXTRA_DIST += tests/alloc.sh tests/fixtures/alloc_sites.c bench/alloc.sh

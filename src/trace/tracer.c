@@ -65,9 +65,11 @@ struct thread_info {
 
 enum duty { DUTY_ON, DUTY_DRAINING, DUTY_OFF };
 
-enum { R_RIP, R_RSP, R_RBP, R_RBX, R_R12, R_R13, R_R14, R_R15, R_RAX, R_RDI, R_RSI, R_RDX, R_RCX, NREGS };
+enum { R_RIP, R_RSP, R_RBP, R_RBX, R_R12, R_R13, R_R14, R_R15, R_RAX, R_RDI, R_RSI, R_RDX, R_RCX,
+       R_R8, R_R9, NREGS };
 static const char *const register_names[NREGS] = {
 	"rip", "rsp", "rbp", "rbx", "r12", "r13", "r14", "r15", "rax", "rdi", "rsi", "rdx", "rcx",
+	"r8", "r9",
 };
 
 struct tracer {
@@ -123,6 +125,12 @@ struct tracer {
 	/* budget */
 	enum duty duty;
 	uint64_t duty_changed_ns, off_until_ns, covered_ns;
+	/* An armed window ends at the first of its boundaries, every
+	 * TRACER_WINDOW_CPU_NS of the target's CPU time, where the budget is
+	 * overdrawn; never because a hit overdrew it (see
+	 * budget_close_request). */
+	uint64_t window_close_ns;
+	bool close_requested;         /* interrupted to end the window: the next stop ends it */
 	double stopped_ns;            /* the cost the budget holds: stopped + waiting for a CPU after */
 	struct stop_budget budget;
 	/* gdb's own share of a hit (the -exec-continue round trip, stepping
@@ -355,7 +363,7 @@ static int add_sites(struct tracer *t, size_t probe, const struct probe_spec *in
 	size_t skipped_inlined = 0;
 	for (size_t i = 0; i < found.n; i++) {
 		struct tracer_site *f = &found.v[i];
-		if (is_return && f->inlined) {
+		if ((is_return || info->entry_registers) && f->inlined) {
 			skipped_inlined++;
 			continue;
 		}
@@ -379,7 +387,11 @@ static int add_sites(struct tracer *t, size_t probe, const struct probe_spec *in
 			return xerr_set(e, "out of memory");
 		}
 	}
-	if (skipped_inlined)
+	if (skipped_inlined && !is_return)
+		run_notes_add(&t->st->run.notes, "function %s: %zu inlined cop%s not probed (the probe reads arg0..arg5, "
+			      "the argument registers of a function's first instruction; an inlined copy has none)",
+			      info->spec, skipped_inlined, skipped_inlined == 1 ? "y" : "ies");
+	else if (skipped_inlined)
 		run_notes_add(&t->st->run.notes, "return %s: %zu inlined cop%s not measured (an inlined body has no return "
 			 "instruction; its entries are counted by `function` probes)",
 			 info->spec, skipped_inlined, skipped_inlined == 1 ? "y" : "ies");
@@ -966,6 +978,12 @@ static int on_entry(struct tracer *t, struct site *site, struct thread_info *th,
 	ev.arg = arg_lookup;
 	ev.arg_ctx = t;
 	t->event_site_inlined = site->inlined;
+	/* At the first instruction nothing has moved the arguments yet; an
+	 * inlined copy has no entry, its registers mean nothing. */
+	ev.has_int_args = !site->inlined;
+	static const int arg_regs[6] = { R_RDI, R_RSI, R_RDX, R_RCX, R_R8, R_R9 };
+	for (size_t i = 0; i < 6; i++)
+		ev.int_args[i] = (int64_t)regs[arg_regs[i]];
 	if (fire(t, &site->entry_probes, &ev, e) < 0)
 		return -1;
 	if (site->return_probes.n && t->duty == DUTY_ON) {
@@ -1278,6 +1296,16 @@ static bool budgeted(const struct tracer *t)
 	return !t->cfg->exact && t->cfg->max_stopped_percent > 0 && t->nduty > 0;
 }
 
+static bool read_process_cpu(const struct process_cpu *c, uint64_t *ns);
+
+/* The clock armed windows are measured on: the target's CPU time (wall
+ * time if the kernel does not give it). */
+static uint64_t window_clock_ns(const struct tracer *t, uint64_t now)
+{
+	uint64_t cpu;
+	return read_process_cpu(&t->cpu, &cpu) ? cpu : now;
+}
+
 static int set_duty(struct tracer *t, enum duty next, uint64_t when, struct xerr *e)
 {
 	if (t->duty == DUTY_ON)
@@ -1285,6 +1313,7 @@ static int set_duty(struct tracer *t, enum duty next, uint64_t when, struct xerr
 	if (next == DUTY_ON) {
 		if (breakpoints_command(t, "-break-enable", t->duty_bps, t->nduty, e) < 0)
 			return -1;
+		t->window_close_ns = window_clock_ns(t, when) + (uint64_t)TRACER_WINDOW_CPU_NS;
 	} else if (next == DUTY_OFF) {
 		if (breakpoints_command(t, "-break-disable", t->duty_bps, t->nduty, e) < 0)
 			return -1;
@@ -1310,10 +1339,55 @@ static int budget_after_stop(struct tracer *t, uint64_t now, struct xerr *e)
 	stop_budget_charge(&t->budget, t->stopped_ns / 1e9, now);
 	if (t->duty == DUTY_DRAINING && (t->npending == 0 || now - t->duty_changed_ns > 50000000u))
 		return set_duty(t, DUTY_OFF, now, e);
-	if (t->duty == DUTY_ON && stop_budget_overdrawn(&t->budget)) {
+	if (t->duty != DUTY_ON)
+		return 0;
+	/* Far over (a second's allowance and four hits: hits cost more
+	 * than a window's slack, or calls come faster than a window's CPU
+	 * time passes): cut the window here, and say so. More would let a
+	 * window run longer but make the stops burstier (and the off time
+	 * after them longer) for every target. */
+	double cut_s = t->budget.share * 1.0 + 4 * t->gdb_hit_ns / 1e9;
+	bool cut = !t->close_requested && t->budget.balance_s < -cut_s;
+	if (t->close_requested || cut) {
+		t->st->windows_cut += cut;
+		t->close_requested = false;
 		t->off_until_ns = stop_budget_clear_at(&t->budget, now);
 		return set_duty(t, t->npending ? DUTY_DRAINING : DUTY_OFF, now, e);
 	}
+	return 0;
+}
+
+/* With the target running: ends an armed window when one of its
+ * boundaries has passed and the budget is overdrawn, by interrupting the
+ * target (the stop that follows switches the probes off). Ending windows
+ * at a hit, as soon as that hit overdrew the budget, made every window
+ * end just after a call: with one hit per window (a loaded machine, 20 ms
+ * a hit), the calls that follow another closely (malloc then calloc, a
+ * push then a clone) were never seen, and the estimates leaned towards
+ * the calls that come first after the probes are armed (A:B 16:1 for a
+ * true 1:1). Boundaries in wall time did no better (a hit outlasts the
+ * window: the boundary passed during the hit and the close followed it),
+ * nor in wall time less our stops (after a stop the thread waits for a
+ * CPU on a loaded machine, and the window ran out before the next call).
+ * Calls are made as the target's CPU runs: a boundary on its CPU clock,
+ * fixed when the window opened, falls where the calls do not decide it. */
+static int budget_close_request(struct tracer *t, uint64_t now, struct xerr *e)
+{
+	if (t->duty != DUTY_ON || t->close_requested || session_is_stopped(t->s))
+		return 0;
+	uint64_t clock = window_clock_ns(t, now);
+	if (clock < t->window_close_ns)
+		return 0;
+	stop_budget_charge(&t->budget, t->stopped_ns / 1e9, now);
+	if (!stop_budget_overdrawn(&t->budget)) {
+		while (t->window_close_ns <= clock)
+			t->window_close_ns += (uint64_t)TRACER_WINDOW_CPU_NS;
+		return 0;
+	}
+	const char *args[] = { "--all", NULL };
+	if (session_call(t->s, NULL, e, "-exec-interrupt", args) < 0)
+		return -1;
+	t->close_requested = true;
 	return 0;
 }
 
@@ -1426,6 +1500,10 @@ static void finish_stats(struct tracer *t, uint64_t end)
 		run_notes_add(notes, "probes were switched off %" PRIu64 " times to keep the target stopped <= %.0f%% "
 			 "of the time: counts in the maps are as measured, each with an estimate for the whole run and "
 			 "its 95%% interval", st->duty_cycles, t->cfg->max_stopped_percent);
+		if (st->windows_cut)
+			run_notes_add(notes, "%" PRIu64 " of those windows ended at a hit, the budget far overdrawn (a hit "
+				      "cost more than a window's slack): there the estimates lean towards the calls that "
+				      "come first after the probes are armed", st->windows_cut);
 	}
 	if (st->unmatched_returns)
 		run_notes_add(notes, "%" PRIu64 " stops at return sites matched no recorded entry (calls begun while "
@@ -1574,6 +1652,7 @@ static int tracer_start(struct tracer *t, struct xerr *e)
 				      : "");
 	t->duty = DUTY_ON;
 	t->duty_changed_ns = monotonic_ns();
+	t->window_close_ns = window_clock_ns(t, t->duty_changed_ns) + (uint64_t)TRACER_WINDOW_CPU_NS;
 	t->last_resume_ns = t->duty_changed_ns;
 	t->window_start_ns = t->budget_start_ns ? t->budget_start_ns : t->duty_changed_ns;
 	t->gdb_hit_ns = 1e6;
@@ -1616,7 +1695,7 @@ static int check_trace_end(struct tracer *t, struct loop_clock *lc, uint64_t now
 			return ticked < 0 ? -1 : 0;
 		}
 	}
-	if (budgeted(t) && budget_wake(t, now, e) < 0)
+	if (budgeted(t) && (budget_wake(t, now, e) < 0 || budget_close_request(t, now, e) < 0))
 		return session_target_execed(s) ? 0 : -1;
 	*over = false;
 	return 0;
@@ -1676,6 +1755,20 @@ static int trace_event(struct tracer *t, struct mi_record *ev, uint64_t when, bo
 
 /* Waits for gdb's records and handles them until the trace ends. Returns 0,
  * or -1 with e. */
+/* How long the loop may wait for gdb: 10 ms, less while an armed window
+ * may reach its boundary, which must be acted on when it passes, not at
+ * the next hit (a CPU ms is at most a wall ms per busy thread). */
+static int wait_ms(const struct tracer *t)
+{
+	if (!budgeted(t) || t->duty != DUTY_ON || t->close_requested)
+		return 10;
+	uint64_t clock = window_clock_ns(t, monotonic_ns());
+	if (clock >= t->window_close_ns)
+		return 1;
+	uint64_t left_ms = (t->window_close_ns - clock + 999999) / 1000000;
+	return left_ms < 1 ? 1 : left_ms > 10 ? 10 : (int)left_ms;
+}
+
 static int trace_loop(struct tracer *t, struct xerr *e)
 {
 	const struct tracer_config *cfg = t->cfg;
@@ -1694,7 +1787,7 @@ static int trace_loop(struct tracer *t, struct xerr *e)
 		if (over)
 			break;
 		struct mi_record *ev = NULL;
-		int got = session_wait_event(t->s, 10, &ev, e);
+		int got = session_wait_event(t->s, wait_ms(t), &ev, e);
 		if (got < 0) {
 			rc = -1;
 			break;

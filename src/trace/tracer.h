@@ -70,6 +70,11 @@ struct tracer_config {
  * armed share are lower bounds (docs/tracing.md, "Estimates"). */
 #define TRACER_TIMEABLE_CPU_NS 500000.0
 
+/* Under the budget an armed window lasts a whole number of these, of the
+ * target's CPU time, ended on that clock, not by a hit: docs/tracing.md,
+ * "Budget". */
+#define TRACER_WINDOW_CPU_NS 8000000.0
+
 struct tracer_stats {
 	struct run_stats run;         /* traced time (from the resume after arming), stopped time, end, notes */
 	size_t sites;                 /* code addresses probed at entry */
@@ -85,6 +90,7 @@ struct tracer_stats {
 	double waited_s;              /* of which waiting for a CPU, in the hits measured exactly */
 	double covered_s;             /* time the duty-cycled probes were armed */
 	uint64_t duty_cycles;         /* times the probes were switched off by the budget */
+	uint64_t windows_cut;         /* of which at a hit, the budget far overdrawn, not on the clock */
 	double hit_cost_ms;           /* mean stopped time per hit, gdb's share included */
 	double gdb_hit_ms;            /* gdb's share of a hit (resume to report): median measured, else estimated */
 	uint64_t hits_measured;       /* hits whose hidden part was read from the thread's scheduler clocks */

@@ -1,0 +1,206 @@
+/* glibc_heap.c — allocation liveness from glibc's chunk headers (see glibc_heap.h). */
+#include "procfs/glibc_heap.h"
+#include "procfs/proc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SIZE_BITS 7u
+#define PREV_INUSE 1u
+#define IS_MMAPPED 2u
+#define MIN_CHUNK 32u
+#define FASTBIN_MAX_CHUNK 0x80u      /* global_max_fast's default on 64-bit */
+#define TCACHE_BINS 64
+#define TCACHE_MAX_CHUNK 0x410u      /* the largest chunk the 64 tcache bins take */
+#define TCACHE_STRUCT_CHUNK 0x290u   /* sizeof (tcache_perthread_struct) as a chunk, glibc >= 2.30 */
+
+struct glibc_heap {
+	int fd;
+	const char *why;
+	uint64_t *tcached;            /* user pointers in the walked tcache, sorted */
+	size_t ntcached, tcached_cap;
+	uint64_t key;                 /* the tcache key, when an entry showed it */
+	bool key_known;
+	int threads;
+};
+
+static bool read_at(const struct glibc_heap *h, uint64_t addr, void *buf, size_t len, bool *unmapped)
+{
+	ssize_t n = pread(h->fd, buf, len, (off_t)addr);
+	if (unmapped)
+		*unmapped = n < 0 && errno == EIO;
+	return n == (ssize_t)len;
+}
+
+static bool read_word(const struct glibc_heap *h, uint64_t addr, uint64_t *w)
+{
+	return read_at(h, addr, w, sizeof *w, NULL);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The start of the [heap] mapping (glibc's main arena), 0 if none. */
+static uint64_t main_heap_start(pid_t pid)
+{
+	char path[64], line[512];
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	uint64_t start = 0;
+	while (fgets(line, sizeof line, f))
+		if (strstr(line, "[heap]")) {
+			start = strtoull(line, NULL, 16);
+			break;
+		}
+	fclose(f);
+	return start;
+}
+
+static int push_tcached(struct glibc_heap *h, uint64_t p)
+{
+	if (h->ntcached == h->tcached_cap) {
+		size_t cap = h->tcached_cap ? 2 * h->tcached_cap : 64;
+		uint64_t *g = realloc(h->tcached, cap * sizeof *g);
+		if (!g)
+			return -1;
+		h->tcached = g;
+		h->tcached_cap = cap;
+	}
+	h->tcached[h->ntcached++] = p;
+	return 0;
+}
+
+/* The main heap's first chunk is the tcache of the thread that made it:
+ * uint16_t counts[64], then 64 list heads (user pointers). Each entry's
+ * next pointer is safe-linked ((its own address >> 12) ^ next) and its
+ * second word is the tcache key. */
+static void walk_main_tcache(struct glibc_heap *h, uint64_t heap)
+{
+	uint64_t size_word = 0, tcache = 0;
+	for (uint64_t off = 0; off <= 64; off += 16)
+		if (read_word(h, heap + off + 8, &size_word) && (size_word & ~(uint64_t)SIZE_BITS) == TCACHE_STRUCT_CHUNK) {
+			tcache = heap + off + 16;
+			break;
+		}
+	if (!tcache) {
+		h->why = "the main heap does not start with glibc's tcache (not glibc 2.30+, or another allocator)";
+		return;
+	}
+	struct {
+		uint16_t counts[TCACHE_BINS];
+		uint64_t entries[TCACHE_BINS];
+	} t;
+	if (!read_at(h, tcache, &t, sizeof t, NULL)) {
+		h->why = "the tcache could not be read";
+		return;
+	}
+	for (int bin = 0; bin < TCACHE_BINS; bin++) {
+		uint64_t e = t.entries[bin];
+		for (unsigned k = 0; e && k < t.counts[bin] && k < 4096; k++) {
+			uint64_t words[2];
+			if ((e & 15) || !read_at(h, e, words, sizeof words, NULL) || push_tcached(h, e) < 0)
+				break;
+			if (!h->key_known) {
+				h->key = words[1];
+				h->key_known = true;
+			}
+			e = (e >> 12) ^ words[0];
+		}
+	}
+	qsort(h->tcached, h->ntcached, sizeof *h->tcached, cmp_u64);
+}
+
+struct glibc_heap *glibc_heap_open(pid_t pid, struct xerr *e)
+{
+	struct glibc_heap *h = calloc(1, sizeof *h);
+	if (!h) {
+		xerr_set(e, "out of memory");
+		return NULL;
+	}
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+	h->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (h->fd < 0) {
+		xerr_set(e, "cannot open %s: %s", path, strerror(errno));
+		free(h);
+		return NULL;
+	}
+	struct proc_thread *threads = NULL;
+	struct xerr ignored;
+	int n = proc_threads(pid, &threads, &ignored);
+	free(threads);
+	h->threads = n > 0 ? n : 1;
+	uint64_t heap = main_heap_start(pid);
+	if (!heap)
+		h->why = "the process has no [heap] mapping (no glibc main arena)";
+	else
+		walk_main_tcache(h, heap);
+	return h;
+}
+
+void glibc_heap_close(struct glibc_heap *h)
+{
+	if (!h)
+		return;
+	close(h->fd);
+	free(h->tcached);
+	free(h);
+}
+
+const char *glibc_heap_why(const struct glibc_heap *h)
+{
+	return h->why;
+}
+
+/* request2size: what glibc makes of a request of n bytes. */
+static uint64_t chunk_for(int64_t n)
+{
+	uint64_t c = ((uint64_t)(n > 0 ? n : 0) + 8 + 15) & ~(uint64_t)15;
+	return c < MIN_CHUNK ? MIN_CHUNK : c;
+}
+
+enum heap_state glibc_heap_test(struct glibc_heap *h, uint64_t ptr, int64_t size)
+{
+	if (h->why || (ptr & 15) || ptr < 16)
+		return HEAP_UNKNOWN;
+	if (bsearch(&ptr, h->tcached, h->ntcached, sizeof *h->tcached, cmp_u64))
+		return HEAP_FREED;
+	uint64_t header[2];
+	bool unmapped;
+	if (!read_at(h, ptr - 16, header, sizeof header, &unmapped))
+		/* an mmapped chunk is unmapped by free() */
+		return unmapped ? HEAP_FREED : HEAP_UNKNOWN;
+	uint64_t chunk = header[1] & ~(uint64_t)SIZE_BITS, want = chunk_for(size);
+	if (header[1] & IS_MMAPPED)
+		/* a chunk of its own mapping: page-rounded, with its header */
+		return chunk >= want && chunk < want + 2 * 4096 ? HEAP_LIVE : HEAP_FREED;
+	/* A chunk is split off a larger one only when the rest is a chunk of
+	 * its own: an allocated chunk is at most MIN_CHUNK - 16 bytes larger
+	 * than asked (memalign's alignment aside). Any other size word is no
+	 * longer this allocation's header. */
+	if (chunk < want || chunk >= want + MIN_CHUNK)
+		return HEAP_FREED;
+	uint64_t next_size;
+	if (!read_word(h, ptr - 16 + chunk + 8, &next_size))
+		return HEAP_UNKNOWN;
+	if (!(next_size & PREV_INUSE))
+		return HEAP_FREED;
+	uint64_t key;
+	if (h->key_known && read_word(h, ptr + 8, &key) && key == h->key && chunk <= TCACHE_MAX_CHUNK)
+		return HEAP_FREED;   /* in another thread's tcache */
+	if (chunk <= FASTBIN_MAX_CHUNK)
+		return HEAP_UNKNOWN;   /* allocated, or in a fastbin: main_arena is not located */
+	if (!h->key_known && h->threads > 1 && chunk <= TCACHE_MAX_CHUNK)
+		return HEAP_UNKNOWN;   /* allocated, or in another thread's tcache */
+	return HEAP_LIVE;
+}

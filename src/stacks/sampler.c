@@ -528,6 +528,10 @@ static int one_thread_at_a_time(struct sampler *sp, struct sampler_stats *st, st
 	struct session *s = sp->session;
 	if (map_gdb_ids(sp, e) < 0)
 		return session_target_alive(s) ? -1 : ROUND_TARGET_GONE;
+	/* gdb 13 names the registers with the target running too: ask before
+	 * the first stop rather than inside it (failing that, at the stop). */
+	if (sp->regnums[0] < 0 && learn_register_numbers(sp, NULL) < 0)
+		sp->regnums[0] = -1;
 	uint64_t longest = 0;
 	for (size_t i = 0; i < sp->nthreads; i++) {
 		struct tracked_thread *t = &sp->threads[i];
@@ -549,7 +553,6 @@ static int one_thread_at_a_time(struct sampler *sp, struct sampler_stats *st, st
 			t->walk = t->wanted = false;   /* it exited before it could be stopped */
 			continue;
 		}
-		/* gdb names registers only with some thread stopped: at the first. */
 		int learned = learn_register_numbers(sp, e);
 		if (learned == 0)
 			walk_stopped_thread(sp, st, t);

@@ -580,6 +580,12 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, const str
 			 struct xerr *e)
 {
 	struct session *s = sp->session;
+	/* Non-stop: gdb stops a thread by itself when it receives a signal gdb
+	 * is set to stop on (SIGUSR1, say) and reports it; nothing of ours
+	 * resumes it, so it would stay stopped. Let it go on at once (gdb
+	 * passes the signal along). */
+	if (session_non_stop(s) && session_is_stopped(s) && !session_exec_path(s) && session_resume(s, e) < 0)
+		return session_target_alive(s) ? -1 : ROUND_TARGET_GONE;
 	int walks = plan_tick(sp, e);
 	if (walks < 0)
 		return ROUND_TARGET_GONE;

@@ -247,6 +247,7 @@ def compare(perf_path, profile_path, busy_regex, top, perf_seconds):
     put("yield_perf_pct", yield_pct(theirs))
     put("yield_ours_pct", yield_pct(ours))
     for key in ("stop_mode", "frequency_achieved_hz", "stop_median_ms", "stop_p99_ms", "stopped_pct",
+                "thread_stopped_max_pct",
                 "thread_samples", "duration_actual_s", "threads"):
         value = meta.get(key)
         put(key, "-" if value is None else value)
@@ -289,6 +290,20 @@ def table(path):
                 pass
         return fmt % statistics.median(values) if values else "-"
 
+    def span(mode, key, fmt="%.1f"):
+        """min-max over rounds (the spread, on a shared machine)."""
+        values = []
+        for v in results[mode].get(key, []):
+            try:
+                values.append(float(v))
+            except ValueError:
+                pass
+        if not values:
+            return "-"
+        if len(values) == 1:
+            return fmt % values[0]
+        return (fmt + "-" + fmt) % (min(values), max(values))
+
     def text(mode, key):
         values = results[mode].get(key, [])
         return values[-1] if values else "-"
@@ -299,9 +314,22 @@ def table(path):
             return "-"
         return "%.1f%%" % (100.0 * (1 - float(ops) / float(base)))
 
+    def loss_span(mode):
+        # Each round's loss against the same round's baseline.
+        base = results["baseline"].get("ops_per_s", [])
+        ops = results[mode].get("ops_per_s", [])
+        losses = []
+        for b, o in zip(base, ops):
+            try:
+                if float(b) > 0:
+                    losses.append(100.0 * (1 - float(o) / float(b)))
+            except ValueError:
+                pass
+        return "%.1f-%.1f%%" % (min(losses), max(losses)) if losses else "-"
+
     rounds = max((len(results[m].get("ops_per_s", [])) for m in modes), default=0)
     columns = ["mode", "stop mode", "overlap", "w/o yield", "lock wait perf/ours", "sched_yield perf/ours", "Hz/busy thread min/med",
-               "busy CPU", "stop med/p99 ms", "stopped", "thread stacks", "throughput", "loss"]
+               "busy CPU", "stop med/p99 ms", "stopped", "thread max stopped", "thread stacks", "throughput", "loss"]
     rows = []
     for mode in modes:
         rows.append([
@@ -320,6 +348,7 @@ def table(path):
             "%s / %s" % (med(mode, "stop_median_ms", "%.2f"), med(mode, "stop_p99_ms", "%.2f"))
             if mode not in ("baseline", "perf-only") else "-",
             med(mode, "stopped_pct") + ("%" if med(mode, "stopped_pct") != "-" else ""),
+            med(mode, "thread_stopped_max_pct") + ("%" if med(mode, "thread_stopped_max_pct") != "-" else ""),
             med(mode, "thread_samples", "%.0f"),
             med(mode, "ops_per_s", "%.0f") + "/s",
             loss(mode),
@@ -330,6 +359,15 @@ def table(path):
     print(line(columns))
     for r in rows:
         print(line(r))
+    if rounds > 1:
+        # The spread over rounds of what the rate work is judged by.
+        print("ranges over rounds (min-max):")
+        for mode in modes:
+            if mode in ("baseline", "perf-only"):
+                continue
+            print("  %-14s overlap %s%%  Hz/busy thread (min) %s  stop median %s ms  p99 %s ms  thread max stopped %s%%  loss %s" % (
+                mode, span(mode, "overlap_pct"), span(mode, "busy_hz_min"), span(mode, "stop_median_ms", "%.2f"),
+                span(mode, "stop_p99_ms", "%.2f"), span(mode, "thread_stopped_max_pct"), loss_span(mode)))
     for mode in modes:
         headline = results[mode].get("headline")
         if headline:

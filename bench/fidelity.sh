@@ -15,7 +15,12 @@
 #   all-stop   xgdbprof --recipe hot-cpu --all-stop, and perf record on the
 #              same process over the same time (perf starts as soon as
 #              xgdbprof has attached, for the window xgdbprof samples)
-#   default    the same with xgdbprof's default stop mode
+#   default    the same with xgdbprof's default stop mode (non-stop, one
+#              thread at a time, for hot-cpu on a PID)
+#   non-stop   the same with --non-stop
+#   *-min      (all-stop-min, non-stop-min, default-min) the same modes
+#              driving the gdb binary in $GDB_MINIMAL (Debian's python-free
+#              gdb-minimal; bench/stop_modes.sh unpacks it)
 # and prints, per mode (medians over rounds): xgdbprof's stop mode; the
 # overlap of the flat self-time profiles at symbol level, Σ min(p, q) over
 # functions with kernel frames left out (bench/fidelity.py says exactly how
@@ -25,7 +30,8 @@
 # waiters yield the CPU: runnable, mostly not running); xgdbprof's achieved rate per busy thread (its samples of each
 # worker thread over its run, min and median), the busy threads' CPU share
 # (perf's rate over 499 Hz: the most a sampler of running threads can see);
-# stop median/p99 and the share of time stopped, from xgdbprof's report
+# stop median/p99, the share of time stopped (summed over threads in
+# non-stop mode) and the largest share any one thread was held, from xgdbprof's report
 # header; thread stacks recorded; the fixture's throughput and its loss
 # against the baseline. Then each mode's #1 hottest path headline and the
 # top functions of the last round side by side (perf vs xgdbprof).
@@ -46,6 +52,9 @@ warmup=5
 workers=${WORKERS:-2}
 modes="baseline perf-only all-stop default"
 [ -z "$only" ] || modes=$only
+case " $modes " in
+*-min\ *) [ -x "${GDB_MINIMAL:-}" ] || { log "$0: modes *-min need GDB_MINIMAL=PATH (Debian's gdb-minimal: see bench/stop_modes.sh)"; exit 2; } ;;
+esac
 fixture=$build/tests/fixtures/bin/kvservice
 analyse="python3 $src/bench/fidelity.py"
 perf_pid=
@@ -108,9 +117,10 @@ measure() {   # MODE
 		perf script -i "$tmp/perf.data" -F comm,tid,ip,sym,dso >"$tmp/perf-$mode.txt" 2>/dev/null || true
 		$analyse perf "$tmp/perf-$mode.txt" --perf-seconds "$window" | while read -r key value; do record "$key" "$value"; done
 		;;
-	all-stop | default)
+	all-stop | non-stop | default | all-stop-min | non-stop-min | default-min)
 		flag=
-		[ "$mode" = all-stop ] && flag=--all-stop
+		case "$mode" in all-stop*) flag=--all-stop ;; non-stop*) flag=--non-stop ;; esac
+		case "$mode" in *-min) flag="$flag --gdb $GDB_MINIMAL" ;; esac
 		rm -rf "$tmp/xg"
 		"$xgdbprof" --recipe hot-cpu $flag -d "${window}s" -o "$tmp/xg" "$target_pid" \
 			>"$tmp/report-$mode.txt" 2>"$tmp/xg.err" &
@@ -132,7 +142,7 @@ measure() {   # MODE
 		fi
 		record headline "$(grep -m 1 '^#1 hottest' "$tmp/report-$mode.txt" || echo '(none)')"
 		;;
-	*) log "unknown mode $mode (baseline, perf-only, all-stop, default)"; exit 2 ;;
+	*) log "unknown mode $mode (baseline, perf-only, all-stop, non-stop, default; with GDB_MINIMAL set, the same with -min)"; exit 2 ;;
 	esac
 	kill "$target_pid" 2>/dev/null || true
 	wait "$target_pid" 2>/dev/null || true

@@ -99,6 +99,7 @@ static void fill_meta(struct run_context *rc, struct profile *p)
 	m->cpu_avg_pct = rc->stats.cpu_percent_avg;
 	m->cpu_max_pct = rc->stats.cpu_percent_max;
 	m->stopped_pct = rc->ended->elapsed_s > 0 ? 100.0 * rc->ended->stopped_s / rc->ended->elapsed_s : 0;
+	m->thread_stopped_max_pct = rc->stats.thread_stopped_max_pct;
 	m->stop_median_ms = rc->stats.run.stop_median_ms;
 	m->stop_p99_ms = rc->stats.run.stop_p99_ms;
 	m->walker = profile_intern(p, rc->walker);
@@ -113,7 +114,7 @@ static void fill_meta(struct run_context *rc, struct profile *p)
 		m->frequency_asked_hz = m->frequency_achieved_hz = NAN;
 		m->samples = m->thread_samples = m->stacks_reused = -1;
 		m->cpu_min_pct = m->cpu_avg_pct = m->cpu_max_pct = NAN;
-		m->stop_median_ms = m->stop_p99_ms = NAN;
+		m->stop_median_ms = m->stop_p99_ms = m->thread_stopped_max_pct = NAN;
 		m->walker = NULL;
 		m->stop_mode = NULL;
 	}
@@ -449,30 +450,19 @@ static enum sampler_threads sampler_threads_of(const struct recipe_options *o, c
 	}
 }
 
-/* gdb's non-stop mode stops only the threads a sample walks, but gdb then
- * handles each thread's stop on its own (~0.75 ms each here), where
- * all-stop pays about that once plus ~0.1 ms per other thread of the target
- * (docs/sampling.md). So non-stop wins when a sample walks one thread. */
-static bool few_busy_threads(void *ctx)
+/* --all-stop / --non-stop, else non-stop for an on-CPU profile (`set
+ * threads running`) of a running process (pid; 0 for a launched command)
+ * with the fast walker: threads are then stopped one at a time, each only
+ * for its own walk, so no thread piles up behind a lock held by a stopped
+ * one, and idle threads are never stopped (docs/sampling.md, "One sampling
+ * round"). All-stop stays for the rest: `threads all` and name regexes
+ * walk many threads a round, which one -exec-interrupt --all does cheaper;
+ * the reference walker (exact mode) compares with what all-stop shows. */
+static bool non_stop_by_default(const struct recipe_options *opts, pid_t pid)
 {
-	int busy = proc_cpu_probe_busy(ctx, 0.05);
-	return busy >= 0 && busy <= 1;
-}
-
-/* --all-stop / --non-stop, else non-stop for `threads running` on a target
- * (pid; 0 for a launched command) with at most one thread busy while gdb
- * starts. */
-static void choose_stop_mode(struct session_options *so, const struct recipe_options *opts, pid_t pid,
-			     struct proc_cpu_probe *probe)
-{
-	if (cli_globals.stop_mode != CLI_STOP_AUTO) {
-		so->non_stop = cli_globals.stop_mode == CLI_STOP_NON;
-		return;
-	}
-	if (pid <= 0 || opts->threads != RECIPE_THREADS_RUNNING || proc_cpu_probe_start(probe, pid, NULL) < 0)
-		return;
-	so->choose_non_stop = few_busy_threads;
-	so->choose_ctx = probe;
+	if (cli_globals.stop_mode != CLI_STOP_AUTO)
+		return cli_globals.stop_mode == CLI_STOP_NON;
+	return pid > 0 && opts->threads == RECIPE_THREADS_RUNNING && !opts->exact;
 }
 
 /* Loads the recipe and applies the command line to it, all before touching
@@ -540,9 +530,8 @@ static int run_attach(struct run_context *rc)
 	 * every thread being stopped at a hit. */
 	pid_t pid = 0;
 	bool pid_given = !req->launch && req->argc == 1 && cli_parse_pid(req->argv[0], &pid) == 0;
-	struct proc_cpu_probe busy_probe = { 0 };
 	if (rc->wants_samples)
-		choose_stop_mode(&so, opts, pid_given ? pid : 0, &busy_probe);
+		so.non_stop = non_stop_by_default(opts, pid_given ? pid : 0);
 	/* Sampling names frames itself; even `set exact true` takes only PCs
 	 * from gdb's unwinder, which needs .eh_frame, not debug files. */
 	so.no_separate_debug = rc->wants_samples;
@@ -571,7 +560,6 @@ static int run_attach(struct run_context *rc)
 	} else if (session_attach(&rc->session, pid, &so, &e) < 0) {
 		exit_code = cli_input_error("%s", e.msg);
 	}
-	proc_cpu_probe_free(&busy_probe);
 	return exit_code;
 }
 

@@ -84,7 +84,7 @@ struct profile *profile_new(void)
 	m->frequency_asked_hz = m->frequency_achieved_hz = NAN;
 	m->duration_asked_s = m->duration_actual_s = NAN;
 	m->cpu_min_pct = m->cpu_avg_pct = m->cpu_max_pct = NAN;
-	m->stopped_pct = m->stop_median_ms = m->stop_p99_ms = NAN;
+	m->stopped_pct = m->thread_stopped_max_pct = m->stop_median_ms = m->stop_p99_ms = NAN;
 	return p;
 }
 
@@ -425,6 +425,7 @@ static void put_meta(FILE *out, const struct profile_meta *m)
 	DBL("cpu_avg_pct", m->cpu_avg_pct);
 	DBL("cpu_max_pct", m->cpu_max_pct);
 	DBL("stopped_pct", m->stopped_pct);
+	DBL("thread_stopped_max_pct", m->thread_stopped_max_pct);
 	DBL("stop_median_ms", m->stop_median_ms);
 	DBL("stop_p99_ms", m->stop_p99_ms);
 	STR("walker", m->walker);
@@ -648,6 +649,7 @@ static int load_meta(struct profile *p, const cJSON *meta, struct xerr *e)
 	    get_double(meta, "cpu_avg_pct", &m->cpu_avg_pct, e) ||
 	    get_double(meta, "cpu_max_pct", &m->cpu_max_pct, e) ||
 	    get_double(meta, "stopped_pct", &m->stopped_pct, e) ||
+	    get_double(meta, "thread_stopped_max_pct", &m->thread_stopped_max_pct, e) ||
 	    get_double(meta, "stop_median_ms", &m->stop_median_ms, e) ||
 	    get_double(meta, "stop_p99_ms", &m->stop_p99_ms, e) ||
 	    get_string(p, meta, "walker", &m->walker, e) ||

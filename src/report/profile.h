@@ -55,7 +55,10 @@ struct profile_meta {
 	int64_t thread_samples;       /* stacks recorded (one per selected thread per sample) */
 	int64_t stacks_reused;        /* thread had not run since its last sample */
 	double cpu_min_pct, cpu_avg_pct, cpu_max_pct;  /* target CPU% from /proc */
-	double stopped_pct;           /* share of wall time the target was held stopped */
+	double stopped_pct;           /* stopped time over wall time: all-stop, the share the whole
+				       * target was held; non-stop, each walked thread's stops summed */
+	double thread_stopped_max_pct;  /* the largest share of its own time one thread was held
+					 * stopped (what the budget bounds); NaN in older profiles */
 	double stop_median_ms, stop_p99_ms;  /* per-sample stop time */
 	const char *walker;           /* stack walker used ("gdb", "dwfl", ...) */
 	const char *stop_mode;        /* "non-stop" (walked threads only) or "all-stop" */

@@ -55,6 +55,7 @@ static cJSON *run_object(const struct profile_meta *mt)
 	add_dbl(o, "cpu_avg_pct", mt->cpu_avg_pct);
 	add_dbl(o, "cpu_max_pct", mt->cpu_max_pct);
 	add_dbl(o, "stopped_pct", mt->stopped_pct);
+	add_dbl(o, "thread_stopped_max_pct", mt->thread_stopped_max_pct);
 	add_dbl(o, "stop_median_ms", mt->stop_median_ms);
 	add_dbl(o, "stop_p99_ms", mt->stop_p99_ms);
 	add_str(o, "walker", mt->walker);

@@ -527,8 +527,13 @@ static int build_messages(struct builder *b, struct messages *m, pb_profile *msg
 		if (isfinite(meta->stop_median_ms) && isfinite(meta->stop_p99_ms))
 			snprintf(per_stop, sizeof per_stop, "; per stop median %.2f ms, p99 %.2f ms",
 				 meta->stop_median_ms, meta->stop_p99_ms);
-		add_comment(b, m->comments, &nc, "observer effect: target stopped %.1f%% of the time%s",
-			    meta->stopped_pct, per_stop);
+		if (meta->stop_mode && strcmp(meta->stop_mode, "non-stop") == 0 && isfinite(meta->thread_stopped_max_pct))
+			add_comment(b, m->comments, &nc, "observer effect: each thread stopped at most %.1f%% of its time "
+				    "(one at a time; %.1f%% summed over threads)%s",
+				    meta->thread_stopped_max_pct, meta->stopped_pct, per_stop);
+		else
+			add_comment(b, m->comments, &nc, "observer effect: target stopped %.1f%% of the time%s",
+				    meta->stopped_pct, per_stop);
 	}
 	for (size_t i = 0; i < meta->nnotes && nc < sizeof m->comments / sizeof m->comments[0]; i++)
 		add_comment(b, m->comments, &nc, "note: %s", meta->notes[i]);

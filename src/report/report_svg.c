@@ -459,7 +459,9 @@ static void put_subtitle(FILE *out, const struct profile *p, uint64_t total)
 		fputs(" · threads: ", out);
 		xml_put(out, mt->thread_selection);
 	}
-	if (!isnan(mt->stopped_pct))
+	if (mt->stop_mode && strcmp(mt->stop_mode, "non-stop") == 0 && !isnan(mt->thread_stopped_max_pct))
+		fprintf(out, " · each thread stopped at most %.1f%% of its time", mt->thread_stopped_max_pct);
+	else if (!isnan(mt->stopped_pct))
 		fprintf(out, " · target stopped %.1f%% of the time", mt->stopped_pct);
 	if (mt->start_time) {
 		fputs(" · ", out);

@@ -221,14 +221,25 @@ static void print_target_cost(FILE *out, const struct report_model *m)
 		}
 		fputc('\n', out);
 	}
+	/* Non-stop mode holds one thread at a time: the target as a whole is
+	 * never stopped, and what the budget bounds is each thread's share. */
+	bool per_thread = mt->stop_mode && strcmp(mt->stop_mode, "non-stop") == 0 && known(mt->thread_stopped_max_pct);
 	if (known(mt->stopped_pct) || known(mt->stop_median_ms) || known(mt->stop_p99_ms)) {
-		fputs("  observer effect: target stopped ", out);
-		if (known(mt->stopped_pct))
-			fprintf(out, "%.1f%% of the time", mt->stopped_pct);
-		else
-			fputs("? of the time", out);
+		if (per_thread) {
+			fprintf(out, "  observer effect: each thread stopped at most %.1f%% of its time (one at a time",
+				mt->thread_stopped_max_pct);
+			if (known(mt->stopped_pct))
+				fprintf(out, "; %.1f%% summed over threads", mt->stopped_pct);
+			fputc(')', out);
+		} else {
+			fputs("  observer effect: target stopped ", out);
+			if (known(mt->stopped_pct))
+				fprintf(out, "%.1f%% of the time", mt->stopped_pct);
+			else
+				fputs("? of the time", out);
+		}
 		if (known(mt->stop_median_ms) || known(mt->stop_p99_ms)) {
-			fputs("; per stop ", out);
+			fputs(per_thread ? "; per thread stop " : "; per stop ", out);
 			if (known(mt->stop_median_ms))
 				fprintf(out, "median %.2f ms", mt->stop_median_ms);
 			if (known(mt->stop_median_ms) && known(mt->stop_p99_ms))

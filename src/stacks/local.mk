@@ -17,3 +17,9 @@ check_DATA += $(FIXTURE_BIN)/contend
 CLEANFILES += $(FIXTURE_BIN)/contend
 TESTS += tests/oncpu.sh
 EXTRA_DIST += tests/oncpu.sh
+
+## One thread at a time (gdb non-stop): the rate each busy thread gets at
+## the per-thread budget, and no thread left stopped through thread churn,
+## the target's exit and Ctrl-C mid-run.
+TESTS += tests/nonstop.sh
+EXTRA_DIST += tests/nonstop.sh

@@ -117,6 +117,9 @@ struct tracked_thread {
 	bool captured;            /* capture holds this tick's stop */
 	const char *waiting_in;   /* the waiting system call it sat in when stopped, or NULL */
 	const char *wait;         /* wait_reason of that stop */
+	uint64_t first_seen_ns;   /* its first /proc listing in this run */
+	uint64_t last_seen_ns;    /* its latest one */
+	uint64_t stopped_ns;      /* time our stops held it, over the run */
 };
 
 struct sampler {
@@ -134,6 +137,8 @@ struct sampler {
 	uint64_t start_ns;        /* the run's start, for the events' since_start_ns */
 	uint64_t seen_cpu_ns;     /* CPU time of the threads /proc listed, between their listings
 				   * (from birth for threads born during the run) */
+	double thread_stopped_max_pct;  /* the largest share of its own time any thread was held
+					 * (thread_stopped_share), over threads gone so far */
 	uint64_t *pc_buffer;      /* 2 * cap * max_frames PCs, carved per thread */
 	size_t pc_buffer_threads;
 };
@@ -151,6 +156,17 @@ static void stack_release(struct stack *st)
 	free(st->frames);
 	st->frames = NULL;
 	st->nframes = 0;
+}
+
+/* The share of its time a thread was held stopped, from its first listing
+ * to `until`; negative for a thread seen for less than min_span_ns (a
+ * share of a few milliseconds says little). */
+static double thread_stopped_share(const struct tracked_thread *t, uint64_t until, uint64_t min_span_ns)
+{
+	uint64_t span = until > t->first_seen_ns ? until - t->first_seen_ns : 0;
+	if (span == 0 || span < min_span_ns)
+		return -1;
+	return 100.0 * (double)t->stopped_ns / (double)span;
 }
 
 /* Updates the thread table from /proc; marks which threads to sample and
@@ -179,8 +195,10 @@ static int plan_tick(struct sampler *sp, struct xerr *e)
 			t = &sp->threads[sp->nthreads++];
 			memset(t, 0, sizeof *t);
 			t->tid = listing[k].tid;
+			t->first_seen_ns = now;
 		}
 		t->seen = true;
+		t->last_seen_ns = now;
 		t->proc = listing[k];
 		uint64_t runtime = proc_thread_runtime_ns(pid, t->tid);
 		uint64_t ran_ns = t->have_tick_runtime ? runtime - t->tick_runtime_ns : 0;
@@ -229,6 +247,9 @@ static int plan_tick(struct sampler *sp, struct xerr *e)
 		if (sp->threads[i].seen)
 			sp->threads[kept++] = sp->threads[i];
 		else {
+			double share = thread_stopped_share(&sp->threads[i], sp->threads[i].last_seen_ns, 1000000000u);
+			if (share > sp->thread_stopped_max_pct)
+				sp->thread_stopped_max_pct = share;
 			stack_release(&sp->threads[i].stack);
 			unwinder_capture_release(&sp->threads[i].capture);
 		}
@@ -365,6 +386,38 @@ static int symbolize_walk(struct sampler *sp, struct tracked_thread *t, struct x
 /* Walks every thread marked for it; the target is stopped. */
 static int learn_register_numbers(struct sampler *sp, struct xerr *e);
 
+/* Walks one stopped thread (registers and stack now; unwinding waits for
+ * the resume). A thread that cannot be walked (it exited meanwhile, say)
+ * is dropped from this round, not an error. */
+static void walk_stopped_thread(struct sampler *sp, struct sampler_stats *st, struct tracked_thread *t)
+{
+	struct xerr walk_error;
+	int rc;
+	if (sp->cfg->walker == SAMPLER_WALKER_GDB) {
+		uint64_t call[2];
+		t->waiting_in = NULL;
+		rc = session_thread_registers(sp->session, t->gdb_id, &sp->regnums[REG_ORIG_RAX], 2, call,
+					      &walk_error);
+		if (rc >= 0) {
+			t->waiting_in = waiting_syscall(call[0], call[1]);
+			t->wait = wait_reason((int64_t)call[0], call[1]);
+			rc = walk_gdb(sp, t, t->pcs, &t->npcs, &walk_error);
+		}
+	} else {
+		rc = capture_fast(sp, t, &walk_error);
+		if (rc >= 0 && sp->cfg->walker == SAMPLER_WALKER_BOTH &&
+		    walk_gdb(sp, t, t->ref_pcs, &t->nref_pcs, &walk_error) < 0)
+			rc = -1;
+	}
+	if (rc < 0) {
+		t->walk = t->wanted = false;
+		t->captured = false;
+		return;
+	}
+	st->truncated += rc > 0;
+}
+
+/* All-stop: walks every thread marked for it; the target is stopped. */
 static int stopped_round(struct sampler *sp, struct sampler_stats *st, struct xerr *e)
 {
 	if (map_gdb_ids(sp, e) < 0)
@@ -379,31 +432,7 @@ static int stopped_round(struct sampler *sp, struct sampler_stats *st, struct xe
 			t->walk = t->wanted = false;   /* gdb does not know it (just exited or just born) */
 			continue;
 		}
-		struct xerr walk_error;
-		int rc;
-		if (sp->cfg->walker == SAMPLER_WALKER_GDB) {
-			uint64_t call[2];
-			t->waiting_in = NULL;
-			rc = session_thread_registers(sp->session, t->gdb_id, &sp->regnums[REG_ORIG_RAX], 2, call,
-						      &walk_error);
-			if (rc >= 0) {
-				t->waiting_in = waiting_syscall(call[0], call[1]);
-				t->wait = wait_reason((int64_t)call[0], call[1]);
-				rc = walk_gdb(sp, t, t->pcs, &t->npcs, &walk_error);
-			}
-		} else {
-			rc = capture_fast(sp, t, &walk_error);
-			if (rc >= 0 && sp->cfg->walker == SAMPLER_WALKER_BOTH &&
-			    walk_gdb(sp, t, t->ref_pcs, &t->nref_pcs, &walk_error) < 0)
-				rc = -1;
-		}
-		if (rc < 0) {
-			/* One thread that cannot be walked (e.g. it exited meanwhile) is not fatal. */
-			t->walk = t->wanted = false;
-			t->captured = false;
-			continue;
-		}
-		st->truncated += rc > 0;
+		walk_stopped_thread(sp, st, t);
 	}
 	return 0;
 }
@@ -488,30 +517,95 @@ static int carve_pc_buffers(struct sampler *sp, struct xerr *e)
 	return 0;
 }
 
-/* Non-stop sessions stop only the threads to walk (gdb needs their ids
- * first, which it gives while the target runs); all-stop ones stop all. */
-static int stop_for_walks(struct sampler *sp, struct xerr *e)
+enum round_end { ROUND_ON, ROUND_TARGET_GONE, ROUND_SINK_DONE };
+
+/* All-stop: one -exec-interrupt --all holds every thread of the target
+ * while the threads to walk are walked, so each thread is charged the
+ * whole stop. */
+static int all_threads_at_once(struct sampler *sp, struct sampler_stats *st, struct xerr *e)
 {
-	if (!session_non_stop(sp->session))
-		return session_stop(sp->session, e);
-	if (map_gdb_ids(sp, e) < 0)
+	struct session *s = sp->session;
+	uint64_t stop_start = monotonic_ns();
+	int stop_rc = session_stop(s, e);
+	uint64_t t_stopped = monotonic_ns();
+	st->phase_stop_s += (double)(t_stopped - stop_start) / 1e9;
+	/* The stop may be the exec catchpoint's: another program, not to be
+	 * walked with this one's symbols, nor resumed. gdb's report is enough
+	 * here (the /proc check of session_target_execed runs at every tick,
+	 * outside the stop, and would lengthen each stop by two file reads). */
+	if (session_exec_path(s))
+		return ROUND_TARGET_GONE;
+	if (stop_rc < 0)
+		return session_target_alive(s) ? -1 : ROUND_TARGET_GONE;
+	int round = stopped_round(sp, st, e);
+	uint64_t t_walked = monotonic_ns();
+	st->phase_walk_s += (double)(t_walked - t_stopped) / 1e9;
+	if (session_resume(s, e) < 0 || round < 0)
 		return -1;
-	int ids[64];
-	size_t n = 0;
+	uint64_t end = monotonic_ns();
+	st->phase_resume_s += (double)(end - t_walked) / 1e9;
 	for (size_t i = 0; i < sp->nthreads; i++) {
-		if (!sp->threads[i].walk || sp->threads[i].gdb_id == 0)
-			continue;
-		if (n == sizeof ids / sizeof ids[0]) {
-			/* Many threads to walk at once: one -exec-interrupt --all is
-			 * cheaper than a command per thread. */
-			return session_stop(sp->session, e);
-		}
-		ids[n++] = sp->threads[i].gdb_id;
+		st->walks += sp->threads[i].walk;
+		sp->threads[i].stopped_ns += end - stop_start;
 	}
-	return session_stop_threads(sp->session, ids, n, e);
+	run_stats_add_stop(&st->run, (double)(end - stop_start) / 1e6);
+	st->longest_thread_stops_s += (double)(end - stop_start) / 1e9;
+	return ROUND_ON;
 }
 
-enum round_end { ROUND_ON, ROUND_TARGET_GONE, ROUND_SINK_DONE };
+/* Non-stop: each thread to walk is interrupted, walked and resumed before
+ * the next one is touched, so at most one thread is held at any instant
+ * and a thread holding a lock is held only for its own walk (the others
+ * never pile up behind a lock of a stopped thread). Each stop is charged
+ * to its own thread. */
+static int one_thread_at_a_time(struct sampler *sp, struct sampler_stats *st, struct xerr *e)
+{
+	struct session *s = sp->session;
+	if (map_gdb_ids(sp, e) < 0)
+		return session_target_alive(s) ? -1 : ROUND_TARGET_GONE;
+	/* gdb 13 names the registers with the target running too: ask before
+	 * the first stop rather than inside it (failing that, at the stop). */
+	if (sp->regnums[0] < 0 && learn_register_numbers(sp, NULL) < 0)
+		sp->regnums[0] = -1;
+	uint64_t longest = 0;
+	for (size_t i = 0; i < sp->nthreads; i++) {
+		struct tracked_thread *t = &sp->threads[i];
+		if (!t->walk)
+			continue;
+		if (t->gdb_id == 0) {
+			t->walk = t->wanted = false;   /* gdb does not know it (just exited or just born) */
+			continue;
+		}
+		uint64_t stop_start = monotonic_ns();
+		int stop_rc = session_stop_thread(s, t->gdb_id, e);
+		uint64_t t_stopped = monotonic_ns();
+		st->phase_stop_s += (double)(t_stopped - stop_start) / 1e9;
+		if (session_exec_path(s))
+			return ROUND_TARGET_GONE;
+		if (stop_rc < 0)
+			return session_target_alive(s) ? -1 : ROUND_TARGET_GONE;
+		if (stop_rc == 1) {
+			t->walk = t->wanted = false;   /* it exited before it could be stopped */
+			continue;
+		}
+		int learned = learn_register_numbers(sp, e);
+		if (learned == 0)
+			walk_stopped_thread(sp, st, t);
+		uint64_t t_walked = monotonic_ns();
+		st->phase_walk_s += (double)(t_walked - t_stopped) / 1e9;
+		if (session_resume_thread(s, t->gdb_id, e) < 0 || learned < 0)
+			return -1;
+		uint64_t end = monotonic_ns();
+		st->phase_resume_s += (double)(end - t_walked) / 1e9;
+		st->walks += t->walk;
+		t->stopped_ns += end - stop_start;
+		if (end - stop_start > longest)
+			longest = end - stop_start;
+		run_stats_add_stop(&st->run, (double)(end - stop_start) / 1e6);
+	}
+	st->longest_thread_stops_s += (double)longest / 1e9;
+	return ROUND_ON;
+}
 
 /* One full round: plan from /proc, stop if some thread needs a walk, walk,
  * resume, then symbolize and deliver with the target running. Returns
@@ -521,6 +615,12 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, const str
 			 struct xerr *e)
 {
 	struct session *s = sp->session;
+	/* Non-stop: gdb stops a thread by itself when it receives a signal gdb
+	 * is set to stop on (SIGUSR1, say) and reports it; nothing of ours
+	 * resumes it, so it would stay stopped. Let it go on at once (gdb
+	 * passes the signal along). */
+	if (session_non_stop(s) && session_is_stopped(s) && !session_exec_path(s) && session_resume(s, e) < 0)
+		return session_target_alive(s) ? -1 : ROUND_TARGET_GONE;
 	int walks = plan_tick(sp, e);
 	if (walks < 0)
 		return ROUND_TARGET_GONE;
@@ -530,26 +630,9 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, const str
 		return -1;
 	uint64_t stop_start = monotonic_ns();
 	if (walks > 0) {
-		int stop_rc = stop_for_walks(sp, e);
-		uint64_t t_stopped = monotonic_ns();
-		st->phase_stop_s += (double)(t_stopped - stop_start) / 1e9;
-		/* The stop may be the exec catchpoint's: another program,
-		 * not to be walked with this one's symbols, nor resumed. gdb's
-		 * report is enough here (the /proc check of
-		 * session_target_execed runs at every tick, outside the stop,
-		 * and would lengthen each stop by two file reads). */
-		if (session_exec_path(s))
-			return ROUND_TARGET_GONE;
-		if (stop_rc < 0)
-			return session_target_alive(s) ? -1 : ROUND_TARGET_GONE;
-		int round = stopped_round(sp, st, e);
-		uint64_t t_walked = monotonic_ns();
-		st->phase_walk_s += (double)(t_walked - t_stopped) / 1e9;
-		if (session_resume(s, e) < 0 || round < 0)
-			return -1;
-		st->phase_resume_s += (double)(monotonic_ns() - t_walked) / 1e9;
-		st->walks += (uint64_t)walks;
-		run_stats_add_stop(&st->run, (double)(monotonic_ns() - stop_start) / 1e6);
+		int stopped = session_non_stop(s) ? one_thread_at_a_time(sp, st, e) : all_threads_at_once(sp, st, e);
+		if (stopped != ROUND_ON)
+			return stopped;
 	}
 	for (size_t i = 0; i < sp->nthreads; i++) {
 		struct tracked_thread *t = &sp->threads[i];
@@ -662,20 +745,14 @@ static void cpu_window_close(struct cpu_window *w, pid_t pid, uint64_t now, uint
 	w->start = now;
 }
 
-/* The notes a run ends with: what the budget, non-stop mode and the
- * stack limit cost. */
-static void add_run_notes(struct session *s, const struct sampler_config *cfg, struct sampler_stats *st,
+/* The notes a run ends with: what the budget and the stack limit cost. */
+static void add_run_notes(const struct sampler_config *cfg, struct sampler_stats *st,
 			  bool budget_lowered)
 {
 	struct run_notes *notes = &st->run.notes;
 	if (budget_lowered)
-		run_notes_add(notes, "rate lowered from %.0f Hz to %.1f Hz to keep the target stopped under %.0f%% of the time",
-			 cfg->frequency_hz, st->frequency_achieved_hz, cfg->max_stopped_percent);
-	if (session_non_stop(s) && st->run.stops >= 10 && (double)st->walks / (double)st->run.stops > 1.5)
-		run_notes_add(notes, "a stop walked %.1f threads on average: in non-stop mode gdb handles each one's stop "
-			 "apart (about %.1f ms a stop here); --all-stop stops them all at once, for less",
-			 (double)st->walks / (double)st->run.stops,
-			 st->run.stops ? 1e3 * st->run.stopped_s / (double)st->run.stops : 0);
+		run_notes_add(notes, "rate lowered from %.0f Hz to %.1f Hz to keep each thread stopped under %.0f%% of its "
+			 "time", cfg->frequency_hz, st->frequency_achieved_hz, cfg->max_stopped_percent);
 	if (st->waiting_at_stop && cfg->threads == SAMPLER_THREADS_RUNNING)
 		run_notes_add(notes, "%.0f stacks of running threads were left out: the thread sat in a waiting system "
 			 "call (a lock, a sleep, a poll) when it was stopped, so it was off the CPU then",
@@ -773,7 +850,7 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 		now = monotonic_ns();
 		double elapsed = (double)(now - start) / 1e9;
 		cpu_window_close(&cpu, session_pid(s), now, 1000000000u, st);
-		stop_budget_charge(&budget, st->run.stopped_s, now);
+		stop_budget_charge(&budget, st->longest_thread_stops_s, now);
 		next_tick = stop_budget_clear_at(&budget, next_tick);
 		if (cfg->progress && now - last_progress >= 250000000u) {
 			fprintf(stderr, "\rxgdbprof: %.1f/%.0fs  %llu samples  %.1f Hz  stopped %.2f%%\033[K",
@@ -799,6 +876,16 @@ out:
 		if (runtime > t->tick_runtime_ns)
 			sp.seen_cpu_ns += runtime - t->tick_runtime_ns;
 	}
+	/* Threads still there: their share up to now, over at least a second
+	 * (or the whole run when it was shorter). */
+	uint64_t end_ns = monotonic_ns();
+	uint64_t min_span = end_ns - start < 1000000000u ? end_ns - start : 1000000000u;
+	st->thread_stopped_max_pct = sp.thread_stopped_max_pct;
+	for (size_t i = 0; i < sp.nthreads; i++) {
+		double share = thread_stopped_share(&sp.threads[i], end_ns, min_span);
+		if (share > st->thread_stopped_max_pct)
+			st->thread_stopped_max_pct = share;
+	}
 	long long cpu_at_end = proc_cpu_ticks(session_pid(s));
 	if (cpu_at_start >= 0 && cpu_at_end >= cpu_at_start) {
 		st->cpu_total_s = (double)(cpu_at_end - cpu_at_start) / (double)clock_ticks;
@@ -811,7 +898,7 @@ out:
 		 * CPU time of the whole run is the figure, not 0%. */
 		st->cpu_percent_min = st->cpu_percent_avg = st->cpu_percent_max =
 			100.0 * st->cpu_total_s / st->run.elapsed_s;
-	add_run_notes(s, cfg, st, budget.held_off);
+	add_run_notes(cfg, st, budget.held_off);
 	sampler_teardown(&sp);
 	return rc;
 }

@@ -73,6 +73,10 @@ struct sampler_stats {
 								    * NAN when the run was too short to measure */
 	int cpu_percent_avg_windows;
 	double phase_stop_s, phase_walk_s, phase_resume_s;  /* where stopped time went */
+	double longest_thread_stops_s;  /* per round, the longest any one thread was held, summed: what
+					 * the per-thread budget charges (all-stop: the rounds' stops) */
+	double thread_stopped_max_pct;  /* the largest share of its own time (first to last listing,
+					 * at least a second) any thread was held stopped */
 	int max_threads;
 	double cpu_total_s;           /* the target's CPU time over the run (/proc/PID/stat, every thread,
 				       * the exited ones included) */

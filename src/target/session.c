@@ -971,6 +971,77 @@ int session_stop_threads(struct session *s, const int *gdb_ids, size_t n, struct
 	return 0;
 }
 
+int session_stop_thread(struct session *s, int gdb_id, struct xerr *e)
+{
+	if (!s->non_stop)
+		return xerr_set(e, "stopping one thread needs gdb's non-stop mode");
+	/* Records gdb sent since the last call (another thread's *running, a
+	 * thread's exit) bring the session's view up to date first. */
+	struct mi_record *ev;
+	int got;
+	while ((got = session_wait_event(s, 0, &ev, e)) == 1)
+		mi_record_free(ev);
+	if (got < 0)
+		return -1;
+	if (s->target_exited)
+		return xerr_set(e, "process %d exited", (int)s->pid);
+	if (thread_is_stopped(s, gdb_id))
+		return 0;
+	char id[16];
+	snprintf(id, sizeof id, "%d", gdb_id);
+	struct xerr refused;
+	if (call(s, NULL, &refused, "-exec-interrupt", "--thread", id, NULL) < 0) {
+		if (!mi_conn_alive(s->gdb))
+			return xerr_set(e, "stopping thread %d of process %d: %s", gdb_id, (int)s->pid, refused.msg);
+		return 1;   /* gdb no longer knows it: it exited meanwhile */
+	}
+	uint64_t deadline = deadline_in(s->timeout_ms);
+	while (!thread_is_stopped(s, gdb_id)) {
+		if (s->target_exited)
+			return xerr_set(e, "process %d exited", (int)s->pid);
+		if (s->execed)
+			return 0;
+		got = session_wait_event(s, ms_until(deadline), &ev, e);
+		if (got < 0)
+			return xerr_prefix(e, "stopping thread %d of process %d", gdb_id, (int)s->pid);
+		if (got == 0) {
+			give_up_on_gdb(s, "report a thread stopped");
+			return xerr_set(e, "gdb did not report thread %d of process %d stopped within %d ms", gdb_id,
+					(int)s->pid, s->timeout_ms);
+		}
+		const char *gone = is_thread_exited(ev) ? mi_value_get_string(ev->results, "id") : NULL;
+		bool exited = gone && atoi(gone) == gdb_id;
+		mi_record_free(ev);
+		if (exited)
+			return 1;
+	}
+	return 0;
+}
+
+int session_resume_thread(struct session *s, int gdb_id, struct xerr *e)
+{
+	if (!s->non_stop)
+		return xerr_set(e, "resuming one thread needs gdb's non-stop mode");
+	if (!thread_is_stopped(s, gdb_id) || s->execed)
+		return 0;
+	char id[16];
+	snprintf(id, sizeof id, "%d", gdb_id);
+	struct xerr refused;
+	if (call(s, NULL, &refused, "-exec-continue", "--thread", id, NULL) < 0) {
+		if (!mi_conn_alive(s->gdb))
+			return xerr_set(e, "resuming thread %d of process %d: %s", gdb_id, (int)s->pid, refused.msg);
+		/* Refused: the thread exited while stopped (gdb has forgotten it). */
+		forget_stopped_thread(s, gdb_id);
+		s->stopped = s->nstopped_ids > 0;
+		return 0;
+	}
+	/* gdb answers ^running once it has resumed the thread (its *running
+	 * follows in the same write): no need to wait for that record. */
+	forget_stopped_thread(s, gdb_id);
+	s->stopped = s->nstopped_ids > 0;
+	return 0;
+}
+
 int session_resume(struct session *s, struct xerr *e)
 {
 	/* After an exec only the detach may let it go (session.h). */

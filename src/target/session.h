@@ -90,6 +90,16 @@ int session_stop(struct session *s, struct xerr *e);
  * reports each stopped; a thread that exits meanwhile is skipped, so walks
  * of it fail. All-stop mode: session_stop. */
 int session_stop_threads(struct session *s, const int *gdb_ids, size_t n, struct xerr *e);
+/* Non-stop mode only: stops one thread (gdb id) and waits until gdb reports
+ * it stopped, the other threads running on. Returns 0 (stopped; also after
+ * an exec, see session_exec_path), 1 when the thread exited before it
+ * could be stopped (nothing to walk), -1 with e (the target exited, or gdb
+ * is gone). */
+int session_stop_thread(struct session *s, int gdb_id, struct xerr *e);
+/* Non-stop mode only: resumes one thread stopped by session_stop_thread.
+ * Returns once gdb has resumed it (its ^running), without waiting for the
+ * *running record. A thread that exited while stopped is no error. */
+int session_resume_thread(struct session *s, int gdb_id, struct xerr *e);
 /* Resumes every stopped thread. Does nothing once the target exec'd: gdb
  * would re-insert breakpoints at addresses of the old program. */
 int session_resume(struct session *s, struct xerr *e);

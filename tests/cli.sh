@@ -124,6 +124,7 @@ G=$(gdb_child_of "$XP")
 kill -9 "$XP"
 [ -n "$G" ] && wait_exit "$G" 20
 check "a run killed mid-way leaves no output directory" test ! -e "$TMP/killed"
+settles_running "$COUNTER_PID"
 check "target runs free after the killed run" target_runs_free "$COUNTER_PID" "$PROGRESS"
 
 # ---- OSC 8 links on source locations ----

@@ -72,6 +72,21 @@ proc_state() {
 	sed -n 's/^[0-9]* (.*) \(.\) .*/\1/p' "/proc/$1/stat" 2>/dev/null
 }
 
+# After xgdbprof was SIGKILLed: its guardian process continues a target
+# gdb's detach left stopped, once gdb is gone, so allow it a moment.
+settles_running() {   # up to 2 s for no thread of $1 in state T
+	local i task stopped
+	for i in $(seq 1 40); do
+		stopped=0
+		for task in /proc/"$1"/task/*; do
+			case "$(sed -n 's/^[0-9]* (.*) \(.\) .*/\1/p' "$task/stat" 2>/dev/null)" in T|t) stopped=1 ;; esac
+		done
+		[ "$stopped" = 0 ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # True if the process exists, none of its threads is stopped, it is not
 # traced, and its progress file advances within 2 seconds.
 target_runs_free() {

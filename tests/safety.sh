@@ -44,6 +44,25 @@ for delay in 0.3 0.6; do
 	check "xgdbprof SIGKILL after ${delay}s: target runs free" target_runs_free "$COUNTER_PID" "$PROGRESS"
 done
 
+# ... also mid-sampling in non-stop mode (hot-cpu's default on a PID), at a
+# rate that keeps a thread interrupt in flight most of the time: gdb's
+# detach on its way out then left a SIGSTOP it had sent pending, and the
+# target stopped (state T) in 9 of 20 runs, until xgdbprof's guardian
+# process (which outlives it) continued it. It acts once gdb is gone, so
+# the target may be seen stopped for a few ms first.
+for delay in 0.05 0.15 0.25 0.35 0.45 0.55; do
+	"$XGDBPROF" -v -F 999 --max-stopped 60 -d 60s -o "$TMP/killed-$delay" "$COUNTER_PID" >/dev/null 2>"$TMP/killed.err" &
+	XP=$!
+	for _ in $(seq 1 200); do grep -q 'first sample' "$TMP/killed.err" 2>/dev/null && break; sleep 0.02; done
+	sleep "$delay"
+	G=$(gdb_child_of "$XP")
+	kill -9 "$XP"
+	[ -n "$G" ] && wait_exit "$G" 20
+	settles_running "$COUNTER_PID"
+	check "xgdbprof SIGKILL while sampling (non-stop, 999 Hz), +${delay}s: target runs free" \
+		target_runs_free "$COUNTER_PID" "$PROGRESS"
+done
+
 # The target exits while a session is open: launched with a 0.5 s lifetime,
 # dumped after 2 s. xgdbprof reports it and exits with its status.
 "$XGDBPROF" dump --delay 2s -- "$FIXTURES/counter" "$TMP/short.progress" 0.5 >"$TMP/short.out" 2>"$TMP/short.err"

@@ -1,5 +1,6 @@
 #include "config.h"
 #include "cli/cli.h"
+#include "util/edit_distance.h"
 #include "target/signals.h"
 #include "symbols/source_map.h"
 #include "util/clock.h"
@@ -55,26 +56,8 @@ bool cli_links_wanted(bool to_tty)
 size_t cli_edit_distance(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
-	if (la > 63 || lb > 63)
-		return la > lb ? la : lb;
-	size_t row[64];
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t diag = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t up = row[j];
-			size_t best = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
+	size_t d = edit_distance(a, la, b, lb);
+	return d == EDIT_DISTANCE_TOO_LONG ? (la > lb ? la : lb) : d;
 }
 
 static void say(const char *fmt, va_list ap)

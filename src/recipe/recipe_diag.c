@@ -1,4 +1,5 @@
 #include "recipe/recipe_diag.h"
+#include "util/edit_distance.h"
 #include "util/array.h"
 
 #include <stdbool.h>
@@ -254,33 +255,13 @@ void recipe_diag_list_print(const struct diag_list *l, FILE *out)
 		fprintf(out, "%zu error%s generated.\n", l->errors, l->errors == 1 ? "" : "s");
 }
 
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	if (la > 64 || lb > 64)
-		return (size_t)-1;
-	size_t prev[65], cur[65];
-	for (size_t j = 0; j <= lb; j++)
-		prev[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		cur[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
-			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
-			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-		}
-		memcpy(prev, cur, (lb + 1) * sizeof *prev);
-	}
-	return prev[lb];
-}
-
 const char *recipe_diag_did_you_mean(const char *word, const char *const *candidates)
 {
 	const char *best = NULL;
 	size_t best_d = (size_t)-1;
 	size_t wl = strlen(word);
 	for (size_t i = 0; candidates[i]; i++) {
-		size_t d = edit_distance(word, candidates[i]);
+		size_t d = edit_distance(word, strlen(word), candidates[i], strlen(candidates[i]));
 		if (d < best_d) {
 			best_d = d;
 			best = candidates[i];

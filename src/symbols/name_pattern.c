@@ -1,5 +1,6 @@
 /* name_pattern.c — function-name patterns (see name_pattern.h). */
 #include "symbols/name_pattern.h"
+#include "util/edit_distance.h"
 
 #include <string.h>
 
@@ -130,25 +131,8 @@ static int segment_distance(const char *a, size_t la, const char *b, size_t lb)
 	pb[lb] = '\0';
 	if (name_pattern_is_glob(pa) && glob_matches(pa, pb))
 		return 0;
-	int row[SEGMENT_MAX + 1];
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = (int)j;
-	for (size_t i = 1; i <= la; i++) {
-		int diag = row[0];
-		row[0] = (int)i;
-		for (size_t j = 1; j <= lb; j++) {
-			int up = row[j];
-			int best = diag + (pa[i - 1] != pb[j - 1]);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
 	size_t longer = la > lb ? la : lb;
-	return (int)(100 * (size_t)row[lb] / longer);
+	return (int)(100 * edit_distance(pa, la, pb, lb) / longer);
 }
 
 int name_pattern_distance(const char *pattern, const char *key)

@@ -31,6 +31,8 @@ struct session {
 	size_t nstopped_ids, stopped_ids_cap;
 	bool target_exited;
 	bool was_stopped_before;   /* target in state T before we came: keep it so */
+	pid_t guardian;            /* start_guardian's process, 0 if none */
+	int guardian_fd;           /* its pipe: one byte when we ended the session ourselves */
 	bool attached;             /* gdb holds the target: detach on the way out */
 	bool attach_started;       /* -target-attach was sent: gdb may have stopped threads */
 	bool no_symbols;           /* session_options.no_symbols */
@@ -594,6 +596,96 @@ static int forget_libraries(struct session *s, struct xerr *e)
 	return 0;
 }
 
+/* The guardian's side: blocks until xgdbprof says it is done (one byte) or
+ * is gone (end of file: killed, SIGKILL runs no handler). Then gdb, which
+ * sees its input close and detaches, is left to finish, and a target that
+ * is now stopped (state T, untraced) is continued, as rescue_stopped_target
+ * does. Never returns. */
+static void guard(int fd, pid_t target, pid_t gdb)
+{
+	/* gdb must see its input close when we die: no copy of its pipes here. */
+	long max_fd = sysconf(_SC_OPEN_MAX);
+	for (long other = 0; other < (max_fd > 0 && max_fd < 65536 ? max_fd : 65536); other++)
+		if (other != fd)
+			close((int)other);
+	int null = open("/dev/null", O_RDWR);
+	if (null == 0) {
+		dup2(null, 1);
+		dup2(null, 2);
+	}
+	char said;
+	ssize_t n;
+	while ((n = read(fd, &said, 1)) < 0 && errno == EINTR)
+		;
+	if (n == 1)
+		_exit(0);
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	for (int i = 0; i < 3000 && gdb > 0 && kill(gdb, 0) == 0; i++)
+		nanosleep(&tick, NULL);
+	/* A SIGSTOP gdb sent may still be pending in a thread that has not run
+	 * since: watch for a calm second. */
+	for (int i = 0, calm = 0; i < 300 && calm < 100; i++) {
+		char state = proc_state(target);
+		if (state == 0 || state == 'Z' || state == 'X')
+			break;
+		if (proc_any_thread_in(target, "T") && !proc_any_thread_in(target, "t")) {
+			kill(target, SIGCONT);
+			calm = 0;
+		} else {
+			calm++;
+		}
+		nanosleep(&tick, NULL);
+	}
+	_exit(0);
+}
+
+/* If xgdbprof is killed outright, nothing of ours runs: gdb sees its input
+ * close and detaches, and in non-stop mode that left a SIGSTOP gdb had sent
+ * pending (the target stopped, state T, in 9 of 20 SIGKILLs at 999 Hz;
+ * tests/safety.sh). A small process of ours outlives us to continue it.
+ * Best effort: without it (fork failed) the session works as before. */
+static void start_guardian(struct session *s, pid_t target)
+{
+	s->guardian = 0;
+	s->guardian_fd = -1;
+	if (s->was_stopped_before)
+		return;
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return;
+	pid_t gdb = mi_conn_gdb_pid(s->gdb);
+	fflush(NULL);
+	pid_t child = fork();
+	if (child == 0) {
+		signal(SIGINT, SIG_IGN);
+		signal(SIGQUIT, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		signal(SIGTSTP, SIG_IGN);
+		guard(fds[0], target, gdb);
+	}
+	close(fds[0]);
+	if (child < 0) {
+		close(fds[1]);
+		return;
+	}
+	s->guardian = child;
+	s->guardian_fd = fds[1];
+}
+
+/* Tells the guardian we ended the session ourselves, and reaps it. */
+static void stop_guardian(struct session *s)
+{
+	if (s->guardian <= 0)
+		return;
+	ssize_t ignored = write(s->guardian_fd, "D", 1);
+	(void)ignored;
+	close(s->guardian_fd);
+	int status;
+	while (waitpid(s->guardian, &status, 0) < 0 && errno == EINTR)
+		;
+	s->guardian = 0;
+}
+
 static int attach_gdb(struct session *s, pid_t pid, struct xerr *e)
 {
 	char pid_text[32];
@@ -614,6 +706,7 @@ static int attach_gdb(struct session *s, pid_t pid, struct xerr *e)
 	 * program it execs, so it forgets the libraries after that. */
 	if (s->no_symbols && !s->launched_child && forget_libraries(s, e) < 0)
 		return -1;
+	start_guardian(s, pid);
 	s->attach_started = true;
 	/* From before the attach request: ptrace stops the threads inside it. */
 	double t0 = monotonic_ms();
@@ -1400,6 +1493,7 @@ int session_end(struct session *s, struct xerr *e)
 		 * has exited by itself: nothing is left to undo. */
 		rc = 0;
 	}
+	stop_guardian(s);
 	free(s->stopped_ids);
 	restore_set_release(&s->code);
 	free(s->exec_path);

@@ -8,6 +8,8 @@ src_util_libutil_a_SOURCES = \
 	src/util/clock.h \
 	src/util/error.c \
 	src/util/error.h \
+	src/util/edit_distance.c \
+	src/util/edit_distance.h \
 	src/util/hash.h \
 	src/util/hyperlink.c \
 	src/util/hyperlink.h \

@@ -157,6 +157,32 @@ static double *path_shares(const struct report_model *m, size_t npaths, const st
 	return shares;
 }
 
+/* The merged profile's model (in *m; the caller releases it) and the top
+ * paths' per-window shares (npaths x n; the caller frees them): at most
+ * o->top paths (default DEFAULT_TOP_PATHS), and at most max_paths. NULL with
+ * e on failure, m then released. */
+static double *model_and_shares(struct report_model *m, const struct profile *merged,
+				const struct report_options **o, struct report_options *defaults, size_t max_paths,
+				const struct insights_window *w, size_t n, size_t *npaths, struct xerr *e)
+{
+	if (!*o) {
+		report_options_init(defaults);
+		*o = defaults;
+	}
+	if (report_model_init(m, merged, *o, e) < 0)
+		return NULL;
+	size_t top = (*o)->top ? (*o)->top : DEFAULT_TOP_PATHS;
+	if (top > max_paths)
+		top = max_paths;
+	*npaths = top < m->ncode_paths ? top : m->ncode_paths;
+	double *shares = path_shares(m, *npaths, w, n);
+	if (!shares) {
+		report_model_release(m);
+		xerr_set(e, "out of memory measuring the windows");
+	}
+	return shares;
+}
+
 static void put_time(FILE *out, int64_t t, bool with_date)
 {
 	if (t < 0) {
@@ -445,19 +471,10 @@ int report_insights_text(const struct insights_window *w, size_t n, const struct
 {
 	struct report_options defaults;
 	struct report_model m;
-	if (!o) {
-		report_options_init(&defaults);
-		o = &defaults;
-	}
-	if (report_model_init(&m, merged, o, e) < 0)
+	size_t npaths;
+	double *shares = model_and_shares(&m, merged, &o, &defaults, (size_t)-1, w, n, &npaths, e);
+	if (!shares)
 		return -1;
-	size_t top = o->top ? o->top : DEFAULT_TOP_PATHS;
-	size_t npaths = top < m.ncode_paths ? top : m.ncode_paths;
-	double *shares = path_shares(&m, npaths, w, n);
-	if (!shares) {
-		report_model_release(&m);
-		return xerr_set(e, "out of memory measuring the windows");
-	}
 	if (o->title) {
 		text_put(out, o->title, TEXT_FORM_TERMINAL);
 		fputc('\n', out);
@@ -561,21 +578,10 @@ int report_insights_timeline(const struct insights_window *w, size_t n, const st
 {
 	struct report_options defaults;
 	struct report_model m;
-	if (!o) {
-		report_options_init(&defaults);
-		o = &defaults;
-	}
-	if (report_model_init(&m, merged, o, e) < 0)
+	size_t npaths;
+	double *shares = model_and_shares(&m, merged, &o, &defaults, TIMELINE_MAX_PATHS, w, n, &npaths, e);
+	if (!shares)
 		return -1;
-	size_t top = o->top ? o->top : DEFAULT_TOP_PATHS;
-	if (top > TIMELINE_MAX_PATHS)
-		top = TIMELINE_MAX_PATHS;
-	size_t npaths = top < m.ncode_paths ? top : m.ncode_paths;
-	double *shares = path_shares(&m, npaths, w, n);
-	if (!shares) {
-		report_model_release(&m);
-		return xerr_set(e, "out of memory measuring the windows");
-	}
 	struct timeline t = { out, w, n, -1, -1, n > 1 };
 	for (size_t i = 0; i < n; i++) {
 		if (w[i].start < 0)

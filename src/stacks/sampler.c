@@ -522,21 +522,31 @@ enum round_end { ROUND_ON, ROUND_TARGET_GONE, ROUND_SINK_DONE };
 /* All-stop: one -exec-interrupt --all holds every thread of the target
  * while the threads to walk are walked, so each thread is charged the
  * whole stop. */
-static int all_threads_at_once(struct sampler *sp, struct sampler_stats *st, struct xerr *e)
+/* Books how long a stop took to land and says whether the round goes on:
+ * ROUND_ON, ROUND_TARGET_GONE or -1. The stop may be the exec catchpoint's:
+ * another program, not to be walked with this one's symbols, nor resumed.
+ * gdb's report is enough here (the /proc check of session_target_execed
+ * runs at every tick, outside the stop, and would lengthen each stop by two
+ * file reads). */
+static int stop_landed(struct session *s, struct sampler_stats *st, int stop_rc, uint64_t stop_start,
+		       uint64_t *stopped_at)
 {
-	struct session *s = sp->session;
-	uint64_t stop_start = monotonic_ns();
-	int stop_rc = session_stop(s, e);
-	uint64_t t_stopped = monotonic_ns();
-	st->phase_stop_s += (double)(t_stopped - stop_start) / 1e9;
-	/* The stop may be the exec catchpoint's: another program, not to be
-	 * walked with this one's symbols, nor resumed. gdb's report is enough
-	 * here (the /proc check of session_target_execed runs at every tick,
-	 * outside the stop, and would lengthen each stop by two file reads). */
+	*stopped_at = monotonic_ns();
+	st->phase_stop_s += (double)(*stopped_at - stop_start) / 1e9;
 	if (session_exec_path(s))
 		return ROUND_TARGET_GONE;
 	if (stop_rc < 0)
 		return session_target_alive(s) ? -1 : ROUND_TARGET_GONE;
+	return ROUND_ON;
+}
+
+static int all_threads_at_once(struct sampler *sp, struct sampler_stats *st, struct xerr *e)
+{
+	struct session *s = sp->session;
+	uint64_t stop_start = monotonic_ns(), t_stopped;
+	int landed = stop_landed(s, st, session_stop(s, e), stop_start, &t_stopped);
+	if (landed != ROUND_ON)
+		return landed;
 	int round = stopped_round(sp, st, e);
 	uint64_t t_walked = monotonic_ns();
 	st->phase_walk_s += (double)(t_walked - t_stopped) / 1e9;
@@ -576,14 +586,11 @@ static int one_thread_at_a_time(struct sampler *sp, struct sampler_stats *st, st
 			t->walk = t->wanted = false;   /* gdb does not know it (just exited or just born) */
 			continue;
 		}
-		uint64_t stop_start = monotonic_ns();
+		uint64_t stop_start = monotonic_ns(), t_stopped;
 		int stop_rc = session_stop_thread(s, t->gdb_id, e);
-		uint64_t t_stopped = monotonic_ns();
-		st->phase_stop_s += (double)(t_stopped - stop_start) / 1e9;
-		if (session_exec_path(s))
-			return ROUND_TARGET_GONE;
-		if (stop_rc < 0)
-			return session_target_alive(s) ? -1 : ROUND_TARGET_GONE;
+		int landed = stop_landed(s, st, stop_rc, stop_start, &t_stopped);
+		if (landed != ROUND_ON)
+			return landed;
 		if (stop_rc == 1) {
 			t->walk = t->wanted = false;   /* it exited before it could be stopped */
 			continue;

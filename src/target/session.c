@@ -1164,6 +1164,21 @@ static int compare_thread_tid(const void *a, const void *b)
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
+/* The list named key in a ^done record, and a zeroed array of as many
+ * items of item_size (at least one); NULL out of memory, with r freed. */
+static void *alloc_for_list(struct mi_record *r, const char *key, size_t item_size, const struct mi_value **list,
+			    size_t *n, struct xerr *e)
+{
+	*list = mi_value_get(r->results, key);
+	*n = mi_value_count(*list);
+	void *items = calloc(*n ? *n : 1, item_size);
+	if (!items) {
+		mi_record_free(r);
+		xerr_set(e, "out of memory");
+	}
+	return items;
+}
+
 int session_threads(struct session *s, struct session_thread **threads, size_t *count, struct xerr *e)
 {
 	struct mi_record *r;
@@ -1171,13 +1186,11 @@ int session_threads(struct session *s, struct session_thread **threads, size_t *
 	*count = 0;
 	if (call(s, &r, e, "-thread-info", NULL) < 0)
 		return xerr_prefix(e, "listing threads");
-	const struct mi_value *list = mi_value_get(r->results, "threads");
-	size_t n = mi_value_count(list);
-	struct session_thread *out = calloc(n ? n : 1, sizeof *out);
-	if (!out) {
-		mi_record_free(r);
-		return xerr_set(e, "out of memory");
-	}
+	const struct mi_value *list;
+	size_t n;
+	struct session_thread *out = alloc_for_list(r, "threads", sizeof *out, &list, &n, e);
+	if (!out)
+		return -1;
 	for (size_t i = 0; i < n; i++) {
 		const struct mi_value *t = mi_value_at(list, i);
 		long long id = 0;
@@ -1219,13 +1232,11 @@ int session_thread_frames(struct session *s, int gdb_id, int max_frames, struct 
 	*count = 0;
 	if (call(s, &r, e, "-stack-list-frames", "--thread", thread_text, "0", high, NULL) < 0)
 		return xerr_prefix(e, "listing frames of thread %d", gdb_id);
-	const struct mi_value *stack = mi_value_get(r->results, "stack");
-	size_t n = mi_value_count(stack);
-	struct gdb_frame *out = calloc(n ? n : 1, sizeof *out);
-	if (!out) {
-		mi_record_free(r);
-		return xerr_set(e, "out of memory");
-	}
+	const struct mi_value *stack;
+	size_t n;
+	struct gdb_frame *out = alloc_for_list(r, "stack", sizeof *out, &stack, &n, e);
+	if (!out)
+		return -1;
 	for (size_t i = 0; i < n; i++) {
 		const struct mi_value *f = mi_value_at(stack, i);
 		long long v = 0;

@@ -146,6 +146,12 @@ for f in $PROFILES; do
 		"grep -q '^Type: cpu\$' '$TMP/top.txt' && grep -q 'spin_step\|spinner' '$TMP/top.txt'" ||
 		{ show "$TMP/top.txt"; show "$TMP/top.err"; }
 done
+# The windows are what `insights` reads: all three, with their CPU figures.
+"$XGDBPROF" insights -o "$TMP/insights-A" "$A" >"$TMP/insights.txt" 2>"$TMP/insights.err"
+check "insights over the continuous run's directory: 3 windows, CPU across them, the hot path" sh -c "
+	grep -q '^insights over 3 windows' '$TMP/insights.txt' &&
+	grep -q '^CPU across windows.*min [0-9.]*%, avg [0-9.]*%, max [0-9.]*%' '$TMP/insights.txt' &&
+	grep -q '^#1 hottest code path' '$TMP/insights.txt'" || { show "$TMP/insights.txt"; show "$TMP/insights.err"; }
 read_index "$A"
 FIRST=$(field "$A" 1 window)
 FIRST_S=$(date -u -d "${FIRST:0:8} ${FIRST:9:2}:${FIRST:11:2}:${FIRST:13:2}" +%s)

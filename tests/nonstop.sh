@@ -37,7 +37,7 @@ check "rate run exits 0" test $? -eq 0 || show "$TMP/rate.err"
 check "the header says threads are stopped one at a time" \
 	grep -q 'observer effect: each thread stopped at most [0-9.]*% of its time (one at a time' "$TMP/rate.txt" ||
 	grep 'observer effect' "$TMP/rate.txt"
-check "each busy thread sampled at >= 20 Hz (or, where stops are slow, at >= half the rate the 5% budget allows at the measured median stop); no thread held over the budget (one stop's slack)" \
+check "each busy thread sampled at >= 20 Hz, or the 5% budget was what limited it (busiest thread >= 3% stopped); no thread held over the budget (one stop's slack)" \
 	python3 - "$TMP/rate/profile.json" <<'PY'
 import collections, json, sys
 p = json.load(open(sys.argv[1]))
@@ -52,13 +52,14 @@ print("  stop mode %s; per busy thread %s Hz; each thread stopped at most %.2f%%
       meta["thread_stopped_max_pct"], meta["stopped_pct"], meta["stop_median_ms"], meta["stop_p99_ms"]))
 assert meta["stop_mode"] == "non-stop", meta["stop_mode"]
 assert len(busy) == 2, busy
-# 20 Hz each, or on a machine so loaded that a stop takes over ~1.2 ms,
-# half of what the 5% budget allows at the median stop (the rate must come
-# from the budget per thread, not per round of both threads).
-floor = min(20.0, 0.5 * 0.05 / (meta["stop_median_ms"] / 1e3))
-if floor < 20:
-    print("  (loaded machine: median stop %.2f ms, so >= %.1f Hz asked)" % (meta["stop_median_ms"], floor))
-assert all(hz >= floor for hz, _ in busy), busy
+# 20 Hz each, or else the budget was what held the rate down: the busiest
+# thread was stopped for at least 60% of the 5% it may be (stops that take
+# long, on a loaded machine, spend the budget at a lower rate; a bug that
+# slowed sampling without spending the budget fails here).
+if not all(hz >= 20 for hz, _ in busy):
+    print("  (under 20 Hz: the budget must be what limited it; busiest thread stopped %.2f%%)"
+          % meta["thread_stopped_max_pct"])
+    assert meta["thread_stopped_max_pct"] >= 3.0, (busy, meta["thread_stopped_max_pct"])
 assert meta["thread_stopped_max_pct"] <= 5.5, meta["thread_stopped_max_pct"]
 PY
 check "ratio: no thread left stopped or traced" no_thread_stopped "$RATIO"

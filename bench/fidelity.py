@@ -281,23 +281,23 @@ def table(path):
                 modes.append(mode)
             results[mode][key].append(value)
 
-    def med(mode, key, fmt="%.1f"):
+    def numbers(mode, key):
+        """The rounds' values of key that are numbers ("-" and the like left out)."""
         values = []
         for v in results[mode].get(key, []):
             try:
                 values.append(float(v))
             except ValueError:
                 pass
+        return values
+
+    def med(mode, key, fmt="%.1f"):
+        values = numbers(mode, key)
         return fmt % statistics.median(values) if values else "-"
 
     def span(mode, key, fmt="%.1f"):
         """min-max over rounds (the spread, on a shared machine)."""
-        values = []
-        for v in results[mode].get(key, []):
-            try:
-                values.append(float(v))
-            except ValueError:
-                pass
+        values = numbers(mode, key)
         if not values:
             return "-"
         if len(values) == 1:

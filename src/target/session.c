@@ -596,6 +596,30 @@ static int forget_libraries(struct session *s, struct xerr *e)
 	return 0;
 }
 
+/* Continues pid (SIGCONT) while any of its threads is stopped (state T; t
+ * too unless only_untraced, which then waits while one is traced) until it
+ * has stayed running for calm_ticks 10 ms ticks, or 3 s have passed, or it
+ * is gone. A SIGSTOP gdb sent may still be pending in a thread that has not
+ * run since; it lands when the thread next runs, hence the calm window. */
+static void continue_stopped_target(pid_t pid, bool only_untraced, int calm_ticks)
+{
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	for (int attempt = 0, calm = 0; attempt < 300 && calm < calm_ticks; attempt++) {
+		char state = proc_state(pid);
+		if (state == 0 || state == 'Z' || state == 'X')
+			return;
+		bool stopped = only_untraced ? proc_any_thread_in(pid, "T") && !proc_any_thread_in(pid, "t")
+					     : proc_any_thread_in(pid, "Tt");
+		if (stopped) {
+			kill(pid, SIGCONT);
+			calm = 0;
+		} else {
+			calm++;
+		}
+		nanosleep(&tick, NULL);
+	}
+}
+
 /* The guardian's side: blocks until xgdbprof says it is done (one byte) or
  * is gone (end of file: killed, SIGKILL runs no handler). Then gdb, which
  * sees its input close and detaches, is left to finish, and a target that
@@ -622,20 +646,9 @@ static void guard(int fd, pid_t target, pid_t gdb)
 	struct timespec tick = { 0, 10 * 1000 * 1000 };
 	for (int i = 0; i < 3000 && gdb > 0 && kill(gdb, 0) == 0; i++)
 		nanosleep(&tick, NULL);
-	/* A SIGSTOP gdb sent may still be pending in a thread that has not run
-	 * since: watch for a calm second. */
-	for (int i = 0, calm = 0; i < 300 && calm < 100; i++) {
-		char state = proc_state(target);
-		if (state == 0 || state == 'Z' || state == 'X')
-			break;
-		if (proc_any_thread_in(target, "T") && !proc_any_thread_in(target, "t")) {
-			kill(target, SIGCONT);
-			calm = 0;
-		} else {
-			calm++;
-		}
-		nanosleep(&tick, NULL);
-	}
+	/* Another tracer that came since is left alone: untraced threads only;
+	 * a calm second, as the pending SIGSTOP lands when its thread runs. */
+	continue_stopped_target(target, true, 100);
 	_exit(0);
 }
 
@@ -1064,6 +1077,21 @@ int session_stop_threads(struct session *s, const int *gdb_ids, size_t n, struct
 	return 0;
 }
 
+/* Sends command ("-exec-interrupt", "-exec-continue") for one thread.
+ * Returns 0 sent, 1 refused while gdb lives (it no longer knows the thread:
+ * it exited), -1 with e when gdb is gone ("stopping thread N of ..."). */
+static int thread_command(struct session *s, const char *command, int gdb_id, const char *doing, struct xerr *e)
+{
+	char id[16];
+	snprintf(id, sizeof id, "%d", gdb_id);
+	struct xerr refused;
+	if (call(s, NULL, &refused, command, "--thread", id, NULL) == 0)
+		return 0;
+	if (!mi_conn_alive(s->gdb))
+		return xerr_set(e, "%s thread %d of process %d: %s", doing, gdb_id, (int)s->pid, refused.msg);
+	return 1;
+}
+
 int session_stop_thread(struct session *s, int gdb_id, struct xerr *e)
 {
 	if (!s->non_stop)
@@ -1080,14 +1108,9 @@ int session_stop_thread(struct session *s, int gdb_id, struct xerr *e)
 		return xerr_set(e, "process %d exited", (int)s->pid);
 	if (thread_is_stopped(s, gdb_id))
 		return 0;
-	char id[16];
-	snprintf(id, sizeof id, "%d", gdb_id);
-	struct xerr refused;
-	if (call(s, NULL, &refused, "-exec-interrupt", "--thread", id, NULL) < 0) {
-		if (!mi_conn_alive(s->gdb))
-			return xerr_set(e, "stopping thread %d of process %d: %s", gdb_id, (int)s->pid, refused.msg);
-		return 1;   /* gdb no longer knows it: it exited meanwhile */
-	}
+	int sent = thread_command(s, "-exec-interrupt", gdb_id, "stopping", e);
+	if (sent != 0)
+		return sent;   /* 1: gdb no longer knows it, it exited meanwhile */
 	uint64_t deadline = deadline_in(s->timeout_ms);
 	while (!thread_is_stopped(s, gdb_id)) {
 		if (s->target_exited)
@@ -1117,19 +1140,11 @@ int session_resume_thread(struct session *s, int gdb_id, struct xerr *e)
 		return xerr_set(e, "resuming one thread needs gdb's non-stop mode");
 	if (!thread_is_stopped(s, gdb_id) || s->execed)
 		return 0;
-	char id[16];
-	snprintf(id, sizeof id, "%d", gdb_id);
-	struct xerr refused;
-	if (call(s, NULL, &refused, "-exec-continue", "--thread", id, NULL) < 0) {
-		if (!mi_conn_alive(s->gdb))
-			return xerr_set(e, "resuming thread %d of process %d: %s", gdb_id, (int)s->pid, refused.msg);
-		/* Refused: the thread exited while stopped (gdb has forgotten it). */
-		forget_stopped_thread(s, gdb_id);
-		s->stopped = s->nstopped_ids > 0;
-		return 0;
-	}
-	/* gdb answers ^running once it has resumed the thread (its *running
-	 * follows in the same write): no need to wait for that record. */
+	/* Refused (1): the thread exited while stopped, gdb has forgotten it.
+	 * Sent: gdb answers ^running once it has resumed the thread (its
+	 * *running follows in the same write), no need to wait for that record. */
+	if (thread_command(s, "-exec-continue", gdb_id, "resuming", e) < 0)
+		return -1;
 	forget_stopped_thread(s, gdb_id);
 	s->stopped = s->nstopped_ids > 0;
 	return 0;
@@ -1405,24 +1420,8 @@ void session_gdb_frames_free(struct gdb_frame *frames, size_t count)
  * and wake the process while any is stopped. */
 static void rescue_stopped_target(struct session *s)
 {
-	if (s->pid <= 0 || s->was_stopped_before)
-		return;
-	/* A SIGSTOP gdb sent may still be pending in a thread that has not run
-	 * since; it lands when the thread next runs. Hence a long calm window. */
-	int calm = 0;
-	for (int attempt = 0; attempt < 300 && calm < 30; attempt++) {
-		char state = proc_state(s->pid);
-		if (state == 0 || state == 'Z' || state == 'X')
-			return;
-		if (proc_any_thread_in(s->pid, "Tt")) {
-			kill(s->pid, SIGCONT);
-			calm = 0;
-		} else {
-			calm++;
-		}
-		struct timespec pause = { 0, 10 * 1000 * 1000 };
-		nanosleep(&pause, NULL);
-	}
+	if (s->pid > 0 && !s->was_stopped_before)
+		continue_stopped_target(s->pid, false, 30);
 }
 
 int session_remember_code_byte(struct session *s, uint64_t addr, struct xerr *e)

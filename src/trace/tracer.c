@@ -649,8 +649,10 @@ static bool is_frame_parameter(const struct tracer *t, const char *name)
  * leave the parameter out here, or gdb says so in an error). */
 static bool optimized_out(const char *text)
 {
-	return text && (strstr(text, "<optimized out>") || strstr(text, "optimized out") ||
-			strstr(text, "<unavailable>") || strstr(text, "not available"));
+	/* "<optimized out>", "value has been optimized out", "<unavailable>",
+	 * "value is not available" */
+	return text && (strstr(text, "optimized out") || strstr(text, "unavailable>") ||
+			strstr(text, "not available"));
 }
 
 /* Evaluates one expression in the hitting thread's frame 0: 1 with the

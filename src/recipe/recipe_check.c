@@ -787,10 +787,12 @@ static void check_call_stmt(struct checker *c, struct stmt *s)
 		check_printf(c, call);
 		break;
 	case A_CLEAR:
+	case A_REPORT:
 		if (call->nargs != 1)
-			ERR(c, call->loc, "clear() takes one map");
+			ERR(c, call->loc, "%s", action == A_CLEAR ? "clear() takes one map"
+			    : "report() takes a map, then options: report(@stacks, top=5)");
 		else
-			map_arg(c, s, "clear");
+			map_arg(c, s, call->s);
 		break;
 	case A_EXIT:
 		if (call->nargs)
@@ -798,12 +800,6 @@ static void check_call_stmt(struct checker *c, struct stmt *s)
 		break;
 	case A_TABLE:
 		check_table(c, call);
-		break;
-	case A_REPORT:
-		if (call->nargs != 1)
-			ERR(c, call->loc, "report() takes a map, then options: report(@stacks, top=5)");
-		else
-			map_arg(c, s, "report");
 		break;
 	default: {
 		if (call->nargs < 1 || call->nargs > 2) {

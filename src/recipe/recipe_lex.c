@@ -297,28 +297,47 @@ static int hexval(int c)
 	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
+enum literal_step { LITERAL_END, LITERAL_SPLICED, LITERAL_CHAR };
+
+/* One step through a string or regex literal, which ends on its line at
+ * `close`: LITERAL_END at the closing character (eaten) or at the end of the
+ * line (then reported as `unterminated`, and *bad set); LITERAL_SPLICED once
+ * a ${NAME} define went into b (*bad set if it could not); else
+ * LITERAL_CHAR, the character at lx->pos (not eaten) in *c. */
+static enum literal_step literal_step(struct lexer *lx, size_t start, char close, const char *unterminated,
+				      struct buf *b, bool *bad, int *c)
+{
+	*c = peekc(lx, 0);
+	if (*c < 0 || *c == '\n') {
+		ERR(lx, start, 1, "%s", unterminated);
+		*bad = true;
+		return LITERAL_END;
+	}
+	if (*c == close) {
+		lx->pos++;
+		return LITERAL_END;
+	}
+	if (*c == '$' && peekc(lx, 1) == '{') {
+		if (!put_define(lx, b))
+			*bad = true;
+		return LITERAL_SPLICED;
+	}
+	return LITERAL_CHAR;
+}
+
 static void lex_string(struct lexer *lx, struct token *t)
 {
 	size_t start = lx->pos++;
 	struct buf b = {0};
 	bool bad = false;
 	for (;;) {
-		int c = peekc(lx, 0);
-		if (c < 0 || c == '\n') {
-			ERR(lx, start, 1, "unterminated string: add the closing '\"' on the same line");
-			t->kind = TK_ERROR;
+		int c;
+		enum literal_step step = literal_step(lx, start, '"',
+			"unterminated string: add the closing '\"' on the same line", &b, &bad, &c);
+		if (step == LITERAL_END)
 			break;
-		}
-		if (c == '"') {
-			lx->pos++;
-			t->kind = bad ? TK_ERROR : TK_STRING;
-			break;
-		}
-		if (c == '$' && peekc(lx, 1) == '{') {
-			if (!put_define(lx, &b))
-				bad = true;
+		if (step == LITERAL_SPLICED)
 			continue;
-		}
 		if (c != '\\') {
 			if (c == 0) {
 				ERR(lx, lx->pos, 1, "NUL byte inside a string");
@@ -360,6 +379,7 @@ static void lex_string(struct lexer *lx, struct token *t)
 			bad = true;
 		}
 	}
+	t->kind = bad ? TK_ERROR : TK_STRING;
 	t->s = buf_take(&b);
 	t->loc.off = start;
 	t->loc.len = lx->pos - start;
@@ -368,24 +388,17 @@ static void lex_string(struct lexer *lx, struct token *t)
 void recipe_lex_regex(struct lexer *lx, size_t start, struct token *t)
 {
 	struct buf b = {0};
+	bool bad = false;
 	memset(t, 0, sizeof *t);
-	t->kind = TK_REGEX;
 	for (;;) {
-		int c = peekc(lx, 0);
-		if (c < 0 || c == '\n') {
-			ERR(lx, start, 1, "unterminated regex: add the closing '/' on the same line (write '\\/' for a slash)");
-			t->kind = TK_ERROR;
+		int c;
+		enum literal_step step = literal_step(lx, start, '/',
+			"unterminated regex: add the closing '/' on the same line (write '\\/' for a slash)", &b, &bad,
+			&c);
+		if (step == LITERAL_END)
 			break;
-		}
-		if (c == '/') {
-			lx->pos++;
-			break;
-		}
-		if (c == '$' && peekc(lx, 1) == '{') {
-			if (!put_define(lx, &b))
-				t->kind = TK_ERROR;
+		if (step == LITERAL_SPLICED)
 			continue;
-		}
 		if (c == '\\' && peekc(lx, 1) == '/') {
 			buf_putc(&b, '/');
 			lx->pos += 2;
@@ -400,6 +413,7 @@ void recipe_lex_regex(struct lexer *lx, size_t start, struct token *t)
 		buf_putc(&b, (char)c);
 		lx->pos++;
 	}
+	t->kind = bad ? TK_ERROR : TK_REGEX;
 	t->s = buf_take(&b);
 	t->loc.off = start;
 	t->loc.len = lx->pos - start;

@@ -417,6 +417,21 @@ static void walk_stopped_thread(struct sampler *sp, struct sampler_stats *st, st
 	st->truncated += rc > 0;
 }
 
+/* The next thread marked for a walk from *cursor on, or NULL at the end.
+ * A marked thread gdb does not know (it just exited or was just born) is
+ * unmarked on the way. */
+static struct tracked_thread *next_thread_to_walk(struct sampler *sp, size_t *cursor)
+{
+	while (*cursor < sp->nthreads) {
+		struct tracked_thread *t = &sp->threads[(*cursor)++];
+		if (t->walk && t->gdb_id == 0)
+			t->walk = t->wanted = false;
+		else if (t->walk)
+			return t;
+	}
+	return NULL;
+}
+
 /* All-stop: walks every thread marked for it; the target is stopped. */
 static int stopped_round(struct sampler *sp, struct sampler_stats *st, struct xerr *e)
 {
@@ -424,16 +439,9 @@ static int stopped_round(struct sampler *sp, struct sampler_stats *st, struct xe
 		return -1;
 	if (learn_register_numbers(sp, e) < 0)
 		return -1;
-	for (size_t i = 0; i < sp->nthreads; i++) {
-		struct tracked_thread *t = &sp->threads[i];
-		if (!t->walk)
-			continue;
-		if (t->gdb_id == 0) {
-			t->walk = t->wanted = false;   /* gdb does not know it (just exited or just born) */
-			continue;
-		}
+	size_t cursor = 0;
+	for (struct tracked_thread *t; (t = next_thread_to_walk(sp, &cursor));)
 		walk_stopped_thread(sp, st, t);
-	}
 	return 0;
 }
 
@@ -578,14 +586,8 @@ static int one_thread_at_a_time(struct sampler *sp, struct sampler_stats *st, st
 	if (sp->regnums[0] < 0 && learn_register_numbers(sp, NULL) < 0)
 		sp->regnums[0] = -1;
 	uint64_t longest = 0;
-	for (size_t i = 0; i < sp->nthreads; i++) {
-		struct tracked_thread *t = &sp->threads[i];
-		if (!t->walk)
-			continue;
-		if (t->gdb_id == 0) {
-			t->walk = t->wanted = false;   /* gdb does not know it (just exited or just born) */
-			continue;
-		}
+	size_t cursor = 0;
+	for (struct tracked_thread *t; (t = next_thread_to_walk(sp, &cursor));) {
 		uint64_t stop_start = monotonic_ns(), t_stopped;
 		int stop_rc = session_stop_thread(s, t->gdb_id, e);
 		int landed = stop_landed(s, st, stop_rc, stop_start, &t_stopped);

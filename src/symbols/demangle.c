@@ -542,9 +542,7 @@ static int punycode_decode(const struct v0_ident *id, uint32_t out[PUNYCODE_SMAL
 		if (__builtin_add_overflow(i, delta, &i) || __builtin_add_overflow(n, i / len, &n))
 			return -1;
 		i %= len;
-		if (!is_scalar_value(n))
-			return -1;
-		if (len - 1 >= PUNYCODE_SMALL_LEN)
+		if (!is_scalar_value(n) || len - 1 >= PUNYCODE_SMALL_LEN)
 			return -1;
 		memmove(out + i + 1, out + i, (len - 1 - i) * sizeof out[0]);
 		out[i] = (uint32_t)n;
@@ -750,9 +748,7 @@ static int print_sep_list(struct v0_printer *pr, enum v0_what what, const char *
 {
 	size_t i = 0;
 	while (pr->err == V0_OK && !pr_eat(pr, 'E')) {
-		if (i > 0 && pr_str(pr, sep))
-			return -1;
-		if (print_what(pr, what, NULL))
+		if ((i > 0 && pr_str(pr, sep)) || print_what(pr, what, NULL))
 			return -1;
 		i++;
 	}
@@ -781,9 +777,7 @@ static int print_binder_body(struct v0_printer *pr, enum v0_binder_body body)
 		return print_fn_sig(pr);
 	size_t i = 0;
 	while (pr->err == V0_OK && !pr_eat(pr, 'E')) {
-		if (i > 0 && pr_str(pr, " + "))
-			return -1;
-		if (print_dyn_trait(pr))
+		if ((i > 0 && pr_str(pr, " + ")) || print_dyn_trait(pr))
 			return -1;
 		i++;
 	}
@@ -858,9 +852,8 @@ static int print_path_node(struct v0_printer *pr, char tag, bool in_value)
 			} else if (pr_mem(pr, &ns, 1)) {
 				return -1;
 			}
-			if (named && (pr_str(pr, ":") || (pr->out && v0_print_ident(pr->out, &name))))
-				return -1;
-			if (pr_str(pr, "#") || pr_u64(pr, dis) || pr_str(pr, "}"))
+			if ((named && (pr_str(pr, ":") || (pr->out && v0_print_ident(pr->out, &name)))) ||
+			    pr_str(pr, "#") || pr_u64(pr, dis) || pr_str(pr, "}"))
 				return -1;
 		} else if (named) {
 			if (pr_str(pr, "::") || (pr->out && v0_print_ident(pr->out, &name)))
@@ -880,22 +873,13 @@ static int print_path_node(struct v0_printer *pr, char tag, bool in_value)
 			print_path(pr, false);
 			pr->out = saved;
 		}
-		if (pr_str(pr, "<") || print_type(pr))
-			return -1;
-		if (tag != 'M') {
-			if (pr_str(pr, " as ") || print_path(pr, false))
-				return -1;
-		}
-		if (pr_str(pr, ">"))
+		if (pr_str(pr, "<") || print_type(pr) ||
+		    (tag != 'M' && (pr_str(pr, " as ") || print_path(pr, false))) || pr_str(pr, ">"))
 			return -1;
 		break;
 	case 'I':
-		if (print_path(pr, in_value))
-			return -1;
-		if (in_value && pr_str(pr, "::"))
-			return -1;
-		if (pr_str(pr, "<") || print_sep_list(pr, W_GENERIC_ARG, ", ", NULL) ||
-		    pr_str(pr, ">"))
+		if (print_path(pr, in_value) || (in_value && pr_str(pr, "::")) || pr_str(pr, "<") ||
+		    print_sep_list(pr, W_GENERIC_ARG, ", ", NULL) || pr_str(pr, ">"))
 			return -1;
 		break;
 	case 'B':
@@ -1022,9 +1006,7 @@ static int print_dyn_trait(struct v0_printer *pr)
 		}
 		struct v0_ident name;
 		V0_PARSE(pr, v0_ident(P(pr), &name));
-		if (pr->out && v0_print_ident(pr->out, &name))
-			return -1;
-		if (pr_str(pr, " = ") || print_type(pr))
+		if ((pr->out && v0_print_ident(pr->out, &name)) || pr_str(pr, " = ") || print_type(pr))
 			return -1;
 	}
 	if (open && pr_str(pr, ">"))
@@ -1083,9 +1065,7 @@ static int print_type(struct v0_printer *pr)
 			if (lt != 0 && (print_lifetime_from_index(pr, lt) || pr_str(pr, " ")))
 				return -1;
 		}
-		if (tag != 'R' && pr_str(pr, "mut "))
-			return -1;
-		if (print_type(pr))
+		if ((tag != 'R' && pr_str(pr, "mut ")) || print_type(pr))
 			return -1;
 		break;
 	case 'P':
@@ -1095,11 +1075,8 @@ static int print_type(struct v0_printer *pr)
 		break;
 	case 'A':
 	case 'S':
-		if (pr_str(pr, "[") || print_type(pr))
-			return -1;
-		if (tag == 'A' && (pr_str(pr, "; ") || print_const(pr, true)))
-			return -1;
-		if (pr_str(pr, "]"))
+		if (pr_str(pr, "[") || print_type(pr) ||
+		    (tag == 'A' && (pr_str(pr, "; ") || print_const(pr, true))) || pr_str(pr, "]"))
 			return -1;
 		break;
 	case 'T':
@@ -1297,9 +1274,7 @@ static int print_const_field(struct v0_printer *pr)
 	struct v0_ident name;
 	V0_PARSE(pr, v0_disambiguator(P(pr), &dis));
 	V0_PARSE(pr, v0_ident(P(pr), &name));
-	if (pr->out && v0_print_ident(pr->out, &name))
-		return -1;
-	if (pr_str(pr, ": "))
+	if ((pr->out && v0_print_ident(pr->out, &name)) || pr_str(pr, ": "))
 		return -1;
 	return print_const(pr, true);
 }
@@ -1374,9 +1349,7 @@ static int print_const_node(struct v0_printer *pr, char tag, bool in_value)
 			return -1;
 		break;
 	case 'a': case 's': case 'l': case 'x': case 'n': case 'i':
-		if (pr_eat(pr, 'n') && pr_str(pr, "-"))
-			return -1;
-		if (print_const_uint(pr, tag))
+		if ((pr_eat(pr, 'n') && pr_str(pr, "-")) || print_const_uint(pr, tag))
 			return -1;
 		break;
 	case 'b': {
@@ -1405,18 +1378,11 @@ static int print_const_node(struct v0_printer *pr, char tag, bool in_value)
 	}
 	case 'R':
 		/* A &str literal needs no braces. */
-		if (pr_eat(pr, 'e')) {
-			if (print_const_str_literal(pr))
-				return -1;
-			break;
-		}
-		if (print_const_compound(pr, tag, in_value))
-			return -1;
-		break;
+		if (pr_eat(pr, 'e'))
+			return print_const_str_literal(pr);
+		return print_const_compound(pr, tag, in_value);
 	case 'e': case 'Q': case 'A': case 'T': case 'V':
-		if (print_const_compound(pr, tag, in_value))
-			return -1;
-		break;
+		return print_const_compound(pr, tag, in_value);
 	case 'B':
 		return print_backref(pr, in_value ? W_CONST_VALUE : W_CONST, NULL);
 	default:

@@ -4,37 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct buf {
-	char *p;
-	size_t n, cap;
-};
-
-static void buf_putc(struct buf *b, char c)
-{
-	if (b->n + 1 >= b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 32;
-		char *p = realloc(b->p, cap);
-		if (!p)
-			return;
-		b->p = p;
-		b->cap = cap;
-	}
-	b->p[b->n++] = c;
-	b->p[b->n] = 0;
-}
-
-static void buf_puts(struct buf *b, const char *s)
-{
-	while (*s)
-		buf_putc(b, *s++);
-}
-
-static char *buf_take(struct buf *b)
-{
-	if (!b->p)
-		return strdup("");
-	return b->p;
-}
+#include "util/strbuf.h"
 
 void recipe_lexer_init(struct lexer *lx, const struct recipe_src *src,
 		const struct recipe_defines *defs, struct diag_list *diags)
@@ -105,17 +75,19 @@ static char *expand_define(struct lexer *lx)
 {
 	size_t start = lx->pos;
 	lx->pos += 2;
-	struct buf name = {0};
+	struct strbuf name = {0};
 	while (lx->pos < lx->src->len && lx->src->text[lx->pos] != '}' && lx->src->text[lx->pos] != '\n'
 	       && lx->src->text[lx->pos] != '"')
-		buf_putc(&name, lx->src->text[lx->pos++]);
+		strbuf_addc(&name, lx->src->text[lx->pos++]);
 	if (peekc(lx, 0) != '}') {
 		ERR(lx, start, lx->pos - start, "unterminated '${': write ${NAME}");
-		free(name.p);
+		strbuf_release(&name);
 		return NULL;
 	}
 	lx->pos++;
-	char *ref = buf_take(&name);
+	char *ref = strbuf_finish(&name);
+	if (!ref)
+		return NULL;
 	size_t nlen = strcspn(ref, ":");
 	bool valid = nlen > 0 && ident_start((unsigned char)ref[0]);
 	for (size_t i = 1; i < nlen; i++)
@@ -279,12 +251,12 @@ static void lex_number(struct lexer *lx, struct token *t)
 
 /* At "${" inside a string or regex: appends the expansion to b. Returns
  * false when the reference was bad (and reported). */
-static bool put_define(struct lexer *lx, struct buf *b)
+static bool put_define(struct lexer *lx, struct strbuf *b)
 {
 	char *v = expand_define(lx);
 	bool ok = v != NULL;
 	if (ok)
-		buf_puts(b, v);
+		strbuf_adds(b, v);
 	free(v);
 	return ok;
 }
@@ -305,7 +277,7 @@ enum literal_step { LITERAL_END, LITERAL_SPLICED, LITERAL_CHAR };
  * a ${NAME} define went into b (*bad set if it could not); else
  * LITERAL_CHAR, the character at lx->pos (not eaten) in *c. */
 static enum literal_step literal_step(struct lexer *lx, size_t start, char close, const char *unterminated,
-				      struct buf *b, bool *bad, int *c)
+				      struct strbuf *b, bool *bad, int *c)
 {
 	*c = peekc(lx, 0);
 	if (*c < 0 || *c == '\n') {
@@ -328,7 +300,7 @@ static enum literal_step literal_step(struct lexer *lx, size_t start, char close
 static void lex_string(struct lexer *lx, struct token *t)
 {
 	size_t start = lx->pos++;
-	struct buf b = {0};
+	struct strbuf b = {0};
 	bool bad = false;
 	for (;;) {
 		int c;
@@ -343,7 +315,7 @@ static void lex_string(struct lexer *lx, struct token *t)
 				ERR(lx, lx->pos, 1, "NUL byte inside a string");
 				bad = true;
 			}
-			buf_putc(&b, (char)c);
+			strbuf_addc(&b, (char)c);
 			lx->pos++;
 			continue;
 		}
@@ -351,13 +323,13 @@ static void lex_string(struct lexer *lx, struct token *t)
 		int e = peekc(lx, 1);
 		lx->pos += 2;
 		switch (e) {
-		case 'n': buf_putc(&b, '\n'); break;
-		case 't': buf_putc(&b, '\t'); break;
-		case 'r': buf_putc(&b, '\r'); break;
-		case 'e': buf_putc(&b, 27); break;
-		case '\\': buf_putc(&b, '\\'); break;
-		case '"': buf_putc(&b, '"'); break;
-		case '$': buf_putc(&b, '$'); break;
+		case 'n': strbuf_addc(&b, '\n'); break;
+		case 't': strbuf_addc(&b, '\t'); break;
+		case 'r': strbuf_addc(&b, '\r'); break;
+		case 'e': strbuf_addc(&b, 27); break;
+		case '\\': strbuf_addc(&b, '\\'); break;
+		case '"': strbuf_addc(&b, '"'); break;
+		case '$': strbuf_addc(&b, '$'); break;
 		case 'x': {
 			int h1 = hexval(peekc(lx, 0)), h2 = hexval(peekc(lx, 1));
 			if (h1 < 0 || h2 < 0 || (h1 == 0 && h2 == 0)) {
@@ -365,7 +337,7 @@ static void lex_string(struct lexer *lx, struct token *t)
 				bad = true;
 				break;
 			}
-			buf_putc(&b, (char)(h1 * 16 + h2));
+			strbuf_addc(&b, (char)(h1 * 16 + h2));
 			lx->pos += 2;
 			break;
 		}
@@ -380,14 +352,14 @@ static void lex_string(struct lexer *lx, struct token *t)
 		}
 	}
 	t->kind = bad ? TK_ERROR : TK_STRING;
-	t->s = buf_take(&b);
+	t->s = strbuf_finish(&b);
 	t->loc.off = start;
 	t->loc.len = lx->pos - start;
 }
 
 void recipe_lex_regex(struct lexer *lx, size_t start, struct token *t)
 {
-	struct buf b = {0};
+	struct strbuf b = {0};
 	bool bad = false;
 	memset(t, 0, sizeof *t);
 	for (;;) {
@@ -400,21 +372,21 @@ void recipe_lex_regex(struct lexer *lx, size_t start, struct token *t)
 		if (step == LITERAL_SPLICED)
 			continue;
 		if (c == '\\' && peekc(lx, 1) == '/') {
-			buf_putc(&b, '/');
+			strbuf_addc(&b, '/');
 			lx->pos += 2;
 			continue;
 		}
 		if (c == '\\' && peekc(lx, 1) >= 0 && peekc(lx, 1) != '\n') {
-			buf_putc(&b, '\\');
-			buf_putc(&b, (char)peekc(lx, 1));
+			strbuf_addc(&b, '\\');
+			strbuf_addc(&b, (char)peekc(lx, 1));
 			lx->pos += 2;
 			continue;
 		}
-		buf_putc(&b, (char)c);
+		strbuf_addc(&b, (char)c);
 		lx->pos++;
 	}
 	t->kind = bad ? TK_ERROR : TK_REGEX;
-	t->s = buf_take(&b);
+	t->s = strbuf_finish(&b);
 	t->loc.off = start;
 	t->loc.len = lx->pos - start;
 }

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/strbuf.h"
+
 /* ---------------------------------------------------------------- output */
 
 /* A bounded writer. `len` keeps counting past `cap` so the caller learns the
@@ -1717,39 +1719,19 @@ int demangle_text_write(FILE *out, const char *text, size_t len, bool with_hash)
 	return demangle_text_each(text, len, with_hash, emit_file, out);
 }
 
-struct strbuf {
-	char *s;
-	size_t len, cap;
-};
-
 static int emit_buf(void *ctx, const char *s, size_t n)
 {
-	struct strbuf *b = ctx;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 64;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		char *p = realloc(b->s, cap);
-		if (!p)
-			return -1;
-		b->s = p;
-		b->cap = cap;
-	}
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-	return 0;
+	return strbuf_add(ctx, s, n);
 }
 
 char *demangle_text(const char *text, bool with_hash)
 {
-	struct strbuf b = {NULL, 0, 0};
-	if (demangle_text_each(text, strlen(text), with_hash, emit_buf, &b) != 0 ||
-	    emit_buf(&b, "", 0) != 0) {
-		free(b.s);
+	struct strbuf b = { 0 };
+	if (demangle_text_each(text, strlen(text), with_hash, emit_buf, &b) != 0) {
+		strbuf_release(&b);
 		return NULL;
 	}
-	return b.s;
+	return strbuf_finish(&b);
 }
 
 void demangle_strip_generics(const char *name, char *out, size_t out_size)

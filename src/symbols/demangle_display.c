@@ -20,50 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/strbuf.h"
+
 /* Qualified paths nest inside self types and traits; a name nested deeper
  * than this is hostile or machine-made, and gets the flat treatment. */
 #define MAX_DEPTH 64
-
-struct out {
-	char *s;
-	size_t len, cap;
-	bool oom;
-};
-
-static void put(struct out *o, const char *s, size_t n)
-{
-	if (o->oom || n == 0)
-		return;
-	if (o->len + n + 1 > o->cap) {
-		size_t cap = o->cap ? o->cap : 64;
-		while (cap < o->len + n + 1)
-			cap *= 2;
-		char *p = realloc(o->s, cap);
-		if (!p) {
-			o->oom = true;
-			return;
-		}
-		o->s = p;
-		o->cap = cap;
-	}
-	memcpy(o->s + o->len, s, n);
-	o->len += n;
-	o->s[o->len] = '\0';
-}
-
-/* Makes o->s a string even when nothing was written. */
-static void finish(struct out *o)
-{
-	if (!o->s && !o->oom) {
-		o->s = calloc(1, 1);
-		o->oom = !o->s;
-	}
-}
-
-static void puts_(struct out *o, const char *s)
-{
-	put(o, s, strlen(s));
-}
 
 static bool starts(const char *p, const char *end, const char *word)
 {
@@ -71,7 +32,7 @@ static bool starts(const char *p, const char *end, const char *word)
 	return (size_t)(end - p) >= n && memcmp(p, word, n) == 0;
 }
 
-static bool ends_with(const struct out *o, const char *word)
+static bool ends_with(const struct strbuf *o, const char *word)
 {
 	size_t n = strlen(word);
 	return o->len >= n && memcmp(o->s + o->len - n, word, n) == 0;
@@ -182,19 +143,19 @@ static const char *group_inner_end(const char *p, const char *after)
 				 after[-1] == '}') ? after - 1 : after;
 }
 
-static void emit_path(struct out *o, const char *p, const char *end, int depth);
-static void emit_type(struct out *o, const char *p, const char *end, int depth);
+static void emit_path(struct strbuf *o, const char *p, const char *end, int depth);
+static void emit_type(struct strbuf *o, const char *p, const char *end, int depth);
 
 /* Too deep to take apart: the text outside every group, which is what the
  * path names once its arguments are gone. Never recurses. */
-static void emit_flat(struct out *o, const char *p, const char *end)
+static void emit_flat(struct strbuf *o, const char *p, const char *end)
 {
 	while (p < end) {
 		if (is_opener(*p)) {
 			p = skip_group(p, end);
 			continue;
 		}
-		put(o, p, 1);
+		strbuf_add(o, p, 1);
 		p++;
 	}
 }
@@ -203,7 +164,7 @@ static void emit_flat(struct out *o, const char *p, const char *end)
  * legacy `{{closure}}`, `{{vtable.shim}}`; v0 `{closure#3}`,
  * `{shim:vtable#0}`. Both become v0's words without the index (legacy has
  * none to give): `{closure}`, `{shim:vtable}`. */
-static void emit_braces(struct out *o, const char *p, const char *after)
+static void emit_braces(struct strbuf *o, const char *p, const char *after)
 {
 	const char *b = p + 1, *e = group_inner_end(p, after);
 	if (b < e && *b == '{') {
@@ -225,12 +186,12 @@ static void emit_braces(struct out *o, const char *p, const char *after)
 	size_t n = (size_t)(e - b);
 	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
 		if (strlen(words[i].from) == n && memcmp(b, words[i].from, n) == 0) {
-			puts_(o, words[i].to);
+			strbuf_adds(o, words[i].to);
 			return;
 		}
-	put(o, "{", 1);
+	strbuf_add(o, "{", 1);
 	emit_flat(o, b, e);
-	put(o, "}", 1);
+	strbuf_add(o, "}", 1);
 }
 
 /* A legacy hash segment: "h" and 16 hex digits, ending the name. */
@@ -257,7 +218,7 @@ static bool is_fn_trait(const char *s, size_t n)
 
 /* `<SELF as TRAIT>` (qualified) or `<SELF>` (inherent), content given; also
  * legacy's `<impl TRAIT for SELF>` and `<impl SELF>` through emit_impl. */
-static void emit_qualified(struct out *o, const char *self_b, const char *self_e,
+static void emit_qualified(struct strbuf *o, const char *self_b, const char *self_e,
 			   const char *trait_b, const char *trait_e, int depth)
 {
 	self_b = skip_spaces(self_b, self_e);
@@ -269,19 +230,17 @@ static void emit_qualified(struct out *o, const char *self_b, const char *self_e
 		    !find_top(self_b, self_e, " ")) {   /* a path, not `dyn Trait` */
 			emit_path(o, self_b, self_e, depth + 1);
 		} else {
-			put(o, "<", 1);
+			strbuf_add(o, "<", 1);
 			emit_type(o, self_b, self_e, depth + 1);
-			put(o, ">", 1);
+			strbuf_add(o, ">", 1);
 		}
 		return;
 	}
-	struct out self = {0}, trait = {0};
+	struct strbuf self = {0}, trait = {0};
 	emit_type(&self, self_b, self_e, depth + 1);
 	emit_path(&trait, skip_spaces(trait_b, trait_e), trim_end(trait_b, trait_e), depth + 1);
-	finish(&self);
-	finish(&trait);
-	if (self.oom || trait.oom) {
-		o->oom = true;
+	if (!strbuf_finish(&self) || !strbuf_finish(&trait)) {
+		o->failed = true;
 	} else if (is_fn_trait(trait.s, trait.len) && !(self.len && self.s[0] == '&') &&
 		   strcmp(self.s, "alloc::boxed::Box") != 0) {
 		/* Closures and fn items implement the Fn traits by compiler-made
@@ -289,25 +248,25 @@ static void emit_qualified(struct out *o, const char *self_b, const char *self_e
 		 * (`core::ops::function::FnOnce::call_once`): so does v0's
 		 * `<main::{closure#0} as FnOnce<()>>::call_once`. Box and
 		 * references have real impls and keep their self type. */
-		put(o, trait.s, trait.len);
+		strbuf_add(o, trait.s, trait.len);
 	} else {
-		put(o, "<", 1);
-		put(o, self.s, self.len);
-		put(o, " as ", 4);
-		put(o, trait.s, trait.len);
-		put(o, ">", 1);
+		strbuf_add(o, "<", 1);
+		strbuf_add(o, self.s, self.len);
+		strbuf_add(o, " as ", 4);
+		strbuf_add(o, trait.s, trait.len);
+		strbuf_add(o, ">", 1);
 	}
-	free(self.s);
-	free(trait.s);
+	strbuf_release(&self);
+	strbuf_release(&trait);
 }
 
 /* Content of `<...>` at the start of a path: `SELF as TRAIT` or `SELF`. */
-static void emit_qself(struct out *o, const char *b, const char *e, int depth)
+static void emit_qself(struct strbuf *o, const char *b, const char *e, int depth)
 {
 	if (depth > MAX_DEPTH) {
-		put(o, "<", 1);
+		strbuf_add(o, "<", 1);
 		emit_flat(o, b, e);
-		put(o, ">", 1);
+		strbuf_add(o, ">", 1);
 		return;
 	}
 	const char *as = find_top(b, e, " as ");
@@ -318,7 +277,7 @@ static void emit_qself(struct out *o, const char *b, const char *e, int depth)
 }
 
 /* Content of legacy's `<impl ...>` after "impl ": `TRAIT for SELF` or `SELF`. */
-static void emit_impl(struct out *o, const char *b, const char *e, int depth)
+static void emit_impl(struct strbuf *o, const char *b, const char *e, int depth)
 {
 	if (depth > MAX_DEPTH) {
 		emit_flat(o, b, e);
@@ -335,16 +294,16 @@ static void emit_impl(struct out *o, const char *b, const char *e, int depth)
  * `core::ptr::drop_in_place` is one function per type, and the type is all
  * that tells them apart; both manglings name it, so its outermost
  * constructor stays: `core::ptr::drop_in_place<alloc::vec::Vec>`. */
-static void emit_dropped_type(struct out *o, size_t start, const char *p, const char *after,
+static void emit_dropped_type(struct strbuf *o, size_t start, const char *p, const char *after,
 			      int depth)
 {
 	static const char glue[] = "::drop_in_place";
 	size_t n = sizeof glue - 1;
 	if (o->len < start + n || memcmp(o->s + o->len - n, glue, n) != 0)
 		return;
-	put(o, "<", 1);
+	strbuf_add(o, "<", 1);
 	emit_type(o, p + 1, group_inner_end(p, after), depth + 1);
-	put(o, ">", 1);
+	strbuf_add(o, ">", 1);
 }
 
 /* A path: optional `<...>` qualified self, then segments. Generic
@@ -352,7 +311,7 @@ static void emit_dropped_type(struct out *o, size_t start, const char *p, const 
  * (`core[1a2b]`) and a legacy hash segment are dropped; closure and shim
  * segments are spelled one way; legacy's `a::b::<impl X>::f` restarts the
  * path at the impl, as v0's `<X>::f` does. */
-static void emit_path(struct out *o, const char *p, const char *end, int depth)
+static void emit_path(struct strbuf *o, const char *p, const char *end, int depth)
 {
 	if (depth > MAX_DEPTH) {
 		emit_flat(o, p, end);
@@ -364,7 +323,7 @@ static void emit_path(struct out *o, const char *p, const char *end, int depth)
 		emit_qself(o, p + 1, group_inner_end(p, after), depth + 1);
 		p = after;
 	}
-	while (p < end && !o->oom) {
+	while (p < end && !o->failed) {
 		char c = *p;
 		if (c == ':' && p + 1 < end && p[1] == ':') {
 			const char *n = p + 2;
@@ -384,7 +343,7 @@ static void emit_path(struct out *o, const char *p, const char *end, int depth)
 				p = after;
 				continue;
 			}
-			put(o, "::", 2);
+			strbuf_add(o, "::", 2);
 			p = n;
 			continue;
 		}
@@ -397,7 +356,7 @@ static void emit_path(struct out *o, const char *p, const char *end, int depth)
 		if (c == '{') {
 			const char *after = skip_group(p, end);
 			if (o->len > start && !ends_with(o, "::"))
-				put(o, "::", 2);     /* legacy: `call_once{{vtable.shim}}` */
+				strbuf_add(o, "::", 2);     /* legacy: `call_once{{vtable.shim}}` */
 			emit_braces(o, p, after);
 			p = after;
 			continue;
@@ -411,7 +370,7 @@ static void emit_path(struct out *o, const char *p, const char *end, int depth)
 				continue;
 			}
 		}
-		put(o, p, 1);
+		strbuf_add(o, p, 1);
 		p++;
 	}
 }
@@ -447,7 +406,7 @@ static size_t tuple_arity(const char *b, const char *e, bool *trailing_comma)
  * legacy and v0 agree on (legacy writes the impl's parameters, `&T`, where
  * v0 writes the instance, `&u8`). Paths lose their generic arguments;
  * references, pointers, slices, arrays and tuples show `_` inside. */
-static void emit_type(struct out *o, const char *p, const char *end, int depth)
+static void emit_type(struct strbuf *o, const char *p, const char *end, int depth)
 {
 	p = skip_spaces(p, end);
 	end = trim_end(p, end);
@@ -458,7 +417,7 @@ static void emit_type(struct out *o, const char *p, const char *end, int depth)
 		return;
 	}
 	if (*p == '&') {
-		put(o, "&", 1);
+		strbuf_add(o, "&", 1);
 		p++;
 		if (p < end && *p == '\'') {     /* &'a T */
 			p++;
@@ -467,34 +426,34 @@ static void emit_type(struct out *o, const char *p, const char *end, int depth)
 			p = skip_spaces(p, end);
 		}
 		if (starts(p, end, "mut "))
-			puts_(o, "mut ");
-		put(o, "_", 1);
+			strbuf_adds(o, "mut ");
+		strbuf_add(o, "_", 1);
 		return;
 	}
 	if (starts(p, end, "*const ") || starts(p, end, "*mut ")) {
-		puts_(o, p[1] == 'c' ? "*const _" : "*mut _");
+		strbuf_adds(o, p[1] == 'c' ? "*const _" : "*mut _");
 		return;
 	}
 	if (*p == '[') {
 		const char *after = skip_group(p, end);
-		puts_(o, find_top(p + 1, group_inner_end(p, after), ";") ? "[_; _]" : "[_]");
+		strbuf_adds(o, find_top(p + 1, group_inner_end(p, after), ";") ? "[_; _]" : "[_]");
 		return;
 	}
 	if (*p == '(') {
 		const char *after = skip_group(p, end);
 		bool trailing;
 		size_t n = tuple_arity(p + 1, group_inner_end(p, after), &trailing);
-		put(o, "(", 1);
-		for (size_t i = 0; i < n && !o->oom; i++)
-			puts_(o, i ? ", _" : "_");
+		strbuf_add(o, "(", 1);
+		for (size_t i = 0; i < n && !o->failed; i++)
+			strbuf_adds(o, i ? ", _" : "_");
 		if (n == 1 && trailing)
-			put(o, ",", 1);
-		put(o, ")", 1);
+			strbuf_add(o, ",", 1);
+		strbuf_add(o, ")", 1);
 		return;
 	}
 	if (starts(p, end, "dyn ")) {
 		/* `dyn for<'a> Fn<(&'a u8,)> + Send`: the first bound's path */
-		puts_(o, "dyn ");
+		strbuf_adds(o, "dyn ");
 		p = skip_spaces(p + 4, end);
 		if (starts(p, end, "for<"))
 			p = skip_spaces(skip_group(p + 3, end), end);
@@ -504,7 +463,7 @@ static void emit_type(struct out *o, const char *p, const char *end, int depth)
 	}
 	if (starts(p, end, "fn(") || starts(p, end, "unsafe ") || starts(p, end, "extern ") ||
 	    starts(p, end, "for<")) {
-		puts_(o, "fn");
+		strbuf_adds(o, "fn");
 		return;
 	}
 	emit_path(o, p, end, depth + 1);
@@ -514,15 +473,10 @@ char *demangle_display_name(const char *name)
 {
 	if (!name)
 		return NULL;
-	struct out o = {0};
+	struct strbuf o = {0};
 	size_t len = strlen(name);
 	emit_path(&o, name, name + len, 0);
-	finish(&o);
-	if (o.oom) {
-		free(o.s);
-		return NULL;
-	}
-	return o.s;
+	return strbuf_finish(&o);
 }
 
 char *demangle_display_provided_method(const char *display, size_t *trait_len)

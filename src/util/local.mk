@@ -1,4 +1,4 @@
-## util/: growable arrays, errors, clocks, hashing, a hash index, percentiles, escaping of target
+## util/: growable arrays, errors, clocks, hashing, a hash index, percentiles, growable strings, escaping of target
 ## text, safe output files. Uses nothing of ours; every module may use it.
 noinst_LIBRARIES += src/util/libutil.a
 src_util_libutil_a_CPPFLAGS = $(NO_GDB_CPPFLAGS)
@@ -22,6 +22,8 @@ src_util_libutil_a_SOURCES = \
 	src/util/stack.h \
 	src/util/stats.c \
 	src/util/stats.h \
+	src/util/strbuf.c \
+	src/util/strbuf.h \
 	src/util/text_escape.c \
 	src/util/text_escape.h \
 	src/util/text_fit.c \
@@ -41,3 +43,8 @@ check_PROGRAMS += tests/unit/test_slot_index
 tests_unit_test_slot_index_SOURCES = tests/unit/test_slot_index.c
 tests_unit_test_slot_index_LDADD = $(util_ldadd)
 TESTS += tests/unit/test_slot_index
+
+check_PROGRAMS += tests/unit/test_strbuf
+tests_unit_test_strbuf_SOURCES = tests/unit/test_strbuf.c
+tests_unit_test_strbuf_LDADD = $(util_ldadd)
+TESTS += tests/unit/test_strbuf

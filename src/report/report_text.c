@@ -2,6 +2,7 @@
  * functions, threads. Layout and definitions: docs/reports.md. */
 #include "report/report.h"
 #include "report/report_model.h"
+#include "symbols/name_pattern.h"
 #include "symbols/source_map.h"
 #include "util/hyperlink.h"
 #include "util/text_escape.h"
@@ -362,16 +363,9 @@ static const char *short_name(const char *name)
 {
 	const char *last = NULL, *before = NULL;
 	int depth = 0;
-	for (const char *c = name; *c; c++) {
-		if (*c == '<')
-			depth++;
-		else if (*c == '>' && depth > 0)
-			depth--;
-		else if (depth == 0 && c[0] == ':' && c[1] == ':') {
-			before = last;
-			last = c + 2;
-			c++;
-		}
+	for (const char *sep = name_path_separator(name, &depth); sep; sep = name_path_separator(sep + 2, &depth)) {
+		before = last;
+		last = sep + 2;
 	}
 	return before ? before : name;
 }

@@ -67,15 +67,23 @@ bool name_pattern_matches(const char *pattern, const char *key)
 	if (tail_matches(pattern, key, glob))
 		return true;
 	int depth = 0;
-	for (const char *c = key; *c; c++) {
-		if (*c == '<')
-			depth++;
-		else if (*c == '>' && depth > 0)
-			depth--;
-		else if (depth == 0 && c[0] == ':' && c[1] == ':' && tail_matches(pattern, c + 2, glob))
+	for (const char *sep = name_path_separator(key, &depth); sep; sep = name_path_separator(sep + 2, &depth))
+		if (tail_matches(pattern, sep + 2, glob))
 			return true;
-	}
 	return false;
+}
+
+const char *name_path_separator(const char *s, int *depth)
+{
+	for (const char *c = s; *c; c++) {
+		if (*c == '<')
+			++*depth;
+		else if (*c == '>' && *depth > 0)
+			--*depth;
+		else if (*depth == 0 && c[0] == ':' && c[1] == ':')
+			return c;
+	}
+	return NULL;
 }
 
 struct segments {
@@ -88,30 +96,20 @@ struct segments {
 static void split(const char *s, struct segments *out)
 {
 	out->n = 0;
-	const char *begin = s;
 	int depth = 0;
-	for (const char *c = s;; c++) {
-		bool end = *c == '\0';
-		bool sep = !end && depth == 0 && c[0] == ':' && c[1] == ':';
-		if (end || sep) {
-			if (out->n == MAX_SEGMENTS) {
-				memmove(out->start, out->start + 1, (MAX_SEGMENTS - 1) * sizeof out->start[0]);
-				memmove(out->len, out->len + 1, (MAX_SEGMENTS - 1) * sizeof out->len[0]);
-				out->n--;
-			}
-			out->start[out->n] = begin;
-			out->len[out->n] = (size_t)(c - begin);
-			out->n++;
-			if (end)
-				return;
-			c++;
-			begin = c + 1;
-			continue;
+	for (const char *begin = s;;) {
+		const char *sep = name_path_separator(begin, &depth);
+		if (out->n == MAX_SEGMENTS) {
+			memmove(out->start, out->start + 1, (MAX_SEGMENTS - 1) * sizeof out->start[0]);
+			memmove(out->len, out->len + 1, (MAX_SEGMENTS - 1) * sizeof out->len[0]);
+			out->n--;
 		}
-		if (*c == '<')
-			depth++;
-		else if (*c == '>' && depth > 0)
-			depth--;
+		out->start[out->n] = begin;
+		out->len[out->n] = sep ? (size_t)(sep - begin) : strlen(begin);
+		out->n++;
+		if (!sep)
+			return;
+		begin = sep + 2;
 	}
 }
 

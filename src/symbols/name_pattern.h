@@ -31,4 +31,9 @@ bool name_pattern_is_glob(const char *pattern);
  * segment the key lacks counts 100. Lower is closer; 0 is a match. */
 int name_pattern_distance(const char *pattern, const char *key);
 
+/* The next "::" of a path at or after s that is outside <...>, or NULL.
+ * *depth carries the <...> nesting from one call to the next: start at 0 on
+ * a name's first byte, then go on from the separator + 2. */
+const char *name_path_separator(const char *s, int *depth);
+
 #endif

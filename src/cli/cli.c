@@ -5,6 +5,7 @@
 #include "symbols/source_map.h"
 #include "util/clock.h"
 #include "procfs/proc.h"
+#include "report/report.h"
 #include "target/restore.h"
 
 #include <ctype.h>
@@ -105,6 +106,50 @@ int cli_getopt_error(const char *subcommand, int c, char **argv)
 	else
 		snprintf(message, sizeof message, "unknown option %.100s", word);
 	return cli_usage_error(subcommand, message);
+}
+
+/* A --top or --functions count: 1 to a million. */
+static int parse_count(const char *text, size_t *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(text, &end, 10);
+	if (end == text || *end || errno || v <= 0 || v > 1000000)
+		return -1;
+	*out = (size_t)v;
+	return 0;
+}
+
+int cli_display_option(const char *subcommand, int c, const char *arg, struct report_options *ro,
+		       const char **color)
+{
+	switch (c) {
+	case 'n':
+		if (parse_count(arg, &ro->top) < 0)
+			return cli_usage_error(subcommand, "--top takes a positive number");
+		return XGP_EXIT_OK;
+	case 'F':
+		if (parse_count(arg, &ro->top_functions) < 0)
+			return cli_usage_error(subcommand, "--functions takes a positive number");
+		ro->annotate_functions = ro->top_functions;
+		return XGP_EXIT_OK;
+	case 'l':
+		ro->full_paths = true;
+		return XGP_EXIT_OK;
+	case 'C':
+		*color = arg;
+		return XGP_EXIT_OK;
+	default:
+		return CLI_NOT_A_DISPLAY_OPTION;
+	}
+}
+
+int cli_color_wanted(const char *subcommand, const char *when, bool to_tty, bool *wanted)
+{
+	if (strcmp(when, "auto") && strcmp(when, "always") && strcmp(when, "never"))
+		return cli_usage_error(subcommand, "--color is auto, always or never");
+	*wanted = strcmp(when, "always") == 0 || (strcmp(when, "auto") == 0 && to_tty && !getenv("NO_COLOR"));
+	return XGP_EXIT_OK;
 }
 
 int cli_parse_duration(const char *text, double *seconds)

@@ -57,6 +57,32 @@ int cli_input_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * ':' case with opterr = 0 and a leading ':' in the option string). */
 int cli_getopt_error(const char *subcommand, int c, char **argv);
 
+/* The report display options that `report` and `insights` share, their
+ * getopt_long entries ending a subcommand's table (terminator included):
+ * --top N, --functions N, --full, --color/--colour WHEN, --help. */
+#define CLI_DISPLAY_OPTIONS                                                     \
+	{ "top", required_argument, NULL, 'n' },                                \
+	{ "functions", required_argument, NULL, 'F' },                          \
+	{ "full", no_argument, NULL, 'l' },                                     \
+	{ "color", required_argument, NULL, 'C' },                              \
+	{ "colour", required_argument, NULL, 'C' },                             \
+	{ "help", no_argument, NULL, 'h' },                                     \
+	{ NULL, 0, NULL, 0 }
+#define CLI_DISPLAY_SHORT_OPTIONS "n:h"
+#define CLI_NOT_A_DISPLAY_OPTION (-1)
+
+struct report_options;
+/* Takes getopt's c and optarg when c is one of CLI_DISPLAY_OPTIONS but
+ * --help, into ro and *color (the WHEN word, checked by cli_color_wanted).
+ * Returns XGP_EXIT_OK, the usage error's exit status (said, naming the
+ * subcommand), or CLI_NOT_A_DISPLAY_OPTION for any other c. */
+int cli_display_option(const char *subcommand, int c, const char *arg, struct report_options *ro,
+		       const char **color);
+/* --color WHEN: "always", or "auto" with a terminal (to_tty) and no
+ * NO_COLOR. Returns XGP_EXIT_OK with *wanted set, or the usage error's
+ * exit status (said) for a WHEN that is not auto, always or never. */
+int cli_color_wanted(const char *subcommand, const char *when, bool to_tty, bool *wanted);
+
 /* "500ms", "30s", "5m", "1h", "2.5s", or a bare number of seconds. 0 ok, -1 bad. */
 int cli_parse_duration(const char *text, double *seconds);
 /* A positive decimal PID. 0 ok, -1 bad. */

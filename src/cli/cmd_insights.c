@@ -370,16 +370,6 @@ static int empty_period(const char *what, const struct span *was, int64_t since,
 
 /* ---- the command -------------------------------------------------------- */
 
-static int parse_count(const char *text, size_t *out)
-{
-	char *end;
-	long v = strtol(text, &end, 10);
-	if (end == text || *end || v <= 0 || v > 1000000)
-		return -1;
-	*out = (size_t)v;
-	return 0;
-}
-
 struct insights_request {
 	const char *since, *until, *vs, *diff_base, *output, *color;
 	struct report_options ro;
@@ -562,44 +552,31 @@ int cmd_insights(int argc, char **argv)
 		{ "vs", required_argument, NULL, 'v' },
 		{ "diff-base", required_argument, NULL, 'b' },
 		{ "output", required_argument, NULL, 'o' },
-		{ "top", required_argument, NULL, 'n' },
-		{ "functions", required_argument, NULL, 'F' },
-		{ "full", no_argument, NULL, 'l' },
-		{ "color", required_argument, NULL, 'C' },
-		{ "colour", required_argument, NULL, 'C' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		CLI_DISPLAY_OPTIONS,
 	};
 	struct insights_request rq = { .color = "auto" };
 	int c, rc = XGP_EXIT_OK;
 	report_options_init(&rq.ro);
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:o:n:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:" CLI_DISPLAY_SHORT_OPTIONS, options, NULL)) != -1) {
 		switch (c) {
 		case 'S': rq.since = optarg; break;
 		case 'U': rq.until = optarg; break;
 		case 'v': rq.vs = optarg; break;
 		case 'b': rq.diff_base = optarg; break;
 		case 'o': rq.output = optarg; break;
-		case 'n':
-			if (parse_count(optarg, &rq.ro.top) < 0)
-				rc = cli_usage_error("insights", "--top takes a positive number");
-			break;
-		case 'F':
-			if (parse_count(optarg, &rq.ro.top_functions) < 0)
-				rc = cli_usage_error("insights", "--functions takes a positive number");
-			break;
-		case 'l': rq.ro.full_paths = true; break;
-		case 'C': rq.color = optarg; break;
 		case 'h': insights_usage(stdout); return XGP_EXIT_OK;
-		default: rc = cli_getopt_error("insights", c, argv);
+		default:
+			rc = cli_display_option("insights", c, optarg, &rq.ro, &rq.color);
+			if (rc == CLI_NOT_A_DISPLAY_OPTION)
+				rc = cli_getopt_error("insights", c, argv);
 		}
 		if (rc != XGP_EXIT_OK)
 			return rc;
 	}
-	if (strcmp(rq.color, "auto") && strcmp(rq.color, "always") && strcmp(rq.color, "never"))
-		return cli_usage_error("insights", "--color is auto, always or never");
+	if ((rc = cli_color_wanted("insights", rq.color, isatty(STDOUT_FILENO), &rq.ro.color)) != XGP_EXIT_OK)
+		return rc;
 	if (optind >= argc)
 		return cli_usage_error("insights", "give a directory of windows (or run directories, profile.json files)");
 	if (rq.vs && !rq.since)
@@ -607,8 +584,6 @@ int cmd_insights(int argc, char **argv)
 				       "(e.g. --since 24h --vs 48h)");
 	if (rq.vs && rq.diff_base)
 		return cli_usage_error("insights", "give either --diff-base or --vs, not both");
-	rq.ro.color = strcmp(rq.color, "always") == 0 ||
-		      (strcmp(rq.color, "auto") == 0 && isatty(STDOUT_FILENO) && !getenv("NO_COLOR"));
 	rq.args = argv + optind;
 	rq.nargs = argc - optind;
 	return run_insights(&rq);

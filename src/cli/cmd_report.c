@@ -56,16 +56,6 @@ static void report_usage(FILE *out)
 	      "  -h, --help              show this help\n", out);
 }
 
-static int parse_count(const char *text, size_t *out)
-{
-	char *end;
-	long v = strtol(text, &end, 10);
-	if (end == text || *end || v <= 0 || v > 1000000)
-		return -1;
-	*out = (size_t)v;
-	return 0;
-}
-
 /* The profile a DIR|FILE argument names. Returns XGP_EXIT_OK with *out set,
  * or the exit code (said) with *out NULL. */
 static int load_profile_arg(const char *arg, struct profile **out)
@@ -104,8 +94,7 @@ static int render_report(const struct profile *p, render_fn *render, const char 
 	struct xerr e = { "" };
 	int rc = XGP_EXIT_OK;
 	bool to_tty = !output || strcmp(output, "-") == 0 ? isatty(STDOUT_FILENO) : false;
-	ro->color = strcmp(color, "always") == 0 ||
-		    (strcmp(color, "auto") == 0 && to_tty && !getenv("NO_COLOR") && render == report_text);
+	cli_color_wanted("report", color, to_tty && render == report_text, &ro->color);   /* WHEN checked */
 	if (render == report_text && (!output || strcmp(output, "-") == 0))
 		ro->width = text_terminal_width(STDOUT_FILENO);
 	ro->links = render == report_text && cli_links_wanted(to_tty);
@@ -138,22 +127,16 @@ int cmd_report(int argc, char **argv)
 	static const struct option options[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "annotate", no_argument, NULL, 'a' },
-		{ "top", required_argument, NULL, 'n' },
-		{ "functions", required_argument, NULL, 'F' },
 		{ "focus", required_argument, NULL, 'c' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "source-map", required_argument, NULL, 's' },
-		{ "full", no_argument, NULL, 'l' },
 		{ "thread-roots", no_argument, NULL, 't' },
 		{ "inlined-suffix", no_argument, NULL, 'i' },
 		{ "inverted", no_argument, NULL, 'I' },
-		{ "color", required_argument, NULL, 'C' },
-		{ "colour", required_argument, NULL, 'C' },
 		{ "links", no_argument, NULL, 'L' },
 		{ "no-links", no_argument, NULL, 'k' },
 		{ "diff-base", required_argument, NULL, 'b' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		CLI_DISPLAY_OPTIONS,
 	};
 	struct report_options ro;
 	const char *format = "text", *output = NULL, *color = "auto", *diff_base = NULL;
@@ -167,30 +150,19 @@ int cmd_report(int argc, char **argv)
 	report_options_init(&ro);
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:f:an:o:s:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:f:ao:s:" CLI_DISPLAY_SHORT_OPTIONS, options, NULL)) != -1) {
 		switch (c) {
 		case 'f': format = optarg; break;
 		case 'a': annotate = true; break;
-		case 'n':
-			if (parse_count(optarg, &ro.top) < 0)
-				rc = cli_usage_error("report", "--top takes a positive number");
-			break;
-		case 'F':
-			if (parse_count(optarg, &ro.top_functions) < 0)
-				rc = cli_usage_error("report", "--functions takes a positive number");
-			ro.annotate_functions = ro.top_functions;
-			break;
 		case 'c': ro.focus = optarg; break;
 		case 'o': output = optarg; break;
 		case 's':
 			if (source_map_add_spec(smap, optarg, &e) < 0)
 				rc = cli_usage_error("report", e.msg);
 			break;
-		case 'l': ro.full_paths = true; break;
 		case 't': ro.thread_roots = true; break;
 		case 'i': ro.inlined_suffix = true; break;
 		case 'I': ro.inverted = true; break;
-		case 'C': color = optarg; break;
 		case 'L': cli_globals.links = CLI_LINKS_ALWAYS; break;
 		case 'k': cli_globals.links = CLI_LINKS_NEVER; break;
 		case 'b': diff_base = optarg; break;
@@ -199,7 +171,9 @@ int cmd_report(int argc, char **argv)
 			source_map_free(smap);
 			return XGP_EXIT_OK;
 		default:
-			rc = cli_getopt_error("report", c, argv);
+			rc = cli_display_option("report", c, optarg, &ro, &color);
+			if (rc == CLI_NOT_A_DISPLAY_OPTION)
+				rc = cli_getopt_error("report", c, argv);
 		}
 		if (rc != XGP_EXIT_OK) {
 			source_map_free(smap);
@@ -235,8 +209,8 @@ int cmd_report(int argc, char **argv)
 		rc = cli_usage_error("report", "--diff-base goes with --format text or svg");
 	if (rc == XGP_EXIT_OK && diff_base && (annotate || ro.inverted))
 		rc = cli_usage_error("report", "--diff-base goes with neither --annotate nor --inverted");
-	if (rc == XGP_EXIT_OK && strcmp(color, "auto") && strcmp(color, "always") && strcmp(color, "never"))
-		rc = cli_usage_error("report", "--color is auto, always or never");
+	if (rc == XGP_EXIT_OK)   /* the WHEN word; render_report knows the terminal */
+		rc = cli_color_wanted("report", color, false, &ro.color);
 	if (rc == XGP_EXIT_OK && optind + 1 != argc)
 		rc = cli_usage_error("report", "give one profile: a run's directory or its profile.json");
 	if (rc != XGP_EXIT_OK) {

@@ -17,6 +17,7 @@
 #include "target/signals.h"
 #include "util/clock.h"
 #include "util/output_file.h"
+#include "util/array.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -234,13 +235,10 @@ static void list_window_files(const struct continuous *c, struct window *w, bool
 		if (de->d_name[0] == '.' || fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !S_ISREG(st.st_mode))
 			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 16;
-			char **grown = realloc(names, cap * sizeof *names);
-			if (!grown)
-				break;
-			names = grown;
-		}
+		char **grown = array_grow(names, &cap, n + 1, sizeof *grown);
+		if (!grown)
+			break;
+		names = grown;
 		if (!(names[n] = strdup(de->d_name)))
 			break;
 		n++;
@@ -316,16 +314,12 @@ static void index_free(struct index *ix)
 
 static int index_add(struct index *ix, cJSON *json)
 {
-	if (ix->n == ix->cap) {
-		size_t cap = ix->cap ? 2 * ix->cap : 64;
-		struct index_line *grown = realloc(ix->lines, cap * sizeof *grown);
-		if (!grown) {
-			cJSON_Delete(json);
-			return -1;
-		}
-		ix->lines = grown;
-		ix->cap = cap;
+	struct index_line *grown = array_grow(ix->lines, &ix->cap, ix->n + 1, sizeof *grown);
+	if (!grown) {
+		cJSON_Delete(json);
+		return -1;
 	}
+	ix->lines = grown;
 	struct index_line *l = &ix->lines[ix->n++];
 	l->json = json;
 	const char *stamp = cJSON_GetStringValue(cJSON_GetObjectItem(json, "window"));
@@ -445,13 +439,10 @@ static size_t stored_windows(int dir_fd, struct stored_window **out)
 		while (i < n && strcmp(all[i].stamp, stamp) != 0)
 			i++;
 		if (i == n) {
-			if (n == cap) {
-				cap = cap ? 2 * cap : 64;
-				struct stored_window *grown = realloc(all, cap * sizeof *grown);
-				if (!grown)
-					break;
-				all = grown;
-			}
+			struct stored_window *grown = array_grow(all, &cap, n + 1, sizeof *grown);
+			if (!grown)
+				break;
+			all = grown;
 			memset(&all[n], 0, sizeof all[n]);
 			snprintf(all[n].stamp, sizeof all[n].stamp, "%s", stamp);
 			n++;

@@ -11,6 +11,7 @@
 #include "report/report_diff.h"
 #include "report/report_insights.h"
 #include "util/output_file.h"
+#include "util/array.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -151,14 +152,10 @@ struct window_list {
 
 static const char *own(struct window_list *l, const char *s)
 {
-	if (l->nowned == l->owned_cap) {
-		size_t cap = l->owned_cap ? l->owned_cap * 2 : 64;
-		char **g = realloc(l->owned, cap * sizeof *g);
-		if (!g)
-			return NULL;
-		l->owned = g;
-		l->owned_cap = cap;
-	}
+	char **g = array_grow(l->owned, &l->owned_cap, l->nowned + 1, sizeof *g);
+	if (!g)
+		return NULL;
+	l->owned = g;
 	char *copy = strdup(s);
 	if (copy)
 		l->owned[l->nowned++] = copy;
@@ -178,16 +175,12 @@ static void window_list_free(struct window_list *l)
 
 static int add_window(struct window_list *l, const char *name, struct profile *p, const char *why, int64_t start)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		struct insights_window *g = realloc(l->items, cap * sizeof *g);
-		if (!g) {
-			profile_free(p);
-			return -1;
-		}
-		l->items = g;
-		l->cap = cap;
+	struct insights_window *g = array_grow(l->items, &l->cap, l->n + 1, sizeof *g);
+	if (!g) {
+		profile_free(p);
+		return -1;
 	}
+	l->items = g;
 	const char *owned_name = own(l, name), *owned_why = why ? own(l, why) : NULL;
 	if (!owned_name || (why && !owned_why)) {
 		profile_free(p);
@@ -254,15 +247,12 @@ static int collect_windows(struct window_list *l, const char *arg)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			char **g = realloc(names, cap * sizeof *g);
-			if (!g) {
-				rc = cli_error("out of memory");
-				break;
-			}
-			names = g;
+		char **g = array_grow(names, &cap, n + 1, sizeof *g);
+		if (!g) {
+			rc = cli_error("out of memory");
+			break;
 		}
+		names = g;
 		if (!(names[n] = strdup(de->d_name))) {
 			rc = cli_error("out of memory");
 			break;

@@ -1,6 +1,7 @@
 /* glibc_heap.c — allocation liveness from glibc's chunk headers (see glibc_heap.h). */
 #include "procfs/glibc_heap.h"
 #include "procfs/proc.h"
+#include "util/array.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -68,14 +69,10 @@ static uint64_t main_heap_start(pid_t pid)
 
 static int push_tcached(struct glibc_heap *h, uint64_t p)
 {
-	if (h->ntcached == h->tcached_cap) {
-		size_t cap = h->tcached_cap ? 2 * h->tcached_cap : 64;
-		uint64_t *g = realloc(h->tcached, cap * sizeof *g);
-		if (!g)
-			return -1;
-		h->tcached = g;
-		h->tcached_cap = cap;
-	}
+	uint64_t *g = array_grow(h->tcached, &h->tcached_cap, h->ntcached + 1, sizeof *g);
+	if (!g)
+		return -1;
+	h->tcached = g;
 	h->tcached[h->ntcached++] = p;
 	return 0;
 }

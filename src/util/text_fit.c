@@ -1,5 +1,6 @@
 /* text_fit.c — measuring and shortening terminal lines (text_fit.h). */
 #include "util/text_fit.h"
+#include "util/array.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -125,14 +126,10 @@ static ssize_t fit_write(void *cookie, const char *buf, size_t size)
 			emit_line(fs, true);
 			continue;
 		}
-		if (fs->len + 1 > fs->cap) {
-			size_t cap = fs->cap ? 2 * fs->cap : 256;
-			char *line = realloc(fs->line, cap);
-			if (!line)
-				return i ? (ssize_t)i : -1;
-			fs->line = line;
-			fs->cap = cap;
-		}
+		char *line = array_grow(fs->line, &fs->cap, fs->len + 1, 1);
+		if (!line)
+			return i ? (ssize_t)i : -1;
+		fs->line = line;
 		fs->line[fs->len++] = buf[i];
 	}
 	fflush(fs->under);

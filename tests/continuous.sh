@@ -49,7 +49,7 @@ bad() {   # bad "what" "expected message part" ARGS...
 		show "$TMP/bad.err"
 }
 bad "--every shorter than --duration" "shorter than --duration" --every 1s --duration 2s -o "$TMP/x" 1
-bad "--keep 0" "--keep takes a number of windows, at least 1" --every 5s --duration 1s --keep 0 -o "$TMP/x" 1
+bad "--keep 0" "--keep takes a whole number from 1 to 1000000 windows" --every 5s --duration 1s --keep 0 -o "$TMP/x" 1
 bad "--every without -o" "needs -o DIR" --every 5s --duration 1s 1
 bad "--every without --duration" "needs --duration" --every 5s -o "$TMP/x" 1
 bad "--keep without --every" "go with --every" --keep 3 -o "$TMP/x" 1

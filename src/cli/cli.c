@@ -61,29 +61,15 @@ size_t cli_edit_distance(const char *a, const char *b)
 	return d == EDIT_DISTANCE_TOO_LONG ? (la > lb ? la : lb) : d;
 }
 
-static void say(const char *fmt, va_list ap)
+int cli_say(int status, const char *fmt, ...)
 {
+	va_list ap;
+	va_start(ap, fmt);
 	fputs("xgdbprof: ", stderr);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
-}
-
-int cli_error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	say(fmt, ap);
 	va_end(ap);
-	return XGP_EXIT_FAILURE;
-}
-
-int cli_input_error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	say(fmt, ap);
-	va_end(ap);
-	return XGP_EXIT_USAGE;
+	return status;
 }
 
 int cli_usage_error(const char *subcommand, const char *message)

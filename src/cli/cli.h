@@ -47,11 +47,14 @@ bool cli_links_wanted(bool to_tty);
 /* Levenshtein distance between two short words (for "did you mean"). */
 size_t cli_edit_distance(const char *a, const char *b);
 
-int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Says "xgdbprof: MESSAGE" on stderr and returns status. cli_error is a
+ * failure (XGP_EXIT_FAILURE); cli_input_error is bad input found after
+ * option parsing (no such PID, permission denied, gdb missing:
+ * XGP_EXIT_USAGE). */
+int cli_say(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define cli_error(...) cli_say(XGP_EXIT_FAILURE, __VA_ARGS__)
+#define cli_input_error(...) cli_say(XGP_EXIT_USAGE, __VA_ARGS__)
 int cli_usage_error(const char *subcommand, const char *message);
-/* Like cli_error, for bad input found after option parsing (no such PID,
- * permission denied, gdb missing): returns XGP_EXIT_USAGE. */
-int cli_input_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The one-line message for a getopt_long failure (call it from the '?' or
  * ':' case with opterr = 0 and a leading ':' in the option string). */

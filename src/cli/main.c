@@ -194,7 +194,7 @@ int main(int argc, char **argv)
 	struct continuous_request cont = { 0 };
 	cli_globals.start_ns = monotonic_ns();
 	int c, rc;
-	long number;
+	long number = 0;
 	opterr = 0;
 	/* "+": a subcommand's options are its own, so parsing stops at the first
 	 * word; for a run it resumes after the PID (`xgdbprof 8987 -d 2s`). */
@@ -222,14 +222,13 @@ int main(int argc, char **argv)
 			optind++;
 			continue;
 		}
+		rc = XGP_EXIT_OK;
 		switch (c) {
 		case 'r': run.recipe = optarg; break;
 		case 'e': run.recipe_text = optarg; break;
 		case 'D':
 			rc = add_assignment(run.defines, &run.ndefines, RUN_MAX_DEFINES, optarg,
 					    "too many -D definitions", "-D takes NAME=VALUE");
-			if (rc != XGP_EXIT_OK)
-				return rc;
 			break;
 		case 'd':
 			if (cli_parse_duration(optarg, &run.duration_s) < 0)
@@ -246,13 +245,11 @@ int main(int argc, char **argv)
 		}
 		case 'T': run.threads = optarg; break;
 		case 'M':
-			if ((rc = parse_bounded("--max-stopped", optarg, 1, 100, "%", &number)) != XGP_EXIT_OK)
-				return rc;
+			rc = parse_bounded("--max-stopped", optarg, 1, 100, "%", &number);
 			run.max_stopped_percent = (int)number;
 			break;
 		case 'n':
-			if ((rc = parse_bounded("--top", optarg, 1, 1000000, "", &number)) != XGP_EXIT_OK)
-				return rc;
+			rc = parse_bounded("--top", optarg, 1, 1000000, "", &number);
 			run.top = (size_t)number;
 			break;
 		case 'a': run.annotate = true; break;
@@ -264,12 +261,9 @@ int main(int argc, char **argv)
 			rc = add_assignment(cli_globals.source_maps, &cli_globals.nsource_maps,
 					    CLI_MAX_SOURCE_MAPS, optarg, "too many --source-map options",
 					    "--source-map takes FROM=TO");
-			if (rc != XGP_EXIT_OK)
-				return rc;
 			break;
 		case 't':
-			if ((rc = parse_bounded("--timeout", optarg, 1, 3600000, " ms", &number)) != XGP_EXIT_OK)
-				return rc;
+			rc = parse_bounded("--timeout", optarg, 1, 3600000, " ms", &number);
 			cli_globals.timeout_ms = (int)number;
 			break;
 		case 'v': cli_globals.verbose = true; break;
@@ -280,15 +274,11 @@ int main(int argc, char **argv)
 				return cli_usage_error(NULL, "--every takes a period such as 5m, 30s or 1h");
 			break;
 		case OPT_NAME: cont.name = optarg; break;
-		case OPT_KEEP: {
-			char *end;
-			errno = 0;
-			cont.keep = strtol(optarg, &end, 10);
-			if (end == optarg || *end || errno || cont.keep < 1)
-				return cli_usage_error(NULL, "--keep takes a number of windows, at least 1");
+		case OPT_KEEP:
+			rc = parse_bounded("--keep", optarg, 1, 1000000, " windows", &number);
+			cont.keep = number;
 			cont.keep_set = true;
 			break;
-		}
 		case OPT_MAX_SIZE:
 			if (cli_parse_size(optarg, &cont.max_size) < 0 || cont.max_size == 0)
 				return cli_usage_error(NULL, "--max-size takes a size such as 500M or 2G");
@@ -298,6 +288,8 @@ int main(int argc, char **argv)
 		case 'V': printf("xgdbprof %s\n", PACKAGE_VERSION); return XGP_EXIT_OK;
 		default: return cli_getopt_error(NULL, c, argv);
 		}
+		if (rc != XGP_EXIT_OK)
+			return rc;
 	}
 	bool continuous = cont.every_s > 0 || cont.name || cont.keep_set || cont.max_size_set;
 	if (after_dashes) {

@@ -93,6 +93,17 @@ bool report_model_keeps(const struct report_model *m, const struct profile_entry
 	return i < m->profile->nentries && m->index->kept[i];
 }
 
+/* The next entry the model keeps from *cursor on, or NULL at the end. */
+static const struct profile_entry *next_kept_entry(const struct report_model *m, size_t *cursor)
+{
+	while (*cursor < m->profile->nentries) {
+		size_t i = (*cursor)++;
+		if (m->index->kept[i])
+			return &m->profile->entries[i];
+	}
+	return NULL;
+}
+
 /* Finds or adds the function of f. Returns its index, or -1 on OOM. */
 static long func_get(struct report_model *m, size_t *cap, const struct frame *f)
 {
@@ -218,10 +229,8 @@ static int build_paths(struct report_model *m)
 	m->paths = calloc(p->nentries ? p->nentries : 1, sizeof *m->paths);
 	if (!m->paths)
 		return -1;
-	for (size_t i = 0; i < p->nentries; i++) {
-		const struct profile_entry *en = &p->entries[i];
-		if (!m->index->kept[i])
-			continue;
+	size_t cursor = 0;
+	for (const struct profile_entry *en; (en = next_kept_entry(m, &cursor));) {
 		uint64_t h = profile_stack_hash(&en->stack);
 		struct slot_probe probe = slot_index_probe(&paths_by_stack, h);
 		size_t path;
@@ -254,10 +263,9 @@ static int build_funcs(struct report_model *m)
 	size_t seen_cap = 0;
 	int rc = -1;
 
-	for (size_t i = 0; i < p->nentries; i++) {
-		const struct profile_entry *en = &p->entries[i];
-		if (!m->index->kept[i])
-			continue;
+	size_t cursor = 0;
+	for (const struct profile_entry *en; (en = next_kept_entry(m, &cursor));) {
+		size_t i = (size_t)(en - p->entries);
 		for (size_t f = 0; f < en->stack.nframes; f++) {
 			const struct frame *fr = &en->stack.frames[f];
 			long fi = func_get(m, &cap, fr);
@@ -406,10 +414,8 @@ static int build_threads(struct report_model *m)
 	m->threads = calloc(p->nentries ? p->nentries : 1, sizeof *m->threads);
 	if (!m->threads)
 		return -1;
-	for (size_t i = 0; i < p->nentries; i++) {
-		const struct profile_entry *en = &p->entries[i];
-		if (!m->index->kept[i])
-			continue;
+	size_t cursor = 0;
+	for (const struct profile_entry *en; (en = next_kept_entry(m, &cursor));) {
 		struct report_thread *t = NULL;
 		for (size_t k = 0; k < m->nthreads && !t; k++)
 			if (m->threads[k].name == en->thread_name)

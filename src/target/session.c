@@ -400,6 +400,17 @@ static int wait_stopped(struct session *s, struct xerr *e)
 	return 0;
 }
 
+/* session_wait_event until deadline: 1 with *ev, -1 on error (in e), or 0
+ * when the deadline passed, gdb then given up on for failing to `what`. */
+static int event_before(struct session *s, uint64_t deadline, const char *what, struct mi_record **ev,
+			struct xerr *e)
+{
+	int got = session_wait_event(s, ms_until(deadline), ev, e);
+	if (got == 0)
+		give_up_on_gdb(s, what);
+	return got;
+}
+
 /* ^running only says gdb accepted the command; *running says the threads
  * were resumed. Waiting for it keeps "resume, then read /proc states" from
  * seeing threads still in tracing stop. */
@@ -408,13 +419,11 @@ static int wait_running(struct session *s, struct xerr *e)
 	uint64_t deadline = deadline_in(s->timeout_ms);
 	for (;;) {
 		struct mi_record *ev;
-		int got = session_wait_event(s, ms_until(deadline), &ev, e);
-		if (got < 0)
-			return -1;
-		if (got == 0) {
-			give_up_on_gdb(s, "resume the target");
-			return xerr_set(e, "gdb did not resume process %d within %d ms", (int)s->pid, s->timeout_ms);
-		}
+		int got = event_before(s, deadline, "resume the target", &ev, e);
+		if (got <= 0)
+			return got < 0 ? -1
+				       : xerr_set(e, "gdb did not resume process %d within %d ms", (int)s->pid,
+						  s->timeout_ms);
 		/* A *stopped here (the target exited, say) ends the wait as well. */
 		bool settled = ev->kind == MI_RECORD_EXEC &&
 			       (strcmp(ev->klass, "running") == 0 || strcmp(ev->klass, "stopped") == 0);
@@ -453,14 +462,11 @@ static int wait_all_threads_stopped(struct session *s, struct xerr *e)
 	uint64_t deadline = deadline_in(s->timeout_ms);
 	while (s->nstopped_ids < total && !s->target_exited && !s->execed) {
 		struct mi_record *ev;
-		int got = session_wait_event(s, ms_until(deadline), &ev, e);
-		if (got < 0)
-			return -1;
-		if (got == 0) {
-			give_up_on_gdb(s, "report every thread stopped");
-			return xerr_set(e, "gdb reported %zu of the %zu threads of process %d stopped within %d ms",
-					s->nstopped_ids, total, (int)s->pid, s->timeout_ms);
-		}
+		int got = event_before(s, deadline, "report every thread stopped", &ev, e);
+		if (got <= 0)
+			return got < 0 ? -1
+				       : xerr_set(e, "gdb reported %zu of the %zu threads of process %d stopped within %d ms",
+						  s->nstopped_ids, total, (int)s->pid, s->timeout_ms);
 		bool recount = is_thread_exited(ev);
 		mi_record_free(ev);
 		if (recount && count_threads(s, &total, e) < 0)
@@ -1013,16 +1019,38 @@ int session_stop(struct session *s, struct xerr *e)
 	return 0;
 }
 
+/* Sends command ("-exec-interrupt", "-exec-continue") for one thread.
+ * Returns 0 sent, 1 refused while gdb lives (it no longer knows the thread:
+ * it exited), -1 with e when gdb is gone ("stopping thread N of ..."). */
+static int thread_command(struct session *s, const char *command, int gdb_id, const char *doing, struct xerr *e)
+{
+	char id[16];
+	snprintf(id, sizeof id, "%d", gdb_id);
+	struct xerr refused;
+	if (call(s, NULL, &refused, command, "--thread", id, NULL) == 0)
+		return 0;
+	if (!mi_conn_alive(s->gdb))
+		return xerr_set(e, "%s thread %d of process %d: %s", doing, gdb_id, (int)s->pid, refused.msg);
+	return 1;
+}
+
+/* Lets the session see every record gdb has already sent (the view of
+ * which threads are stopped follows them). 0, or -1 on error (in e). */
+static int take_pending_events(struct session *s, struct xerr *e)
+{
+	struct mi_record *ev;
+	int got;
+	while ((got = session_wait_event(s, 0, &ev, e)) == 1)
+		mi_record_free(ev);
+	return got < 0 ? -1 : 0;
+}
+
 int session_stop_threads(struct session *s, const int *gdb_ids, size_t n, struct xerr *e)
 {
 	if (!s->non_stop)
 		return session_stop(s, e);
 	/* Stops gdb reported meanwhile (a signal, say) are already known. */
-	struct mi_record *ev;
-	int got;
-	while ((got = session_wait_event(s, 0, &ev, e)) == 1)
-		mi_record_free(ev);
-	if (got < 0)
+	if (take_pending_events(s, e) < 0)
 		return -1;
 	int *waiting = malloc((n ? n : 1) * sizeof *waiting);
 	if (!waiting)
@@ -1031,15 +1059,13 @@ int session_stop_threads(struct session *s, const int *gdb_ids, size_t n, struct
 	for (size_t i = 0; i < n; i++) {
 		if (thread_is_stopped(s, gdb_ids[i]))
 			continue;
-		char id[16];
-		snprintf(id, sizeof id, "%d", gdb_ids[i]);
 		/* A thread that exited meanwhile is refused: it has nothing to walk. */
-		struct xerr refused;
-		if (call(s, NULL, &refused, "-exec-interrupt", "--thread", id, NULL) == 0) {
+		int sent = thread_command(s, "-exec-interrupt", gdb_ids[i], "stopping", e);
+		if (sent == 0) {
 			waiting[nwaiting++] = gdb_ids[i];
-		} else if (!mi_conn_alive(s->gdb)) {
+		} else if (sent < 0) {
 			free(waiting);
-			return xerr_set(e, "stopping threads of process %d: %s", (int)s->pid, refused.msg);
+			return -1;
 		}
 	}
 	int rc = 0;
@@ -1052,9 +1078,8 @@ int session_stop_threads(struct session *s, const int *gdb_ids, size_t n, struct
 		nwaiting = left;
 		if (nwaiting == 0)
 			break;
-		got = session_wait_event(s, ms_until(deadline), &ev, e);
-		if (got == 0)
-			give_up_on_gdb(s, "report a thread stopped");
+		struct mi_record *ev;
+		int got = event_before(s, deadline, "report a thread stopped", &ev, e);
 		if (got <= 0) {
 			rc = got < 0 ? -1
 				     : xerr_set(e, "gdb did not report thread %d of process %d stopped within %d ms",
@@ -1077,33 +1102,16 @@ int session_stop_threads(struct session *s, const int *gdb_ids, size_t n, struct
 	return 0;
 }
 
-/* Sends command ("-exec-interrupt", "-exec-continue") for one thread.
- * Returns 0 sent, 1 refused while gdb lives (it no longer knows the thread:
- * it exited), -1 with e when gdb is gone ("stopping thread N of ..."). */
-static int thread_command(struct session *s, const char *command, int gdb_id, const char *doing, struct xerr *e)
-{
-	char id[16];
-	snprintf(id, sizeof id, "%d", gdb_id);
-	struct xerr refused;
-	if (call(s, NULL, &refused, command, "--thread", id, NULL) == 0)
-		return 0;
-	if (!mi_conn_alive(s->gdb))
-		return xerr_set(e, "%s thread %d of process %d: %s", doing, gdb_id, (int)s->pid, refused.msg);
-	return 1;
-}
-
 int session_stop_thread(struct session *s, int gdb_id, struct xerr *e)
 {
 	if (!s->non_stop)
 		return xerr_set(e, "stopping one thread needs gdb's non-stop mode");
 	/* Records gdb sent since the last call (another thread's *running, a
 	 * thread's exit) bring the session's view up to date first. */
+	if (take_pending_events(s, e) < 0)
+		return -1;
 	struct mi_record *ev;
 	int got;
-	while ((got = session_wait_event(s, 0, &ev, e)) == 1)
-		mi_record_free(ev);
-	if (got < 0)
-		return -1;
 	if (s->target_exited)
 		return xerr_set(e, "process %d exited", (int)s->pid);
 	if (thread_is_stopped(s, gdb_id))
@@ -1117,14 +1125,12 @@ int session_stop_thread(struct session *s, int gdb_id, struct xerr *e)
 			return xerr_set(e, "process %d exited", (int)s->pid);
 		if (s->execed)
 			return 0;
-		got = session_wait_event(s, ms_until(deadline), &ev, e);
+		got = event_before(s, deadline, "report a thread stopped", &ev, e);
 		if (got < 0)
 			return xerr_prefix(e, "stopping thread %d of process %d", gdb_id, (int)s->pid);
-		if (got == 0) {
-			give_up_on_gdb(s, "report a thread stopped");
+		if (got == 0)
 			return xerr_set(e, "gdb did not report thread %d of process %d stopped within %d ms", gdb_id,
 					(int)s->pid, s->timeout_ms);
-		}
 		const char *gone = is_thread_exited(ev) ? mi_value_get_string(ev->results, "id") : NULL;
 		bool exited = gone && atoi(gone) == gdb_id;
 		mi_record_free(ev);
@@ -1179,61 +1185,83 @@ static int compare_thread_tid(const void *a, const void *b)
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-/* The list named key in a ^done record, and a zeroed array of as many
- * items of item_size (at least one); NULL out of memory, with r freed. */
-static void *alloc_for_list(struct mi_record *r, const char *key, size_t item_size, const struct mi_value **list,
-			    size_t *n, struct xerr *e)
+/* The list named key in r's ^done record as a zeroed array of as many
+ * items of item_size, each set by fill(ctx, item, entry, index); frees r.
+ * Returns 0 with *items (at least one allocated) and *count, or -1 out of
+ * memory (said in e). */
+static int list_to_array(struct mi_record *r, const char *key, size_t item_size,
+			 void (*fill)(void *ctx, void *item, const struct mi_value *entry, size_t index), void *ctx,
+			 void **items, size_t *count, struct xerr *e)
 {
-	*list = mi_value_get(r->results, key);
-	*n = mi_value_count(*list);
-	void *items = calloc(*n ? *n : 1, item_size);
-	if (!items) {
-		mi_record_free(r);
-		xerr_set(e, "out of memory");
+	const struct mi_value *list = mi_value_get(r->results, key);
+	size_t n = mi_value_count(list);
+	char *out = calloc(n ? n : 1, item_size);
+	if (out) {
+		for (size_t i = 0; i < n; i++)
+			fill(ctx, out + i * item_size, mi_value_at(list, i), i);
 	}
-	return items;
+	mi_record_free(r);
+	if (!out)
+		return xerr_set(e, "out of memory");
+	*items = out;
+	*count = n;
+	return 0;
+}
+
+static void fill_thread(void *session, void *item, const struct mi_value *t, size_t index)
+{
+	const struct session *s = session;
+	struct session_thread *out = item;
+	long long id = 0;
+	(void)index;
+	mi_value_get_int(t, "id", &id);
+	out->gdb_id = (int)id;
+	out->tid = tid_from_target_id(mi_value_get_string(t, "target-id"));
+	const char *name = mi_value_get_string(t, "name");
+	struct proc_thread pt;
+	if (proc_thread_read(s->pid, out->tid, &pt, NULL) == 0) {
+		out->state = pt.state;
+		if (!name)
+			name = pt.name;
+		snprintf(out->name, sizeof out->name, "%s", name);
+	} else {
+		out->state = '?';
+		snprintf(out->name, sizeof out->name, "%s", name ? name : "");
+	}
 }
 
 int session_threads(struct session *s, struct session_thread **threads, size_t *count, struct xerr *e)
 {
 	struct mi_record *r;
+	void *items = NULL;
 	*threads = NULL;
 	*count = 0;
 	if (call(s, &r, e, "-thread-info", NULL) < 0)
 		return xerr_prefix(e, "listing threads");
-	const struct mi_value *list;
-	size_t n;
-	struct session_thread *out = alloc_for_list(r, "threads", sizeof *out, &list, &n, e);
-	if (!out)
+	if (list_to_array(r, "threads", sizeof **threads, fill_thread, s, &items, count, e) < 0)
 		return -1;
-	for (size_t i = 0; i < n; i++) {
-		const struct mi_value *t = mi_value_at(list, i);
-		long long id = 0;
-		mi_value_get_int(t, "id", &id);
-		out[i].gdb_id = (int)id;
-		out[i].tid = tid_from_target_id(mi_value_get_string(t, "target-id"));
-		const char *name = mi_value_get_string(t, "name");
-		struct proc_thread pt;
-		if (proc_thread_read(s->pid, out[i].tid, &pt, NULL) == 0) {
-			out[i].state = pt.state;
-			if (!name)
-				name = pt.name;
-			snprintf(out[i].name, sizeof out[i].name, "%s", name);
-		} else {
-			out[i].state = '?';
-			snprintf(out[i].name, sizeof out[i].name, "%s", name ? name : "");
-		}
-	}
-	mi_record_free(r);
-	qsort(out, n, sizeof *out, compare_thread_tid);
-	*threads = out;
-	*count = n;
+	*threads = items;
+	qsort(*threads, *count, sizeof **threads, compare_thread_tid);
 	return 0;
 }
 
 static char *dup_or_null(const char *text)
 {
 	return text ? strdup(text) : NULL;
+}
+
+static void fill_frame(void *unused, void *item, const struct mi_value *f, size_t index)
+{
+	struct gdb_frame *out = item;
+	long long v = 0;
+	(void)unused;
+	out->level = mi_value_get_int(f, "level", &v) == 0 ? (int)v : (int)index;
+	out->pc = mi_value_get_int(f, "addr", &v) == 0 ? (uint64_t)v : 0;
+	out->line = mi_value_get_int(f, "line", &v) == 0 ? (int)v : 0;
+	out->function = dup_or_null(mi_value_get_string(f, "func"));
+	const char *file = mi_value_get_string(f, "fullname");
+	out->file = dup_or_null(file ? file : mi_value_get_string(f, "file"));
+	out->library = dup_or_null(mi_value_get_string(f, "from"));
 }
 
 int session_thread_frames(struct session *s, int gdb_id, int max_frames, struct gdb_frame **frames,
@@ -1243,29 +1271,14 @@ int session_thread_frames(struct session *s, int gdb_id, int max_frames, struct 
 	snprintf(thread_text, sizeof thread_text, "%d", gdb_id);
 	snprintf(high, sizeof high, "%d", max_frames > 0 ? max_frames - 1 : 100000);
 	struct mi_record *r;
+	void *items = NULL;
 	*frames = NULL;
 	*count = 0;
 	if (call(s, &r, e, "-stack-list-frames", "--thread", thread_text, "0", high, NULL) < 0)
 		return xerr_prefix(e, "listing frames of thread %d", gdb_id);
-	const struct mi_value *stack;
-	size_t n;
-	struct gdb_frame *out = alloc_for_list(r, "stack", sizeof *out, &stack, &n, e);
-	if (!out)
+	if (list_to_array(r, "stack", sizeof **frames, fill_frame, NULL, &items, count, e) < 0)
 		return -1;
-	for (size_t i = 0; i < n; i++) {
-		const struct mi_value *f = mi_value_at(stack, i);
-		long long v = 0;
-		out[i].level = mi_value_get_int(f, "level", &v) == 0 ? (int)v : (int)i;
-		out[i].pc = mi_value_get_int(f, "addr", &v) == 0 ? (uint64_t)v : 0;
-		out[i].line = mi_value_get_int(f, "line", &v) == 0 ? (int)v : 0;
-		out[i].function = dup_or_null(mi_value_get_string(f, "func"));
-		const char *file = mi_value_get_string(f, "fullname");
-		out[i].file = dup_or_null(file ? file : mi_value_get_string(f, "file"));
-		out[i].library = dup_or_null(mi_value_get_string(f, "from"));
-	}
-	mi_record_free(r);
-	*frames = out;
-	*count = n;
+	*frames = items;
 	return 0;
 }
 

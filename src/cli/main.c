@@ -161,6 +161,80 @@ static int add_assignment(const char **list, int *n, int max, const char *arg, c
 	return XGP_EXIT_OK;
 }
 
+/* Takes one option of a run: getopt's c, with optarg. Returns -1 to go on,
+ * else the exit code (help or version shown, or bad usage said). */
+static int take_run_option(int c, char **argv, struct run_request *run, struct continuous_request *cont)
+{
+	int rc = XGP_EXIT_OK;
+	long number = 0;
+	switch (c) {
+	case 'r': run->recipe = optarg; break;
+	case 'e': run->recipe_text = optarg; break;
+	case 'D':
+		rc = add_assignment(run->defines, &run->ndefines, RUN_MAX_DEFINES, optarg,
+				    "too many -D definitions", "-D takes NAME=VALUE");
+		break;
+	case 'd':
+		if (cli_parse_duration(optarg, &run->duration_s) < 0)
+			return cli_usage_error(NULL, "--duration takes a duration such as 500ms, 30s or 5m");
+		run->duration_set = true;
+		break;
+	case 'F': {
+		char *end;
+		run->frequency_hz = strtod(optarg, &end);
+		if (end == optarg || (*end && strcasecmp(end, "hz") != 0) || !(run->frequency_hz >= 1) ||
+		    run->frequency_hz > 10000)
+			return cli_usage_error(NULL, "--frequency takes a rate from 1 to 10000 Hz, such as 99");
+		break;
+	}
+	case 'T': run->threads = optarg; break;
+	case 'M':
+		rc = parse_bounded("--max-stopped", optarg, 1, 100, "%", &number);
+		run->max_stopped_percent = (int)number;
+		break;
+	case 'n':
+		rc = parse_bounded("--top", optarg, 1, 1000000, "", &number);
+		run->top = (size_t)number;
+		break;
+	case 'a': run->annotate = true; break;
+	case 'L': cli_globals.links = CLI_LINKS_ALWAYS; break;
+	case 'l': cli_globals.links = CLI_LINKS_NEVER; break;
+	case 'o': run->output_dir = optarg; break;
+	case 'g': cli_globals.gdb_path = optarg; break;
+	case 's':
+		rc = add_assignment(cli_globals.source_maps, &cli_globals.nsource_maps,
+				    CLI_MAX_SOURCE_MAPS, optarg, "too many --source-map options",
+				    "--source-map takes FROM=TO");
+		break;
+	case 't':
+		rc = parse_bounded("--timeout", optarg, 1, 3600000, " ms", &number);
+		cli_globals.timeout_ms = (int)number;
+		break;
+	case 'v': cli_globals.verbose = true; break;
+	case 'A': cli_globals.stop_mode = CLI_STOP_ALL; break;
+	case 'N': cli_globals.stop_mode = CLI_STOP_NON; break;
+	case OPT_EVERY:
+		if (cli_parse_duration(optarg, &cont->every_s) < 0 || cont->every_s <= 0)
+			return cli_usage_error(NULL, "--every takes a period such as 5m, 30s or 1h");
+		break;
+	case OPT_NAME: cont->name = optarg; break;
+	case OPT_KEEP:
+		rc = parse_bounded("--keep", optarg, 1, 1000000, " windows", &number);
+		cont->keep = number;
+		cont->keep_set = true;
+		break;
+	case OPT_MAX_SIZE:
+		if (cli_parse_size(optarg, &cont->max_size) < 0 || cont->max_size == 0)
+			return cli_usage_error(NULL, "--max-size takes a size such as 500M or 2G");
+		cont->max_size_set = true;
+		break;
+	case 'h': print_usage(stdout); return XGP_EXIT_OK;
+	case 'V': printf("xgdbprof %s\n", PACKAGE_VERSION); return XGP_EXIT_OK;
+	default: return cli_getopt_error(NULL, c, argv);
+	}
+	return rc == XGP_EXIT_OK ? -1 : rc;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -194,7 +268,6 @@ int main(int argc, char **argv)
 	struct continuous_request cont = { 0 };
 	cli_globals.start_ns = monotonic_ns();
 	int c, rc;
-	long number = 0;
 	opterr = 0;
 	/* "+": a subcommand's options are its own, so parsing stops at the first
 	 * word; for a run it resumes after the PID (`xgdbprof 8987 -d 2s`). */
@@ -222,73 +295,7 @@ int main(int argc, char **argv)
 			optind++;
 			continue;
 		}
-		rc = XGP_EXIT_OK;
-		switch (c) {
-		case 'r': run.recipe = optarg; break;
-		case 'e': run.recipe_text = optarg; break;
-		case 'D':
-			rc = add_assignment(run.defines, &run.ndefines, RUN_MAX_DEFINES, optarg,
-					    "too many -D definitions", "-D takes NAME=VALUE");
-			break;
-		case 'd':
-			if (cli_parse_duration(optarg, &run.duration_s) < 0)
-				return cli_usage_error(NULL, "--duration takes a duration such as 500ms, 30s or 5m");
-			run.duration_set = true;
-			break;
-		case 'F': {
-			char *end;
-			run.frequency_hz = strtod(optarg, &end);
-			if (end == optarg || (*end && strcasecmp(end, "hz") != 0) || !(run.frequency_hz >= 1) ||
-			    run.frequency_hz > 10000)
-				return cli_usage_error(NULL, "--frequency takes a rate from 1 to 10000 Hz, such as 99");
-			break;
-		}
-		case 'T': run.threads = optarg; break;
-		case 'M':
-			rc = parse_bounded("--max-stopped", optarg, 1, 100, "%", &number);
-			run.max_stopped_percent = (int)number;
-			break;
-		case 'n':
-			rc = parse_bounded("--top", optarg, 1, 1000000, "", &number);
-			run.top = (size_t)number;
-			break;
-		case 'a': run.annotate = true; break;
-		case 'L': cli_globals.links = CLI_LINKS_ALWAYS; break;
-		case 'l': cli_globals.links = CLI_LINKS_NEVER; break;
-		case 'o': run.output_dir = optarg; break;
-		case 'g': cli_globals.gdb_path = optarg; break;
-		case 's':
-			rc = add_assignment(cli_globals.source_maps, &cli_globals.nsource_maps,
-					    CLI_MAX_SOURCE_MAPS, optarg, "too many --source-map options",
-					    "--source-map takes FROM=TO");
-			break;
-		case 't':
-			rc = parse_bounded("--timeout", optarg, 1, 3600000, " ms", &number);
-			cli_globals.timeout_ms = (int)number;
-			break;
-		case 'v': cli_globals.verbose = true; break;
-		case 'A': cli_globals.stop_mode = CLI_STOP_ALL; break;
-		case 'N': cli_globals.stop_mode = CLI_STOP_NON; break;
-		case OPT_EVERY:
-			if (cli_parse_duration(optarg, &cont.every_s) < 0 || cont.every_s <= 0)
-				return cli_usage_error(NULL, "--every takes a period such as 5m, 30s or 1h");
-			break;
-		case OPT_NAME: cont.name = optarg; break;
-		case OPT_KEEP:
-			rc = parse_bounded("--keep", optarg, 1, 1000000, " windows", &number);
-			cont.keep = number;
-			cont.keep_set = true;
-			break;
-		case OPT_MAX_SIZE:
-			if (cli_parse_size(optarg, &cont.max_size) < 0 || cont.max_size == 0)
-				return cli_usage_error(NULL, "--max-size takes a size such as 500M or 2G");
-			cont.max_size_set = true;
-			break;
-		case 'h': print_usage(stdout); return XGP_EXIT_OK;
-		case 'V': printf("xgdbprof %s\n", PACKAGE_VERSION); return XGP_EXIT_OK;
-		default: return cli_getopt_error(NULL, c, argv);
-		}
-		if (rc != XGP_EXIT_OK)
+		if ((rc = take_run_option(c, argv, &run, &cont)) >= 0)
 			return rc;
 	}
 	bool continuous = cont.every_s > 0 || cont.name || cont.keep_set || cont.max_size_set;

@@ -573,6 +573,63 @@ static void tl_time_labels(const struct timeline *t, int y)
 	}
 }
 
+/* The SVG prologue, the title and the line under it. */
+static void tl_header(const struct timeline *t, const struct profile *merged, const struct report_options *o,
+		      uint64_t total, int height)
+{
+	FILE *out = t->out;
+	const struct insights_window *w = t->w;
+	size_t n = t->n;
+	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n", out);
+	fprintf(out, "<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+		"xmlns=\"http://www.w3.org/2000/svg\">\n", TL_WIDTH, height, TL_WIDTH, height);
+	fputs("<style type=\"text/css\"><![CDATA[\n"
+	      "text { font-family: Verdana, 'DejaVu Sans', sans-serif; font-size: 12px; fill: #000; }\n"
+	      ".tt { font-size: 17px; text-anchor: middle; }\n"
+	      ".st { fill: #555; text-anchor: middle; }\n"
+	      ".hd { font-weight: bold; }\n"
+	      ".ax { fill: #555; font-size: 11px; }\n"
+	      "circle:hover, rect.cpu:hover { stroke: #000; stroke-width: 1.5; }\n"
+	      "]]></style>\n", out);
+	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fbfbf6\"/>\n", TL_WIDTH, height);
+	fprintf(out, "<text class=\"tt\" x=\"%d\" y=\"24\">", TL_WIDTH / 2);
+	if (o->title)
+		text_put(out, o->title, TEXT_FORM_XML);
+	else {
+		fputs("xgdbprof insights: ", out);
+		text_put(out, merged->meta.exe ? merged->meta.exe : "profile", TEXT_FORM_XML);
+	}
+	fprintf(out, "</text>\n<text class=\"st\" x=\"%d\" y=\"44\">", TL_WIDTH / 2);
+	size_t nprofiles = 0;
+	for (size_t i = 0; i < n; i++)
+		nprofiles += w[i].profile != NULL;
+	fprintf(out, "%zu window%s, %" PRIu64 " samples", nprofiles, nprofiles == 1 ? "" : "s", total);
+	if (nprofiles < n)
+		fprintf(out, ", %zu without a profile (grey marks)", n - nprofiles);
+	fputs("; hover a point for its figures</text>\n", out);
+}
+
+/* Each path's colour and headline, as the text report names it. */
+static void tl_legend(FILE *out, const struct report_model *m, size_t npaths)
+{
+	for (size_t p = 0; p < npaths; p++) {
+		char *names = NULL;
+		size_t len = 0;
+		FILE *mem = open_memstream(&names, &len);
+		if (mem) {
+			report_put_code_path_names(mem, m, &m->code_paths[p]);
+			fclose(mem);
+		}
+		int y = TL_LEGEND_TOP + 20 * (int)p;
+		fprintf(out, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"4\" fill=\"%s\"/>"
+			"<text x=\"%d\" y=\"%d\">#%zu (%.1f%% of the period): ", TL_LEFT, y - 4, path_colours[p], TL_LEFT + 20,
+			y, p + 1, report_share(m->code_paths[p].weight, m->total));
+		text_put(out, names ? names : "?", TEXT_FORM_XML);   /* target text, already in terminal form */
+		fputs("</text>\n", out);
+		free(names);
+	}
+}
+
 int report_insights_timeline(const struct insights_window *w, size_t n, const struct profile *merged, FILE *out,
 			     const struct report_options *o, struct xerr *e)
 {
@@ -601,34 +658,7 @@ int report_insights_timeline(const struct insights_window *w, size_t n, const st
 			cpu_top = ceil(w[i].profile->meta.cpu_max_pct / 50) * 50;
 	int height = TL_LEGEND_TOP + 20 * (int)npaths + 30;
 
-	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n", out);
-	fprintf(out, "<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-		"xmlns=\"http://www.w3.org/2000/svg\">\n", TL_WIDTH, height, TL_WIDTH, height);
-	fputs("<style type=\"text/css\"><![CDATA[\n"
-	      "text { font-family: Verdana, 'DejaVu Sans', sans-serif; font-size: 12px; fill: #000; }\n"
-	      ".tt { font-size: 17px; text-anchor: middle; }\n"
-	      ".st { fill: #555; text-anchor: middle; }\n"
-	      ".hd { font-weight: bold; }\n"
-	      ".ax { fill: #555; font-size: 11px; }\n"
-	      "circle:hover, rect.cpu:hover { stroke: #000; stroke-width: 1.5; }\n"
-	      "]]></style>\n", out);
-	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fbfbf6\"/>\n", TL_WIDTH, height);
-	fprintf(out, "<text class=\"tt\" x=\"%d\" y=\"24\">", TL_WIDTH / 2);
-	if (o->title)
-		text_put(out, o->title, TEXT_FORM_XML);
-	else {
-		fputs("xgdbprof insights: ", out);
-		text_put(out, merged->meta.exe ? merged->meta.exe : "profile", TEXT_FORM_XML);
-	}
-	fprintf(out, "</text>\n<text class=\"st\" x=\"%d\" y=\"44\">", TL_WIDTH / 2);
-	size_t nprofiles = 0;
-	for (size_t i = 0; i < n; i++)
-		nprofiles += w[i].profile != NULL;
-	fprintf(out, "%zu window%s, %" PRIu64 " samples", nprofiles, nprofiles == 1 ? "" : "s", m.total);
-	if (nprofiles < n)
-		fprintf(out, ", %zu without a profile (grey marks)", n - nprofiles);
-	fputs("; hover a point for its figures</text>\n", out);
-
+	tl_header(&t, merged, o, m.total, height);
 	/* CPU: each window's min-max range as a bar, its average as the line */
 	tl_axis(out, TL_CPU_TOP, TL_CPU_HEIGHT, cpu_top, cpu_top / 4,
 		"target CPU per window (bar: min to max, line: average)");
@@ -682,23 +712,7 @@ int report_insights_timeline(const struct insights_window *w, size_t n, const st
 	}
 #undef CPU_Y
 #undef PATH_Y
-	/* legend: each path's headline, as the text report names it */
-	for (size_t p = 0; p < npaths; p++) {
-		char *names = NULL;
-		size_t len = 0;
-		FILE *mem = open_memstream(&names, &len);
-		if (mem) {
-			report_put_code_path_names(mem, &m, &m.code_paths[p]);
-			fclose(mem);
-		}
-		int y = TL_LEGEND_TOP + 20 * (int)p;
-		fprintf(out, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"4\" fill=\"%s\"/>"
-			"<text x=\"%d\" y=\"%d\">#%zu (%.1f%% of the period): ", TL_LEFT, y - 4, path_colours[p], TL_LEFT + 20,
-			y, p + 1, report_share(m.code_paths[p].weight, m.total));
-		text_put(out, names ? names : "?", TEXT_FORM_XML);   /* target text, already in terminal form */
-		fputs("</text>\n", out);
-		free(names);
-	}
+	tl_legend(out, &m, npaths);
 	fputs("</svg>\n", out);
 	free(shares);
 	report_model_release(&m);

@@ -779,6 +779,32 @@ static void add_run_notes(const struct sampler_config *cfg, struct sampler_stats
 			 (double)st->truncated, (double)(st->thread_samples - st->reused), (double)cfg->max_frames);
 }
 
+/* At the end of a run: the CPU time the threads still listed used since
+ * their last listing (seen), and the largest share of its time any thread
+ * was held stopped. */
+static void finish_thread_figures(struct sampler *sp, struct sampler_stats *st, uint64_t start)
+{
+	pid_t pid = session_pid(sp->session);
+	/* The CPU time since each thread's last listing counts as seen too:
+	 * only threads born and gone between two ticks are unseen. */
+	for (size_t i = 0; i < sp->nthreads; i++) {
+		struct tracked_thread *t = &sp->threads[i];
+		uint64_t runtime = t->have_tick_runtime ? proc_thread_runtime_ns(pid, t->tid) : 0;
+		if (runtime > t->tick_runtime_ns)
+			sp->seen_cpu_ns += runtime - t->tick_runtime_ns;
+	}
+	/* Threads still there: their share up to now, over at least a second
+	 * (or the whole run when it was shorter). */
+	uint64_t end_ns = monotonic_ns();
+	uint64_t min_span = end_ns - start < 1000000000u ? end_ns - start : 1000000000u;
+	st->thread_stopped_max_pct = sp->thread_stopped_max_pct;
+	for (size_t i = 0; i < sp->nthreads; i++) {
+		double share = thread_stopped_share(&sp->threads[i], end_ns, min_span);
+		if (share > st->thread_stopped_max_pct)
+			st->thread_stopped_max_pct = share;
+	}
+}
+
 int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_config *cfg,
 		const struct event_sink *sink, struct sampler_stats *st, struct xerr *e)
 {
@@ -877,24 +903,7 @@ out:
 	 * too sparse under the stop budget): the run so far is the window. */
 	if (!st->cpu_percent_avg_windows && cpu.ticks >= 0)
 		cpu_window_close(&cpu, session_pid(s), monotonic_ns(), 200000000u, st);
-	/* The CPU time since each thread's last listing counts as seen too:
-	 * only threads born and gone between two ticks are unseen. */
-	for (size_t i = 0; i < sp.nthreads; i++) {
-		struct tracked_thread *t = &sp.threads[i];
-		uint64_t runtime = t->have_tick_runtime ? proc_thread_runtime_ns(session_pid(s), t->tid) : 0;
-		if (runtime > t->tick_runtime_ns)
-			sp.seen_cpu_ns += runtime - t->tick_runtime_ns;
-	}
-	/* Threads still there: their share up to now, over at least a second
-	 * (or the whole run when it was shorter). */
-	uint64_t end_ns = monotonic_ns();
-	uint64_t min_span = end_ns - start < 1000000000u ? end_ns - start : 1000000000u;
-	st->thread_stopped_max_pct = sp.thread_stopped_max_pct;
-	for (size_t i = 0; i < sp.nthreads; i++) {
-		double share = thread_stopped_share(&sp.threads[i], end_ns, min_span);
-		if (share > st->thread_stopped_max_pct)
-			st->thread_stopped_max_pct = share;
-	}
+	finish_thread_figures(&sp, st, start);
 	long long cpu_at_end = proc_cpu_ticks(session_pid(s));
 	if (cpu_at_start >= 0 && cpu_at_end >= cpu_at_start) {
 		st->cpu_total_s = (double)(cpu_at_end - cpu_at_start) / (double)clock_ticks;

@@ -11,6 +11,7 @@
 #include "events/event.h"
 #include "procfs/glibc_heap.h"
 #include "recipe/maps.h"
+#include "recipe/panic_report.h"
 #include "util/output_file.h"
 #include "report/profile.h"
 #include "recipe/recipe.h"
@@ -183,6 +184,11 @@ static void report_defaults(const struct run_context *rc, const struct recipe_re
 static int sink_report(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e)
 {
 	struct run_context *rc = ctx;
+	if (o && o->panics) {
+		int result = panic_report_print(m, rc->out, rc->width, cli_links_wanted(rc->stdout_tty), e);
+		fflush(rc->out);
+		return result;
+	}
 	struct profile *p = profile_of_map(rc, m, e);
 	if (!p)
 		return -1;

@@ -145,6 +145,34 @@ script -qec "'$XGDBPROF' report --no-links '$OUT'" /dev/null >"$TMP/nolinks.txt"
 check "--no-links: no links on a terminal" sh -c "! grep -q '${ESC}]8;;' '$TMP/nolinks.txt'"
 script -qec "'$XGDBPROF' '$COUNTER_PID' -d 500ms -o '$TMP/tty-run'" /dev/null >"$TMP/ttyrun.txt" 2>&1
 check "a run's report on a terminal gets links" grep -q "${ESC}]8;;file://" "$TMP/ttyrun.txt"
+# dump and probes print path:line the same way: links on a terminal and
+# with --links, none in a pipe, with --no-links or NO_COLOR.
+link_to() {   # link_to FILE NAME: FILE holds an OSC 8 link around .../NAME:LINE
+	grep -q "${ESC}]8;;file://$(hostname)/[^$ESC]*/$2${ESC}\\\\[^$ESC]*$2:[0-9][0-9:]*${ESC}]8;;${ESC}\\\\" "$1"
+}
+"$XGDBPROF" dump --links "$COUNTER_PID" >"$TMP/dump-links.txt" 2>&1
+check "dump --links: counter.c:N is an OSC 8 link" link_to "$TMP/dump-links.txt" tests/fixtures/counter.c ||
+	show "$TMP/dump-links.txt"
+"$XGDBPROF" dump --walker gdb --links "$COUNTER_PID" >"$TMP/dump-gdb-links.txt" 2>&1
+check "dump --walker gdb --links: counter.c:N is an OSC 8 link" link_to "$TMP/dump-gdb-links.txt" tests/fixtures/counter.c
+"$XGDBPROF" dump "$COUNTER_PID" >"$TMP/dump-pipe.txt" 2>&1
+check "dump in a pipe: counter.c:N, no escape sequence" \
+	sh -c "grep -q 'counter.c:[0-9]' '$TMP/dump-pipe.txt' && ! grep -q '$ESC' '$TMP/dump-pipe.txt'"
+script -qec "'$XGDBPROF' dump '$COUNTER_PID'" /dev/null >"$TMP/dump-tty.txt" 2>&1
+check "dump on a terminal gets links" link_to "$TMP/dump-tty.txt" tests/fixtures/counter.c
+NO_COLOR=1 script -qec "'$XGDBPROF' dump '$COUNTER_PID'" /dev/null >"$TMP/dump-nocolor.txt" 2>&1
+check "dump, NO_COLOR: no links on a terminal" sh -c "! grep -q '${ESC}]8;;' '$TMP/dump-nocolor.txt'"
+script -qec "'$XGDBPROF' dump --no-links '$COUNTER_PID'" /dev/null >"$TMP/dump-nolinks.txt" 2>&1
+check "dump --no-links: no links on a terminal" sh -c "! grep -q '${ESC}]8;;' '$TMP/dump-nolinks.txt'"
+spin_line=$(grep -n 'LINE: spin-step' "$TOP_SRCDIR/tests/fixtures/counter.c" | cut -d: -f1)
+"$XGDBPROF" probes --links "counter.c:$spin_line" "$FIXTURES/counter" >"$TMP/probes-links.txt" 2>&1
+check "probes --links: counter.c:$spin_line is an OSC 8 link" link_to "$TMP/probes-links.txt" tests/fixtures/counter.c ||
+	show "$TMP/probes-links.txt"
+"$XGDBPROF" probes "counter.c:$spin_line" "$FIXTURES/counter" >"$TMP/probes-pipe.txt" 2>&1
+check "probes in a pipe: counter.c:$spin_line, no escape sequence" \
+	sh -c "grep -q 'counter.c:$spin_line)' '$TMP/probes-pipe.txt' && ! grep -q '$ESC' '$TMP/probes-pipe.txt'"
+script -qec "'$XGDBPROF' probes 'counter.c:$spin_line' '$FIXTURES/counter'" /dev/null >"$TMP/probes-tty.txt" 2>&1
+check "probes on a terminal gets links" link_to "$TMP/probes-tty.txt" tests/fixtures/counter.c
 # Target text stays escaped: a source path holding ESC, present here, is
 # linked with %1B in the URL and shown as \x1b; no raw ESC but the links'.
 evil="$TMP/evil${ESC}[31mred.c"

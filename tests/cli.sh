@@ -89,6 +89,34 @@ start_counter
 expect_hint "a malformed probe name, before attaching" "ends with '::'" \
 	'function "counter::" { @n = count(); }' "$COUNTER_PID"
 check "target untouched by the refused probe" target_runs_free "$COUNTER_PID" "$PROGRESS"
+# A well-formed name that matches nothing is found before attaching too:
+# resolved against the process's executable and loaded libraries (no
+# ptrace), exit 2, one message with the closest names. TracerPid, read
+# every few milliseconds through the run, stays 0 (the old code attached
+# gdb first: the target was ptrace-stopped for a tenth of a second or more).
+tracer_pids() {   # tracer_pids PID WATCHED_PID: TracerPid values of PID while WATCHED_PID lives
+	while kill -0 "$2" 2>/dev/null; do
+		sed -n 's/^TracerPid:[[:space:]]*//p' "/proc/$1/status"
+	done | sort -u
+}
+for spec in 'function spin_stpe' 'return /^no_such_function_/'; do
+	"$XGDBPROF" -e "$spec { @n = count(); }" "$COUNTER_PID" >"$TMP/unknown.out" 2>"$TMP/unknown.err" &
+	XP=$!
+	tracer_pids "$COUNTER_PID" "$XP" >"$TMP/tracers" &
+	W=$!
+	wait "$XP"
+	rc=$?
+	wait "$W"
+	check "$spec: exit 2 ($rc)" test "$rc" -eq 2 || show "$TMP/unknown.err"
+	check "$spec: one message, saying the process was not attached" \
+		sh -c "test \$(wc -l <'$TMP/unknown.err') -eq 1 && grep -q 'not attached' '$TMP/unknown.err'"
+	check "$spec: the target was never ptrace-attached (TracerPid: $(tr '\n' ' ' <"$TMP/tracers"))" \
+		test "$(cat "$TMP/tracers")" = 0
+	case $spec in
+	function*) check "$spec: the closest names, spin_step first" grep -q 'closest names: spin_step' "$TMP/unknown.err" ;;
+	esac
+done
+check "target runs free after the refused probes" target_runs_free "$COUNTER_PID" "$PROGRESS"
 
 # Options after the PID; --threads, --max-stopped, --top, --annotate on a run.
 mkdir "$TMP/cwd"

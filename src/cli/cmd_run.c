@@ -558,8 +558,10 @@ static int precheck_probe_names(struct run_context *rc, pid_t pid)
 		if (n < 0 || found.n == 0) {
 			const char *slash = p->spec_kind == PROBE_SPEC_REGEX ? "/" : "";
 			if (n < 0)
-				exit_code = cli_input_error("line %d: %s probe: %s (process %d was not attached)",
-							    p->recipe_line, probe_kind_name(p->kind), e.msg, (int)pid);
+				exit_code = cli_input_error("line %d: %s probe: %s; `xgdbprof probes '%s%s%s' %d` "
+							    "lists what a spec matches (process %d was not attached)",
+							    p->recipe_line, probe_kind_name(p->kind), e.msg, slash, p->spec,
+							    slash, (int)pid, (int)pid);
 			else
 				exit_code = cli_input_error("line %d: %s %s%s%s matches no function in process %d's "
 							    "executable or the libraries it has loaded (not attached); "

@@ -60,3 +60,7 @@ $(FIXTURE_BIN)/panic_groups: tests/fixtures/panic_groups.rs $(FIXTURE_BIN)/.dirs
 check_DATA += $(FIXTURE_BIN)/panic_groups
 CLEANFILES += $(FIXTURE_BIN)/panic_groups
 EXTRA_DIST += tests/fixtures/panic_groups.rs
+check_PROGRAMS += tests/unit/test_panic_report
+tests_unit_test_panic_report_SOURCES = tests/unit/test_panic_report.c
+tests_unit_test_panic_report_LDADD = $(recipe_ldadd)
+TESTS += tests/unit/test_panic_report

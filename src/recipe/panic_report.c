@@ -9,6 +9,7 @@
 #include "util/text_fit.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,6 +144,19 @@ static void put_fit(FILE *out, const char *text, size_t room, bool keep_end)
 		text_put_fit(out, text, strlen(text), room, keep_end ? 0 : 50);
 }
 
+/* One line of our own text, shortened in the middle to width (0: no limit). */
+__attribute__((format(printf, 3, 4)))
+static void put_line(FILE *out, size_t width, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	put_fit(out, buf, width, false);
+	fputc('\n', out);
+}
+
 static size_t room_after(size_t width, size_t used)
 {
 	if (!width)
@@ -237,9 +251,9 @@ static void put_frame_line(FILE *out, const struct frame *f, size_t width, bool 
 	free(loc);
 }
 
-static void put_folded(FILE *out, size_t run)
+static void put_folded(FILE *out, size_t run, size_t width)
 {
-	fprintf(out, "      … %zu runtime frame%s\n", run, run == 1 ? "" : "s");
+	put_line(out, width, "      … %zu runtime frame%s", run, run == 1 ? "" : "s");
 }
 
 /* The runtime's frames: not the user's code, and the C-level `main` that
@@ -260,12 +274,12 @@ static void put_stack(FILE *out, const struct stack *s, size_t width, bool links
 			continue;
 		}
 		if (run)
-			put_folded(out, run);
+			put_folded(out, run, width);
 		run = 0;
 		put_frame_line(out, f, width, links);
 	}
 	if (run)
-		put_folded(out, run);
+		put_folded(out, run, width);
 }
 
 static int print_group(FILE *out, const struct map *m, const struct tally *loc, size_t rank,
@@ -300,14 +314,14 @@ static int print_group(FILE *out, const struct map *m, const struct tally *loc, 
 		for (size_t i = 0; has_message && i < messages.n && i < PANIC_REPORT_MESSAGES; i++)
 			put_message_line(out, m, messages.v[i].first, messages.v[i].count, width);
 		if (has_message && messages.n > PANIC_REPORT_MESSAGES)
-			fprintf(out, "      … %zu other message%s\n", messages.n - PANIC_REPORT_MESSAGES,
-				messages.n - PANIC_REPORT_MESSAGES == 1 ? "" : "s");
+			put_line(out, width, "      … %zu other message%s", messages.n - PANIC_REPORT_MESSAGES,
+				 messages.n - PANIC_REPORT_MESSAGES == 1 ? "" : "s");
 		if (stacks.n) {
 			if (stacks.n == 1)
-				fputs("    stack, root first:\n", out);
+				put_line(out, width, "    stack, root first:");
 			else
-				fprintf(out, "    stack of %" PRIu64 " of them, root first (%zu other stack%s):\n",
-					stacks.v[0].count, stacks.n - 1, stacks.n == 2 ? "" : "s");
+				put_line(out, width, "    stack of %" PRIu64 " of them, root first (%zu other stack%s):",
+					 stacks.v[0].count, stacks.n - 1, stacks.n == 2 ? "" : "s");
 			const struct stack *s = stacks.v[0].first->keys[stack_key].stack;
 			if (s)
 				put_stack(out, s, width, links);
@@ -346,13 +360,15 @@ int panic_report_print(const struct map *m, FILE *out, size_t width, bool links,
 		}
 	}
 	sort_tallies(&locations);
-	fprintf(out, "@%s: %" PRIu64 " panic%s at %zu location%s, most frequent first\n", map_name(m), total,
-		total == 1 ? "" : "s", locations.n, locations.n == 1 ? "" : "s");
+	char *name = text_escape_dup(map_name(m));
+	put_line(out, width, "@%s: %" PRIu64 " panic%s at %zu location%s, most frequent first", name ? name : "?",
+		 total, total == 1 ? "" : "s", locations.n, locations.n == 1 ? "" : "s");
+	free(name);
 	int rc = 0;
 	for (size_t i = 0; i < locations.n && rc == 0; i++)
 		rc = print_group(out, m, &locations.v[i], i + 1, stack_key, width, links);
 	if (map_dropped(m))
-		fprintf(out, "(%" PRIu64 " more panics not kept: max_keys reached)\n", map_dropped(m));
+		put_line(out, width, "(%" PRIu64 " more panics not kept: max_keys reached)", map_dropped(m));
 	free(locations.v);
 	if (rc < 0)
 		return xerr_set(e, "out of memory");

@@ -89,6 +89,34 @@ start_counter
 expect_hint "a malformed probe name, before attaching" "ends with '::'" \
 	'function "counter::" { @n = count(); }' "$COUNTER_PID"
 check "target untouched by the refused probe" target_runs_free "$COUNTER_PID" "$PROGRESS"
+# A well-formed name that matches nothing is found before attaching too:
+# resolved against the process's executable and loaded libraries (no
+# ptrace), exit 2, one message with the closest names. TracerPid, read
+# every few milliseconds through the run, stays 0 (the old code attached
+# gdb first: the target was ptrace-stopped for a tenth of a second or more).
+tracer_pids() {   # tracer_pids PID WATCHED_PID: TracerPid values of PID while WATCHED_PID lives
+	while kill -0 "$2" 2>/dev/null; do
+		sed -n 's/^TracerPid:[[:space:]]*//p' "/proc/$1/status"
+	done | sort -u
+}
+for spec in 'function spin_stpe' 'return /^no_such_function_/'; do
+	"$XGDBPROF" -e "$spec { @n = count(); }" "$COUNTER_PID" >"$TMP/unknown.out" 2>"$TMP/unknown.err" &
+	XP=$!
+	tracer_pids "$COUNTER_PID" "$XP" >"$TMP/tracers" &
+	W=$!
+	wait "$XP"
+	rc=$?
+	wait "$W"
+	check "$spec: exit 2 ($rc)" test "$rc" -eq 2 || show "$TMP/unknown.err"
+	check "$spec: one message, saying the process was not attached" \
+		sh -c "test \$(wc -l <'$TMP/unknown.err') -eq 1 && grep -q 'not attached' '$TMP/unknown.err'"
+	check "$spec: the target was never ptrace-attached (TracerPid: $(tr '\n' ' ' <"$TMP/tracers"))" \
+		test "$(cat "$TMP/tracers")" = 0
+	case $spec in
+	function*) check "$spec: the closest names, spin_step first" grep -q 'closest names: spin_step' "$TMP/unknown.err" ;;
+	esac
+done
+check "target runs free after the refused probes" target_runs_free "$COUNTER_PID" "$PROGRESS"
 
 # Options after the PID; --threads, --max-stopped, --top, --annotate on a run.
 mkdir "$TMP/cwd"
@@ -145,6 +173,34 @@ script -qec "'$XGDBPROF' report --no-links '$OUT'" /dev/null >"$TMP/nolinks.txt"
 check "--no-links: no links on a terminal" sh -c "! grep -q '${ESC}]8;;' '$TMP/nolinks.txt'"
 script -qec "'$XGDBPROF' '$COUNTER_PID' -d 500ms -o '$TMP/tty-run'" /dev/null >"$TMP/ttyrun.txt" 2>&1
 check "a run's report on a terminal gets links" grep -q "${ESC}]8;;file://" "$TMP/ttyrun.txt"
+# dump and probes print path:line the same way: links on a terminal and
+# with --links, none in a pipe, with --no-links or NO_COLOR.
+link_to() {   # link_to FILE NAME: FILE holds an OSC 8 link around .../NAME:LINE
+	grep -q "${ESC}]8;;file://$(hostname)/[^$ESC]*/$2${ESC}\\\\[^$ESC]*$2:[0-9][0-9:]*${ESC}]8;;${ESC}\\\\" "$1"
+}
+"$XGDBPROF" dump --links "$COUNTER_PID" >"$TMP/dump-links.txt" 2>&1
+check "dump --links: counter.c:N is an OSC 8 link" link_to "$TMP/dump-links.txt" tests/fixtures/counter.c ||
+	show "$TMP/dump-links.txt"
+"$XGDBPROF" dump --walker gdb --links "$COUNTER_PID" >"$TMP/dump-gdb-links.txt" 2>&1
+check "dump --walker gdb --links: counter.c:N is an OSC 8 link" link_to "$TMP/dump-gdb-links.txt" tests/fixtures/counter.c
+"$XGDBPROF" dump "$COUNTER_PID" >"$TMP/dump-pipe.txt" 2>&1
+check "dump in a pipe: counter.c:N, no escape sequence" \
+	sh -c "grep -q 'counter.c:[0-9]' '$TMP/dump-pipe.txt' && ! grep -q '$ESC' '$TMP/dump-pipe.txt'"
+script -qec "'$XGDBPROF' dump '$COUNTER_PID'" /dev/null >"$TMP/dump-tty.txt" 2>&1
+check "dump on a terminal gets links" link_to "$TMP/dump-tty.txt" tests/fixtures/counter.c
+NO_COLOR=1 script -qec "'$XGDBPROF' dump '$COUNTER_PID'" /dev/null >"$TMP/dump-nocolor.txt" 2>&1
+check "dump, NO_COLOR: no links on a terminal" sh -c "! grep -q '${ESC}]8;;' '$TMP/dump-nocolor.txt'"
+script -qec "'$XGDBPROF' dump --no-links '$COUNTER_PID'" /dev/null >"$TMP/dump-nolinks.txt" 2>&1
+check "dump --no-links: no links on a terminal" sh -c "! grep -q '${ESC}]8;;' '$TMP/dump-nolinks.txt'"
+spin_line=$(grep -n 'LINE: spin-step' "$TOP_SRCDIR/tests/fixtures/counter.c" | cut -d: -f1)
+"$XGDBPROF" probes --links "counter.c:$spin_line" "$FIXTURES/counter" >"$TMP/probes-links.txt" 2>&1
+check "probes --links: counter.c:$spin_line is an OSC 8 link" link_to "$TMP/probes-links.txt" tests/fixtures/counter.c ||
+	show "$TMP/probes-links.txt"
+"$XGDBPROF" probes "counter.c:$spin_line" "$FIXTURES/counter" >"$TMP/probes-pipe.txt" 2>&1
+check "probes in a pipe: counter.c:$spin_line, no escape sequence" \
+	sh -c "grep -q 'counter.c:$spin_line)' '$TMP/probes-pipe.txt' && ! grep -q '$ESC' '$TMP/probes-pipe.txt'"
+script -qec "'$XGDBPROF' probes 'counter.c:$spin_line' '$FIXTURES/counter'" /dev/null >"$TMP/probes-tty.txt" 2>&1
+check "probes on a terminal gets links" link_to "$TMP/probes-tty.txt" tests/fixtures/counter.c
 # Target text stays escaped: a source path holding ESC, present here, is
 # linked with %1B in the URL and shown as \x1b; no raw ESC but the links'.
 evil="$TMP/evil${ESC}[31mred.c"

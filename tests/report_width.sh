@@ -68,11 +68,26 @@ check "sled-insert: the summary is a sentence" \
 check "sled-insert: no tracer: lines" sh -c "! grep -q '^tracer:' '$TMP/sled-insert.err'"
 
 # A short run: the CPU of the whole run, not 0%/0%/0% (two busy workers).
-# (The old code said 0% when the run ended before its first one-second
-# window closed: on a loaded machine, attaching can take long enough that
-# one does.)
-COLUMNS=80 "$XGDBPROF" -o "$TMP/out-short" -d 500ms "$DEMO" >"$TMP/short.txt" 2>"$TMP/short.err"
-check "0.5 s run: real target CPU figures ($(grep -o 'target CPU: .*' "$TMP/short.txt"))" \
-	grep -q 'target CPU: min [1-9][0-9]*%, avg [1-9][0-9]*%, max [1-9][0-9]*%' "$TMP/short.txt"
+# The old code said 0% when the run ended before its first one-second CPU
+# window closed; the window and the run's duration both count from the
+# sampler's start, so a run whose header says under a second closed none.
+# Under load the sampling loop can overrun -d 500ms past a second (then a
+# window closes, and the old code's figures were real by luck): such a
+# run proves nothing, so it is tried again, shorter. On a machine so loaded
+# that no run stays under a second the check has nothing to judge and says
+# so in a comment line (not a pass it did not earn).
+short_s=""
+is_short() { python3 -c 'import sys; sys.exit(not float(sys.argv[1]) < 0.95)' "${1:-9}"; }
+for d in 500ms 400ms 300ms 250ms 250ms; do
+	COLUMNS=80 "$XGDBPROF" -o "$TMP/out-short" -d "$d" "$DEMO" >"$TMP/short.txt" 2>"$TMP/short.err"
+	short_s=$(sed -n 's/.*· duration \([0-9.]*\) s.*/\1/p' "$TMP/short.txt" | head -1)
+	is_short "$short_s" && break
+done
+if is_short "$short_s"; then
+	check "short run: real target CPU figures, none 0% (a run of $short_s s, so no one-second CPU window closed: $(grep -o 'target CPU: .*' "$TMP/short.txt"))" \
+		grep -q 'target CPU: min [1-9][0-9]*%, avg [1-9][0-9]*%, max [1-9][0-9]*%$' "$TMP/short.txt"
+else
+	echo "# SKIP short run: not judged: five runs of 250-500 ms all lasted a second or more on this loaded machine (last: ${short_s:-?} s)"
+fi
 check "the demo runs free afterwards" target_runs_free "$DEMO" "$TMP/demo.progress"
 finish

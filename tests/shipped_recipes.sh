@@ -19,7 +19,9 @@ want=$(grep -c '^EXPECT ' "$TMP/panic.txt")
 got=$(grep -c '^thread .* panicked at .*trace_panic.rs:[0-9]*:[0-9]*: ' "$TMP/panic.txt")
 check "panic recipe: every panic reported ($got of $want)" test "$got" -eq "$want" -a "$want" -gt 1
 check "panic recipe: formatted messages read from the payload" grep -q 'panicked at .*: called `Result::unwrap()` on an `Err` value: "bad input 1"$' "$TMP/panic.txt"
-check "panic recipe: @panics summarises by location and message" grep -q '^@panics\[.*trace_panic.rs:[0-9]*:[0-9]*, ' "$TMP/panic.txt"
+check "panic recipe: @panics groups by location (8 panics at 4)" grep -qx '@panics: 8 panics at 4 locations, most frequent first' "$TMP/panic.txt"
+check "panic recipe: 3 panics at each worker location" \
+	test "$(grep -c '^#[12]  3 panics at .*trace_panic.rs:[0-9]*:[0-9]*$' "$TMP/panic.txt")" -eq 2
 grep 'panicked at' "$TMP/panic.txt" | head -3 | sed 's/^/  /'
 
 # sled-insert on the cache service: calls, latency, callers of every instance.

@@ -1,6 +1,8 @@
 #include "config.h"
 #include "cli/cli.h"
 #include "util/edit_distance.h"
+#include "util/hyperlink.h"
+#include "util/text_escape.h"
 #include "target/signals.h"
 #include "symbols/source_map.h"
 #include "util/clock.h"
@@ -52,6 +54,18 @@ bool cli_links_wanted(bool to_tty)
 	if (cli_globals.links != CLI_LINKS_AUTO)
 		return cli_globals.links == CLI_LINKS_ALWAYS;
 	return to_tty && !getenv("NO_COLOR");
+}
+
+void cli_put_source_location(FILE *out, const char *path, int line, int column, bool links)
+{
+	bool linked = links && hyperlink_open(out, path, line);
+	text_put(out, path, TEXT_FORM_TERMINAL);
+	if (line > 0 && column > 0)
+		fprintf(out, ":%d:%d", line, column);
+	else if (line > 0)
+		fprintf(out, ":%d", line);
+	if (linked)
+		hyperlink_close(out);
 }
 
 size_t cli_edit_distance(const char *a, const char *b)

@@ -44,6 +44,11 @@ struct source_map *cli_source_map(struct xerr *e);
  * (a pipe or a file would keep the escape sequences as bytes). */
 bool cli_links_wanted(bool to_tty);
 
+/* Writes "path:line" (":line:column" when column > 0; the path alone when
+ * line <= 0), the path escaped as target text, as an OSC 8 hyperlink when
+ * links and the file is here (util/hyperlink.h). */
+void cli_put_source_location(FILE *out, const char *path, int line, int column, bool links);
+
 /* Levenshtein distance between two short words (for "did you mean"). */
 size_t cli_edit_distance(const char *a, const char *b);
 

@@ -171,7 +171,7 @@ static void put(FILE *out, const char *target_text)
 	text_put(out, target_text, TEXT_FORM_TERMINAL);
 }
 
-static void print_text(const struct snapshot *snap, FILE *out)
+static void print_text(const struct snapshot *snap, FILE *out, bool links)
 {
 	const char *base = strrchr(snap->exe, '/');
 	fprintf(out, "Process %d: ", (int)snap->pid);
@@ -197,8 +197,7 @@ static void print_text(const struct snapshot *snap, FILE *out)
 			put(out, f->function ? f->function : "??");
 			if (f->file && f->line > 0) {
 				fputs("\n        at ", out);
-				put(out, f->file);
-				fprintf(out, ":%d", f->line);
+				cli_put_source_location(out, f->file, f->line, 0, links);
 			} else if (f->library) {
 				fputs("\n        in ", out);
 				put(out, f->library);
@@ -212,11 +211,7 @@ static void print_text(const struct snapshot *snap, FILE *out)
 			fputs(f->inlined ? " [inlined]" : "", out);
 			if (f->file && f->line > 0) {
 				fputs("\n        at ", out);
-				put(out, f->file);
-				if (f->column > 0)
-					fprintf(out, ":%d:%d", f->line, f->column);
-				else
-					fprintf(out, ":%d", f->line);
+				cli_put_source_location(out, f->file, f->line, f->column, links);
 			} else if (f->module) {
 				fputs("\n        in ", out);
 				put(out, f->module);
@@ -327,7 +322,9 @@ static void dump_usage(FILE *out)
 	      "  --walker dwfl|gdb dwfl (default): xgdbprof's unwinder and symbolizer, with\n"
 	      "                    inline frames marked; gdb: gdb's own unwinder and names\n"
 	      "  --check-walkers   walk each thread with both and report where they differ\n"
-	      "                    (exit 1 if they do)\n", out);
+	      "                    (exit 1 if they do)\n"
+	      "  --links, --no-links  file:line as terminal hyperlinks (default: on a\n"
+	      "                    terminal without NO_COLOR)\n", out);
 }
 
 struct dump_options {
@@ -347,6 +344,8 @@ static int parse_dump_options(int argc, char **argv, struct dump_options *o)
 		{ "delay", required_argument, NULL, 'w' },
 		{ "walker", required_argument, NULL, 'W' },
 		{ "check-walkers", no_argument, NULL, 'C' },
+		{ "links", no_argument, NULL, 'L' },
+		{ "no-links", no_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -373,6 +372,8 @@ static int parse_dump_options(int argc, char **argv, struct dump_options *o)
 				return cli_usage_error("dump", "--walker takes dwfl or gdb");
 			break;
 		case 'C': o->check_walkers = true; break;
+		case 'L': cli_globals.links = CLI_LINKS_ALWAYS; break;
+		case 'k': cli_globals.links = CLI_LINKS_NEVER; break;
 		case 'h': dump_usage(stdout); return XGP_EXIT_OK;
 		default: return cli_getopt_error("dump", c, argv);
 		}
@@ -416,7 +417,7 @@ static void print_snapshot(const struct dump_options *o, const struct snapshot *
 	if (o->json) {
 		print_json(snap, sym, stdout);
 	} else {
-		print_text(snap, stdout);
+		print_text(snap, stdout, cli_links_wanted(isatty(STDOUT_FILENO)));
 		for (size_t i = 0; sym && i < symbolizer_note_count(sym); i++)
 			printf("%snote: %s\n", i ? "" : "\n", symbolizer_note(sym, i));
 	}

@@ -15,16 +15,20 @@
 #include <unistd.h>
 
 static const char probes_usage[] =
-	"usage: xgdbprof probes [--no-inlined] SPEC PID|EXE\n"
+	"usage: xgdbprof probes [--no-inlined] [--links|--no-links] SPEC PID|EXE\n"
 	"  SPEC  a function name (every monomorphized instance), /regex/ over\n"
 	"        demangled names, or file:line\n"
-	"Lists the code addresses a `function SPEC` / `return SPEC` probe would use.\n";
+	"Lists the code addresses a `function SPEC` / `return SPEC` probe would use;\n"
+	"file:line are terminal hyperlinks on a terminal without NO_COLOR (--links,\n"
+	"--no-links: always, never).\n";
 
 int cmd_probes(int argc, char **argv)
 {
 	bool inlined = true;
 	static const struct option longopts[] = {
 		{ "no-inlined", no_argument, NULL, 'n' },
+		{ "links", no_argument, NULL, 'L' },
+		{ "no-links", no_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -34,6 +38,12 @@ int cmd_probes(int argc, char **argv)
 		switch (c) {
 		case 'n':
 			inlined = false;
+			break;
+		case 'L':
+			cli_globals.links = CLI_LINKS_ALWAYS;
+			break;
+		case 'k':
+			cli_globals.links = CLI_LINKS_NEVER;
 			break;
 		case 'h':
 			fputs(probes_usage, stdout);
@@ -80,6 +90,7 @@ int cmd_probes(int argc, char **argv)
 		rc = cli_input_error("%s matches no function", spec_text);
 	} else {
 		size_t outlined = 0;
+		bool links = cli_links_wanted(isatty(STDOUT_FILENO));
 		for (size_t i = 0; i < sites.n; i++)
 			outlined += !sites.v[i].inlined;
 		printf("%s: %zu site%s (%zu out-of-line, %zu inlined)\n", spec_text, sites.n,
@@ -90,8 +101,8 @@ int cmd_probes(int argc, char **argv)
 			text_put(stdout, s->name, TEXT_FORM_TERMINAL);
 			if (s->file) {
 				printf("  (%s ", s->inlined ? "inlined at" : "at");
-				text_put(stdout, s->file, TEXT_FORM_TERMINAL);
-				printf(":%d)", s->line);
+				cli_put_source_location(stdout, s->file, s->line, 0, links);
+				putchar(')');
 			}
 			putchar('\n');
 		}

@@ -11,6 +11,7 @@
 #include "events/event.h"
 #include "procfs/glibc_heap.h"
 #include "recipe/maps.h"
+#include "recipe/panic_report.h"
 #include "util/output_file.h"
 #include "report/profile.h"
 #include "recipe/recipe.h"
@@ -21,6 +22,7 @@
 #include "symbols/source_map.h"
 #include "symbols/symbolize.h"
 #include "trace/tracer.h"
+#include "trace/tracer_resolve.h"
 #include "util/clock.h"
 #include "util/text_fit.h"
 
@@ -183,6 +185,11 @@ static void report_defaults(const struct run_context *rc, const struct recipe_re
 static int sink_report(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e)
 {
 	struct run_context *rc = ctx;
+	if (o && o->panics) {
+		int result = panic_report_print(m, rc->out, rc->width, cli_links_wanted(rc->stdout_tty), e);
+		fflush(rc->out);
+		return result;
+	}
 	struct profile *p = profile_of_map(rc, m, e);
 	if (!p)
 		return -1;
@@ -517,6 +524,60 @@ static int run_open(struct run_context *rc)
 	return XGP_EXIT_OK;
 }
 
+/* Resolves every function/return probe against the process's executable
+ * and the libraries mapped now (/proc/PID/maps, read through our own ELF
+ * and DWARF index: no ptrace), before gdb is started, so that a name that
+ * matches nothing is bad input with the target never stopped. The tracer
+ * resolves against the same set once attached (it has no pending probes
+ * for a library loaded later), so this only moves the error earlier. The
+ * symbolizer is kept for the run. Returns XGP_EXIT_OK, or the exit code
+ * said on stderr. A process whose files we cannot read is left to the
+ * attach, which says why. */
+static int precheck_probe_names(struct run_context *rc, pid_t pid)
+{
+	struct xerr e;
+	bool any = false;
+	for (size_t i = 0; i < rc->nprobes; i++)
+		any |= rc->probes[i].kind == PROBE_FUNCTION || rc->probes[i].kind == PROBE_RETURN;
+	if (!any)
+		return XGP_EXIT_OK;
+	struct symbolizer *sym = symbolizer_new_pid(pid, &e);
+	if (!sym)
+		return XGP_EXIT_OK;
+	int exit_code = XGP_EXIT_OK;
+	for (size_t i = 0; i < rc->nprobes && exit_code == XGP_EXIT_OK; i++) {
+		const struct probe_spec *p = &rc->probes[i];
+		if (p->kind != PROBE_FUNCTION && p->kind != PROBE_RETURN)
+			continue;
+		struct tracer_sites found = { 0 };
+		/* out-of-line functions first; the DWARF walk for inlined copies
+		 * only when they alone could match */
+		int n = tracer_resolve(sym, p->spec_kind, p->spec, p->file, p->line, false, &found, &e);
+		if (n == 0 && found.n == 0)
+			n = tracer_resolve(sym, p->spec_kind, p->spec, p->file, p->line, true, &found, &e);
+		if (n < 0 || found.n == 0) {
+			const char *slash = p->spec_kind == PROBE_SPEC_REGEX ? "/" : "";
+			if (n < 0)
+				exit_code = cli_input_error("line %d: %s probe: %s; `xgdbprof probes '%s%s%s' %d` "
+							    "lists what a spec matches (process %d was not attached)",
+							    p->recipe_line, probe_kind_name(p->kind), e.msg, slash, p->spec,
+							    slash, (int)pid, (int)pid);
+			else
+				exit_code = cli_input_error("line %d: %s %s%s%s matches no function in process %d's "
+							    "executable or the libraries it has loaded (not attached); "
+							    "`xgdbprof probes '%s%s%s' %d` lists what a spec matches",
+							    p->recipe_line, probe_kind_name(p->kind), slash, p->spec, slash,
+							    (int)pid, slash, p->spec, slash, (int)pid);
+		}
+		tracer_sites_release(&found);
+	}
+	if (exit_code == XGP_EXIT_OK)
+		rc->sym = sym;
+	else
+		symbolizer_free(sym);
+	return exit_code;
+}
+
 /* Launches the command or attaches to the PID. Returns XGP_EXIT_OK with
  * rc->session set, or the exit code with the target untouched (the recipe
  * is the caller's to free). */
@@ -557,6 +618,8 @@ static int run_attach(struct run_context *rc)
 		exit_code = cli_input_error("process %d is stopped (state T): nothing to %s; resume it with "
 					    "`kill -CONT %d`, or see where it stopped with `xgdbprof dump %d`",
 					    (int)pid, rc->wants_samples ? "sample" : "trace", (int)pid, (int)pid);
+	} else if (tracing && (exit_code = precheck_probe_names(rc, pid)) != XGP_EXIT_OK) {
+		/* said; nothing attached */
 	} else if (session_attach(&rc->session, pid, &so, &e) < 0) {
 		exit_code = cli_input_error("%s", e.msg);
 	}
@@ -581,7 +644,8 @@ static int run_start(struct run_context *rc)
 	rc->walker = opts->exact ? "gdb" : "dwfl";
 	rc->stop_mode = session_non_stop(rc->session) ? "non-stop" : "all-stop";
 	rc->raw = profile_new();
-	rc->sym = symbolizer_new_pid(rc->pid, &e);
+	if (!rc->sym)   /* else precheck_probe_names read the process already */
+		rc->sym = symbolizer_new_pid(rc->pid, &e);
 	if (rc->sym)
 		rc->source_map = cli_source_map(&e);
 	if (!rc->sym || !rc->source_map || !rc->raw)
@@ -884,6 +948,7 @@ int run_recipe(const struct run_request *req)
 		return exit_code;
 	exit_code = run_attach(&rc);
 	if (exit_code != XGP_EXIT_OK) {
+		symbolizer_free(rc.sym);
 		free(rc.probes);
 		recipe_free(rc.recipe);
 		return exit_code;

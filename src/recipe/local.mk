@@ -6,6 +6,8 @@ src_recipe_librecipe_a_CPPFLAGS = $(NO_GDB_CPPFLAGS)
 src_recipe_librecipe_a_SOURCES = \
 	src/recipe/maps.c \
 	src/recipe/maps.h \
+	src/recipe/panic_report.c \
+	src/recipe/panic_report.h \
 	src/recipe/profile_map.c \
 	src/recipe/recipe.c \
 	src/recipe/recipe.h \
@@ -51,3 +53,14 @@ fuzz-recipe: $(fuzz_recipe_sources)
 	  $(AM_CPPFLAGS) $(CPPFLAGS) -o $@ $(addprefix $(srcdir)/,$(fuzz_recipe_sources)) $(DEP_LIBS)
 CLEANFILES += fuzz-recipe
 .PHONY: fuzz-recipe
+
+# The panic report's fixture (tests/trace_panic.sh): two threads, two locations.
+$(FIXTURE_BIN)/panic_groups: tests/fixtures/panic_groups.rs $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_GEN)$(RUSTC_QUIET) $(RUSTFLAGS_FIXTURE) $(srcdir)/tests/fixtures/panic_groups.rs -o $@
+check_DATA += $(FIXTURE_BIN)/panic_groups
+CLEANFILES += $(FIXTURE_BIN)/panic_groups
+EXTRA_DIST += tests/fixtures/panic_groups.rs
+check_PROGRAMS += tests/unit/test_panic_report
+tests_unit_test_panic_report_SOURCES = tests/unit/test_panic_report.c
+tests_unit_test_panic_report_LDADD = $(recipe_ldadd)
+TESTS += tests/unit/test_panic_report

@@ -115,6 +115,7 @@ struct recipe_report_opts {
 	const char *path;     /* output file for flamegraph/folded/json, or NULL = stdout */
 	bool inverted;        /* flamegraph: icicle graph of callers, merged leaf first */
 	bool waits;           /* report: stacks of waiting threads (headlines name the call that waits) */
+	bool panics;          /* report: panics grouped by location (recipe/panic_report.h) */
 	const char *types;    /* pprof: sample types, "name/unit[,name/unit]" (events, then weight) */
 };
 

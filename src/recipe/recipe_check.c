@@ -84,7 +84,7 @@ static const char *const action_names[] = {
 
 /* The name=value options each call hands to its renderer; one a call would
  * ignore is refused (docs/recipes.md, "Reports"). */
-static const char *const report_option_names[] = {"top", "title", "waits", NULL};
+static const char *const report_option_names[] = {"top", "title", "waits", "panics", NULL};
 static const char *const flamegraph_option_names[] = {"title", "inverted", NULL};
 static const char *const pprof_option_names[] = {"types", NULL};
 
@@ -759,7 +759,7 @@ static void check_call_stmt(struct checker *c, struct stmt *s)
 				ERR(c, na->loc, "unknown option '%s'; did you mean '%s'?", na->name, dym);
 			else
 				ERR(c, na->loc, "%s() has no option '%s': its options are %s", call->s, na->name,
-				    flame ? "title, inverted" : action == A_PPROF ? "types" : "top, title, waits");
+				    flame ? "title, inverted" : action == A_PPROF ? "types" : "top, title, waits, panics");
 			continue;
 		}
 		if (need_type(c, na->value, want, "this option") && !strcmp(na->name, "types") &&

@@ -735,6 +735,8 @@ static int exec_report(struct recipe_run *run, const struct stmt *s)
 			o.inverted = v.i != 0;
 		else if (!strcmp(s->named[i].name, "waits"))
 			o.waits = v.i != 0;
+		else if (!strcmp(s->named[i].name, "panics"))
+			o.panics = v.i != 0;
 		else if (!strcmp(s->named[i].name, "types"))
 			o.types = v.s;
 	}

@@ -162,8 +162,8 @@ static void emit_flat(struct strbuf *o, const char *p, const char *end)
 
 /* A closure, shim or other compiler-made segment, `{…}` at p up to after:
  * legacy `{{closure}}`, `{{vtable.shim}}`; v0 `{closure#3}`,
- * `{shim:vtable#0}`. Both become v0's words without the index (legacy has
- * none to give): `{closure}`, `{shim:vtable}`. */
+ * `{shim:vtable#0}`; DWARF's `{closure_env#1}`. All become v0's words
+ * without the index (legacy has none to give): `{closure}`, `{shim:vtable}`. */
 static void emit_braces(struct strbuf *o, const char *p, const char *after)
 {
 	const char *b = p + 1, *e = group_inner_end(p, after);
@@ -182,6 +182,8 @@ static void emit_braces(struct strbuf *o, const char *p, const char *after)
 		{ "vtable.shim", "{shim:vtable}" },    /* legacy */
 		{ "reify.shim", "{shim:reify}" },      /* legacy */
 		{ "K", "{constant}" },                 /* v0's anonymous const, legacy {{constant}} */
+		{ "closure_env", "{closure}" },        /* DWARF's name of a closure's type in an
+							* instance's generic arguments */
 	};
 	size_t n = (size_t)(e - b);
 	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)

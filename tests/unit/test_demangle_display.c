@@ -36,6 +36,44 @@ static void expect_same(const char *legacy, const char *v0, const char *want)
 	expect(v0, want);
 }
 
+/* The same symbol, mangled by legacy and by v0 (the demangle_fixture and
+ * names_fixture builds, `nm`): demangled hash-less, then displayed, the two
+ * must read the same, and as want. */
+static void expect_same_mangled(const char *legacy, const char *v0, const char *want)
+{
+	char *l = demangle_symbol(legacy, false), *v = demangle_symbol(v0, false);
+	CHECK_MSG(l && v, "demangle_symbol failed on \"%s\" or \"%s\"", legacy, v0);
+	if (l && v)
+		expect_same(l, v, want);
+	free(l);
+	free(v);
+}
+
+/* Closures: legacy spells them {{closure}}, v0 {closure#N}, DWARF's names
+ * of generic instances {closure_env#N} (the closure's environment type):
+ * one spelling, {closure}, whatever the source. */
+static void test_closures(void)
+{
+	expect_same_mangled("_ZN16demangle_fixture4main28_$u7b$$u7b$closure$u7d$$u7d$17h08a00a13dd358434E",
+			    "_RNCNvCsgEFq9VScRRZ_16demangle_fixture4main0",
+			    "demangle_fixture::main::{closure}");
+	expect_same_mangled("_ZN16demangle_fixture4main28_$u7b$$u7b$closure$u7d$$u7d$28_$u7b$$u7b$closure$u7d$$u7d$"
+			    "17h16d42f418ed0ef4bE",
+			    "_RNCNCNvCsgEFq9VScRRZ_16demangle_fixture4mains_00B5_",
+			    "demangle_fixture::main::{closure}::{closure}");
+	expect_same_mangled("_ZN4core3ptr156drop_in_place$LT$std..thread..lifecycle..spawn_unchecked$LT$names_fixture.."
+			    "main..$u7b$$u7b$closure$u7d$$u7d$$C$$LP$$RP$$GT$..$u7b$$u7b$closure$u7d$$u7d$$GT$"
+			    "17h2b9d926e80f142a4E",
+			    "_RINvNtCsgEmfK2I1SDS_4core3ptr13drop_in_placeNCINvNtNtCsjrHSEGnQ3l9_3std6thread9lifecycle"
+			    "15spawn_uncheckedNCNvCslIAAwhX8zu_13names_fixture4main0uEs_0EB1J_",
+			    "core::ptr::drop_in_place<std::thread::lifecycle::spawn_unchecked::{closure}>");
+	/* DWARF's name of the same drop glue instance */
+	expect("core::ptr::drop_in_place<std::thread::lifecycle::spawn_unchecked::{closure_env#1}"
+	       "<names_fixture::main::{closure_env#0}, ()>>",
+	       "core::ptr::drop_in_place<std::thread::lifecycle::spawn_unchecked::{closure}>");
+	expect("names_fixture::main::{closure_env#0}", "names_fixture::main::{closure}");
+}
+
 static void test_forms(void)
 {
 	/* plain paths pass through */
@@ -303,6 +341,7 @@ static void test_hostile(void)
 int main(void)
 {
 	test_forms();
+	test_closures();
 	test_provided_method();
 	test_corpus();
 	test_hostile();

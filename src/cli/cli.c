@@ -108,13 +108,24 @@ int cli_getopt_error(const char *subcommand, int c, char **argv)
 	return cli_usage_error(subcommand, message);
 }
 
-/* A --top or --functions count: 1 to a million. */
-static int parse_count(const char *text, size_t *out)
+int cli_parse_whole(const char *text, const char *suffix, long low, long high, long *out)
 {
 	char *end;
 	errno = 0;
 	long v = strtol(text, &end, 10);
-	if (end == text || *end || errno || v <= 0 || v > 1000000)
+	if (end != text && suffix && strcmp(end, suffix) == 0)
+		end += strlen(suffix);
+	if (end == text || *end || errno || v < low || v > high)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* A --top or --functions count: 1 to a million. */
+static int parse_count(const char *text, size_t *out)
+{
+	long v;
+	if (cli_parse_whole(text, NULL, 1, 1000000, &v) < 0)
 		return -1;
 	*out = (size_t)v;
 	return 0;
@@ -178,10 +189,8 @@ int cli_parse_duration(const char *text, double *seconds)
 
 int cli_parse_pid(const char *text, pid_t *pid)
 {
-	char *end;
-	errno = 0;
-	long value = strtol(text, &end, 10);
-	if (end == text || *end || errno || value <= 0 || value > 0x3fffffff)
+	long value;
+	if (cli_parse_whole(text, NULL, 1, 0x3fffffff, &value) < 0)
 		return -1;
 	*pid = (pid_t)value;
 	return 0;

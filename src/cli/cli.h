@@ -93,6 +93,9 @@ int cli_color_wanted(const char *subcommand, const char *when, bool to_tty, bool
 
 /* "500ms", "30s", "5m", "1h", "2.5s", or a bare number of seconds. 0 ok, -1 bad. */
 int cli_parse_duration(const char *text, double *seconds);
+/* A whole decimal number from low to high, optionally followed by suffix
+ * (NULL: none): 0 with *out set, -1 bad. */
+int cli_parse_whole(const char *text, const char *suffix, long low, long high, long *out);
 /* A positive decimal PID. 0 ok, -1 bad. */
 int cli_parse_pid(const char *text, pid_t *pid);
 /* Sleeps, returning early when a terminating signal arrives. */

@@ -134,17 +134,12 @@ static int unknown_subcommand(const char *word)
 static int parse_bounded(const char *option, const char *text, long low, long high, const char *unit,
 			 long *out)
 {
-	char *end;
-	long v = strtol(text, &end, 10);
-	if (end != text && strcmp(end, "%") == 0 && strcmp(unit, "%") == 0)
-		end++;
-	if (end == text || *end || v < low || v > high) {
+	if (cli_parse_whole(text, strcmp(unit, "%") == 0 ? "%" : NULL, low, high, out) < 0) {
 		char message[160];
 		snprintf(message, sizeof message, "%s takes a whole number from %ld to %ld%s (not '%.40s')",
 			 option, low, high, unit, text);
 		return cli_usage_error(NULL, message);
 	}
-	*out = v;
 	return XGP_EXIT_OK;
 }
 

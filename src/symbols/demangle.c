@@ -814,6 +814,7 @@ static int in_binder(struct v0_printer *pr, enum v0_binder_body body)
 /* One path node after its tag (print_path takes the tag and the depth). */
 static int print_path_node(struct v0_printer *pr, char tag, bool in_value)
 {
+	bool failed = false;
 	switch (tag) {
 	case 'C': {
 		uint64_t dis;
@@ -875,20 +876,20 @@ static int print_path_node(struct v0_printer *pr, char tag, bool in_value)
 			print_path(pr, false);
 			pr->out = saved;
 		}
-		if (pr_str(pr, "<") || print_type(pr) ||
-		    (tag != 'M' && (pr_str(pr, " as ") || print_path(pr, false))) || pr_str(pr, ">"))
-			return -1;
+		failed = pr_str(pr, "<") || print_type(pr) ||
+			 (tag != 'M' && (pr_str(pr, " as ") || print_path(pr, false))) || pr_str(pr, ">");
 		break;
 	case 'I':
-		if (print_path(pr, in_value) || (in_value && pr_str(pr, "::")) || pr_str(pr, "<") ||
-		    print_sep_list(pr, W_GENERIC_ARG, ", ", NULL) || pr_str(pr, ">"))
-			return -1;
+		failed = print_path(pr, in_value) || (in_value && pr_str(pr, "::")) || pr_str(pr, "<") ||
+			 print_sep_list(pr, W_GENERIC_ARG, ", ", NULL) || pr_str(pr, ">");
 		break;
 	case 'B':
 		return print_backref(pr, in_value ? W_PATH_VALUE : W_PATH, NULL);
 	default:
 		V0_INVALID_RETURN(pr);
 	}
+	if (failed)
+		return -1;
 	return 0;
 }
 
@@ -1056,6 +1057,7 @@ static int print_type(struct v0_printer *pr)
 	if (basic)
 		return pr_str(pr, basic);
 	V0_PARSE(pr, v0_push_depth(P(pr)));
+	bool failed = false;
 	switch (tag) {
 	case 'R':
 	case 'Q':
@@ -1067,27 +1069,22 @@ static int print_type(struct v0_printer *pr)
 			if (lt != 0 && (print_lifetime_from_index(pr, lt) || pr_str(pr, " ")))
 				return -1;
 		}
-		if ((tag != 'R' && pr_str(pr, "mut ")) || print_type(pr))
-			return -1;
+		failed = (tag != 'R' && pr_str(pr, "mut ")) || print_type(pr);
 		break;
 	case 'P':
 	case 'O':
-		if (pr_str(pr, "*") || pr_str(pr, tag != 'P' ? "mut " : "const ") || print_type(pr))
-			return -1;
+		failed = pr_str(pr, "*") || pr_str(pr, tag != 'P' ? "mut " : "const ") || print_type(pr);
 		break;
 	case 'A':
 	case 'S':
-		if (pr_str(pr, "[") || print_type(pr) ||
-		    (tag == 'A' && (pr_str(pr, "; ") || print_const(pr, true))) || pr_str(pr, "]"))
-			return -1;
+		failed = pr_str(pr, "[") || print_type(pr) ||
+			 (tag == 'A' && (pr_str(pr, "; ") || print_const(pr, true))) || pr_str(pr, "]");
 		break;
 	case 'T':
-		if (print_tuple(pr, W_TYPE))
-			return -1;
+		failed = print_tuple(pr, W_TYPE);
 		break;
 	case 'F':
-		if (in_binder(pr, B_FN_SIG))
-			return -1;
+		failed = in_binder(pr, B_FN_SIG);
 		break;
 	case 'D': {
 		if (pr_str(pr, "dyn ") || in_binder(pr, B_DYN_BOUNDS))
@@ -1096,26 +1093,24 @@ static int print_type(struct v0_printer *pr)
 			V0_INVALID_RETURN(pr);
 		uint64_t lt;
 		V0_PARSE(pr, v0_integer_62(P(pr), &lt));
-		if (lt != 0 && (pr_str(pr, " + ") || print_lifetime_from_index(pr, lt)))
-			return -1;
+		failed = lt != 0 && (pr_str(pr, " + ") || print_lifetime_from_index(pr, lt));
 		break;
 	}
 	case 'B':
-		if (print_backref(pr, W_TYPE, NULL))
-			return -1;
+		failed = print_backref(pr, W_TYPE, NULL);
 		break;
 	case 'W':
-		if (print_type(pr) || pr_str(pr, " is ") || print_pat(pr))
-			return -1;
+		failed = print_type(pr) || pr_str(pr, " is ") || print_pat(pr);
 		break;
 	default:
 		/* Not a type tag: a path; let print_path see the tag again. */
 		if (pr->err == V0_OK)
 			pr->parser.next--;
-		if (print_path(pr, false))
-			return -1;
+		failed = print_path(pr, false);
 		break;
 	}
+	if (failed)
+		return -1;
 	pr_pop_depth(pr);
 	return 0;
 }
@@ -1289,26 +1284,23 @@ static int print_const_compound(struct v0_printer *pr, char tag, bool in_value)
 {
 	if (!in_value && pr_str(pr, "{"))
 		return -1;
+	bool failed = false;
 	switch (tag) {
 	case 'e':
 		/* `*"..."`: a str literal is a &str; `*` gets back to str. */
-		if (pr_str(pr, "*") || print_const_str_literal(pr))
-			return -1;
+		failed = pr_str(pr, "*") || print_const_str_literal(pr);
 		break;
 	case 'R':
 	case 'Q':
-		if (pr_str(pr, "&") || (tag != 'R' && pr_str(pr, "mut ")) ||
-		    print_const(pr, true))
-			return -1;
+		failed = pr_str(pr, "&") || (tag != 'R' && pr_str(pr, "mut ")) ||
+			 print_const(pr, true);
 		break;
 	case 'A':
-		if (pr_str(pr, "[") || print_sep_list(pr, W_CONST_VALUE, ", ", NULL) ||
-		    pr_str(pr, "]"))
-			return -1;
+		failed = pr_str(pr, "[") || print_sep_list(pr, W_CONST_VALUE, ", ", NULL) ||
+			 pr_str(pr, "]");
 		break;
 	case 'T':
-		if (print_tuple(pr, W_CONST_VALUE))
-			return -1;
+		failed = print_tuple(pr, W_CONST_VALUE);
 		break;
 	case 'V': {
 		char kind;
@@ -1333,6 +1325,8 @@ static int print_const_compound(struct v0_printer *pr, char tag, bool in_value)
 		break;
 	}
 	}
+	if (failed)
+		return -1;
 	if (!in_value && pr_str(pr, "}"))
 		return -1;
 	return 0;
@@ -1341,18 +1335,16 @@ static int print_const_compound(struct v0_printer *pr, char tag, bool in_value)
 /* One const node after its tag (print_const takes the tag and the depth). */
 static int print_const_node(struct v0_printer *pr, char tag, bool in_value)
 {
+	bool failed = false;
 	switch (tag) {
 	case 'p':
-		if (pr_str(pr, "_"))
-			return -1;
+		failed = pr_str(pr, "_");
 		break;
 	case 'h': case 't': case 'm': case 'y': case 'o': case 'j':
-		if (print_const_uint(pr, tag))
-			return -1;
+		failed = print_const_uint(pr, tag);
 		break;
 	case 'a': case 's': case 'l': case 'x': case 'n': case 'i':
-		if ((pr_eat(pr, 'n') && pr_str(pr, "-")) || print_const_uint(pr, tag))
-			return -1;
+		failed = (pr_eat(pr, 'n') && pr_str(pr, "-")) || print_const_uint(pr, tag);
 		break;
 	case 'b': {
 		struct hex_nibbles h;
@@ -1360,8 +1352,7 @@ static int print_const_node(struct v0_printer *pr, char tag, bool in_value)
 		V0_PARSE(pr, v0_hex_nibbles(P(pr), &h));
 		if (hex_nibbles_uint(&h, &v) != 0 || v > 1)
 			V0_INVALID_RETURN(pr);
-		if (pr_str(pr, v ? "true" : "false"))
-			return -1;
+		failed = pr_str(pr, v ? "true" : "false");
 		break;
 	}
 	case 'c': {
@@ -1390,6 +1381,8 @@ static int print_const_node(struct v0_printer *pr, char tag, bool in_value)
 	default:
 		V0_INVALID_RETURN(pr);
 	}
+	if (failed)
+		return -1;
 	return 0;
 }
 

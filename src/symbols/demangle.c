@@ -888,9 +888,7 @@ static int print_path_node(struct v0_printer *pr, char tag, bool in_value)
 	default:
 		V0_INVALID_RETURN(pr);
 	}
-	if (failed)
-		return -1;
-	return 0;
+	return failed ? -1 : 0;
 }
 
 /* Reads a node's tag and enters one level deeper (in rustc-demangle's order
@@ -1381,9 +1379,7 @@ static int print_const_node(struct v0_printer *pr, char tag, bool in_value)
 	default:
 		V0_INVALID_RETURN(pr);
 	}
-	if (failed)
-		return -1;
-	return 0;
+	return failed ? -1 : 0;
 }
 
 static int print_const(struct v0_printer *pr, bool in_value)

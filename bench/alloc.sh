@@ -95,19 +95,26 @@ counter() {
 	esac
 }
 # rate LEAF FILE: "rate low high" summed over @bytes' entries whose stack
-# starts at LEAF (bytes/s; the bounds summed: a conservative interval)
+# starts at LEAF (bytes/s; the bounds summed: a conservative interval); a
+# lower bound ("at least N/s": calls too close together to time) gives
+# "N N inf"
 rate() {
 	awk -v leaf="$1" '
 		index($0, "@bytes[") == 1 { want = 1; first = 1; next }
 		want && first { first = 0; hit = ($1 == leaf); next }
 		want && /^\]: / {
-			if (hit && match($0, /· [0-9.e+]+\/s \(95% [0-9.e+]+–[0-9.e+]+\)/)) {
-				split(substr($0, RSTART + 2, RLENGTH - 3), f, /[ \/(–]+/)
-				r += f[1]; lo += f[4]; hi += f[5]; n++
+			if (hit && match($0, / [0-9.e+]+\/s \(95% [0-9.e+]+.[^0-9]*[0-9.e+]+\)/)) {
+				t = substr($0, RSTART, RLENGTH)
+				gsub(/[^0-9.e+]+/, " ", t)
+				split(t, f, " ")   # rate, 95, low, high
+				r += f[1]; lo += f[3]; hi += f[4]; n++
+			} else if (hit && match($0, /at least [0-9.e+]+\/s/)) {
+				t = substr($0, RSTART + 9, RLENGTH - 11)
+				r += t; lo += t; open = 1; n++
 			}
 			want = 0
 		}
-		END { if (n) printf "%.0f %.0f %.0f\n", r, lo, hi }' "$2"
+		END { if (n) { if (open) printf "%.0f %.0f inf\n", r, lo; else printf "%.0f %.0f %.0f\n", r, lo, hi } }' "$2"
 }
 if [ -x "$kv" ]; then
 	# kvservice counts its requests and puts: every operation formats a
@@ -116,11 +123,12 @@ if [ -x "$kv" ]; then
 	# uniform in 8..207 (mean 203.5 bytes), never grown, in make_value.
 	echo
 	echo "kvservice (2 workers, attached after 2 s, window ${window} s): truth from its own counters"
-	echo "round config    ops/s    loss%  stopped%  make_key B/s: truth / est. (95%)    in?  make_value B/s: truth / est. (95%)   in?"
+	echo "round config    ops/s    loss%  stopped%  traced  make_key B/s: truth / est. (95%)    in?  make_value B/s: truth / est. (95%)   in?"
 	for r in $(seq 0 $((rounds - 1))); do
 		for config in $(rotated "baseline alloc" "$r"); do
 			out=$tmp/kv-$config-$r
-			"$kv" $((window + 8)) --workers 2 --progress "$out.progress" >/dev/null 2>&1 &
+			# a long life: under load, attaching and arming can take seconds
+			"$kv" $((window + 120)) --workers 2 --progress "$out.progress" >/dev/null 2>&1 &
 			target_pid=$!
 			sleep 2
 			cp "$out.progress" "$out.before"
@@ -134,36 +142,36 @@ if [ -x "$kv" ]; then
 			kill "$target_pid" 2>/dev/null || true
 			wait "$target_pid" 2>/dev/null || true
 			target_pid=
-			read -r ops secs requests puts <<-EOF
-			$(awk -v o0="$(counter "$out.before" OPS)" -v o1="$(counter "$out.after" OPS)" \
+			awk -v o0="$(counter "$out.before" OPS)" -v o1="$(counter "$out.after" OPS)" \
 				-v n0="$(counter "$out.before" NS)" -v n1="$(counter "$out.after" NS)" \
 				-v q0="$(counter "$out.before" kvservice::handle_request)" -v q1="$(counter "$out.after" kvservice::handle_request)" \
 				-v p0="$(counter "$out.before" kvstore::store::Store::put)" -v p1="$(counter "$out.after" kvstore::store::Store::put)" \
-				'BEGIN { s = (n1 - n0) / 1e9; printf "%.0f %.3f %.0f %.0f\n", (o1 - o0) / s, s, (q1 - q0) / s, (p1 - p0) / s }')
-			EOF
-			echo "$ops" >"$out.rate"
-			[ "$config" = baseline ] && continue
-			base=$(cat "$tmp/kv-baseline-$r.rate" 2>/dev/null || echo 0)
-			key_truth=$(awk -v q="$requests" 'BEGIN { printf "%.0f", q * 32 * 24 }')
-			value_truth=$(awk -v p="$puts" 'BEGIN { printf "%.0f", p * 203.5 }')
-			set -- $(rate kvservice::make_key "$out.out") - - -
-			key_est=$1 key_lo=$2 key_hi=$3
-			set -- $(rate kvservice::make_value "$out.out") - - -
-			value_est=$1 value_lo=$2 value_hi=$3
-			inside() { awk -v t="$1" -v l="$2" -v h="$3" 'BEGIN { print (l != "-" && t >= l && t <= h) ? "yes" : "no" }'; }
-			key_in=$(inside "$key_truth" "$key_lo" "$key_hi")
-			value_in=$(inside "$value_truth" "$value_lo" "$value_hi")
-			stopped=$(sed -n 's/.* target held stopped \([0-9.]*\)% of the time.*/\1/p' "$out.err")
-			loss=$(awk -v b="$base" -v p="$ops" 'BEGIN { if (b > 0) printf "%.1f", 100 * (1 - p / b); else print "-" }')
-			echo "$loss" >>"$tmp/kv-loss"
-			echo "${stopped:-}" >>"$tmp/kv-stopped"
-			echo "$key_in" >>"$tmp/kv-in"
-			echo "$value_in" >>"$tmp/kv-in"
-			printf '%-5s baseline  %7s\n' "$r" "$base"
-			printf '%-5s alloc     %7s  %5s  %8s  %8s / %s (%s–%s)  %4s  %8s / %s (%s–%s)  %4s\n' "$r" "$ops" "$loss" \
-				"${stopped:--}" "$key_truth" "$key_est" "$key_lo" "$key_hi" "$key_in" \
-				"$value_truth" "$value_est" "$value_lo" "$value_hi" "$value_in"
+				'BEGIN { s = (n1 - n0) / 1e9; printf "%.0f %.0f %.0f\n", (o1 - o0) / s, (q1 - q0) / s, (p1 - p0) / s }' \
+				>"$out.rates"
 		done
+		read -r base _ _ <"$tmp/kv-baseline-$r.rates"
+		out=$tmp/kv-alloc-$r
+		read -r ops requests puts <"$out.rates"
+		key_truth=$(awk -v q="$requests" 'BEGIN { printf "%.0f", q * 32 * 24 }')
+		value_truth=$(awk -v p="$puts" 'BEGIN { printf "%.0f", p * 203.5 }')
+		set -- $(rate kvservice::make_key "$out.out") - - -
+		key_est=$1 key_lo=$2 key_hi=$3
+		set -- $(rate kvservice::make_value "$out.out") - - -
+		value_est=$1 value_lo=$2 value_hi=$3
+		within() { awk -v t="$1" -v l="$2" -v h="$3" 'BEGIN { print (l != "-" && t >= l && (h == "inf" || t <= h)) ? "yes" : "no" }'; }
+		key_in=$(within "$key_truth" "$key_lo" "$key_hi")
+		value_in=$(within "$value_truth" "$value_lo" "$value_hi")
+		stopped=$(sed -n 's/.* target held stopped \([0-9.]*\)% of the time.*/\1/p' "$out.err")
+		traced=$(sed -n 's/^xgdbprof: traced \([0-9.]*\) s:.*/\1/p' "$out.err")
+		loss=$(awk -v b="$base" -v p="$ops" 'BEGIN { if (b > 0) printf "%.1f", 100 * (1 - p / b); else print "-" }')
+		echo "$loss" >>"$tmp/kv-loss"
+		echo "${stopped:-}" >>"$tmp/kv-stopped"
+		echo "$key_in" >>"$tmp/kv-in"
+		echo "$value_in" >>"$tmp/kv-in"
+		printf '%-5s baseline  %7s\n' "$r" "$base"
+		printf '%-5s alloc     %7s  %5s  %8s  %6s  %8s / %s (%s–%s)  %4s  %8s / %s (%s–%s)  %4s\n' "$r" "$ops" "$loss" \
+			"${stopped:--}" "${traced:--}" "$key_truth" "$key_est" "$key_lo" "$key_hi" "$key_in" \
+			"$value_truth" "$value_est" "$value_lo" "$value_hi" "$value_in"
 	done
 	echo "median: loss $(median <"$tmp/kv-loss")%, stopped $(median <"$tmp/kv-stopped")%; truth inside the interval in $(grep -c yes "$tmp/kv-in") of $((2 * rounds)) estimates"
 	echo "kvservice, last round: the stacks that allocate most bytes (leaf, then caller):"

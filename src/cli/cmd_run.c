@@ -407,6 +407,11 @@ static int on_tick(void *ctx, uint64_t now_ns, struct xerr *e)
 		if (rc->interval_next_ns[i] == 0 || now_ns < rc->interval_next_ns[i])
 			continue;
 		rc->interval_next_ns[i] += (uint64_t)rc->probes[i].interval_ns;
+		/* Fallen behind (arming under load, a long stop): the missed ticks
+		 * are skipped, not fired back to back (each snapshot() stops the
+		 * target). */
+		if (rc->interval_next_ns[i] <= now_ns)
+			rc->interval_next_ns[i] = now_ns + (uint64_t)rc->probes[i].interval_ns;
 		int fired = fire(rc, EVENT_INTERVAL, (int)i, e);
 		if (fired != 0)
 			return fired;

@@ -334,7 +334,7 @@ static int sink_snapshot(void *ctx, const struct map *m, const struct recipe_rep
 		if (tested < 0)
 			snprintf(note, sizeof note, "heap snapshot %d: not tested (%.300s): the allocations recorded so far",
 				 rc->snapshots, why.msg);
-		else if (why_unknown)
+		else if (why_unknown && map_len(m) > 0)   /* no heap yet and nothing recorded: nothing to say */
 			snprintf(note, sizeof note, "heap snapshot %d: %.300s: every allocation is unknown", rc->snapshots,
 				 why_unknown);
 	}
@@ -712,6 +712,8 @@ static int run_start(struct run_context *rc)
 	for (size_t i = 0; i < rc->nprobes; i++)
 		if (rc->probes[i].kind == PROBE_INTERVAL && rc->probes[i].interval_ns > 0)
 			rc->interval_next_ns[i] = rc->start_ns + (uint64_t)rc->probes[i].interval_ns;
+	/* BEGIN's reports and snapshots describe a run not yet begun */
+	rc->ended = &rc->stats.run;
 	if (fire(rc, EVENT_BEGIN, -1, &e) < 0)
 		return cli_error("%s", e.msg);
 	return XGP_EXIT_OK;

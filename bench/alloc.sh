@@ -14,14 +14,22 @@
 #     allocations a second, the stopped share xgdbprof reports, and site_a's
 #     bytes as estimated (with the 95% interval) against the program's own
 #     total, and the measured A:B byte ratio (truth 3).
-# On the realistic fixture (kvservice, when built) one more row: the
-# stopped share and the three stacks that allocate most bytes, leaf first
+# On the realistic fixture (kvservice, when built), the same rounds
+# attached for the window after 2 s of warm-up, against a baseline run
+# of the same length: operations a second from the service's own counters
+# (--progress) and the loss, the stopped share, and the bytes a second its
+# make_key and make_value allocate, estimated against the truth its
+# counters give (each operation formats one 24-byte key, each put one value
+# of 96 + 8..207 bytes: mean 203.5); then the stacks that allocate most
 # (they must end in kvservice's code, not in the allocator).
 # Prints one line a round and the medians. Needs: cc, gdb.
 set -eu
 
 rounds=3
 window=6
+# report lines whole (a pipe would fit them to 100 columns)
+COLUMNS=10000
+export COLUMNS
 . "$(dirname "$0")/lib.sh"
 [ -z "$only$other_xgdbprof" ] || { echo "$0: --only and --compare are bench/profile.sh's" >&2; exit 2; }
 sites=$build/tests/fixtures/bin/alloc_sites
@@ -58,7 +66,7 @@ for r in $(seq 0 $((rounds - 1))); do
 	out=$tmp/alloc-$r
 	a=$(sed -n 's/^a_bytes \([0-9]*\)$/\1/p' "$out.out")
 	rate=$(awk -v a="${a:-0}" -v w="$window" 'BEGIN { printf "%.0f", a / 192 / w }')
-	stopped=$(sed -n 's/^tracer: .*target stopped [0-9.]* s (\([0-9.]*\)%).*/\1/p' "$out.err")
+	stopped=$(sed -n 's/.* target held stopped \([0-9.]*\)% of the time.*/\1/p' "$out.err")
 	set -- $(value site_a "$out.out") - - - -
 	ma=$1 est=$2 lo=$3 hi=$4
 	set -- $(value site_b "$out.out") - - - -
@@ -77,16 +85,98 @@ done
 echo "median: loss $(median <"$tmp/loss")%, stopped $(median <"$tmp/stopped")%, A:B $(median <"$tmp/ratio"); truth inside the interval in $(grep -c yes "$tmp/inside") of $rounds rounds"
 
 kv=$build/tests/fixtures/bin/kvservice
+# counter FILE NAME: a count from kvservice's --progress file ("OPS" for the
+# first line's operations, "NS" for its elapsed nanoseconds)
+counter() {
+	case "$2" in
+	OPS) sed -n '1s/^\([0-9]*\) .*/\1/p' "$1" ;;
+	NS) sed -n '1s/^[0-9]* \([0-9]*\)$/\1/p' "$1" ;;
+	*) sed -n "s/^$2 \\([0-9]*\\)\$/\\1/p" "$1" ;;
+	esac
+}
+# rate LEAF FILE: "rate low high" summed over @bytes' entries whose stack
+# starts at LEAF (bytes/s; the bounds summed: a conservative interval); a
+# lower bound ("at least N/s": calls too close together to time) gives
+# "N N inf"
+rate() {
+	awk -v leaf="$1" '
+		index($0, "@bytes[") == 1 { want = 1; first = 1; next }
+		want && first { first = 0; hit = ($1 == leaf); next }
+		want && /^\]: / {
+			if (hit && match($0, / [0-9.e+]+\/s \(95% [0-9.e+]+.[^0-9]*[0-9.e+]+\)/)) {
+				t = substr($0, RSTART, RLENGTH)
+				gsub(/[^0-9.e+]+/, " ", t)
+				split(t, f, " ")   # rate, 95, low, high
+				r += f[1]; lo += f[3]; hi += f[4]; n++
+			} else if (hit && match($0, /at least [0-9.e+]+\/s/)) {
+				t = substr($0, RSTART + 9, RLENGTH - 11)
+				r += t; lo += t; open = 1; n++
+			}
+			want = 0
+		}
+		END { if (n) { if (open) printf "%.0f %.0f inf\n", r, lo; else printf "%.0f %.0f %.0f\n", r, lo, hi } }' "$2"
+}
 if [ -x "$kv" ]; then
-	"$kv" $((window + 30)) --workers 2 >/dev/null 2>&1 &
-	target_pid=$!
-	sleep 2
-	"$xgdbprof" --recipe "$src/recipes/alloc.recipe" -d "${window}s" -o "$tmp/kv.d" "$target_pid" >"$tmp/kv.out" 2>"$tmp/kv.err" || true
-	kill "$target_pid" 2>/dev/null || true
-	target_pid=
-	echo "kvservice: stopped $(sed -n 's/^tracer: .*target stopped [0-9.]* s (\([0-9.]*\)%).*/\1/p' "$tmp/kv.err")%; top stacks by bytes (leaf, then caller):"
+	# kvservice counts its requests and puts: every operation formats a
+	# 24-byte key (String::with_capacity(24), never grown) in make_key, and
+	# every put a value of String::with_capacity(96 + payload), payload
+	# uniform in 8..207 (mean 203.5 bytes), never grown, in make_value.
+	echo
+	echo "kvservice (2 workers, attached after 2 s, window ${window} s): truth from its own counters"
+	echo "round config    ops/s    loss%  stopped%  traced  make_key B/s: truth / est. (95%)    in?  make_value B/s: truth / est. (95%)   in?"
+	for r in $(seq 0 $((rounds - 1))); do
+		for config in $(rotated "baseline alloc" "$r"); do
+			out=$tmp/kv-$config-$r
+			# a long life: under load, attaching and arming can take seconds
+			"$kv" $((window + 120)) --workers 2 --progress "$out.progress" >/dev/null 2>&1 &
+			target_pid=$!
+			sleep 2
+			cp "$out.progress" "$out.before"
+			if [ "$config" = baseline ]; then
+				sleep "$window"
+			else
+				"$xgdbprof" --recipe "$src/recipes/alloc.recipe" -d "${window}s" -o "$out.d" "$target_pid" \
+					>"$out.out" 2>"$out.err" || true
+			fi
+			cp "$out.progress" "$out.after"
+			kill "$target_pid" 2>/dev/null || true
+			wait "$target_pid" 2>/dev/null || true
+			target_pid=
+			awk -v o0="$(counter "$out.before" OPS)" -v o1="$(counter "$out.after" OPS)" \
+				-v n0="$(counter "$out.before" NS)" -v n1="$(counter "$out.after" NS)" \
+				-v q0="$(counter "$out.before" kvservice::handle_request)" -v q1="$(counter "$out.after" kvservice::handle_request)" \
+				-v p0="$(counter "$out.before" kvstore::store::Store::put)" -v p1="$(counter "$out.after" kvstore::store::Store::put)" \
+				'BEGIN { s = (n1 - n0) / 1e9; printf "%.0f %.0f %.0f\n", (o1 - o0) / s, (q1 - q0) / s, (p1 - p0) / s }' \
+				>"$out.rates"
+		done
+		read -r base _ _ <"$tmp/kv-baseline-$r.rates"
+		out=$tmp/kv-alloc-$r
+		read -r ops requests puts <"$out.rates"
+		key_truth=$(awk -v q="$requests" 'BEGIN { printf "%.0f", q * 32 * 24 }')
+		value_truth=$(awk -v p="$puts" 'BEGIN { printf "%.0f", p * 203.5 }')
+		set -- $(rate kvservice::make_key "$out.out") - - -
+		key_est=$1 key_lo=$2 key_hi=$3
+		set -- $(rate kvservice::make_value "$out.out") - - -
+		value_est=$1 value_lo=$2 value_hi=$3
+		within() { awk -v t="$1" -v l="$2" -v h="$3" 'BEGIN { print (l != "-" && t >= l && (h == "inf" || t <= h)) ? "yes" : "no" }'; }
+		key_in=$(within "$key_truth" "$key_lo" "$key_hi")
+		value_in=$(within "$value_truth" "$value_lo" "$value_hi")
+		stopped=$(sed -n 's/.* target held stopped \([0-9.]*\)% of the time.*/\1/p' "$out.err")
+		traced=$(sed -n 's/^xgdbprof: traced \([0-9.]*\) s:.*/\1/p' "$out.err")
+		loss=$(awk -v b="$base" -v p="$ops" 'BEGIN { if (b > 0) printf "%.1f", 100 * (1 - p / b); else print "-" }')
+		echo "$loss" >>"$tmp/kv-loss"
+		echo "${stopped:-}" >>"$tmp/kv-stopped"
+		echo "$key_in" >>"$tmp/kv-in"
+		echo "$value_in" >>"$tmp/kv-in"
+		printf '%-5s baseline  %7s\n' "$r" "$base"
+		printf '%-5s alloc     %7s  %5s  %8s  %6s  %8s / %s (%s–%s)  %4s  %8s / %s (%s–%s)  %4s\n' "$r" "$ops" "$loss" \
+			"${stopped:--}" "${traced:--}" "$key_truth" "$key_est" "$key_lo" "$key_hi" "$key_in" \
+			"$value_truth" "$value_est" "$value_lo" "$value_hi" "$value_in"
+	done
+	echo "median: loss $(median <"$tmp/kv-loss")%, stopped $(median <"$tmp/kv-stopped")%; truth inside the interval in $(grep -c yes "$tmp/kv-in") of $((2 * rounds)) estimates"
+	echo "kvservice, last round: the stacks that allocate most bytes (leaf, then caller):"
 	awk '/^@bytes\[/ { getline l1; getline l2; sub(/^ +/, "", l1); sub(/^ +/, "", l2); s = l1 " <- " l2 }
-		/^\]: / && s != "" { print "  " s; print "     " $0; s = "" }' "$tmp/kv.out" | tail -6
+		/^\]: / && s != "" { print "  " s; print "     " $0; s = "" }' "$tmp/kv-alloc-$((rounds - 1)).out" | tail -6
 else
 	echo "kvservice: not built (make tests/fixtures/bin/kvservice): row skipped"
 fi

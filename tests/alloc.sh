@@ -6,7 +6,8 @@
 # probes see a small share of the run: the estimates' 95% intervals must
 # hold the program's own totals (one retry: a 95% interval misses one run
 # in twenty by design), stacks must end in the caller, not in the
-# allocator, and go tool pprof must read alloc_space and alloc_objects.
+# allocator, and go tool pprof must read alloc_space and alloc_objects as
+# those estimates (sampled_alloc_space: what was measured).
 # heap, traced exactly (every allocation), must find the 20 leaked blocks
 # live at leak_site's stack and nothing else live.
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
@@ -64,6 +65,18 @@ if command -v go >/dev/null 2>&1; then
 		sh -c "grep -q '^Type: alloc_space\$' '$TMP/space.txt' && grep -m1 -E '^ +[0-9.]+[kMG]?B ' '$TMP/space.txt' | grep -q site_a" \
 		|| show "$TMP/space.txt"
 	check "go tool pprof -sample_index=alloc_objects reads the counts" grep -q '^Type: alloc_objects$' "$TMP/objects.txt"
+	# pprof's values are the whole run's estimates (the text report's
+	# "est."), the measured ones under sampled_alloc_space/objects
+	est=$(sed -n 's/^\]: [0-9]* measured in [0-9]* updates · est\. \([0-9]*\) .*/\1/p' <<<"$a_line")
+	flat() { go tool pprof -sample_index="$1" -unit=B -top "$OUT/alloc.pb.gz" 2>/dev/null |
+		awk '$NF == "site_a" { sub(/B$/, "", $1); print $1; exit }'; }
+	p_est=$(flat alloc_space)
+	p_measured=$(flat sampled_alloc_space)
+	echo "# site_a: text est. ${est:-?} measured ${a:-?}; pprof alloc_space ${p_est:-?}, sampled_alloc_space ${p_measured:-?}"
+	check "go tool pprof -sample_index=alloc_space shows the whole-run estimate (the text report's est.)" \
+		awk -v p="${p_est:--9}" -v t="${est:--99}" 'BEGIN { exit !(p - t <= 2 && t - p <= 2) }'
+	check "go tool pprof -sample_index=sampled_alloc_space shows the measured bytes" \
+		test "${p_measured:-x}" = "${a:-y}"
 else
 	echo "# go is not installed (Debian: apt-get install golang-go): pprof checks skipped"
 fi

@@ -27,6 +27,7 @@
 #include "util/text_fit.h"
 
 #include <ctype.h>
+#include <inttypes.h>
 #include <errno.h>
 #include <math.h>
 #include <limits.h>
@@ -70,6 +71,8 @@ struct run_context {
 	size_t nprobes;
 	struct probe_spec *probes;
 	uint64_t *interval_next_ns;
+	struct tracer_progress progress;   /* snapshots' stops, the armed share so far */
+	int snapshots;                     /* snapshot() calls so far: NAME-N.json */
 	/* Every sample, for the raw profile saved when no report() asked for one. */
 	struct profile *raw;
 	bool meta_filled;          /* fill_meta(raw) done: the run header was printed */
@@ -239,6 +242,11 @@ static int sink_render(struct run_context *rc, const struct map *m, const struct
 		const char *types = o && o->types ? o->types
 				  : map_agg(m) == MAP_AGG_SUM ? "count/count,sum/count" : "samples/count";
 		p->meta.value_types = profile_intern(p, types);
+		/* Under the budget pprof's values are the whole run's estimates,
+		 * as the text report's "est." figures are (docs/alloc.md, "pprof") */
+		double armed = rc->trace_stats.armed_fraction;
+		if (rc->tracing && armed > 0 && armed < 1)
+			p->meta.value_scale = 1 / armed;
 	}
 	char path[PATH_MAX + 64];
 	const char *name = o && o->path ? o->path : default_name;
@@ -274,6 +282,98 @@ static int sink_json(void *ctx, const struct map *m, const struct recipe_report_
 static int sink_pprof(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e)
 {
 	return sink_render(ctx, m, o, report_pprof, "profile.pb.gz", "pprof profile", e);
+}
+
+static int test_one_allocation(void *ctx, uint64_t addr, int64_t size)
+{
+	switch (glibc_heap_test(ctx, addr, size)) {
+	case HEAP_LIVE: return 0;
+	case HEAP_FREED: return 1;
+	case HEAP_UNKNOWN: break;
+	}
+	return 2;
+}
+
+/* Tests the live() maps' allocations in glibc's chunk headers; the caller
+ * holds the target stopped. Returns 0, or -1 with why nothing was tested
+ * in e; *why_unknown: why every allocation is unknown, or NULL. */
+static int test_heap_now(struct run_context *rc, const char **why_unknown, struct xerr *e)
+{
+	*why_unknown = NULL;
+	struct glibc_heap *heap = glibc_heap_open(rc->pid, e);
+	if (!heap)
+		return -1;
+	int result = recipe_run_test_live(rc->run, test_one_allocation, heap);
+	if (result < 0)
+		xerr_set(e, "out of memory testing the allocations");
+	else if (glibc_heap_why(heap))
+		*why_unknown = glibc_heap_why(heap);   /* a static sentence (glibc_heap.h) */
+	glibc_heap_close(heap);
+	return result;
+}
+
+/* snapshot(@heap, "NAME"): what the live() map holds now, saved as
+ * NAME-N.json (a profile weighted by live bytes: `xgdbprof report`, and
+ * `report --diff-base` of two of them gives the growth by allocation site).
+ * During the run the target is held stopped for the reads, like a hit, and
+ * the tracer charges that to the budget; at END the test made before the
+ * detach is what is saved. */
+static int sink_snapshot(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e)
+{
+	struct run_context *rc = ctx;
+	char name[300], path[PATH_MAX + 320], note[512] = "";
+	snprintf(name, sizeof name, "%.250s-%d.json", o && o->path ? o->path : "snapshot", ++rc->snapshots);
+	if (output_path(rc, name, path, sizeof path, e) < 0)
+		return -1;
+	double at_s = (double)(monotonic_ns() - rc->start_ns) / 1e9, held_ms = 0;
+	if (rc->session) {
+		const char *why_unknown = NULL;
+		struct xerr why = { "" };
+		bool was_stopped = session_is_stopped(rc->session);
+		uint64_t t0 = monotonic_ns();
+		int tested = was_stopped || session_stop(rc->session, &why) == 0 ? test_heap_now(rc, &why_unknown, &why)
+										   : -1;
+		if (!was_stopped && session_is_stopped(rc->session) && session_target_alive(rc->session) &&
+		    session_resume(rc->session, e) < 0)
+			return -1;
+		held_ms = (double)(monotonic_ns() - t0) / 1e6;
+		rc->progress.sink_stopped_s += held_ms / 1e3;
+		if (tested < 0)
+			snprintf(note, sizeof note, "heap snapshot %d: not tested (%.300s): the allocations recorded so far",
+				 rc->snapshots, why.msg);
+		else if (why_unknown && map_len(m) > 0)   /* no heap yet and nothing recorded: nothing to say */
+			snprintf(note, sizeof note, "heap snapshot %d: %.300s: every allocation is unknown", rc->snapshots,
+				 why_unknown);
+	}
+	struct profile *p = profile_of_map(rc, m, e);
+	if (!p)
+		return -1;
+	p->meta.weight_unit = profile_intern(p, "bytes");
+	p->meta.duration_actual_s = at_s;
+	double armed = rc->session ? rc->progress.armed_fraction : rc->trace_stats.armed_fraction;
+	char said[512];
+	int n = snprintf(said, sizeof said, "heap snapshot %d, %.1f s into the run: bytes of the sampled allocations "
+			 "still live then, by allocating stack (docs/alloc.md)", rc->snapshots, at_s);
+	if (armed > 0 && armed < 1 && n > 0 && (size_t)n < sizeof said)
+		snprintf(said + n, sizeof said - (size_t)n, "; the probes were armed %.3g%% of the target's CPU time "
+			 "so far: the whole run's retained bytes are about these / %.3g", 100 * armed, armed);
+	int result = profile_add_note(p, said, e);
+	if (result == 0 && note[0])
+		result = profile_add_note(p, note, e);
+	if (result == 0)
+		result = ensure_output_dir(rc, e);
+	if (result == 0)
+		result = profile_save(p, path, e);
+	if (result == 0) {
+		cli_files_written_add(&rc->written, name);
+		char held[64] = ", tested before the detach";
+		if (rc->session)
+			snprintf(held, sizeof held, ", the target held %.1f ms", held_ms);
+		fprintf(stderr, "xgdbprof: heap snapshot %d at %.1f s: %" PRIu64 " bytes live%s%s%s: %s\n", rc->snapshots,
+			at_s, profile_total_weight(p), note[0] ? "; " : "", note, held, name);
+	}
+	profile_free(p);
+	return result;
 }
 
 /* The one consumer of the run's events, whoever produced them: samples
@@ -314,6 +414,11 @@ static int on_tick(void *ctx, uint64_t now_ns, struct xerr *e)
 		if (rc->interval_next_ns[i] == 0 || now_ns < rc->interval_next_ns[i])
 			continue;
 		rc->interval_next_ns[i] += (uint64_t)rc->probes[i].interval_ns;
+		/* Fallen behind (arming under load, a long stop): the missed ticks
+		 * are skipped, not fired back to back (each snapshot() stops the
+		 * target). */
+		if (rc->interval_next_ns[i] <= now_ns)
+			rc->interval_next_ns[i] = now_ns + (uint64_t)rc->probes[i].interval_ns;
 		int fired = fire(rc, EVENT_INTERVAL, (int)i, e);
 		if (fired != 0)
 			return fired;
@@ -656,7 +761,7 @@ static int run_start(struct run_context *rc)
 
 	struct recipe_report_sink sink = {
 		.ctx = rc, .report = sink_report, .flamegraph = sink_flamegraph,
-		.folded = sink_folded, .json = sink_json, .pprof = sink_pprof,
+		.folded = sink_folded, .json = sink_json, .pprof = sink_pprof, .snapshot = sink_snapshot,
 	};
 	FILE *fitted = text_fit_stream(rc->out, rc->width);
 	if (!fitted)
@@ -671,6 +776,8 @@ static int run_start(struct run_context *rc)
 	for (size_t i = 0; i < rc->nprobes; i++)
 		if (rc->probes[i].kind == PROBE_INTERVAL && rc->probes[i].interval_ns > 0)
 			rc->interval_next_ns[i] = rc->start_ns + (uint64_t)rc->probes[i].interval_ns;
+	/* BEGIN's reports and snapshots describe a run not yet begun */
+	rc->ended = &rc->stats.run;
 	if (fire(rc, EVENT_BEGIN, -1, &e) < 0)
 		return cli_error("%s", e.msg);
 	return XGP_EXIT_OK;
@@ -691,6 +798,7 @@ static int run_trace(struct run_context *rc, const struct sampler_config *cfg, c
 		.probes = rc->probes, .nprobes = rc->nprobes,
 		.duration_s = cfg->duration_s, .max_stopped_percent = cfg->max_stopped_percent,
 		.exact = opts->exact, .max_frames = cfg->max_frames, .start_ns = rc->start_ns,
+		.progress = &rc->progress,
 	};
 	struct tracer_stats *tstats = &rc->trace_stats;
 	rc->ended = &tstats->run;
@@ -811,16 +919,6 @@ static void fill_outcome(const struct run_context *rc, struct run_outcome *o)
 	o->cpu_max_pct = sampled ? rc->stats.cpu_percent_max : NAN;
 }
 
-static int test_one_allocation(void *ctx, uint64_t addr, int64_t size)
-{
-	switch (glibc_heap_test(ctx, addr, size)) {
-	case HEAP_LIVE: return 0;
-	case HEAP_FREED: return 1;
-	case HEAP_UNKNOWN: break;
-	}
-	return 2;
-}
-
 /* live() maps: which recorded allocations are still allocated, read from
  * glibc's chunk headers with the target held stopped (before the detach),
  * so the allocator cannot change them under the reads. */
@@ -839,19 +937,14 @@ static void test_live_allocations(struct run_context *rc)
 			e.msg);
 		return;
 	}
-	struct glibc_heap *heap = glibc_heap_open(rc->pid, &e);
-	if (!heap) {
+	const char *why_unknown;
+	if (test_heap_now(rc, &why_unknown, &e) < 0)
 		fprintf(stderr, "xgdbprof: heap: %s: liveness not tested\n", e.msg);
-		return;
-	}
-	if (recipe_run_test_live(rc->run, test_one_allocation, heap) < 0)
-		fprintf(stderr, "xgdbprof: heap: out of memory testing the allocations\n");
-	else if (glibc_heap_why(heap))
-		fprintf(stderr, "xgdbprof: heap: %s: every allocation is unknown\n", glibc_heap_why(heap));
+	else if (why_unknown)
+		fprintf(stderr, "xgdbprof: heap: %s: every allocation is unknown\n", why_unknown);
 	else
 		fprintf(stderr, "xgdbprof: heap: the recorded allocations were tested at the end of the run, the target "
 			"stopped, from glibc's chunk headers (docs/alloc.md)\n");
-	glibc_heap_close(heap);
 }
 
 /* Detaches (or ends the launched command's session), and only then runs

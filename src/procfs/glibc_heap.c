@@ -114,7 +114,8 @@ static void walk_main_tcache(struct glibc_heap *h, uint64_t heap)
 			e = (e >> 12) ^ words[0];
 		}
 	}
-	qsort(h->tcached, h->ntcached, sizeof *h->tcached, cmp_u64);
+	if (h->ntcached)   /* an empty tcache (nothing freed yet) has no array */
+		qsort(h->tcached, h->ntcached, sizeof *h->tcached, cmp_u64);
 }
 
 struct glibc_heap *glibc_heap_open(pid_t pid, struct xerr *e)
@@ -170,7 +171,7 @@ enum heap_state glibc_heap_test(struct glibc_heap *h, uint64_t ptr, int64_t size
 {
 	if (h->why || (ptr & 15) || ptr < 16)
 		return HEAP_UNKNOWN;
-	if (bsearch(&ptr, h->tcached, h->ntcached, sizeof *h->tcached, cmp_u64))
+	if (h->ntcached && bsearch(&ptr, h->tcached, h->ntcached, sizeof *h->tcached, cmp_u64))
 		return HEAP_FREED;
 	uint64_t header[2];
 	bool unmapped;

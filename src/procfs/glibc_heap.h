@@ -46,7 +46,8 @@ void glibc_heap_close(struct glibc_heap *h);
 /* The state of the allocation of `size` bytes malloc returned at ptr. */
 enum heap_state glibc_heap_test(struct glibc_heap *h, uint64_t ptr, int64_t size);
 
-/* NULL, or why nothing can be known (e.g. "no glibc heap found"). */
+/* NULL, or why nothing can be known (e.g. "no glibc heap found"): a static
+ * string, valid after glibc_heap_close. */
 const char *glibc_heap_why(const struct glibc_heap *h);
 
 #endif

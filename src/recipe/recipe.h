@@ -137,6 +137,9 @@ struct recipe_report_sink {
 	int (*folded)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);
 	int (*json)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);
 	int (*pprof)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);
+	/* snapshot(@live_map, "name"): tests the live() maps now (the target
+	 * held stopped) and saves the map as a profile; o->path is the name */
+	int (*snapshot)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);
 };
 
 /* Starts a run printing to out. sink may be NULL (built-ins only). The
@@ -160,9 +163,10 @@ void recipe_run_set_seconds(struct recipe_run *run, double seconds);
 /* Tests every allocation the live() maps recorded: test(ctx, addr, size)
  * returns 0 still allocated, 1 freed, 2 unknown. Of records of one address
  * only the newest is tested (the others were freed before it was handed
- * out again). Call once, before END, with the target readable (stopped);
- * until then live() maps print what they recorded. Returns 0 or -1 (out of
- * memory). */
+ * out again); a record found freed by an earlier call stays freed, untested.
+ * Call with the target readable (stopped): at each snapshot() and once
+ * before END; until the first call live() maps print what they recorded.
+ * Returns 0 or -1 (out of memory). */
 int recipe_run_test_live(struct recipe_run *run, int (*test)(void *ctx, uint64_t addr, int64_t size), void *ctx);
 /* True once an action executed exit(): send END and stop feeding events. */
 bool recipe_run_exit_requested(const struct recipe_run *run);

@@ -53,6 +53,7 @@ enum builtin_id {
 /* Statement calls (stmt.action). */
 enum action_id {
 	A_PRINT, A_PRINTF, A_CLEAR, A_EXIT, A_REPORT, A_FLAMEGRAPH, A_FOLDED, A_JSON, A_TABLE, A_PPROF,
+	A_SNAPSHOT,
 };
 
 struct expr {

@@ -79,7 +79,8 @@ static const char *const builtin_names[] = {
 };
 
 static const char *const action_names[] = {
-	"print", "printf", "clear", "exit", "report", "flamegraph", "folded", "json", "table", "pprof", NULL,
+	"print", "printf", "clear", "exit", "report", "flamegraph", "folded", "json", "table", "pprof",
+	"snapshot", NULL,
 };
 
 /* The name=value options each call hands to its renderer; one a call would
@@ -718,6 +719,25 @@ static bool pprof_types_valid(const char *s)
 	return false;
 }
 
+/* snapshot(@live_map[, "name"]): the live() map's state now, into
+ * NAME-N.json (default "snapshot"); the name is a file name's stem. */
+static void check_snapshot(struct checker *c, struct stmt *s)
+{
+	struct expr *call = s->call;
+	if (call->nargs < 1 || call->nargs > 2) {
+		ERR(c, call->loc, "snapshot() takes a live() map and an optional name: snapshot(@heap, \"heap\")");
+		return;
+	}
+	struct map_info *m = map_arg(c, s, "snapshot");
+	struct xerr name_error;
+	if (call->nargs == 2 && need_type(c, call->args[1], T_STR, "the snapshot's name") &&
+	    call->args[1]->kind == E_STR && output_name_check(call->args[1]->s, &name_error) < 0)
+		ERR(c, call->args[1]->loc, "%s", name_error.msg);
+	if (m && c->final && m->agg_known && m->agg != MAP_AGG_LIVE)
+		ERR(c, call->args[0]->loc, "snapshot() takes a map of live() values, like "
+		    "@heap[ustack] = live(int(retval), $size)");
+}
+
 static void check_call_stmt(struct checker *c, struct stmt *s)
 {
 	struct expr *call = s->call;
@@ -737,7 +757,7 @@ static void check_call_stmt(struct checker *c, struct stmt *s)
 			ERR(c, call->loc, "unknown statement '%s'; did you mean '%s'?", call->s, dym);
 		else
 			ERR(c, call->loc, "unknown statement '%s': statements are %s", call->s,
-			    "print, printf, clear, exit, report, flamegraph, folded, json, table, pprof");
+			    "print, printf, clear, exit, report, flamegraph, folded, json, table, pprof, snapshot");
 		return;
 	}
 	s->action = action;
@@ -800,6 +820,9 @@ static void check_call_stmt(struct checker *c, struct stmt *s)
 		break;
 	case A_TABLE:
 		check_table(c, call);
+		break;
+	case A_SNAPSHOT:
+		check_snapshot(c, s);
 		break;
 	default: {
 		if (call->nargs < 1 || call->nargs > 2) {

@@ -231,6 +231,10 @@ int recipe_run_test_live(struct recipe_run *run, int (*test)(void *ctx, uint64_t
 			all[i]->state = MAP_LIVE_FREED;
 			continue;
 		}
+		/* Found freed at an earlier snapshot: it stays freed (a new
+		 * block at its address would be a new record). */
+		if (all[i]->state == MAP_LIVE_FREED)
+			continue;
 		int st = test(ctx, all[i]->addr, all[i]->size);
 		all[i]->state = st == 0 ? MAP_LIVE_LIVE : st == 1 ? MAP_LIVE_FREED : MAP_LIVE_UNKNOWN;
 	}
@@ -747,6 +751,7 @@ static int exec_report(struct recipe_run *run, const struct stmt *s)
 	case A_FOLDED: cb = run->sink.folded; break;
 	case A_JSON: cb = run->sink.json; break;
 	case A_PPROF: cb = run->sink.pprof; break;
+	case A_SNAPSHOT: cb = run->sink.snapshot; break;
 	}
 	if (cb) {
 		struct xerr e = {{0}};
@@ -764,6 +769,7 @@ static int exec_report(struct recipe_run *run, const struct stmt *s)
 		return EXEC_OK;
 	case A_FLAMEGRAPH:
 	case A_PPROF:
+	case A_SNAPSHOT:
 		return rt_error(run, s->loc, "%s() needs a profiling session: run the recipe "
 				"with xgdbprof against a process, or use folded() here", s->call->s);
 	default:

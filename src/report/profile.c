@@ -432,6 +432,8 @@ static void put_meta(FILE *out, const struct profile_meta *m)
 	STR("stop_mode", m->stop_mode);
 	STR("version", m->version);
 	STR("start_time", m->start_time);
+	if (m->weight_unit)
+		STR("weight_unit", m->weight_unit);
 #undef STR
 #undef INT
 #undef DBL
@@ -655,7 +657,8 @@ static int load_meta(struct profile *p, const cJSON *meta, struct xerr *e)
 	    get_string(p, meta, "walker", &m->walker, e) ||
 	    get_string(p, meta, "stop_mode", &m->stop_mode, e) ||
 	    get_string(p, meta, "version", &m->version, e) ||
-	    get_string(p, meta, "start_time", &m->start_time, e))
+	    get_string(p, meta, "start_time", &m->start_time, e) ||
+	    get_string(p, meta, "weight_unit", &m->weight_unit, e))
 		return xerr_prefix(e, "meta");
 	const cJSON *notes = cJSON_GetObjectItemCaseSensitive(meta, "notes"), *n;
 	if (notes && !cJSON_IsArray(notes))

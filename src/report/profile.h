@@ -71,6 +71,17 @@ struct profile_meta {
 	 * then the weight ("alloc_objects/count,alloc_space/bytes"). NULL:
 	 * samples (and CPU or wall time). Not saved in profile.json. */
 	const char *value_types;
+	/* With value_types: what each measured value is multiplied by to
+	 * estimate the whole run (1 / the share of it the probes were armed),
+	 * so pprof's named values are the estimates and "sampled_"-prefixed
+	 * ones the measured values. 0 or 1: measured values only. Not saved
+	 * in profile.json. */
+	double value_scale;
+	/* What an entry's weight counts when it is not samples: "bytes" in a
+	 * heap snapshot (live bytes by allocating stack), so that a diff of
+	 * two snapshots compares amounts, not shares. NULL: samples. Saved
+	 * in profile.json only when set. */
+	const char *weight_unit;
 };
 
 struct profile_entry {

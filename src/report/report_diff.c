@@ -19,6 +19,7 @@ struct side_func {
 	const char *name;
 	int side;            /* 0 base, 1 new */
 	double self, total;
+	uint64_t self_weight, total_weight;
 };
 
 static int cmp_side_func(const void *x, const void *y)
@@ -73,10 +74,12 @@ int report_diff_init(struct report_diff *d, const struct profile *base, const st
 		goto oom;
 	for (size_t i = 0; i < mb.nfuncs; i++)
 		all[i] = (struct side_func){ mb.funcs[i].name, 0, report_share(mb.funcs[i].self, mb.total),
-					     report_share(mb.funcs[i].total, mb.total) };
+					     report_share(mb.funcs[i].total, mb.total), mb.funcs[i].self,
+					     mb.funcs[i].total };
 	for (size_t i = 0; i < mn.nfuncs; i++)
 		all[mb.nfuncs + i] = (struct side_func){ mn.funcs[i].name, 1, report_share(mn.funcs[i].self, mn.total),
-							 report_share(mn.funcs[i].total, mn.total) };
+							 report_share(mn.funcs[i].total, mn.total), mn.funcs[i].self,
+							 mn.funcs[i].total };
 	qsort(all, n, sizeof *all, cmp_side_func);
 	for (size_t i = 0; i < n;) {
 		struct report_diff_func *f = &d->funcs[d->nfuncs];
@@ -90,10 +93,14 @@ int report_diff_init(struct report_diff *d, const struct profile *base, const st
 				f->in_base = true;
 				f->base_self = all[j].self;
 				f->base_total = all[j].total;
+				f->base_self_weight = all[j].self_weight;
+				f->base_total_weight = all[j].total_weight;
 			} else {
 				f->in_new = true;
 				f->new_self = all[j].self;
 				f->new_total = all[j].total;
+				f->new_self_weight = all[j].self_weight;
+				f->new_total_weight = all[j].total_weight;
 			}
 		}
 		i = j;
@@ -167,6 +174,62 @@ static void put_table(FILE *out, const char *heading, const struct report_diff *
 		fputs("  (none)\n", out);
 }
 
+static bool weighs_bytes(const struct profile *p)
+{
+	return p->meta.weight_unit && strcmp(p->meta.weight_unit, "bytes") == 0;
+}
+
+static int64_t self_growth(const struct report_diff_func *f)
+{
+	return (int64_t)f->new_self_weight - (int64_t)f->base_self_weight;
+}
+
+static int cmp_self_growth(const void *x, const void *y)
+{
+	const struct report_diff_func *a = x, *b = y;
+	int64_t ga = self_growth(a), gb = self_growth(b);
+	if (ga != gb)
+		return ga < gb ? 1 : -1;
+	return strcmp(a->name, b->name);
+}
+
+/* Heap snapshots: bytes still allocated by allocation site, base → new. */
+static void put_bytes_tables(FILE *out, struct report_diff *d, size_t rows)
+{
+	qsort(d->funcs, d->nfuncs, sizeof *d->funcs, cmp_self_growth);
+	for (int grew = 1; grew >= 0; grew--) {
+		size_t shown = 0;
+		fprintf(out, "\n%s\n", grew ? "grew most:" : "shrank most:");
+		/* "Δ" is two bytes and one column: one more byte of padding */
+		fprintf(out, "  %13s %-8s  %12s → %12s   %s\n", "Δbytes", "(rel.)", "base", "new", "allocation site");
+		for (size_t k = 0; k < d->nfuncs && shown < rows; k++) {
+			const struct report_diff_func *f = &d->funcs[grew ? k : d->nfuncs - 1 - k];
+			int64_t g = self_growth(f);
+			if (grew ? g <= 0 : g >= 0)
+				break;
+			fprintf(out, "  %+12" PRId64 " ", g);
+			put_relative(out, (double)f->base_self_weight, (double)f->new_self_weight,
+				     f->in_base && f->base_self_weight > 0, f->in_new);
+			fprintf(out, "  %12" PRIu64 " → %12" PRIu64 "   ", f->base_self_weight, f->new_self_weight);
+			text_put(out, f->name, TEXT_FORM_TERMINAL);
+			fputc('\n', out);
+			shown++;
+		}
+		if (!shown)
+			fputs("  (none)\n", out);
+	}
+}
+
+static void put_snapshot_side(FILE *out, const char *label, const struct profile *p, uint64_t bytes)
+{
+	fprintf(out, "%s ", label);
+	text_put(out, p->meta.exe ? p->meta.exe : "(profile)", TEXT_FORM_TERMINAL);
+	fprintf(out, ": %" PRIu64 " bytes live", bytes);
+	if (isfinite(p->meta.duration_actual_s))
+		fprintf(out, ", %.1f s into the run", p->meta.duration_actual_s);
+	fputc('\n', out);
+}
+
 int report_diff_text(const struct profile *base, const struct profile *cur, FILE *out,
 		     const struct report_options *o, struct xerr *e)
 {
@@ -177,6 +240,15 @@ int report_diff_text(const struct profile *base, const struct profile *cur, FILE
 	if (o && o->title) {
 		text_put(out, o->title, TEXT_FORM_TERMINAL);
 		fputc('\n', out);
+	}
+	if (weighs_bytes(base) && weighs_bytes(cur)) {
+		put_snapshot_side(out, "new: ", cur, d.new_samples);
+		put_snapshot_side(out, "base:", base, d.base_samples);
+		fputs("Heap snapshots: bytes of the sampled allocations still live, by the function that\n"
+		      "allocated them (the stack's innermost frame after skip_leaf), and their change.\n", out);
+		put_bytes_tables(out, &d, rows);
+		report_diff_release(&d);
+		return ferror(out) ? xerr_set(e, "cannot write the differential report") : 0;
 	}
 	put_side(out, "new: ", cur, d.new_samples);
 	put_side(out, "base:", base, d.base_samples);

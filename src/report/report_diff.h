@@ -17,6 +17,11 @@
  *    self and total changes is larger in magnitude (a leaf that grew shows
  *    in self, a caller whose callees grew in total).
  *  - Deterministic: ties are broken by name.
+ *  - Two heap snapshots (both profiles' weight_unit "bytes") compare
+ *    amounts, not shares: the text report ranks functions by the growth
+ *    of the live bytes allocated in them (self: the allocation site, the
+ *    innermost frame left after skip_leaf), since a leak grows the bytes
+ *    retained whatever the other sites do.
  */
 #ifndef XGDBPROF_REPORT_DIFF_H
 #define XGDBPROF_REPORT_DIFF_H
@@ -32,6 +37,8 @@ struct report_diff_func {
 	double base_self, base_total;  /* % of the base profile's samples */
 	double new_self, new_total;    /* % of the new profile's samples */
 	bool in_base, in_new;
+	uint64_t base_self_weight, base_total_weight;  /* the weights the shares are of */
+	uint64_t new_self_weight, new_total_weight;
 };
 
 struct report_diff {

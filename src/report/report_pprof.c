@@ -425,8 +425,8 @@ static void builder_release(struct builder *b)
 
 /* Every message of the profile, allocated in a few arrays. */
 struct messages {
-	pb_value_type types[2], period_type;
-	pb_value_type *type_ptrs[2];
+	pb_value_type types[4], period_type;
+	pb_value_type *type_ptrs[4];
 	pb_sample *samples, **sample_ptrs;
 	int64_t *values;
 	pb_label *labels, **label_ptrs;
@@ -480,7 +480,7 @@ static int build_messages(struct builder *b, struct messages *m, pb_profile *msg
 	int64_t k_state = string_index(b, "thread_state");
 
 	perftools__profiles__profile__init(msg);
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < 4; i++) {
 		perftools__profiles__value_type__init(&m->types[i]);
 		m->type_ptrs[i] = &m->types[i];
 	}
@@ -491,6 +491,7 @@ static int build_messages(struct builder *b, struct messages *m, pb_profile *msg
 	/* A recipe's weighted profile names its own types: the weight is
 	 * the last value, the events (if named) the first. */
 	bool typed = meta->value_types != NULL;
+	bool scaled = typed && isfinite(meta->value_scale) && meta->value_scale > 1;
 	if (typed) {
 		char names[4][128];
 		int n = sscanf(meta->value_types, "%127[^/]/%127[^,],%127[^/]/%127s", names[0], names[1],
@@ -499,16 +500,26 @@ static int build_messages(struct builder *b, struct messages *m, pb_profile *msg
 		for (size_t i = 0; i < ntypes; i++) {
 			m->types[i].type = string_index(b, names[2 * i]);
 			m->types[i].unit = string_index(b, names[2 * i + 1]);
+			if (scaled) {
+				/* the measured values follow the estimates, as sampled_NAME */
+				char sampled[160];
+				snprintf(sampled, sizeof sampled, "sampled_%.127s", names[2 * i]);
+				m->types[ntypes + i].type = string_index(b, sampled);
+				m->types[ntypes + i].unit = m->types[i].unit;
+			}
 		}
 		period = 1;
 	}
+	size_t nmeasured = ntypes;   /* the estimates' types, before the sampled_ ones */
+	if (scaled)
+		ntypes *= 2;
 	perftools__profiles__value_type__init(&m->period_type);
-	m->period_type = m->types[ntypes - 1];
+	m->period_type = m->types[nmeasured - 1];
 	msg->n_sample_type = ntypes;
 	msg->sample_type = m->type_ptrs;
 	msg->period_type = &m->period_type;
-	msg->period = ntypes == 2 ? period : 1;
-	msg->default_sample_type = typed ? m->types[ntypes - 1].type : ntypes == 2 ? k_time : k_samples;
+	msg->period = ntypes == 2 && !typed ? period : 1;
+	msg->default_sample_type = typed ? m->types[nmeasured - 1].type : ntypes == 2 ? k_time : k_samples;
 	msg->time_nanos = time_nanos(meta->start_time);
 	if (isfinite(meta->duration_actual_s) && meta->duration_actual_s > 0)
 		msg->duration_nanos = llround(meta->duration_actual_s * 1e9);
@@ -535,12 +546,16 @@ static int build_messages(struct builder *b, struct messages *m, pb_profile *msg
 			add_comment(b, m->comments, &nc, "observer effect: target stopped %.1f%% of the time%s",
 				    meta->stopped_pct, per_stop);
 	}
+	if (scaled)
+		add_comment(b, m->comments, &nc, "values: whole-run estimates, the measured values times %.4g (the "
+			    "probes were armed %.3g%% of the target's CPU time); the sampled_ types are the measured "
+			    "values", meta->value_scale, 100 / meta->value_scale);
 	for (size_t i = 0; i < meta->nnotes && nc < sizeof m->comments / sizeof m->comments[0]; i++)
 		add_comment(b, m->comments, &nc, "note: %s", meta->notes[i]);
 	msg->n_comment = nc;
 	msg->comment = m->comments;
 
-	m->values = calloc(2 * (ns ? ns : 1), sizeof *m->values);
+	m->values = calloc(4 * (ns ? ns : 1), sizeof *m->values);
 	if (!m->values || !ALLOC_MESSAGES(ns, m->samples, m->sample_ptrs) ||
 	    !ALLOC_MESSAGES(LABELS_PER_SAMPLE * ns, m->labels, m->label_ptrs))
 		return -1;
@@ -554,14 +569,19 @@ static int build_messages(struct builder *b, struct messages *m, pb_profile *msg
 		s->n_location_id = b->sample_first[i + 1] - b->sample_first[i];
 		s->location_id = b->sample_locations + b->sample_first[i];
 		s->n_value = ntypes;
-		s->value = &m->values[2 * kept];
+		s->value = &m->values[4 * kept];
 		s->value[0] = (int64_t)en->weight;
-		if (typed && ntypes == 2) {
+		if (typed && nmeasured == 2) {
 			s->value[0] = (int64_t)en->events;
 			s->value[1] = (int64_t)en->weight;
-		} else if (ntypes == 2) {
+		} else if (ntypes == 2 && !typed) {
 			s->value[1] = (int64_t)en->weight * period;
 		}
+		if (scaled)
+			for (size_t v = 0; v < nmeasured; v++) {
+				s->value[nmeasured + v] = s->value[v];
+				s->value[v] = llround((double)s->value[v] * meta->value_scale);
+			}
 		pb_label *l = &m->labels[LABELS_PER_SAMPLE * kept];
 		s->label = &m->label_ptrs[LABELS_PER_SAMPLE * kept];
 		for (size_t j = 0; j < LABELS_PER_SAMPLE; j++)

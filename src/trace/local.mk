@@ -74,3 +74,19 @@ check_DATA += $(FIXTURE_BIN)/alloc_sites
 CLEANFILES += $(FIXTURE_BIN)/alloc_sites
 TESTS += tests/alloc.sh
 EXTRA_DIST += tests/alloc.sh tests/fixtures/alloc_sites.c bench/alloc.sh
+
+## Issue 16: heap snapshots inside a run and their diff; the heap estimate
+## under the budget (heap_growth); allocation truth in Rust (alloc_rust).
+$(FIXTURE_BIN)/heap_growth: tests/fixtures/heap_growth.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -o $@ $(srcdir)/tests/fixtures/heap_growth.c
+check_DATA += $(FIXTURE_BIN)/heap_growth
+CLEANFILES += $(FIXTURE_BIN)/heap_growth
+TESTS += tests/heap_snapshot.sh
+EXTRA_DIST += tests/heap_snapshot.sh tests/fixtures/heap_growth.c
+
+$(FIXTURE_BIN)/alloc_rust: tests/fixtures/alloc_rust.rs $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_GEN)$(RUSTC_QUIET) $(RUSTFLAGS_FIXTURE) $(srcdir)/tests/fixtures/alloc_rust.rs -o $@
+check_DATA += $(FIXTURE_BIN)/alloc_rust
+CLEANFILES += $(FIXTURE_BIN)/alloc_rust
+TESTS += tests/alloc_rust.sh
+EXTRA_DIST += tests/alloc_rust.sh tests/fixtures/alloc_rust.rs

@@ -1691,7 +1691,20 @@ static int check_trace_end(struct tracer *t, struct loop_clock *lc, uint64_t now
 		return 0;
 	if (now - lc->last_tick >= 10000000u) {
 		lc->last_tick = now;
+		struct tracer_progress *pr = t->cfg->progress;
+		if (pr) {
+			pr->armed_fraction = 1;
+			if (t->st->duty_cycles) {
+				process_cpu_mark(&t->cpu, t->duty);
+				if (t->cpu.total_ns > 0)
+					pr->armed_fraction = fmin(1, t->cpu.armed_ns / t->cpu.total_ns);
+			}
+		}
+		double sink_stopped_before = pr ? pr->sink_stopped_s : 0;
 		int ticked = event_sink_tick(t->sink, now, e);
+		/* A snapshot's stop costs the target like a hit: the budget pays it. */
+		if (pr && pr->sink_stopped_s > sink_stopped_before)
+			t->stopped_ns += (pr->sink_stopped_s - sink_stopped_before) * 1e9;
 		if (ticked != 0) {
 			t->sink_done = ticked > 0;
 			return ticked < 0 ? -1 : 0;

@@ -63,6 +63,18 @@ struct tracer_config {
 	bool no_stacks;               /* skip stack walks (when no probe uses ustack/func) */
 	bool verbose;                 /* a line per armed probe on stderr */
 	uint64_t start_ns;            /* the run's start (events' since_start_ns); 0: now */
+	struct tracer_progress *progress;  /* NULL, or kept up to date around the sink's ticks */
+};
+
+/* What the sink's tick (interval probes: snapshot()) may read and add. */
+struct tracer_progress {
+	/* in: the sink's own stopped time so far (it held the target stopped
+	 * to read its heap); charged to the budget after the tick */
+	double sink_stopped_s;
+	/* out, before each tick: the share of the target's CPU time the
+	 * probes were armed so far (1 when the budget never switched them
+	 * off), what a measured count stands for at this point */
+	double armed_fraction;
 };
 
 /* Armed CPU time a hit needs before the calls' rate can be told from what

@@ -403,6 +403,54 @@ static void test_load_modules(void)
 	}
 }
 
+/* A recipe's sum() map under the stop budget: pprof's named values are
+ * the whole-run estimates (measured x value_scale), the measured ones
+ * follow as sampled_NAME, and the default index stays the estimated
+ * weight; a heap snapshot's weight_unit survives profile.json. */
+static void test_pprof_scaled(void)
+{
+	struct profile *p = profile_new();
+	struct xerr e = { "" };
+	struct frame f = frame("app::alloc_site", NULL, SRC, 5, 4, false, EXE, 0x555500001000, FRAME_SOURCE_DWARF);
+	struct stack st = { 1, &f };
+	CHECK(p && profile_add_events(p, NULL, '?', &st, 300, 3, &e) == 0);
+	p->meta.value_types = profile_intern(p, "alloc_objects/count,alloc_space/bytes");
+	p->meta.value_scale = 20;
+	size_t len;
+	char *gz = render(report_pprof, p, NULL, &len);
+	Perftools__Profiles__Profile *m = gz ? decode(gz, len) : NULL;
+	free(gz);
+	CHECK(m && m->n_sample_type == 4 && m->n_sample == 1);
+	if (m && m->n_sample_type == 4 && m->n_sample == 1) {
+		CHECK_STR(str(m, m->sample_type[0]->type), "alloc_objects");
+		CHECK_STR(str(m, m->sample_type[1]->type), "alloc_space");
+		CHECK_STR(str(m, m->sample_type[2]->type), "sampled_alloc_objects");
+		CHECK_STR(str(m, m->sample_type[3]->type), "sampled_alloc_space");
+		CHECK_STR(str(m, m->sample_type[3]->unit), "bytes");
+		CHECK_STR(str(m, m->default_sample_type), "alloc_space");
+		const int64_t *v = m->sample[0]->value;
+		CHECK_MSG(m->sample[0]->n_value == 4 && v[0] == 60 && v[1] == 6000 && v[2] == 3 && v[3] == 300,
+			  "values %lld %lld %lld %lld", (long long)v[0], (long long)v[1], (long long)v[2], (long long)v[3]);
+		bool said = false;
+		for (size_t i = 0; i < m->n_comment; i++)
+			said |= strstr(str(m, m->comment[i]), "values: whole-run estimates, the measured values times 20 ") != NULL;
+		CHECK(said);
+	}
+	if (m)
+		perftools__profiles__profile__free_unpacked(m, NULL);
+
+	char path[] = "/tmp/test_report_pprof.XXXXXX";
+	int fd = mkstemp(path);
+	close(fd);
+	p->meta.weight_unit = profile_intern(p, "bytes");
+	CHECK_MSG(profile_save(p, path, &e) == 0, "save: %s", e.msg);
+	struct profile *q = profile_load(path, &e);
+	unlink(path);
+	CHECK(q && q->meta.weight_unit && strcmp(q->meta.weight_unit, "bytes") == 0);
+	profile_free(q);
+	profile_free(p);
+}
+
 int main(void)
 {
 	struct profile *p = sample_profile();
@@ -410,6 +458,7 @@ int main(void)
 	test_speedscope(p);
 	test_round_trip(p);
 	test_load_modules();
+	test_pprof_scaled();
 	profile_free(p);
 	return test_exit_code();
 }

@@ -464,66 +464,38 @@ static void messages_release(struct messages *m)
 	(((messages) = calloc((n) > 0 ? (n) : 1, sizeof *(messages))) != NULL && \
 	 ((pointers) = calloc((n) > 0 ? (n) : 1, sizeof *(pointers))) != NULL)
 
-static int build_messages(struct builder *b, struct messages *m, pb_profile *msg)
+/* A sample's labels: its thread's name, id and state, where known; keys
+ * holds the string indices of "thread", "thread_id", "thread_state". */
+static void put_labels(struct builder *b, pb_sample *s, pb_label *l, const struct profile_entry *en,
+		       const int64_t keys[LABELS_PER_SAMPLE])
 {
-	const struct profile *p = b->profile;
-	const struct profile_meta *meta = &p->meta;
-	size_t ns = p->nentries;
-	/* Sampling every thread counts time whether it runs or waits. */
-	bool wall = meta->thread_selection && strcmp(meta->thread_selection, "running") != 0;
-	int64_t period = report_sample_period_ns(meta);
-	size_t ntypes = period > 0 ? 2 : 1;
-
-	int64_t k_samples = string_index(b, "samples"), k_count = string_index(b, "count");
-	int64_t k_time = string_index(b, wall ? "wall" : "cpu"), k_ns = string_index(b, "nanoseconds");
-	int64_t k_thread = string_index(b, "thread"), k_tid = string_index(b, "thread_id");
-	int64_t k_state = string_index(b, "thread_state");
-
-	perftools__profiles__profile__init(msg);
-	for (size_t i = 0; i < 4; i++) {
-		perftools__profiles__value_type__init(&m->types[i]);
-		m->type_ptrs[i] = &m->types[i];
+	for (size_t j = 0; j < LABELS_PER_SAMPLE; j++)
+		perftools__profiles__label__init(&l[j]);
+	if (en->thread_name) {
+		l[s->n_label].key = keys[0];
+		l[s->n_label].str = string_index(b, en->thread_name);
+		s->n_label++;
 	}
-	m->types[0].type = k_samples;
-	m->types[0].unit = k_count;
-	m->types[1].type = k_time;
-	m->types[1].unit = k_ns;
-	/* A recipe's weighted profile names its own types: the weight is
-	 * the last value, the events (if named) the first. */
-	bool typed = meta->value_types != NULL;
-	bool scaled = typed && isfinite(meta->value_scale) && meta->value_scale > 1;
-	if (typed) {
-		char names[4][128];
-		int n = sscanf(meta->value_types, "%127[^/]/%127[^,],%127[^/]/%127s", names[0], names[1],
-			       names[2], names[3]);
-		ntypes = n == 4 ? 2 : 1;
-		for (size_t i = 0; i < ntypes; i++) {
-			m->types[i].type = string_index(b, names[2 * i]);
-			m->types[i].unit = string_index(b, names[2 * i + 1]);
-			if (scaled) {
-				/* the measured values follow the estimates, as sampled_NAME */
-				char sampled[160];
-				snprintf(sampled, sizeof sampled, "sampled_%.127s", names[2 * i]);
-				m->types[ntypes + i].type = string_index(b, sampled);
-				m->types[ntypes + i].unit = m->types[i].unit;
-			}
-		}
-		period = 1;
+	if (en->tid >= 0) {
+		l[s->n_label].key = keys[1];
+		l[s->n_label].num = en->tid;
+		s->n_label++;
 	}
-	size_t nmeasured = ntypes;   /* the estimates' types, before the sampled_ ones */
-	if (scaled)
-		ntypes *= 2;
-	perftools__profiles__value_type__init(&m->period_type);
-	m->period_type = m->types[nmeasured - 1];
-	msg->n_sample_type = ntypes;
-	msg->sample_type = m->type_ptrs;
-	msg->period_type = &m->period_type;
-	msg->period = ntypes == 2 && !typed ? period : 1;
-	msg->default_sample_type = typed ? m->types[nmeasured - 1].type : ntypes == 2 ? k_time : k_samples;
-	msg->time_nanos = time_nanos(meta->start_time);
-	if (isfinite(meta->duration_actual_s) && meta->duration_actual_s > 0)
-		msg->duration_nanos = llround(meta->duration_actual_s * 1e9);
+	if (en->thread_state != '?') {
+		char state[2] = { en->thread_state, 0 };
+		l[s->n_label].key = keys[2];
+		l[s->n_label].str = string_index(b, state);
+		s->n_label++;
+	}
+	for (size_t j = 0; j < s->n_label; j++)
+		s->label[j] = &l[j];
+}
 
+/* The profile's comments: what made it, the observer effect, the scaling
+ * of estimated values, the run's notes. */
+static void build_comments(struct builder *b, struct messages *m, pb_profile *msg, bool scaled)
+{
+	const struct profile_meta *meta = &b->profile->meta;
 	size_t nc = 0;
 	add_comment(b, m->comments, &nc, "xgdbprof %s%s%s", meta->version ? meta->version : "(version unknown)",
 		    meta->recipe ? ", recipe " : "", meta->recipe ? meta->recipe : "");
@@ -554,61 +526,12 @@ static int build_messages(struct builder *b, struct messages *m, pb_profile *msg
 		add_comment(b, m->comments, &nc, "note: %s", meta->notes[i]);
 	msg->n_comment = nc;
 	msg->comment = m->comments;
+}
 
-	m->values = calloc(4 * (ns ? ns : 1), sizeof *m->values);
-	if (!m->values || !ALLOC_MESSAGES(ns, m->samples, m->sample_ptrs) ||
-	    !ALLOC_MESSAGES(LABELS_PER_SAMPLE * ns, m->labels, m->label_ptrs))
-		return -1;
-	size_t kept = 0;
-	for (size_t i = 0; i < ns; i++) {
-		const struct profile_entry *en = &p->entries[i];
-		if (b->dropped[i])
-			continue;
-		pb_sample *s = &m->samples[kept];
-		perftools__profiles__sample__init(s);
-		s->n_location_id = b->sample_first[i + 1] - b->sample_first[i];
-		s->location_id = b->sample_locations + b->sample_first[i];
-		s->n_value = ntypes;
-		s->value = &m->values[4 * kept];
-		s->value[0] = (int64_t)en->weight;
-		if (typed && nmeasured == 2) {
-			s->value[0] = (int64_t)en->events;
-			s->value[1] = (int64_t)en->weight;
-		} else if (ntypes == 2 && !typed) {
-			s->value[1] = (int64_t)en->weight * period;
-		}
-		if (scaled)
-			for (size_t v = 0; v < nmeasured; v++) {
-				s->value[nmeasured + v] = s->value[v];
-				s->value[v] = llround((double)s->value[v] * meta->value_scale);
-			}
-		pb_label *l = &m->labels[LABELS_PER_SAMPLE * kept];
-		s->label = &m->label_ptrs[LABELS_PER_SAMPLE * kept];
-		for (size_t j = 0; j < LABELS_PER_SAMPLE; j++)
-			perftools__profiles__label__init(&l[j]);
-		if (en->thread_name) {
-			l[s->n_label].key = k_thread;
-			l[s->n_label].str = string_index(b, en->thread_name);
-			s->n_label++;
-		}
-		if (en->tid >= 0) {
-			l[s->n_label].key = k_tid;
-			l[s->n_label].num = en->tid;
-			s->n_label++;
-		}
-		if (en->thread_state != '?') {
-			char state[2] = { en->thread_state, 0 };
-			l[s->n_label].key = k_state;
-			l[s->n_label].str = string_index(b, state);
-			s->n_label++;
-		}
-		for (size_t j = 0; j < s->n_label; j++)
-			s->label[j] = &l[j];
-		m->sample_ptrs[kept++] = s;
-	}
-	msg->n_sample = kept;
-	msg->sample = m->sample_ptrs;
-
+/* The mappings, locations (with their lines) and functions the samples
+ * refer to. 0, or -1 out of memory. */
+static int build_tables(struct builder *b, struct messages *m, pb_profile *msg)
+{
 	if (!ALLOC_MESSAGES(b->nmappings, m->mappings, m->mapping_ptrs))
 		return -1;
 	for (size_t i = 0; i < b->nmappings; i++) {
@@ -669,6 +592,108 @@ static int build_messages(struct builder *b, struct messages *m, pb_profile *msg
 	}
 	msg->n_function = b->nfunctions;
 	msg->function = m->function_ptrs;
+	return 0;
+}
+
+static int build_messages(struct builder *b, struct messages *m, pb_profile *msg)
+{
+	const struct profile *p = b->profile;
+	const struct profile_meta *meta = &p->meta;
+	size_t ns = p->nentries;
+	/* Sampling every thread counts time whether it runs or waits. */
+	bool wall = meta->thread_selection && strcmp(meta->thread_selection, "running") != 0;
+	int64_t period = report_sample_period_ns(meta);
+	size_t ntypes = period > 0 ? 2 : 1;
+
+	int64_t k_samples = string_index(b, "samples"), k_count = string_index(b, "count");
+	int64_t k_time = string_index(b, wall ? "wall" : "cpu"), k_ns = string_index(b, "nanoseconds");
+	const int64_t label_keys[LABELS_PER_SAMPLE] = { string_index(b, "thread"), string_index(b, "thread_id"),
+							string_index(b, "thread_state") };
+
+	perftools__profiles__profile__init(msg);
+	for (size_t i = 0; i < 4; i++) {
+		perftools__profiles__value_type__init(&m->types[i]);
+		m->type_ptrs[i] = &m->types[i];
+	}
+	m->types[0].type = k_samples;
+	m->types[0].unit = k_count;
+	m->types[1].type = k_time;
+	m->types[1].unit = k_ns;
+	/* A recipe's weighted profile names its own types: the weight is
+	 * the last value, the events (if named) the first. */
+	bool typed = meta->value_types != NULL;
+	bool scaled = typed && isfinite(meta->value_scale) && meta->value_scale > 1;
+	if (typed) {
+		char names[4][128];
+		int n = sscanf(meta->value_types, "%127[^/]/%127[^,],%127[^/]/%127s", names[0], names[1],
+			       names[2], names[3]);
+		ntypes = n == 4 ? 2 : 1;
+		for (size_t i = 0; i < ntypes; i++) {
+			m->types[i].type = string_index(b, names[2 * i]);
+			m->types[i].unit = string_index(b, names[2 * i + 1]);
+			if (scaled) {
+				/* the measured values follow the estimates, as sampled_NAME */
+				char sampled[160];
+				snprintf(sampled, sizeof sampled, "sampled_%.127s", names[2 * i]);
+				m->types[ntypes + i].type = string_index(b, sampled);
+				m->types[ntypes + i].unit = m->types[i].unit;
+			}
+		}
+		period = 1;
+	}
+	size_t nmeasured = ntypes;   /* the estimates' types, before the sampled_ ones */
+	if (scaled)
+		ntypes *= 2;
+	perftools__profiles__value_type__init(&m->period_type);
+	m->period_type = m->types[nmeasured - 1];
+	msg->n_sample_type = ntypes;
+	msg->sample_type = m->type_ptrs;
+	msg->period_type = &m->period_type;
+	msg->period = ntypes == 2 && !typed ? period : 1;
+	msg->default_sample_type = typed ? m->types[nmeasured - 1].type : ntypes == 2 ? k_time : k_samples;
+	msg->time_nanos = time_nanos(meta->start_time);
+	if (isfinite(meta->duration_actual_s) && meta->duration_actual_s > 0)
+		msg->duration_nanos = llround(meta->duration_actual_s * 1e9);
+
+	build_comments(b, m, msg, scaled);
+
+	m->values = calloc(4 * (ns ? ns : 1), sizeof *m->values);
+	if (!m->values || !ALLOC_MESSAGES(ns, m->samples, m->sample_ptrs) ||
+	    !ALLOC_MESSAGES(LABELS_PER_SAMPLE * ns, m->labels, m->label_ptrs))
+		return -1;
+	size_t kept = 0;
+	for (size_t i = 0; i < ns; i++) {
+		const struct profile_entry *en = &p->entries[i];
+		if (b->dropped[i])
+			continue;
+		pb_sample *s = &m->samples[kept];
+		perftools__profiles__sample__init(s);
+		s->n_location_id = b->sample_first[i + 1] - b->sample_first[i];
+		s->location_id = b->sample_locations + b->sample_first[i];
+		s->n_value = ntypes;
+		s->value = &m->values[4 * kept];
+		s->value[0] = (int64_t)en->weight;
+		if (typed && nmeasured == 2) {
+			s->value[0] = (int64_t)en->events;
+			s->value[1] = (int64_t)en->weight;
+		} else if (ntypes == 2 && !typed) {
+			s->value[1] = (int64_t)en->weight * period;
+		}
+		if (scaled)
+			for (size_t v = 0; v < nmeasured; v++) {
+				s->value[nmeasured + v] = s->value[v];
+				s->value[v] = llround((double)s->value[v] * meta->value_scale);
+			}
+		pb_label *l = &m->labels[LABELS_PER_SAMPLE * kept];
+		s->label = &m->label_ptrs[LABELS_PER_SAMPLE * kept];
+		put_labels(b, s, l, en, label_keys);
+		m->sample_ptrs[kept++] = s;
+	}
+	msg->n_sample = kept;
+	msg->sample = m->sample_ptrs;
+
+	if (build_tables(b, m, msg) < 0)
+		return -1;
 
 	/* Last: the strings above were still being added. */
 	msg->n_string_table = b->nstrings;

@@ -103,6 +103,10 @@ struct tracer_stats {
 				       * TRACER_TIMEABLE_CPU_NS of CPU a hit): estimates are lower bounds */
 	unsigned long forks;          /* forks seen (fork(), not vfork/posix_spawn): children detached */
 	uint64_t fork_bytes_healed;   /* int3 bytes a child had inherited and gdb had not removed */
+	double hit_stop_median_ms, hit_stop_p99_ms;  /* a hit's stop of the hitting thread: ours + gdb's part */
+	bool non_stop;                /* gdb non-stop mode: a hit stopped only the thread that hit */
+	bool in_place_steps;          /* non-stop, but a breakpoint sits on a RIP-relative instruction:
+				       * gdb stepped over in place, pausing the other threads meanwhile */
 	bool gdb_died;
 	struct restore_report restore;/* gdb_died: what the byte restore did */
 };

@@ -1357,6 +1357,11 @@ static uint64_t window_clock_ns(const struct tracer *t, uint64_t now)
 
 static int set_duty(struct tracer *t, enum duty next, uint64_t when, struct xerr *e)
 {
+	/* The CPU time up to the switch goes to the share it was spent in.
+	 * All-stop: marked at the stop just before (nothing since). Non-stop
+	 * switches with the target running, and with the probes off no stop
+	 * comes to mark the off time: it would count as armed. */
+	process_cpu_mark(&t->cpu, t->duty);
 	if (t->duty == DUTY_ON)
 		t->covered_ns += when - t->duty_changed_ns;
 	if (next == DUTY_ON) {

@@ -1053,8 +1053,9 @@ static int on_entry(struct tracer *t, struct site *site, struct thread_info *th,
 
 /* A call's own time: from the resume after its entry stop to the report of
  * its return, less what our stops cost it meanwhile — the stops of other
- * hits in between (all-stop holds every thread; stopped_ns counts them,
- * gdb's hidden parts included) and gdb's part of this return's own hit
+ * hits in between (all-stop mode holds every thread; stopped_ns counts
+ * them, gdb's hidden parts included; non-stop mode holds only the thread
+ * that hit, so none of them) and gdb's part of this return's own hit
  * (the step over the entry breakpoint, the trap, the report: gdb_hit_ns,
  * the median measured). A call of a few ns then reads near 0, not the
  * 0.5-2 ms of gdb's own work. */
@@ -1412,7 +1413,8 @@ static int budget_after_stop(struct tracer *t, uint64_t now, struct xerr *e)
 }
 
 /* With the target running: ends an armed window when one of its
- * boundaries has passed and the budget is overdrawn, by interrupting the
+ * boundaries has passed and the budget is overdrawn: in non-stop mode by
+ * disabling the probes at once, in all-stop mode by interrupting the
  * target (the stop that follows switches the probes off). Ending windows
  * at a hit, as soon as that hit overdrew the budget, made every window
  * end just after a call: with one hit per window (a loaded machine, 20 ms
@@ -1455,9 +1457,16 @@ static int budget_wake(struct tracer *t, uint64_t now, struct xerr *e)
 	if (t->duty != DUTY_OFF || now < t->off_until_ns)
 		return 0;
 	if (t->non_stop) {
-		/* Enabled with the target running: nothing is held. */
+		/* Enabled with the target running: nothing is held. The off
+		 * window is closed on the clocks as a stop would: its stopped
+		 * part (gdb's step over the last hit's breakpoint) is ours, its
+		 * waits for a CPU the machine's; left open, the next hit's window
+		 * would span it and count every wait of the off time as that
+		 * hit's (~1 s a hit at load 30). */
+		account_hidden_part(t, false, DUTY_OFF, now);
 		int rc = set_duty(t, DUTY_ON, now, e);
 		t->window_start_ns = monotonic_ns();
+		stop_clock_resuming(&t->clock, 0, false, t->window_start_ns);
 		return rc;
 	}
 	/* Counted from the interrupt request, a little before the target

@@ -24,9 +24,17 @@
  * fraction of the time was covered; counts are as measured, with an
  * extrapolation in the notes.
  *
+ * Stop modes: in an all-stop session a hit holds every thread; in a
+ * non-stop session (the default, session_non_stop) only the thread that
+ * hit is stopped and resumed, and breakpoints are inserted, switched and
+ * deleted with the target running. Before a breakpoint goes on a
+ * RIP-relative instruction the tracer turns gdb's displaced stepping off
+ * for the session (session_displaced_stepping_off says why).
+ *
  * Exit contract: on every return path, with gdb alive, every breakpoint and
- * catchpoint this tracer created is deleted (the target is stopped for that
- * and resumed after) — the caller then ends the session. Except the fork
+ * catchpoint this tracer created is deleted (all-stop: the target is
+ * stopped for that and resumed after; non-stop: with it running) — the
+ * caller then ends the session. Except the fork
  * catchpoint: it stays until the detach, so that forks reported after the
  * probes' removal still have their children cleaned (heal_fork_child). If
  * the target exec'd, the breakpoints are deleted and it is left stopped

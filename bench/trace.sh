@@ -34,7 +34,8 @@
 #     xgdbprof measures it (its part plus gdb's, from the thread's clocks);
 #   - others: spin_hit (one thread hitting a probe, one spinning that never
 #     sleeps), exact trace for 3 s: the spinner's stopped time, wall - on
-#     CPU - waiting for a CPU from its schedstat, per second and per hit;
+#     CPU - waiting for a CPU from its schedstat, from the probes armed to
+#     xgdbprof's exit (the detach included), per second and per hit;
 #   - attach hold: the ms attaching and arming held the running service
 #     (xgdbprof's own figures from the budget run).
 # `--only "trace_hot"` or `--only "kvservice"` runs one part.
@@ -257,9 +258,15 @@ kv_measure() {
 	target_pid=$!
 	for _ in $(seq 1 100); do [ -s "$st" ] && break; sleep 0.05; done
 	tid=$(sed -n 's/.*spinner_tid=\([0-9]*\).*/\1/p' "$st")
-	a=$(spinner_clocks "$target_pid" "$tid")
+	# From the probes armed to xgdbprof's exit: the attach's stop (every
+	# thread, in both modes) is left out, the detach's few ms are not.
 	"$xgdbprof" "$@" -d 3s -e 'set exact true; function "probed_step" { @c = count(); }' "$target_pid" \
-		>"$tmp/spin.out" 2>"$tmp/spin.err" || log "spin run failed: $(tail -n 2 "$tmp/spin.err")"
+		>"$tmp/spin.out" 2>"$tmp/spin.err" &
+	xg_pid=$!
+	wait_attached "$tmp/spin.err" || log "xgdbprof did not attach: $(tail -n 3 "$tmp/spin.err")"
+	a=$(spinner_clocks "$target_pid" "$tid")
+	wait "$xg_pid" || log "spin run failed: $(tail -n 2 "$tmp/spin.err")"
+	xg_pid=
 	b=$(spinner_clocks "$target_pid" "$tid")
 	kill "$target_pid" 2>/dev/null || true
 	wait "$target_pid" 2>/dev/null || true
@@ -301,4 +308,5 @@ echo "hit ms = the hitting thread's stop per hit in that run (xgdbprof: its part
 echo "est = the 5%-budget estimate over 5 s of a running service and its 95% interval (>=N: a lower bound); truth = the"
 echo "service's own count then; inside = the truth lies in the interval (or above the bound)"
 echo "attach+arm = ms attaching and arming held the running service; others = ms per second of trace that spin_hit's"
-echo "spinner (a thread that never sleeps, beside one hitting a probe) was held stopped (wall - on CPU - runnable)"
+echo "spinner (a thread that never sleeps, beside one hitting a probe) was held stopped (wall - on CPU - runnable),"
+echo "from the probes armed to xgdbprof's exit"

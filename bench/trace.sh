@@ -299,7 +299,9 @@ for c in $kv_configs; do
 	awk -v c="$c" '$1 == c' "$tmp/kv" | while read -r _ ex own med p99 est lo hi truth hold sps sph rr; do
 		inside=-
 		[ "$lo" != - ] && inside=$(awk -v t="$truth" -v l="$lo" -v h="$hi" 'BEGIN { print (t >= l && (h == "-" || t <= h)) ? "yes" : "no" }')
-		printf '%-12s %13s %15s %22s %9s %11s %8s\n' "$c" "$ex/$own" "$med/$p99" "$est ($lo-$hi)/$truth" "$inside" \
+		shown="$est ($lo-$hi)/$truth"
+		[ "$hi" = - ] && shown="$est/$truth"
+		printf '%-12s %13s %15s %22s %9s %11s %8s\n' "$c" "$ex/$own" "$med/$p99" "$shown" "$inside" \
 			"$hold ms" "${sps}ms/s"
 	done
 done

@@ -60,4 +60,28 @@ check "all-stop: the spinner was stopped at every hit (the oracle sees stops: $S
 	test -n "$HITS" -a "$STOPS" -ge "${HITS:-1}"
 check "all-stop: the summary says every other thread was held" \
 	grep -q "every other thread was held as long (gdb all-stop mode)" "$TMP/allstop.err" || show "$TMP/allstop.err"
+
+# gdb displaced-steps in a buffer at the program's entry point and puts
+# its bytes back after each step. A gdb killed mid-step leaves the copy
+# there, which is no int3: the rescue after gdb's death must heal it from
+# the file too (the int3-only heal left it). Planted by hand here (a
+# RIP-relative lea, as gdb copies one), then healed as after gdb's death.
+"$FIXTURES/spin_hit" 30 "$TMP/status.heal" & HEAL=$!
+TEST_PIDS="$TEST_PIDS $HEAL"
+wait_for_file "$TMP/status.heal"
+python3 - "$HEAL" <<'PY'
+import struct, sys
+pid = sys.argv[1]
+aux = open("/proc/%s/auxv" % pid, "rb").read()
+entry = dict(struct.iter_unpack("<QQ", aux))[9]   # AT_ENTRY
+with open("/proc/%s/mem" % pid, "r+b", buffering=0) as mem:
+    mem.seek(entry)
+    mem.write(b"\x48\x8d\x0d\x10\x00\x00\x00")
+PY
+planted=$("$TOP_BUILDDIR/tests/unit/test_tracer_codecheck" "$HEAL")
+check "a displaced-step copy planted at the entry point differs from the file ($planted bytes)" \
+	test "${planted:-0}" -gt 0
+check "the rescue after gdb's death puts the entry point's bytes back from the file" \
+	test "$("$TOP_BUILDDIR/tests/unit/test_tracer_codecheck" --heal "$HEAL")" = 0
+check "the target runs on after the heal, untraced" target_runs_free "$HEAL" "$TMP/status.heal"
 finish

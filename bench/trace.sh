@@ -18,17 +18,43 @@
 #   - what xgdbprof itself reports: stopped %, hits, hits measured from the
 #     scheduler clocks, gdb's part of a hit, coverage.
 # Prints medians over the rounds, loss% against this run's baseline.
-# See bench/README.md. Needs: cc, gdb.
+#
+# Then the realistic fixture (issue 14), kvservice (an acceptor, 2 busy
+# workers, idle service threads, a short-lived compactor), in the same run,
+# rounds interleaved over 4 configurations: gdb and Debian's python-free
+# gdb-minimal (as bench/stop_modes.sh gets it; $GDB_MINIMAL if set), each
+# in the tracer's default non-stop mode and with --all-stop:
+#   - exact: `set exact true` on kvservice::handle_request over a launched
+#     3 s run, against the count the service prints at exit (must be equal);
+#   - budget: the default 5% budget on the same function of a running
+#     service for 5 s: the estimate and its 95% interval against the
+#     service's own count over the traced window (its --progress file, read
+#     when xgdbprof says the probes are armed and when it exits);
+#   - stop per hit: the hitting thread's stop, median and p99 per run, as
+#     xgdbprof measures it (its part plus gdb's, from the thread's clocks);
+#   - others: spin_hit (one thread hitting a probe, one spinning that never
+#     sleeps), exact trace for 3 s: the spinner's stopped time, wall - on
+#     CPU - waiting for a CPU from its schedstat, from the probes armed to
+#     xgdbprof's exit (the detach included), per second and per hit;
+#   - attach hold: the ms attaching and arming held the running service
+#     (xgdbprof's own figures from the budget run).
+# `--only "trace_hot"` or `--only "kvservice"` runs one part.
+# See bench/README.md. Needs: cc, gdb, cargo (the fixture).
 set -eu
 
 rounds=5
 window=6
 . "$(dirname "$0")/lib.sh"
-[ -z "$only$other_xgdbprof" ] || { echo "$0: --only and --compare are bench/profile.sh's" >&2; exit 2; }
+[ -z "$other_xgdbprof" ] || { echo "$0: --compare is bench/profile.sh's" >&2; exit 2; }
+case " ${only:-trace_hot kvservice} " in *" trace_hot "*) part_hot=1 ;; *) part_hot= ;; esac
+case " ${only:-trace_hot kvservice} " in *" kvservice "*) part_kv=1 ;; *) part_kv= ;; esac
+[ -n "$part_hot$part_kv" ] || { echo "$0: --only takes trace_hot and/or kvservice" >&2; exit 2; }
 hot=$build/tests/fixtures/bin/trace_hot
+kv=$build/tests/fixtures/bin/kvservice
+spin=$build/tests/fixtures/bin/spin_hit
 
-log "building xgdbprof and the trace_hot fixture in $build"
-make -s -C "$build" xgdbprof tests/fixtures/bin/trace_hot >&2
+log "building xgdbprof and the fixtures in $build"
+make -s -C "$build" xgdbprof tests/fixtures/bin/trace_hot tests/fixtures/bin/kvservice tests/fixtures/bin/spin_hit >&2
 
 # The recipe shipped as func-latency, with a 10% budget: the budget is a
 # recipe setting (no command-line option).
@@ -118,6 +144,7 @@ measure() {
 		"${hits:--} hits (${measured:--} measured), gdb ${gdbms:--} ms/hit, armed ${cov:--}%"
 }
 
+if [ -n "$part_hot" ]; then
 configs="baseline xgdbprof-5% xgdbprof-10%"
 : >"$tmp/results"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -154,3 +181,134 @@ echo "loss% = against the median baseline; rloss% = median over rounds of the lo
 echo "stopped% = (wall - on CPU - waiting for a CPU) / wall of the fixture's thread over the window, from /proc schedstat"
 echo "runq% = waiting for a CPU / wall; xg_stop% = xgdbprof's own figure over its whole trace"
 echo "measured = hits whose hidden part xgdbprof read from the thread's clocks; gdb_ms = gdb's part of a hit (median)"
+fi
+
+[ -n "$part_kv" ] || exit 0
+
+# ---- the realistic fixture ------------------------------------------------
+gdb_full=$(command -v gdb)
+COLUMNS=10000; export COLUMNS   # whole report lines, never cut to a terminal's width
+if [ -z "${GDB_MINIMAL:-}" ]; then
+	mkdir -p "$tmp/gdbmin"
+	if (cd "$tmp/gdbmin" && apt-get download gdb-minimal >/dev/null 2>&1) &&
+		dpkg-deb -x "$tmp"/gdbmin/gdb-minimal_*.deb "$tmp/gdbmin/root" 2>/dev/null; then
+		GDB_MINIMAL=$tmp/gdbmin/root/usr/bin/gdb
+	else
+		log "gdb-minimal not available (apt-get download gdb-minimal failed): gdb only"
+	fi
+fi
+kv_configs="gdb gdb-allstop"
+[ -n "${GDB_MINIMAL:-}" ] && [ -x "$GDB_MINIMAL" ] && kv_configs="$kv_configs min min-allstop"
+probe='function "kvservice::handle_request" { @calls = count(); }'
+
+# The gdb and mode options of configuration $1.
+kv_options() {
+	case "$1" in
+	gdb) echo "--gdb $gdb_full" ;;
+	gdb-allstop) echo "--gdb $gdb_full --all-stop" ;;
+	min) echo "--gdb $GDB_MINIMAL" ;;
+	min-allstop) echo "--gdb $GDB_MINIMAL --all-stop" ;;
+	esac
+}
+own_count() { sed -n 's/^ *kvservice::handle_request \([0-9]*\)$/\1/p' "$1" 2>/dev/null | tail -n 1; }
+hit_stop() { sed -n 's/.*a hit held the thread that hit a median \([0-9.]*\) ms (p99 \([0-9.]*\) ms).*/\1 \2/p' "$1" | head -n 1; }
+spinner_clocks() {   # wall_ns run_ns wait_ns of thread $2 of process $1
+	echo "$(now_ns) $(cat /proc/"$1"/task/"$2"/schedstat 2>/dev/null | cut -d' ' -f1-2)"
+}
+
+# One round of configuration $1. Appends to $tmp/kv:
+#   CONFIG EXACT OWN HIT_MED HIT_P99 EST LO HI TRUTH HOLD_MS SPIN_MS_PER_S SPIN_MS_PER_HIT ROUND
+kv_measure() {
+	config=$1
+	# shellcheck disable=SC2046
+	set -- $(kv_options "$config")
+	# exact, launched, whole run
+	"$xgdbprof" "$@" -e "set exact true; $probe" -- "$kv" 3 >"$tmp/kv.out" 2>"$tmp/kv.err" ||
+		log "exact run failed: $(tail -n 2 "$tmp/kv.err")"
+	exact=$(sed -n 's/^@calls: \([0-9]*\)$/\1/p' "$tmp/kv.out")
+	own=$(own_count "$tmp/kv.out")
+	hs=$(hit_stop "$tmp/kv.err")
+	# budget, attached
+	prog=$tmp/kv.progress
+	rm -f "$prog" "$prog.tmp"
+	"$kv" 60 --progress "$prog" >/dev/null &
+	target_pid=$!
+	sleep 1.5
+	"$xgdbprof" "$@" -d 5s -e "$probe" "$target_pid" >"$tmp/kvb.out" 2>"$tmp/kvb.err" &
+	xg_pid=$!
+	wait_attached "$tmp/kvb.err" || log "xgdbprof did not attach: $(tail -n 3 "$tmp/kvb.err")"
+	before=$(own_count "$prog")
+	wait "$xg_pid" || log "budget run failed: $(tail -n 2 "$tmp/kvb.err")"
+	xg_pid=
+	after=$(own_count "$prog")
+	kill "$target_pid" 2>/dev/null || true
+	wait "$target_pid" 2>/dev/null || true
+	target_pid=
+	truth=$(( ${after:-0} - ${before:-0} ))
+	# "est. N (95% LO–HI)", or "est. at least N" (a lower bound: LO = N, HI = -)
+	est=$(sed -n 's/^@calls: .* est\. \([0-9]*\) (95% \([0-9]*\)–\([0-9]*\)).*/\1 \2 \3/p
+		s/^@calls: .* est\. at least \([0-9]*\).*/>=\1 \1 -/p' "$tmp/kvb.out" | head -n 1)
+	[ -n "$est" ] || est="$(sed -n 's/^@calls: \([0-9]*\)$/\1/p' "$tmp/kvb.out") - -"
+	hold=$(sed -n 's/.*attaching held the target stopped at most \([0-9.]*\) ms and arming the probes \([0-9.]*\) ms.*/\1 \2/p' "$tmp/kvb.err" |
+		awk '{ printf "%.1f", $1 + $2 }')
+	# others: the spinner beside a hitting thread
+	st=$tmp/spin.status
+	rm -f "$st"
+	"$spin" 30 "$st" &
+	target_pid=$!
+	for _ in $(seq 1 100); do [ -s "$st" ] && break; sleep 0.05; done
+	tid=$(sed -n 's/.*spinner_tid=\([0-9]*\).*/\1/p' "$st")
+	# From the probes armed to xgdbprof's exit: the attach's stop (every
+	# thread, in both modes) is left out, the detach's few ms are not.
+	"$xgdbprof" "$@" -d 3s -e 'set exact true; function "probed_step" { @c = count(); }' "$target_pid" \
+		>"$tmp/spin.out" 2>"$tmp/spin.err" &
+	xg_pid=$!
+	wait_attached "$tmp/spin.err" || log "xgdbprof did not attach: $(tail -n 3 "$tmp/spin.err")"
+	a=$(spinner_clocks "$target_pid" "$tid")
+	wait "$xg_pid" || log "spin run failed: $(tail -n 2 "$tmp/spin.err")"
+	xg_pid=
+	b=$(spinner_clocks "$target_pid" "$tid")
+	kill "$target_pid" 2>/dev/null || true
+	wait "$target_pid" 2>/dev/null || true
+	target_pid=
+	spin_hits=$(sed -n 's/^@c: \([0-9]*\)$/\1/p' "$tmp/spin.out")
+	spinner=$(echo "$a $b ${spin_hits:-0}" | awk '{ w = $4 - $1; s = w - ($5 - $2) - ($6 - $3); if (s < 0) s = 0
+		printf "%.1f %.3f", (w > 0 ? 1e3 * s / w : 0), ($7 > 0 ? s / 1e6 / $7 : 0) }')
+	echo "$config ${exact:--} ${own:--} ${hs:-- -} ${est:-- - -} $truth ${hold:--} $spinner $r" >>"$tmp/kv"
+	log "  $config: exact ${exact:--} (service counted ${own:--}); hit stop ${hs:--} ms (median p99);" \
+		"est. ${est:--} vs ${truth} counted; attach+arm ${hold:--} ms; spinner stopped ${spinner} (ms/s ms/hit)"
+}
+
+: >"$tmp/kv"
+kv_load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+r=0
+while [ $r -lt "$rounds" ]; do
+	order=$(rotated "$kv_configs" "$r")
+	log "kvservice round $((r + 1))/$rounds: $order"
+	for c in $order; do
+		kv_measure "$c"
+	done
+	r=$((r + 1))
+done
+kv_load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+echo
+echo "kvservice tracing bench: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, $rounds round(s); gdb $("$gdb_full" --version | head -n 1 | sed 's/.* //')${GDB_MINIMAL:+, gdb-minimal $GDB_MINIMAL}"
+echo "load average before: $kv_load_before, after: $kv_load_after"
+printf '%-12s %13s %15s %22s %9s %11s %8s\n' configuration exact/own "hit ms med/p99" "est (95%) / truth" inside attach+arm others
+for c in $kv_configs; do
+	awk -v c="$c" '$1 == c' "$tmp/kv" | while read -r _ ex own med p99 est lo hi truth hold sps sph rr; do
+		inside=-
+		[ "$lo" != - ] && inside=$(awk -v t="$truth" -v l="$lo" -v h="$hi" 'BEGIN { print (t >= l && (h == "-" || t <= h)) ? "yes" : "no" }')
+		shown="$est ($lo-$hi)/$truth"
+		[ "$hi" = - ] && shown="$est/$truth"
+		printf '%-12s %13s %15s %22s %9s %11s %8s\n' "$c" "$ex/$own" "$med/$p99" "$shown" "$inside" \
+			"$hold ms" "${sps}ms/s"
+	done
+done
+echo "exact/own = kvservice::handle_request counted by an exact trace of a launched 3 s run / by the service (must be equal)"
+echo "hit ms = the hitting thread's stop per hit in that run (xgdbprof: its part + gdb's, from the thread's clocks)"
+echo "est = the 5%-budget estimate over 5 s of a running service and its 95% interval (>=N: a lower bound); truth = the"
+echo "service's own count then; inside = the truth lies in the interval (or above the bound)"
+echo "attach+arm = ms attaching and arming held the running service; others = ms per second of trace that spin_hit's"
+echo "spinner (a thread that never sleeps, beside one hitting a probe) was held stopped (wall - on CPU - runnable),"
+echo "from the probes armed to xgdbprof's exit"

@@ -692,12 +692,15 @@ static int run_attach(struct run_context *rc)
 	const struct recipe_options *opts = recipe_options(rc->recipe);
 	struct xerr e;
 	struct session_options so = cli_session_options();
-	/* Tracing stays in all-stop mode: its breakpoint handling counts on
-	 * every thread being stopped at a hit. */
 	pid_t pid = 0;
 	bool pid_given = !req->launch && req->argc == 1 && cli_parse_pid(req->argv[0], &pid) == 0;
 	if (rc->wants_samples)
 		so.non_stop = non_stop_by_default(opts, pid_given ? pid : 0);
+	/* Tracing: a hit stops only the thread that hit, unless --all-stop
+	 * (docs/tracing.md, "Which threads a hit stops"). */
+	bool tracing = !rc->wants_samples && tracer_wanted(rc->probes, rc->nprobes);
+	if (tracing)
+		so.non_stop = cli_globals.stop_mode != CLI_STOP_ALL;
 	/* Sampling names frames itself; even `set exact true` takes only PCs
 	 * from gdb's unwinder, which needs .eh_frame, not debug files. */
 	so.no_separate_debug = rc->wants_samples;
@@ -705,7 +708,6 @@ static int run_attach(struct run_context *rc)
 	 * so does the tracer (it resolves probes and walks stacks itself)
 	 * unless arg() asks gdb to evaluate a parameter. Reading symbols is
 	 * what held an attached target stopped for 0.3-1.3 s. */
-	bool tracing = !rc->wants_samples && tracer_wanted(rc->probes, rc->nprobes);
 	so.no_symbols = (rc->wants_samples && !opts->exact) || (tracing && !recipe_uses_builtin(rc->recipe, "arg"));
 	/* A launched command is traced from its first instruction: it waits at
 	 * its entry point until the probes are armed (the tracer resumes it). */

@@ -3,6 +3,7 @@
 #include "target/restore.h"
 
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -202,7 +203,32 @@ struct heal_state {
 	long differences;
 	size_t healed;
 	const struct restore_set *ours;  /* counted separately, skipped here */
+	uint64_t scratch_start, scratch_end;  /* gdb's displaced-step buffer: every byte healed */
 };
+
+/* gdb (Linux, x86-64) steps a thread over a breakpoint in a copy of the
+ * instruction written at the program's entry point (displaced stepping, the
+ * tracer's non-stop mode) and puts the bytes back after the step. A gdb
+ * killed in between leaves the copy there: any byte that differs from the
+ * file is healed, not only an int3. 32 bytes cover gdb's buffer (an
+ * instruction of at most 15 bytes and its fix-up room). */
+static void scratch_buffer(pid_t pid, uint64_t *start, uint64_t *end)
+{
+	*start = *end = 0;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/auxv", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	Elf64_auxv_t aux[64];
+	ssize_t n = read(fd, aux, sizeof aux);
+	close(fd);
+	for (ssize_t i = 0; n > 0 && i < n / (ssize_t)sizeof *aux && aux[i].a_type != AT_NULL; i++)
+		if (aux[i].a_type == AT_ENTRY && aux[i].a_un.a_val) {
+			*start = aux[i].a_un.a_val;
+			*end = *start + 32;
+		}
+}
 
 static int heal_mapping(const struct code_mapping *m, void *arg)
 {
@@ -223,7 +249,9 @@ static int heal_mapping(const struct code_mapping *m, void *arg)
 			if (h->ours && restore_set_lookup(h->ours, m->start + i, &orig))
 				continue;
 			h->differences++;
-			if (h->write && mem[i] == INT3 &&
+			uint64_t at = m->start + i;
+			bool scratch = at >= h->scratch_start && at < h->scratch_end;
+			if (h->write && (mem[i] == INT3 || scratch) &&
 			    pwrite(h->mem_fd, &file[i], 1, (off_t)(m->start + i)) == 1)
 				h->healed++;
 		}
@@ -303,6 +331,7 @@ int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
 		}
 	}
 	struct heal_state h = { .pid = rs->pid, .mem_fd = mem_fd, .write = true, .ours = rs };
+	scratch_buffer(rs->pid, &h.scratch_start, &h.scratch_end);
 	foreach_code_mapping(rs->pid, heal_mapping, &h, NULL);
 	report->foreign_restored = h.healed;
 	close(mem_fd);

@@ -15,7 +15,9 @@
  *    rewinds a thread whose PC sits just past one of our int3s (it trapped
  *    and gdb never handled it), also heals any other int3 gdb left in
  *    executable file mappings (its internal breakpoints) by comparing with
- *    the file, detaches, and sends SIGCONT if the process is left in state T
+ *    the file, puts back from the file any byte of gdb's displaced-stepping
+ *    buffer (32 bytes at AT_ENTRY: a gdb killed mid-step leaves its copy of
+ *    an instruction there), detaches, and sends SIGCONT if the process is left in state T
  *    (unless leave_stopped: it was in T before we came).
  *  - Ints return 0 on success, -1 with e filled.
  */

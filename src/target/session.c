@@ -36,7 +36,7 @@ struct session {
 	bool attached;             /* gdb holds the target: detach on the way out */
 	bool attach_started;       /* -target-attach was sent: gdb may have stopped threads */
 	bool no_symbols;           /* session_options.no_symbols */
-	bool hold_at_entry;        /* session_options.hold_at_entry, all-stop only */
+	bool hold_at_entry;        /* session_options.hold_at_entry */
 	bool held_at_entry;        /* stopped at the entry point, not resumed since */
 	double attach_hold_ms;     /* the attach's stop, from the request to the resume */
 	bool execed;               /* gdb reported an exec: stopped in the new program */
@@ -546,7 +546,7 @@ static struct session *session_new(const struct session_options *opts, struct xe
 		call(s, NULL, NULL, "-gdb-set", "auto-solib-add", "off", NULL);
 	/* Must precede the attach. */
 	s->non_stop = opts && (opts->non_stop || (opts->choose_non_stop && opts->choose_non_stop(opts->choose_ctx)));
-	s->hold_at_entry = opts && opts->hold_at_entry && !s->non_stop;
+	s->hold_at_entry = opts && opts->hold_at_entry;
 	/* Children and new programs (docs/tracing.md, "Forks and exec"): a
 	 * forked child is detached at once (gdb removes its copies of our
 	 * breakpoints first), the target stays the parent, and an exec is
@@ -569,11 +569,13 @@ static struct session *session_new(const struct session_options *opts, struct xe
 	 * our stops and detach do all the time: the thread goes on with a
 	 * corrupted register. Off, gdb steps over in place with the other
 	 * threads held (docs/design.md). Non-stop sessions keep gdb's default:
-	 * they insert no breakpoint of ours (tracing runs all-stop), gdb's own
-	 * sit on ld.so's nop and ret instructions, which need no scratch
-	 * register, and gdb 13 in non-stop mode with displaced stepping off
-	 * pauses every thread for each in-place step and drops the stop we
-	 * asked for meanwhile (a thread never reported stopped). */
+	 * gdb 13 in non-stop mode with displaced stepping off pauses every
+	 * thread for each in-place step and drops the stop we asked for
+	 * meanwhile (a thread never reported stopped). A displaced step needs
+	 * no scratch register unless the instruction is RIP-relative: gdb's own
+	 * breakpoints sit on ld.so's nop and ret instructions, and the tracer
+	 * turns displaced stepping off (session_displaced_stepping_off) before
+	 * it inserts a breakpoint on a RIP-relative instruction. */
 	if (!s->non_stop && call(s, NULL, e, "-gdb-set", "displaced-stepping", "off", NULL) < 0) {
 		xerr_prefix(e, "turning off gdb's displaced stepping");
 		mi_conn_free(s->gdb);
@@ -1016,6 +1018,13 @@ int session_stop(struct session *s, struct xerr *e)
 		return xerr_prefix(e, "stopping process %d", (int)s->pid);
 	if (s->target_exited)
 		return xerr_set(e, "process %d exited", (int)s->pid);
+	return 0;
+}
+
+int session_displaced_stepping_off(struct session *s, struct xerr *e)
+{
+	if (call(s, NULL, e, "-gdb-set", "displaced-stepping", "off", NULL) < 0)
+		return xerr_prefix(e, "turning off gdb's displaced stepping");
 	return 0;
 }
 

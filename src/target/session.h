@@ -47,7 +47,7 @@ struct session_options {
 				    * each stopped frame is then cheapest. gdb reads a
 				    * launched command's symbols when it execs; they are
 				    * dropped right after. */
-	bool hold_at_entry;        /* session_launch (all-stop): return with the command
+	bool hold_at_entry;        /* session_launch: return with the command
 				    * stopped at its entry point, libraries loaded and
 				    * not one instruction of its own run, so probes are
 				    * armed before it starts; session_resume lets it go */
@@ -104,6 +104,15 @@ int session_resume_thread(struct session *s, int gdb_id, struct xerr *e);
  * would re-insert breakpoints at addresses of the old program. */
 int session_resume(struct session *s, struct xerr *e);
 bool session_non_stop(const struct session *s);
+/* Non-stop sessions let gdb step a thread over a breakpoint in a copy of
+ * the instruction (displaced stepping), the other threads running on. gdb
+ * 13 leaves the scratch register of a RIP-relative copy changed when that
+ * step is interrupted (by a signal, gdb's own stop of every thread, the
+ * detach), so before a breakpoint goes on such an instruction the tracer
+ * turns it off for the rest of the session: gdb then steps over in place,
+ * pausing the other threads for the step. Interrupting a displaced step of
+ * any other instruction only moves the PC back, which gdb does right. */
+int session_displaced_stepping_off(struct session *s, struct xerr *e);
 
 /* Whether the target exec'd: gdb's exec catchpoint (set at attach)
  * reported it in a record read so far, or /proc shows a new program (gdb

@@ -67,6 +67,14 @@ EXTRA_DIST += tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh t
 	tests/trace_estimate.sh tests/fixtures/steady_calls.c tests/trace_args.sh tests/fixtures/opt_args.rs \
 	tests/fixtures/opt_args_c.c
 
+## Issue 14 item 4: a hit stops only the thread that hit (non-stop tracing).
+$(FIXTURE_BIN)/spin_hit: tests/fixtures/spin_hit.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/spin_hit.c
+check_DATA += $(FIXTURE_BIN)/spin_hit
+CLEANFILES += $(FIXTURE_BIN)/spin_hit
+TESTS += tests/trace_nonstop.sh
+EXTRA_DIST += tests/trace_nonstop.sh tests/fixtures/spin_hit.c
+
 ## Issue 16: allocations by stack (alloc recipe) and what stays allocated (heap).
 $(FIXTURE_BIN)/alloc_sites: tests/fixtures/alloc_sites.c $(FIXTURE_BIN)/.dirstamp
 	$(AM_V_CC)$(CC) -O1 -g -o $@ $(srcdir)/tests/fixtures/alloc_sites.c

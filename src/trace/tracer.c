@@ -159,6 +159,16 @@ struct tracer {
 		double armed_ns, total_ns;
 	} cpu;
 	uint64_t fork_bytes_healed;   /* int3 copies removed from fork children by us */
+	/* gdb's non-stop mode: a hit stops only the thread that hit, which is
+	 * resumed alone; the budget switches probes with the target running.
+	 * displaced_off: a breakpoint went on a RIP-relative instruction, so
+	 * gdb steps over in place (session_displaced_stepping_off). */
+	bool non_stop, displaced_off;
+	/* Each hit's stop as the hitting thread saw it (gdb's part measured at
+	 * the stop plus ours), for the median and p99 in the summary. */
+	double last_hidden_ns;
+	double *hit_stops;
+	size_t nhit_stops, hit_stops_cap;
 	/* The hit being handled: its *stopped frame's parameter list (names
 	 * only: frame-arguments none) and whether its site is an inlined copy;
 	 * valid while its record is. */
@@ -210,10 +220,41 @@ static uint64_t read_word(struct tracer *t, uint64_t addr, bool *ok)
 
 /* ---- gdb breakpoints ------------------------------------------------------ */
 
+/* Whether gdb, to step a thread over a breakpoint at addr in a copy of
+ * the instruction, would borrow a scratch register: it does for a
+ * RIP-relative operand, which its disassembler shows as "rip" (AT&T and
+ * Intel syntax alike). Not known: assumed so. */
+static bool steps_with_scratch_register(struct tracer *t, uint64_t addr)
+{
+	char from[32], to[32];
+	snprintf(from, sizeof from, "0x%" PRIx64, addr);
+	snprintf(to, sizeof to, "0x%" PRIx64, addr + 1);
+	const char *args[] = { "-s", from, "-e", to, "--", "0", NULL };
+	struct mi_record *res = NULL;
+	struct xerr ignored;
+	if (session_call(t->s, &res, &ignored, "-data-disassemble", args) < 0)
+		return true;
+	const char *inst = mi_value_get_string(mi_value_at(mi_value_get(res->results, "asm_insns"), 0), "inst");
+	bool rip = !inst || strstr(inst, "rip") != NULL;
+	mi_record_free(res);
+	return rip;
+}
+
 static int insert_breakpoint(struct tracer *t, uint64_t addr, bool duty, int *number, struct xerr *e)
 {
 	if (session_remember_code_byte(t->s, addr, e) < 0)
 		return -1;
+	/* gdb 13 leaves the scratch register of a displaced RIP-relative step
+	 * changed when the step is interrupted (a signal, the detach):
+	 * session.h. Before the first breakpoint on such an instruction, gdb
+	 * steps over in place from then on. A displaced step of another
+	 * instruction still in flight is harmless to interrupt. */
+	if (t->non_stop && !t->displaced_off && steps_with_scratch_register(t, addr)) {
+		if (session_displaced_stepping_off(t->s, e) < 0)
+			return -1;
+		t->displaced_off = true;
+		t->st->in_place_steps = true;
+	}
 	char location[32];
 	snprintf(location, sizeof location, "*0x%" PRIx64, addr);
 	const char *args[] = { location, NULL };
@@ -469,9 +510,13 @@ static int resolve_probes(struct tracer *t, struct arming *a, struct xerr *e)
 /* Stops the target and inserts what resolve_probes found. */
 static int insert_probes(struct tracer *t, const struct arming *a, struct xerr *e)
 {
-	t->arm_stop_ns = monotonic_ns();
-	if (session_stop(t->s, e) < 0)
-		return -1;
+	/* Non-stop: gdb inserts breakpoints with the threads running (a
+	 * launched command held at its entry point is held by the launch). */
+	if (!t->non_stop) {
+		t->arm_stop_ns = monotonic_ns();
+		if (session_stop(t->s, e) < 0)
+			return -1;
+	}
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < t->nsites; i++) {
 		rc = insert_breakpoint(t, t->sites[i].addr, true, &t->sites[i].bp, e);
@@ -1008,8 +1053,9 @@ static int on_entry(struct tracer *t, struct site *site, struct thread_info *th,
 
 /* A call's own time: from the resume after its entry stop to the report of
  * its return, less what our stops cost it meanwhile — the stops of other
- * hits in between (all-stop holds every thread; stopped_ns counts them,
- * gdb's hidden parts included) and gdb's part of this return's own hit
+ * hits in between (all-stop mode holds every thread; stopped_ns counts
+ * them, gdb's hidden parts included; non-stop mode holds only the thread
+ * that hit, so none of them) and gdb's part of this return's own hit
  * (the step over the entry breakpoint, the trap, the report: gdb_hit_ns,
  * the median measured). A call of a few ns then reads near 0, not the
  * 0.5-2 ms of gdb's own work. */
@@ -1017,7 +1063,8 @@ static uint64_t call_time_ns(const struct tracer *t, const struct pending *p, ui
 {
 	if (!p->t0_ns || when <= p->t0_ns)
 		return 0;
-	double ours = t->stopped_ns - p->stopped_at_t0_ns + t->gdb_hit_ns;
+	/* Non-stop: other threads' hits did not hold this one. */
+	double ours = (t->non_stop ? 0 : t->stopped_ns - p->stopped_at_t0_ns) + t->gdb_hit_ns;
 	double wall = (double)(when - p->t0_ns);
 	return wall > ours ? (uint64_t)(wall - ours) : 0;
 }
@@ -1291,6 +1338,7 @@ static void account_hidden_part(struct tracer *t, bool handled, enum duty duty_a
 		 * thread's wait for one is part of what the hit cost. */
 		part = w.exact ? w.held_ns : w.read && w.held_ns < t->gdb_hit_ns ? w.held_ns : t->gdb_hit_ns;
 	t->stopped_ns += part;
+	t->last_hidden_ns = part;
 }
 
 static bool budgeted(const struct tracer *t)
@@ -1310,6 +1358,11 @@ static uint64_t window_clock_ns(const struct tracer *t, uint64_t now)
 
 static int set_duty(struct tracer *t, enum duty next, uint64_t when, struct xerr *e)
 {
+	/* The CPU time up to the switch goes to the share it was spent in.
+	 * All-stop: marked at the stop just before (nothing since). Non-stop
+	 * switches with the target running, and with the probes off no stop
+	 * comes to mark the off time: it would count as armed. */
+	process_cpu_mark(&t->cpu, t->duty);
 	if (t->duty == DUTY_ON)
 		t->covered_ns += when - t->duty_changed_ns;
 	if (next == DUTY_ON) {
@@ -1360,7 +1413,8 @@ static int budget_after_stop(struct tracer *t, uint64_t now, struct xerr *e)
 }
 
 /* With the target running: ends an armed window when one of its
- * boundaries has passed and the budget is overdrawn, by interrupting the
+ * boundaries has passed and the budget is overdrawn: in non-stop mode by
+ * disabling the probes at once, in all-stop mode by interrupting the
  * target (the stop that follows switches the probes off). Ending windows
  * at a hit, as soon as that hit overdrew the budget, made every window
  * end just after a call: with one hit per window (a loaded machine, 20 ms
@@ -1386,10 +1440,15 @@ static int budget_close_request(struct tracer *t, uint64_t now, struct xerr *e)
 			t->window_close_ns += (uint64_t)TRACER_WINDOW_CPU_NS;
 		return 0;
 	}
+	t->close_requested = true;
+	/* Non-stop: gdb disables breakpoints with the threads running; no
+	 * thread is interrupted (an interrupt could land in a step over a
+	 * breakpoint). */
+	if (t->non_stop)
+		return budget_after_stop(t, now, e);
 	const char *args[] = { "--all", NULL };
 	if (session_call(t->s, NULL, e, "-exec-interrupt", args) < 0)
 		return -1;
-	t->close_requested = true;
 	return 0;
 }
 
@@ -1397,6 +1456,19 @@ static int budget_wake(struct tracer *t, uint64_t now, struct xerr *e)
 {
 	if (t->duty != DUTY_OFF || now < t->off_until_ns)
 		return 0;
+	if (t->non_stop) {
+		/* Enabled with the target running: nothing is held. The off
+		 * window is closed on the clocks as a stop would: its stopped
+		 * part (gdb's step over the last hit's breakpoint) is ours, its
+		 * waits for a CPU the machine's; left open, the next hit's window
+		 * would span it and count every wait of the off time as that
+		 * hit's (~1 s a hit at load 30). */
+		account_hidden_part(t, false, DUTY_OFF, now);
+		int rc = set_duty(t, DUTY_ON, now, e);
+		t->window_start_ns = monotonic_ns();
+		stop_clock_resuming(&t->clock, 0, false, t->window_start_ns);
+		return rc;
+	}
 	/* Counted from the interrupt request, a little before the target
 	 * really stops: conservative. */
 	uint64_t t0 = monotonic_ns();
@@ -1443,7 +1515,9 @@ static int disarm(struct tracer *t, struct xerr *e)
 	/* Exec'd: stopped in the new program, where gdb re-set our breakpoints
 	 * at the old addresses; delete them before the detach lets it run. */
 	bool execed = session_exec_path(t->s) != NULL;
-	if (!execed && session_stop(t->s, e) < 0)
+	/* Non-stop: deleted with the threads running; a thread that trapped
+	 * on one meanwhile is reported (or resumed by gdb) as usual. */
+	if (!execed && !t->non_stop && session_stop(t->s, e) < 0)
 		return -1;
 	if (breakpoints_command(t, "-break-delete", t->all_bps, t->nall, e) < 0)
 		return -1;
@@ -1471,6 +1545,10 @@ static void finish_stats(struct tracer *t, uint64_t end)
 	st->covered_s = budgeted(t) ? (double)t->covered_ns / 1e9 : st->run.elapsed_s;
 	st->hit_cost_ms = st->hits ? t->stopped_ns / 1e6 / (double)st->hits : 0;
 	st->gdb_hit_ms = t->gdb_hit_ns / 1e6;
+	if (t->nhit_stops) {
+		st->hit_stop_median_ms = stats_percentile(t->hit_stops, t->nhit_stops, 50) / 1e6;
+		st->hit_stop_p99_ms = stats_percentile(t->hit_stops, t->nhit_stops, 99) / 1e6;
+	}
 	st->hits_measured = t->clock.measured;
 	st->waited_s = t->clock.waited_ns / 1e9;
 	st->hits_bounded = t->clock.bounded;
@@ -1536,6 +1614,13 @@ void tracer_stats_print(const struct tracer_stats *st, FILE *out)
 		"the time (%.2f s, %.3f ms per hit)\n", *sep == ',' ? ")" : "", armed_pct < 10 ? 1 : 0, armed_pct,
 		st->run.elapsed_s > 0 ? 100 * st->run.stopped_s / st->run.elapsed_s : 0, st->run.stopped_s,
 		st->hit_cost_ms);
+	if (st->hits && st->hit_stop_median_ms > 0)
+		fprintf(out, "xgdbprof: a hit held the thread that hit a median %.3f ms (p99 %.3f ms); %s\n",
+			st->hit_stop_median_ms, st->hit_stop_p99_ms,
+			!st->non_stop ? "every other thread was held as long (gdb all-stop mode)"
+			: st->in_place_steps ? "the other threads ran on, but were paused while gdb stepped over a "
+					       "breakpoint on a RIP-relative instruction (gdb non-stop mode, in-place steps)"
+					     : "the other threads ran on (gdb non-stop mode)");
 	if (st->syscalls_restarted)
 		fprintf(out, "xgdbprof: %" PRIu64 " system call%s restarted after our stops: the kernel resumed %s, so "
 			"each is counted once, with no error\n", st->syscalls_restarted,
@@ -1584,6 +1669,7 @@ static void tracer_release(struct tracer *t)
 	free(t->syscall_entry_probes.v);
 	free(t->syscall_return_probes.v);
 	free(t->frames);
+	free(t->hit_stops);
 	release_strings(t);
 	free(t->arg_strings);
 	if (t->unwinder)
@@ -1729,6 +1815,8 @@ static int trace_event(struct tracer *t, struct mi_record *ev, uint64_t when, bo
 		return 0;
 	}
 	const char *reason = mi_value_get_string(ev->results, "reason");
+	const char *thread_id = mi_value_get_string(ev->results, "thread-id");
+	int stopped_thread = thread_id ? atoi(thread_id) : 0;
 	if (reason && (strncmp(reason, "exited", 6) == 0)) {
 		t->st->run.target_exited = true;
 		mi_record_free(ev);
@@ -1757,10 +1845,21 @@ static int trace_event(struct tracer *t, struct mi_record *ev, uint64_t when, bo
 	t->window_start_ns = monotonic_ns();
 	stop_clock_resuming(&t->clock, handled ? t->event_tid : 0, handled && resumes_over_breakpoint(t),
 			    t->window_start_ns);
-	if (rc == 0 && session_is_stopped(s) && session_target_alive(s))
+	/* Non-stop: only the thread of this record is stopped by it; others
+	 * stopped meanwhile have records of their own still to read. */
+	if (rc == 0 && t->non_stop && stopped_thread > 0)
+		rc = session_resume_thread(s, stopped_thread, e);
+	else if (rc == 0 && session_is_stopped(s) && session_target_alive(s))
 		rc = session_resume(s, e);
 	t->last_resume_ns = monotonic_ns();
 	t->stopped_ns += (double)(t->window_start_ns - when);
+	if (handled && t->nhit_stops < (1u << 20)) {
+		double *grown = array_grow(t->hit_stops, &t->hit_stops_cap, t->nhit_stops + 1, sizeof *grown);
+		if (grown) {
+			t->hit_stops = grown;
+			t->hit_stops[t->nhit_stops++] = t->last_hidden_ns + (double)(t->window_start_ns - when);
+		}
+	}
 	for (size_t i = t->npending; i-- > 0 && t->pending[i].t0_ns == 0;) {
 		t->pending[i].t0_ns = t->last_resume_ns;
 		t->pending[i].stopped_at_t0_ns = t->stopped_ns;
@@ -1868,6 +1967,8 @@ int tracer_run(struct session *s, struct symbolizer *sym, const struct tracer_co
 	t->cfg = cfg;
 	t->st = stats;
 	t->pid = session_pid(s);
+	t->non_stop = session_non_stop(s);
+	stats->non_stop = t->non_stop;
 	t->tracer_start_ns = monotonic_ns();
 	stats->attach_hold_s = session_attach_hold_ms(s) / 1e3;
 	t->start_ns = cfg->start_ns ? cfg->start_ns : t->tracer_start_ns;

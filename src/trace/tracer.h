@@ -24,9 +24,17 @@
  * fraction of the time was covered; counts are as measured, with an
  * extrapolation in the notes.
  *
+ * Stop modes: in an all-stop session a hit holds every thread; in a
+ * non-stop session (the default, session_non_stop) only the thread that
+ * hit is stopped and resumed, and breakpoints are inserted, switched and
+ * deleted with the target running. Before a breakpoint goes on a
+ * RIP-relative instruction the tracer turns gdb's displaced stepping off
+ * for the session (session_displaced_stepping_off says why).
+ *
  * Exit contract: on every return path, with gdb alive, every breakpoint and
- * catchpoint this tracer created is deleted (the target is stopped for that
- * and resumed after) — the caller then ends the session. Except the fork
+ * catchpoint this tracer created is deleted (all-stop: the target is
+ * stopped for that and resumed after; non-stop: with it running) — the
+ * caller then ends the session. Except the fork
  * catchpoint: it stays until the detach, so that forks reported after the
  * probes' removal still have their children cleaned (heal_fork_child). If
  * the target exec'd, the breakpoints are deleted and it is left stopped
@@ -115,6 +123,10 @@ struct tracer_stats {
 				       * TRACER_TIMEABLE_CPU_NS of CPU a hit): estimates are lower bounds */
 	unsigned long forks;          /* forks seen (fork(), not vfork/posix_spawn): children detached */
 	uint64_t fork_bytes_healed;   /* int3 bytes a child had inherited and gdb had not removed */
+	double hit_stop_median_ms, hit_stop_p99_ms;  /* a hit's stop of the hitting thread: ours + gdb's part */
+	bool non_stop;                /* gdb non-stop mode: a hit stopped only the thread that hit */
+	bool in_place_steps;          /* non-stop, but a breakpoint sits on a RIP-relative instruction:
+				       * gdb stepped over in place, pausing the other threads meanwhile */
 	bool gdb_died;
 	struct restore_report restore;/* gdb_died: what the byte restore did */
 };

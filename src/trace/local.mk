@@ -74,3 +74,13 @@ check_DATA += $(FIXTURE_BIN)/alloc_sites
 CLEANFILES += $(FIXTURE_BIN)/alloc_sites
 TESTS += tests/alloc.sh
 EXTRA_DIST += tests/alloc.sh tests/fixtures/alloc_sites.c bench/alloc.sh
+
+## Issue 16 item 3: lock wait and hold (locks recipe), fixtures with known contention.
+$(FIXTURE_BIN)/locks_c: tests/fixtures/locks_c.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/locks_c.c
+$(FIXTURE_BIN)/locks_rust: tests/fixtures/locks_rust.rs $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_GEN)$(RUSTC_QUIET) $(RUSTFLAGS_FIXTURE) $(srcdir)/tests/fixtures/locks_rust.rs -o $@
+check_DATA += $(FIXTURE_BIN)/locks_c $(FIXTURE_BIN)/locks_rust
+CLEANFILES += $(FIXTURE_BIN)/locks_c $(FIXTURE_BIN)/locks_rust
+TESTS += tests/locks.sh
+EXTRA_DIST += tests/locks.sh tests/fixtures/locks_c.c tests/fixtures/locks_rust.rs bench/locks.sh

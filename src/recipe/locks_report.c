@@ -1,0 +1,152 @@
+#include "recipe/locks_report.h"
+#include "util/text_escape.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct map_key *first_key(const struct map *m, const struct map_entry *e, enum map_key_type type)
+{
+	for (size_t i = 0; i < map_nkeys(m); i++)
+		if (e->keys[i].type == type)
+			return &e->keys[i];
+	return NULL;
+}
+
+static void put_duration(FILE *out, double ns, bool beyond)
+{
+	if (beyond)
+		fputs(">= ", out);
+	if (ns >= 1e9)
+		fprintf(out, "%.2f s", ns / 1e9);
+	else if (ns >= 1e6)
+		fprintf(out, "%.*f ms", ns >= 1e7 ? 0 : 1, ns / 1e6);
+	else
+		fprintf(out, "%.0f us", ns / 1e3);
+}
+
+/* " p50 X, p99 Y" of an entry */
+static void put_percentiles(FILE *out, const struct map *m, const struct map_entry *e)
+{
+	static const double qs[] = {0.5, 0.99};
+	static const char *const names[] = {"p50", "p99"};
+	for (size_t i = 0; i < 2; i++) {
+		double v;
+		bool beyond;
+		if (!map_quantile(m, e, qs[i], &v, &beyond))
+			continue;
+		fprintf(out, "%s %s ", i ? "," : "", names[i]);
+		put_duration(out, v, beyond);
+	}
+}
+
+/* The site's line: the leaf frame's file (its last component) and line. */
+static void put_site(FILE *out, const struct stack *s)
+{
+	const struct frame *f = s && s->nframes ? &s->frames[0] : NULL;
+	if (!f) {
+		fputs("an unknown site", out);
+	} else if (f->file) {
+		const char *base = strrchr(f->file, '/');
+		text_put(out, base ? base + 1 : f->file, TEXT_FORM_TERMINAL);
+		if (f->line > 0)
+			fprintf(out, ":%d", f->line);
+	} else {
+		map_format_frame(f, out);
+	}
+}
+
+/* The entry of hold for the lock at addr with the most holds, or NULL. */
+static const struct map_entry *holds_of(const struct map *hold, int64_t addr)
+{
+	const struct map_entry *best = NULL;
+	for (size_t i = 0; hold && i < map_len(hold); i++) {
+		const struct map_entry *e = map_entry_at(hold, i);
+		const struct map_key *k = first_key(hold, e, MAP_KEY_INT);
+		if (k && k->i == addr && (!best || e->value.count > best->value.count))
+			best = e;
+	}
+	return best;
+}
+
+void locks_report(const struct map *wait, const struct map *hold, FILE *out, size_t top,
+		  const char *title, const struct map_coverage *coverage)
+{
+	if (title) {
+		text_put(out, title, TEXT_FORM_TERMINAL);
+		fputc('\n', out);
+	}
+	size_t n = map_len(wait);
+	if (!n) {
+		fputs("no contended acquisition seen: no thread waited for a lock while the probes were armed\n", out);
+		return;
+	}
+	const struct map_entry **sorted = map_sorted(wait);
+	if (!sorted) {
+		fputs("(out of memory)\n", out);
+		return;
+	}
+	bool estimated = coverage && coverage->armed_share > 0 && coverage->armed_share < 1;
+	size_t shown = top && top < n ? top : n;
+	for (size_t r = 0; r < shown; r++) {
+		const struct map_entry *e = sorted[n - 1 - r];
+		const struct map_key *addr = first_key(wait, e, MAP_KEY_INT);
+		const struct map_key *op = first_key(wait, e, MAP_KEY_STR);
+		const struct map_key *site = first_key(wait, e, MAP_KEY_STACK);
+		fprintf(out, "#%zu contended lock ", r + 1);
+		if (addr)
+			fprintf(out, "0x%" PRIx64, (uint64_t)addr->i);
+		else
+			fputs("(address not recorded)", out);
+		fputs(" taken at ", out);
+		put_site(out, site ? site->stack : NULL);
+		if (op && op->s && *op->s) {
+			fputs(" (", out);
+			text_put(out, op->s, TEXT_FORM_TERMINAL);
+			fputc(')', out);
+		}
+		fprintf(out, "\n   %" PRIu64 " wait%s,", e->value.count, e->value.count == 1 ? "" : "s");
+		put_percentiles(out, wait, e);
+		const struct map_entry *h = addr ? holds_of(hold, addr->i) : NULL;
+		if (h) {
+			fputs("; held", out);
+			put_percentiles(out, hold, h);
+			fprintf(out, " (%" PRIu64 " hold%s)", h->value.count, h->value.count == 1 ? "" : "s");
+		} else if (hold) {
+			fputs("; hold not measured", out);
+		}
+		fputc('\n', out);
+		if (estimated) {
+			double est, lo, hi;
+			map_estimate((int64_t)e->value.count, coverage->armed_share, &est, &lo, &hi);
+			if (coverage->lower_bound)
+				fprintf(out, "   est. >= %.0f waits in the run", lo);
+			else
+				fprintf(out, "   est. %.0f waits in the run (95%% %.0f–%.0f)", est, lo, hi);
+			if (coverage->seconds > 0 && !coverage->lower_bound)
+				fprintf(out, " · %.4g/s", est / coverage->seconds);
+			fputc('\n', out);
+		}
+		const struct stack *s = site ? site->stack : NULL;
+		if (s && s->nframes) {
+			fputs("   in ", out);
+			size_t shown_frames = 0;
+			for (size_t i = 0; i < s->nframes && shown_frames < 3; i++) {
+				const struct frame *f = &s->frames[i];
+				if (i && f->function && s->frames[i - 1].function && !strcmp(f->function, s->frames[i - 1].function))
+					continue;
+				if (shown_frames++)
+					fputs(" ← ", out);
+				text_put(out, f->function ? f->function : "??", TEXT_FORM_TERMINAL);
+			}
+			fputc('\n', out);
+		}
+	}
+	if (shown < n)
+		fprintf(out, "(%zu more call sites of contended locks)\n", n - shown);
+	if (estimated)
+		fprintf(out, "measured while the probes were armed, %.1f%% of the target's CPU time; "
+			"percentiles are of the waits seen\n", 100 * coverage->armed_share);
+	free(sorted);
+}

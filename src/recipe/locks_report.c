@@ -18,6 +18,8 @@ static void put_duration(FILE *out, double ns, bool beyond)
 {
 	if (beyond)
 		fputs(">= ", out);
+	else if (ns < 0)
+		fputs("< ", out), ns = -ns;
 	if (ns >= 1e9)
 		fprintf(out, "%.2f s", ns / 1e9);
 	else if (ns >= 1e6)
@@ -36,6 +38,10 @@ static void put_percentiles(FILE *out, const struct map *m, const struct map_ent
 		bool beyond;
 		if (!map_quantile(m, e, qs[i], &v, &beyond))
 			continue;
+		/* inside an lhist's first bucket from 0 nothing more is known */
+		int64_t step = map_lhist_step(m);
+		if (step > 0 && v >= 0 && v < (double)step)
+			v = -(double)step;
 		fprintf(out, "%s %s ", i ? "," : "", names[i]);
 		put_duration(out, v, beyond);
 	}
@@ -146,7 +152,7 @@ void locks_report(const struct map *wait, const struct map *hold, FILE *out, siz
 	if (shown < n)
 		fprintf(out, "(%zu more call sites of contended locks)\n", n - shown);
 	if (estimated)
-		fprintf(out, "measured while the probes were armed, %.1f%% of the target's CPU time; "
-			"percentiles are of the waits seen\n", 100 * coverage->armed_share);
+		fprintf(out, "probes armed for %.1f%% of the target's CPU time: counts are estimated\n"
+			"from the waits seen, percentiles are theirs\n", 100 * coverage->armed_share);
 	free(sorted);
 }

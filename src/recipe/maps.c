@@ -493,6 +493,11 @@ int map_update(struct map *m, const struct map_key *keys, int64_t x, const char 
 	return map_entry_update(m, e, x, s);
 }
 
+int64_t map_lhist_step(const struct map *m)
+{
+	return m->agg == MAP_AGG_LHIST ? m->lstep : 0;
+}
+
 bool map_quantile(const struct map *m, const struct map_entry *e, double q, double *value, bool *beyond)
 {
 	const struct map_value *v = &e->value;

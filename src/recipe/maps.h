@@ -133,6 +133,8 @@ const struct map_entry **map_sorted(const struct map *m);
  * falls in an lhist's last bucket ([max, ...)): *value is then max, a lower
  * bound. Returns false for other maps and empty entries. */
 bool map_quantile(const struct map *m, const struct map_entry *e, double q, double *value, bool *beyond);
+/* An lhist's step (its resolution), 0 for other maps. */
+int64_t map_lhist_step(const struct map *m);
 
 /* Removes every entry (and resets the dropped counter). */
 void map_clear(struct map *m);

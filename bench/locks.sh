@@ -34,8 +34,9 @@ truth() { sed -n "s/^$1 \\(.*\\)\$/\\1/p" "$2" | head -1; }
 # the first lock's "waits lo hi p50_us" from a report
 figures() {
 	awk '/^#1 contended lock / { on = 1; next }
-		on && /waits?,/ { n = $1; for (i = 1; i < NF; i++) if ($i == "p50") { v = $(i + 1); u = $(i + 2) }
-			sub(/[,;]$/, "", u); p = (u == "ms" ? v * 1000 : v) }
+		on && /waits?,/ { n = $1; for (i = 1; i < NF; i++) if ($i == "p50") { k = i + 1; pre = ""
+				if ($k == "<" || $k == ">=") { pre = $k; k++ } v = $k; u = $(k + 1) }
+			sub(/[,;]$/, "", u); p = pre (u == "ms" ? v * 1000 : v) }
 		on && /est\. / { match($0, /95% [0-9]+–[0-9]+/); r = substr($0, RSTART + 4, RLENGTH - 4); split(r, b, "–");
 			print n, b[1], b[2], p; exit }' "$1"
 }

@@ -85,7 +85,10 @@ void locks_report(const struct map *wait, const struct map *hold, FILE *out, siz
 	}
 	size_t n = map_len(wait);
 	if (!n) {
-		fputs("no contended acquisition seen: no thread waited for a lock while the probes were armed\n", out);
+		/* a thread blocked since before the run never returns from the
+		 * slow path: off-cpu shows it (waits in Mutex::lock) */
+		fputs("no contended acquisition completed while the probes were armed\n"
+		      "(threads blocked in a lock all along show in the off-cpu recipe)\n", out);
 		return;
 	}
 	const struct map_entry **sorted = map_sorted(wait);

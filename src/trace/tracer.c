@@ -392,14 +392,22 @@ static int add_sites(struct tracer *t, size_t probe, const struct probe_spec *in
 			return xerr_set(e, "out of memory");
 		}
 	}
+	/* a note has room for a sentence: a long regex (the locks recipe's) is
+	 * cut in the middle, its ends say which probe */
+	char spec[72];
+	size_t speclen = strlen(info->spec);
+	if (speclen < sizeof spec)
+		memcpy(spec, info->spec, speclen + 1);
+	else
+		snprintf(spec, sizeof spec, "%.32s…%s", info->spec, info->spec + speclen - 32);
 	if (skipped_inlined && !is_return)
 		run_notes_add(&t->st->run.notes, "function %s: %zu inlined cop%s not probed (the probe reads arg0..arg5, "
 			      "the argument registers of a function's first instruction; an inlined copy has none)",
-			      info->spec, skipped_inlined, skipped_inlined == 1 ? "y" : "ies");
+			      spec, skipped_inlined, skipped_inlined == 1 ? "y" : "ies");
 	else if (skipped_inlined)
 		run_notes_add(&t->st->run.notes, "return %s: %zu inlined cop%s not measured (an inlined body has no return "
 			 "instruction; its entries are counted by `function` probes)",
-			 info->spec, skipped_inlined, skipped_inlined == 1 ? "y" : "ies");
+			 spec, skipped_inlined, skipped_inlined == 1 ? "y" : "ies");
 	tracer_sites_release(&found);
 	return 0;
 }

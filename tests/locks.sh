@@ -81,4 +81,22 @@ for prog in locks_c locks_rust; do
 	check "$prog: the report says what share of the run the probes saw" \
 		grep -q "^probes armed for .*% of the target's CPU time: counts are estimated" "$OUT.out"
 done
+
+# Attached to a running process: left running, untraced, and no breakpoint
+# left behind (a stray int3 in __lll_lock_wait would kill the program with
+# SIGTRAP at its next contended lock, before it prints its truth).
+"$FIXTURES/locks_c" 3 6 2000 >"$TMP/attached.out" &
+target=$!
+TEST_PIDS="$TEST_PIDS $target"
+sleep 1
+"$XGDBPROF" --recipe "$TOP_SRCDIR/recipes/locks.recipe" -d 2s -o "$TMP/attached" "$target" \
+	>"$TMP/attached.report" 2>"$TMP/attached.err"
+check "attached: the target is left running, no thread stopped" settles_running "$target"
+check "attached: the target is no longer traced" \
+	sh -c "grep -q '^TracerPid:[[:space:]]*0\$' /proc/$target/status"
+wait "$target"
+status=$?
+check "attached: after the detach the program took its contended lock to the end (exit $status, no SIGTRAP)" \
+	sh -c "test $status = 0 && grep -q '^contended [1-9]' '$TMP/attached.out'"
+check "attached: the contended lock was reported" grep -q "^#1 contended lock $(truth "$TMP/attached.out" hot_lock) " "$TMP/attached.report"
 finish

@@ -153,7 +153,7 @@ void locks_report(const struct map *wait, const struct map *hold, FILE *out, siz
 		}
 	}
 	if (shown < n)
-		fprintf(out, "(%zu more call sites of contended locks)\n", n - shown);
+		fprintf(out, "(%zu more call site%s of contended locks)\n", n - shown, n - shown == 1 ? "" : "s");
 	if (estimated)
 		fprintf(out, "probes armed for %.1f%% of the target's CPU time: counts are estimated\n"
 			"from the waits seen, percentiles are theirs\n", 100 * coverage->armed_share);

@@ -2,6 +2,7 @@
 #include "util/text_escape.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,18 +15,26 @@ static const struct map_key *first_key(const struct map *m, const struct map_ent
 	return NULL;
 }
 
+/* "2.9 ms", "450 us", "1.20 s"; "< X" for a negative ns (only known to be
+ * under -ns), ">= X" beyond */
+static void format_duration(char *buf, size_t size, double ns, bool beyond)
+{
+	const char *pre = beyond ? ">= " : ns < 0 ? "< " : "";
+	if (ns < 0)
+		ns = -ns;
+	if (ns >= 1e9)
+		snprintf(buf, size, "%s%.2f s", pre, ns / 1e9);
+	else if (ns >= 1e6)
+		snprintf(buf, size, "%s%.*f ms", pre, ns >= 1e7 ? 0 : 1, ns / 1e6);
+	else
+		snprintf(buf, size, "%s%.0f us", pre, ns / 1e3);
+}
+
 static void put_duration(FILE *out, double ns, bool beyond)
 {
-	if (beyond)
-		fputs(">= ", out);
-	else if (ns < 0)
-		fputs("< ", out), ns = -ns;
-	if (ns >= 1e9)
-		fprintf(out, "%.2f s", ns / 1e9);
-	else if (ns >= 1e6)
-		fprintf(out, "%.*f ms", ns >= 1e7 ? 0 : 1, ns / 1e6);
-	else
-		fprintf(out, "%.0f us", ns / 1e3);
+	char text[32];
+	format_duration(text, sizeof text, ns, beyond);
+	fputs(text, out);
 }
 
 /* " p50 X, p99 Y" of an entry */
@@ -44,6 +53,102 @@ static void put_percentiles(FILE *out, const struct map *m, const struct map_ent
 			v = -(double)step;
 		fprintf(out, "%s %s ", i ? "," : "", names[i]);
 		put_duration(out, v, beyond);
+	}
+}
+
+/* A compact histogram of an entry, in powers of two: an lhist's buckets
+ * are gathered by their lower bound ([0, step), [step, 2 step), [2 step,
+ * 4 step), ..., [max, ...)); a hist's are its own. Rows from the first
+ * non-empty to the last, each "label count |bar|". */
+enum { LOCK_HIST_ROWS = 66, LOCK_HIST_BAR = 30 };
+
+static void put_row_label(FILE *out, double lo, double hi, bool open_end)
+{
+	char a[32], b[32], text[72];
+	if (open_end) {
+		format_duration(text, sizeof text, lo, true);
+	} else if (lo <= 0) {
+		format_duration(text, sizeof text, -hi, false);
+	} else {
+		format_duration(a, sizeof a, lo, false);
+		format_duration(b, sizeof b, hi, false);
+		snprintf(text, sizeof text, "[%s, %s)", a, b);
+	}
+	fprintf(out, "%22s", text);
+}
+
+static void put_histogram(FILE *out, const char *what, const struct map *m, const struct map_entry *e)
+{
+	uint64_t rows[LOCK_HIST_ROWS] = {0};
+	double lo[LOCK_HIST_ROWS] = {0}, hi[LOCK_HIST_ROWS] = {0};
+	bool open_end[LOCK_HIST_ROWS] = {0};
+	size_t nb = map_nbuckets(m);
+	int64_t step = map_lhist_step(m);
+	if (!e->value.buckets || !nb)
+		return;
+	for (size_t b = 0; b < nb; b++) {
+		uint64_t n = e->value.buckets[b];
+		if (!n)
+			continue;
+		size_t r;
+		if (step > 0) {
+			/* lhist from 0 (the recipe's): bucket 0 is (..., 0), never a latency */
+			if (b == 0)
+				continue;
+			if (b == nb - 1) {
+				r = LOCK_HIST_ROWS - 1;
+				lo[r] = (double)(nb - 2) * (double)step;   /* the lhist's max */
+				open_end[r] = true;
+			} else {
+				uint64_t k = (uint64_t)(b - 1);   /* lower bound in steps */
+				r = 0;
+				while (k) {
+					r++;
+					k >>= 1;
+				}
+				lo[r] = r ? (double)step * (double)(1ull << (r - 1)) : 0;
+				hi[r] = (double)step * (double)(1ull << r);
+			}
+		} else {
+			if (b < 2)
+				continue;      /* negative and zero latencies: none from target_nsecs differences */
+			r = b < LOCK_HIST_ROWS - 1 ? b : LOCK_HIST_ROWS - 2;
+			lo[r] = (double)(1ull << (b - 2));
+			hi[r] = (double)(1ull << (b - 1));
+		}
+		rows[r] += n;
+	}
+	size_t first = LOCK_HIST_ROWS, last = 0;
+	uint64_t most = 0;
+	for (size_t r = 0; r < LOCK_HIST_ROWS; r++)
+		if (rows[r]) {
+			first = r < first ? r : first;
+			last = r;
+			most = rows[r] > most ? rows[r] : most;
+		}
+	if (first == LOCK_HIST_ROWS)
+		return;
+	fprintf(out, "   %s:\n", what);
+	for (size_t r = first; r <= last; r++) {
+		if (!rows[r] && !lo[r] && !hi[r] && !open_end[r]) {
+			/* an empty row inside the range: its bounds from its place */
+			lo[r] = step > 0 ? (r ? ldexp((double)step, (int)r - 1) : 0) : ldexp(1, (int)r - 2);
+			hi[r] = step > 0 ? ldexp((double)step, (int)r) : ldexp(1, (int)r - 1);
+		}
+		if (r == LOCK_HIST_ROWS - 1 && !rows[r])
+			continue;
+		if (step > 0 && !open_end[r]) {
+			double max = (double)(nb - 2) * (double)step;
+			if (lo[r] >= max)
+				continue;     /* between the last row and [max, ...) */
+			hi[r] = hi[r] < max ? hi[r] : max;
+		}
+		put_row_label(out, lo[r], hi[r], open_end[r]);
+		size_t bar = (size_t)((rows[r] * LOCK_HIST_BAR + most - 1) / most);
+		fprintf(out, " %6" PRIu64 " |", rows[r]);
+		for (size_t i = 0; i < LOCK_HIST_BAR; i++)
+			fputc(i < bar ? '@' : ' ', out);
+		fputs("|\n", out);
 	}
 }
 
@@ -151,6 +256,9 @@ void locks_report(const struct map *wait, const struct map *hold, FILE *out, siz
 			}
 			fputc('\n', out);
 		}
+		put_histogram(out, "wait", wait, e);
+		if (h)
+			put_histogram(out, "held", hold, h);
 	}
 	if (shown < n)
 		fprintf(out, "(%zu more call site%s of contended locks)\n", n - shown, n - shown == 1 ? "" : "s");

@@ -12,11 +12,12 @@
 # within 50% of the program's, and never `quiet`. Under the default 5%
 # budget, the whole-run estimate's 95% interval must hold the program's
 # count (one retry: an interval misses one run in twenty by design), and
-# the wait p50 of the waits seen must be within a factor of 2 of the
+# the wait p50 of the waits seen must be within a factor of 3 of the
 # program's median. The tolerances are wide because each end of a wait or
 # hold is placed at gdb's report of the hit less gdb's median time to
-# report one, which on 2 loaded cores varies by milliseconds
-# (docs/locks.md, "Precision").
+# report one, which on 2 loaded cores varies by milliseconds, and because
+# after each of our resumes the holder competes for a CPU with gdb and us,
+# which lengthens the waits of an armed window (docs/locks.md, "Precision").
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
 require_attach
 
@@ -73,12 +74,12 @@ for prog in locks_c locks_rust; do
 		measured=$(sed -n '2p' <<<"$b" | us p50)
 		echo "# $prog under the budget, run $try: the program counted ${n:-?} contended, wait p50 ${wait:-?} us; report:"
 		sed 's/^/#   /' <<<"$b"
-		if [ -n "$lo" ] && [ -n "$n" ] && [ "$lo" -le "$n" ] && [ "$n" -le "$hi" ] && within "$measured" "$wait" 0.5 2; then
+		if [ -n "$lo" ] && [ -n "$n" ] && [ "$lo" -le "$n" ] && [ "$n" -le "$hi" ] && within "$measured" "$wait" 0.33 3; then
 			held_ok=1
 			break
 		fi
 	done
-	check "$prog: under the 5% budget, the estimate's interval (${lo:-?}–${hi:-?}) holds the program's ${n:-?} contended acquisitions, and wait p50 ${measured:-?} us is within a factor of 2 of its ${wait:-?} us" \
+	check "$prog: under the 5% budget, the estimate's interval (${lo:-?}–${hi:-?}) holds the program's ${n:-?} contended acquisitions, and wait p50 ${measured:-?} us is within a factor of 3 of its ${wait:-?} us" \
 		test "$held_ok" = 1 || show "$OUT.err"
 	check "$prog: the report says what share of the run the probes saw" \
 		grep -q "^probes armed for .*% of the target's CPU time: counts are estimated" "$OUT.out"

@@ -18,6 +18,8 @@
 # report one, which on 2 loaded cores varies by milliseconds, and because
 # after each of our resumes the holder competes for a CPU with gdb and us,
 # which lengthens the waits of an armed window (docs/locks.md, "Precision").
+# Then parking_lot on kvservice (call sites in store.rs), and an attach by
+# PID that must leave the target running, untraced and without int3.
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
 require_attach
 
@@ -84,6 +86,20 @@ for prog in locks_c locks_rust; do
 	check "$prog: the report says what share of the run the probes saw" \
 		grep -q "^probes armed for .*% of the target's CPU time: counts are estimated" "$OUT.out"
 done
+
+# parking_lot, on the realistic fixture: its RwLock shards are contended
+# by get (store.rs:63) and put (store.rs:72); the call site must be that
+# line, lock_api's and parking_lot's frames folded away.
+"$FIXTURES/kvservice" 30 --workers 3 >/dev/null 2>&1 &
+kv=$!
+TEST_PIDS="$TEST_PIDS $kv"
+sleep 1
+"$XGDBPROF" --recipe "$TMP/exact.recipe" -d 2s -o "$TMP/kv" "$kv" >"$TMP/kv.out" 2>"$TMP/kv.err"
+kill "$kv" 2>/dev/null
+grep '^#[0-9]* contended' "$TMP/kv.out" | head -3 | sed 's/^/# kvservice: /'
+check "parking_lot: kvservice's RwLock shards, taken at store.rs's get and put lines" \
+	grep -qE '^#[0-9]+ contended lock 0x[0-9a-f]+ taken at store\.rs:(63|72) \(parking_lot RwLock::(read|write)\)' "$TMP/kv.out" \
+	|| show "$TMP/kv.err"
 
 # Attached to a running process: left running, untraced, and no breakpoint
 # left behind (a stray int3 in __lll_lock_wait would kill the program with

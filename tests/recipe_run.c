@@ -24,7 +24,9 @@
  *   interval [probe=N]
  *   end
  *
- * Common keys: time=NS (nsecs; uptime is time - first time), pid=, probe=N.
+ * Common keys: time=NS (nsecs; uptime is time - first time), pid=, probe=N,
+ * target_time=NS (target_nsecs; default: time), window=N; function events
+ * take arg0=..arg5= (the argument registers, 0x allowed).
  * END is sent at end of file (or after exit()) if the file has none.
  * Exit: 0 ok, 1 runtime error (message on stderr), 2 recipe errors.
  */
@@ -367,6 +369,16 @@ int main(int argc, char **argv)
 		if ((v = field(&f, "fn"))) ev.function = v;
 		if ((v = field(&f, "elapsed"))) ev.elapsed_ns = strtoull(v, NULL, 10);
 		if ((v = field(&f, "retval"))) ev.retval = v;
+		if ((v = field(&f, "window"))) ev.window = atoll(v);
+		if ((v = field(&f, "target_time"))) ev.target_ns = strtoull(v, NULL, 10);
+		for (int reg = 0; reg < 6; reg++) {
+			char key[8];
+			snprintf(key, sizeof key, "arg%d", reg);
+			if ((v = field(&f, key))) {
+				ev.int_args[reg] = strtoll(v, NULL, 0);
+				ev.has_int_args = true;
+			}
+		}
 		if ((v = field(&f, "msg"))) ev.panic_message = v;
 		if ((v = field(&f, "loc"))) ev.panic_location = v;
 		if ((v = field(&f, "nr"))) ev.syscall_nr = atoll(v);

@@ -16,6 +16,14 @@
  *                   always use -1 semantics).
  *  timestamp_ns     CLOCK_MONOTONIC time of the event (builtin `nsecs`).
  *  since_start_ns   time since the run started (builtin `uptime`).
+ *  target_ns        the target's own clock (builtin `target_nsecs`): timestamp_ns
+ *                   less the time the producer's stops have held the target so
+ *                   far, so the difference of two events is what the target
+ *                   lived between them; 0 = timestamp_ns (no stops to take out).
+ *  window           the armed window the event falls in (builtin `window`):
+ *                   the tracer numbers its duty-cycled windows from 1, so two
+ *                   events with the same number saw every probe hit between
+ *                   them; 0 for producers without windows.
  *  thread           the thread concerned: id (TID), name, state letter as in
  *                   /proc/PID/task/TID/stat ('R', 'S', 'D', ...).
  *  stack            the thread's stack, leaf first; NULL if none was taken.
@@ -91,6 +99,8 @@ struct event {
 	int probe;
 	uint64_t timestamp_ns;
 	uint64_t since_start_ns;
+	uint64_t target_ns;
+	int64_t window;
 	int64_t pid;
 	int cpu;
 	struct event_thread thread;

@@ -489,6 +489,50 @@ int map_update(struct map *m, const struct map_key *keys, int64_t x, const char 
 	return map_entry_update(m, e, x, s);
 }
 
+int64_t map_lhist_step(const struct map *m)
+{
+	return m->agg == MAP_AGG_LHIST ? m->lstep : 0;
+}
+
+bool map_quantile(const struct map *m, const struct map_entry *e, double q, double *value, bool *beyond)
+{
+	const struct map_value *v = &e->value;
+	*beyond = false;
+	if ((m->agg != MAP_AGG_HIST && m->agg != MAP_AGG_LHIST) || !v->count || !v->buckets)
+		return false;
+	double want = q * (double)v->count, seen = 0;
+	for (size_t b = 0; b < m->nbuckets; b++) {
+		double n = (double)v->buckets[b];
+		if (!n || seen + n < want) {
+			seen += n;
+			continue;
+		}
+		double lo, hi;
+		if (m->agg == MAP_AGG_HIST) {
+			/* [0] negative, [1] zero, [b] [2^(b-2), 2^(b-1)) */
+			if (b < 2) {
+				*value = b == 0 ? -1 : 0;
+				return true;
+			}
+			lo = ldexp(1, (int)b - 2);
+			hi = ldexp(1, (int)b - 1);
+		} else if (b == 0) {
+			*value = (double)m->lmin;   /* (..., min): an upper bound, rare for latencies */
+			return true;
+		} else if (b == m->nbuckets - 1) {
+			*value = (double)m->lmax;
+			*beyond = true;
+			return true;
+		} else {
+			lo = (double)m->lmin + (double)(b - 1) * (double)m->lstep;
+			hi = lo + (double)m->lstep;
+		}
+		*value = lo + (hi - lo) * (want - seen) / n;
+		return true;
+	}
+	return false;
+}
+
 int64_t map_entry_number(const struct map *m, const struct map_entry *e)
 {
 	const struct map_value *v = &e->value;

@@ -127,6 +127,15 @@ const struct map_entry *map_entry_at(const struct map *m, size_t i);
  * array of map_len() pointers the caller frees (NULL when empty or OOM). */
 const struct map_entry **map_sorted(const struct map *m);
 
+/* The q-quantile (0 < q < 1) of a HIST or LHIST entry's values,
+ * interpolated linearly inside the bucket that holds it: exact to a bucket's
+ * width (an lhist's step; a hist's power of two). *beyond is set when it
+ * falls in an lhist's last bucket ([max, ...)): *value is then max, a lower
+ * bound. Returns false for other maps and empty entries. */
+bool map_quantile(const struct map *m, const struct map_entry *e, double q, double *value, bool *beyond);
+/* An lhist's step (its resolution), 0 for other maps. */
+int64_t map_lhist_step(const struct map *m);
+
 /* Removes every entry (and resets the dropped counter). */
 void map_clear(struct map *m);
 

@@ -41,6 +41,8 @@ static const struct builtin {
 	{"pid", B_PID, T_INT, -1, ALL_PROBES, NULL},
 	{"nsecs", B_NSECS, T_INT, -1, ALL_PROBES, NULL},
 	{"uptime", B_UPTIME, T_INT, -1, ALL_PROBES, NULL},
+	{"target_nsecs", B_TARGET_NSECS, T_INT, -1, ALL_PROBES, NULL},
+	{"window", B_WINDOW, T_INT, -1, ALL_PROBES, NULL},
 	{"probe", B_PROBE, T_STR, -1, ALL_PROBES, NULL},
 	{"elapsed", B_ELAPSED, T_INT, -1, PROBE_BIT(PROBE_RETURN) | PROBE_BIT(PROBE_SYSCALL), "return and syscall probes"},
 	{"retval", B_RETVAL, T_STR, -1, PROBE_BIT(PROBE_RETURN) | PROBE_BIT(PROBE_SYSCALL), "return and syscall probes"},
@@ -75,12 +77,12 @@ static const char *const builtin_names[] = {
 	"nsecs", "uptime", "probe", "elapsed", "retval", "arg", "arg0", "arg1", "arg2", "arg3",
 	"arg4", "arg5", "panic.message",
 	"panic.location", "syscall.name", "syscall.nr", "syscall.error", "int", "str", "strlen", "count", "sum",
-	"min", "max", "avg", "hist", "lhist", "live", NULL,
+	"min", "max", "avg", "hist", "lhist", "live", "target_nsecs", "window", NULL,
 };
 
 static const char *const action_names[] = {
 	"print", "printf", "clear", "exit", "report", "flamegraph", "folded", "json", "table", "pprof",
-	"snapshot", NULL,
+	"snapshot", "locks", NULL,
 };
 
 /* The name=value options each call hands to its renderer; one a call would
@@ -88,6 +90,7 @@ static const char *const action_names[] = {
 static const char *const report_option_names[] = {"top", "title", "waits", "panics", NULL};
 static const char *const flamegraph_option_names[] = {"title", "inverted", NULL};
 static const char *const pprof_option_names[] = {"types", NULL};
+static const char *const locks_option_names[] = {"top", "title", NULL};
 
 struct var {
 	char *name;
@@ -699,6 +702,31 @@ static void check_table(struct checker *c, struct expr *call)
 	}
 }
 
+/* locks(@wait[, @hold]): histograms keyed by the lock's address (an int
+ * key), and for @wait the call site (a stack key); locks_report.h */
+static void check_locks(struct checker *c, struct expr *call)
+{
+	if (call->nargs < 1 || call->nargs > 2) {
+		ERR(c, call->loc, "locks() takes the wait map and an optional hold map, like locks(@wait, @hold, top=5)");
+		return;
+	}
+	for (size_t i = 0; i < call->nargs; i++) {
+		struct expr *a = call->args[i];
+		if (a->kind != E_MAP || a->nargs) {
+			ERR(c, a->loc, "locks() takes whole maps, like locks(@wait, @hold)");
+			check_expr(c, a);
+			continue;
+		}
+		struct map_info *m = map_get(c, a->s, a->loc);
+		a->map = m;
+		if (!m)
+			continue;
+		m->shown = true;
+		if (c->final && m->agg_known && m->agg != MAP_AGG_HIST && m->agg != MAP_AGG_LHIST)
+			ERR(c, a->loc, "locks() reads latencies: @%s must hold hist() or lhist() values", m->name);
+	}
+}
+
 /* pprof(types="name/unit[,name/unit]"): words of [A-Za-z0-9_.] */
 static bool pprof_types_valid(const char *s)
 {
@@ -757,14 +785,15 @@ static void check_call_stmt(struct checker *c, struct stmt *s)
 			ERR(c, call->loc, "unknown statement '%s'; did you mean '%s'?", call->s, dym);
 		else
 			ERR(c, call->loc, "unknown statement '%s': statements are %s", call->s,
-			    "print, printf, clear, exit, report, flamegraph, folded, json, table, pprof, snapshot");
+			    "print, printf, clear, exit, report, flamegraph, folded, json, table, pprof, snapshot, locks");
 		return;
 	}
 	s->action = action;
 	bool flame = action == A_FLAMEGRAPH;
 	const char *const *accepted = flame ? flamegraph_option_names
 				    : action == A_REPORT ? report_option_names
-				    : action == A_PPROF ? pprof_option_names : NULL;
+				    : action == A_PPROF ? pprof_option_names
+				    : action == A_LOCKS ? locks_option_names : NULL;
 	if (s->nnamed && !accepted)
 		ERR(c, s->named[0].loc, "%s() takes no name=value options", call->s);
 	for (size_t i = 0; accepted && i < s->nnamed; i++) {
@@ -779,7 +808,8 @@ static void check_call_stmt(struct checker *c, struct stmt *s)
 				ERR(c, na->loc, "unknown option '%s'; did you mean '%s'?", na->name, dym);
 			else
 				ERR(c, na->loc, "%s() has no option '%s': its options are %s", call->s, na->name,
-				    flame ? "title, inverted" : action == A_PPROF ? "types" : "top, title, waits, panics");
+				    flame ? "title, inverted" : action == A_PPROF ? "types"
+				    : action == A_LOCKS ? "top, title" : "top, title, waits, panics");
 			continue;
 		}
 		if (need_type(c, na->value, want, "this option") && !strcmp(na->name, "types") &&
@@ -823,6 +853,9 @@ static void check_call_stmt(struct checker *c, struct stmt *s)
 		break;
 	case A_SNAPSHOT:
 		check_snapshot(c, s);
+		break;
+	case A_LOCKS:
+		check_locks(c, call);
 		break;
 	default: {
 		if (call->nargs < 1 || call->nargs > 2) {

@@ -8,6 +8,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "recipe/recipe_internal.h"
 #include "recipe/maps.h"
+#include "recipe/locks_report.h"
 #include "util/output_file.h"
 #include "util/text_escape.h"
 
@@ -350,6 +351,8 @@ static int eval_builtin(struct recipe_run *run, const struct expr *e, struct val
 	case B_CPU: out->i = ev->cpu; return 0;
 	case B_NSECS: out->i = (int64_t)ev->timestamp_ns; return 0;
 	case B_UPTIME: out->i = (int64_t)ev->since_start_ns; return 0;
+	case B_TARGET_NSECS: out->i = (int64_t)(ev->target_ns ? ev->target_ns : ev->timestamp_ns); return 0;
+	case B_WINDOW: out->i = ev->window; return 0;
 	case B_ELAPSED: out->i = (int64_t)ev->elapsed_ns; return 0;
 	case B_PROBE: out->s = run->probe_names[run->probe_index]; return 0;
 	case B_RETVAL:
@@ -834,6 +837,16 @@ static int exec_stmt(struct recipe_run *run, const struct stmt *s)
 	case A_CLEAR:
 		map_clear(run->maps[call->args[0]->map->index]);
 		return EXEC_OK;
+	case A_LOCKS: {
+		struct val top = {0}, title = {0};
+		for (size_t i = 0; i < s->nnamed; i++)
+			if (eval(run, s->named[i].value, !strcmp(s->named[i].name, "top") ? &top : &title) < 0)
+				return EXEC_ERROR;
+		locks_report(run->maps[call->args[0]->map->index],
+			     call->nargs > 1 ? run->maps[call->args[1]->map->index] : NULL, run->out,
+			     top.i > 0 ? (size_t)top.i : 0, title.s, &run->coverage);
+		return EXEC_OK;
+	}
 	case A_TABLE: {
 		const struct map *maps[8];
 		size_t n = 0;

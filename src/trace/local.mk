@@ -98,3 +98,13 @@ check_DATA += $(FIXTURE_BIN)/alloc_rust
 CLEANFILES += $(FIXTURE_BIN)/alloc_rust
 TESTS += tests/alloc_rust.sh
 EXTRA_DIST += tests/alloc_rust.sh tests/fixtures/alloc_rust.rs
+
+## Issue 16 item 3: lock wait and hold (locks recipe), fixtures with known contention.
+$(FIXTURE_BIN)/locks_c: tests/fixtures/locks_c.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/locks_c.c
+$(FIXTURE_BIN)/locks_rust: tests/fixtures/locks_rust.rs $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_GEN)$(RUSTC_QUIET) $(RUSTFLAGS_FIXTURE) $(srcdir)/tests/fixtures/locks_rust.rs -o $@
+check_DATA += $(FIXTURE_BIN)/locks_c $(FIXTURE_BIN)/locks_rust
+CLEANFILES += $(FIXTURE_BIN)/locks_c $(FIXTURE_BIN)/locks_rust
+TESTS += tests/locks.sh
+EXTRA_DIST += tests/locks.sh tests/fixtures/locks_c.c tests/fixtures/locks_rust.rs bench/locks.sh

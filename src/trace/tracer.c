@@ -132,6 +132,11 @@ struct tracer {
 	uint64_t window_close_ns;
 	bool close_requested;         /* interrupted to end the window: the next stop ends it */
 	double stopped_ns;            /* the cost the budget holds: stopped + waiting for a CPU after */
+	uint64_t duty_changes;        /* probes switched on, off or to draining: events' window numbers */
+	/* The target's own clock (events' target_ns): wall time less the
+	 * stops, each counted from the hitting thread's trap to our resume. */
+	double frozen_ns;             /* the completed stops' share */
+	uint64_t stop_start_ns;       /* the current stop's trap; 0 until an event asks */
 	struct stop_budget budget;
 	/* gdb's own share of a hit (the -exec-continue round trip, stepping
 	 * over the breakpoint, the trap, stopping every other thread, building
@@ -428,14 +433,22 @@ static int add_sites(struct tracer *t, size_t probe, const struct probe_spec *in
 			return xerr_set(e, "out of memory");
 		}
 	}
+	/* a note has room for a sentence: a long regex (the locks recipe's) is
+	 * cut in the middle, its ends say which probe */
+	char spec[72];
+	size_t speclen = strlen(info->spec);
+	if (speclen < sizeof spec)
+		memcpy(spec, info->spec, speclen + 1);
+	else
+		snprintf(spec, sizeof spec, "%.32s…%s", info->spec, info->spec + speclen - 32);
 	if (skipped_inlined && !is_return)
 		run_notes_add(&t->st->run.notes, "function %s: %zu inlined cop%s not probed (the probe reads arg0..arg5, "
 			      "the argument registers of a function's first instruction; an inlined copy has none)",
-			      info->spec, skipped_inlined, skipped_inlined == 1 ? "y" : "ies");
+			      spec, skipped_inlined, skipped_inlined == 1 ? "y" : "ies");
 	else if (skipped_inlined)
 		run_notes_add(&t->st->run.notes, "return %s: %zu inlined cop%s not measured (an inlined body has no return "
 			 "instruction; its entries are counted by `function` probes)",
-			 info->spec, skipped_inlined, skipped_inlined == 1 ? "y" : "ies");
+			 spec, skipped_inlined, skipped_inlined == 1 ? "y" : "ies");
 	tracer_sites_release(&found);
 	return 0;
 }
@@ -961,6 +974,25 @@ static int fire(struct tracer *t, const struct probe_list *probes, struct event 
 	return 0;
 }
 
+/* When the current stop began: the hitting thread's trap, which gdb
+ * reports 0.5-6 ms later (more on a loaded machine): the report less gdb's
+ * median part of a hit (stop_clock.h), kept after the last resume. The
+ * trap's own time is nowhere to be read: the scheduler's per-thread
+ * timestamps (se.exec_start) run on a clock without steal time, which on
+ * a VM drifts from the wall clock by milliseconds a second. */
+static uint64_t stop_start(struct tracer *t, uint64_t when)
+{
+	if (t->stop_start_ns)
+		return t->stop_start_ns;
+	uint64_t start = when > (uint64_t)t->gdb_hit_ns ? when - (uint64_t)t->gdb_hit_ns : when;
+	if (start > when)
+		start = when;
+	if (start < t->last_resume_ns)
+		start = t->last_resume_ns <= when ? t->last_resume_ns : when;
+	t->stop_start_ns = start;
+	return start;
+}
+
 static void event_init(struct tracer *t, struct event *ev, enum event_kind kind,
 		       const struct thread_info *th, uint64_t when)
 {
@@ -968,6 +1000,8 @@ static void event_init(struct tracer *t, struct event *ev, enum event_kind kind,
 	ev->kind = kind;
 	ev->timestamp_ns = when;
 	ev->since_start_ns = when - t->start_ns;
+	ev->target_ns = stop_start(t, when) - (uint64_t)t->frozen_ns;
+	ev->window = (int64_t)t->duty_changes + 1;
 	ev->pid = t->pid;
 	ev->cpu = -1;
 	ev->thread.id = th->tid;
@@ -1381,6 +1415,7 @@ static int set_duty(struct tracer *t, enum duty next, uint64_t when, struct xerr
 	}
 	if (next == DUTY_OFF || (t->duty == DUTY_ON && next != DUTY_ON))
 		t->st->duty_cycles += t->duty == DUTY_ON;
+	t->duty_changes += t->duty != next;
 	t->duty = next;
 	t->duty_changed_ns = when;
 	return 0;
@@ -1484,6 +1519,7 @@ static int budget_wake(struct tracer *t, uint64_t now, struct xerr *e)
 		rc = session_resume(t->s, e);
 	t->last_resume_ns = monotonic_ns();
 	t->stopped_ns += (double)(t->window_start_ns - t0);
+	t->frozen_ns += (double)(t->last_resume_ns - t0);
 	return rc;
 }
 
@@ -1860,6 +1896,8 @@ static int trace_event(struct tracer *t, struct mi_record *ev, uint64_t when, bo
 			t->hit_stops[t->nhit_stops++] = t->last_hidden_ns + (double)(t->window_start_ns - when);
 		}
 	}
+	t->frozen_ns += (double)(t->last_resume_ns - (t->stop_start_ns ? t->stop_start_ns : when));
+	t->stop_start_ns = 0;
 	for (size_t i = t->npending; i-- > 0 && t->pending[i].t0_ns == 0;) {
 		t->pending[i].t0_ns = t->last_resume_ns;
 		t->pending[i].stopped_at_t0_ns = t->stopped_ns;

@@ -13,7 +13,10 @@
 # budget, the whole-run estimate's 95% interval must hold the program's
 # count (one retry: an interval misses one run in twenty by design), and
 # the wait p50 of the waits seen must be within a factor of 3 of the
-# program's median. The tolerances are wide because each end of a wait or
+# program's median. That run is all-stop: in gdb's non-stop mode (the
+# tracing default since the hits stop only their thread) the estimate of
+# lock waits came out 0.65-0.88 of the truth on 2 loaded cores, its
+# interval missing in 3 of 5 runs (an open item of issue 16, docs/locks.md). The tolerances are wide because each end of a wait or
 # hold is placed at gdb's report of the hit less gdb's median time to
 # report one, which on 2 loaded cores varies by milliseconds, and because
 # after each of our resumes the holder competes for a CPU with gdb and us,
@@ -66,7 +69,7 @@ for prog in locks_c locks_rust; do
 	held_ok=0
 	for try in 1 2; do
 		OUT=$TMP/$prog-budget-$try
-		"$XGDBPROF" --recipe "$TOP_SRCDIR/recipes/locks.recipe" -o "$OUT" -- "$FIXTURES/$prog" 3 8 2000 \
+		"$XGDBPROF" --all-stop --recipe "$TOP_SRCDIR/recipes/locks.recipe" -o "$OUT" -- "$FIXTURES/$prog" 3 8 2000 \
 			>"$OUT.out" 2>"$OUT.err"
 		hot=$(truth "$OUT.out" hot_lock)
 		n=$(truth "$OUT.out" contended)

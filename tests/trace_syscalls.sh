@@ -50,4 +50,33 @@ check "sleepers: no error from our own stops (ERESTART*, or a number for a name)
 	sh -c "! grep -E '^@error_kinds\[.*(E\?|-51[2-6])' '$TMP/sleep.txt'" || show "$TMP/sleep.txt"
 check "sleepers: errors are named (the waiter's timeouts: ETIMEDOUT)" \
 	grep -q '^@error_kinds\[futex, ETIMEDOUT\]: [1-9]' "$TMP/sleep.txt"
+
+# strace, the ground truth of system calls, on the same command (ptrace
+# allows one tracer: one run after the other). The sleepers' own calls are
+# the same in both runs: clock_nanosleep every time, futex's timed waits
+# ending in ETIMEDOUT about as often. Every call our table names must be
+# one strace saw (nothing of our own making), with no error strace did not
+# see; strace also sees ld.so's calls before the entry point, where our
+# trace begins.
+check "strace is installed (./dev installs it for the tests)" sh -c "command -v strace >/dev/null"
+{
+	strace -f -qq -c -U name,calls,errors -o "$TMP/strace.txt" "$FIXTURES/sleepers" 3 60 >/dev/null 2>&1
+	st() { awk -v key="$1" -v col="$2" '$1 == key { print ($col == "" ? 0 : $col) }' "$TMP/strace.txt"; }
+	echo "  strace: clock_nanosleep $(st clock_nanosleep 2) calls, futex $(st futex 2) calls $(st futex 3) errors"
+	check "strace: clock_nanosleep counted as strace counts it ($(st clock_nanosleep 2))" \
+		test "${counted:-x}" = "$(st clock_nanosleep 2)"
+	ours=$(awk '!table && $NF == "key" && $1 == "%" { table = 1; next } table && (NF == 0 || /^@/) { exit } table { print $NF }' \
+		"$TMP/sleep.txt")
+	unseen=$(for name in $ours; do [ -n "$(st "$name" 2)" ] || echo "$name"; done)
+	check "strace: every call in our table is one strace saw (not seen by strace: ${unseen:-none})" \
+		test -n "$ours" -a -z "$unseen"
+	our_errors=$(column futex errors "$TMP/sleep.txt")
+	check "strace: futex's errors as strace counts them within 20% (ours ${our_errors:-0}, strace $(st futex 3))" \
+		python3 -c "import sys; a, b = float(sys.argv[1] or 0), float(sys.argv[2] or 0); sys.exit(not (b > 0 and abs(a - b) <= 0.2 * b))" \
+		"${our_errors:-0}" "$(st futex 3)"
+	extra=$(for name in $ours; do
+		e=$(column "$name" errors "$TMP/sleep.txt"); [ -z "$e" ] || [ "$e" = 0 ] || [ "$(st "$name" 3)" != 0 ] || echo "$name"
+	done)
+	check "strace: no call has errors in our table that strace saw none of (${extra:-none})" test -z "$extra"
+}
 finish

@@ -672,6 +672,23 @@ static struct map_info *map_arg(struct checker *c, struct stmt *s, const char *f
 static void check_stmt_list(struct checker *c, struct stmt_list *l);
 
 /* table(@a, @b, ...): whole maps with as many keys as the first. */
+/* An argument that must be a whole map (@m, not @m[k]) which the action
+ * shows: its map, marked shown, or NULL (an error said with `wrong` when it
+ * is not a whole map). */
+static struct map_info *shown_whole_map(struct checker *c, struct expr *a, const char *wrong)
+{
+	if (a->kind != E_MAP || a->nargs) {
+		ERR(c, a->loc, "%s", wrong);
+		check_expr(c, a);
+		return NULL;
+	}
+	struct map_info *m = map_get(c, a->s, a->loc);
+	a->map = m;
+	if (m)
+		m->shown = true;
+	return m;
+}
+
 static void check_table(struct checker *c, struct expr *call)
 {
 	if (call->nargs < 1 || call->nargs > 8) {
@@ -681,16 +698,9 @@ static void check_table(struct checker *c, struct expr *call)
 	struct map_info *first = NULL;
 	for (size_t i = 0; i < call->nargs; i++) {
 		struct expr *a = call->args[i];
-		if (a->kind != E_MAP || a->nargs) {
-			ERR(c, a->loc, "table() takes whole maps, like table(@calls, @time_ns)");
-			check_expr(c, a);
-			continue;
-		}
-		struct map_info *m = map_get(c, a->s, a->loc);
-		a->map = m;
+		struct map_info *m = shown_whole_map(c, a, "table() takes whole maps, like table(@calls, @time_ns)");
 		if (!m)
 			continue;
-		m->shown = true;
 		if (!first)
 			first = m;
 		else if (c->final && m->keys_known && first->keys_known && m->nkeys != first->nkeys)
@@ -712,16 +722,9 @@ static void check_locks(struct checker *c, struct expr *call)
 	}
 	for (size_t i = 0; i < call->nargs; i++) {
 		struct expr *a = call->args[i];
-		if (a->kind != E_MAP || a->nargs) {
-			ERR(c, a->loc, "locks() takes whole maps, like locks(@wait, @hold)");
-			check_expr(c, a);
-			continue;
-		}
-		struct map_info *m = map_get(c, a->s, a->loc);
-		a->map = m;
+		struct map_info *m = shown_whole_map(c, a, "locks() takes whole maps, like locks(@wait, @hold)");
 		if (!m)
 			continue;
-		m->shown = true;
 		if (c->final && m->agg_known && m->agg != MAP_AGG_HIST && m->agg != MAP_AGG_LHIST)
 			ERR(c, a->loc, "locks() reads latencies: @%s must hold hist() or lhist() values", m->name);
 	}

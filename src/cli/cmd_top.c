@@ -224,8 +224,8 @@ static void describe_selection(char *buf, size_t size, const struct top_view *v,
 {
 	const char *sort = v->sort == TOP_SORT_SELF ? "self" : "total";
 	if (v->tid == 0) {
-		snprintf(buf, size, "threads: %s, all shown (%zu with samples) · %llu samples · sorted by %s",
-			 v->opts->threads_label, nthreads, (unsigned long long)samples, sort);
+		snprintf(buf, size, "all %zu threads · %llu samples · sorted by %s", nthreads,
+			 (unsigned long long)samples, sort);
 		return;
 	}
 	const char *name = NULL;
@@ -238,12 +238,10 @@ static void describe_selection(char *buf, size_t size, const struct top_view *v,
 	char escaped[200];
 	text_escape(escaped, sizeof escaped, name ? name : "");
 	if (at)
-		snprintf(buf, size, "threads: %s, showing thread %lld %s (%zu of %zu) · %llu samples · sorted by %s",
-			 v->opts->threads_label, (long long)v->tid, escaped, at, nthreads, (unsigned long long)samples,
-			 sort);
+		snprintf(buf, size, "thread %lld %s (%zu of %zu) · %llu samples · sorted by %s", (long long)v->tid,
+			 escaped, at, nthreads, (unsigned long long)samples, sort);
 	else
-		snprintf(buf, size, "threads: %s, showing thread %lld: no samples in the window · sorted by %s",
-			 v->opts->threads_label, (long long)v->tid, sort);
+		snprintf(buf, size, "thread %lld: no samples in the window · sorted by %s", (long long)v->tid, sort);
 }
 
 /* A column of target text: escaped, shortened in the middle to cols, then
@@ -350,14 +348,14 @@ static int draw(struct top_view *v, uint64_t now, struct xerr *e)
 		if (from->cpu_ticks >= 0 && to->cpu_ticks >= from->cpu_ticks && v->clock_ticks > 0)
 			snprintf(cpu, sizeof cpu, "target CPU %.0f%%",
 				 100.0 * (double)(to->cpu_ticks - from->cpu_ticks) / (double)v->clock_ticks / seconds);
-		snprintf(line, sizeof line, "sampling %.1f Hz (%.0f asked) · %s · window %.0f s, over the last %.1f s",
-			 hz, o->frequency_hz, cpu, o->window_s, seconds);
+		snprintf(line, sizeof line, "sampling %s threads at %.1f Hz (%.0f asked) · %s · window %.0f s, over the "
+			 "last %.1f s", o->threads_label, hz, o->frequency_hz, cpu, o->window_s, seconds);
 		put_line(out, v, row++, line, width);
 		describe_stops(line, sizeof line, v, seconds, from, to);
 		put_line(out, v, row++, line, width);
 	} else {
-		snprintf(line, sizeof line, "sampling at %.0f Hz asked · window %.0f s · measuring...", o->frequency_hz,
-			 o->window_s);
+		snprintf(line, sizeof line, "sampling %s threads at %.0f Hz asked · window %.0f s · measuring...",
+			 o->threads_label, o->frequency_hz, o->window_s);
 		put_line(out, v, row++, line, width);
 		put_line(out, v, row++, "observer effect: measuring...", width);
 	}

@@ -16,6 +16,7 @@
 #include "procfs/proc.h"
 #include "report/top_window.h"
 #include "stacks/sampler.h"
+#include "symbols/source_map.h"
 #include "symbols/symbolize.h"
 #include "target/session.h"
 #include "target/signals.h"
@@ -262,11 +263,13 @@ static size_t location_columns(const struct top_row *r, char *where, size_t size
 	where[0] = '\0';
 	if (!r->file)
 		return 0;
+	/* As in the reports: a Rust std path short, "core/src/tuple.rs". */
+	const char *file = source_map_shown_path(r->file);
 	char raw[PATH_MAX + 32];
 	if (r->line > 0)
-		snprintf(raw, sizeof raw, "%s:%d", r->file, r->line);
+		snprintf(raw, sizeof raw, "%s:%d", file, r->line);
 	else
-		snprintf(raw, sizeof raw, "%s", r->file);
+		snprintf(raw, sizeof raw, "%s", file);
 	text_escape(where, size, raw);
 	return text_columns(where, strlen(where));
 }

@@ -209,6 +209,7 @@ check "in a pipe: the target runs on, not traced" runs_untraced "$RATIO"
 # ---- the target exits during the view: top ends there, exit 0 ----
 sleep 600 &
 SHORT=$!
+disown "$SHORT"   # its SIGKILL below is the test's, not news
 TEST_PIDS="$TEST_PIDS $SHORT"
 timeout 60 "$XGDBPROF" top "$SHORT" >"$TMP/short.out" 2>"$TMP/short.err" </dev/null &
 TOP=$!

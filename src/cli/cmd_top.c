@@ -201,6 +201,8 @@ static bool window_marks(const struct top_view *v, const struct top_mark **from,
  * otherwise; text (ours, or target text already escaped) shortened to width. */
 static void put_line(FILE *out, const struct top_view *v, int row, const char *text, size_t width)
 {
+	if (v->live && row >= (int)v->lines)
+		return;   /* the last line is the keys' */
 	if (v->live)
 		fprintf(out, "\033[%d;1H\033[K", row);
 	text_put_fit(out, text, strlen(text), width, 60);
@@ -225,8 +227,8 @@ static void describe_selection(char *buf, size_t size, const struct top_view *v,
 {
 	const char *sort = v->sort == TOP_SORT_SELF ? "self" : "total";
 	if (v->tid == 0) {
-		snprintf(buf, size, "all %zu threads · %llu samples · sorted by %s", nthreads,
-			 (unsigned long long)samples, sort);
+		snprintf(buf, size, "%s%zu thread%s · %llu samples · sorted by %s", nthreads == 1 ? "" : "all ", nthreads,
+			 nthreads == 1 ? "" : "s", (unsigned long long)samples, sort);
 		return;
 	}
 	const char *name = NULL;
@@ -370,7 +372,9 @@ static int draw(struct top_view *v, uint64_t now, struct xerr *e)
 	size_t shown_rows = nrows < (size_t)(room > 0 ? room : 0) ? nrows : (size_t)(room > 0 ? room : 0);
 	size_t fn_cols, loc_cols;
 	layout_columns(rows, shown_rows, width > lead ? width - lead : 0, &fn_cols, &loc_cols);
-	if (v->live)
+	if (v->live && row >= (int)v->lines)
+		width = 0;   /* a terminal too short for the table */
+	else if (v->live)
 		fprintf(out, "\033[%d;1H\033[K", row);
 	row++;
 	fprintf(out, "%.*s", (int)(width < lead ? width : lead), "  SELF%  TOTAL%  ");
@@ -408,11 +412,15 @@ static int draw(struct top_view *v, uint64_t now, struct xerr *e)
 		put_line(out, v, row++, why, width);
 	}
 	if (v->live) {
-		fputs("\033[J", out);
-		if (v->lines >= 2)
-			put_line(out, v, v->lines, v->keys ? "q quit · s/t sort by self/total · n/p next/previous thread · "
-							      "a all threads"
-							    : "Ctrl-C quits", width);
+		/* Clear what an earlier, longer view left below, from the start
+		 * of the next line: at the end of a full-width line the cursor
+		 * still sits on its last character, which a clear would take. */
+		if (row < (int)v->lines)
+			fprintf(out, "\033[%d;1H\033[J", row);
+		const char *keys = v->keys ? "q quit · s/t sort by self/total · n/p next/previous thread · a all threads"
+					   : "Ctrl-C quits";
+		fprintf(out, "\033[%d;1H\033[K", (int)v->lines);
+		text_put_fit(out, keys, strlen(keys), v->cols, 60);
 	}
 	fclose(out);
 	write_all(STDOUT_FILENO, text, text_size);

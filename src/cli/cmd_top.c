@@ -27,6 +27,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
@@ -95,6 +96,8 @@ static void write_all(int fd, const char *s, size_t n)
 {
 	while (n > 0) {
 		ssize_t w = write(fd, s, n);
+		if (w < 0 && errno == EINTR)   /* a signal we turn into a flag */
+			continue;
 		if (w <= 0)
 			return;
 		s += w;
@@ -118,12 +121,13 @@ static void terminal_restore(void)
 
 /* Keys one at a time without Enter or echo. Ctrl-C still raises SIGINT
  * (a flag here: the run winds down and detaches). Ctrl-Z and Ctrl-\ are
- * switched off: one would leave us suspended in the alternate screen while
- * the target waits on nothing, the other kill us before the terminal is
- * given back. */
+ * switched off: one would suspend the view in the alternate screen with
+ * gdb still attached, the other kill us before the terminal is given back.
+ * Not in the background (`xgdbprof top PID &`): changing the modes there
+ * would stop us with SIGTTOU. */
 static bool terminal_keys(void)
 {
-	if (tcgetattr(STDIN_FILENO, &terminal.saved) < 0)
+	if (tcgetpgrp(STDIN_FILENO) != getpgrp() || tcgetattr(STDIN_FILENO, &terminal.saved) < 0)
 		return false;
 	struct termios raw = terminal.saved;
 	raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);

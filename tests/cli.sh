@@ -38,7 +38,9 @@ expect_usage "a subcommand without its PID" "missing PID" dump
 expect_usage "probes without its PID" "missing PID" probes insert
 expect_usage "an unknown word" "unknown subcommand 'frobnicate'.*dump, demangle, check" frobnicate
 expect_usage "a typo of a subcommand" "unknown subcommand 'dumq'; did you mean 'dump'" dumq
-expect_usage "top, not there yet" "xgdbprof top.*not available yet" top
+expect_usage "top without its PID" "xgdbprof top: missing PID" top
+expect_usage "top with a bad --window" "--window takes a duration from 1s" top --window 0 1
+expect_usage "top with a bad --threads regex" "--threads /(/: missing closing parenthesis" top --threads '/(/' 1
 expect_usage "-F 0 names the range" "from 1 to 10000 Hz" -F 0 1
 expect_usage "-F 20000 names the range" "from 1 to 10000 Hz" -F 20000 1
 expect_usage "--max-stopped 0 names the range" "from 1 to 100%" --max-stopped 0 1

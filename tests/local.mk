@@ -111,3 +111,8 @@ EXTRA_DIST += $(OUTPUT_SAFETY_TESTS)
 CONTINUOUS_TESTS = tests/continuous.sh
 TESTS += $(CONTINUOUS_TESTS)
 EXTRA_DIST += $(CONTINUOUS_TESTS)
+
+## Issue 17 item 2: `xgdbprof top`, the live view, driven in tmux (docs/top.md).
+TOP_TESTS = tests/top.sh
+TESTS += $(TOP_TESTS)
+EXTRA_DIST += $(TOP_TESTS)

@@ -14,5 +14,6 @@ int cmd_recipes(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_probes(int argc, char **argv);
 int cmd_insights(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 #endif

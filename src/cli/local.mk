@@ -12,6 +12,7 @@ src_cli_libcli_a_SOURCES = \
 	src/cli/cmd_recipes.c \
 	src/cli/cmd_report.c \
 	src/cli/cmd_run.c \
+	src/cli/cmd_top.c \
 	src/cli/commands.h \
 	src/cli/profile_exports.c
 

@@ -30,6 +30,7 @@ static const struct subcommand subcommands[] = {
 	{ "report", cmd_report, "re-render a saved profile: text, SVG, folded, JSON, pprof, speedscope" },
 	{ "probes", cmd_probes, "list what a function/return probe SPEC resolves to, without running anything" },
 	{ "insights", cmd_insights, "one report over many saved windows: hottest paths, CPU, timeline, diff" },
+	{ "top", cmd_top, "a live view: functions by self and total share of the last seconds' samples" },
 };
 
 static const char usage_text[] =
@@ -108,9 +109,6 @@ static const struct subcommand *find_subcommand(const char *name)
  * closest subcommand when one is a typo away, else the list. */
 static int unknown_subcommand(const char *word)
 {
-	if (strcmp(word, "top") == 0)
-		return cli_input_error("`xgdbprof top` (a live view) is not available yet; `xgdbprof PID` "
-				       "samples for 10 s and prints a report");
 	const char *closest = NULL;
 	size_t best = 3;
 	for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++) {

@@ -20,7 +20,9 @@ src_report_libreport_a_SOURCES = \
 	src/report/report_pprof.c \
 	src/report/report_speedscope.c \
 	src/report/report_svg.c \
-	src/report/report_text.c
+	src/report/report_text.c \
+	src/report/top_window.c \
+	src/report/top_window.h
 
 # pprof's messages, generated from our copy of its schema by protobuf-c.
 nodist_src_report_libreport_a_SOURCES = src/report/pprof.pb-c.c src/report/pprof.pb-c.h
@@ -46,6 +48,12 @@ check_PROGRAMS += tests/unit/test_report_insights
 tests_unit_test_report_insights_SOURCES = tests/unit/test_report_insights.c
 tests_unit_test_report_insights_LDADD = $(report_ldadd)
 TESTS += tests/unit/test_report_insights
+
+# `xgdbprof top`'s sliding window (src/cli/cmd_top.c draws it).
+check_PROGRAMS += tests/unit/test_top_window
+tests_unit_test_top_window_SOURCES = tests/unit/test_top_window.c
+tests_unit_test_top_window_LDADD = $(report_ldadd)
+TESTS += tests/unit/test_top_window
 
 check_PROGRAMS += tests/unit/test_report_pprof
 tests_unit_test_report_pprof_SOURCES = tests/unit/test_report_pprof.c

@@ -22,6 +22,11 @@
  * max_stopped_percent by the stop budget (events/stop_budget.h): the next
  * stop is put off while it is overdrawn (and the notes say the rate fell).
  *
+ * Stats as it goes: sampler_run keeps ticks, walks, thread_samples,
+ * run.stops, run.stopped_s and longest_thread_stops_s current during the
+ * run, so a sink may read them from its callbacks (`xgdbprof top`'s header
+ * does); rates, CPU figures and stop percentiles are set at the end.
+ *
  * Contract: sampler_run returns when the duration is reached, a terminating
  * signal arrives, the target exits, the sink asks to end or fails; the target is
  * left running (resumed) in every case except a dead gdb, which the session

@@ -257,21 +257,19 @@ static int by_name(const struct top_row *a, const struct top_row *b)
 static int by_self(const void *pa, const void *pb)
 {
 	const struct top_row *a = pa, *b = pb;
-	if (a->self != b->self)
-		return a->self < b->self ? 1 : -1;
-	if (a->total != b->total)
-		return a->total < b->total ? 1 : -1;
-	return by_name(a, b);
+	int c = report_cmp_heavier(a->self, b->self);
+	if (!c)
+		c = report_cmp_heavier(a->total, b->total);
+	return c ? c : by_name(a, b);
 }
 
 static int by_total(const void *pa, const void *pb)
 {
 	const struct top_row *a = pa, *b = pb;
-	if (a->total != b->total)
-		return a->total < b->total ? 1 : -1;
-	if (a->self != b->self)
-		return a->self < b->self ? 1 : -1;
-	return by_name(a, b);
+	int c = report_cmp_heavier(a->total, b->total);
+	if (!c)
+		c = report_cmp_heavier(a->self, b->self);
+	return c ? c : by_name(a, b);
 }
 
 int top_window_rank(struct top_window *w, int64_t tid, enum top_sort sort, const struct top_row **rows,

@@ -254,22 +254,26 @@ static int by_name(const struct top_row *a, const struct top_row *b)
 	return strcmp(a->function, b->function);
 }
 
+/* Heaviest first by one weight, then by the other, then by name. */
+static int heavier(uint64_t a1, uint64_t b1, uint64_t a2, uint64_t b2, const struct top_row *a,
+		   const struct top_row *b)
+{
+	int c = report_cmp_heavier(a1, b1);
+	if (!c)
+		c = report_cmp_heavier(a2, b2);
+	return c ? c : by_name(a, b);
+}
+
 static int by_self(const void *pa, const void *pb)
 {
 	const struct top_row *a = pa, *b = pb;
-	int c = report_cmp_heavier(a->self, b->self);
-	if (!c)
-		c = report_cmp_heavier(a->total, b->total);
-	return c ? c : by_name(a, b);
+	return heavier(a->self, b->self, a->total, b->total, a, b);
 }
 
 static int by_total(const void *pa, const void *pb)
 {
 	const struct top_row *a = pa, *b = pb;
-	int c = report_cmp_heavier(a->total, b->total);
-	if (!c)
-		c = report_cmp_heavier(a->self, b->self);
-	return c ? c : by_name(a, b);
+	return heavier(a->total, b->total, a->self, b->self, a, b);
 }
 
 int top_window_rank(struct top_window *w, int64_t tid, enum top_sort sort, const struct top_row **rows,

@@ -5,7 +5,7 @@
 # $rounds and $window set before sourcing): rounds, window, only (empty: all
 # configurations), other_xgdbprof (empty unless --compare), src (the source
 # tree), build, xgdbprof, tmp (a scratch directory removed at exit). At exit, kills the processes whose PIDs are in
-# $target_pid and $xg_pid. Defines log, now_ns, median and rotated.
+# $target_pid and $xg_pid. Defines log, now_ns, median, rotated and run_rounds.
 
 only=
 other_xgdbprof=
@@ -51,4 +51,19 @@ median() {
 rotated() {
 	echo "$1" | tr ' ' '\n' | grep -v '^$' | awk -v k="$2" '{ c[NR - 1] = $0 }
 		END { for (i = 0; i < NR; i++) print c[(i + k) % NR] }' | tr '\n' ' '
+}
+
+# run_rounds MEASURE LABEL CONFIGS: $rounds rounds of each configuration
+# once, in an order rotated every round (rotated); MEASURE CONFIG may read
+# the round number in $r.
+run_rounds() {
+	r=0
+	while [ "$r" -lt "$rounds" ]; do
+		order=$(rotated "$3" "$r")
+		log "$2round $((r + 1))/$rounds: $order"
+		for c in $order; do
+			"$1" "$c"
+		done
+		r=$((r + 1))
+	done
 }

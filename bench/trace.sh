@@ -148,15 +148,7 @@ if [ -n "$part_hot" ]; then
 configs="baseline xgdbprof-5% xgdbprof-10%"
 : >"$tmp/results"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-r=0
-while [ $r -lt "$rounds" ]; do
-	order=$(rotated "$configs" "$r")
-	log "round $((r + 1))/$rounds: $order"
-	for c in $order; do
-		measure "$c"
-	done
-	r=$((r + 1))
-done
+run_rounds measure "" "$configs"
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 base=$(awk '$1 == "baseline" { print $2 }' "$tmp/results" | median)
@@ -281,15 +273,7 @@ kv_measure() {
 
 : >"$tmp/kv"
 kv_load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-r=0
-while [ $r -lt "$rounds" ]; do
-	order=$(rotated "$kv_configs" "$r")
-	log "kvservice round $((r + 1))/$rounds: $order"
-	for c in $order; do
-		kv_measure "$c"
-	done
-	r=$((r + 1))
-done
+run_rounds kv_measure "kvservice " "$kv_configs"
 kv_load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 echo
 echo "kvservice tracing bench: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, $rounds round(s); gdb $("$gdb_full" --version | head -n 1 | sed 's/.* //')${GDB_MINIMAL:+, gdb-minimal $GDB_MINIMAL}"

@@ -63,6 +63,39 @@ for delay in 0.05 0.15 0.25 0.35 0.45 0.55; do
 		target_runs_free "$COUNTER_PID" "$PROGRESS"
 done
 
+# ... and mid-trace in gdb's non-stop mode (tracing's default): a hit being
+# handled, a thread stepped over a breakpoint in gdb's scratch copy, the
+# probes armed or off. The calling thread must go on calling (an int3 left
+# in probed_step would kill the process with SIGTRAP).
+"$FIXTURES/spin_hit" 120 "$TMP/spin.status" >/dev/null 2>&1 &
+SPIN=$!
+TEST_PIDS="$TEST_PIDS $SPIN"
+for _ in $(seq 1 100); do [ -s "$TMP/spin.status" ] && break; sleep 0.05; done
+spin_calls() { sed -n 's/.*calls=\([0-9]*\).*/\1/p' "$TMP/spin.status"; }
+n=0
+for delay in 0.2 0.7 1.3; do
+	for mode in budget exact; do
+		n=$((n + 1))
+		exact=; [ "$mode" = exact ] && exact="set exact true;"
+		"$XGDBPROF" -e "$exact function \"probed_step\" { @calls = count(); }" -d 60s -o "$TMP/traced-$n" "$SPIN" \
+			>/dev/null 2>"$TMP/traced.err" &
+		XP=$!
+		for _ in $(seq 1 400); do grep -q 'attached' "$TMP/traced.err" 2>/dev/null && break; sleep 0.05; done
+		sleep "$delay"
+		G=$(gdb_child_of "$XP")
+		kill -9 "$XP"
+		[ -n "$G" ] && wait_exit "$G" 20
+		settles_running "$SPIN"
+		before=$(spin_calls)
+		check "xgdbprof SIGKILL while tracing ($mode, non-stop), +${delay}s: target runs free" \
+			target_runs_free "$SPIN" "$TMP/spin.status"
+		sleep 0.3
+		check "... and its probed function is still called (${before:-?} -> $(spin_calls) calls)" \
+			sh -c "kill -0 $SPIN && [ \"\$(sed -n 's/.*calls=\([0-9]*\).*/\1/p' '$TMP/spin.status')\" -gt '${before:-0}' ]"
+	done
+done
+kill "$SPIN" 2>/dev/null
+
 # The target exits while a session is open: launched with a 0.5 s lifetime,
 # dumped after 2 s. xgdbprof reports it and exits with its status.
 "$XGDBPROF" dump --delay 2s -- "$FIXTURES/counter" "$TMP/short.progress" 0.5 >"$TMP/short.out" 2>"$TMP/short.err"

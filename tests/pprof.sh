@@ -61,7 +61,7 @@ top = report["top_self"][0]
 hot = [f for f in report["top_total"] + report.get("left_out_of_top_total", []) if f["function"] == "hot_function"][0]
 print("  ours: %s self %.2f%%, hot_function total %.2f%%" % (top["function"], top["self_share"], hot["total_share"]))
 print("  pprof: %s flat %s, hot_function cum %s" % (top["function"], rows.get(top["function"]), rows.get("hot_function")))
-# (Which function is hottest depends on where the stops land: see docs/sampling.md, "Where a stop lands". The check is that pprof reads the same shares.)
+# (Which function is hottest depends on where the stops land (tests/fixtures/inline_c.c says why getpid is called rarely). The check is that pprof reads the same shares.)
 assert abs(rows[top["function"]][0] - top["self_share"]) <= 1
 assert abs(rows["hot_function"][1] - hot["total_share"]) <= 1
 PY

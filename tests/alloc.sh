@@ -13,13 +13,6 @@
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
 require_attach
 
-# entry MAP LEAF FILE: the value line ("]: ...") of the entry whose stack starts at LEAF
-entry() {
-	awk -v map="@$1[" -v leaf="$2" '
-		index($0, map) == 1 { want = 1; first = 1; next }
-		want && first { first = 0; hit = ($1 == leaf); next }
-		want && /^\]: / { if (hit) print; want = 0 }' "$3" | head -1
-}
 # bounds LINE: "measured low high" (an exact count is its own interval)
 bounds() {
 	sed -n 's/^\]: \([0-9]*\)[^·]*· est\. [0-9]* (95% \([0-9]*\)–\([0-9]*\)).*/\1 \2 \3/p; t; s/^\]: \([0-9]*\)$/\1 \1 \1/p' <<<"$1"
@@ -30,8 +23,8 @@ for try in 1 2; do
 	"$XGDBPROF" --recipe "$TOP_SRCDIR/recipes/alloc.recipe" -o "$TMP/alloc-$try" \
 		-- "$FIXTURES/alloc_sites" 2000 4 0 >"$TMP/alloc-$try.out" 2>"$TMP/alloc-$try.err"
 	truth=$(sed -n 's/^a_bytes \([0-9]*\)$/\1/p' "$TMP/alloc-$try.out")
-	a_line=$(entry bytes site_a "$TMP/alloc-$try.out")
-	b_line=$(entry bytes site_b "$TMP/alloc-$try.out")
+	a_line=$(map_entry bytes site_a "$TMP/alloc-$try.out")
+	b_line=$(map_entry bytes site_b "$TMP/alloc-$try.out")
 	read -r a a_lo a_hi < <(bounds "$a_line")
 	read -r b b_lo b_hi < <(bounds "$b_line")
 	echo "# run $try: the program allocated ${truth:-?} bytes at site_a; @bytes[site_a…]$a_line; @bytes[site_b…]$b_line"
@@ -87,8 +80,8 @@ fi
 { echo 'set exact true'; cat "$TOP_SRCDIR/recipes/heap.recipe"; } >"$TMP/heap-exact.recipe"
 "$XGDBPROF" --recipe "$TMP/heap-exact.recipe" -d 3s -o "$TMP/heap" \
 	-- "$FIXTURES/alloc_sites" 2000 8 20 >"$TMP/heap.out" 2>"$TMP/heap.err"
-leak_line=$(entry heap leak_site "$TMP/heap.out")
-a_heap=$(entry heap site_a "$TMP/heap.out")
+leak_line=$(map_entry heap leak_site "$TMP/heap.out")
+a_heap=$(map_entry heap site_a "$TMP/heap.out")
 echo "# heap: @heap[leak_site…]$leak_line; @heap[site_a…]$a_heap"
 check "heap: the 20 leaked blocks of 1000 bytes are live at leak_site's stack" \
 	grep -q '^\]: 20000 bytes live in 20 of 20 sampled allocations (0 freed, 0 unknown' <<<"$leak_line" \

@@ -17,13 +17,6 @@
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
 require_attach
 
-# entry MAP LEAF FILE: the value line ("]: ...") of the entry whose stack starts at LEAF
-entry() {
-	awk -v map="@$1[" -v leaf="$2" '
-		index($0, map) == 1 { want = 1; first = 1; next }
-		want && first { first = 0; hit = ($1 == leaf); next }
-		want && /^\]: / { if (hit) print; want = 0 }' "$3" | head -1
-}
 truth() { sed -n "s/^$1 \\([0-9]*\\)\$/\\1/p" "$2"; }
 
 { echo 'set exact true'; cat "$TOP_SRCDIR/recipes/alloc.recipe"; } >"$TMP/alloc-exact.recipe"
@@ -31,13 +24,13 @@ truth() { sed -n "s/^$1 \\([0-9]*\\)\$/\\1/p" "$2"; }
 	-- "$FIXTURES/alloc_rust" 20000 2 10 >"$TMP/exact.out" 2>"$TMP/exact.err"
 for site in vec box clone; do
 	want=$(truth "${site}_bytes" "$TMP/exact.out")
-	line=$(entry bytes "alloc_rust::${site}_site" "$TMP/exact.out")
+	line=$(map_entry bytes "alloc_rust::${site}_site" "$TMP/exact.out")
 	echo "# exact: the program allocated ${want:-?} bytes at ${site}_site; @bytes[alloc_rust::${site}_site…]$line"
 	check "alloc (exact): ${site}_site's stack ends in the user's function and its bytes are the program's own" \
 		test -n "$want" -a "$line" = "]: $want" || show "$TMP/exact.err"
 done
 check "alloc (exact): the leak's 10 Vecs of 1000 bytes at leak_site" \
-	test "$(entry bytes alloc_rust::leak_site "$TMP/exact.out")" = "]: 10000"
+	test "$(map_entry bytes alloc_rust::leak_site "$TMP/exact.out")" = "]: 10000"
 # no stack of the program's own allocations ends in allocator or alloc:: frames
 leaves=$(awk '/^@bytes\[/ { getline; sub(/^ +/, ""); sub(/ \(.*/, ""); print }' "$TMP/exact.out" | sort -u)
 echo "# leaves of @bytes:" $leaves
@@ -51,7 +44,7 @@ for try in 1 2; do
 	"$XGDBPROF" --recipe "$TOP_SRCDIR/recipes/alloc.recipe" -o "$TMP/budget-$try" \
 		-- "$FIXTURES/alloc_rust" 8000 5 0 >"$TMP/budget-$try.out" 2>"$TMP/budget-$try.err"
 	want=$(truth vec_bytes "$TMP/budget-$try.out")
-	line=$(entry bytes alloc_rust::vec_site "$TMP/budget-$try.out")
+	line=$(map_entry bytes alloc_rust::vec_site "$TMP/budget-$try.out")
 	echo "# budget run $try: the program allocated ${want:-?} bytes at vec_site; @bytes[alloc_rust::vec_site…]$line"
 	read -r lo hi < <(sed -n 's/.* · est\. [0-9]* (95% \([0-9]*\)–\([0-9]*\)).*/\1 \2/; t p; s/.* · est\. at least \([0-9]*\) .*/\1 inf/; t p; d; :p p' <<<"$line")
 	if [ -n "$want" ] && [ -n "$lo" ] && [ "$lo" -le "$want" ] && { [ "$hi" = inf ] || [ "$want" -le "$hi" ]; }; then
@@ -65,8 +58,8 @@ check "alloc (budget): vec_site's whole-run estimate holds the program's total" 
 { echo 'set exact true'; cat "$TOP_SRCDIR/recipes/heap.recipe"; } >"$TMP/heap-exact.recipe"
 "$XGDBPROF" --recipe "$TMP/heap-exact.recipe" -d 5s -o "$TMP/heap" \
 	-- "$FIXTURES/alloc_rust" 10000 7 10 >"$TMP/heap.out" 2>"$TMP/heap.err"
-leak_line=$(entry heap alloc_rust::leak_site "$TMP/heap.out")
-vec_line=$(entry heap alloc_rust::vec_site "$TMP/heap.out")
+leak_line=$(map_entry heap alloc_rust::leak_site "$TMP/heap.out")
+vec_line=$(map_entry heap alloc_rust::vec_site "$TMP/heap.out")
 echo "# heap: @heap[leak_site…]$leak_line; @heap[vec_site…]$vec_line"
 check "heap: the 10 leaked Vecs of 1000 bytes are live at leak_site's stack" \
 	grep -q '^\]: 10000 bytes live in 10 of 10 sampled allocations (0 freed, 0 unknown' <<<"$leak_line" \

@@ -72,6 +72,15 @@ proc_state() {
 	sed -n 's/^[0-9]* (.*) \(.\) .*/\1/p' "/proc/$1/stat" 2>/dev/null
 }
 
+# map_entry MAP LEAF FILE: in a report's printed maps, the value line ("]:
+# ...") of @MAP's entry whose stack starts at the frame LEAF.
+map_entry() {
+	awk -v map="@$1[" -v leaf="$2" '
+		index($0, map) == 1 { want = 1; first = 1; next }
+		want && first { first = 0; hit = ($1 == leaf); next }
+		want && /^\]: / { if (hit) print; want = 0 }' "$3" | head -1
+}
+
 # After xgdbprof was SIGKILLed: its guardian process continues a target
 # gdb's detach left stopped, once gdb is gone, so allow it a moment.
 settles_running() {   # up to 2 s for no thread of $1 in state T

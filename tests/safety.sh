@@ -7,6 +7,20 @@ require_attach
 
 start_counter
 
+# sigkill_once XP LOG LINE DELAY TARGET: once xgdbprof (XP) has written LINE
+# to LOG (polled every 20 ms, up to 20 s), waits DELAY, SIGKILLs it, waits
+# for its gdb to exit, then up to 2 s for TARGET's threads to leave state T
+# (the guardian continues what gdb's detach left stopped).
+sigkill_once() {
+	local xp=$1 g
+	for _ in $(seq 1 1000); do grep -q "$3" "$2" 2>/dev/null && break; sleep 0.02; done
+	sleep "$4"
+	g=$(gdb_child_of "$xp")
+	kill -9 "$xp"
+	[ -n "$g" ] && wait_exit "$g" 20
+	settles_running "$5"
+}
+
 # A terminating signal to xgdbprof at different moments of a dump: while gdb
 # starts, while attaching, while the stacks are walked, while detaching.
 for sig in INT TERM HUP; do
@@ -52,13 +66,7 @@ done
 # the target may be seen stopped for a few ms first.
 for delay in 0.05 0.15 0.25 0.35 0.45 0.55; do
 	"$XGDBPROF" -v -F 999 --max-stopped 60 -d 60s -o "$TMP/killed-$delay" "$COUNTER_PID" >/dev/null 2>"$TMP/killed.err" &
-	XP=$!
-	for _ in $(seq 1 200); do grep -q 'first sample' "$TMP/killed.err" 2>/dev/null && break; sleep 0.02; done
-	sleep "$delay"
-	G=$(gdb_child_of "$XP")
-	kill -9 "$XP"
-	[ -n "$G" ] && wait_exit "$G" 20
-	settles_running "$COUNTER_PID"
+	sigkill_once "$!" "$TMP/killed.err" 'first sample' "$delay" "$COUNTER_PID"
 	check "xgdbprof SIGKILL while sampling (non-stop, 999 Hz), +${delay}s: target runs free" \
 		target_runs_free "$COUNTER_PID" "$PROGRESS"
 done
@@ -79,19 +87,14 @@ for delay in 0.2 0.7 1.3; do
 		exact=; [ "$mode" = exact ] && exact="set exact true;"
 		"$XGDBPROF" -e "$exact function \"probed_step\" { @calls = count(); }" -d 60s -o "$TMP/traced-$n" "$SPIN" \
 			>/dev/null 2>"$TMP/traced.err" &
-		XP=$!
-		for _ in $(seq 1 400); do grep -q 'attached' "$TMP/traced.err" 2>/dev/null && break; sleep 0.05; done
-		sleep "$delay"
-		G=$(gdb_child_of "$XP")
-		kill -9 "$XP"
-		[ -n "$G" ] && wait_exit "$G" 20
-		settles_running "$SPIN"
+		sigkill_once "$!" "$TMP/traced.err" 'attached' "$delay" "$SPIN"
 		before=$(spin_calls)
 		check "xgdbprof SIGKILL while tracing ($mode, non-stop), +${delay}s: target runs free" \
 			target_runs_free "$SPIN" "$TMP/spin.status"
 		sleep 0.3
-		check "... and its probed function is still called (${before:-?} -> $(spin_calls) calls)" \
-			sh -c "kill -0 $SPIN && [ \"\$(sed -n 's/.*calls=\([0-9]*\).*/\1/p' '$TMP/spin.status')\" -gt '${before:-0}' ]"
+		after=$(spin_calls)
+		check "... and its probed function is still called (${before:-?} -> ${after:-?} calls)" \
+			sh -c "kill -0 $SPIN && [ '${after:-0}' -gt '${before:-0}' ]"
 	done
 done
 kill "$SPIN" 2>/dev/null

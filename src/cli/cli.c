@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -118,6 +119,16 @@ int cli_parse_whole(const char *text, const char *suffix, long low, long high, l
 	if (end == text || *end || errno || v < low || v > high)
 		return -1;
 	*out = v;
+	return 0;
+}
+
+int cli_parse_frequency(const char *text, double *hz)
+{
+	char *end;
+	double v = strtod(text, &end);
+	if (end == text || (*end && strcasecmp(end, "hz") != 0) || !(v >= 1) || v > 10000)
+		return -1;
+	*hz = v;
 	return 0;
 }
 

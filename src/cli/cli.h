@@ -96,6 +96,9 @@ int cli_parse_duration(const char *text, double *seconds);
 /* A whole decimal number from low to high, optionally followed by suffix
  * (NULL: none): 0 with *out set, -1 bad. */
 int cli_parse_whole(const char *text, const char *suffix, long low, long high, long *out);
+/* A sampling rate: 1 to 10000, optionally followed by "Hz": 0 with *hz
+ * set, -1 bad. */
+int cli_parse_frequency(const char *text, double *hz);
 /* A positive decimal PID. 0 ok, -1 bad. */
 int cli_parse_pid(const char *text, pid_t *pid);
 /* Sleeps, returning early when a terminating signal arrives. */

@@ -34,7 +34,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/ioctl.h>
 #include <termios.h>
 #include <unistd.h>
@@ -595,7 +594,6 @@ static int parse_top_options(int argc, char **argv, struct top_options *o)
 	*o = (struct top_options){ .frequency_hz = 99, .window_s = 10, .refresh_s = 1, .max_stopped_percent = 5,
 				   .rows = 20, .threads_label = "running" };
 	int c, rc;
-	char *end;
 	long number;
 	/* 0, not 1: GNU getopt starts over (its permutation state included)
 	 * after main's own parsing. No "+": options may follow the PID
@@ -605,9 +603,7 @@ static int parse_top_options(int argc, char **argv, struct top_options *o)
 	while ((c = getopt_long(argc, argv, ":F:w:d:n:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'F':
-			o->frequency_hz = strtod(optarg, &end);
-			if (end == optarg || (*end && strcasecmp(end, "hz") != 0) || !(o->frequency_hz >= 1) ||
-			    o->frequency_hz > 10000)
+			if (cli_parse_frequency(optarg, &o->frequency_hz) < 0)
 				return cli_usage_error("top", "--frequency takes a rate from 1 to 10000 Hz, such as 99");
 			break;
 		case 'w':
@@ -627,16 +623,12 @@ static int parse_top_options(int argc, char **argv, struct top_options *o)
 				return rc;
 			break;
 		case OPT_MAX_STOPPED:
-			number = strtol(optarg, &end, 10);
-			if (end != optarg && strcmp(end, "%") == 0)
-				end++;
-			if (end == optarg || *end || number < 1 || number > 100)
+			if (cli_parse_whole(optarg, "%", 1, 100, &number) < 0)
 				return cli_usage_error("top", "--max-stopped takes a whole number from 1 to 100%");
 			o->max_stopped_percent = (int)number;
 			break;
 		case 'n':
-			number = strtol(optarg, &end, 10);
-			if (end == optarg || *end || number < 1 || number > 100000)
+			if (cli_parse_whole(optarg, NULL, 1, 100000, &number) < 0)
 				return cli_usage_error("top", "--top takes a whole number from 1 to 100000");
 			o->rows = (size_t)number;
 			break;

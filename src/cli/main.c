@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 /* Long-only options, numbered past any letter. */
 enum { OPT_EVERY = 256, OPT_NAME, OPT_KEEP, OPT_MAX_SIZE };
@@ -174,14 +173,10 @@ static int take_run_option(int c, char **argv, struct run_request *run, struct c
 			return cli_usage_error(NULL, "--duration takes a duration such as 500ms, 30s or 5m");
 		run->duration_set = true;
 		break;
-	case 'F': {
-		char *end;
-		run->frequency_hz = strtod(optarg, &end);
-		if (end == optarg || (*end && strcasecmp(end, "hz") != 0) || !(run->frequency_hz >= 1) ||
-		    run->frequency_hz > 10000)
+	case 'F':
+		if (cli_parse_frequency(optarg, &run->frequency_hz) < 0)
 			return cli_usage_error(NULL, "--frequency takes a rate from 1 to 10000 Hz, such as 99");
 		break;
-	}
 	case 'T': run->threads = optarg; break;
 	case 'M':
 		rc = parse_bounded("--max-stopped", optarg, 1, 100, "%", &number);

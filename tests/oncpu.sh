@@ -63,7 +63,10 @@ sleep 0.5
 check "short-lived threads: run exits 0" test $? -eq 0 || show "$TMP/churn.err"
 unseen=$(sed -n "s/.*note: \([0-9]*\)% of the target's CPU time .* never sampled.*/\1/p" "$TMP/churn.out")
 echo "  the report says ${unseen:-no}% of the CPU time was never sampled"
-check "short-lived threads: the report says most of the CPU time was never sampled (${unseen:-none}%)" \
-	test "${unseen:-0}" -ge 50
+# The share is the fixture's threads' part of its CPU time, 48-59% on an
+# idle machine (the main thread's thread creation is the rest): the bar is
+# 40, not "most", which failed CI rehearsals at 48-49%.
+check "short-lived threads: the report says a large share of the CPU time was never sampled (${unseen:-none}%, at least 40%)" \
+	test "${unseen:-0}" -ge 40
 kill "$CHURN"
 finish

@@ -152,13 +152,11 @@ struct window_list {
 
 static const char *own(struct window_list *l, const char *s)
 {
-	char **g = array_grow(l->owned, &l->owned_cap, l->nowned + 1, sizeof *g);
-	if (!g)
-		return NULL;
-	l->owned = g;
 	char *copy = strdup(s);
-	if (copy)
-		l->owned[l->nowned++] = copy;
+	if (copy && ARRAY_PUSH(l->owned, l->nowned, l->owned_cap, copy) < 0) {
+		free(copy);
+		return NULL;
+	}
 	return copy;
 }
 

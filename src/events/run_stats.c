@@ -21,12 +21,7 @@ int run_stats_add_stop(struct run_stats *st, double ms)
 {
 	st->stops++;
 	st->stopped_s += ms / 1e3;
-	double *grown = array_grow(st->stop_ms_log, &st->stop_ms_log_cap, st->nstop_ms_log + 1, sizeof *grown);
-	if (!grown)
-		return -1;
-	st->stop_ms_log = grown;
-	st->stop_ms_log[st->nstop_ms_log++] = ms;
-	return 0;
+	return ARRAY_PUSH(st->stop_ms_log, st->nstop_ms_log, st->stop_ms_log_cap, ms);
 }
 
 void run_stats_finish_stops(struct run_stats *st)

@@ -69,12 +69,7 @@ static uint64_t main_heap_start(pid_t pid)
 
 static int push_tcached(struct glibc_heap *h, uint64_t p)
 {
-	uint64_t *g = array_grow(h->tcached, &h->tcached_cap, h->ntcached + 1, sizeof *g);
-	if (!g)
-		return -1;
-	h->tcached = g;
-	h->tcached[h->ntcached++] = p;
-	return 0;
+	return ARRAY_PUSH(h->tcached, h->ntcached, h->tcached_cap, p);
 }
 
 /* The main heap's first chunk is the tcache of the thread that made it:

@@ -451,11 +451,8 @@ int map_update_live(struct map *m, const struct map_key *keys, uint64_t addr, in
 	if (!e)
 		return 0;
 	struct map_live *l = e->value.live;
-	struct map_live_record *g = array_grow(l->v, &l->cap, l->n + 1, sizeof *g);
-	if (!g)
+	if (ARRAY_PUSH(l->v, l->n, l->cap, ((struct map_live_record){ addr, size, seq, MAP_LIVE_UNTESTED })) < 0)
 		return -1;
-	l->v = g;
-	l->v[l->n++] = (struct map_live_record){ addr, size, seq, MAP_LIVE_UNTESTED };
 	return map_entry_update(m, e, size, NULL);
 }
 

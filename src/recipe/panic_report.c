@@ -4,6 +4,7 @@
 #include "recipe/maps.h"
 #include "report/report_model.h"
 #include "symbols/source_map.h"
+#include "util/array.h"
 #include "util/hyperlink.h"
 #include "util/text_escape.h"
 #include "util/text_fit.h"
@@ -23,7 +24,7 @@ struct tally {
 
 struct tallies {
 	struct tally *v;
-	size_t n;
+	size_t n, cap;
 };
 
 static bool key_equal(const struct map_key *a, const struct map_key *b)
@@ -77,13 +78,7 @@ static int tally_add(struct tallies *t, const struct map_entry *en, uint64_t cou
 			t->v[i].count += count;
 			return 0;
 		}
-	struct tally *bigger = realloc(t->v, (t->n + 1) * sizeof *bigger);
-	if (!bigger)
-		return -1;
-	t->v = bigger;
-	t->v[t->n] = (struct tally){ en, count, t->n };
-	t->n++;
-	return 0;
+	return ARRAY_PUSH(t->v, t->n, t->cap, ((struct tally){ en, count, t->n }));
 }
 
 struct keys_ctx {

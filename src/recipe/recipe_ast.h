@@ -65,7 +65,7 @@ struct expr {
 	int64_t i;
 	char *s;
 	struct expr **args;
-	size_t nargs;
+	size_t nargs, args_cap;
 	struct expr *a, *b;
 	/* set by the checker */
 	enum type type;
@@ -91,7 +91,7 @@ enum stmt_kind {
 
 struct stmt_list {
 	struct stmt **v;
-	size_t n;
+	size_t n, cap;
 };
 
 struct stmt {
@@ -102,7 +102,7 @@ struct stmt {
 	struct stmt_list then, els;
 	struct expr *call;              /* S_CALL: an E_CALL */
 	struct named_arg *named;        /* S_CALL: key=value options */
-	size_t nnamed;
+	size_t nnamed, named_cap;
 	int action;                     /* checker: which action (enum action) */
 };
 
@@ -154,11 +154,11 @@ struct map_info {
 
 struct program {
 	struct probe **probes;
-	size_t nprobes;
+	size_t nprobes, probes_cap;
 	struct setting **settings;
-	size_t nsettings;
+	size_t nsettings, settings_cap;
 	struct map_info **maps;
-	size_t nmaps;
+	size_t nmaps, maps_cap;
 	uint64_t builtins_used;  /* bit (1 << builtin_id) for each builtin the probes use */
 };
 

@@ -181,24 +181,20 @@ static struct map_info *map_get(struct checker *c, const char *name, struct loc 
 	for (size_t i; (i = slot_probe_next(&c->maps_by_name, &probe)) != SLOT_INDEX_NONE;)
 		if (!strcmp(c->prog->maps[i]->name, name))
 			return c->prog->maps[i];
+	struct program *prog = c->prog;
 	struct map_info *m = calloc(1, sizeof *m);
-	struct map_info **v = realloc(c->prog->maps, (c->prog->nmaps + 1) * sizeof *v);
-	if (!m || !v) {
-		free(m);
-		if (v)
-			c->prog->maps = v;
-		return NULL;
-	}
-	m->name = strdup(name);
-	c->prog->maps = v;
-	if (!m->name || slot_index_add(&c->maps_by_name, h, c->prog->nmaps) < 0) {
-		free(m->name);
+	if (m)
+		m->name = strdup(name);
+	if (!m || !m->name || array_reserve(&prog->maps, &prog->maps_cap, prog->nmaps + 1, sizeof *prog->maps) < 0 ||
+	    slot_index_add(&c->maps_by_name, h, prog->nmaps) < 0) {
+		if (m)
+			free(m->name);
 		free(m);
 		return NULL;
 	}
 	m->first = loc;
-	m->index = c->prog->nmaps;
-	v[c->prog->nmaps++] = m;
+	m->index = prog->nmaps;
+	prog->maps[prog->nmaps++] = m;
 	return m;
 }
 

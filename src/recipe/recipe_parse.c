@@ -7,6 +7,7 @@
  */
 #include "recipe/recipe_lex.h"
 #include "symbols/name_pattern.h"
+#include "util/array.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -125,14 +126,9 @@ static struct loc span(struct loc a, struct loc b)
 	return l;
 }
 
-static bool push_arg(struct expr ***v, size_t *n, struct expr *a)
+static bool push_arg(struct expr *e, struct expr *a)
 {
-	struct expr **nv = realloc(*v, (*n + 1) * sizeof *nv);
-	if (!nv)
-		return false;
-	nv[(*n)++] = a;
-	*v = nv;
-	return true;
+	return ARRAY_PUSH(e->args, e->nargs, e->args_cap, a) == 0;
 }
 
 static struct expr *parse_expr(struct parser *p);
@@ -148,16 +144,16 @@ static bool enter(struct parser *p)
 	return true;
 }
 
-/* Comma separated arguments up to `close`; the opening bracket is consumed. */
-static bool parse_args(struct parser *p, int close, struct expr ***args, size_t *nargs,
-		       struct named_arg **named, size_t *nnamed)
+/* Comma separated arguments of call up to `close`; the opening bracket is
+ * consumed. With options non-NULL, name=value arguments go to its named. */
+static bool parse_args(struct parser *p, int close, struct expr *call, struct stmt *options)
 {
 	int saved_parens = p->parens;
 	p->parens = 1;
 	bool ok = true;
 	if (!is_op(p, close)) {
 		for (;;) {
-			if (named && p->tok.kind == TK_IDENT) {
+			if (options && p->tok.kind == TK_IDENT) {
 				/* name=value (report options) — need to look one token ahead */
 				struct lexer save = p->lx;
 				struct token next;
@@ -172,21 +168,17 @@ static bool parse_args(struct parser *p, int close, struct expr ***args, size_t 
 					advance(p);   /* name */
 					advance(p);   /* '=' */
 					na.value = parse_expr(p);
-					struct named_arg *nv = realloc(*named, (*nnamed + 1) * sizeof *nv);
-					if (nv)
-						*named = nv;
-					if (!nv || !na.value) {
+					if (!na.value ||
+					    ARRAY_PUSH(options->named, options->nnamed, options->named_cap, na) < 0) {
 						free(na.name);
 						expr_free(na.value);
 						ok = false;
 						break;
 					}
-					nv[(*nnamed)++] = na;
-					*named = nv;
 					goto next_arg;
 				}
 			}
-			if (named && *nnamed) {
+			if (options && options->nnamed) {
 				if (!p->failed)
 					ERR(p, p->tok.loc, "positional arguments must come before name=value options");
 				p->failed = true;
@@ -194,7 +186,7 @@ static bool parse_args(struct parser *p, int close, struct expr ***args, size_t 
 				break;
 			}
 			struct expr *a = parse_expr(p);
-			if (!a || !push_arg(args, nargs, a)) {
+			if (!a || !push_arg(call, a)) {
 				expr_free(a);
 				ok = false;
 				break;
@@ -251,7 +243,7 @@ static struct expr *parse_primary(struct parser *p)
 				expr_free(e);
 				return NULL;
 			}
-			if (!parse_args(p, ']', &e->args, &e->nargs, NULL, NULL)) {
+			if (!parse_args(p, ']', e, NULL)) {
 				expr_free(e);
 				return NULL;
 			}
@@ -265,7 +257,7 @@ static struct expr *parse_primary(struct parser *p)
 		if (is_op(p, '(')) {
 			e->kind = E_CALL;
 			advance(p);
-			if (!parse_args(p, ')', &e->args, &e->nargs, NULL, NULL)) {
+			if (!parse_args(p, ')', e, NULL)) {
 				expr_free(e);
 				return NULL;
 			}
@@ -436,7 +428,7 @@ static struct expr *parse_expr(struct parser *p)
 			return NULL;
 		}
 		struct expr *f = parse_expr(p);
-		if (!f || !push_arg(&e->args, &e->nargs, f)) {
+		if (!f || !push_arg(e, f)) {
 			expr_free(f);
 			expr_free(e);
 			p->depth--;
@@ -453,12 +445,7 @@ static struct expr *parse_expr(struct parser *p)
 
 static bool push_stmt(struct stmt_list *l, struct stmt *s)
 {
-	struct stmt **v = realloc(l->v, (l->n + 1) * sizeof *v);
-	if (!v)
-		return false;
-	v[l->n++] = s;
-	l->v = v;
-	return true;
+	return ARRAY_PUSH(l->v, l->n, l->cap, s) == 0;
 }
 
 /* Skips to the end of the broken statement: past ';', or up to the '}'
@@ -598,7 +585,7 @@ static struct stmt *parse_statement(struct parser *p)
 			return NULL;
 		}
 		advance(p);
-		if (!parse_args(p, ')', &call->args, &call->nargs, &s->named, &s->nnamed)) {
+		if (!parse_args(p, ')', call, s)) {
 			stmt_free(s);
 			return NULL;
 		}
@@ -779,13 +766,10 @@ static bool parse_probe(struct parser *p, struct program *prog)
 	}
 	if (ok)
 		ok = parse_block(p, &pr->body);
-	struct probe **v = realloc(prog->probes, (prog->nprobes + 1) * sizeof *v);
-	if (!v) {
+	if (ARRAY_PUSH(prog->probes, prog->nprobes, prog->probes_cap, pr) < 0) {
 		free(pr);
 		return false;
 	}
-	prog->probes = v;
-	prog->probes[prog->nprobes++] = pr;
 	return ok;
 }
 
@@ -856,15 +840,12 @@ static bool parse_set(struct parser *p, struct program *prog)
 	}
 	if (ok && is_op(p, ';'))
 		advance(p);
-	struct setting **sv = realloc(prog->settings, (prog->nsettings + 1) * sizeof *sv);
-	if (!sv) {
+	if (ARRAY_PUSH(prog->settings, prog->nsettings, prog->settings_cap, st) < 0) {
 		free(st->name);
 		free(v->s);
 		free(st);
 		return false;
 	}
-	prog->settings = sv;
-	prog->settings[prog->nsettings++] = st;
 	return ok;
 }
 

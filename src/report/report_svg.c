@@ -83,12 +83,7 @@ static int node_add_location(struct node *n, const char *file, int line, uint64_
 			n->locs[i].weight += weight;
 			return 0;
 		}
-	struct location *locs = array_grow(n->locs, &n->locs_cap, n->nlocs + 1, sizeof *locs);
-	if (!locs)
-		return -1;
-	n->locs = locs;
-	locs[n->nlocs++] = (struct location){ file, line, weight };
-	return 0;
+	return ARRAY_PUSH(n->locs, n->nlocs, n->locs_cap, ((struct location){ file, line, weight }));
 }
 
 static int cmp_nodes(const void *x, const void *y)

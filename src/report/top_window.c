@@ -158,14 +158,7 @@ static long thread_of(struct top_window *w, int64_t tid, const char *name)
 
 static int push_id(struct top_window *w, uint32_t id)
 {
-	if (w->nids == w->ids_cap) {
-		uint32_t *grown = array_grow(w->ids, &w->ids_cap, w->nids + 1, sizeof *grown);
-		if (!grown)
-			return -1;
-		w->ids = grown;
-	}
-	w->ids[w->nids++] = id;
-	return 0;
+	return ARRAY_PUSH(w->ids, w->nids, w->ids_cap, id);
 }
 
 int top_window_add(struct top_window *w, uint64_t t_ns, int64_t tid, const char *thread_name,

@@ -1345,13 +1345,10 @@ static int collect_module_cb(Dwfl_Module *mod, void **userdata, const char *name
 		w->oom = true;
 		return DWARF_CB_ABORT;
 	}
-	struct sym_module **n = array_grow(w->mods, &w->cap, w->n + 1, sizeof *n);
-	if (!n) {
+	if (ARRAY_PUSH(w->mods, w->n, w->cap, m) < 0) {
 		w->oom = true;
 		return DWARF_CB_ABORT;
 	}
-	w->mods = n;
-	w->mods[w->n++] = m;
 	return DWARF_CB_OK;
 }
 

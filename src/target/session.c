@@ -117,11 +117,8 @@ static void note_stopped_thread(struct session *s, int gdb_id)
 {
 	if (thread_is_stopped(s, gdb_id))
 		return;
-	int *grown = array_grow(s->stopped_ids, &s->stopped_ids_cap, s->nstopped_ids + 1, sizeof *grown);
-	if (!grown)
-		return;   /* then a wait for this thread times out with a message */
-	s->stopped_ids = grown;
-	s->stopped_ids[s->nstopped_ids++] = gdb_id;
+	/* out of memory: then a wait for this thread times out with a message */
+	(void)ARRAY_PUSH(s->stopped_ids, s->nstopped_ids, s->stopped_ids_cap, gdb_id);
 }
 
 /* "12" → 12; "all" or missing → 0. */

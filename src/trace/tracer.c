@@ -183,12 +183,7 @@ struct tracer {
 
 static int list_push(int **v, size_t *n, size_t *cap, int x)
 {
-	int *g = array_grow(*v, cap, *n + 1, sizeof *g);
-	if (!g)
-		return -1;
-	*v = g;
-	(*v)[(*n)++] = x;
-	return 0;
+	return ARRAY_PUSH(*v, *n, *cap, x);
 }
 
 static int probe_list_add(struct probe_list *l, int probe)
@@ -674,13 +669,10 @@ static int take_stack(struct tracer *t, const struct thread_info *th, const uint
 
 static const char *keep_string(struct tracer *t, char *s)
 {
-	char **g = array_grow(t->arg_strings, &t->arg_strings_cap, t->narg_strings + 1, sizeof *g);
-	if (!g) {
+	if (ARRAY_PUSH(t->arg_strings, t->narg_strings, t->arg_strings_cap, s) < 0) {
 		free(s);
 		return NULL;
 	}
-	t->arg_strings = g;
-	t->arg_strings[t->narg_strings++] = s;
 	return s;
 }
 
@@ -1014,11 +1006,8 @@ static int pending_push(struct tracer *t, const struct pending *p, struct xerr *
 {
 	if (t->npending >= 1u << 20)
 		return xerr_set(e, "more than a million calls in flight: return probes cannot keep up");
-	struct pending *g = array_grow(t->pending, &t->pending_cap, t->npending + 1, sizeof *g);
-	if (!g)
+	if (ARRAY_PUSH(t->pending, t->npending, t->pending_cap, *p) < 0)
 		return xerr_set(e, "out of memory");
-	t->pending = g;
-	t->pending[t->npending++] = *p;
 	return 0;
 }
 

@@ -38,3 +38,18 @@ void *array_grow(void *items, size_t *cap, size_t need, size_t item_size)
 	*cap = c;
 	return grown;
 }
+
+int array_reserve(void *items_var, size_t *cap, size_t need, size_t item_size)
+{
+	/* items_var points at some `T *`: read and write it as bytes, which is
+	 * defined for any object pointer type, rather than through a void **. */
+	void *items;
+	memcpy(&items, items_var, sizeof items);
+	if (need <= *cap && items)
+		return 0;
+	void *grown = array_grow(items, cap, need, item_size);
+	if (!grown)
+		return -1;
+	memcpy(items_var, &grown, sizeof grown);
+	return 0;
+}

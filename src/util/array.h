@@ -15,7 +15,7 @@
  *    reports its own error and still owns and frees items.
  *  - item_size must be nonzero.
  *
- * Typical use:
+ * Typical use (a push is ARRAY_PUSH below):
  *	if (n == cap) {
  *		struct foo *g = array_grow(v, &cap, n + 1, sizeof *g);
  *		if (!g)
@@ -32,6 +32,22 @@
 enum { ARRAY_MIN_CAP = 16 };
 
 void *array_grow(void *items, size_t *cap, size_t need, size_t item_size);
+
+/* array_reserve(&items, &cap, need, item_size): array_grow on the caller's
+ * pointer variable itself (items_var is the address of a `T *`), so a push
+ * needs no temporary. Returns 0 with room for need items, or -1 (out of
+ * memory) with the array and *cap untouched. */
+int array_reserve(void *items_var, size_t *cap, size_t need, size_t item_size);
+
+/* ARRAY_PUSH(items, n, cap, value): appends value to a growable array whose
+ * pointer, count and capacity are the lvalues items, n and cap; evaluates to
+ * 0, or to -1 when out of memory (nothing appended, n unchanged, the array
+ * still owned by the caller). value is evaluated before n grows, so it may
+ * read n (the new item's index). Each argument is evaluated more than once:
+ * pass plain variables or fields, no side effects. */
+#define ARRAY_PUSH(items, n, cap, value)                                            \
+	(array_reserve(&(items), &(cap), (n) + 1, sizeof *(items)) < 0 ? -1         \
+	 : ((items)[(n)] = (value), (n)++, 0))
 
 /* In n items of item_size bytes sorted by the uint64_t at key_offset in
  * each (offsetof of the key field), the position of the first item whose

@@ -32,9 +32,39 @@ static void test_upper_bound(void)
 	CHECK(array_upper_bound_u64(NULL, 0, sizeof *r, off, 7) == 0);
 }
 
+/* ARRAY_PUSH: appends through the caller's own variables (struct fields
+ * too), and a refused growth leaves the array, count and capacity as they
+ * were. */
+static void test_push(void)
+{
+	struct { char **names; size_t n, cap; } l = { 0 };
+	static char a[] = "a", b[] = "b";
+	for (int i = 0; i < 40; i++)
+		CHECK(ARRAY_PUSH(l.names, l.n, l.cap, i % 2 ? b : a) == 0);
+	CHECK(l.n == 40 && l.cap >= 40);
+	CHECK(l.names[0] == a && l.names[39] == b);
+
+	size_t *order = NULL, norder = 0, order_cap = 0;
+	for (int i = 0; i < 20; i++)
+		CHECK(ARRAY_PUSH(order, norder, order_cap, norder * 10) == 0);
+	CHECK(norder == 20 && order[0] == 0 && order[19] == 190);   /* value read n before it grew */
+	free(order);
+
+	struct huge { char bytes[SIZE_MAX / 64]; } *h = NULL;
+	size_t hn = 0, hcap = 0;
+	CHECK(array_reserve(&h, &hcap, 100, sizeof *h) == -1);
+	CHECK(h == NULL && hn == 0 && hcap == 0);
+	char **kept = l.names;
+	size_t kept_cap = l.cap;
+	CHECK(array_reserve(&l.names, &l.cap, SIZE_MAX / 2, sizeof *l.names) == -1);
+	CHECK(l.names == kept && l.cap == kept_cap && l.n == 40);
+	free(l.names);
+}
+
 int main(void)
 {
 	test_upper_bound();
+	test_push();
 	/* From nothing: the minimum capacity. */
 	size_t cap = 0;
 	int *v = array_grow(NULL, &cap, 1, sizeof *v);

@@ -28,7 +28,7 @@ bash -c 'sleep 0 & exec sleep 30' &
 PARENT=$!
 TEST_PIDS="$TEST_PIDS $PARENT"
 ZOMBIE=
-for _ in $(seq 100); do   # the child exists, then dies, once bash has run: wait for both
+for _ in $(seq 300); do   # the child exists, then dies, once bash has run: wait for both (up to 15 s under load)
 	ZOMBIE=$(pgrep -P "$PARENT" | head -1)
 	[ -n "$ZOMBIE" ] && [ "$(proc_state "$ZOMBIE")" = Z ] && break
 	sleep 0.05

@@ -122,6 +122,24 @@ int cli_parse_whole(const char *text, const char *suffix, long low, long high, l
 	return 0;
 }
 
+int cli_duration_option(const char *subcommand, const char *arg, double low_s, double high_s, const char *usage,
+			double *out)
+{
+	double v;
+	if (cli_parse_duration(arg, &v) < 0 || v < low_s || v > high_s)
+		return cli_usage_error(subcommand, usage);
+	*out = v;
+	return XGP_EXIT_OK;
+}
+
+bool cli_link_option(int c)
+{
+	if (c != CLI_OPT_LINKS && c != CLI_OPT_NO_LINKS)
+		return false;
+	cli_globals.links = c == CLI_OPT_LINKS ? CLI_LINKS_ALWAYS : CLI_LINKS_NEVER;
+	return true;
+}
+
 int cli_parse_frequency(const char *text, double *hz)
 {
 	char *end;

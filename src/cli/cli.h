@@ -44,6 +44,16 @@ struct source_map *cli_source_map(struct xerr *e);
  * (a pipe or a file would keep the escape sequences as bytes). */
 bool cli_links_wanted(bool to_tty);
 
+/* --links and --no-links, the same in every subcommand that prints source
+ * locations: put CLI_LINK_OPTIONS in the getopt table and pass getopt's c to
+ * cli_link_option, which sets cli_globals.links and returns true for these
+ * two, false for any other c. */
+enum { CLI_OPT_LINKS = 0x4c00, CLI_OPT_NO_LINKS };
+#define CLI_LINK_OPTIONS                                                        \
+	{ "links", no_argument, NULL, CLI_OPT_LINKS },                          \
+	{ "no-links", no_argument, NULL, CLI_OPT_NO_LINKS }
+bool cli_link_option(int c);
+
 /* Writes "path:line" (":line:column" when column > 0; the path alone when
  * line <= 0), the path escaped as target text, as an OSC 8 hyperlink when
  * links and the file is here (util/hyperlink.h). */
@@ -93,6 +103,13 @@ int cli_color_wanted(const char *subcommand, const char *when, bool to_tty, bool
 
 /* "500ms", "30s", "5m", "1h", "2.5s", or a bare number of seconds. 0 ok, -1 bad. */
 int cli_parse_duration(const char *text, double *seconds);
+/* A duration option's argument from low_s to high_s seconds (0 and
+ * INFINITY: no bound; DBL_MIN: positive): XGP_EXIT_OK with *out set, or the
+ * usage error's exit status after saying usage (a whole sentence: "--window
+ * takes a duration from 1s to 1h, such as 10s or 1m") for subcommand (NULL:
+ * the main command). */
+int cli_duration_option(const char *subcommand, const char *arg, double low_s, double high_s, const char *usage,
+			double *out);
 /* A whole decimal number from low to high, optionally followed by suffix
  * (NULL: none): 0 with *out set, -1 bad. */
 int cli_parse_whole(const char *text, const char *suffix, long low, long high, long *out);

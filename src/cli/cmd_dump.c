@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,13 +345,12 @@ static int parse_dump_options(int argc, char **argv, struct dump_options *o)
 		{ "delay", required_argument, NULL, 'w' },
 		{ "walker", required_argument, NULL, 'W' },
 		{ "check-walkers", no_argument, NULL, 'C' },
-		{ "links", no_argument, NULL, 'L' },
-		{ "no-links", no_argument, NULL, 'k' },
+		CLI_LINK_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	*o = (struct dump_options){ .max_frames = 256, .delay_s = 1.0 };
-	int c;
+	int c, rc;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:jm:w:W:Ch", options, NULL)) != -1) {
@@ -362,8 +362,9 @@ static int parse_dump_options(int argc, char **argv, struct dump_options *o)
 				return cli_usage_error("dump", "--max-frames takes a positive number");
 			break;
 		case 'w':
-			if (cli_parse_duration(optarg, &o->delay_s) < 0)
-				return cli_usage_error("dump", "--delay takes a duration such as 500ms or 2s");
+			if ((rc = cli_duration_option("dump", optarg, 0, INFINITY,
+						      "--delay takes a duration such as 500ms or 2s", &o->delay_s)))
+				return rc;
 			break;
 		case 'W':
 			if (strcmp(optarg, "gdb") == 0)
@@ -372,10 +373,10 @@ static int parse_dump_options(int argc, char **argv, struct dump_options *o)
 				return cli_usage_error("dump", "--walker takes dwfl or gdb");
 			break;
 		case 'C': o->check_walkers = true; break;
-		case 'L': cli_globals.links = CLI_LINKS_ALWAYS; break;
-		case 'k': cli_globals.links = CLI_LINKS_NEVER; break;
 		case 'h': dump_usage(stdout); return XGP_EXIT_OK;
-		default: return cli_getopt_error("dump", c, argv);
+		default:
+			if (!cli_link_option(c))
+				return cli_getopt_error("dump", c, argv);
 		}
 	}
 	if (o->gdb_walker && o->check_walkers)

@@ -27,8 +27,7 @@ int cmd_probes(int argc, char **argv)
 	bool inlined = true;
 	static const struct option longopts[] = {
 		{ "no-inlined", no_argument, NULL, 'n' },
-		{ "links", no_argument, NULL, 'L' },
-		{ "no-links", no_argument, NULL, 'k' },
+		CLI_LINK_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -39,17 +38,12 @@ int cmd_probes(int argc, char **argv)
 		case 'n':
 			inlined = false;
 			break;
-		case 'L':
-			cli_globals.links = CLI_LINKS_ALWAYS;
-			break;
-		case 'k':
-			cli_globals.links = CLI_LINKS_NEVER;
-			break;
 		case 'h':
 			fputs(probes_usage, stdout);
 			return XGP_EXIT_OK;
 		default:
-			return cli_getopt_error("probes", c, argv);
+			if (!cli_link_option(c))
+				return cli_getopt_error("probes", c, argv);
 		}
 	}
 	if (argc - optind == 1)

@@ -134,8 +134,7 @@ int cmd_report(int argc, char **argv)
 		{ "thread-roots", no_argument, NULL, 't' },
 		{ "inlined-suffix", no_argument, NULL, 'i' },
 		{ "inverted", no_argument, NULL, 'I' },
-		{ "links", no_argument, NULL, 'L' },
-		{ "no-links", no_argument, NULL, 'k' },
+		CLI_LINK_OPTIONS,
 		{ "diff-base", required_argument, NULL, 'b' },
 		CLI_DISPLAY_OPTIONS,
 	};
@@ -164,8 +163,6 @@ int cmd_report(int argc, char **argv)
 		case 't': ro.thread_roots = true; break;
 		case 'i': ro.inlined_suffix = true; break;
 		case 'I': ro.inverted = true; break;
-		case 'L': cli_globals.links = CLI_LINKS_ALWAYS; break;
-		case 'k': cli_globals.links = CLI_LINKS_NEVER; break;
 		case 'b': diff_base = optarg; break;
 		case 'h':
 			report_usage(stdout);
@@ -174,7 +171,7 @@ int cmd_report(int argc, char **argv)
 		default:
 			rc = cli_display_option("report", c, optarg, &ro, &color);
 			if (rc == CLI_NOT_A_DISPLAY_OPTION)
-				rc = cli_getopt_error("report", c, argv);
+				rc = cli_link_option(c) ? XGP_EXIT_OK : cli_getopt_error("report", c, argv);
 		}
 		if (rc != XGP_EXIT_OK) {
 			source_map_free(smap);

@@ -607,16 +607,22 @@ static int parse_top_options(int argc, char **argv, struct top_options *o)
 				return cli_usage_error("top", "--frequency takes a rate from 1 to 10000 Hz, such as 99");
 			break;
 		case 'w':
-			if (cli_parse_duration(optarg, &o->window_s) < 0 || o->window_s < 1 || o->window_s > 3600)
-				return cli_usage_error("top", "--window takes a duration from 1s to 1h, such as 10s or 1m");
+			if ((rc = cli_duration_option("top", optarg, 1, 3600,
+						      "--window takes a duration from 1s to 1h, such as 10s or 1m",
+						      &o->window_s)))
+				return rc;
 			break;
 		case OPT_REFRESH:
-			if (cli_parse_duration(optarg, &o->refresh_s) < 0 || o->refresh_s < 0.1 || o->refresh_s > 60)
-				return cli_usage_error("top", "--refresh takes a duration from 100ms to 60s, such as 1s");
+			if ((rc = cli_duration_option("top", optarg, 0.1, 60,
+						      "--refresh takes a duration from 100ms to 60s, such as 1s",
+						      &o->refresh_s)))
+				return rc;
 			break;
 		case 'd':
-			if (cli_parse_duration(optarg, &o->duration_s) < 0)
-				return cli_usage_error("top", "--duration takes a duration such as 500ms, 30s or 5m");
+			if ((rc = cli_duration_option("top", optarg, 0, INFINITY,
+						      "--duration takes a duration such as 500ms, 30s or 5m",
+						      &o->duration_s)))
+				return rc;
 			break;
 		case OPT_THREADS:
 			if ((rc = parse_threads(optarg, o)) != XGP_EXIT_OK)

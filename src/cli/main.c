@@ -7,7 +7,9 @@
 #include "util/clock.h"
 
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,8 +171,8 @@ static int take_run_option(int c, char **argv, struct run_request *run, struct c
 				    "too many -D definitions", "-D takes NAME=VALUE");
 		break;
 	case 'd':
-		if (cli_parse_duration(optarg, &run->duration_s) < 0)
-			return cli_usage_error(NULL, "--duration takes a duration such as 500ms, 30s or 5m");
+		rc = cli_duration_option(NULL, optarg, 0, INFINITY, "--duration takes a duration such as 500ms, 30s or 5m",
+					 &run->duration_s);
 		run->duration_set = true;
 		break;
 	case 'F':
@@ -187,8 +189,6 @@ static int take_run_option(int c, char **argv, struct run_request *run, struct c
 		run->top = (size_t)number;
 		break;
 	case 'a': run->annotate = true; break;
-	case 'L': cli_globals.links = CLI_LINKS_ALWAYS; break;
-	case 'l': cli_globals.links = CLI_LINKS_NEVER; break;
 	case 'o': run->output_dir = optarg; break;
 	case 'g': cli_globals.gdb_path = optarg; break;
 	case 's':
@@ -204,8 +204,8 @@ static int take_run_option(int c, char **argv, struct run_request *run, struct c
 	case 'A': cli_globals.stop_mode = CLI_STOP_ALL; break;
 	case 'N': cli_globals.stop_mode = CLI_STOP_NON; break;
 	case OPT_EVERY:
-		if (cli_parse_duration(optarg, &cont->every_s) < 0 || cont->every_s <= 0)
-			return cli_usage_error(NULL, "--every takes a period such as 5m, 30s or 1h");
+		rc = cli_duration_option(NULL, optarg, DBL_MIN, INFINITY, "--every takes a period such as 5m, 30s or 1h",
+					 &cont->every_s);
 		break;
 	case OPT_NAME: cont->name = optarg; break;
 	case OPT_KEEP:
@@ -220,7 +220,7 @@ static int take_run_option(int c, char **argv, struct run_request *run, struct c
 		break;
 	case 'h': print_usage(stdout); return XGP_EXIT_OK;
 	case 'V': printf("xgdbprof %s\n", PACKAGE_VERSION); return XGP_EXIT_OK;
-	default: return cli_getopt_error(NULL, c, argv);
+	default: return cli_link_option(c) ? -1 : cli_getopt_error(NULL, c, argv);
 	}
 	return rc == XGP_EXIT_OK ? -1 : rc;
 }
@@ -243,8 +243,7 @@ int main(int argc, char **argv)
 		{ "max-stopped", required_argument, NULL, 'M' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "annotate", no_argument, NULL, 'a' },
-		{ "links", no_argument, NULL, 'L' },
-		{ "no-links", no_argument, NULL, 'l' },
+		CLI_LINK_OPTIONS,
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },

@@ -243,11 +243,8 @@ static int add_entry(struct profile *p, const char *thread_name, int64_t tid, ch
 			return 0;
 		}
 	}
-	struct profile_entry *entries = array_grow(p->entries, &p->cap, p->nentries + 1, sizeof *entries);
-	if (!entries)
-		goto oom;
-	p->entries = entries;
-	if (slot_index_add(&ix->entry_index, h, p->nentries) < 0)
+	if (array_reserve(&p->entries, &p->cap, p->nentries + 1, sizeof *p->entries) < 0 ||
+	    slot_index_add(&ix->entry_index, h, p->nentries) < 0)
 		goto oom;
 	p->entries[p->nentries++] = (struct profile_entry){ thread, tid, state, weight, key, events };
 	return 0;

@@ -35,13 +35,19 @@ double report_diff_change(const struct report_diff_func *f)
 	return fabs(ds) > fabs(dt) ? ds : dt;
 }
 
+/* qsort order: larger key first, then by name. */
+static int larger_then_by_name(double key_a, double key_b, const struct report_diff_func *a,
+			       const struct report_diff_func *b)
+{
+	if (key_a != key_b)
+		return key_a < key_b ? 1 : -1;
+	return strcmp(a->name, b->name);
+}
+
 static int cmp_diff_func(const void *x, const void *y)
 {
 	const struct report_diff_func *a = x, *b = y;
-	double ca = report_diff_change(a), cb = report_diff_change(b);
-	if (ca != cb)
-		return ca < cb ? 1 : -1;
-	return strcmp(a->name, b->name);
+	return larger_then_by_name(report_diff_change(a), report_diff_change(b), a, b);
 }
 
 void report_diff_release(struct report_diff *d)
@@ -187,10 +193,8 @@ static int64_t self_growth(const struct report_diff_func *f)
 static int cmp_self_growth(const void *x, const void *y)
 {
 	const struct report_diff_func *a = x, *b = y;
-	int64_t ga = self_growth(a), gb = self_growth(b);
-	if (ga != gb)
-		return ga < gb ? 1 : -1;
-	return strcmp(a->name, b->name);
+	/* weights are sample counts, exact in a double */
+	return larger_then_by_name((double)self_growth(a), (double)self_growth(b), a, b);
 }
 
 /* Heap snapshots: bytes still allocated by allocation site, base → new. */

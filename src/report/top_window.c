@@ -291,12 +291,8 @@ int top_window_rank(struct top_window *w, int64_t tid, enum top_sort sort, const
 	size_t n = 0;
 	for (size_t f = 0; f < w->nfunctions; f++)
 		n += w->total[f] > 0;
-	if (n > w->rows_cap) {
-		struct top_row *grown = array_grow(w->rows, &w->rows_cap, n, sizeof *grown);
-		if (!grown)
-			return xerr_set(e, "out of memory");
-		w->rows = grown;
-	}
+	if (array_reserve(&w->rows, &w->rows_cap, n, sizeof *w->rows) < 0)
+		return xerr_set(e, "out of memory");
 	n = 0;
 	for (size_t f = 0; f < w->nfunctions; f++) {
 		if (!w->total[f])
@@ -330,12 +326,8 @@ int top_window_threads(struct top_window *w, const struct top_thread **threads, 
 	size_t n = 0;
 	for (size_t t = 0; t < w->nthreads; t++)
 		n += w->threads[t].samples > 0;
-	if (n > w->listed_cap) {
-		struct top_thread *grown = array_grow(w->listed, &w->listed_cap, n, sizeof *grown);
-		if (!grown)
-			return xerr_set(e, "out of memory");
-		w->listed = grown;
-	}
+	if (array_reserve(&w->listed, &w->listed_cap, n, sizeof *w->listed) < 0)
+		return xerr_set(e, "out of memory");
 	n = 0;
 	for (size_t t = 0; t < w->nthreads; t++)
 		if (w->threads[t].samples)

@@ -248,13 +248,8 @@ static struct shown_name *name_memo_slot(struct name_memo *m, const char *linkag
 	for (size_t i; (i = slot_probe_next(&m->by_linkage, &probe)) != SLOT_INDEX_NONE;)
 		if (m->slots[i].linkage == linkage)
 			return &m->slots[i].names;
-	if (m->count == m->cap) {
-		struct name_slot *grown = array_grow(m->slots, &m->cap, m->count + 1, sizeof *grown);
-		if (!grown)
-			return NULL;
-		m->slots = grown;
-	}
-	if (slot_index_add(&m->by_linkage, h, m->count) < 0)
+	if (array_reserve(&m->slots, &m->cap, m->count + 1, sizeof *m->slots) < 0 ||
+	    slot_index_add(&m->by_linkage, h, m->count) < 0)
 		return NULL;
 	m->slots[m->count] = (struct name_slot){.linkage = linkage};
 	return &m->slots[m->count++].names;

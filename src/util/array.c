@@ -45,7 +45,7 @@ int array_reserve(void *items_var, size_t *cap, size_t need, size_t item_size)
 	 * defined for any object pointer type, rather than through a void **. */
 	void *items;
 	memcpy(&items, items_var, sizeof items);
-	if (need <= *cap && items)
+	if (need == 0 || (need <= *cap && items))
 		return 0;
 	void *grown = array_grow(items, cap, need, item_size);
 	if (!grown)

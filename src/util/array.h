@@ -35,8 +35,9 @@ void *array_grow(void *items, size_t *cap, size_t need, size_t item_size);
 
 /* array_reserve(&items, &cap, need, item_size): array_grow on the caller's
  * pointer variable itself (items_var is the address of a `T *`), so a push
- * needs no temporary. Returns 0 with room for need items, or -1 (out of
- * memory) with the array and *cap untouched. */
+ * needs no temporary. Returns 0 with room for need items (need 0: always,
+ * allocating nothing), or -1 (out of memory) with the array and *cap
+ * untouched. */
 int array_reserve(void *items_var, size_t *cap, size_t need, size_t item_size);
 
 /* ARRAY_PUSH(items, n, cap, value): appends value to a growable array whose

@@ -1,5 +1,6 @@
 /* glibc_heap.c — allocation liveness from glibc's chunk headers (see glibc_heap.h). */
 #include "procfs/glibc_heap.h"
+#include "util/compare.h"
 #include "procfs/proc.h"
 #include "util/array.h"
 
@@ -45,8 +46,7 @@ static bool read_word(const struct glibc_heap *h, uint64_t addr, uint64_t *w)
 
 static int cmp_u64(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
+	return compare_u64(*(const uint64_t *)a, *(const uint64_t *)b);
 }
 
 /* The start of the [heap] mapping (glibc's main arena), 0 if none. */

@@ -1,4 +1,5 @@
 #include "procfs/proc.h"
+#include "util/compare.h"
 #include "util/array.h"
 #include "util/clock.h"
 
@@ -134,7 +135,7 @@ char proc_state(pid_t pid)
 static int compare_tid(const void *a, const void *b)
 {
 	const struct proc_thread *x = a, *y = b;
-	return (x->tid > y->tid) - (x->tid < y->tid);
+	return compare_i64(x->tid, y->tid);
 }
 
 int proc_threads(pid_t pid, struct proc_thread **out, struct xerr *e)

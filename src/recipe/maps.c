@@ -1,4 +1,5 @@
 #include "recipe/maps.h"
+#include "util/compare.h"
 #include "util/array.h"
 #include "util/hash.h"
 #include "util/slot_index.h"
@@ -112,10 +113,6 @@ static bool key_eq(const struct map_key *a, const struct map_key *b)
 	return false;
 }
 
-static int cmp_str(const char *a, const char *b)
-{
-	return strcmp(a ? a : "", b ? b : "");
-}
 
 /* Total order on keys, used to break ties when sorting by value. */
 static int key_cmp(const struct map_key *a, const struct map_key *b)
@@ -124,9 +121,9 @@ static int key_cmp(const struct map_key *a, const struct map_key *b)
 		return (int)a->type - (int)b->type;
 	switch (a->type) {
 	case MAP_KEY_INT:
-		return (a->i > b->i) - (a->i < b->i);
+		return compare_i64(a->i, b->i);
 	case MAP_KEY_STR:
-		return cmp_str(a->s, b->s);
+		return compare_text(a->s, b->s);
 	case MAP_KEY_STACK: {
 		size_t na = a->stack ? a->stack->nframes : 0;
 		size_t nb = b->stack ? b->stack->nframes : 0;
@@ -134,17 +131,17 @@ static int key_cmp(const struct map_key *a, const struct map_key *b)
 		for (size_t i = 0; i < na && i < nb; i++) {
 			const struct frame *fa = &a->stack->frames[na - 1 - i];
 			const struct frame *fb = &b->stack->frames[nb - 1 - i];
-			int c = cmp_str(fa->function, fb->function);
+			int c = compare_text(fa->function, fb->function);
 			if (!c)
-				c = cmp_str(fa->file, fb->file);
+				c = compare_text(fa->file, fb->file);
 			if (!c)
-				c = (fa->line > fb->line) - (fa->line < fb->line);
+				c = compare_i64(fa->line, fb->line);
 			if (!c)
-				c = (fa->pc > fb->pc) - (fa->pc < fb->pc);
+				c = compare_u64(fa->pc, fb->pc);
 			if (c)
 				return c;
 		}
-		return (na > nb) - (na < nb);
+		return compare_u64(na, nb);
 	}
 	}
 	return 0;
@@ -564,10 +561,10 @@ static int entry_cmp(const void *pa, const void *pb)
 	const struct map_entry *b = *(const struct map_entry *const *)pb;
 	int c;
 	if (sort_map->agg == MAP_AGG_STR) {
-		c = cmp_str(a->value.s, b->value.s);
+		c = compare_text(a->value.s, b->value.s);
 	} else {
 		int64_t x = map_entry_number(sort_map, a), y = map_entry_number(sort_map, b);
-		c = (x > y) - (x < y);
+		c = compare_i64(x, y);
 	}
 	for (size_t k = 0; !c && k < sort_map->nkeys; k++)
 		c = key_cmp(&a->keys[k], &b->keys[k]);

@@ -1,6 +1,7 @@
 /* panic_report.c — panics grouped by location, with message examples and
  * the stack that led there, root first (contract in panic_report.h). */
 #include "recipe/panic_report.h"
+#include "util/compare.h"
 #include "recipe/maps.h"
 #include "report/report_model.h"
 #include "symbols/source_map.h"
@@ -107,9 +108,8 @@ static bool same_stack(const void *ctx, const struct map_entry *a, const struct 
 static int cmp_tally(const void *x, const void *y)
 {
 	const struct tally *a = x, *b = y;
-	if (a->count != b->count)
-		return a->count < b->count ? 1 : -1;
-	return (a->order > b->order) - (a->order < b->order);
+	int c = compare_u64(b->count, a->count);
+	return c ? c : compare_u64(a->order, b->order);
 }
 
 static void sort_tallies(struct tallies *t)

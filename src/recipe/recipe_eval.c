@@ -7,6 +7,7 @@
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "recipe/recipe_internal.h"
+#include "util/compare.h"
 #include "recipe/maps.h"
 #include "recipe/locks_report.h"
 #include "util/output_file.h"
@@ -203,9 +204,8 @@ static int record_cmp(const void *pa, const void *pb)
 {
 	const struct map_live_record *a = *(struct map_live_record *const *)pa;
 	const struct map_live_record *b = *(struct map_live_record *const *)pb;
-	if (a->addr != b->addr)
-		return a->addr < b->addr ? -1 : 1;
-	return (a->seq > b->seq) - (a->seq < b->seq);
+	int c = compare_u64(a->addr, b->addr);
+	return c ? c : compare_u64(a->seq, b->seq);
 }
 
 int recipe_run_test_live(struct recipe_run *run, int (*test)(void *ctx, uint64_t addr, int64_t size), void *ctx)

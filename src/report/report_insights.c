@@ -3,6 +3,7 @@
  * computed on the merged profile: this file only measures each path in
  * each window. */
 #include "report/report_insights.h"
+#include "util/compare.h"
 #include "report/report_model.h"
 #include "util/text_escape.h"
 
@@ -211,8 +212,7 @@ static void put_span(FILE *out, double s)
 
 static int cmp_i64(const void *x, const void *y)
 {
-	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-	return (a > b) - (a < b);
+	return compare_i64(*(const int64_t *)x, *(const int64_t *)y);
 }
 
 /* Median spacing of the timed windows' starts, 0 with fewer than three. */

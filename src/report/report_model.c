@@ -1,6 +1,7 @@
 /* report_model.c — paths, functions, lines and threads of a profile. */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "report/report_model.h"
+#include "util/compare.h"
 #include "util/array.h"
 #include "util/slot_index.h"
 
@@ -147,9 +148,10 @@ static long func_get(struct report_model *m, size_t *cap, const struct frame *f)
 
 /* ---- orderings ---------------------------------------------------------- */
 
-static int cmp_str(const char *a, const char *b)
+int report_cmp_place(const char *file_a, int line_a, const char *file_b, int line_b)
 {
-	return strcmp(a ? a : "", b ? b : "");
+	int c = compare_text(file_a, file_b);
+	return c ? c : compare_i64(line_a, line_b);
 }
 
 static int cmp_stack_names(const struct stack *a, const struct stack *b)
@@ -160,15 +162,13 @@ static int cmp_stack_names(const struct stack *a, const struct stack *b)
 		const struct frame *fb = &b->frames[b->nframes - 1 - i];
 		int c = strcmp(report_frame_name(fa, na, sizeof na), report_frame_name(fb, nb, sizeof nb));
 		if (!c)
-			c = cmp_str(fa->file, fb->file);
-		if (!c)
-			c = (fa->line > fb->line) - (fa->line < fb->line);
+			c = report_cmp_place(fa->file, fa->line, fb->file, fb->line);
 		if (!c)
 			c = (int)fa->inlined - (int)fb->inlined;
 		if (c)
 			return c;
 	}
-	return (a->nframes > b->nframes) - (a->nframes < b->nframes);
+	return compare_u64(a->nframes, b->nframes);
 }
 
 static int cmp_paths(const void *x, const void *y)
@@ -202,22 +202,18 @@ static int cmp_by_total(const void *x, const void *y)
 static int cmp_lines(const void *x, const void *y)
 {
 	const struct report_line *a = x, *b = y;
-	if (a->func != b->func)
-		return a->func < b->func ? -1 : 1;
-	int c = cmp_str(a->file, b->file);
-	if (c)
-		return c;
-	if (a->line != b->line)
-		return a->line < b->line ? -1 : 1;
+	int c = compare_u64(a->func, b->func);
+	if (!c)
+		c = report_cmp_place(a->file, a->line, b->file, b->line);
 	/* raw rows carry the entry index in `total` until merged */
-	return (a->total > b->total) - (a->total < b->total);
+	return c ? c : compare_u64(a->total, b->total);
 }
 
 static int cmp_threads(const void *x, const void *y)
 {
 	const struct report_thread *a = x, *b = y;
 	int c = report_cmp_heavier(a->weight, b->weight);
-	return c ? c : cmp_str(a->name, b->name);
+	return c ? c : compare_text(a->name, b->name);
 }
 
 /* ---- building ----------------------------------------------------------- */

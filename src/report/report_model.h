@@ -201,6 +201,10 @@ double report_share(uint64_t part, uint64_t whole);
 /* Last path component of a path. */
 const char *report_basename(const char *path);
 
+/* qsort order of two source places: by file (none first, then by name),
+ * then by line; 0 for the same place. */
+int report_cmp_place(const char *file_a, int line_a, const char *file_b, int line_b);
+
 /* qsort order for weights, heaviest first: <0 when a sorts before b. */
 static inline int report_cmp_heavier(uint64_t a, uint64_t b)
 {

@@ -11,6 +11,7 @@
  * weight really spreads out.
  */
 #include "report/report_model.h"
+#include "util/compare.h"
 #include "util/array.h"
 
 #include <stdlib.h>
@@ -206,11 +207,6 @@ static int tally_add(struct tally_index *tx, size_t node, const struct frame *f,
 	return 0;
 }
 
-static int cmp_file(const char *a, const char *b)
-{
-	return strcmp(a ? a : "", b ? b : "");
-}
-
 /* Whether tally a is a better hottest line than b: more weight, then the
  * lowest file and line, the out-of-line frame before an inlined one. A
  * total order, so the hash's visiting order cannot change the choice. */
@@ -218,11 +214,9 @@ static bool better_line(const struct line_tally *a, const struct line_tally *b)
 {
 	if (a->weight != b->weight)
 		return a->weight > b->weight;
-	int c = cmp_file(a->frame->file, b->frame->file);
+	int c = report_cmp_place(a->frame->file, a->frame->line, b->frame->file, b->frame->line);
 	if (c)
 		return c < 0;
-	if (a->frame->line != b->frame->line)
-		return a->frame->line < b->frame->line;
 	return !a->frame->inlined && b->frame->inlined;
 }
 
@@ -295,9 +289,7 @@ static int cmp_children(const void *x, const void *y)
 	int c = report_cmp_heavier(na->weight, nb->weight);
 	if (!c)
 		c = strcmp(node_name(sort_model, a), node_name(sort_model, b));
-	if (c)
-		return c;
-	return (na->func > nb->func) - (na->func < nb->func);
+	return c ? c : compare_u64(na->func, nb->func);
 }
 
 static int cmp_code_paths(const void *x, const void *y)
@@ -313,12 +305,10 @@ static int cmp_code_paths(const void *x, const void *y)
 		if (c)
 			return c;
 		const struct frame *fa = sort_model->nodes[ca[i]].frame, *fb = sort_model->nodes[cb[i]].frame;
-		if ((c = cmp_file(fa->file, fb->file)))
+		if ((c = report_cmp_place(fa->file, fa->line, fb->file, fb->line)))
 			return c;
-		if (fa->line != fb->line)
-			return fa->line < fb->line ? -1 : 1;
 	}
-	return (a->nchain > b->nchain) - (a->nchain < b->nchain);
+	return compare_u64(a->nchain, b->nchain);
 }
 
 /* The thread's spawn closure (`|| worker(seed)`) only forwards to the

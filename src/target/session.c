@@ -1,4 +1,5 @@
 #include "config.h"
+#include "util/compare.h"
 #include "target/session.h"
 #include "target/session_mi.h"
 
@@ -1188,7 +1189,7 @@ static pid_t tid_from_target_id(const char *target_id)
 static int compare_thread_tid(const void *a, const void *b)
 {
 	const struct session_thread *x = a, *y = b;
-	return (x->tid > y->tid) - (x->tid < y->tid);
+	return compare_i64(x->tid, y->tid);
 }
 
 /* The list named key in r's ^done record as a zeroed array of as many

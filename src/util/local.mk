@@ -6,6 +6,7 @@ src_util_libutil_a_SOURCES = \
 	src/util/array.c \
 	src/util/array.h \
 	src/util/clock.h \
+	src/util/compare.h \
 	src/util/error.c \
 	src/util/error.h \
 	src/util/edit_distance.c \

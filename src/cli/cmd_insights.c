@@ -164,9 +164,7 @@ static void window_list_free(struct window_list *l)
 {
 	for (size_t i = 0; i < l->n; i++)
 		profile_free(l->items[i].profile);
-	for (size_t i = 0; i < l->nowned; i++)
-		free(l->owned[i]);
-	free(l->owned);
+	array_free_pointers(l->owned, l->nowned);
 	free(l->items);
 	memset(l, 0, sizeof *l);
 }
@@ -276,9 +274,7 @@ static int collect_windows(struct window_list *l, const char *arg)
 			rc = cli_error("out of memory");
 		}
 	}
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
+	array_free_pointers(names, n);
 	return rc;
 }
 

@@ -7,6 +7,7 @@
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "recipe/recipe_internal.h"
+#include "util/array.h"
 #include "util/compare.h"
 #include "recipe/maps.h"
 #include "recipe/locks_report.h"
@@ -179,9 +180,7 @@ void recipe_run_free(struct recipe_run *run)
 	for (size_t i = 0; run->maps && i < run->nmaps; i++)
 		map_free(run->maps[i]);
 	free(run->maps);
-	for (size_t i = 0; run->probe_names && i < run->r->prog.nprobes; i++)
-		free(run->probe_names[i]);
-	free(run->probe_names);
+	array_free_pointers(run->probe_names, run->r->prog.nprobes);
 	free(run->vars);
 	pcre2_match_data_free(run->skip_leaf_match);
 	pcre2_code_free(run->skip_leaf);

@@ -98,9 +98,7 @@ void profile_free(struct profile *p)
 	free(p->modules);
 	free(p->meta.notes);
 	struct profile_index *ix = p->index;
-	for (size_t i = 0; i < ix->nstrings; i++)
-		free(ix->strings[i]);
-	free(ix->strings);
+	array_free_pointers(ix->strings, ix->nstrings);
 	slot_index_free(&ix->string_index);
 	slot_index_free(&ix->entry_index);
 	free(ix);
@@ -517,9 +515,7 @@ static int profile_write(const struct profile *p, FILE *out, struct xerr *e)
 oom:
 	xerr_set(e, "out of memory saving the profile");
 done:
-	for (size_t i = 0; i < p->nentries; i++)
-		free(indices[i]);
-	free(indices);
+	array_free_pointers(indices, p->nentries);
 	free(table.frames);
 	slot_index_free(&table.index);
 	return rc;

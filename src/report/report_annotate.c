@@ -24,9 +24,7 @@ struct source_text {
 
 static void source_release(struct source_text *s)
 {
-	for (size_t i = 0; i < s->n; i++)
-		free(s->lines[i]);
-	free(s->lines);
+	array_free_pointers(s->lines, s->n);
 	s->lines = NULL;
 	s->n = 0;
 }

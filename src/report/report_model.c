@@ -542,9 +542,7 @@ void report_model_release(struct report_model *m)
 		free(m->index->kept);
 		free(m->index);
 	}
-	for (size_t i = 0; i < m->nowned; i++)
-		free(m->owned_names[i]);
-	free(m->owned_names);
+	array_free_pointers(m->owned_names, m->nowned);
 	free(m->paths);
 	free(m->funcs);
 	free(m->by_self);

@@ -406,9 +406,7 @@ static int write_gzip(const pb_profile *msg, FILE *out, struct xerr *e)
 
 static void builder_release(struct builder *b)
 {
-	for (size_t i = 0; i < b->nstrings; i++)
-		free(b->strings[i]);
-	free(b->strings);
+	array_free_pointers(b->strings, b->nstrings);
 	slot_index_free(&b->string_ids);
 	free(b->functions);
 	slot_index_free(&b->function_ids);

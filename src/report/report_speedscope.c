@@ -213,9 +213,7 @@ int report_speedscope(const struct profile *p, FILE *out, const struct report_op
 oom:
 	xerr_set(e, "out of memory writing the speedscope profile");
 done:
-	for (size_t i = 0; b.stacks && i < p->nentries; i++)
-		free(b.stacks[i]);
-	free(b.stacks);
+	array_free_pointers(b.stacks, p->nentries);
 	free(b.frames);
 	slot_index_free(&b.frame_index);
 	free(threads);

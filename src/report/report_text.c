@@ -1,6 +1,7 @@
 /* report_text.c — the terminal report: run header, hottest code paths, top
  * functions, threads. Layout and definitions: docs/reports.md. */
 #include "report/report.h"
+#include "util/array.h"
 #include "report/report_model.h"
 #include "symbols/name_pattern.h"
 #include "symbols/source_map.h"
@@ -688,9 +689,7 @@ static void print_func_table(FILE *out, const struct style *st, const struct rep
 			put_location(out, st, fn->hot_file, fn->hot_line, fn->module);
 		fputc('\n', out);
 	}
-	for (size_t i = 0; locs && i < n; i++)
-		free(locs[i]);
-	free(locs);
+	array_free_pointers(locs, n);
 }
 
 static void print_threads(FILE *out, const struct style *st, const struct report_model *m, size_t width)

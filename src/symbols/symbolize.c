@@ -92,9 +92,7 @@ static const char *intern(struct intern *t, const char *s)
 
 static void intern_release(struct intern *t)
 {
-	for (size_t i = 0; i < t->count; i++)
-		free(t->entries[i]);
-	free(t->entries);
+	array_free_pointers(t->entries, t->count);
 	slot_index_free(&t->by_text);
 	memset(t, 0, sizeof *t);
 }

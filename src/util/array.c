@@ -53,3 +53,15 @@ int array_reserve(void *items_var, size_t *cap, size_t need, size_t item_size)
 	memcpy(items_var, &grown, sizeof grown);
 	return 0;
 }
+
+void array_free_pointers(void *items, size_t n)
+{
+	const unsigned char *bytes = items;
+	for (size_t i = 0; items && i < n; i++) {
+		/* each item is some `T *`: copied out as bytes, not read through a void * lvalue */
+		void *item;
+		memcpy(&item, bytes + i * sizeof item, sizeof item);
+		free(item);
+	}
+	free(items);
+}

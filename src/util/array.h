@@ -50,6 +50,11 @@ int array_reserve(void *items_var, size_t *cap, size_t need, size_t item_size);
 	(array_reserve(&(items), &(cap), (n) + 1, sizeof *(items)) < 0 ? -1         \
 	 : ((items)[(n)] = (value), (n)++, 0))
 
+/* Frees the n pointers an array of pointers holds (each from malloc, or
+ * NULL), then the array itself; items may be NULL (then n is ignored).
+ * For arrays of owned strings and other single-allocation items. */
+void array_free_pointers(void *items, size_t n);
+
 /* In n items of item_size bytes sorted by the uint64_t at key_offset in
  * each (offsetof of the key field), the position of the first item whose
  * key is > key (n when none): the item that may contain an address is the

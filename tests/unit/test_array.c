@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include "check.h"
 
 /* The out-of-memory checks ask for exabytes; under AddressSanitizer that must
@@ -59,6 +60,18 @@ static void test_push(void)
 	CHECK(array_reserve(&l.names, &l.cap, SIZE_MAX / 2, sizeof *l.names) == -1);
 	CHECK(l.names == kept && l.cap == kept_cap && l.n == 40);
 	free(l.names);
+
+	/* array_free_pointers: every item and the array (ASan and valgrind
+	 * runs of this test see a leak or a bad free), NULL items and a NULL
+	 * array included. */
+	char **owned = calloc(3, sizeof *owned);
+	CHECK(owned != NULL);
+	if (owned) {
+		owned[0] = strdup("x");
+		owned[2] = strdup("z");
+	}
+	array_free_pointers(owned, 3);
+	array_free_pointers(NULL, 5);
 }
 
 int main(void)

@@ -106,5 +106,5 @@ $(FIXTURE_BIN)/locks_rust: tests/fixtures/locks_rust.rs $(FIXTURE_BIN)/.dirstamp
 	$(AM_V_GEN)$(RUSTC_QUIET) $(RUSTFLAGS_FIXTURE) $(srcdir)/tests/fixtures/locks_rust.rs -o $@
 check_DATA += $(FIXTURE_BIN)/locks_c $(FIXTURE_BIN)/locks_rust
 CLEANFILES += $(FIXTURE_BIN)/locks_c $(FIXTURE_BIN)/locks_rust
-TESTS += tests/locks.sh
-EXTRA_DIST += tests/locks.sh tests/fixtures/locks_c.c tests/fixtures/locks_rust.rs bench/locks.sh
+TESTS += tests/locks.sh tests/locks_rw.sh
+EXTRA_DIST += tests/locks.sh tests/locks_rw.sh tests/fixtures/locks_c.c tests/fixtures/locks_rust.rs bench/locks.sh

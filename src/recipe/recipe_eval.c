@@ -245,6 +245,13 @@ int recipe_run_test_live(struct recipe_run *run, int (*test)(void *ctx, uint64_t
 	return 0;
 }
 
+void recipe_run_bound_live(struct recipe_run *run, int64_t (*class)(void *ctx, uint64_t addr),
+			   int64_t (*census)(void *ctx, int64_t cls), void *ctx)
+{
+	for (size_t i = 0; i < run->nmaps; i++)
+		map_live_bound(run->maps[i], class, census, ctx);
+}
+
 void recipe_run_set_seconds(struct recipe_run *run, double seconds)
 {
 	run->coverage.seconds = seconds > 0 ? seconds : 0;

@@ -82,6 +82,13 @@ check_DATA += $(FIXTURE_BIN)/alloc_sites
 CLEANFILES += $(FIXTURE_BIN)/alloc_sites
 TESTS += tests/alloc.sh
 EXTRA_DIST += tests/alloc.sh tests/fixtures/alloc_sites.c bench/alloc.sh
+# a leak made at start: the heap recipe's estimate bounded by the heap's census
+$(FIXTURE_BIN)/leak_burst: tests/fixtures/leak_burst.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -o $@ $(srcdir)/tests/fixtures/leak_burst.c
+check_DATA += $(FIXTURE_BIN)/leak_burst
+CLEANFILES += $(FIXTURE_BIN)/leak_burst
+TESTS += tests/heap_burst.sh
+EXTRA_DIST += tests/heap_burst.sh tests/fixtures/leak_burst.c
 
 ## Issue 16: heap snapshots inside a run and their diff; the heap estimate
 ## under the budget (heap_growth); allocation truth in Rust (alloc_rust).

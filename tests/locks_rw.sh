@@ -18,7 +18,9 @@
 # sleep, and a reader preferring writers can sleep twice in one acquisition
 # (first until no writer waits, then until the write phase ends), so the
 # read count may run over the acquisitions by up to a quarter
-# (docs/locks.md, "pthread_rwlock").
+# (docs/locks.md, "pthread_rwlock"). The waits' totals must be within
+# 0.2-1.1 of the program's own (wall-clock, so with our stops of the
+# waiter in them).
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
 require_attach
 
@@ -49,6 +51,19 @@ for prog in locks_c locks_rust; do
 		between "${rd:-}" "$((${rd_n:-0} - 2))" "$((${rd_n:-0} + ${rd_n:-0} * over / 20 + 2))" || show "$OUT.err"
 	check "$prog: the contended writes of $rw at $wr_site ($wr_op): ${wr:-no row} for the program's ${wr_n:-?}" \
 		between "${wr:-}" "$((${wr_n:-0} - 2))" "$((${wr_n:-0} + ${wr_n:-0} * over / 20 + 2))"
+	# totals: the program's waits are wall time and hold our stops of the
+	# waiter itself (each sleep's entry and return: two hits of 2-5 ms,
+	# traced exactly), which its own clock (target_nsecs) takes out; the
+	# other threads' stops it no longer takes out (docs/locks.md, "Time")
+	for kind in rd wr; do
+		op=$([ $kind = rd ] && echo "$rd_op" || echo "$wr_op")
+		site=$([ $kind = rd ] && echo "$rd_site" || echo "$wr_site")
+		total=$(grep -A1 "^#[0-9]* contended lock $rw taken at $site ($op)\$" "$OUT.out" | grep -o 'total [0-9.]* [mu]*s' | head -1 |
+			awk '{ print ($3 == "s" ? $2 * 1e6 : $3 == "ms" ? $2 * 1000 : $2) }')
+		truth_total=$(truth "$OUT.out" ${kind}_wait_total_us)
+		check "$prog: $op waits total ${total:-?} us, 0.2-1.1 of the program's wall-clock ${truth_total:-?} us" \
+			awk -v x="${total:-}" -v t="${truth_total:-0}" 'BEGIN { exit !(x != "" && t > 0 && x >= 0.2 * t && x <= 1.1 * t) }'
+	done
 	check "$prog: no contended lock at another address (the futex word mapped back to its rwlock)" \
 		sh -c "test -n '$rw' && ! grep '^#[0-9]* contended lock ' '$OUT.out' | grep -qv ' lock $rw '"
 done

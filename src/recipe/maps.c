@@ -421,9 +421,11 @@ static int map_entry_update(struct map *m, struct map_entry *e, int64_t x, const
 		break;
 	case MAP_AGG_HIST:
 		v->buckets[map_hist_bucket(x)]++;
+		v->sum = (int64_t)((uint64_t)v->sum + (uint64_t)x);   /* the total beside the shape: locks() prints it */
 		break;
 	case MAP_AGG_LHIST:
 		v->buckets[lhist_bucket(m, x)]++;
+		v->sum = (int64_t)((uint64_t)v->sum + (uint64_t)x);
 		break;
 	case MAP_AGG_INT:
 		v->i = x;

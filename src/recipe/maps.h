@@ -77,7 +77,7 @@ struct map_key {
 
 struct map_value {
 	uint64_t count;           /* number of updates (all aggregations) */
-	int64_t sum, min, max;    /* SUM/AVG, MIN, MAX */
+	int64_t sum, min, max;    /* SUM/AVG/HIST/LHIST (the values' total), MIN, MAX */
 	int64_t i;                /* MAP_AGG_INT */
 	const char *s;            /* MAP_AGG_STR */
 	uint64_t *buckets;        /* HIST/LHIST: map_nbuckets() counters */

@@ -97,8 +97,9 @@ for prog in locks_c locks_rust; do
 done
 
 # parking_lot, on the realistic fixture: its RwLock shards are contended
-# by get (store.rs:63) and put (store.rs:72); the call site must be that
-# line, lock_api's and parking_lot's frames folded away.
+# by get (store.rs:63, read) and put (store.rs:72, write); both must show,
+# each at its line with its kind (lock_shared_slow / lock_exclusive_slow),
+# lock_api's and parking_lot's frames folded away.
 "$FIXTURES/kvservice" 30 --workers 3 >/dev/null 2>&1 &
 kv=$!
 TEST_PIDS="$TEST_PIDS $kv"
@@ -106,8 +107,9 @@ sleep 1
 "$XGDBPROF" --recipe "$TMP/exact.recipe" -d 2s -o "$TMP/kv" "$kv" >"$TMP/kv.out" 2>"$TMP/kv.err"
 kill "$kv" 2>/dev/null
 grep '^#[0-9]* contended' "$TMP/kv.out" | head -3 | sed 's/^/# kvservice: /'
-check "parking_lot: kvservice's RwLock shards, taken at store.rs's get and put lines" \
-	grep -qE '^#[0-9]+ contended lock 0x[0-9a-f]+ taken at store\.rs:(63|72) \(parking_lot RwLock::(read|write)\)' "$TMP/kv.out" \
+check "parking_lot: kvservice's RwLock shards, read at store.rs:63 (get) and written at store.rs:72 (put), told apart" \
+	sh -c "grep -qE '^#[0-9]+ contended lock 0x[0-9a-f]+ taken at store\.rs:63 \(parking_lot RwLock::read\)' '$TMP/kv.out' &&
+		grep -qE '^#[0-9]+ contended lock 0x[0-9a-f]+ taken at store\.rs:72 \(parking_lot RwLock::write\)' '$TMP/kv.out'" \
 	|| show "$TMP/kv.err"
 
 # Attached to a running process: left running, untraced, and no breakpoint

@@ -294,6 +294,16 @@ static int test_one_allocation(void *ctx, uint64_t addr, int64_t size)
 	return 2;
 }
 
+static int64_t chunk_class(void *ctx, uint64_t addr)
+{
+	return glibc_heap_chunk_class(ctx, addr);
+}
+
+static int64_t chunks_in_use(void *ctx, int64_t chunk)
+{
+	return glibc_heap_in_use_chunks(ctx, chunk);
+}
+
 /* Tests the live() maps' allocations in glibc's chunk headers; the caller
  * holds the target stopped. Returns 0, or -1 with why nothing was tested
  * in e; *why_unknown: why every allocation is unknown, or NULL. */
@@ -304,6 +314,8 @@ static int test_heap_now(struct run_context *rc, const char **why_unknown, struc
 	if (!heap)
 		return -1;
 	int result = recipe_run_test_live(rc->run, test_one_allocation, heap);
+	if (result == 0)
+		recipe_run_bound_live(rc->run, chunk_class, chunks_in_use, heap);
 	if (result < 0)
 		xerr_set(e, "out of memory testing the allocations");
 	else if (glibc_heap_why(heap))

@@ -17,9 +17,11 @@
  *  timestamp_ns     CLOCK_MONOTONIC time of the event (builtin `nsecs`).
  *  since_start_ns   time since the run started (builtin `uptime`).
  *  target_ns        the target's own clock (builtin `target_nsecs`): timestamp_ns
- *                   less the time the producer's stops have held the target so
- *                   far, so the difference of two events is what the target
- *                   lived between them; 0 = timestamp_ns (no stops to take out).
+ *                   less the time the producer's stops have held the event's
+ *                   thread so far (every stop in all-stop mode, its own in
+ *                   non-stop mode), so the difference of two events of one
+ *                   thread is what it lived between them; 0 = timestamp_ns
+ *                   (no stops to take out).
  *  window           the armed window the event falls in (builtin `window`):
  *                   the tracer numbers its duty-cycled windows from 1, so two
  *                   events with the same number saw every probe hit between

@@ -15,6 +15,7 @@
 #define SIZE_BITS 7u
 #define PREV_INUSE 1u
 #define IS_MMAPPED 2u
+#define NON_MAIN_ARENA 4u
 #define MIN_CHUNK 32u
 #define FASTBIN_MAX_CHUNK 0x80u      /* global_max_fast's default on 64-bit */
 #define TCACHE_BINS 64
@@ -29,6 +30,13 @@ struct glibc_heap {
 	uint64_t key;                 /* the tcache key, when an entry showed it */
 	bool key_known;
 	int threads;
+	pid_t pid;
+	/* the census (glibc_heap_in_use_chunks): the main heap's range, and the
+	 * sizes of its chunks that look allocated, sorted; census_done < 0: failed */
+	uint64_t heap_lo, heap_hi;
+	uint64_t *in_use;
+	size_t nin_use, in_use_cap;
+	int census_done;
 };
 
 static bool read_at(const struct glibc_heap *h, uint64_t addr, void *buf, size_t len, bool *unmapped)
@@ -133,6 +141,7 @@ struct glibc_heap *glibc_heap_open(pid_t pid, struct xerr *e)
 	int n = proc_threads(pid, &threads, &ignored);
 	free(threads);
 	h->threads = n > 0 ? n : 1;
+	h->pid = pid;
 	uint64_t heap = main_heap_start(pid);
 	if (!heap)
 		h->why = "the process has no [heap] mapping (no glibc main arena)";
@@ -147,6 +156,7 @@ void glibc_heap_close(struct glibc_heap *h)
 		return;
 	close(h->fd);
 	free(h->tcached);
+	free(h->in_use);
 	free(h);
 }
 
@@ -196,4 +206,136 @@ enum heap_state glibc_heap_test(struct glibc_heap *h, uint64_t ptr, int64_t size
 	if (!h->key_known && h->threads > 1 && chunk <= TCACHE_MAX_CHUNK)
 		return HEAP_UNKNOWN;   /* allocated, or in another thread's tcache */
 	return HEAP_LIVE;
+}
+
+/* The [heap] mapping's range, both 0 if none. */
+static void main_heap_range(pid_t pid, uint64_t *lo, uint64_t *hi)
+{
+	char path[64], line[512];
+	*lo = *hi = 0;
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof line, f))
+		if (strstr(line, "[heap]")) {
+			char *dash;
+			*lo = strtoull(line, &dash, 16);
+			*hi = *dash == '-' ? strtoull(dash + 1, NULL, 16) : 0;
+			break;
+		}
+	fclose(f);
+}
+
+#define CENSUS_BLOCK 65536u
+#define CENSUS_MAX_HEAP (256ull << 20)
+
+/* A word of the heap through a block cache: the chunks are walked in
+ * address order, so one pread serves the thousands of headers a block holds. */
+struct census_reader {
+	const struct glibc_heap *h;
+	unsigned char buf[CENSUS_BLOCK];
+	uint64_t at, len;
+};
+
+static bool census_word(struct census_reader *r, uint64_t addr, uint64_t *w)
+{
+	if (addr < r->at || addr + 8 > r->at + r->len) {
+		uint64_t want = r->h->heap_hi - addr < CENSUS_BLOCK ? r->h->heap_hi - addr : CENSUS_BLOCK;
+		ssize_t n = pread(r->h->fd, r->buf, want, (off_t)addr);
+		if (n < 8)
+			return false;
+		r->at = addr;
+		r->len = (uint64_t)n;
+	}
+	memcpy(w, r->buf + (addr - r->at), sizeof *w);
+	return true;
+}
+
+static int census(struct glibc_heap *h)
+{
+	main_heap_range(h->pid, &h->heap_lo, &h->heap_hi);
+	if (h->why || !h->heap_lo || h->heap_hi <= h->heap_lo || h->heap_hi - h->heap_lo > CENSUS_MAX_HEAP)
+		return -1;
+	struct census_reader *r = calloc(1, sizeof *r);
+	if (!r)
+		return -1;
+	r->h = h;
+	/* the first chunk: the tcache's, where walk_main_tcache found it */
+	uint64_t p = 0, w;
+	for (uint64_t off = 0; off <= 64 && !p; off += 16)
+		if (census_word(r, h->heap_lo + off + 8, &w) && (w & ~(uint64_t)SIZE_BITS) == TCACHE_STRUCT_CHUNK)
+			p = h->heap_lo + off;
+	int rc = p ? 0 : -1;
+	while (rc == 0) {
+		if (!census_word(r, p + 8, &w)) {
+			rc = -1;
+			break;
+		}
+		uint64_t size = w & ~(uint64_t)SIZE_BITS;
+		if (size < MIN_CHUNK || (size & 15) || size > h->heap_hi - p) {
+			rc = -1;   /* not a chain of chunks: nothing can be counted */
+			break;
+		}
+		uint64_t next = p + size;
+		if (next + 16 > h->heap_hi)
+			break;     /* p is the top chunk */
+		if (!census_word(r, next + 8, &w)) {
+			rc = -1;
+			break;
+		}
+		if (w & PREV_INUSE) {
+			uint64_t *g = array_grow(h->in_use, &h->in_use_cap, h->nin_use + 1, sizeof *g);
+			if (!g) {
+				rc = -1;
+				break;
+			}
+			h->in_use = g;
+			h->in_use[h->nin_use++] = size;
+		}
+		p = next;
+	}
+	free(r);
+	if (rc == 0 && h->nin_use)
+		qsort(h->in_use, h->nin_use, sizeof *h->in_use, cmp_u64);
+	return rc;
+}
+
+int64_t glibc_heap_in_use_chunks(struct glibc_heap *h, int64_t chunk)
+{
+	if (!h->census_done)
+		h->census_done = census(h) == 0 ? 1 : -1;
+	if (h->census_done < 0 || chunk <= 0)
+		return -1;
+	/* the first and one past the last entry equal to chunk */
+	size_t lo = 0, hi = h->nin_use;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (h->in_use[mid] < (uint64_t)chunk)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t first = lo;
+	hi = h->nin_use;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (h->in_use[mid] <= (uint64_t)chunk)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (int64_t)(lo - first);
+}
+
+int64_t glibc_heap_chunk_class(struct glibc_heap *h, uint64_t ptr)
+{
+	if (!h->census_done)
+		h->census_done = census(h) == 0 ? 1 : -1;
+	if (h->census_done < 0 || ptr < h->heap_lo + 16 || ptr >= h->heap_hi || (ptr & 15))
+		return -1;
+	uint64_t w;
+	if (!read_word(h, ptr - 8, &w) || (w & (IS_MMAPPED | NON_MAIN_ARENA)))
+		return -1;
+	return (int64_t)(w & ~(uint64_t)SIZE_BITS);
 }

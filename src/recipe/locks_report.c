@@ -220,7 +220,9 @@ void locks_report(const struct map *wait, const struct map *hold, FILE *out, siz
 			text_put(out, op->s, TEXT_FORM_TERMINAL);
 			fputc(')', out);
 		}
-		fprintf(out, "\n   %" PRIu64 " wait%s,", e->value.count, e->value.count == 1 ? "" : "s");
+		fprintf(out, "\n   %" PRIu64 " wait%s, total ", e->value.count, e->value.count == 1 ? "" : "s");
+		put_duration(out, (double)e->value.sum, false);
+		fputc(',', out);
 		put_percentiles(out, wait, e);
 		const struct map_entry *h = addr ? holds_of(hold, addr->i) : NULL;
 		if (h) {

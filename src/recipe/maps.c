@@ -418,9 +418,11 @@ static int map_entry_update(struct map *m, struct map_entry *e, int64_t x, const
 		break;
 	case MAP_AGG_HIST:
 		v->buckets[map_hist_bucket(x)]++;
+		v->sum = (int64_t)((uint64_t)v->sum + (uint64_t)x);   /* the total beside the shape: locks() prints it */
 		break;
 	case MAP_AGG_LHIST:
 		v->buckets[lhist_bucket(m, x)]++;
+		v->sum = (int64_t)((uint64_t)v->sum + (uint64_t)x);
 		break;
 	case MAP_AGG_INT:
 		v->i = x;
@@ -472,6 +474,53 @@ void map_live_tally(struct map *m)
 			}
 		}
 		l->tested = true;
+	}
+}
+
+void map_live_bound(struct map *m, int64_t (*class)(void *ctx, uint64_t addr),
+		    int64_t (*census)(void *ctx, int64_t cls), void *ctx)
+{
+	for (size_t i = 0; m->agg == MAP_AGG_LIVE && i < m->len; i++) {
+		struct map_live *l = m->entries[i]->value.live;
+		l->bounded = false;
+		if (!l->tested || !l->live)
+			continue;
+		/* the classes of the live records, each with its largest size:
+		 * few per call site, so a short list searched in place */
+		int64_t cls[16], biggest[16];
+		size_t ncls = 0;
+		bool ok = true;
+		for (size_t k = 0; ok && k < l->n; k++) {
+			const struct map_live_record *r = &l->v[k];
+			if (r->state != MAP_LIVE_LIVE)
+				continue;
+			int64_t c = class(ctx, r->addr);
+			size_t j = 0;
+			while (j < ncls && cls[j] != c)
+				j++;
+			if (c < 0 || (j == ncls && ncls == 16)) {
+				ok = false;
+			} else if (j == ncls) {
+				cls[ncls] = c;
+				biggest[ncls++] = r->size;
+			} else if (r->size > biggest[j]) {
+				biggest[j] = r->size;
+			}
+		}
+		uint64_t blocks = 0;
+		int64_t bytes = 0;
+		for (size_t j = 0; ok && j < ncls; j++) {
+			int64_t n = census(ctx, cls[j]);
+			if (n < 0)
+				ok = false;
+			blocks += (uint64_t)(n > 0 ? n : 0);
+			bytes += (n > 0 ? n : 0) * biggest[j];
+		}
+		if (ok) {
+			l->bounded = true;
+			l->bound_blocks = blocks;
+			l->bound_bytes = bytes;
+		}
 	}
 }
 
@@ -776,6 +825,27 @@ static void print_estimate(FILE *out, const struct map_value *v, bool is_sum, co
  * and, under a budget, the whole run's retained bytes: the live count's
  * Poisson interval over the armed share, scaled by the live allocations'
  * mean size. Unknown ones are counted apart, never as live. */
+/* The estimate scales what was seen by the armed share, as if these
+ * allocations came evenly over the target's CPU time. When even its lower
+ * bound is more than the heap holds of their sizes they did not (a burst
+ * the probes saw: a leak made at start): what is known is printed instead,
+ * from the bytes seen live to the heap's count. */
+static void print_live_capped(FILE *out, const struct map_live *l, double scaled, double scaled_low,
+			      const struct map_coverage *c)
+{
+	fprintf(out, " · retained ");
+	if (l->bound_bytes > l->live_bytes)
+		fprintf(out, "%" PRId64 "–", l->live_bytes);
+	fprintf(out, "%" PRId64 " bytes: the heap holds %" PRIu64 " block%s of the sizes seen here; scaled by the "
+		"%.2g%% the allocations were sampled they would be ", l->bound_bytes, l->bound_blocks,
+		l->bound_blocks == 1 ? "" : "s", 100 * c->armed_share);
+	if (c->lower_bound)
+		fprintf(out, "at least %.0f, so", scaled_low);
+	else
+		fprintf(out, "%.0f, so", scaled);
+	fputs(" they were not made evenly over the run (a burst, e.g. at its start)", out);
+}
+
 static void print_live(FILE *out, const struct map_value *v, const struct map_coverage *c)
 {
 	const struct map_live *l = v->live;
@@ -790,10 +860,21 @@ static void print_live(FILE *out, const struct map_value *v, const struct map_co
 	if (c && c->armed_share > 0 && c->armed_share < 1 && l->live > 0) {
 		double est, lo, hi, mean = (double)l->live_bytes / (double)l->live;
 		map_estimate((int64_t)l->live, c->armed_share, &est, &lo, &hi);
+		double bound = l->bounded ? (double)l->bound_bytes : INFINITY;
+		if (lo * mean > bound) {
+			print_live_capped(out, l, est * mean, lo * mean, c);
+			fputc('\n', out);
+			return;
+		}
 		if (c->lower_bound)
 			fprintf(out, " · est. at least %.0f bytes retained (95%%)", lo * mean);
 		else
-			fprintf(out, " · est. %.0f bytes retained (95%% %.0f–%.0f)", est * mean, lo * mean, hi * mean);
+			/* the bytes seen live are retained whatever the rest did */
+			fprintf(out, " · est. %.0f bytes retained (95%% %.0f–%.0f)", fmin(est * mean, bound),
+				fmax(lo * mean, (double)l->live_bytes), fmin(hi * mean, bound));
+		if (hi * mean > bound)
+			fprintf(out, ", at most %.0f: the heap holds %" PRIu64 " block%s of the sizes seen here", bound,
+				l->bound_blocks, l->bound_blocks == 1 ? "" : "s");
 		fprintf(out, ", allocations sampled %.2g%% of the target's CPU time", 100 * c->armed_share);
 	}
 	fputc('\n', out);

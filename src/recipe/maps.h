@@ -58,6 +58,12 @@ struct map_live {
 	bool tested;                      /* map_live_tally ran: the figures below hold */
 	uint64_t live, freed, unknown;    /* records by state */
 	int64_t live_bytes, unknown_bytes;
+	/* map_live_bound ran and every live record had a size class: the
+	 * whole heap holds at most bound_blocks allocations of the classes
+	 * seen here, bound_bytes bytes, however often the probes saw them */
+	bool bounded;
+	uint64_t bound_blocks;
+	int64_t bound_bytes;
 };
 
 enum map_key_type { MAP_KEY_INT, MAP_KEY_STR, MAP_KEY_STACK };
@@ -71,7 +77,7 @@ struct map_key {
 
 struct map_value {
 	uint64_t count;           /* number of updates (all aggregations) */
-	int64_t sum, min, max;    /* SUM/AVG, MIN, MAX */
+	int64_t sum, min, max;    /* SUM/AVG/HIST/LHIST (the values' total), MIN, MAX */
 	int64_t i;                /* MAP_AGG_INT */
 	const char *s;            /* MAP_AGG_STR */
 	uint64_t *buckets;        /* HIST/LHIST: map_nbuckets() counters */
@@ -114,6 +120,17 @@ int map_update_live(struct map *m, const struct map_key *keys, uint64_t addr, in
 /* Recomputes every entry's figures from its records' states (after the
  * caller set them) and marks the map tested. */
 void map_live_tally(struct map *m);
+
+/* After a test (map_live_tally), checks the estimate's assumption that
+ * the sampled allocations stand for the unseen ones at the same rate: for
+ * each entry whose live records all have a size class (class(ctx, addr):
+ * glibc's chunk size, -1 when none), census(ctx, class) says how many
+ * blocks of that class the whole heap holds now (-1: unknown); the entry
+ * is bounded by their sum, each class's blocks counted at the largest size
+ * seen in it. An estimate over that bound cannot be (allocations made in a
+ * burst the probes happened to see, a leak at start): print_live caps it. */
+void map_live_bound(struct map *m, int64_t (*class)(void *ctx, uint64_t addr),
+		    int64_t (*census)(void *ctx, int64_t cls), void *ctx);
 
 /* The number a map entry sorts and reports by: count, sum, min, max, avg,
  * total count of a histogram, the assigned integer (0 for strings), or a

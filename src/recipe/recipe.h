@@ -168,6 +168,10 @@ void recipe_run_set_seconds(struct recipe_run *run, double seconds);
  * before END; until the first call live() maps print what they recorded.
  * Returns 0 or -1 (out of memory). */
 int recipe_run_test_live(struct recipe_run *run, int (*test)(void *ctx, uint64_t addr, int64_t size), void *ctx);
+/* After recipe_run_test_live: bounds each live() entry by the heap's census
+ * of the sizes it holds (map_live_bound); the target still readable. */
+void recipe_run_bound_live(struct recipe_run *run, int64_t (*class)(void *ctx, uint64_t addr),
+			   int64_t (*census)(void *ctx, int64_t cls), void *ctx);
 /* True once an action executed exit(): send END and stop feeding events. */
 bool recipe_run_exit_requested(const struct recipe_run *run);
 void recipe_run_free(struct recipe_run *run);

@@ -43,6 +43,7 @@ static const struct builtin {
 	{"uptime", B_UPTIME, T_INT, -1, ALL_PROBES, NULL},
 	{"target_nsecs", B_TARGET_NSECS, T_INT, -1, ALL_PROBES, NULL},
 	{"window", B_WINDOW, T_INT, -1, ALL_PROBES, NULL},
+	{"caller", B_CALLER, T_STR, -1, PROBE_BIT(PROBE_FUNCTION) | PROBE_BIT(PROBE_RETURN), "function and return probes"},
 	{"probe", B_PROBE, T_STR, -1, ALL_PROBES, NULL},
 	{"elapsed", B_ELAPSED, T_INT, -1, PROBE_BIT(PROBE_RETURN) | PROBE_BIT(PROBE_SYSCALL), "return and syscall probes"},
 	{"retval", B_RETVAL, T_STR, -1, PROBE_BIT(PROBE_RETURN) | PROBE_BIT(PROBE_SYSCALL), "return and syscall probes"},
@@ -77,7 +78,7 @@ static const char *const builtin_names[] = {
 	"nsecs", "uptime", "probe", "elapsed", "retval", "arg", "arg0", "arg1", "arg2", "arg3",
 	"arg4", "arg5", "panic.message",
 	"panic.location", "syscall.name", "syscall.nr", "syscall.error", "int", "str", "strlen", "count", "sum",
-	"min", "max", "avg", "hist", "lhist", "live", "target_nsecs", "window", NULL,
+	"min", "max", "avg", "hist", "lhist", "live", "target_nsecs", "window", "caller", NULL,
 };
 
 static const char *const action_names[] = {

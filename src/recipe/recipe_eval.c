@@ -244,6 +244,13 @@ int recipe_run_test_live(struct recipe_run *run, int (*test)(void *ctx, uint64_t
 	return 0;
 }
 
+void recipe_run_bound_live(struct recipe_run *run, int64_t (*class)(void *ctx, uint64_t addr),
+			   int64_t (*census)(void *ctx, int64_t cls), void *ctx)
+{
+	for (size_t i = 0; i < run->nmaps; i++)
+		map_live_bound(run->maps[i], class, census, ctx);
+}
+
 void recipe_run_set_seconds(struct recipe_run *run, double seconds)
 {
 	run->coverage.seconds = seconds > 0 ? seconds : 0;
@@ -257,6 +264,20 @@ static const char *leaf_function(const struct event *ev)
 		return ev->function;
 	if (ev->stack && ev->stack->nframes && ev->stack->frames[0].function)
 		return ev->stack->frames[0].function;
+	return "";
+}
+
+/* The function the probed one was called from, before skip_leaf folds
+ * anything: at an entry the stack's leaf is the probed function itself (its
+ * inline frames dropped), so its caller is the next frame; at a return the
+ * stack is taken at the return address, already in the caller. Lets one
+ * probe on a helper shared by several callers (glibc's futex wait) tell
+ * them apart, which ustack cannot once skip_leaf has folded them. */
+static const char *caller_function(const struct event *ev)
+{
+	size_t at = ev->kind == EVENT_FUNCTION_ENTRY ? 1 : 0;
+	if (ev->stack && ev->stack->nframes > at && ev->stack->frames[at].function)
+		return ev->stack->frames[at].function;
 	return "";
 }
 
@@ -352,6 +373,7 @@ static int eval_builtin(struct recipe_run *run, const struct expr *e, struct val
 	case B_UPTIME: out->i = (int64_t)ev->since_start_ns; return 0;
 	case B_TARGET_NSECS: out->i = (int64_t)(ev->target_ns ? ev->target_ns : ev->timestamp_ns); return 0;
 	case B_WINDOW: out->i = ev->window; return 0;
+	case B_CALLER: out->s = caller_function(ev); return 0;
 	case B_ELAPSED: out->i = (int64_t)ev->elapsed_ns; return 0;
 	case B_PROBE: out->s = run->probe_names[run->probe_index]; return 0;
 	case B_RETVAL:

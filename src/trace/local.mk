@@ -82,6 +82,13 @@ check_DATA += $(FIXTURE_BIN)/alloc_sites
 CLEANFILES += $(FIXTURE_BIN)/alloc_sites
 TESTS += tests/alloc.sh
 EXTRA_DIST += tests/alloc.sh tests/fixtures/alloc_sites.c bench/alloc.sh
+# a leak made at start: the heap recipe's estimate bounded by the heap's census
+$(FIXTURE_BIN)/leak_burst: tests/fixtures/leak_burst.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -o $@ $(srcdir)/tests/fixtures/leak_burst.c
+check_DATA += $(FIXTURE_BIN)/leak_burst
+CLEANFILES += $(FIXTURE_BIN)/leak_burst
+TESTS += tests/heap_burst.sh
+EXTRA_DIST += tests/heap_burst.sh tests/fixtures/leak_burst.c
 
 ## Issue 16: heap snapshots inside a run and their diff; the heap estimate
 ## under the budget (heap_growth); allocation truth in Rust (alloc_rust).
@@ -104,7 +111,9 @@ $(FIXTURE_BIN)/locks_c: tests/fixtures/locks_c.c $(FIXTURE_BIN)/.dirstamp
 	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/locks_c.c
 $(FIXTURE_BIN)/locks_rust: tests/fixtures/locks_rust.rs $(FIXTURE_BIN)/.dirstamp
 	$(AM_V_GEN)$(RUSTC_QUIET) $(RUSTFLAGS_FIXTURE) $(srcdir)/tests/fixtures/locks_rust.rs -o $@
-check_DATA += $(FIXTURE_BIN)/locks_c $(FIXTURE_BIN)/locks_rust
-CLEANFILES += $(FIXTURE_BIN)/locks_c $(FIXTURE_BIN)/locks_rust
-TESTS += tests/locks.sh
-EXTRA_DIST += tests/locks.sh tests/fixtures/locks_c.c tests/fixtures/locks_rust.rs bench/locks.sh
+$(FIXTURE_BIN)/own_clock: tests/fixtures/own_clock.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/own_clock.c
+check_DATA += $(FIXTURE_BIN)/locks_c $(FIXTURE_BIN)/locks_rust $(FIXTURE_BIN)/own_clock
+CLEANFILES += $(FIXTURE_BIN)/locks_c $(FIXTURE_BIN)/locks_rust $(FIXTURE_BIN)/own_clock
+TESTS += tests/locks.sh tests/locks_rw.sh tests/target_clock.sh
+EXTRA_DIST += tests/locks.sh tests/locks_rw.sh tests/target_clock.sh tests/fixtures/own_clock.c tests/fixtures/locks_c.c tests/fixtures/locks_rust.rs bench/locks.sh

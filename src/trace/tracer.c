@@ -137,6 +137,11 @@ struct tracer {
 	 * stops, each counted from the hitting thread's trap to our resume. */
 	double frozen_ns;             /* the completed stops' share */
 	uint64_t stop_start_ns;       /* the current stop's trap; 0 until an event asks */
+	/* Non-stop: a stop holds only the thread that hit, so each thread's
+	 * clock takes out its own stops (a wait or a hold is timed on one
+	 * thread; the others' stops did not hold it), keyed by gdb's thread id */
+	struct thread_frozen { int gdb_id; double ns; } *frozen_by_thread;
+	size_t nfrozen_by_thread, frozen_by_thread_cap;
 	struct stop_budget budget;
 	/* gdb's own share of a hit (the -exec-continue round trip, stepping
 	 * over the breakpoint, the trap, stopping every other thread, building
@@ -985,6 +990,32 @@ static uint64_t stop_start(struct tracer *t, uint64_t when)
 	return start;
 }
 
+static struct thread_frozen *thread_frozen(struct tracer *t, int gdb_id, bool add)
+{
+	for (size_t i = 0; i < t->nfrozen_by_thread; i++)
+		if (t->frozen_by_thread[i].gdb_id == gdb_id)
+			return &t->frozen_by_thread[i];
+	if (!add)
+		return NULL;
+	struct thread_frozen *g = array_grow(t->frozen_by_thread, &t->frozen_by_thread_cap, t->nfrozen_by_thread + 1,
+					     sizeof *g);
+	if (!g)
+		return NULL;
+	t->frozen_by_thread = g;
+	g[t->nfrozen_by_thread] = (struct thread_frozen){ gdb_id, 0 };
+	return &g[t->nfrozen_by_thread++];
+}
+
+/* What our stops have held the thread so far: in all-stop mode every stop
+ * held every thread; in non-stop mode, its own. */
+static double frozen_for(struct tracer *t, int gdb_id)
+{
+	if (!t->non_stop)
+		return t->frozen_ns;
+	const struct thread_frozen *f = thread_frozen(t, gdb_id, false);
+	return f ? f->ns : 0;
+}
+
 static void event_init(struct tracer *t, struct event *ev, enum event_kind kind,
 		       const struct thread_info *th, uint64_t when)
 {
@@ -992,7 +1023,7 @@ static void event_init(struct tracer *t, struct event *ev, enum event_kind kind,
 	ev->kind = kind;
 	ev->timestamp_ns = when;
 	ev->since_start_ns = when - t->start_ns;
-	ev->target_ns = stop_start(t, when) - (uint64_t)t->frozen_ns;
+	ev->target_ns = stop_start(t, when) - (uint64_t)frozen_for(t, th->gdb_id);
 	ev->window = (int64_t)t->duty_changes + 1;
 	ev->pid = t->pid;
 	ev->cpu = -1;
@@ -1695,6 +1726,7 @@ static void tracer_release(struct tracer *t)
 	free(t->syscall_return_probes.v);
 	free(t->frames);
 	free(t->hit_stops);
+	free(t->frozen_by_thread);
 	release_strings(t);
 	free(t->arg_strings);
 	if (t->unwinder)
@@ -1885,7 +1917,13 @@ static int trace_event(struct tracer *t, struct mi_record *ev, uint64_t when, bo
 			t->hit_stops[t->nhit_stops++] = t->last_hidden_ns + (double)(t->window_start_ns - when);
 		}
 	}
-	t->frozen_ns += (double)(t->last_resume_ns - (t->stop_start_ns ? t->stop_start_ns : when));
+	double frozen = (double)(t->last_resume_ns - (t->stop_start_ns ? t->stop_start_ns : when));
+	t->frozen_ns += frozen;
+	if (t->non_stop && stopped_thread > 0) {
+		struct thread_frozen *f = thread_frozen(t, stopped_thread, true);
+		if (f)
+			f->ns += frozen;
+	}
 	t->stop_start_ns = 0;
 	for (size_t i = t->npending; i-- > 0 && t->pending[i].t0_ns == 0;) {
 		t->pending[i].t0_ns = t->last_resume_ns;

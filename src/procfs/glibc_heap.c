@@ -57,22 +57,23 @@ static int cmp_u64(const void *a, const void *b)
 	return compare_u64(*(const uint64_t *)a, *(const uint64_t *)b);
 }
 
-/* The start of the [heap] mapping (glibc's main arena), 0 if none. */
-static uint64_t main_heap_start(pid_t pid)
+/* The [heap] mapping's range (glibc's main arena), both 0 if none. */
+static void main_heap_range(pid_t pid, uint64_t *lo, uint64_t *hi)
 {
 	char path[64], line[512];
+	*lo = *hi = 0;
 	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
 	FILE *f = fopen(path, "r");
 	if (!f)
-		return 0;
-	uint64_t start = 0;
+		return;
 	while (fgets(line, sizeof line, f))
 		if (strstr(line, "[heap]")) {
-			start = strtoull(line, NULL, 16);
+			char *dash;
+			*lo = strtoull(line, &dash, 16);
+			*hi = *dash == '-' ? strtoull(dash + 1, NULL, 16) : 0;
 			break;
 		}
 	fclose(f);
-	return start;
 }
 
 static int push_tcached(struct glibc_heap *h, uint64_t p)
@@ -142,7 +143,8 @@ struct glibc_heap *glibc_heap_open(pid_t pid, struct xerr *e)
 	free(threads);
 	h->threads = n > 0 ? n : 1;
 	h->pid = pid;
-	uint64_t heap = main_heap_start(pid);
+	uint64_t heap, heap_end;
+	main_heap_range(pid, &heap, &heap_end);
 	if (!heap)
 		h->why = "the process has no [heap] mapping (no glibc main arena)";
 	else
@@ -208,25 +210,6 @@ enum heap_state glibc_heap_test(struct glibc_heap *h, uint64_t ptr, int64_t size
 	return HEAP_LIVE;
 }
 
-/* The [heap] mapping's range, both 0 if none. */
-static void main_heap_range(pid_t pid, uint64_t *lo, uint64_t *hi)
-{
-	char path[64], line[512];
-	*lo = *hi = 0;
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return;
-	while (fgets(line, sizeof line, f))
-		if (strstr(line, "[heap]")) {
-			char *dash;
-			*lo = strtoull(line, &dash, 16);
-			*hi = *dash == '-' ? strtoull(dash + 1, NULL, 16) : 0;
-			break;
-		}
-	fclose(f);
-}
-
 #define CENSUS_BLOCK 65536u
 #define CENSUS_MAX_HEAP (256ull << 20)
 
@@ -285,13 +268,10 @@ static int census(struct glibc_heap *h)
 			break;
 		}
 		if (w & PREV_INUSE) {
-			uint64_t *g = array_grow(h->in_use, &h->in_use_cap, h->nin_use + 1, sizeof *g);
-			if (!g) {
+			if (ARRAY_PUSH(h->in_use, h->nin_use, h->in_use_cap, size) < 0) {
 				rc = -1;
 				break;
 			}
-			h->in_use = g;
-			h->in_use[h->nin_use++] = size;
 		}
 		p = next;
 	}

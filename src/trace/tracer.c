@@ -997,13 +997,10 @@ static struct thread_frozen *thread_frozen(struct tracer *t, int gdb_id, bool ad
 			return &t->frozen_by_thread[i];
 	if (!add)
 		return NULL;
-	struct thread_frozen *g = array_grow(t->frozen_by_thread, &t->frozen_by_thread_cap, t->nfrozen_by_thread + 1,
-					     sizeof *g);
-	if (!g)
+	if (ARRAY_PUSH(t->frozen_by_thread, t->nfrozen_by_thread, t->frozen_by_thread_cap,
+		       ((struct thread_frozen){ gdb_id, 0 })) < 0)
 		return NULL;
-	t->frozen_by_thread = g;
-	g[t->nfrozen_by_thread] = (struct thread_frozen){ gdb_id, 0 };
-	return &g[t->nfrozen_by_thread++];
+	return &t->frozen_by_thread[t->nfrozen_by_thread - 1];
 }
 
 /* What our stops have held the thread so far: in all-stop mode every stop

@@ -56,6 +56,7 @@ static int parse_stat(const char *line, struct proc_thread *t)
 		}
 	}
 	t->cpu_ticks = utime + stime;
+	t->kernel_ticks = stime;
 	t->last_cpu = (int)processor;
 	return 0;
 }

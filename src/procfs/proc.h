@@ -20,6 +20,7 @@ struct proc_thread {
 	char name[32];            /* comm, at most 15 chars + NUL */
 	char state;               /* proc(5) letter */
 	uint64_t cpu_ticks;       /* utime + stime, clock ticks */
+	uint64_t kernel_ticks;    /* of which stime: the kernel's tick-sampled share in system calls */
 	int last_cpu;             /* processor it last ran on */
 	uint64_t voluntary_switches;   /* from status; lets a sampler see a thread has not run */
 	uint64_t involuntary_switches;

@@ -19,13 +19,31 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The unwinder's registers, then the two that say whether the thread sat in
+/* The unwinder's registers, then the three that say whether the thread sat in
  * a waiting system call when it was stopped (orig_rax: the call's number,
- * -1 outside a call; rsi: futex's operation). */
-enum { REG_RIP, REG_RSP, REG_RBP, REG_RBX, REG_R12, REG_R13, REG_R14, REG_R15, REG_ORIG_RAX, REG_RSI, NREGS };
+ * -1 outside a call; rsi: futex's operation) and whether the call had ended
+ * by itself (rax: its result, or the kernel's code for a call our signal
+ * interrupted). */
+enum { REG_RIP, REG_RSP, REG_RBP, REG_RBX, REG_R12, REG_R13, REG_R14, REG_R15, REG_ORIG_RAX, REG_RSI, REG_RAX,
+       NREGS };
 static const char *const register_names[NREGS] = {
-	"rip", "rsp", "rbp", "rbx", "r12", "r13", "r14", "r15", "orig_rax", "rsi",
+	"rip", "rsp", "rbp", "rbx", "r12", "r13", "r14", "r15", "orig_rax", "rsi", "rax",
 };
+
+/* True when a stop landed on a system call's way out after the call had
+ * ended by itself: orig_rax names a call and rax holds its own result, not
+ * -EINTR or the -ERESTART* codes (-512..-516) a call gets when a signal
+ * finds it inside. The stopping signal is noticed on every return to user
+ * mode, and on this VM the interrupt that should stop a thread running in
+ * user code often comes later than its next system call (a few to hundreds
+ * of microseconds), so such a stop says where the thread went next, not
+ * where it was. A thread that really was in the call when asked lands here
+ * too: landing_kept tells the two apart in bulk. */
+static bool at_completed_return(uint64_t orig_rax, uint64_t rax)
+{
+	int64_t result = (int64_t)rax;
+	return (int64_t)orig_rax >= 0 && result != -4 && !(result <= -512 && result >= -516);
+}
 
 /* x86-64 system calls that only wait (for a lock, a timer, an event, a
  * child) or give the CPU away: a thread stopped inside one was off the CPU
@@ -117,6 +135,10 @@ struct tracked_thread {
 	bool captured;            /* capture holds this tick's stop */
 	const char *waiting_in;   /* the waiting system call it sat in when stopped, or NULL */
 	const char *wait;         /* wait_reason of that stop */
+	bool at_return;           /* that stop landed at a completed system call's return */
+	uint64_t first_ticks, first_kernel_ticks;  /* /proc CPU ticks (all, kernel) at its first listing */
+	uint64_t on_cpu_elsewhere;  /* on-CPU walks kept that did not land at a completed call's return */
+	uint64_t on_cpu_at_return;  /* on-CPU walks kept that did */
 	uint64_t first_seen_ns;   /* its first /proc listing in this run */
 	uint64_t last_seen_ns;    /* its latest one */
 	uint64_t stopped_ns;      /* time our stops held it, over the run */
@@ -139,6 +161,7 @@ struct sampler {
 				   * (from birth for threads born during the run) */
 	double thread_stopped_max_pct;  /* the largest share of its own time any thread was held
 					 * (thread_stopped_share), over threads gone so far */
+	bool snapshot;            /* one round of every thread (dump): every walked stack is kept */
 	uint64_t *pc_buffer;      /* 2 * cap * max_frames PCs, carved per thread */
 	size_t pc_buffer_threads;
 };
@@ -169,6 +192,31 @@ static double thread_stopped_share(const struct tracked_thread *t, uint64_t unti
 	return 100.0 * (double)t->stopped_ns / (double)span;
 }
 
+/* Whether an on-CPU walk whose stop landed at a completed system call's
+ * return (at_completed_return) is kept. Such a stop found the thread either
+ * in the call (it was there when asked) or at the return of a call it made
+ * after it was asked, while it ran user code; no register tells which. The
+ * kernel's tick accounting does, in bulk: the share K of its CPU time the
+ * thread spent in the kernel, which our stops do not bias (a timer tick
+ * lands where the thread is). So system call returns get at most that
+ * share of the thread's on-CPU walks: one is kept while the returns kept
+ * stay under K/(1-K) times its other on-CPU walks, plus one (so a thread
+ * that lives in system calls shows from its first walk). The CPU time of
+ * the run says K once it is half a second; before, the thread's life. */
+static bool landing_kept(const struct tracked_thread *t)
+{
+	uint64_t all = t->proc.cpu_ticks - t->first_ticks;
+	uint64_t kernel = t->proc.kernel_ticks - t->first_kernel_ticks;
+	if (all < 50 || kernel > all) {
+		all = t->proc.cpu_ticks;
+		kernel = t->proc.kernel_ticks;
+	}
+	if (all == 0 || kernel >= all)
+		return true;   /* no figure, or all of it in the kernel: as before */
+	double share = (double)kernel / (double)all;
+	return (double)t->on_cpu_at_return < share / (1 - share) * (double)(t->on_cpu_elsewhere + 1);
+}
+
 /* Updates the thread table from /proc; marks which threads to sample and
  * which of those need a walk. Returns the number needing a walk, -1 if the
  * process is gone. */
@@ -196,6 +244,8 @@ static int plan_tick(struct sampler *sp, struct xerr *e)
 			memset(t, 0, sizeof *t);
 			t->tid = listing[k].tid;
 			t->first_seen_ns = now;
+			t->first_ticks = listing[k].cpu_ticks;
+			t->first_kernel_ticks = listing[k].kernel_ticks;
 		}
 		t->seen = true;
 		t->last_seen_ns = now;
@@ -292,6 +342,7 @@ static int capture_fast(struct sampler *sp, struct tracked_thread *t, struct xer
 	};
 	t->waiting_in = waiting_syscall(values[REG_ORIG_RAX], values[REG_RSI]);
 	t->wait = wait_reason((int64_t)values[REG_ORIG_RAX], values[REG_RSI]);
+	t->at_return = at_completed_return(values[REG_ORIG_RAX], values[REG_RAX]);
 	if (unwinder_capture(sp->unwinder, t->tid, &regs, &t->capture, e) < 0)
 		return -1;
 	t->captured = true;
@@ -394,13 +445,15 @@ static void walk_stopped_thread(struct sampler *sp, struct sampler_stats *st, st
 	struct xerr walk_error;
 	int rc;
 	if (sp->cfg->walker == SAMPLER_WALKER_GDB) {
-		uint64_t call[2];
+		uint64_t call[3];
 		t->waiting_in = NULL;
-		rc = session_thread_registers(sp->session, t->gdb_id, &sp->regnums[REG_ORIG_RAX], 2, call,
+		t->at_return = false;
+		rc = session_thread_registers(sp->session, t->gdb_id, &sp->regnums[REG_ORIG_RAX], 3, call,
 					      &walk_error);
 		if (rc >= 0) {
 			t->waiting_in = waiting_syscall(call[0], call[1]);
 			t->wait = wait_reason((int64_t)call[0], call[1]);
+			t->at_return = at_completed_return(call[0], call[2]);
 			rc = walk_gdb(sp, t, t->pcs, &t->npcs, &walk_error);
 		}
 	} else {
@@ -675,6 +728,18 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, const str
 				continue;
 			state = 'S';
 		}
+		if (t->walk && state == 'R' && !sp->snapshot) {
+			if (!t->at_return)
+				t->on_cpu_elsewhere++;
+			else if (landing_kept(t))
+				t->on_cpu_at_return++;
+			else {
+				/* Caught at the return of a call it made after we
+				 * asked it to stop: not where it was. */
+				st->landed_late++;
+				continue;
+			}
+		}
 		if (state == 't')
 			/* Stopped by ptrace when /proc was read: by us (gdb stopping
 			 * the target), not a wait of the program's. */
@@ -717,6 +782,7 @@ int sampler_snapshot(struct session *s, struct symbolizer *sym, enum sampler_wal
 	memset(st, 0, sizeof *st);
 	uint64_t start = monotonic_ns();
 	int rc = sampler_setup(&sp, s, sym, &cfg, e);
+	sp.snapshot = true;
 	if (rc == 0) {
 		/* A snapshot walks every thread, even one that has not run lately. */
 		st->ticks = 1;
@@ -766,6 +832,10 @@ static void add_run_notes(const struct sampler_config *cfg, struct sampler_stats
 		run_notes_add(notes, "%.0f stacks of running threads were left out: the thread sat in a waiting system "
 			 "call (a lock, a sleep, a poll) when it was stopped, so it was off the CPU then",
 			 (double)st->waiting_at_stop);
+	if (st->landed_late)
+		run_notes_add(notes, "%.0f samples landed at a later system call's return and were left out: the thread "
+			 "ran its own code when asked to stop and was caught at its next call's return (counted up to "
+			 "the kernel's share of its CPU time; docs/sampling.md)", (double)st->landed_late);
 	/* CPU time no tick could see: threads born and gone between two ticks
 	 * (the clock-tick figures are 10 ms coarse: 10% slack). */
 	double unseen = st->cpu_total_s - st->cpu_seen_s;

@@ -73,6 +73,9 @@ struct sampler_stats {
 	uint64_t truncated;           /* walks that did not reach the outermost frame */
 	uint64_t waiting_at_stop;     /* runnable threads found in a waiting system call when stopped: left out
 				       * of on-CPU samples (threads running), reported as 'S' otherwise */
+	uint64_t landed_late;         /* on-CPU walks left out: the stop landed at the return of a system call
+				       * the thread made after it was asked to stop, beyond the kernel's
+				       * share of its CPU time (sampler.c, landing_kept) */
 	double frequency_asked_hz, frequency_achieved_hz;
 	double cpu_percent_min, cpu_percent_avg, cpu_percent_max;  /* target CPU%, per ~1 s window;
 								    * NAN when the run was too short to measure */

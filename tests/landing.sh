@@ -26,7 +26,7 @@ frame_share() {
 	     END { print hit + 0, total + 0 }' "$1"
 }
 profile() {   # profile NAME PID THREADS: 5 s at 99 Hz, a 20% budget for enough samples under load
-	"$XGDBPROF" -e "set threads $3; set frequency 99; set duration 5s; set max_stopped 20%
+	$XGDBPROF -e "set threads $3; set frequency 99; set duration 5s; set max_stopped 20%
 sample { @s[ustack] = count(); } end { report(@s); folded(@s); }" -o "$TMP/$1" "$2" >"$TMP/$1.out" 2>"$TMP/$1.err"
 	check "$1: the run exits 0" test $? -eq 0 || show "$TMP/$1.err"
 	folded=$(ls "$TMP/$1"/*.folded 2>/dev/null | head -1)
@@ -68,6 +68,41 @@ check "calls: enough stacks to judge ($total >= 20)" test "${total:-0}" -ge 20
 check "calls: getpid holds at least the kernel's share - 15 points ($in_getpid of $total, kernel ${kernel}%)" \
 	test $((100 * ${in_getpid:-0})) -ge $(((${kernel:-0} - 15) * ${total:-1}))
 kill "$CALLS"
+
+# --- A spinning waiter alone on its CPU: sched_yield returns at once -------
+# A stop found in sched_yield is off the CPU (a yielding waiter is mostly
+# queued) unless /proc/PID/task/TID/stack, read as we asked it to stop, said
+# it was on a CPU then; that file needs root, and says nothing of a thread
+# on the reader's own CPU (a yielder gives its CPU to the reader): the
+# fixture runs on CPU 1, xgdbprof and gdb on CPU 0.
+if [ "$(id -u)" = 0 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+	taskset -c 1 "$FIXTURES/inline_c" yield >/dev/null &
+	YIELD=$!
+	TEST_PIDS="$TEST_PIDS $YIELD"
+	sleep 0.5
+	XGDBPROF_UNPINNED=$XGDBPROF
+	XGDBPROF="taskset -c 0 $XGDBPROF"
+	profile yield "$YIELD" running
+	XGDBPROF=$XGDBPROF_UNPINNED
+	read -r in_yield total <<<"$(leaf_share "${folded:-/dev/null}" '^(__GI_)?_*sched_yield$')"
+	echo "  $in_yield of $total stacks end in sched_yield"
+	stops=$(sed -n 's/.*samples: \([0-9]*\) stops.*/\1/p' "$TMP/yield.out")
+	waiting=$(sed -n 's/.*note: \([0-9]*\) stacks of running threads were left out: the thread sat in a waiting.*/\1/p' "$TMP/yield.out")
+	echo "  ${stops:-no} stops, ${waiting:-none} of them left out as waiting"
+	# The stops that land elsewhere than in the call are few in a loop
+	# this tight (a stop lands at a call's return: "Where a stop lands"),
+	# and the yield's returns count up to the kernel's share of its CPU
+	# time (~90%) over them: not many stacks, so the check is on what
+	# became of the stops. A stop is called waiting when the yielder was
+	# queued behind other work on its CPU: a few, not most.
+	check "yield: the yielder's stops are mostly not called waiting (${waiting:-0} of ${stops:-0})" \
+		test "${stops:-0}" -ge 20 -a $((2 * ${waiting:-0})) -lt "${stops:-0}"
+	check "yield: most of its stacks end in sched_yield ($in_yield of $total, at least 5)" \
+		test "${in_yield:-0}" -ge 5 -a $((2 * ${in_yield:-0})) -gt "${total:-0}"
+	kill "$YIELD"
+else
+	echo "ok - skipped: the on-CPU test of sched_yield needs root (it reads /proc/PID/task/TID/stack), 2 CPUs and taskset"
+fi
 
 # --- A thread blocked in read: all threads sampled, it sits in read --------
 sleep 30 | "$FIXTURES/inline_c" read &

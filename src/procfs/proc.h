@@ -62,6 +62,15 @@ struct proc_schedstat {
  * error message: callers fall back to estimates). */
 int proc_thread_schedstat(pid_t pid, pid_t tid, struct proc_schedstat *out);
 
+/* Whether a thread is on a CPU at this instant: /proc/PID/task/TID/stack
+ * is empty for a thread running on another CPU (the kernel does not unwind
+ * a running task) and lists where it waits otherwise: in a sleep, or
+ * preempted and queued for a CPU, or in sched_yield. 1 on a CPU, 0 not, -1
+ * unknown: the file needs root (CAP_SYS_ADMIN), the thread is gone, or it
+ * was last on the caller's own CPU (then the caller, running there, may
+ * have just displaced it). About 10-20 us. */
+int proc_thread_on_cpu(pid_t pid, pid_t tid);
+
 /* Resolved path of /proc/PID/exe into buf; 0 ok, -1 on failure. */
 int proc_exe_path(pid_t pid, char *buf, size_t size, struct xerr *e);
 

@@ -136,6 +136,7 @@ struct tracked_thread {
 	const char *waiting_in;   /* the waiting system call it sat in when stopped, or NULL */
 	const char *wait;         /* wait_reason of that stop */
 	bool at_return;           /* that stop landed at a completed system call's return */
+	int on_cpu_at_ask;        /* proc_thread_on_cpu just before the interrupt: 1, 0, -1 unknown */
 	uint64_t first_ticks, first_kernel_ticks;  /* /proc CPU ticks (all, kernel) at its first listing */
 	uint64_t on_cpu_elsewhere;  /* on-CPU walks kept that did not land at a completed call's return */
 	uint64_t on_cpu_at_return;  /* on-CPU walks kept that did */
@@ -329,6 +330,16 @@ static int map_gdb_ids(struct sampler *sp, struct xerr *e)
 	return 0;
 }
 
+/* A thread found in sched_yield is a spinning waiter giving its CPU away,
+ * runnable but mostly queued: off the CPU, unless /proc said it was on one
+ * at the instant we asked it to stop (its spin, or the yield's own kernel
+ * work, is CPU time perf counts). */
+static void on_cpu_when_asked(struct tracked_thread *t, uint64_t orig_rax)
+{
+	if ((int64_t)orig_rax == 24 && t->on_cpu_at_ask == 1)
+		t->waiting_in = NULL;
+}
+
 /* While stopped: registers from gdb and the stack window from /proc. The
  * unwinding waits until the target runs again (unwind_capture). */
 static int capture_fast(struct sampler *sp, struct tracked_thread *t, struct xerr *e)
@@ -343,6 +354,7 @@ static int capture_fast(struct sampler *sp, struct tracked_thread *t, struct xer
 	t->waiting_in = waiting_syscall(values[REG_ORIG_RAX], values[REG_RSI]);
 	t->wait = wait_reason((int64_t)values[REG_ORIG_RAX], values[REG_RSI]);
 	t->at_return = at_completed_return(values[REG_ORIG_RAX], values[REG_RAX]);
+	on_cpu_when_asked(t, values[REG_ORIG_RAX]);
 	if (unwinder_capture(sp->unwinder, t->tid, &regs, &t->capture, e) < 0)
 		return -1;
 	t->captured = true;
@@ -454,6 +466,7 @@ static void walk_stopped_thread(struct sampler *sp, struct sampler_stats *st, st
 			t->waiting_in = waiting_syscall(call[0], call[1]);
 			t->wait = wait_reason((int64_t)call[0], call[1]);
 			t->at_return = at_completed_return(call[0], call[2]);
+			on_cpu_when_asked(t, call[0]);
 			rc = walk_gdb(sp, t, t->pcs, &t->npcs, &walk_error);
 		}
 	} else {
@@ -604,6 +617,9 @@ static int stop_landed(struct session *s, struct sampler_stats *st, int stop_rc,
 static int all_threads_at_once(struct sampler *sp, struct sampler_stats *st, struct xerr *e)
 {
 	struct session *s = sp->session;
+	for (size_t i = 0; i < sp->nthreads; i++)
+		if (sp->threads[i].walk)
+			sp->threads[i].on_cpu_at_ask = proc_thread_on_cpu(session_pid(s), sp->threads[i].tid);
 	uint64_t stop_start = monotonic_ns(), t_stopped;
 	int landed = stop_landed(s, st, session_stop(s, e), stop_start, &t_stopped);
 	if (landed != ROUND_ON)
@@ -641,6 +657,7 @@ static int one_thread_at_a_time(struct sampler *sp, struct sampler_stats *st, st
 	uint64_t longest = 0;
 	size_t cursor = 0;
 	for (struct tracked_thread *t; (t = next_thread_to_walk(sp, &cursor));) {
+		t->on_cpu_at_ask = proc_thread_on_cpu(session_pid(s), t->tid);
 		uint64_t stop_start = monotonic_ns(), t_stopped;
 		int stop_rc = session_stop_thread(s, t->gdb_id, e);
 		int landed = stop_landed(s, st, stop_rc, stop_start, &t_stopped);

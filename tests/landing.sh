@@ -99,7 +99,21 @@ if [ "$(id -u)" = 0 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; 
 		test "${stops:-0}" -ge 20 -a $((2 * ${waiting:-0})) -lt "${stops:-0}"
 	check "yield: most of its stacks end in sched_yield ($in_yield of $total, at least 5)" \
 		test "${in_yield:-0}" -ge 5 -a $((2 * ${in_yield:-0})) -gt "${total:-0}"
-	kill "$YIELD"
+	# Now it shares CPU 1 with another yielder: each yield hands the CPU to
+	# the other, and a stop asked while it is queued in sched_yield would
+	# land there and be left out. It is not stopped at all.
+	taskset -c 1 "$FIXTURES/inline_c" yield >/dev/null &
+	BUSY=$!
+	TEST_PIDS="$TEST_PIDS $BUSY"
+	sleep 0.5
+	XGDBPROF="taskset -c 0 $XGDBPROF_UNPINNED"
+	profile shared "$YIELD" running
+	XGDBPROF=$XGDBPROF_UNPINNED
+	skipped=$(sed -n 's/.*note: \([0-9]*\) times a running thread was not stopped: \/proc showed it queued in a waiting.*/\1/p' "$TMP/shared.out")
+	stops=$(sed -n 's/.*samples: \([0-9]*\) stops.*/\1/p' "$TMP/shared.out")
+	echo "  sharing its CPU: ${stops:-no} stops, ${skipped:-no} times not stopped as queued in a wait"
+	check "shared: a yielder queued in sched_yield is not stopped (${skipped:-0} times)" test "${skipped:-0}" -ge 5
+	kill "$BUSY" "$YIELD"
 else
 	echo "ok - skipped: the on-CPU test of sched_yield needs root (it reads /proc/PID/task/TID/stack), 2 CPUs and taskset"
 fi

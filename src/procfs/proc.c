@@ -126,19 +126,32 @@ int proc_thread_schedstat(pid_t pid, pid_t tid, struct proc_schedstat *out)
 	return 0;
 }
 
-int proc_thread_on_cpu(pid_t pid, pid_t tid)
+int proc_thread_on_cpu(pid_t pid, pid_t tid, char *where, size_t size)
 {
-	char path[96], buf[256];
+	char path[96], buf[257];
+	if (where && size)
+		where[0] = '\0';
 	snprintf(path, sizeof path, "/proc/%d/task/%d/stack", (int)pid, (int)tid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	ssize_t n = read(fd, buf, sizeof buf);
+	ssize_t n = read(fd, buf, sizeof buf - 1);
 	close(fd);
 	if (n < 0)
 		return -1;   /* EACCES without CAP_SYS_ADMIN */
 	if (n == 0)
 		return 1;
+	/* "[<0>] futex_do_wait+0x4a/0x70\n": the name between "] " and "+". */
+	buf[n] = '\0';
+	const char *name = strstr(buf, "] ");
+	if (where && size && name) {
+		name += 2;
+		size_t len = strcspn(name, "+\n");
+		if (len >= size)
+			len = size - 1;
+		memcpy(where, name, len);
+		where[len] = '\0';
+	}
 	struct proc_thread t;
 	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
 	char stat[1024];

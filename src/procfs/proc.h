@@ -68,8 +68,10 @@ int proc_thread_schedstat(pid_t pid, pid_t tid, struct proc_schedstat *out);
  * preempted and queued for a CPU, or in sched_yield. 1 on a CPU, 0 not, -1
  * unknown: the file needs root (CAP_SYS_ADMIN), the thread is gone, or it
  * was last on the caller's own CPU (then the caller, running there, may
- * have just displaced it). About 10-20 us. */
-int proc_thread_on_cpu(pid_t pid, pid_t tid);
+ * have just displaced it). About 10-20 us. When not on a CPU and where is
+ * not NULL, the innermost kernel function it waits in ("futex_do_wait",
+ * "__do_sys_sched_yield", ...) goes to where (else "").  */
+int proc_thread_on_cpu(pid_t pid, pid_t tid, char *where, size_t size);
 
 /* Resolved path of /proc/PID/exe into buf; 0 ok, -1 on failure. */
 int proc_exe_path(pid_t pid, char *buf, size_t size, struct xerr *e);

@@ -340,6 +340,23 @@ static void on_cpu_when_asked(struct tracked_thread *t, uint64_t orig_rax)
 		t->waiting_in = NULL;
 }
 
+/* Whether the innermost kernel function of a thread not on a CPU
+ * (proc_thread_on_cpu) belongs to a system call waiting_syscall would call
+ * a wait: sched_yield (the read said the thread is not on a CPU), a futex
+ * wait, a sleep, a poll. Kernel function names change between versions:
+ * an unknown one is not a wait (the thread is stopped as before). */
+static bool waits_in_kernel(const char *fn)
+{
+	static const char *const waits[] = {
+		"sched_yield", "futex_wait", "futex_do_wait", "do_nanosleep", "ep_poll", "do_sys_poll",
+		"do_select", "core_sys_select",
+	};
+	for (size_t i = 0; i < sizeof waits / sizeof waits[0]; i++)
+		if (strstr(fn, waits[i]))
+			return true;
+	return false;
+}
+
 /* While stopped: registers from gdb and the stack window from /proc. The
  * unwinding waits until the target runs again (unwind_capture). */
 static int capture_fast(struct sampler *sp, struct tracked_thread *t, struct xerr *e)
@@ -619,7 +636,7 @@ static int all_threads_at_once(struct sampler *sp, struct sampler_stats *st, str
 	struct session *s = sp->session;
 	for (size_t i = 0; i < sp->nthreads; i++)
 		if (sp->threads[i].walk)
-			sp->threads[i].on_cpu_at_ask = proc_thread_on_cpu(session_pid(s), sp->threads[i].tid);
+			sp->threads[i].on_cpu_at_ask = proc_thread_on_cpu(session_pid(s), sp->threads[i].tid, NULL, 0);
 	uint64_t stop_start = monotonic_ns(), t_stopped;
 	int landed = stop_landed(s, st, session_stop(s, e), stop_start, &t_stopped);
 	if (landed != ROUND_ON)
@@ -657,7 +674,18 @@ static int one_thread_at_a_time(struct sampler *sp, struct sampler_stats *st, st
 	uint64_t longest = 0;
 	size_t cursor = 0;
 	for (struct tracked_thread *t; (t = next_thread_to_walk(sp, &cursor));) {
-		t->on_cpu_at_ask = proc_thread_on_cpu(session_pid(s), t->tid);
+		char kernel_wait[64];
+		t->on_cpu_at_ask = proc_thread_on_cpu(session_pid(s), t->tid, kernel_wait, sizeof kernel_wait);
+		if (sp->cfg->threads == SAMPLER_THREADS_RUNNING && t->on_cpu_at_ask == 0 &&
+		    waits_in_kernel(kernel_wait)) {
+			/* Queued in a call that only waits: its stop would land
+			 * there and be left out (waiting_syscall), after the
+			 * longest stops of all (a queued thread takes the signal
+			 * only once it gets a CPU). Not stopped. */
+			t->walk = t->wanted = false;
+			st->waiting_when_asked++;
+			continue;
+		}
 		uint64_t stop_start = monotonic_ns(), t_stopped;
 		int stop_rc = session_stop_thread(s, t->gdb_id, e);
 		int landed = stop_landed(s, st, stop_rc, stop_start, &t_stopped);
@@ -849,6 +877,10 @@ static void add_run_notes(const struct sampler_config *cfg, struct sampler_stats
 		run_notes_add(notes, "%.0f stacks of running threads were left out: the thread sat in a waiting system "
 			 "call (a lock, a sleep, a poll) when it was stopped, so it was off the CPU then",
 			 (double)st->waiting_at_stop);
+	if (st->waiting_when_asked && cfg->threads == SAMPLER_THREADS_RUNNING)
+		run_notes_add(notes, "%.0f times a running thread was not stopped: /proc showed it queued in a waiting "
+			 "system call (sched_yield, a futex wait, a sleep, a poll) just before, off the CPU",
+			 (double)st->waiting_when_asked);
 	if (st->landed_late)
 		run_notes_add(notes, "%.0f samples landed at a later system call's return and were left out: the thread "
 			 "ran its own code when asked to stop and was caught at its next call's return (counted up to "

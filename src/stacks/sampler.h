@@ -80,6 +80,9 @@ struct sampler_stats {
 	uint64_t truncated;           /* walks that did not reach the outermost frame */
 	uint64_t waiting_at_stop;     /* runnable threads found in a waiting system call when stopped: left out
 				       * of on-CPU samples (threads running), reported as 'S' otherwise */
+	uint64_t waiting_when_asked;  /* running threads not stopped (non-stop mode): just before the interrupt
+				       * /proc showed them off the CPU in a waiting call (sampler.c,
+				       * waits_in_kernel) */
 	uint64_t landed_late;         /* on-CPU walks left out: the stop landed at the return of a system call
 				       * the thread made after it was asked to stop, beyond the kernel's
 				       * share of its CPU time (sampler.c, landing_kept) */

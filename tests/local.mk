@@ -91,6 +91,10 @@ FIDELITY_TESTS = tests/fidelity.sh
 TESTS += $(FIDELITY_TESTS)
 EXTRA_DIST += $(FIDELITY_TESTS)
 
+## Where a stop lands: a later system call's return is not where the thread was.
+TESTS += tests/landing.sh
+EXTRA_DIST += tests/landing.sh
+
 $(FIXTURE_BIN)/hostile_names: tests/fixtures/hostile_names.c $(FIXTURE_BIN)/.dirstamp
 	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/hostile_names.c
 

@@ -1,3 +1,6 @@
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE   /* sched_getcpu */
+#endif
 #include "procfs/proc.h"
 #include "util/compare.h"
 #include "util/array.h"
@@ -8,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +61,7 @@ static int parse_stat(const char *line, struct proc_thread *t)
 		}
 	}
 	t->cpu_ticks = utime + stime;
+	t->kernel_ticks = stime;
 	t->last_cpu = (int)processor;
 	return 0;
 }
@@ -120,6 +125,40 @@ int proc_thread_schedstat(pid_t pid, pid_t tid, struct proc_schedstat *out)
 		return -1;
 	out->voluntary_switches = strtoull(v + 25, NULL, 10);
 	return 0;
+}
+
+int proc_thread_on_cpu(pid_t pid, pid_t tid, char *where, size_t size)
+{
+	char path[96], buf[257];
+	if (where && size)
+		where[0] = '\0';
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stack", (int)pid, (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n < 0)
+		return -1;   /* EACCES without CAP_SYS_ADMIN */
+	if (n == 0)
+		return 1;
+	/* "[<0>] futex_do_wait+0x4a/0x70\n": the name between "] " and "+". */
+	buf[n] = '\0';
+	const char *name = strstr(buf, "] ");
+	if (where && size && name) {
+		name += 2;
+		size_t len = strcspn(name, "+\n");
+		if (len >= size)
+			len = size - 1;
+		memcpy(where, name, len);
+		where[len] = '\0';
+	}
+	struct proc_thread t;
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	char stat[1024];
+	if (read_small_file(path, stat, sizeof stat) < 0 || parse_stat(stat, &t) < 0)
+		return -1;
+	return t.last_cpu == sched_getcpu() ? -1 : 0;
 }
 
 char proc_state(pid_t pid)

@@ -20,6 +20,7 @@ struct proc_thread {
 	char name[32];            /* comm, at most 15 chars + NUL */
 	char state;               /* proc(5) letter */
 	uint64_t cpu_ticks;       /* utime + stime, clock ticks */
+	uint64_t kernel_ticks;    /* of which stime: the kernel's tick-sampled share in system calls */
 	int last_cpu;             /* processor it last ran on */
 	uint64_t voluntary_switches;   /* from status; lets a sampler see a thread has not run */
 	uint64_t involuntary_switches;
@@ -60,6 +61,17 @@ struct proc_schedstat {
  * ok, -1 if the thread is gone or the kernel keeps no such figures (no
  * error message: callers fall back to estimates). */
 int proc_thread_schedstat(pid_t pid, pid_t tid, struct proc_schedstat *out);
+
+/* Whether a thread is on a CPU at this instant: /proc/PID/task/TID/stack
+ * is empty for a thread running on another CPU (the kernel does not unwind
+ * a running task) and lists where it waits otherwise: in a sleep, or
+ * preempted and queued for a CPU, or in sched_yield. 1 on a CPU, 0 not, -1
+ * unknown: the file needs root (CAP_SYS_ADMIN), the thread is gone, or it
+ * was last on the caller's own CPU (then the caller, running there, may
+ * have just displaced it). About 10-20 us. When not on a CPU and where is
+ * not NULL, the innermost kernel function it waits in ("futex_do_wait",
+ * "__do_sys_sched_yield", ...) goes to where (else "").  */
+int proc_thread_on_cpu(pid_t pid, pid_t tid, char *where, size_t size);
 
 /* Resolved path of /proc/PID/exe into buf; 0 ok, -1 on failure. */
 int proc_exe_path(pid_t pid, char *buf, size_t size, struct xerr *e);

@@ -19,13 +19,31 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The unwinder's registers, then the two that say whether the thread sat in
+/* The unwinder's registers, then the three that say whether the thread sat in
  * a waiting system call when it was stopped (orig_rax: the call's number,
- * -1 outside a call; rsi: futex's operation). */
-enum { REG_RIP, REG_RSP, REG_RBP, REG_RBX, REG_R12, REG_R13, REG_R14, REG_R15, REG_ORIG_RAX, REG_RSI, NREGS };
+ * -1 outside a call; rsi: futex's operation) and whether the call had ended
+ * by itself (rax: its result, or the kernel's code for a call our signal
+ * interrupted). */
+enum { REG_RIP, REG_RSP, REG_RBP, REG_RBX, REG_R12, REG_R13, REG_R14, REG_R15, REG_ORIG_RAX, REG_RSI, REG_RAX,
+       NREGS };
 static const char *const register_names[NREGS] = {
-	"rip", "rsp", "rbp", "rbx", "r12", "r13", "r14", "r15", "orig_rax", "rsi",
+	"rip", "rsp", "rbp", "rbx", "r12", "r13", "r14", "r15", "orig_rax", "rsi", "rax",
 };
+
+/* True when a stop landed on a system call's way out after the call had
+ * ended by itself: orig_rax names a call and rax holds its own result, not
+ * -EINTR or the -ERESTART* codes (-512..-516) a call gets when a signal
+ * finds it inside. The stopping signal is noticed on every return to user
+ * mode, and on this VM the interrupt that should stop a thread running in
+ * user code often comes later than its next system call (a few to hundreds
+ * of microseconds), so such a stop says where the thread went next, not
+ * where it was. A thread that really was in the call when asked lands here
+ * too: landing_kept tells the two apart in bulk. */
+static bool at_completed_return(uint64_t orig_rax, uint64_t rax)
+{
+	int64_t result = (int64_t)rax;
+	return (int64_t)orig_rax >= 0 && result != -4 && !(result <= -512 && result >= -516);
+}
 
 /* x86-64 system calls that only wait (for a lock, a timer, an event, a
  * child) or give the CPU away: a thread stopped inside one was off the CPU
@@ -117,6 +135,11 @@ struct tracked_thread {
 	bool captured;            /* capture holds this tick's stop */
 	const char *waiting_in;   /* the waiting system call it sat in when stopped, or NULL */
 	const char *wait;         /* wait_reason of that stop */
+	bool at_return;           /* that stop landed at a completed system call's return */
+	int on_cpu_at_ask;        /* proc_thread_on_cpu just before the interrupt: 1, 0, -1 unknown */
+	uint64_t first_ticks, first_kernel_ticks;  /* /proc CPU ticks (all, kernel) at its first listing */
+	uint64_t on_cpu_elsewhere;  /* on-CPU walks kept that did not land at a completed call's return */
+	uint64_t on_cpu_at_return;  /* on-CPU walks kept that did */
 	uint64_t first_seen_ns;   /* its first /proc listing in this run */
 	uint64_t last_seen_ns;    /* its latest one */
 	uint64_t stopped_ns;      /* time our stops held it, over the run */
@@ -139,6 +162,7 @@ struct sampler {
 				   * (from birth for threads born during the run) */
 	double thread_stopped_max_pct;  /* the largest share of its own time any thread was held
 					 * (thread_stopped_share), over threads gone so far */
+	bool snapshot;            /* one round of every thread (dump): every walked stack is kept */
 	uint64_t *pc_buffer;      /* 2 * cap * max_frames PCs, carved per thread */
 	size_t pc_buffer_threads;
 };
@@ -169,6 +193,31 @@ static double thread_stopped_share(const struct tracked_thread *t, uint64_t unti
 	return 100.0 * (double)t->stopped_ns / (double)span;
 }
 
+/* Whether an on-CPU walk whose stop landed at a completed system call's
+ * return (at_completed_return) is kept. Such a stop found the thread either
+ * in the call (it was there when asked) or at the return of a call it made
+ * after it was asked, while it ran user code; no register tells which. The
+ * kernel's tick accounting does, in bulk: the share K of its CPU time the
+ * thread spent in the kernel, which our stops do not bias (a timer tick
+ * lands where the thread is). So system call returns get at most that
+ * share of the thread's on-CPU walks: one is kept while the returns kept
+ * stay under K/(1-K) times its other on-CPU walks, plus one (so a thread
+ * that lives in system calls shows from its first walk). The CPU time of
+ * the run says K once it is half a second; before, the thread's life. */
+static bool landing_kept(const struct tracked_thread *t)
+{
+	uint64_t all = t->proc.cpu_ticks - t->first_ticks;
+	uint64_t kernel = t->proc.kernel_ticks - t->first_kernel_ticks;
+	if (all < 50 || kernel > all) {
+		all = t->proc.cpu_ticks;
+		kernel = t->proc.kernel_ticks;
+	}
+	if (all == 0 || kernel >= all)
+		return true;   /* no figure, or all of it in the kernel: as before */
+	double share = (double)kernel / (double)all;
+	return (double)t->on_cpu_at_return < share / (1 - share) * (double)(t->on_cpu_elsewhere + 1);
+}
+
 /* Updates the thread table from /proc; marks which threads to sample and
  * which of those need a walk. Returns the number needing a walk, -1 if the
  * process is gone. */
@@ -196,6 +245,8 @@ static int plan_tick(struct sampler *sp, struct xerr *e)
 			memset(t, 0, sizeof *t);
 			t->tid = listing[k].tid;
 			t->first_seen_ns = now;
+			t->first_ticks = listing[k].cpu_ticks;
+			t->first_kernel_ticks = listing[k].kernel_ticks;
 		}
 		t->seen = true;
 		t->last_seen_ns = now;
@@ -279,6 +330,33 @@ static int map_gdb_ids(struct sampler *sp, struct xerr *e)
 	return 0;
 }
 
+/* A thread found in sched_yield is a spinning waiter giving its CPU away,
+ * runnable but mostly queued: off the CPU, unless /proc said it was on one
+ * at the instant we asked it to stop (its spin, or the yield's own kernel
+ * work, is CPU time perf counts). */
+static void on_cpu_when_asked(struct tracked_thread *t, uint64_t orig_rax)
+{
+	if ((int64_t)orig_rax == 24 && t->on_cpu_at_ask == 1)
+		t->waiting_in = NULL;
+}
+
+/* Whether the innermost kernel function of a thread not on a CPU
+ * (proc_thread_on_cpu) belongs to a system call waiting_syscall would call
+ * a wait: sched_yield (the read said the thread is not on a CPU), a futex
+ * wait, a sleep, a poll. Kernel function names change between versions:
+ * an unknown one is not a wait (the thread is stopped as before). */
+static bool waits_in_kernel(const char *fn)
+{
+	static const char *const waits[] = {
+		"sched_yield", "futex_wait", "futex_do_wait", "do_nanosleep", "ep_poll", "do_sys_poll",
+		"do_select", "core_sys_select",
+	};
+	for (size_t i = 0; i < sizeof waits / sizeof waits[0]; i++)
+		if (strstr(fn, waits[i]))
+			return true;
+	return false;
+}
+
 /* While stopped: registers from gdb and the stack window from /proc. The
  * unwinding waits until the target runs again (unwind_capture). */
 static int capture_fast(struct sampler *sp, struct tracked_thread *t, struct xerr *e)
@@ -292,6 +370,8 @@ static int capture_fast(struct sampler *sp, struct tracked_thread *t, struct xer
 	};
 	t->waiting_in = waiting_syscall(values[REG_ORIG_RAX], values[REG_RSI]);
 	t->wait = wait_reason((int64_t)values[REG_ORIG_RAX], values[REG_RSI]);
+	t->at_return = at_completed_return(values[REG_ORIG_RAX], values[REG_RAX]);
+	on_cpu_when_asked(t, values[REG_ORIG_RAX]);
 	if (unwinder_capture(sp->unwinder, t->tid, &regs, &t->capture, e) < 0)
 		return -1;
 	t->captured = true;
@@ -394,13 +474,16 @@ static void walk_stopped_thread(struct sampler *sp, struct sampler_stats *st, st
 	struct xerr walk_error;
 	int rc;
 	if (sp->cfg->walker == SAMPLER_WALKER_GDB) {
-		uint64_t call[2];
+		uint64_t call[3];
 		t->waiting_in = NULL;
-		rc = session_thread_registers(sp->session, t->gdb_id, &sp->regnums[REG_ORIG_RAX], 2, call,
+		t->at_return = false;
+		rc = session_thread_registers(sp->session, t->gdb_id, &sp->regnums[REG_ORIG_RAX], 3, call,
 					      &walk_error);
 		if (rc >= 0) {
 			t->waiting_in = waiting_syscall(call[0], call[1]);
 			t->wait = wait_reason((int64_t)call[0], call[1]);
+			t->at_return = at_completed_return(call[0], call[2]);
+			on_cpu_when_asked(t, call[0]);
 			rc = walk_gdb(sp, t, t->pcs, &t->npcs, &walk_error);
 		}
 	} else {
@@ -551,6 +634,9 @@ static int stop_landed(struct session *s, struct sampler_stats *st, int stop_rc,
 static int all_threads_at_once(struct sampler *sp, struct sampler_stats *st, struct xerr *e)
 {
 	struct session *s = sp->session;
+	for (size_t i = 0; i < sp->nthreads; i++)
+		if (sp->threads[i].walk)
+			sp->threads[i].on_cpu_at_ask = proc_thread_on_cpu(session_pid(s), sp->threads[i].tid, NULL, 0);
 	uint64_t stop_start = monotonic_ns(), t_stopped;
 	int landed = stop_landed(s, st, session_stop(s, e), stop_start, &t_stopped);
 	if (landed != ROUND_ON)
@@ -588,6 +674,18 @@ static int one_thread_at_a_time(struct sampler *sp, struct sampler_stats *st, st
 	uint64_t longest = 0;
 	size_t cursor = 0;
 	for (struct tracked_thread *t; (t = next_thread_to_walk(sp, &cursor));) {
+		char kernel_wait[64];
+		t->on_cpu_at_ask = proc_thread_on_cpu(session_pid(s), t->tid, kernel_wait, sizeof kernel_wait);
+		if (sp->cfg->threads == SAMPLER_THREADS_RUNNING && t->on_cpu_at_ask == 0 &&
+		    waits_in_kernel(kernel_wait)) {
+			/* Queued in a call that only waits: its stop would land
+			 * there and be left out (waiting_syscall), after the
+			 * longest stops of all (a queued thread takes the signal
+			 * only once it gets a CPU). Not stopped. */
+			t->walk = t->wanted = false;
+			st->waiting_when_asked++;
+			continue;
+		}
 		uint64_t stop_start = monotonic_ns(), t_stopped;
 		int stop_rc = session_stop_thread(s, t->gdb_id, e);
 		int landed = stop_landed(s, st, stop_rc, stop_start, &t_stopped);
@@ -675,6 +773,18 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, const str
 				continue;
 			state = 'S';
 		}
+		if (t->walk && state == 'R' && !sp->snapshot) {
+			if (!t->at_return)
+				t->on_cpu_elsewhere++;
+			else if (landing_kept(t))
+				t->on_cpu_at_return++;
+			else {
+				/* Caught at the return of a call it made after we
+				 * asked it to stop: not where it was. */
+				st->landed_late++;
+				continue;
+			}
+		}
 		if (state == 't')
 			/* Stopped by ptrace when /proc was read: by us (gdb stopping
 			 * the target), not a wait of the program's. */
@@ -717,6 +827,7 @@ int sampler_snapshot(struct session *s, struct symbolizer *sym, enum sampler_wal
 	memset(st, 0, sizeof *st);
 	uint64_t start = monotonic_ns();
 	int rc = sampler_setup(&sp, s, sym, &cfg, e);
+	sp.snapshot = true;
 	if (rc == 0) {
 		/* A snapshot walks every thread, even one that has not run lately. */
 		st->ticks = 1;
@@ -766,6 +877,14 @@ static void add_run_notes(const struct sampler_config *cfg, struct sampler_stats
 		run_notes_add(notes, "%.0f stacks of running threads were left out: the thread sat in a waiting system "
 			 "call (a lock, a sleep, a poll) when it was stopped, so it was off the CPU then",
 			 (double)st->waiting_at_stop);
+	if (st->waiting_when_asked && cfg->threads == SAMPLER_THREADS_RUNNING)
+		run_notes_add(notes, "%.0f times a running thread was not stopped: /proc showed it queued in a waiting "
+			 "system call (sched_yield, a futex wait, a sleep, a poll) just before, off the CPU",
+			 (double)st->waiting_when_asked);
+	if (st->landed_late)
+		run_notes_add(notes, "%.0f samples landed at a later system call's return and were left out: the thread "
+			 "ran its own code when asked to stop and was caught at its next call's return (counted up to "
+			 "the kernel's share of its CPU time; docs/sampling.md)", (double)st->landed_late);
 	/* CPU time no tick could see: threads born and gone between two ticks
 	 * (the clock-tick figures are 10 ms coarse: 10% slack). */
 	double unseen = st->cpu_total_s - st->cpu_seen_s;

@@ -16,7 +16,14 @@
  * sitting in a waiting system call (futex wait, sleep, poll, epoll...; read
  * from orig_rax at the stop). Threads are stopped one after another, so a
  * thread can run into a lock held by one stopped before it: counting that
- * wait as CPU time was the profiler's own artefact.
+ * wait as CPU time was the profiler's own artefact. A stop that lands at
+ * the return of a system call that ended by itself may have caught the
+ * thread at a call made after it was asked to stop: such stops count up to
+ * the kernel's share of the thread's CPU time (stime over utime + stime),
+ * the rest are left out (landed_late; docs/sampling.md, "Where a stop
+ * lands"). sampler_snapshot keeps them all. A stop in sched_yield counts as
+ * on the CPU when /proc/PID/task/TID/stack, read just before the interrupt,
+ * said the thread was on one (proc_thread_on_cpu; root only).
  *
  * Budget: the share of wall time the target spends stopped is held under
  * max_stopped_percent by the stop budget (events/stop_budget.h): the next
@@ -73,6 +80,12 @@ struct sampler_stats {
 	uint64_t truncated;           /* walks that did not reach the outermost frame */
 	uint64_t waiting_at_stop;     /* runnable threads found in a waiting system call when stopped: left out
 				       * of on-CPU samples (threads running), reported as 'S' otherwise */
+	uint64_t waiting_when_asked;  /* running threads not stopped (non-stop mode): just before the interrupt
+				       * /proc showed them off the CPU in a waiting call (sampler.c,
+				       * waits_in_kernel) */
+	uint64_t landed_late;         /* on-CPU walks left out: the stop landed at the return of a system call
+				       * the thread made after it was asked to stop, beyond the kernel's
+				       * share of its CPU time (sampler.c, landing_kept) */
 	double frequency_asked_hz, frequency_achieved_hz;
 	double cpu_percent_min, cpu_percent_avg, cpu_percent_max;  /* target CPU%, per ~1 s window;
 								    * NAN when the run was too short to measure */

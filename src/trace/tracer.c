@@ -1249,9 +1249,18 @@ static uint64_t next_instruction(struct tracer *t, struct site *site)
 	struct xerr ignored;
 	if (session_call(t->s, &res, &ignored, "-data-disassemble", args) < 0)
 		return site->next_insn;
-	const char *address = mi_value_get_string(mi_value_at(mi_value_get(res->results, "asm_insns"), 1), "address");
+	const struct mi_value *insns = mi_value_get(res->results, "asm_insns");
+	const char *first = mi_value_get_string(mi_value_at(insns, 0), "inst");
+	const char *address = mi_value_get_string(mi_value_at(insns, 1), "address");
 	uint64_t next = address ? strtoull(address, NULL, 0) : 0;
+	/* A first instruction that transfers control does not fall through to
+	 * the next one (a jump, a return), or makes it a return address of the
+	 * callee's (a call): no calibration there. */
+	bool transfers = !first || first[0] == 'j' || strncmp(first, "call", 4) == 0 || strncmp(first, "ret", 3) == 0 ||
+			 strncmp(first, "loop", 4) == 0 || strncmp(first, "bnd", 3) == 0 || strncmp(first, "notrack", 7) == 0;
 	mi_record_free(res);
+	if (transfers)
+		return site->next_insn;
 	if (next <= site->addr || next >= site->addr + 16 || find_site(t, next) >= 0 || is_return_bp_addr(t, next))
 		return site->next_insn;
 	if (t->non_stop && !t->displaced_off && steps_with_scratch_register(t, next))

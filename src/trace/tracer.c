@@ -1750,8 +1750,14 @@ static void armed_share_without_hits(const struct tracer *t, struct tracer_stats
 	const struct hit_cpu *h = &t->hit_cpu;
 	st->armed_fraction_low = st->armed_fraction_high = st->armed_fraction;
 	st->calibrations = h->ncalibrations;
+	/* The mean, not the median: calls in bursts (malloc then calloc) give
+	 * gaps of two sizes, and the median falls on either. What decides is
+	 * the share of the armed CPU time a hit's cost takes. */
+	double sum = 0;
+	for (size_t i = 0; i < h->ngaps; i++)
+		sum += h->gaps[i];
 	if (h->ngaps)
-		st->hit_gap_cpu_us = median_of(h->gaps, h->ngaps) / 1e3;
+		st->hit_gap_cpu_us = sum / (double)h->ngaps / 1e3;
 	if (h->ncalibrations < 3 || h->ngaps < 5 || t->cpu.total_ns <= 0)
 		return;
 	double cost = median_of(h->calibrations, h->ncalibrations);
@@ -1893,7 +1899,7 @@ void tracer_stats_print(const struct tracer_stats *st, FILE *out)
 					       : "no hit came in a window the thread's clocks could bracket");
 	if (st->calibrations && st->hit_cpu_cost_us > 0)
 		fprintf(out, "xgdbprof: a hit cost the thread that hit at least %.0f us of its CPU (median of %" PRIu64
-			" calibration hits); a thread ran a median %.0f us of CPU from our resume to its next hit: %s\n",
+			" calibration hits); a thread ran a mean %.0f us of CPU from our resume to its next hit: %s\n",
 			st->hit_cpu_cost_us, st->calibrations, st->hit_gap_cpu_us,
 			st->estimate_lower_bound ? "mostly our own cost, so estimates are lower bounds"
 						 : "estimates take our cost out, and their intervals its range");

@@ -181,19 +181,12 @@ struct tracer {
 	 * valid while its record is. */
 	const struct mi_value *event_frame_args;
 	bool event_site_inlined;
-	/* What a hit costs the target's threads in CPU, against what they run
-	 * of their own between hits (docs/tracing.md, "Estimates"). Per
-	 * thread, its on-CPU clock at its last handled stop and the window
-	 * (duty_changes) it was in: the next stop of that thread in the same
-	 * armed window closes one resume-to-hit gap: our part plus the
-	 * program's. Calibration hits put a one-shot breakpoint for the hitting
-	 * thread on the instruction right after the probed entry: the gap
-	 * between the two stops is ours alone (gdb's step over the breakpoint,
-	 * the trap, the report). */
+	/* What a hit costs the hitting thread in CPU (docs/tracing.md,
+	 * "Estimates"). Calibration hits put a one-shot breakpoint for the
+	 * hitting thread on the instruction right after the probed entry: the
+	 * thread's CPU between the two stops is ours alone (gdb's step over the
+	 * breakpoint, the trap, the report). */
 	struct hit_cpu {
-		struct { pid_t tid; uint64_t run_ns, window; } last[64];
-		double *gaps;
-		size_t ngaps, gaps_cap;
 		double calibrations[TRACER_CALIBRATIONS];
 		size_t ncalibrations;
 		int pending_bp;           /* the calibration breakpoint in flight, 0 if none */
@@ -1193,43 +1186,22 @@ static int report_panic(struct tracer *t, struct thread_info *th, const uint64_t
 
 /* ---- a hit's CPU cost against the program's ------------------------------- */
 
-static void push_sample(double **v, size_t *n, size_t *cap, double x)
-{
-	if (*n >= 1u << 16)
-		return;
-	double *g = array_grow(*v, cap, *n + 1, sizeof *g);
-	if (!g)
-		return;
-	*v = g;
-	(*v)[(*n)++] = x;
-}
-
-/* At a handled stop of thread tid (bp: its breakpoint, 0 for other stops):
- * closes the thread's resume-to-stop gap when the probes stayed armed since
- * its last stop, or takes the calibration sample when bp is the calibration
- * breakpoint. The thread is stopped: its on-CPU clock stands still, so the
- * reading is the same at the stop and at our resume. Returns whether this
- * was a calibration stop. */
+/* At a handled stop of thread tid (bp: its breakpoint, 0 for other
+ * stops): whether it is the calibration breakpoint's, and then its sample.
+ * The thread is stopped: its on-CPU clock stands still, so the reading is
+ * the same at the stop and at our resume. */
 static bool hit_cpu_at_stop(struct tracer *t, pid_t tid, int bp)
 {
 	struct hit_cpu *h = &t->hit_cpu;
+	if (bp <= 0 || bp != h->pending_bp || tid != h->pending_tid)
+		return false;
 	uint64_t run = proc_thread_runtime_ns(t->pid, tid);
-	bool calibration = bp > 0 && bp == h->pending_bp && tid == h->pending_tid;
-	if (calibration) {
-		/* gdb deleted the one-shot breakpoint at this hit */
-		h->pending_bp = 0;
-		h->handled_calibrations++;
-		if (run && run >= h->pending_run_ns && h->ncalibrations < TRACER_CALIBRATIONS)
-			h->calibrations[h->ncalibrations++] = (double)(run - h->pending_run_ns);
-	}
-	unsigned k = (unsigned)tid % 64;
-	if (!calibration && run && h->last[k].tid == tid && h->last[k].run_ns && run >= h->last[k].run_ns &&
-	    h->last[k].window == t->duty_changes && t->duty == DUTY_ON)
-		push_sample(&h->gaps, &h->ngaps, &h->gaps_cap, (double)(run - h->last[k].run_ns));
-	h->last[k].tid = tid;
-	h->last[k].run_ns = run;
-	h->last[k].window = t->duty_changes;
-	return calibration;
+	/* gdb deleted the one-shot breakpoint at this hit */
+	h->pending_bp = 0;
+	h->handled_calibrations++;
+	if (run && run >= h->pending_run_ns && h->ncalibrations < TRACER_CALIBRATIONS)
+		h->calibrations[h->ncalibrations++] = (double)(run - h->pending_run_ns);
+	return true;
 }
 
 /* The instruction after a probed entry, where a calibration breakpoint can
@@ -1750,21 +1722,20 @@ static void armed_share_without_hits(const struct tracer *t, struct tracer_stats
 	const struct hit_cpu *h = &t->hit_cpu;
 	st->armed_fraction_low = st->armed_fraction_high = st->armed_fraction;
 	st->calibrations = h->ncalibrations;
-	/* The mean, not the median: calls in bursts (malloc then calloc) give
-	 * gaps of two sizes, and the median falls on either. What decides is
-	 * the share of the armed CPU time a hit's cost takes. */
-	double sum = 0;
-	for (size_t i = 0; i < h->ngaps; i++)
-		sum += h->gaps[i];
-	if (h->ngaps)
-		st->hit_gap_cpu_us = sum / (double)h->ngaps / 1e3;
-	if (h->ncalibrations < 3 || h->ngaps < 5 || t->cpu.total_ns <= 0)
-		return;
-	double cost = median_of(h->calibrations, h->ncalibrations);
-	st->hit_cpu_cost_us = cost / 1e3;
+	/* What decides is the share of the armed CPU time the hits' cost
+	 * takes: the armed CPU per hit, not the gaps between a thread's hits
+	 * (a gap longer than a window is never closed inside one, and calls in
+	 * bursts, malloc then calloc, give gaps of two sizes), against the
+	 * calibrated cost. */
 	double stops = (double)(st->hits + h->handled_calibrations);
 	double in_armed = stops > (double)st->duty_cycles ? stops - (double)st->duty_cycles : 0;
 	double armed = t->cpu.armed_ns, total = t->cpu.total_ns;
+	if (in_armed > 0)
+		st->hit_gap_cpu_us = armed / in_armed / 1e3;
+	if (h->ncalibrations < 3 || in_armed < 5 || total <= 0)
+		return;
+	double cost = median_of(h->calibrations, h->ncalibrations);
+	st->hit_cpu_cost_us = cost / 1e3;
 	double high = (armed - in_armed * cost) / (total - in_armed * cost);
 	double low = (armed - in_armed * cost * TRACER_HIT_COST_SPAN) / (total - in_armed * cost * TRACER_HIT_COST_SPAN);
 	if (!(high > 0) || high > st->armed_fraction)
@@ -1899,7 +1870,7 @@ void tracer_stats_print(const struct tracer_stats *st, FILE *out)
 					       : "no hit came in a window the thread's clocks could bracket");
 	if (st->calibrations && st->hit_cpu_cost_us > 0)
 		fprintf(out, "xgdbprof: a hit cost the thread that hit at least %.0f us of its CPU (median of %" PRIu64
-			" calibration hits); a thread ran a mean %.0f us of CPU from our resume to its next hit: %s\n",
+			" calibration hits); the probes were armed a mean %.0f us of the target's CPU per hit: %s\n",
 			st->hit_cpu_cost_us, st->calibrations, st->hit_gap_cpu_us,
 			st->estimate_lower_bound ? "mostly our own cost, so estimates are lower bounds"
 						 : "estimates take our cost out, and their intervals its range");
@@ -1930,7 +1901,6 @@ static void tracer_release(struct tracer *t)
 	free(t->syscall_return_probes.v);
 	free(t->frames);
 	free(t->hit_stops);
-	free(t->hit_cpu.gaps);
 	release_strings(t);
 	free(t->arg_strings);
 	if (t->unwinder)

@@ -187,6 +187,14 @@ struct tracer {
 	 * thread's CPU between the two stops is ours alone (gdb's step over the
 	 * breakpoint, the trap, the report). */
 	struct hit_cpu {
+		/* Per thread that hit (the first 64): its CPU time while the
+		 * entry probes were on, read at its hits and at each switch of
+		 * the probes, and the hits in it: what decides whether our cost
+		 * hides the program's part. Other threads' CPU is left out: it
+		 * runs on while a hitting thread is held (non-stop) or runs
+		 * with it (all-stop), and made a hit look cheap. */
+		struct hitter { pid_t tid; bool marked; uint64_t mark_ns, hits; double armed_ns; } hitters[64];
+		size_t nhitters;
 		double calibrations[TRACER_CALIBRATIONS];
 		size_t ncalibrations;
 		int pending_bp;           /* the calibration breakpoint in flight, 0 if none */
@@ -1190,9 +1198,57 @@ static int report_panic(struct tracer *t, struct thread_info *th, const uint64_t
  * stops): whether it is the calibration breakpoint's, and then its sample.
  * The thread is stopped: its on-CPU clock stands still, so the reading is
  * the same at the stop and at our resume. */
+static struct hitter *hitter_of(struct hit_cpu *h, pid_t tid)
+{
+	for (size_t i = 0; i < h->nhitters; i++)
+		if (h->hitters[i].tid == tid)
+			return &h->hitters[i];
+	if (h->nhitters == sizeof h->hitters / sizeof *h->hitters)
+		return NULL;
+	struct hitter *n = &h->hitters[h->nhitters++];
+	memset(n, 0, sizeof *n);
+	n->tid = tid;
+	return n;
+}
+
+/* At a switch of the probes: each hitting thread's CPU since its last
+ * reading goes to its armed time when they were on; on switching them on,
+ * the readings start. */
+static void hitters_at_switch(struct tracer *t, bool on_before, bool on_after)
+{
+	struct hit_cpu *h = &t->hit_cpu;
+	for (size_t i = 0; i < h->nhitters; i++) {
+		struct hitter *x = &h->hitters[i];
+		uint64_t run = proc_thread_runtime_ns(t->pid, x->tid);
+		if (on_before && x->marked && run >= x->mark_ns)
+			x->armed_ns += (double)(run - x->mark_ns);
+		x->marked = on_after && run;
+		x->mark_ns = run;
+	}
+}
+
+/* At an entry hit with the probes on: the thread's CPU since its last
+ * reading in this window is armed time holding this one hit. A thread's
+ * first hit ever has no reading before it in the window: not counted. */
+static void hitter_hit(struct tracer *t, pid_t tid)
+{
+	struct hitter *x = hitter_of(&t->hit_cpu, tid);
+	if (!x)
+		return;
+	uint64_t run = proc_thread_runtime_ns(t->pid, tid);
+	if (x->marked && run >= x->mark_ns) {
+		x->armed_ns += (double)(run - x->mark_ns);
+		x->hits++;
+	}
+	x->marked = run != 0;
+	x->mark_ns = run;
+}
+
 static bool hit_cpu_at_stop(struct tracer *t, pid_t tid, int bp)
 {
 	struct hit_cpu *h = &t->hit_cpu;
+	if (t->duty == DUTY_ON)
+		hitter_hit(t, tid);
 	if (bp <= 0 || bp != h->pending_bp || tid != h->pending_tid)
 		return false;
 	uint64_t run = proc_thread_runtime_ns(t->pid, tid);
@@ -1521,6 +1577,7 @@ static int set_duty(struct tracer *t, enum duty next, uint64_t when, struct xerr
 	 * switches with the target running, and with the probes off no stop
 	 * comes to mark the off time: it would count as armed. */
 	process_cpu_mark(&t->cpu, t->duty);
+	hitters_at_switch(t, t->duty == DUTY_ON, next == DUTY_ON);
 	if (t->duty == DUTY_ON)
 		t->covered_ns += when - t->duty_changed_ns;
 	if (next == DUTY_ON) {
@@ -1730,9 +1787,14 @@ static void armed_share_without_hits(const struct tracer *t, struct tracer_stats
 	double stops = (double)(st->hits + h->handled_calibrations);
 	double in_armed = stops > (double)st->duty_cycles ? stops - (double)st->duty_cycles : 0;
 	double armed = t->cpu.armed_ns, total = t->cpu.total_ns;
-	if (in_armed > 0)
-		st->hit_gap_cpu_us = armed / in_armed / 1e3;
-	if (h->ncalibrations < 3 || in_armed < 5 || total <= 0)
+	double hitters_armed = 0, hitters_hits = 0;
+	for (size_t i = 0; i < h->nhitters; i++) {
+		hitters_armed += h->hitters[i].armed_ns;
+		hitters_hits += (double)h->hitters[i].hits;
+	}
+	if (hitters_hits > 0)
+		st->hit_gap_cpu_us = hitters_armed / hitters_hits / 1e3;
+	if (h->ncalibrations < 3 || hitters_hits < 5 || in_armed < 5 || total <= 0)
 		return;
 	double cost = median_of(h->calibrations, h->ncalibrations);
 	st->hit_cpu_cost_us = cost / 1e3;
@@ -1783,8 +1845,10 @@ static void finish_stats(struct tracer *t, uint64_t end)
 		 * they could see. (Wall time would be wrong as soon as the number
 		 * of running threads changes, and one thread's clock misses the
 		 * others'.) */
-		if (!st->run.target_exited)
+		if (!st->run.target_exited) {
 			process_cpu_mark(&t->cpu, t->duty);
+			hitters_at_switch(t, t->duty == DUTY_ON, false);
+		}
 		st->armed_fraction = t->cpu.total_ns > 0 ? fmin(1, t->cpu.armed_ns / t->cpu.total_ns) : 0;
 		/* Each armed window also holds the CPU our stop and resume cost the
 		 * threads (ptrace, gdb's step over the breakpoint): ~0.05-0.8 ms a
@@ -1870,7 +1934,7 @@ void tracer_stats_print(const struct tracer_stats *st, FILE *out)
 					       : "no hit came in a window the thread's clocks could bracket");
 	if (st->calibrations && st->hit_cpu_cost_us > 0)
 		fprintf(out, "xgdbprof: a hit cost the thread that hit at least %.0f us of its CPU (median of %" PRIu64
-			" calibration hits); the probes were armed a mean %.0f us of the target's CPU per hit: %s\n",
+			" calibration hits); a thread that hit ran a mean %.0f us of CPU per hit with the probes armed: %s\n",
 			st->hit_cpu_cost_us, st->calibrations, st->hit_gap_cpu_us,
 			st->estimate_lower_bound ? "mostly our own cost, so estimates are lower bounds"
 						 : "estimates take our cost out, and their intervals its range");

@@ -101,10 +101,10 @@ struct tracer_progress {
  * program in caches after it (1.5x on steady_calls, ~4x on kvservice). */
 #define TRACER_HIT_COST_SPAN 5.0
 
-/* The target's armed CPU time per hit must be this many calibrated hit
- * costs (median calibration) before an estimate gets an interval: below,
- * the armed time is mostly our own cost, whose spread hides the program's
- * part, and the estimate is a lower bound. */
+/* The CPU the threads that hit ran per hit with the probes armed must be
+ * this many calibrated hit costs (median calibration) before an estimate
+ * gets an interval: below, it is mostly our own cost, whose spread hides
+ * the program's part, and the estimate is a lower bound. */
 #define TRACER_RESOLVABLE_GAP_RATIO 10.0
 
 /* Under the budget an armed window lasts a whole number of these, of the
@@ -144,7 +144,7 @@ struct tracer_stats {
 	uint64_t calibrations;        /* calibration hits measured */
 	uint64_t calibration_stops;   /* stops at calibration breakpoints (not in hits; their cost is counted) */
 	double hit_cpu_cost_us;       /* their median: a hit's CPU cost to the hitting thread, at least */
-	double hit_gap_cpu_us;        /* the target's armed CPU time per hit (mean) */
+	double hit_gap_cpu_us;        /* the hitting threads' own armed CPU time per hit (mean) */
 	unsigned long forks;          /* forks seen (fork(), not vfork/posix_spawn): children detached */
 	uint64_t fork_bytes_healed;   /* int3 bytes a child had inherited and gdb had not removed */
 	double hit_stop_median_ms, hit_stop_p99_ms;  /* a hit's stop of the hitting thread: ours + gdb's part */

@@ -235,7 +235,7 @@ void locks_report(const struct map *wait, const struct map *hold, FILE *out, siz
 		fputc('\n', out);
 		if (estimated) {
 			double est, lo, hi;
-			map_estimate((int64_t)e->value.count, coverage->armed_share, &est, &lo, &hi);
+			map_coverage_estimate(coverage, (int64_t)e->value.count, &est, &lo, &hi);
 			if (coverage->lower_bound)
 				fprintf(out, "   est. >= %.0f waits in the run", lo);
 			else

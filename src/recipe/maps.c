@@ -783,6 +783,15 @@ void map_estimate(int64_t n, double coverage, double *estimate, double *low, dou
 	*high = hi / coverage;
 }
 
+void map_coverage_estimate(const struct map_coverage *c, int64_t n, double *estimate, double *low, double *high)
+{
+	map_estimate(n, c->armed_share, estimate, low, high);
+	if (c->share_high > 0)
+		*low *= c->armed_share / c->share_high;
+	if (c->share_low > 0)
+		*high *= c->armed_share / c->share_low;
+}
+
 /* " · R/s (95% L–H)" when the run's length is known. */
 static void print_rate(FILE *out, double est, double lo, double hi, const struct map_coverage *c)
 {
@@ -802,7 +811,7 @@ static void print_estimate(FILE *out, const struct map_value *v, bool is_sum, co
 {
 	int64_t n = (int64_t)v->count;
 	double est, lo, hi;
-	map_estimate(n, c->armed_share, &est, &lo, &hi);
+	map_coverage_estimate(c, n, &est, &lo, &hi);
 	if (is_sum && n > 0) {
 		double mean = (double)v->sum / (double)n;
 		est *= mean;
@@ -859,7 +868,7 @@ static void print_live(FILE *out, const struct map_value *v, const struct map_co
 		l->unknown_bytes);
 	if (c && c->armed_share > 0 && c->armed_share < 1 && l->live > 0) {
 		double est, lo, hi, mean = (double)l->live_bytes / (double)l->live;
-		map_estimate((int64_t)l->live, c->armed_share, &est, &lo, &hi);
+		map_coverage_estimate(c, (int64_t)l->live, &est, &lo, &hi);
 		double bound = l->bounded ? (double)l->bound_bytes : INFINITY;
 		if (lo * mean > bound) {
 			print_live_capped(out, l, est * mean, lo * mean, c);
@@ -998,7 +1007,7 @@ void map_table(const struct map *const *maps, size_t nmaps, FILE *out, const str
 				snprintf(row[c++], TABLE_CELL, me ? "%" PRId64 : "", v);
 			if (estimated && m->agg == MAP_AGG_COUNT) {
 				double est, lo, hi;
-				map_estimate(v, coverage->armed_share, &est, &lo, &hi);
+				map_coverage_estimate(coverage, v, &est, &lo, &hi);
 				if (!me)
 					row[c][0] = '\0';
 				else if (coverage->lower_bound)

@@ -172,6 +172,8 @@ struct map_coverage {
 	bool lower_bound;     /* the events came faster than the producer could time
 			       * them: the estimate only bounds the truth from below */
 	double seconds;       /* > 0: the run's length; estimates also print per second */
+	double share_low, share_high;  /* the range armed_share is known to lie in (0: armed_share
+			       * itself): the interval's ends divide by these */
 };
 void map_print(const struct map *m, FILE *out, size_t top, const struct map_coverage *coverage);
 
@@ -187,6 +189,9 @@ void map_table(const struct map *const *maps, size_t nmaps, FILE *out, const str
  * [0, 3.69] for n = 0) divided by the coverage. Assumes the events fall as
  * often in the armed share as outside it. */
 void map_estimate(int64_t n, double coverage, double *estimate, double *low, double *high);
+/* The same under a coverage whose share is only known to a range: the
+ * Poisson interval's low end over share_high, its high end over share_low. */
+void map_coverage_estimate(const struct map_coverage *c, int64_t n, double *estimate, double *low, double *high);
 
 /* Appends the text of one stack frame ("func (file:line) [inlined]") to out. */
 void map_format_frame(const struct frame *f, FILE *out);

@@ -157,6 +157,10 @@ int recipe_run_event(struct recipe_run *run, const struct event *ev, struct xerr
  * intervals (map_estimate), as lower bounds only when lower_bound. Call
  * before END; 1 (the default) prints values alone. */
 void recipe_run_set_coverage(struct recipe_run *run, double armed_share, bool lower_bound);
+/* The range the armed share lies in (the tracer's hits' own CPU taken out
+ * at its lowest and highest cost): intervals widen to it. After
+ * recipe_run_set_coverage. */
+void recipe_run_set_coverage_range(struct recipe_run *run, double low, double high);
 /* The traced run's length (wall seconds): count() and sum() maps then also
  * print their whole-run estimates as rates per second. 0: no rates. */
 void recipe_run_set_seconds(struct recipe_run *run, double seconds);

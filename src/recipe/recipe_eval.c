@@ -199,6 +199,13 @@ void recipe_run_set_coverage(struct recipe_run *run, double armed_share, bool lo
 	run->coverage.lower_bound = lower_bound;
 }
 
+void recipe_run_set_coverage_range(struct recipe_run *run, double low, double high)
+{
+	bool partial = run->coverage.armed_share < 1;
+	run->coverage.share_low = partial && low > 0 && low < 1 ? low : 0;
+	run->coverage.share_high = partial && high > 0 && high < 1 ? high : 0;
+}
+
 static int record_cmp(const void *pa, const void *pb)
 {
 	const struct map_live_record *a = *(struct map_live_record *const *)pa;

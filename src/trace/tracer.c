@@ -38,6 +38,8 @@ struct site {
 	bool inlined;
 	struct probe_list entry_probes, return_probes;
 	int bp;                       /* gdb number */
+	uint64_t next_insn;           /* the instruction after addr, for calibration hits; 0 not looked up,
+				       * UINT64_MAX none usable */
 };
 
 struct return_site {
@@ -184,6 +186,27 @@ struct tracer {
 	 * valid while its record is. */
 	const struct mi_value *event_frame_args;
 	bool event_site_inlined;
+	/* What a hit costs the hitting thread in CPU (docs/tracing.md,
+	 * "Estimates"). Calibration hits put a one-shot breakpoint for the
+	 * hitting thread on the instruction right after the probed entry: the
+	 * thread's CPU between the two stops is ours alone (gdb's step over the
+	 * breakpoint, the trap, the report). */
+	struct hit_cpu {
+		/* Per thread that hit (the first 64): its CPU time while the
+		 * entry probes were on, read at its hits and at each switch of
+		 * the probes, and the hits in it: what decides whether our cost
+		 * hides the program's part. Other threads' CPU is left out: it
+		 * runs on while a hitting thread is held (non-stop) or runs
+		 * with it (all-stop), and made a hit look cheap. */
+		struct hitter { pid_t tid; bool marked; uint64_t mark_ns, hits; double armed_ns; } hitters[64];
+		size_t nhitters;
+		double calibrations[TRACER_CALIBRATIONS];
+		size_t ncalibrations;
+		int pending_bp;           /* the calibration breakpoint in flight, 0 if none */
+		pid_t pending_tid;
+		uint64_t pending_run_ns;
+		uint64_t handled_calibrations; /* stops at calibration breakpoints (not hits of a probe) */
+	} hit_cpu;
 };
 
 static int list_push(int **v, size_t *n, size_t *cap, int x)
@@ -943,6 +966,8 @@ static bool read_location(struct tracer *t, uint64_t addr, char *out, size_t siz
 
 /* ---- events ----------------------------------------------------------------- */
 
+static bool budgeted(const struct tracer *t);
+
 /* x86-64's restart_syscall, which the kernel runs to resume an interrupted
  * sleep (ERESTART_RESTARTBLOCK). */
 #define SYSCALL_RESTART_SYSCALL 219
@@ -1054,6 +1079,14 @@ static int return_site_for(struct tracer *t, uint64_t addr, struct xerr *e)
 		return -1;
 	t->nreturns++;
 	return 0;
+}
+
+static bool is_return_bp_addr(const struct tracer *t, uint64_t addr)
+{
+	for (size_t i = 0; i < t->nreturns; i++)
+		if (t->returns[i].addr == addr)
+			return true;
+	return false;
 }
 
 static bool is_return_bp(const struct tracer *t, int bp)
@@ -1176,6 +1209,143 @@ static int report_panic(struct tracer *t, struct thread_info *th, const uint64_t
 	return rc;
 }
 
+/* ---- a hit's CPU cost against the program's ------------------------------- */
+
+/* At a handled stop of thread tid (bp: its breakpoint, 0 for other
+ * stops): whether it is the calibration breakpoint's, and then its sample.
+ * The thread is stopped: its on-CPU clock stands still, so the reading is
+ * the same at the stop and at our resume. */
+static struct hitter *hitter_of(struct hit_cpu *h, pid_t tid)
+{
+	for (size_t i = 0; i < h->nhitters; i++)
+		if (h->hitters[i].tid == tid)
+			return &h->hitters[i];
+	if (h->nhitters == sizeof h->hitters / sizeof *h->hitters)
+		return NULL;
+	struct hitter *n = &h->hitters[h->nhitters++];
+	memset(n, 0, sizeof *n);
+	n->tid = tid;
+	return n;
+}
+
+/* At a switch of the probes: each hitting thread's CPU since its last
+ * reading goes to its armed time when they were on; on switching them on,
+ * the readings start. */
+static void hitters_at_switch(struct tracer *t, bool on_before, bool on_after)
+{
+	struct hit_cpu *h = &t->hit_cpu;
+	for (size_t i = 0; i < h->nhitters; i++) {
+		struct hitter *x = &h->hitters[i];
+		uint64_t run = proc_thread_runtime_ns(t->pid, x->tid);
+		if (on_before && x->marked && run >= x->mark_ns)
+			x->armed_ns += (double)(run - x->mark_ns);
+		x->marked = on_after && run;
+		x->mark_ns = run;
+	}
+}
+
+/* At an entry hit with the probes on: the thread's CPU since its last
+ * reading in this window is armed time holding this one hit. A thread's
+ * first hit ever has no reading before it in the window: not counted. */
+static void hitter_hit(struct tracer *t, pid_t tid)
+{
+	struct hitter *x = hitter_of(&t->hit_cpu, tid);
+	if (!x)
+		return;
+	uint64_t run = proc_thread_runtime_ns(t->pid, tid);
+	if (x->marked && run >= x->mark_ns) {
+		x->armed_ns += (double)(run - x->mark_ns);
+		x->hits++;
+	}
+	x->marked = run != 0;
+	x->mark_ns = run;
+}
+
+static bool hit_cpu_at_stop(struct tracer *t, pid_t tid, int bp)
+{
+	struct hit_cpu *h = &t->hit_cpu;
+	if (t->duty == DUTY_ON)
+		hitter_hit(t, tid);
+	if (bp <= 0 || bp != h->pending_bp || tid != h->pending_tid)
+		return false;
+	uint64_t run = proc_thread_runtime_ns(t->pid, tid);
+	/* gdb deleted the one-shot breakpoint at this hit */
+	h->pending_bp = 0;
+	h->handled_calibrations++;
+	if (run && run >= h->pending_run_ns && h->ncalibrations < TRACER_CALIBRATIONS)
+		h->calibrations[h->ncalibrations++] = (double)(run - h->pending_run_ns);
+	return true;
+}
+
+/* The instruction after a probed entry, where a calibration breakpoint can
+ * go: one gdb steps onto from the probe's breakpoint; UINT64_MAX when there
+ * is none usable (a breakpoint of ours there, or a RIP-relative one that in
+ * non-stop mode would make gdb step in place for the rest of the session). */
+static uint64_t next_instruction(struct tracer *t, struct site *site)
+{
+	if (site->next_insn)
+		return site->next_insn;
+	site->next_insn = UINT64_MAX;
+	char from[32], to[32];
+	snprintf(from, sizeof from, "0x%" PRIx64, site->addr);
+	snprintf(to, sizeof to, "0x%" PRIx64, site->addr + 16);
+	const char *args[] = { "-s", from, "-e", to, "--", "0", NULL };
+	struct mi_record *res = NULL;
+	struct xerr ignored;
+	if (session_call(t->s, &res, &ignored, "-data-disassemble", args) < 0)
+		return site->next_insn;
+	const struct mi_value *insns = mi_value_get(res->results, "asm_insns");
+	const char *first = mi_value_get_string(mi_value_at(insns, 0), "inst");
+	const char *address = mi_value_get_string(mi_value_at(insns, 1), "address");
+	uint64_t next = address ? strtoull(address, NULL, 0) : 0;
+	/* A first instruction that transfers control does not fall through to
+	 * the next one (a jump, a return), or makes it a return address of the
+	 * callee's (a call): no calibration there. */
+	bool transfers = !first || first[0] == 'j' || strncmp(first, "call", 4) == 0 || strncmp(first, "ret", 3) == 0 ||
+			 strncmp(first, "loop", 4) == 0 || strncmp(first, "bnd", 3) == 0 || strncmp(first, "notrack", 7) == 0;
+	mi_record_free(res);
+	if (transfers)
+		return site->next_insn;
+	if (next <= site->addr || next >= site->addr + 16 || find_site(t, next) >= 0 || is_return_bp_addr(t, next))
+		return site->next_insn;
+	if (t->non_stop && !t->displaced_off && steps_with_scratch_register(t, next))
+		return site->next_insn;
+	site->next_insn = next;
+	return next;
+}
+
+/* At an entry hit while armed: every other one until TRACER_CALIBRATIONS are
+ * taken, a one-shot breakpoint for this thread only on the next
+ * instruction. gdb's step over the probe lands on it and reports it: that
+ * gap holds no program time. */
+static void calibrate_at(struct tracer *t, struct site *site, int gdb_id, pid_t tid)
+{
+	struct hit_cpu *h = &t->hit_cpu;
+	if (h->pending_bp || h->ncalibrations >= TRACER_CALIBRATIONS || h->handled_calibrations >= 4 * TRACER_CALIBRATIONS ||
+	    site->inlined || t->duty != DUTY_ON || t->st->entries % 2 == 0 || !budgeted(t))
+		return;
+	uint64_t next = next_instruction(t, site);
+	uint64_t run = proc_thread_runtime_ns(t->pid, tid);
+	struct xerr ignored;
+	if (next == UINT64_MAX || !run || session_remember_code_byte(t->s, next, &ignored) < 0)
+		return;
+	char location[32], thread[16];
+	snprintf(location, sizeof location, "*0x%" PRIx64, next);
+	snprintf(thread, sizeof thread, "%d", gdb_id);
+	const char *args[] = { "-t", "-p", thread, location, NULL };
+	struct mi_record *res = NULL;
+	if (session_call(t->s, &res, &ignored, "-break-insert", args) < 0)
+		return;
+	long long n = -1;
+	mi_value_get_int(mi_value_get(res->results, "bkpt"), "number", &n);
+	mi_record_free(res);
+	if (n <= 0)
+		return;
+	h->pending_bp = (int)n;
+	h->pending_tid = tid;
+	h->pending_run_ns = run;
+}
+
 static int read_registers(struct tracer *t, int gdb_id, uint64_t *regs, struct xerr *e)
 {
 	return session_thread_registers(t->s, gdb_id, t->regnums, NREGS, regs, e);
@@ -1204,6 +1374,12 @@ static int handle_stop(struct tracer *t, const struct mi_record *ev, uint64_t wh
 	t->event_frame_args = mi_value_get(mi_value_get(ev->results, "frame"), "args");
 	*handled = true;
 	t->st->hits++;
+	mi_value_get_int(ev->results, "bkptno", &bkptno);
+	if (hit_cpu_at_stop(t, th->tid, is_bp ? (int)bkptno : 0)) {
+		/* a calibration stop: ours, not a probe's hit */
+		t->st->hits--;
+		return 0;
+	}
 	uint64_t regs[NREGS];
 	if (read_registers(t, (int)gdb_id, regs, e) < 0) {
 		/* Gone while stopped: another thread exec'd (or exited the
@@ -1298,8 +1474,12 @@ static int handle_stop(struct tracer *t, const struct mi_record *ev, uint64_t wh
 		 * same code): fall through to the entry check. */
 	}
 	for (size_t i = 0; i < t->nsites; i++)
-		if (t->sites[i].bp == bp)
-			return on_entry(t, &t->sites[i], th, regs, when, e);
+		if (t->sites[i].bp == bp) {
+			if (on_entry(t, &t->sites[i], th, regs, when, e) < 0)
+				return -1;
+			calibrate_at(t, &t->sites[i], (int)gdb_id, th->tid);
+			return 0;
+		}
 	return 0;
 }
 
@@ -1414,6 +1594,7 @@ static int set_duty(struct tracer *t, enum duty next, uint64_t when, struct xerr
 	 * switches with the target running, and with the probes off no stop
 	 * comes to mark the off time: it would count as armed. */
 	process_cpu_mark(&t->cpu, t->duty);
+	hitters_at_switch(t, t->duty == DUTY_ON, next == DUTY_ON);
 	if (t->duty == DUTY_ON)
 		t->covered_ns += when - t->duty_changed_ns;
 	if (next == DUTY_ON) {
@@ -1572,6 +1753,13 @@ static int disarm(struct tracer *t, struct xerr *e)
 	 * on one meanwhile is reported (or resumed by gdb) as usual. */
 	if (!execed && !t->non_stop && session_stop(t->s, e) < 0)
 		return -1;
+	if (t->hit_cpu.pending_bp) {
+		/* a calibration breakpoint its thread never reached (the thread
+		 * ended, or the trace did first); gone already if it was hit */
+		struct xerr ignored;
+		breakpoints_command(t, "-break-delete", &t->hit_cpu.pending_bp, 1, &ignored);
+		t->hit_cpu.pending_bp = 0;
+	}
 	if (breakpoints_command(t, "-break-delete", t->all_bps, t->nall, e) < 0)
 		return -1;
 	t->nall = 0;
@@ -1580,6 +1768,65 @@ static int disarm(struct tracer *t, struct xerr *e)
 	if (session_resume(t->s, e) < 0)
 		return -1;
 	return settle_forks(t, e);
+}
+
+static double median_of(const double *v, size_t n)
+{
+	double *sorted = malloc((n ? n : 1) * sizeof *sorted);
+	if (!sorted)
+		return -1;
+	memcpy(sorted, v, n * sizeof *sorted);
+	double m = stats_percentile(sorted, n, 50);
+	free(sorted);
+	return m;
+}
+
+/* The armed share once the hits' own CPU is taken out of it (docs/
+ * tracing.md, "Estimates"). A hit costs the hitting thread at least the
+ * calibrated figure c (the step over the breakpoint and a report) and at
+ * most TRACER_HIT_COST_SPAN c (that plus a continue and a trap). With the
+ * program's own CPU between hits well above it, the share lies between the
+ * two subtractions and the estimate gets an interval over that range; else
+ * only the low subtraction is sure, and the estimate is a lower bound from
+ * it (tighter than with none). The last hit of each window is resumed, and
+ * costs its CPU, after the probes are off: not subtracted from the armed
+ * time. */
+static void armed_share_without_hits(const struct tracer *t, struct tracer_stats *st)
+{
+	const struct hit_cpu *h = &t->hit_cpu;
+	st->armed_fraction_low = st->armed_fraction_high = st->armed_fraction;
+	st->calibrations = h->ncalibrations;
+	/* What decides is the share of the armed CPU time the hits' cost
+	 * takes: the armed CPU per hit, not the gaps between a thread's hits
+	 * (a gap longer than a window is never closed inside one, and calls in
+	 * bursts, malloc then calloc, give gaps of two sizes), against the
+	 * calibrated cost. */
+	double stops = (double)(st->hits + h->handled_calibrations);
+	double in_armed = stops > (double)st->duty_cycles ? stops - (double)st->duty_cycles : 0;
+	double armed = t->cpu.armed_ns, total = t->cpu.total_ns;
+	double hitters_armed = 0, hitters_hits = 0;
+	for (size_t i = 0; i < h->nhitters; i++) {
+		hitters_armed += h->hitters[i].armed_ns;
+		hitters_hits += (double)h->hitters[i].hits;
+	}
+	if (hitters_hits > 0)
+		st->hit_gap_cpu_us = hitters_armed / hitters_hits / 1e3;
+	if (h->ncalibrations < 3 || hitters_hits < 5 || in_armed < 5 || total <= 0)
+		return;
+	double cost = median_of(h->calibrations, h->ncalibrations);
+	st->hit_cpu_cost_us = cost / 1e3;
+	double high = (armed - in_armed * cost) / (total - in_armed * cost);
+	double low = (armed - in_armed * cost * TRACER_HIT_COST_SPAN) / (total - in_armed * cost * TRACER_HIT_COST_SPAN);
+	if (!(high > 0) || high > st->armed_fraction)
+		return;
+	st->armed_fraction_high = high;
+	st->estimate_lower_bound = !(low > 0) || st->hit_gap_cpu_us * 1e3 < TRACER_RESOLVABLE_GAP_RATIO * cost;
+	if (st->estimate_lower_bound) {
+		st->armed_fraction = st->armed_fraction_low = high;
+		return;
+	}
+	st->armed_fraction_low = low;
+	st->armed_fraction = sqrt(low * high);
 }
 
 static void finish_stats(struct tracer *t, uint64_t end)
@@ -1603,6 +1850,7 @@ static void finish_stats(struct tracer *t, uint64_t end)
 		st->hit_stop_p99_ms = stats_percentile(t->hit_stops, t->nhit_stops, 99) / 1e6;
 	}
 	st->hits_measured = t->clock.measured;
+	st->calibration_stops = t->hit_cpu.handled_calibrations;
 	st->waited_s = t->clock.waited_ns / 1e9;
 	st->hits_bounded = t->clock.bounded;
 	st->clocks_unavailable = t->clock.unavailable;
@@ -1614,15 +1862,18 @@ static void finish_stats(struct tracer *t, uint64_t end)
 		 * they could see. (Wall time would be wrong as soon as the number
 		 * of running threads changes, and one thread's clock misses the
 		 * others'.) */
-		if (!st->run.target_exited)
+		if (!st->run.target_exited) {
 			process_cpu_mark(&t->cpu, t->duty);
+			hitters_at_switch(t, t->duty == DUTY_ON, false);
+		}
 		st->armed_fraction = t->cpu.total_ns > 0 ? fmin(1, t->cpu.armed_ns / t->cpu.total_ns) : 0;
 		/* Each armed window also holds the CPU our stop and resume cost the
-		 * threads (ptrace, gdb's step over the breakpoint): ~0.05-0.2 ms
-		 * here. When the windows are not much longer than that — calls
+		 * threads (ptrace, gdb's step over the breakpoint): ~0.05-0.8 ms a
+		 * hit here. When the windows are not much longer than that — calls
 		 * come often, or between sleeps, with little CPU between them —
 		 * the share over-counts the CPU that could have made calls. */
 		st->estimate_lower_bound = st->hits && t->cpu.armed_ns / (double)st->hits < TRACER_TIMEABLE_CPU_NS;
+		armed_share_without_hits(t, st);
 		if (st->entries && st->armed_fraction > 0) {
 			st->entries_estimated = (double)st->entries / st->armed_fraction;
 			run_notes_add(notes, "function entries: %" PRIu64 " measured while the probes were armed (%.2g%% "
@@ -1685,17 +1936,25 @@ void tracer_stats_print(const struct tracer_stats *st, FILE *out)
 	else if (st->arm_stopped_s > 0)
 		fprintf(out, "xgdbprof: before the trace began, arming the probes held the target stopped %.1f ms "
 			"(not counted above)\n", st->arm_stopped_s * 1e3);
+	uint64_t stops = st->hits + st->calibration_stops;
 	if (st->hits && st->hits_measured)
 		fprintf(out, "xgdbprof: a hit cost gdb a median %.3f ms, read from the thread's schedstat (wall - on "
-			"CPU) for %" PRIu64 " of %" PRIu64 " hits%s; waiting for a CPU after our resumes took %.3f s "
-			"in all and counts as stopped\n", st->gdb_hit_ms, st->hits_measured, st->hits,
-			st->hits_measured < st->hits ? " (the others counted at that median, or their bound when "
+			"CPU) for %" PRIu64 " of %" PRIu64 " hits%s%s; waiting for a CPU after our resumes took %.3f s "
+			"in all and counts as stopped\n", st->gdb_hit_ms, st->hits_measured, stops,
+			st->calibration_stops ? " (calibration hits included)" : "",
+			st->hits_measured < stops ? " (the others counted at that median, or their bound when "
 						       "lower)" : "", st->waited_s);
 	else if (st->hits)
 		fprintf(out, "xgdbprof: gdb's part of each hit was estimated at %.3f ms from the gaps between a resume "
 			"and the next hit, as %s\n", st->gdb_hit_ms,
 			st->clocks_unavailable ? "this kernel gives no per-thread scheduler clocks"
 					       : "no hit came in a window the thread's clocks could bracket");
+	if (st->calibrations && st->hit_cpu_cost_us > 0)
+		fprintf(out, "xgdbprof: a hit cost the thread that hit at least %.0f us of its CPU (median of %" PRIu64
+			" calibration hits); a thread that hit ran a mean %.0f us of CPU per hit with the probes armed: %s\n",
+			st->hit_cpu_cost_us, st->calibrations, st->hit_gap_cpu_us,
+			st->estimate_lower_bound ? "mostly our own cost, so estimates are lower bounds"
+						 : "estimates take our cost out, and their intervals its range");
 	for (int i = 0; i < st->run.notes.n; i++)
 		fprintf(out, "note: %s\n", st->run.notes.text[i]);
 	if (st->gdb_died) {

@@ -87,8 +87,25 @@ struct tracer_progress {
 
 /* Armed CPU time a hit needs before the calls' rate can be told from what
  * our own stop and resume cost the threads: below it, estimates from the
- * armed share are lower bounds (docs/tracing.md, "Estimates"). */
+ * armed share are lower bounds (docs/tracing.md, "Estimates"). Used only
+ * when the run could not calibrate a hit's cost (below). */
 #define TRACER_TIMEABLE_CPU_NS 500000.0
+
+/* Calibration hits per run: each measures, on the hitting thread's CPU
+ * clock, a hit with no program time in it (docs/tracing.md, "Estimates"). */
+#define TRACER_CALIBRATIONS 16
+
+/* A hit's full cost to the hitting thread's CPU lies between the
+ * calibrated one (a step over the breakpoint and a report) and this many
+ * times it: that plus a continue, a trap and what the stop costs the
+ * program in caches after it (1.5x on steady_calls, ~4x on kvservice). */
+#define TRACER_HIT_COST_SPAN 5.0
+
+/* The CPU the threads that hit ran per hit with the probes armed must be
+ * this many calibrated hit costs (median calibration) before an estimate
+ * gets an interval: below, it is mostly our own cost, whose spread hides
+ * the program's part, and the estimate is a lower bound. */
+#define TRACER_RESOLVABLE_GAP_RATIO 10.0
 
 /* Under the budget an armed window lasts a whole number of these, of the
  * target's CPU time, ended on that clock, not by a hit: docs/tracing.md,
@@ -119,8 +136,15 @@ struct tracer_stats {
 	double entries_estimated;     /* duty cycled: entries extrapolated to the whole run */
 	double armed_fraction;        /* share of the target's CPU time spent with the entry probes armed:
 				       * 1 unless duty cycled; what measured counts stand for */
-	bool estimate_lower_bound;    /* armed windows too short to time the calls in them (under
-				       * TRACER_TIMEABLE_CPU_NS of CPU a hit): estimates are lower bounds */
+	bool estimate_lower_bound;    /* our own cost hides the program's time between hits
+				       * (TRACER_RESOLVABLE_GAP_RATIO): estimates are lower bounds */
+	double armed_fraction_low, armed_fraction_high;  /* the range the armed share lies in once the
+				       * hits' own CPU is taken out (intervals divide by these; both
+				       * armed_fraction when nothing was calibrated) */
+	uint64_t calibrations;        /* calibration hits measured */
+	uint64_t calibration_stops;   /* stops at calibration breakpoints (not in hits; their cost is counted) */
+	double hit_cpu_cost_us;       /* their median: a hit's CPU cost to the hitting thread, at least */
+	double hit_gap_cpu_us;        /* the hitting threads' own armed CPU time per hit (mean) */
 	unsigned long forks;          /* forks seen (fork(), not vfork/posix_spawn): children detached */
 	uint64_t fork_bytes_healed;   /* int3 bytes a child had inherited and gdb had not removed */
 	double hit_stop_median_ms, hit_stop_p99_ms;  /* a hit's stop of the hitting thread: ours + gdb's part */

@@ -173,8 +173,28 @@ static void test_open_and_resolve(void)
 	fclose(errs);
 }
 
+/* An armed share known only to a range widens the interval to it: the
+ * Poisson interval's low end over the larger share, its high end over the
+ * smaller; with no range, the plain estimate. */
+static void test_coverage_range(void)
+{
+	double est, lo, hi, plain_est, plain_lo, plain_hi;
+	map_estimate(100, 0.02, &plain_est, &plain_lo, &plain_hi);
+	struct map_coverage c = { .armed_share = 0.02 };
+	map_coverage_estimate(&c, 100, &est, &lo, &hi);
+	CHECK(est == plain_est && lo == plain_lo && hi == plain_hi);
+	c.share_low = 0.016;
+	c.share_high = 0.025;
+	map_coverage_estimate(&c, 100, &est, &lo, &hi);
+	CHECK(est == plain_est);
+	CHECK_MSG(lo > plain_lo * 0.02 / 0.025 - 1e-6 && lo < plain_lo * 0.02 / 0.025 + 1e-6, "lo %g", lo);
+	CHECK_MSG(hi > plain_hi * 0.02 / 0.016 - 1e-6 && hi < plain_hi * 0.02 / 0.016 + 1e-6, "hi %g", hi);
+	CHECK(lo < plain_lo && hi > plain_hi);
+}
+
 int main(void)
 {
+	test_coverage_range();
 	test_open_and_resolve();
 	test_count_by_stack();
 	test_hist_and_predicate();

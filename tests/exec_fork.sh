@@ -16,7 +16,6 @@ PROBE='function "hot_step" { @c = count(); }'
 
 # Waits until process $1 runs the program $2 (a child started with & is
 # still the shell for a moment before its exec).
-wait_exe() { local i; for i in $(seq 1 500); do [ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$2" ] && return 0; sleep 0.01; done; return 1; }
 wait_attached() { local i; for i in $(seq 1 600); do grep -q "attached" "$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 tracer_of() { sed -n 's/^TracerPid:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null; }
 wait_traced() { local i; for i in $(seq 1 600); do t=$(tracer_of "$1"); [ -n "$t" ] && [ "$t" != 0 ] && return 0; sleep 0.05; done; return 1; }

@@ -55,6 +55,14 @@ start_counter() {
 	wait_for_file "$PROGRESS"
 }
 
+# wait_exe PID PATH: up to 5 s for PID to be running PATH (a process just
+# started with & may still be the forking shell when we look).
+wait_exe() {
+	local i
+	for i in $(seq 1 500); do [ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$2" ] && return 0; sleep 0.01; done
+	return 1
+}
+
 wait_for_dir() {
 	local i
 	for i in $(seq 1 400); do [ -d "$1" ] && return 0; sleep 0.05; done

@@ -41,6 +41,7 @@ check "no empty output directory of ours left behind" \
 # them, so it must count exactly what the program counted.
 "$FIXTURES/churn" 200 40 50 "$TMP/go" >"$TMP/attached.out" & CHURN=$!
 TEST_PIDS="$TEST_PIDS $CHURN"
+wait_exe "$CHURN" "$FIXTURES/churn"   # else the probe's name is looked up in the forking shell
 "$XGDBPROF" -d 60s -e 'set exact true; function "counted_call" { @calls = count(); }' \
 	-o "$TMP/out-attached" "$CHURN" >"$TMP/attached.trace" 2>"$TMP/attached.err" & TRACER=$!
 for _ in $(seq 1 200); do grep -q "attached 1 probe" "$TMP/attached.err" 2>/dev/null && break; sleep 0.05; done

@@ -1351,6 +1351,61 @@ static int read_registers(struct tracer *t, int gdb_id, uint64_t *regs, struct x
 	return session_thread_registers(t->s, gdb_id, t->regnums, NREGS, regs, e);
 }
 
+/* A syscall catchpoint's stop (entry or return): fires the syscall probes,
+ * counting a call our stop interrupted and the kernel restarted as one. */
+static int handle_syscall_stop(struct tracer *t, const struct mi_record *ev, struct thread_info *th,
+			       const uint64_t *regs, bool is_sys_entry, uint64_t when, struct xerr *e)
+{
+	long long nr = -1;
+	mi_value_get_int(ev->results, "syscall-number", &nr);
+	const char *name = mi_value_get_string(ev->results, "syscall-name");
+	if (!name)
+		name = syscall_name((int)nr);
+	struct event rev;
+	event_init(t, &rev, is_sys_entry ? EVENT_SYSCALL_ENTRY : EVENT_SYSCALL_RETURN, th, when);
+	rev.stack = NULL;
+	rev.syscall_nr = nr;
+	rev.syscall_name = name ? name : "?";
+	unsigned slot = (unsigned)th->tid % 4096;
+	uint64_t *t0 = &t->syscall_t0[slot];
+	if (is_sys_entry) {
+		if (t->syscall_restarting[slot] &&
+		    (nr == t->syscall_open_nr[slot] || nr == SYSCALL_RESTART_SYSCALL)) {
+			/* The same call going on after our stop: one call. */
+			t->syscall_restarting[slot] = false;
+			return 0;
+		}
+		t->syscall_restarting[slot] = false;
+		t->syscall_open_nr[slot] = (int16_t)nr;
+		*t0 = when;
+		return fire(t, &t->syscall_entry_probes, &rev, e);
+	}
+	if (syscall_restarts((int64_t)regs[R_RAX])) {
+		/* Interrupted by a stop (ours: the program never sees these
+		 * kernel-internal values) and about to be restarted. */
+		t->syscall_restarting[slot] = true;
+		t->st->syscalls_restarted++;
+		return 0;
+	}
+	if (nr == SYSCALL_RESTART_SYSCALL && t->syscall_open_nr[slot] > 0) {
+		/* A sleep restarted through restart_syscall: report the call
+		 * the program made. */
+		nr = t->syscall_open_nr[slot];
+		const char *original = syscall_name((int)nr);
+		rev.syscall_nr = nr;
+		rev.syscall_name = original ? original : "?";
+	}
+	t->syscall_open_nr[slot] = 0;
+	t->st->syscalls++;
+	rev.elapsed_ns = *t0 && when >= *t0 ? when - *t0 : 0;
+	*t0 = 0;
+	rev.syscall_result = (int64_t)regs[R_RAX];
+	char retval[32];
+	snprintf(retval, sizeof retval, "%" PRId64, (int64_t)regs[R_RAX]);
+	rev.retval = retval;
+	return fire(t, &t->syscall_return_probes, &rev, e);
+}
+
 static int handle_stop(struct tracer *t, const struct mi_record *ev, uint64_t when, bool *handled, struct xerr *e)
 {
 	const char *reason = mi_value_get_string(ev->results, "reason");
@@ -1399,57 +1454,8 @@ static int handle_stop(struct tracer *t, const struct mi_record *ev, uint64_t wh
 			return report_panic(t, th, regs, th->payload_data, th->payload_vtable, when, e);
 		return 0;
 	}
-	if (is_sys_entry || is_sys_return) {
-		long long nr = -1;
-		mi_value_get_int(ev->results, "syscall-number", &nr);
-		const char *name = mi_value_get_string(ev->results, "syscall-name");
-		if (!name)
-			name = syscall_name((int)nr);
-		struct event rev;
-		event_init(t, &rev, is_sys_entry ? EVENT_SYSCALL_ENTRY : EVENT_SYSCALL_RETURN, th, when);
-		rev.stack = NULL;
-		rev.syscall_nr = nr;
-		rev.syscall_name = name ? name : "?";
-		unsigned slot = (unsigned)th->tid % 4096;
-		uint64_t *t0 = &t->syscall_t0[slot];
-		if (is_sys_entry) {
-			if (t->syscall_restarting[slot] &&
-			    (nr == t->syscall_open_nr[slot] || nr == SYSCALL_RESTART_SYSCALL)) {
-				/* The same call going on after our stop: one call. */
-				t->syscall_restarting[slot] = false;
-				return 0;
-			}
-			t->syscall_restarting[slot] = false;
-			t->syscall_open_nr[slot] = (int16_t)nr;
-			*t0 = when;
-			return fire(t, &t->syscall_entry_probes, &rev, e);
-		}
-		if (syscall_restarts((int64_t)regs[R_RAX])) {
-			/* Interrupted by a stop (ours: the program never sees these
-			 * kernel-internal values) and about to be restarted. */
-			t->syscall_restarting[slot] = true;
-			t->st->syscalls_restarted++;
-			return 0;
-		}
-		if (nr == SYSCALL_RESTART_SYSCALL && t->syscall_open_nr[slot] > 0) {
-			/* A sleep restarted through restart_syscall: report the call
-			 * the program made. */
-			nr = t->syscall_open_nr[slot];
-			const char *original = syscall_name((int)nr);
-			rev.syscall_nr = nr;
-			rev.syscall_name = original ? original : "?";
-		}
-		t->syscall_open_nr[slot] = 0;
-		t->st->syscalls++;
-		rev.elapsed_ns = *t0 && when >= *t0 ? when - *t0 : 0;
-		*t0 = 0;
-		rev.syscall_result = (int64_t)regs[R_RAX];
-		char retval[32];
-		snprintf(retval, sizeof retval, "%" PRId64, (int64_t)regs[R_RAX]);
-		rev.retval = retval;
-		return fire(t, &t->syscall_return_probes, &rev, e);
-	}
-	mi_value_get_int(ev->results, "bkptno", &bkptno);
+	if (is_sys_entry || is_sys_return)
+		return handle_syscall_stop(t, ev, th, regs, is_sys_entry, when, e);
 	int bp = (int)bkptno;
 	t->event_bp = bp;
 	if (bp == t->panic_hook_bp && bp > 0) {

@@ -14,14 +14,13 @@
 # exactly the program's count of waits (within 2: a lock freed between the
 # failed try and the lock() takes the fast path), its measured hold p50
 # within 50% of the program's, and never `quiet`. Under the default 5%
-# budget, the whole-run estimate's 95% interval must come within a factor of
-# 2 of the program's count (one retry), and
+# budget, the whole-run estimate's 95% interval must hold the program's count
+# (one retry; a lower bound, printed when a hit's cost cannot be told from
+# the calls' CPU, must not exceed it), and
 # the wait p50 of the waits seen must be within a factor of 3 of the
-# program's median. Not "holds": the estimate of lock waits runs low, on a
-# quiet machine in all-stop too (intervals 978-2317 and below for 2767 and
-# 3202 in a CI rehearsal; 0.65-0.88 of the truth in non-stop under load),
-# an open item of issues 14 and 16 (docs/locks.md); so the check is that
-# the interval is within a factor of 2 of the truth, in all-stop. The tolerances are wide because each end of a wait or
+# program's median. (Before the estimator took out the calibrated CPU cost of
+# our hits, the intervals ran low, 0.52-0.88 of the truth, and this check only
+# asked for a factor of 2: docs/tracing.md, "Estimates".) The tolerances are wide because each end of a wait or
 # hold is placed at gdb's report of the hit less gdb's median time to
 # report one, which on 2 loaded cores varies by milliseconds, and because
 # after each of our resumes the holder competes for a CPU with gdb and us,
@@ -81,16 +80,20 @@ for prog in locks_c locks_rust; do
 		wait=$(truth "$OUT.out" wait_p50_us)
 		b=$(block "$OUT.out" "$hot")
 		read -r lo hi < <(sed -n 's/.*est\. [0-9]* waits in the run (95% \([0-9]*\)–\([0-9]*\)).*/\1 \2/p' <<<"$b")
+		if [ -z "$lo" ]; then   # a lower bound: it must hold
+			lo=$(sed -n 's/.*est\. >= \([0-9]*\) waits in the run.*/\1/p' <<<"$b")
+			[ -n "$lo" ] && hi=$n
+		fi
 		measured=$(sed -n '2p' <<<"$b" | us p50)
 		echo "# $prog under the budget, run $try: the program counted ${n:-?} contended, wait p50 ${wait:-?} us; report:"
 		sed 's/^/#   /' <<<"$b"
-		if [ -n "$lo" ] && [ -n "$n" ] && [ "$lo" -le $((2 * n)) ] && [ $((2 * hi)) -ge "$n" ] &&
+		if [ -n "$lo" ] && [ -n "$n" ] && [ "$lo" -le "$n" ] && [ "$hi" -ge "$n" ] &&
 			within "$measured" "$wait" 0.33 3; then
 			held_ok=1
 			break
 		fi
 	done
-	check "$prog: under the 5% budget, the estimate's interval (${lo:-?}–${hi:-?}) is within a factor of 2 of the program's ${n:-?} contended acquisitions, and wait p50 ${measured:-?} us within a factor of 3 of its ${wait:-?} us" \
+	check "$prog: under the 5% budget, the estimate's interval (${lo:-?}–${hi:-?}) holds the program's ${n:-?} contended acquisitions, and wait p50 ${measured:-?} us within a factor of 3 of its ${wait:-?} us" \
 		test "$held_ok" = 1 || show "$OUT.err"
 	check "$prog: the report says what share of the run the probes saw" \
 		grep -q "^probes armed for .*% of the target's CPU time: counts are estimated" "$OUT.out"

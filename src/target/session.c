@@ -980,6 +980,17 @@ bool session_target_alive(struct session *s)
 	return state != 0 && state != 'Z' && state != 'X';
 }
 
+bool session_target_dead_in_proc(struct session *s)
+{
+	/* any state but Z (zombie) and X (dead) is a living thread */
+	return !s->target_exited && !proc_any_thread_in(s->pid, "RSDTtWPIK");
+}
+
+void session_note_target_exited(struct session *s)
+{
+	s->target_exited = true;
+}
+
 bool session_target_execed(struct session *s)
 {
 	return exec_seen_in_proc(s);

@@ -2070,7 +2070,27 @@ static int tracer_start(struct tracer *t, struct xerr *e)
 struct loop_clock {
 	uint64_t deadline;         /* 0: no duration */
 	uint64_t last_tick, last_exec_check;
+	uint64_t dead_since;       /* /proc first showed the target dead and gdb had not said so; 0: alive */
 };
+
+/* An exit gdb did not report within a second of /proc showing every
+ * thread dead (session_target_dead_in_proc) ends the trace as an exit:
+ * without this the trace waited for gdb forever. */
+static bool exit_unreported(struct tracer *t, struct loop_clock *lc, uint64_t now)
+{
+	if (!session_target_dead_in_proc(t->s)) {
+		lc->dead_since = 0;
+		return false;
+	}
+	if (!lc->dead_since)
+		lc->dead_since = now;
+	if (now - lc->dead_since < 1000000000u)
+		return false;
+	session_note_target_exited(t->s);
+	t->st->run.target_exited = true;
+	run_notes_add(&t->st->run.notes, "the target exited and gdb did not report it within 1 s: the trace ended there");
+	return true;
+}
 
 /* What ends the trace between events: a signal, exit(), the duration, the
  * target's exit or exec; also runs the recipe's timers and wakes the probes
@@ -2089,7 +2109,7 @@ static int check_trace_end(struct tracer *t, struct loop_clock *lc, uint64_t now
 	 * looked for in /proc every 100 ms. */
 	if (now - lc->last_exec_check >= 100000000u) {
 		lc->last_exec_check = now;
-		if (session_target_execed(s))
+		if (session_target_execed(s) || exit_unreported(t, lc, now))
 			return 0;
 	}
 	if (session_exec_path(s))

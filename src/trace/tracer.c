@@ -1245,14 +1245,14 @@ static void hitters_at_switch(struct tracer *t, bool on_before, bool on_after)
 }
 
 /* At an entry hit with the probes on: the thread's CPU since its last
- * reading in this window is armed time holding this one hit. A thread's
- * first hit ever has no reading before it in the window: not counted. */
-static void hitter_hit(struct tracer *t, pid_t tid)
+ * reading in this window (run, read at this stop) is armed time holding
+ * this one hit. A thread's first hit ever has no reading before it in the
+ * window: not counted. */
+static void hitter_hit(struct tracer *t, pid_t tid, uint64_t run)
 {
 	struct hitter *x = hitter_of(&t->hit_cpu, tid);
 	if (!x)
 		return;
-	uint64_t run = proc_thread_runtime_ns(t->pid, tid);
 	if (x->marked && run >= x->mark_ns) {
 		x->armed_ns += (double)(run - x->mark_ns);
 		x->hits++;
@@ -1264,11 +1264,13 @@ static void hitter_hit(struct tracer *t, pid_t tid)
 static bool hit_cpu_at_stop(struct tracer *t, pid_t tid, int bp)
 {
 	struct hit_cpu *h = &t->hit_cpu;
+	bool calibration = bp > 0 && bp == h->pending_bp && tid == h->pending_tid;
+	/* one reading of the stopped thread's clock serves both */
+	uint64_t run = t->duty == DUTY_ON || calibration ? proc_thread_runtime_ns(t->pid, tid) : 0;
 	if (t->duty == DUTY_ON)
-		hitter_hit(t, tid);
-	if (bp <= 0 || bp != h->pending_bp || tid != h->pending_tid)
+		hitter_hit(t, tid, run);
+	if (!calibration)
 		return false;
-	uint64_t run = proc_thread_runtime_ns(t->pid, tid);
 	/* gdb deleted the one-shot breakpoint at this hit */
 	h->pending_bp = 0;
 	h->handled_calibrations++;

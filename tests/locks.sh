@@ -32,8 +32,8 @@ require_attach
 
 # truth FILE KEY: the program's own figure
 truth() { sed -n "s/^$2 \\(.*\\)\$/\\1/p" "$1" | head -1; }
-# block FILE ADDR: the report's block of the lock at ADDR (headline + figures)
-block() { grep -A2 "^#[0-9]* contended lock $2 " "$1"; }
+# block FILE ADDR: the report's block of the lock at ADDR (headline, wait, hold, estimate)
+block() { grep -A3 "^#[0-9]* contended lock $2 " "$1"; }
 # us FIGURE (e.g. "p50 2.9 ms"): microseconds
 us() {
 	awk -v want="$1" '{ for (i = 1; i < NF; i++) if ($i == want) {

@@ -168,46 +168,180 @@ static void put_site(FILE *out, const struct stack *s)
 	}
 }
 
-/* The entry of hold for the lock at addr with the most holds, or NULL. */
-static const struct map_entry *holds_of(const struct map *hold, int64_t addr)
+/* The entry of hold for the lock at addr and operation op with the most
+ * holds, or NULL. A hold map without a string key (or an entry whose string
+ * is empty) holds the lock's holds whatever the operation. */
+static const struct map_entry *holds_of(const struct map *hold, int64_t addr, const char *op)
 {
 	const struct map_entry *best = NULL;
 	for (size_t i = 0; hold && i < map_len(hold); i++) {
 		const struct map_entry *e = map_entry_at(hold, i);
 		const struct map_key *k = first_key(hold, e, MAP_KEY_INT);
+		const struct map_key *kind = first_key(hold, e, MAP_KEY_STR);
+		if (kind && kind->s && *kind->s && (!op || strcmp(kind->s, op)))
+			continue;
 		if (k && k->i == addr && (!best || e->value.count > best->value.count))
 			best = e;
 	}
 	return best;
 }
 
-void locks_report(const struct map *wait, const struct map *hold, FILE *out, size_t top,
-		  const char *title, const struct map_coverage *coverage)
+/* A read hold is one reader's own: others may hold the lock meanwhile. */
+static bool is_read_op(const char *op)
+{
+	if (!op)
+		return false;
+	size_t n = strlen(op);
+	return strstr(op, "rdlock") || (n >= 4 && !strcmp(op + n - 4, "read"));
+}
+
+/* A row of the report: a wait entry less what @withdrawn took back from it
+ * (the same keys), with its own bucket counts. */
+struct lock_row {
+	struct map_entry e;
+	uint64_t *buckets;
+	size_t order;      /* place in the map's own order, to break ties */
+};
+
+static int by_waits(const void *pa, const void *pb)
+{
+	const struct lock_row *a = pa, *b = pb;
+	if (a->e.value.count != b->e.value.count)
+		return a->e.value.count > b->e.value.count ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* Whether withdrawn's entries can be taken out of wait's: a histogram of
+ * the same kind, buckets and keys. */
+static bool withdrawable(const struct map *wait, const struct map *withdrawn)
+{
+	return withdrawn && map_agg(withdrawn) == map_agg(wait) && map_nbuckets(withdrawn) == map_nbuckets(wait) &&
+	       map_lhist_step(withdrawn) == map_lhist_step(wait) && map_nkeys(withdrawn) == map_nkeys(wait);
+}
+
+static void rows_free(struct lock_row *rows, size_t n)
+{
+	for (size_t i = 0; rows && i < n; i++)
+		free(rows[i].buckets);
+	free(rows);
+}
+
+/* The rows of wait less withdrawn, most waits first; rows left with no
+ * wait are dropped. NULL on out of memory (*n 0 when nothing is left). */
+static struct lock_row *make_rows(const struct map *wait, const struct map *withdrawn, size_t *n)
+{
+	const struct map_entry **sorted = map_sorted(wait);
+	size_t len = map_len(wait), nb = map_nbuckets(wait), kept = 0;
+	struct lock_row *rows = sorted ? calloc(len, sizeof *rows) : NULL;
+	*n = 0;
+	if (!rows) {
+		free(sorted);
+		return NULL;
+	}
+	bool take_back = withdrawable(wait, withdrawn);
+	for (size_t i = 0; i < len; i++) {
+		const struct map_entry *e = sorted[len - 1 - i];
+		struct lock_row *r = &rows[kept];
+		r->e = *e;
+		r->order = i;
+		if (nb && e->value.buckets) {
+			r->buckets = malloc(nb * sizeof *r->buckets);
+			if (!r->buckets) {
+				rows_free(rows, kept);
+				free(sorted);
+				return NULL;
+			}
+			memcpy(r->buckets, e->value.buckets, nb * sizeof *r->buckets);
+			r->e.value.buckets = r->buckets;
+		}
+		const struct map_entry *w = take_back ? map_find(withdrawn, e->keys) : NULL;
+		if (w) {
+			uint64_t taken = w->value.count < r->e.value.count ? w->value.count : r->e.value.count;
+			r->e.value.count -= taken;
+			r->e.value.sum -= w->value.sum;
+			for (size_t b = 0; r->buckets && w->value.buckets && b < nb; b++)
+				r->buckets[b] -= w->value.buckets[b] < r->buckets[b] ? w->value.buckets[b] : r->buckets[b];
+		}
+		if (!r->e.value.count) {
+			free(r->buckets);
+			r->buckets = NULL;
+			continue;
+		}
+		kept++;
+	}
+	free(sorted);
+	qsort(rows, kept, sizeof *rows, by_waits);
+	*n = kept;
+	return rows;
+}
+
+/* Whether every value of an lhist entry lies below its first step (or
+ * under 0): nothing is resolved of those waits but that bound. */
+static bool all_below_step(const struct map *m, const struct map_entry *e)
+{
+	size_t nb = map_nbuckets(m);
+	if (map_lhist_step(m) <= 0 || !e->value.buckets || nb < 3)
+		return false;
+	for (size_t b = 2; b < nb; b++)
+		if (e->value.buckets[b])
+			return false;
+	return true;
+}
+
+/* "N waits, total T, p50 X, p99 Y" or, when none was resolved,
+ * "N waits, each < STEP (below the probes' resolution)" */
+static void put_wait_figures(FILE *out, const struct map *wait, const struct map_entry *e)
+{
+	uint64_t n = e->value.count;
+	fprintf(out, "   %" PRIu64 " wait%s, ", n, n == 1 ? "" : "s");
+	int64_t step = map_lhist_step(wait);
+	if (all_below_step(wait, e)) {
+		fputs(n == 1 ? "under " : "each under ", out);
+		put_duration(out, (double)step, false);
+		fputs(" (below the probes' resolution: no total)", out);
+		return;
+	}
+	fputs("total ", out);
+	if (step > 0 && e->value.sum < step) {
+		/* the waits that were resolved are each >= step: a smaller sum
+		 * is the others' noise around 0 */
+		put_duration(out, -(double)step, false);
+	} else {
+		put_duration(out, (double)e->value.sum, false);
+	}
+	fputc(',', out);
+	put_percentiles(out, wait, e);
+}
+
+void locks_report(const struct map *wait, const struct map *hold, const struct map *withdrawn, FILE *out,
+		  size_t top, const char *title, const struct map_coverage *coverage)
 {
 	if (title) {
 		text_put(out, title, TEXT_FORM_TERMINAL);
 		fputc('\n', out);
 	}
-	size_t n = map_len(wait);
+	size_t n = 0;
+	struct lock_row *rows = map_len(wait) ? make_rows(wait, withdrawn, &n) : NULL;
+	if (map_len(wait) && !rows) {
+		fputs("(out of memory)\n", out);
+		return;
+	}
 	if (!n) {
 		/* a thread blocked since before the run never returns from the
 		 * slow path: off-cpu shows it (waits in Mutex::lock) */
 		fputs("no contended acquisition completed while the probes were armed\n"
 		      "(threads blocked in a lock all along show in the off-cpu recipe)\n", out);
-		return;
-	}
-	const struct map_entry **sorted = map_sorted(wait);
-	if (!sorted) {
-		fputs("(out of memory)\n", out);
+		rows_free(rows, n);
 		return;
 	}
 	bool estimated = coverage && coverage->armed_share > 0 && coverage->armed_share < 1;
 	size_t shown = top && top < n ? top : n;
 	for (size_t r = 0; r < shown; r++) {
-		const struct map_entry *e = sorted[n - 1 - r];
+		const struct map_entry *e = &rows[r].e;
 		const struct map_key *addr = first_key(wait, e, MAP_KEY_INT);
 		const struct map_key *op = first_key(wait, e, MAP_KEY_STR);
 		const struct map_key *site = first_key(wait, e, MAP_KEY_STACK);
+		const char *op_name = op && op->s && *op->s ? op->s : NULL;
 		fprintf(out, "#%zu contended lock ", r + 1);
 		if (addr)
 			fprintf(out, "0x%" PRIx64, (uint64_t)addr->i);
@@ -215,24 +349,24 @@ void locks_report(const struct map *wait, const struct map *hold, FILE *out, siz
 			fputs("(address not recorded)", out);
 		fputs(" taken at ", out);
 		put_site(out, site ? site->stack : NULL);
-		if (op && op->s && *op->s) {
+		if (op_name) {
 			fputs(" (", out);
-			text_put(out, op->s, TEXT_FORM_TERMINAL);
+			text_put(out, op_name, TEXT_FORM_TERMINAL);
 			fputc(')', out);
 		}
-		fprintf(out, "\n   %" PRIu64 " wait%s, total ", e->value.count, e->value.count == 1 ? "" : "s");
-		put_duration(out, (double)e->value.sum, false);
-		fputc(',', out);
-		put_percentiles(out, wait, e);
-		const struct map_entry *h = addr ? holds_of(hold, addr->i) : NULL;
-		if (h) {
-			fputs("; held", out);
-			put_percentiles(out, hold, h);
-			fprintf(out, " (%" PRIu64 " hold%s)", h->value.count, h->value.count == 1 ? "" : "s");
-		} else if (hold) {
-			fputs("; hold not measured", out);
-		}
 		fputc('\n', out);
+		put_wait_figures(out, wait, e);
+		const struct map_entry *h = addr ? holds_of(hold, addr->i, op_name) : NULL;
+		bool read_hold = h && is_read_op(op_name);
+		fputc('\n', out);
+		if (h) {
+			fputs(read_hold ? "   read-held" : "   held", out);
+			put_percentiles(out, hold, h);
+			fprintf(out, " (%" PRIu64 " hold%s%s)\n", h->value.count, h->value.count == 1 ? "" : "s",
+				read_hold ? ", each reader's own" : "");
+		} else if (hold) {
+			fputs("   hold not measured\n", out);
+		}
 		if (estimated) {
 			double est, lo, hi;
 			map_coverage_estimate(coverage, (int64_t)e->value.count, &est, &lo, &hi);
@@ -260,12 +394,12 @@ void locks_report(const struct map *wait, const struct map *hold, FILE *out, siz
 		}
 		put_histogram(out, "wait", wait, e);
 		if (h)
-			put_histogram(out, "held", hold, h);
+			put_histogram(out, read_hold ? "read-held" : "held", hold, h);
 	}
 	if (shown < n)
 		fprintf(out, "(%zu more call site%s of contended locks)\n", n - shown, n - shown == 1 ? "" : "s");
 	if (estimated)
 		fprintf(out, "probes armed for %.1f%% of the target's CPU time: counts are estimated\n"
 			"from the waits seen, percentiles are theirs\n", 100 * coverage->armed_share);
-	free(sorted);
+	rows_free(rows, n);
 }

@@ -709,21 +709,30 @@ static void check_table(struct checker *c, struct expr *call)
 	}
 }
 
-/* locks(@wait[, @hold]): histograms keyed by the lock's address (an int
- * key), and for @wait the call site (a stack key); locks_report.h */
+/* locks(@wait[, @hold[, @withdrawn]]): histograms keyed by the lock's
+ * address (an int key), and for @wait the call site (a stack key);
+ * @withdrawn takes waits back out of @wait, so it has @wait's keys;
+ * locks_report.h */
 static void check_locks(struct checker *c, struct expr *call)
 {
-	if (call->nargs < 1 || call->nargs > 2) {
-		ERR(c, call->loc, "locks() takes the wait map and an optional hold map, like locks(@wait, @hold, top=5)");
+	if (call->nargs < 1 || call->nargs > 3) {
+		ERR(c, call->loc, "locks() takes the wait map, an optional hold map and an optional map of waits "
+				  "withdrawn, like locks(@wait, @hold, @withdrawn, top=5)");
 		return;
 	}
+	struct map_info *wait = NULL;
 	for (size_t i = 0; i < call->nargs; i++) {
 		struct expr *a = call->args[i];
 		struct map_info *m = shown_whole_map(c, a, "locks() takes whole maps, like locks(@wait, @hold)");
 		if (!m)
 			continue;
+		if (!i)
+			wait = m;
 		if (c->final && m->agg_known && m->agg != MAP_AGG_HIST && m->agg != MAP_AGG_LHIST)
 			ERR(c, a->loc, "locks() reads latencies: @%s must hold hist() or lhist() values", m->name);
+		if (i == 2 && wait && c->final && m->keys_known && wait->keys_known && m->nkeys != wait->nkeys)
+			ERR(c, a->loc, "@%s withdraws waits of @%s: it needs the same keys (%zu, not %zu)", m->name,
+			    wait->name, wait->nkeys, m->nkeys);
 	}
 }
 

@@ -871,7 +871,8 @@ static int exec_stmt(struct recipe_run *run, const struct stmt *s)
 			if (eval(run, s->named[i].value, !strcmp(s->named[i].name, "top") ? &top : &title) < 0)
 				return EXEC_ERROR;
 		locks_report(run->maps[call->args[0]->map->index],
-			     call->nargs > 1 ? run->maps[call->args[1]->map->index] : NULL, run->out,
+			     call->nargs > 1 ? run->maps[call->args[1]->map->index] : NULL,
+			     call->nargs > 2 ? run->maps[call->args[2]->map->index] : NULL, run->out,
 			     top.i > 0 ? (size_t)top.i : 0, title.s, &run->coverage);
 		return EXEC_OK;
 	}

@@ -1,4 +1,4 @@
-/* locks_report.h — the `locks(@wait, @hold)` report: contended locks by
+/* locks_report.h — the `locks(@wait, @hold, @withdrawn)` report: contended locks by
  * the user's code line that takes them, wait and hold percentiles.
  *
  * @wait is a HIST or LHIST map of wait times whose keys hold the lock's
@@ -8,8 +8,8 @@
  * skip_leaf). @hold (NULL: none) is a HIST or LHIST map whose first int key
  * is a lock's address and whose first string key, if any, the operation:
  * its entries for that address (and the row's operation, or "") are the
- * lock's measured holds; a read operation's (its name holds "read" or
- * "rdlock") print as "read-held", each reader's own. @withdrawn (NULL:
+ * lock's measured holds; a read operation's (its name ends in "read" or
+ * holds "rdlock") print as "read-held", each reader's own. @withdrawn (NULL:
  * none) has @wait's keys and lhist: its entries are waits recorded in
  * @wait too early and taken back out (a glibc rwlock acquisition that
  * slept again: recipes/locks.recipe), count, total and buckets. One block
@@ -20,7 +20,8 @@
  * ("1 wait, under 100 us (below the probes' resolution: no total)"):
  *
  *   #1 contended lock 0x55d0c0 taken at cache_service.rs:79 (Mutex::lock)
- *      812 waits, total 0.85 s, p50 0.9 ms, p99 4 ms; held p50 1.9 ms, p99 2.1 ms (640 holds)
+ *      812 waits, total 0.85 s, p50 0.9 ms, p99 4 ms
+ *      held p50 1.9 ms, p99 2.1 ms (640 holds)
  *      est. 16240 waits in the run (95% 15100–17400) · 541/s
  *      in cache_service::worker
  *      wait:

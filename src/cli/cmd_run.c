@@ -834,6 +834,7 @@ static int run_trace(struct run_context *rc, const struct sampler_config *cfg, c
 	if (rc->run) {
 		recipe_run_set_coverage(rc->run, tstats->armed_fraction, tstats->estimate_lower_bound);
 		recipe_run_set_coverage_range(rc->run, tstats->armed_fraction_low, tstats->armed_fraction_high);
+		recipe_run_set_coverage_windows(rc->run, tstats->windows_armed, tstats->count_dispersion);
 		recipe_run_set_seconds(rc->run, tstats->run.elapsed_s);
 	}
 	return exit_code;

@@ -199,6 +199,12 @@ void recipe_run_set_coverage(struct recipe_run *run, double armed_share, bool lo
 	run->coverage.lower_bound = lower_bound;
 }
 
+void recipe_run_set_coverage_windows(struct recipe_run *run, size_t windows, double dispersion)
+{
+	run->coverage.windows = windows;
+	run->coverage.dispersion = dispersion;
+}
+
 void recipe_run_set_coverage_range(struct recipe_run *run, double low, double high)
 {
 	bool partial = run->coverage.armed_share < 1;
@@ -842,6 +848,7 @@ static int exec_stmt(struct recipe_run *run, const struct stmt *s)
 		} else if (eval(run, x, &v) < 0) {
 			return EXEC_ERROR;
 		}
+		map_set_window(m, run->ev ? run->ev->window : 0);
 		if (map_update(m, keys, v.i, v.t == T_STR ? v.s : NULL) < 0)
 			return rt_error(run, s->loc, "out of memory");
 		return EXEC_OK;

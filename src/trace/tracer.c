@@ -207,6 +207,12 @@ struct tracer {
 		uint64_t pending_run_ns;
 		uint64_t handled_calibrations; /* stops at calibration breakpoints (not hits of a probe) */
 	} hit_cpu;
+	/* Each armed window's share of the process's armed CPU time and the
+	 * entry hits in it: hits cluster in few windows, and the spread of
+	 * the per-window counts, not a Poisson count, says how well the run's
+	 * rate is known (docs/tracing.md, "Estimates"). */
+	struct armed_window { double cpu_start_ns, cpu_ns; uint64_t entries_start, entries; bool open; } *windows;
+	size_t nwindows, windows_cap;
 };
 
 static int list_push(int **v, size_t *n, size_t *cap, int x)
@@ -1209,6 +1215,9 @@ static int report_panic(struct tracer *t, struct thread_info *th, const uint64_t
 	return rc;
 }
 
+#define XSTR_(x) #x
+#define XSTR(x) XSTR_(x)
+
 /* ---- a hit's CPU cost against the program's ------------------------------- */
 
 /* At a handled stop of thread tid (bp: its breakpoint, 0 for other
@@ -1580,6 +1589,25 @@ static void account_hidden_part(struct tracer *t, bool handled, enum duty duty_a
 	t->last_hidden_ns = part;
 }
 
+/* An armed window opens when the entry probes go on and closes when they
+ * go off (or the run ends), on the process's CPU clock as marked just
+ * before. */
+static void armed_window_open(struct tracer *t)
+{
+	struct armed_window w = { .cpu_start_ns = t->cpu.armed_ns, .entries_start = t->st->entries, .open = true };
+	ARRAY_PUSH(t->windows, t->nwindows, t->windows_cap, w);
+}
+
+static void armed_window_close(struct tracer *t)
+{
+	if (!t->nwindows || !t->windows[t->nwindows - 1].open)
+		return;
+	struct armed_window *w = &t->windows[t->nwindows - 1];
+	w->cpu_ns = t->cpu.armed_ns - w->cpu_start_ns;
+	w->entries = t->st->entries - w->entries_start;
+	w->open = false;
+}
+
 static bool budgeted(const struct tracer *t)
 {
 	return !t->cfg->exact && t->cfg->max_stopped_percent > 0 && t->nduty > 0;
@@ -1603,6 +1631,10 @@ static int set_duty(struct tracer *t, enum duty next, uint64_t when, struct xerr
 	 * comes to mark the off time: it would count as armed. */
 	process_cpu_mark(&t->cpu, t->duty);
 	hitters_at_switch(t, t->duty == DUTY_ON, next == DUTY_ON);
+	if (t->duty == DUTY_ON && next != DUTY_ON)
+		armed_window_close(t);
+	else if (t->duty != DUTY_ON && next == DUTY_ON)
+		armed_window_open(t);
 	if (t->duty == DUTY_ON)
 		t->covered_ns += when - t->duty_changed_ns;
 	if (next == DUTY_ON) {
@@ -1790,20 +1822,23 @@ static double median_of(const double *v, size_t n)
 }
 
 /* The armed share once the hits' own CPU is taken out of it (docs/
- * tracing.md, "Estimates"). A hit costs the hitting thread at least the
+ * tracing.md, "Estimates"). A hit costs the target at least the
  * calibrated figure c (the step over the breakpoint and a report) and at
- * most TRACER_HIT_COST_SPAN c (that plus a continue and a trap). With the
- * program's own CPU between hits well above it, the share lies between the
- * two subtractions and the estimate gets an interval over that range; else
+ * most TRACER_HIT_COST_SPAN c (that plus a continue, a trap and the caches
+ * after it). With the program's own CPU between hits well above that
+ * (TRACER_RESOLVABLE_GAP_RATIO), the share lies between the two
+ * subtractions and the estimate gets an interval over that range; else
  * only the low subtraction is sure, and the estimate is a lower bound from
- * it (tighter than with none). The last hit of each window is resumed, and
- * costs its CPU, after the probes are off: not subtracted from the armed
- * time. */
+ * it (tighter than with none). Without calibration nothing is taken out
+ * and the estimate is a lower bound: the raw share is at least the true
+ * one. The last hit of each window is resumed, and costs its CPU, after
+ * the probes are off: not subtracted from the armed time. */
 static void armed_share_without_hits(const struct tracer *t, struct tracer_stats *st)
 {
 	const struct hit_cpu *h = &t->hit_cpu;
 	st->armed_fraction_low = st->armed_fraction_high = st->armed_fraction;
 	st->calibrations = h->ncalibrations;
+	st->estimate_lower_bound = true;
 	/* What decides is the share of the armed CPU time the hits' cost
 	 * takes: the armed CPU per hit, not the gaps between a thread's hits
 	 * (a gap longer than a window is never closed inside one, and calls in
@@ -1819,6 +1854,15 @@ static void armed_share_without_hits(const struct tracer *t, struct tracer_stats
 	}
 	if (hitters_hits > 0)
 		st->hit_gap_cpu_us = hitters_armed / hitters_hits / 1e3;
+	if (getenv("XGDBPROF_DEBUG_ESTIMATE")) {
+		fprintf(stderr, "xgdbprof-debug: armed %.0f total %.0f in_armed %.0f cost %.0f ncal %zu hitters_armed %.0f "
+			"hitters_hits %.0f entries %" PRIu64 " windows", armed, total, in_armed,
+			h->ncalibrations ? median_of(h->calibrations, h->ncalibrations) : 0, h->ncalibrations,
+			hitters_armed, hitters_hits, st->entries);
+		for (size_t i = 0; i < t->nwindows; i++)
+			fprintf(stderr, " %.2f:%" PRIu64, t->windows[i].cpu_ns / 1e6, t->windows[i].entries);
+		fputc('\n', stderr);
+	}
 	if (h->ncalibrations < 3 || hitters_hits < 5 || in_armed < 5 || total <= 0)
 		return;
 	double cost = median_of(h->calibrations, h->ncalibrations);
@@ -1835,6 +1879,40 @@ static void armed_share_without_hits(const struct tracer *t, struct tracer_stats
 	}
 	st->armed_fraction_low = low;
 	st->armed_fraction = sqrt(low * high);
+}
+
+/* How much more the entries' per-window counts spread than Poisson counts
+ * of the same rate would: each armed window is one sample of the calls'
+ * rate (calls in bursts, or a thread that calls only now and then, put
+ * many hits in few windows). The ratio estimator's variance over windows
+ * (sum of (m_w - r a_w)^2, n/(n-1) corrected) against the Poisson one
+ * (the count itself); at least 1. */
+static void window_dispersion(const struct tracer *t, struct tracer_stats *st)
+{
+	double cpu = 0, entries = 0;
+	size_t n = 0;
+	for (size_t i = 0; i < t->nwindows; i++) {
+		if (t->windows[i].cpu_ns <= 0)
+			continue;
+		n++;
+		cpu += t->windows[i].cpu_ns;
+		entries += (double)t->windows[i].entries;
+		st->windows_with_entries += t->windows[i].entries > 0;
+	}
+	st->windows_armed = n;
+	st->count_dispersion = 1;
+	if (n < 2 || entries <= 0 || cpu <= 0)
+		return;
+	double rate = entries / cpu, squares = 0;
+	for (size_t i = 0; i < t->nwindows; i++) {
+		if (t->windows[i].cpu_ns <= 0)
+			continue;
+		double d = (double)t->windows[i].entries - rate * t->windows[i].cpu_ns;
+		squares += d * d;
+	}
+	double dispersion = (double)n / (double)(n - 1) * squares / entries;
+	if (dispersion > 1)
+		st->count_dispersion = dispersion;
 }
 
 static void finish_stats(struct tracer *t, uint64_t end)
@@ -1874,14 +1952,15 @@ static void finish_stats(struct tracer *t, uint64_t end)
 			process_cpu_mark(&t->cpu, t->duty);
 			hitters_at_switch(t, t->duty == DUTY_ON, false);
 		}
+		armed_window_close(t);
 		st->armed_fraction = t->cpu.total_ns > 0 ? fmin(1, t->cpu.armed_ns / t->cpu.total_ns) : 0;
 		/* Each armed window also holds the CPU our stop and resume cost the
 		 * threads (ptrace, gdb's step over the breakpoint): ~0.05-0.8 ms a
 		 * hit here. When the windows are not much longer than that — calls
 		 * come often, or between sleeps, with little CPU between them —
 		 * the share over-counts the CPU that could have made calls. */
-		st->estimate_lower_bound = st->hits && t->cpu.armed_ns / (double)st->hits < TRACER_TIMEABLE_CPU_NS;
 		armed_share_without_hits(t, st);
+		window_dispersion(t, st);
 		if (st->entries && st->armed_fraction > 0) {
 			st->entries_estimated = (double)st->entries / st->armed_fraction;
 			run_notes_add(notes, "function entries: %" PRIu64 " measured while the probes were armed (%.2g%% "
@@ -1961,8 +2040,12 @@ void tracer_stats_print(const struct tracer_stats *st, FILE *out)
 		fprintf(out, "xgdbprof: a hit cost the thread that hit at least %.0f us of its CPU (median of %" PRIu64
 			" calibration hits); a thread that hit ran a mean %.0f us of CPU per hit with the probes armed: %s\n",
 			st->hit_cpu_cost_us, st->calibrations, st->hit_gap_cpu_us,
-			st->estimate_lower_bound ? "mostly our own cost, so estimates are lower bounds"
+			st->estimate_lower_bound ? "our own cost (up to " XSTR(TRACER_HIT_COST_SPAN) "x that with what a stop costs the caches after it) could be most of it, so estimates are lower bounds"
 						 : "estimates take our cost out, and their intervals its range");
+	if (st->windows_armed)
+		fprintf(out, "xgdbprof: the entries came in %" PRIu64 " of %" PRIu64 " armed windows, their per-window counts "
+			"spread %.1fx what steady calls would give: intervals widen to it\n", st->windows_with_entries,
+			st->windows_armed, st->count_dispersion);
 	for (int i = 0; i < st->run.notes.n; i++)
 		fprintf(out, "note: %s\n", st->run.notes.text[i]);
 	if (st->gdb_died) {
@@ -1990,6 +2073,7 @@ static void tracer_release(struct tracer *t)
 	free(t->syscall_return_probes.v);
 	free(t->frames);
 	free(t->hit_stops);
+	free(t->windows);
 	free(t->frozen_by_thread);
 	release_strings(t);
 	free(t->arg_strings);
@@ -2060,6 +2144,7 @@ static int tracer_start(struct tracer *t, struct xerr *e)
 			held_at_entry ? "; the command was held at its entry point until now (none of its own code had run)"
 				      : "");
 	t->duty = DUTY_ON;
+	armed_window_open(t);
 	t->duty_changed_ns = monotonic_ns();
 	t->window_close_ns = window_clock_ns(t, t->duty_changed_ns) + (uint64_t)TRACER_WINDOW_CPU_NS;
 	t->last_resume_ns = t->duty_changed_ns;

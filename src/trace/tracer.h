@@ -85,27 +85,24 @@ struct tracer_progress {
 	double armed_fraction;
 };
 
-/* Armed CPU time a hit needs before the calls' rate can be told from what
- * our own stop and resume cost the threads: below it, estimates from the
- * armed share are lower bounds (docs/tracing.md, "Estimates"). Used only
- * when the run could not calibrate a hit's cost (below). */
-#define TRACER_TIMEABLE_CPU_NS 500000.0
-
 /* Calibration hits per run: each measures, on the hitting thread's CPU
  * clock, a hit with no program time in it (docs/tracing.md, "Estimates"). */
 #define TRACER_CALIBRATIONS 16
 
-/* A hit's full cost to the hitting thread's CPU lies between the
- * calibrated one (a step over the breakpoint and a report) and this many
- * times it: that plus a continue, a trap and what the stop costs the
- * program in caches after it (1.5x on steady_calls, ~4x on kvservice). */
-#define TRACER_HIT_COST_SPAN 5.0
+/* A hit's full cost to the target's CPU lies between the calibrated one
+ * (a step over the breakpoint and a report) and this many times it: that
+ * plus a continue, a trap and what the stop costs the program after it
+ * (caches). Measured against the programs' own counts: ~1.5x on
+ * steady_calls, 5.6-10.6x on kvservice (its workers' requests touch more
+ * memory, and its other threads are slowed too). */
+#define TRACER_HIT_COST_SPAN 12.0
 
 /* The CPU the threads that hit ran per hit with the probes armed must be
  * this many calibrated hit costs (median calibration) before an estimate
- * gets an interval: below, it is mostly our own cost, whose spread hides
- * the program's part, and the estimate is a lower bound. */
-#define TRACER_RESOLVABLE_GAP_RATIO 10.0
+ * gets an interval: twice the span, so that a hit costing anything in it
+ * leaves at least half of that CPU to the program. Below, our cost's
+ * unknown part could be most of it, and the estimate is a lower bound. */
+#define TRACER_RESOLVABLE_GAP_RATIO (2 * TRACER_HIT_COST_SPAN)
 
 /* Under the budget an armed window lasts a whole number of these, of the
  * target's CPU time, ended on that clock, not by a hit: docs/tracing.md,
@@ -145,6 +142,10 @@ struct tracer_stats {
 	uint64_t calibration_stops;   /* stops at calibration breakpoints (not in hits; their cost is counted) */
 	double hit_cpu_cost_us;       /* their median: a hit's CPU cost to the hitting thread, at least */
 	double hit_gap_cpu_us;        /* the hitting threads' own armed CPU time per hit (mean) */
+	uint64_t windows_armed;       /* armed windows (duty cycled), each a sample of the calls' rate */
+	uint64_t windows_with_entries;/* of which held an entry hit */
+	double count_dispersion;      /* >= 1: the entries' per-window counts spread this many times
+				       * more than Poisson counts would (calls in bursts): intervals widen */
 	unsigned long forks;          /* forks seen (fork(), not vfork/posix_spawn): children detached */
 	uint64_t fork_bytes_healed;   /* int3 bytes a child had inherited and gdb had not removed */
 	double hit_stop_median_ms, hit_stop_p99_ms;  /* a hit's stop of the hitting thread: ours + gdb's part */

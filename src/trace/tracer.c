@@ -198,7 +198,22 @@ struct tracer {
 		 * hides the program's part. Other threads' CPU is left out: it
 		 * runs on while a hitting thread is held (non-stop) or runs
 		 * with it (all-stop), and made a hit look cheap. */
-		struct hitter { pid_t tid; bool marked; uint64_t mark_ns, hits; double armed_ns; } hitters[64];
+		struct hitter {
+			pid_t tid;
+			bool marked;
+			uint64_t mark_ns, hits;
+			double armed_ns;
+			/* The thread's CPU from each window's opening to its first
+			 * entry hit there (u_*), no stop of ours in it (docs/
+			 * tracing.md, "Estimates"); windows it ran in past 0.1 ms
+			 * without one, or whose first stop of it was another
+			 * (censored); its CPU with the probes off. */
+			bool in_window, hit_in_window, first_pending;
+			uint64_t open_ns, off_mark_ns;
+			bool off_marked;
+			double pending_u_ns, u_sum, u_squares, off_ns;
+			size_t n_u, censored;
+		} hitters[64];
 		size_t nhitters;
 		double calibrations[TRACER_CALIBRATIONS];
 		size_t ncalibrations;
@@ -1218,6 +1233,11 @@ static int report_panic(struct tracer *t, struct thread_info *th, const uint64_t
 #define XSTR_(x) #x
 #define XSTR(x) XSTR_(x)
 
+/* A thread's wait for its first entry hit in a window, cut short by the
+ * window's end or another stop of it: below this it says too little to
+ * matter (a thread that barely ran). */
+#define WAIT_CENSOR_NS 100000.0
+
 /* ---- a hit's CPU cost against the program's ------------------------------- */
 
 /* At a handled stop of thread tid (bp: its breakpoint, 0 for other
@@ -1248,8 +1268,20 @@ static void hitters_at_switch(struct tracer *t, bool on_before, bool on_after)
 		uint64_t run = proc_thread_runtime_ns(t->pid, x->tid);
 		if (on_before && x->marked && run >= x->mark_ns)
 			x->armed_ns += (double)(run - x->mark_ns);
+		if (on_before && x->in_window && !x->hit_in_window && run >= x->open_ns + WAIT_CENSOR_NS)
+			x->censored++;
+		if (!on_before && x->off_marked && run >= x->off_mark_ns)
+			x->off_ns += (double)(run - x->off_mark_ns);
 		x->marked = on_after && run;
 		x->mark_ns = run;
+		/* Read before the probes are switched: a window's opening is
+		 * counted a little early (the waits only lengthen), its end a
+		 * little late. */
+		x->in_window = on_after && run;
+		x->open_ns = run;
+		x->hit_in_window = false;
+		x->off_marked = !on_after && run;
+		x->off_mark_ns = run;
 	}
 }
 
@@ -1266,8 +1298,36 @@ static void hitter_hit(struct tracer *t, pid_t tid, uint64_t run)
 		x->armed_ns += (double)(run - x->mark_ns);
 		x->hits++;
 	}
+	if (x->in_window && !x->hit_in_window && run >= x->open_ns) {
+		x->hit_in_window = true;
+		x->first_pending = true;
+		x->pending_u_ns = (double)(run - x->open_ns);
+	}
 	x->marked = run != 0;
 	x->mark_ns = run;
+}
+
+/* After a handled stop of thread tid in an armed window: when it was the
+ * thread's first there, its wait counts if the stop was an entry hit, else
+ * the window is censored for it. */
+static void hitter_first_wait(struct tracer *t, pid_t tid, bool entry)
+{
+	struct hit_cpu *h = &t->hit_cpu;
+	for (size_t i = 0; i < h->nhitters; i++) {
+		struct hitter *x = &h->hitters[i];
+		if (x->tid != tid || !x->first_pending)
+			continue;
+		x->first_pending = false;
+		if (getenv("XGDBPROF_DEBUG_ESTIMATE"))
+			fprintf(stderr, "xgdbprof-debug: tid %d first %s after %.0f us\n", (int)tid, entry ? "entry" : "other", x->pending_u_ns / 1e3);
+		if (entry) {
+			x->u_sum += x->pending_u_ns;
+			x->u_squares += x->pending_u_ns * x->pending_u_ns;
+			x->n_u++;
+		} else if (x->pending_u_ns >= WAIT_CENSOR_NS) {
+			x->censored++;
+		}
+	}
 }
 
 static bool hit_cpu_at_stop(struct tracer *t, pid_t tid, int bp)
@@ -1861,6 +1921,10 @@ static void armed_share_without_hits(const struct tracer *t, struct tracer_stats
 			hitters_armed, hitters_hits, st->entries);
 		for (size_t i = 0; i < t->nwindows; i++)
 			fprintf(stderr, " %.2f:%" PRIu64, t->windows[i].cpu_ns / 1e6, t->windows[i].entries);
+		for (size_t i = 0; i < h->nhitters; i++)
+			fprintf(stderr, " | tid %d u %.0f/%zu cens %zu off %.0f", (int)h->hitters[i].tid,
+				h->hitters[i].n_u ? h->hitters[i].u_sum / (double)h->hitters[i].n_u / 1e3 : 0,
+				h->hitters[i].n_u, h->hitters[i].censored, h->hitters[i].off_ns / 1e6);
 		fputc('\n', stderr);
 	}
 	if (h->ncalibrations < 3 || hitters_hits < 5 || in_armed < 5 || total <= 0)
@@ -1915,6 +1979,53 @@ static void window_dispersion(const struct tracer *t, struct tracer_stats *st)
 		st->count_dispersion = dispersion;
 }
 
+/* Student's t 0.975 quantile for df degrees of freedom. */
+static double t975(size_t df)
+{
+	static const double table[] = { 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+					2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086 };
+	if (df == 0)
+		return table[0];
+	return df <= sizeof table / sizeof *table ? table[df - 1] : 1.959964 + 2.4 / (double)df;
+}
+
+/* A lower bound on the entries over the whole run that no cost of our
+ * stops can bias (docs/tracing.md, "Estimates"). In each armed window, a
+ * thread's CPU from the opening to its first entry hit there is the
+ * program's alone (in non-stop mode nothing of ours stopped it; in
+ * all-stop mode other threads' hits may have, which only lengthens it),
+ * and is a forward recurrence time U of its calls, whose mean is
+ * E[X^2] / 2E[X] >= E[X] / 2 for any stationary sequence of calls with
+ * mean spacing E[X] of CPU. So the thread's calls came at least every
+ * 2E[U] of its CPU, and its CPU with the probes off made at least that
+ * many. E[U] is taken at its 97.5% upper confidence bound. A thread
+ * counts only with 3 waits or more and none censored (a window it ran in
+ * past WAIT_CENSOR_NS without an entry hit: long waits would be missing
+ * from the mean); the others add only what was measured. Sets
+ * st->entries_at_least (0: no thread counted). */
+static void first_hit_bound(const struct tracer *t, struct tracer_stats *st)
+{
+	const struct hit_cpu *h = &t->hit_cpu;
+	double extra = 0, waits = 0, nwaits = 0;
+	for (size_t i = 0; i < h->nhitters; i++) {
+		const struct hitter *x = &h->hitters[i];
+		if (x->n_u < 3 || x->censored || x->off_ns <= 0)
+			continue;
+		double n = (double)x->n_u, mean = x->u_sum / n;
+		double var = fmax(0, (x->u_squares - x->u_sum * x->u_sum / n) / (n - 1));
+		double high = mean + t975(x->n_u - 1) * sqrt(var / n);
+		if (!(high > 0))
+			continue;
+		extra += x->off_ns / (2 * high);
+		waits += x->u_sum;
+		nwaits += n;
+	}
+	if (nwaits == 0 || st->entries == 0)
+		return;
+	st->first_hit_wait_us = waits / nwaits / 1e3;
+	st->entries_at_least = (double)st->entries + extra;
+}
+
 static void finish_stats(struct tracer *t, uint64_t end)
 {
 	struct tracer_stats *st = t->st;
@@ -1961,6 +2072,20 @@ static void finish_stats(struct tracer *t, uint64_t end)
 		 * the share over-counts the CPU that could have made calls. */
 		armed_share_without_hits(t, st);
 		window_dispersion(t, st);
+		first_hit_bound(t, st);
+		if (st->entries_at_least > 0) {
+			/* The share the bound implies is the most the true one can be:
+			 * an interval above it rests on a wrong cost (a stop that costs
+			 * the program more than TRACER_HIT_COST_SPAN calibrated ones), and
+			 * a lower bound from the calibrated cost alone may be weaker. */
+			double share = (double)st->entries / st->entries_at_least;
+			if (!st->estimate_lower_bound && st->armed_fraction_low > share) {
+				st->estimate_lower_bound = true;
+				st->interval_vetoed = true;
+			}
+			if (st->estimate_lower_bound && share < st->armed_fraction_high)
+				st->armed_fraction = st->armed_fraction_low = st->armed_fraction_high = share;
+		}
 		if (st->entries && st->armed_fraction > 0) {
 			st->entries_estimated = (double)st->entries / st->armed_fraction;
 			run_notes_add(notes, "function entries: %" PRIu64 " measured while the probes were armed (%.2g%% "
@@ -2042,6 +2167,12 @@ void tracer_stats_print(const struct tracer_stats *st, FILE *out)
 			st->hit_cpu_cost_us, st->calibrations, st->hit_gap_cpu_us,
 			st->estimate_lower_bound ? "our own cost (up to " XSTR(TRACER_HIT_COST_SPAN) "x that with what a stop costs the caches after it) could be most of it, so estimates are lower bounds"
 						 : "estimates take our cost out, and their intervals its range");
+	if (st->entries_at_least > 0)
+		fprintf(out, "xgdbprof: before each armed window's first hit the target ran a mean %.0f us of CPU, none of it "
+			"our cost: the calls came at least every %.0f us of CPU (95%%), so the entries were at least %.0f%s\n",
+			st->first_hit_wait_us, st->entries ? 2 * st->first_hit_wait_us : 0, st->entries_at_least,
+			st->interval_vetoed ? "; the interval from the calibrated cost lay below that (a stop costs this "
+					      "program more), so estimates are lower bounds" : "");
 	if (st->windows_armed)
 		fprintf(out, "xgdbprof: the entries came in %" PRIu64 " of %" PRIu64 " armed windows, their per-window counts "
 			"spread %.1fx what steady calls would give: intervals widen to it\n", st->windows_with_entries,
@@ -2258,7 +2389,10 @@ static int trace_event(struct tracer *t, struct mi_record *ev, uint64_t when, bo
 	enum duty duty_at_stop = t->duty;
 	t->event_tid = 0;
 	t->event_bp = 0;
+	uint64_t entries_before = t->st->entries;
 	int rc = handle_stop(t, ev, when, &handled, e);
+	if (handled)
+		hitter_first_wait(t, t->event_tid, t->st->entries > entries_before);
 	release_strings(t);
 	mi_record_free(ev);
 	if (rc < 0)

@@ -144,6 +144,10 @@ struct tracer_stats {
 	double hit_gap_cpu_us;        /* the hitting threads' own armed CPU time per hit (mean) */
 	uint64_t windows_armed;       /* armed windows (duty cycled), each a sample of the calls' rate */
 	uint64_t windows_with_entries;/* of which held an entry hit */
+	double entries_at_least;      /* > 0: the entries over the whole run are at least this many, from the
+				       * target's CPU before each window's first hit (no cost of ours in it) */
+	double first_hit_wait_us;     /* that wait's mean, of the target's CPU */
+	bool interval_vetoed;         /* the calibrated cost's interval lay below that bound: a lower bound */
 	double count_dispersion;      /* >= 1: the entries' per-window counts spread this many times
 				       * more than Poisson counts would (calls in bursts): intervals widen */
 	unsigned long forks;          /* forks seen (fork(), not vfork/posix_spawn): children detached */

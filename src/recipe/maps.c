@@ -861,9 +861,9 @@ static void print_estimate(FILE *out, const struct map_value *v, bool is_sum, co
 		fprintf(out, " %" PRId64 " measured", is_sum ? v->sum : n);
 	}
 	if (c->windows > 0 && v->windows < MAP_MIN_ESTIMATE_WINDOWS) {
-		fprintf(out, " · seen in only %u of %zu armed windows: no estimate for the whole run (its calls may have "
-			"come in bursts those windows caught or missed), probes armed %.2g%% of the target's CPU time\n",
-			(unsigned)v->windows, c->windows, 100 * c->armed_share);
+		fprintf(out, " · est. at least %" PRId64 " (what was measured: seen in only %u of %zu armed windows, too few "
+			"to extrapolate, its calls may have come in bursts those windows caught), probes armed %.2g%% of the "
+			"target's CPU time\n", is_sum ? v->sum : n, (unsigned)v->windows, c->windows, 100 * c->armed_share);
 		return;
 	}
 	if (c->lower_bound)

@@ -203,8 +203,9 @@ void map_estimate(int64_t n, double coverage, double *estimate, double *low, dou
  * d, at Student's t quantile for windows - 1 degrees of freedom (the
  * rate is known from that many samples). */
 void map_coverage_estimate(const struct map_coverage *c, int64_t n, double *estimate, double *low, double *high);
-/* Fewer windows than this holding an entry: its estimate is not printed
- * (its calls may have come in a burst the windows happened to catch). */
+/* Fewer windows than this holding an entry: its estimate is only what was
+ * measured (its calls may have come in a burst the windows happened to
+ * catch). */
 #define MAP_MIN_ESTIMATE_WINDOWS 3
 
 /* Appends the text of one stack frame ("func (file:line) [inlined]") to out. */

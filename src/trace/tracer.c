@@ -2165,7 +2165,7 @@ void tracer_stats_print(const struct tracer_stats *st, FILE *out)
 		fprintf(out, "xgdbprof: a hit cost the thread that hit at least %.0f us of its CPU (median of %" PRIu64
 			" calibration hits); a thread that hit ran a mean %.0f us of CPU per hit with the probes armed: %s\n",
 			st->hit_cpu_cost_us, st->calibrations, st->hit_gap_cpu_us,
-			st->estimate_lower_bound ? "our own cost (up to " XSTR(TRACER_HIT_COST_SPAN) "x that with what a stop costs the caches after it) could be most of it, so estimates are lower bounds"
+			st->estimate_lower_bound ? "mostly our own cost, or could be (a stop may cost the program up to " XSTR(TRACER_HIT_COST_SPAN) "x that with its caches), so estimates are lower bounds"
 						 : "estimates take our cost out, and their intervals its range");
 	if (st->entries_at_least > 0)
 		fprintf(out, "xgdbprof: before each armed window's first hit the target ran a mean %.0f us of CPU, none of it "

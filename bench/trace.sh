@@ -231,7 +231,6 @@ kv_measure() {
 	wait_attached "$tmp/kvb.err" || log "xgdbprof did not attach: $(tail -n 3 "$tmp/kvb.err")"
 	before=$(own_count "$prog")
 	wait "$xg_pid" || log "budget run failed: $(tail -n 2 "$tmp/kvb.err")"
-	grep xgdbprof-debug "$tmp/kvb.err" >&2 || true; grep "^@calls" "$tmp/kvb.out" >&2 || true
 	xg_pid=
 	after=$(own_count "$prog")
 	kill "$target_pid" 2>/dev/null || true

@@ -40,6 +40,11 @@ struct site {
 	int bp;                       /* gdb number */
 	uint64_t next_insn;           /* the instruction after addr, for calibration hits; 0 not looked up,
 				       * UINT64_MAX none usable */
+	/* The first two instructions at addr, decoded once (decode_site) for
+	 * both the arming (does gdb step the first with a scratch register?)
+	 * and the calibration (where is the next, and is it RIP-relative?). */
+	bool decoded, first_rip, first_transfers, next_rip;
+	uint64_t next_addr;           /* 0: not known */
 };
 
 struct return_site {
@@ -59,6 +64,7 @@ struct thread_info {
 	int gdb_id;
 	pid_t tid;
 	char name[64];
+	uint64_t name_read_ns;        /* when name was last read from /proc */
 	/* panic in flight: from panic_with_hook until reported */
 	bool panic_pending;
 	uint64_t payload_data, payload_vtable;
@@ -273,8 +279,50 @@ static uint64_t read_word(struct tracer *t, uint64_t addr, bool *ok)
  * the instruction, would borrow a scratch register: it does for a
  * RIP-relative operand, which its disassembler shows as "rip" (AT&T and
  * Intel syntax alike). Not known: assumed so. */
+static ssize_t find_site(const struct tracer *t, uint64_t addr);
+
+/* One -data-disassemble of a site's first 16 bytes: its first instruction
+ * and the next. Not readable: the first assumed RIP-relative, no next. */
+static void decode_site(struct tracer *t, struct site *site)
+{
+	if (site->decoded)
+		return;
+	site->decoded = true;
+	site->first_rip = true;
+	site->first_transfers = true;
+	char from[32], to[32];
+	snprintf(from, sizeof from, "0x%" PRIx64, site->addr);
+	snprintf(to, sizeof to, "0x%" PRIx64, site->addr + 16);
+	const char *args[] = { "-s", from, "-e", to, "--", "0", NULL };
+	struct mi_record *res = NULL;
+	struct xerr ignored;
+	if (session_call(t->s, &res, &ignored, "-data-disassemble", args) < 0)
+		return;
+	const struct mi_value *insns = mi_value_get(res->results, "asm_insns");
+	const char *first = mi_value_get_string(mi_value_at(insns, 0), "inst");
+	const char *second = mi_value_get_string(mi_value_at(insns, 1), "inst");
+	const char *address = mi_value_get_string(mi_value_at(insns, 1), "address");
+	if (first) {
+		site->first_rip = strstr(first, "rip") != NULL;
+		/* A first instruction that transfers control does not fall
+		 * through to the next one (a jump, a return), or makes it a
+		 * return address of the callee's (a call). */
+		site->first_transfers = first[0] == 'j' || strncmp(first, "call", 4) == 0 ||
+					strncmp(first, "ret", 3) == 0 || strncmp(first, "loop", 4) == 0 ||
+					strncmp(first, "bnd", 3) == 0 || strncmp(first, "notrack", 7) == 0;
+	}
+	site->next_addr = address ? strtoull(address, NULL, 0) : 0;
+	site->next_rip = !second || strstr(second, "rip") != NULL;
+	mi_record_free(res);
+}
+
 static bool steps_with_scratch_register(struct tracer *t, uint64_t addr)
 {
+	ssize_t i = find_site(t, addr);
+	if (i >= 0) {
+		decode_site(t, &t->sites[i]);
+		return t->sites[i].first_rip;
+	}
 	char from[32], to[32];
 	snprintf(from, sizeof from, "0x%" PRIx64, addr);
 	snprintf(to, sizeof to, "0x%" PRIx64, addr + 1);
@@ -431,7 +479,14 @@ static int add_sites(struct tracer *t, size_t probe, const struct probe_spec *in
 {
 	struct tracer_sites found = { 0 };
 	bool is_return = info->kind == PROBE_RETURN;
-	int n = tracer_resolve(t->sym, info->spec_kind, info->spec, info->file, info->line, true, &found, e);
+	int n;
+	if (t->cfg->resolved && t->cfg->resolved[probe].n) {
+		found = t->cfg->resolved[probe];
+		memset(&t->cfg->resolved[probe], 0, sizeof found);
+		n = (int)found.n;
+	} else {
+		n = tracer_resolve(t->sym, info->spec_kind, info->spec, info->file, info->line, true, &found, e);
+	}
 	/* Resolving comes before any breakpoint is inserted: a SPEC that
 	 * matches nothing is bad input, with the target untouched. */
 	if (n < 0 || found.n == 0) {
@@ -646,6 +701,11 @@ static struct thread_info *thread_by_gdb_id(struct tracer *t, int gdb_id, struct
 /* The thread's name now (threads rename themselves after gdb saw them). */
 static void thread_name_now(struct tracer *t, struct thread_info *th)
 {
+	/* Read again at most every 100 ms: a read cost each hit ~20 us */
+	uint64_t now = monotonic_ns();
+	if (th->name_read_ns && now - th->name_read_ns < 100000000u)
+		return;
+	th->name_read_ns = now;
 	char path[64], buf[64];
 	snprintf(path, sizeof path, "/proc/%d/task/%d/comm", (int)t->pid, (int)th->tid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -1318,8 +1378,6 @@ static void hitter_first_wait(struct tracer *t, pid_t tid, bool entry)
 		if (x->tid != tid || !x->first_pending)
 			continue;
 		x->first_pending = false;
-		if (getenv("XGDBPROF_DEBUG_ESTIMATE"))
-			fprintf(stderr, "xgdbprof-debug: tid %d first %s after %.0f us\n", (int)tid, entry ? "entry" : "other", x->pending_u_ns / 1e3);
 		if (entry) {
 			x->u_sum += x->pending_u_ns;
 			x->u_squares += x->pending_u_ns * x->pending_u_ns;
@@ -1357,29 +1415,13 @@ static uint64_t next_instruction(struct tracer *t, struct site *site)
 	if (site->next_insn)
 		return site->next_insn;
 	site->next_insn = UINT64_MAX;
-	char from[32], to[32];
-	snprintf(from, sizeof from, "0x%" PRIx64, site->addr);
-	snprintf(to, sizeof to, "0x%" PRIx64, site->addr + 16);
-	const char *args[] = { "-s", from, "-e", to, "--", "0", NULL };
-	struct mi_record *res = NULL;
-	struct xerr ignored;
-	if (session_call(t->s, &res, &ignored, "-data-disassemble", args) < 0)
-		return site->next_insn;
-	const struct mi_value *insns = mi_value_get(res->results, "asm_insns");
-	const char *first = mi_value_get_string(mi_value_at(insns, 0), "inst");
-	const char *address = mi_value_get_string(mi_value_at(insns, 1), "address");
-	uint64_t next = address ? strtoull(address, NULL, 0) : 0;
-	/* A first instruction that transfers control does not fall through to
-	 * the next one (a jump, a return), or makes it a return address of the
-	 * callee's (a call): no calibration there. */
-	bool transfers = !first || first[0] == 'j' || strncmp(first, "call", 4) == 0 || strncmp(first, "ret", 3) == 0 ||
-			 strncmp(first, "loop", 4) == 0 || strncmp(first, "bnd", 3) == 0 || strncmp(first, "notrack", 7) == 0;
-	mi_record_free(res);
-	if (transfers)
+	decode_site(t, site);
+	uint64_t next = site->next_addr;
+	if (site->first_transfers || !next)
 		return site->next_insn;
 	if (next <= site->addr || next >= site->addr + 16 || find_site(t, next) >= 0 || is_return_bp_addr(t, next))
 		return site->next_insn;
-	if (t->non_stop && !t->displaced_off && steps_with_scratch_register(t, next))
+	if (t->non_stop && !t->displaced_off && site->next_rip)
 		return site->next_insn;
 	site->next_insn = next;
 	return next;
@@ -1415,6 +1457,27 @@ static void calibrate_at(struct tracer *t, struct site *site, int gdb_id, pid_t 
 	h->pending_bp = (int)n;
 	h->pending_tid = tid;
 	h->pending_run_ns = run;
+}
+
+/* Whether a stop at breakpoint bp (0: not a breakpoint's) needs the
+ * thread's registers: all do but an entry site whose probes read no
+ * argument register, walk no stack and time no return. */
+static bool needs_registers(const struct tracer *t, int bp)
+{
+	if (bp <= 0 || !t->cfg->no_stacks || bp == t->panic_hook_bp || bp == t->rust_panic_bp || is_return_bp(t, bp))
+		return true;
+	for (size_t i = 0; i < t->nsites; i++) {
+		const struct site *site = &t->sites[i];
+		if (site->bp != bp)
+			continue;
+		if (site->return_probes.n)
+			return true;
+		for (size_t k = 0; k < site->entry_probes.n; k++)
+			if (t->cfg->probes[site->entry_probes.v[k]].entry_registers)
+				return true;
+		return false;
+	}
+	return true;
 }
 
 static int read_registers(struct tracer *t, int gdb_id, uint64_t *regs, struct xerr *e)
@@ -1507,7 +1570,11 @@ static int handle_stop(struct tracer *t, const struct mi_record *ev, uint64_t wh
 		return 0;
 	}
 	uint64_t regs[NREGS];
-	if (read_registers(t, (int)gdb_id, regs, e) < 0) {
+	if (!needs_registers(t, is_bp ? (int)bkptno : 0)) {
+		/* An entry that only counts: no registers to read (one MI
+		 * round trip less per hit) */
+		memset(regs, 0, sizeof regs);
+	} else if (read_registers(t, (int)gdb_id, regs, e) < 0) {
 		/* Gone while stopped: another thread exec'd (or exited the
 		 * process). The resume lets gdb report that. */
 		char task[64];
@@ -1914,19 +1981,6 @@ static void armed_share_without_hits(const struct tracer *t, struct tracer_stats
 	}
 	if (hitters_hits > 0)
 		st->hit_gap_cpu_us = hitters_armed / hitters_hits / 1e3;
-	if (getenv("XGDBPROF_DEBUG_ESTIMATE")) {
-		fprintf(stderr, "xgdbprof-debug: armed %.0f total %.0f in_armed %.0f cost %.0f ncal %zu hitters_armed %.0f "
-			"hitters_hits %.0f entries %" PRIu64 " windows", armed, total, in_armed,
-			h->ncalibrations ? median_of(h->calibrations, h->ncalibrations) : 0, h->ncalibrations,
-			hitters_armed, hitters_hits, st->entries);
-		for (size_t i = 0; i < t->nwindows; i++)
-			fprintf(stderr, " %.2f:%" PRIu64, t->windows[i].cpu_ns / 1e6, t->windows[i].entries);
-		for (size_t i = 0; i < h->nhitters; i++)
-			fprintf(stderr, " | tid %d u %.0f/%zu cens %zu off %.0f", (int)h->hitters[i].tid,
-				h->hitters[i].n_u ? h->hitters[i].u_sum / (double)h->hitters[i].n_u / 1e3 : 0,
-				h->hitters[i].n_u, h->hitters[i].censored, h->hitters[i].off_ns / 1e6);
-		fputc('\n', stderr);
-	}
 	if (h->ncalibrations < 3 || hitters_hits < 5 || in_armed < 5 || total <= 0)
 		return;
 	double cost = median_of(h->calibrations, h->ncalibrations);

@@ -57,6 +57,7 @@
 #include "target/restore.h"
 #include "target/session.h"
 #include "symbols/symbolize.h"
+#include "trace/tracer_resolve.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -72,6 +73,12 @@ struct tracer_config {
 	bool verbose;                 /* a line per armed probe on stderr */
 	uint64_t start_ns;            /* the run's start (events' since_start_ns); 0: now */
 	struct tracer_progress *progress;  /* NULL, or kept up to date around the sink's ticks */
+	/* NULL, or one list per probe: a function/return probe's sites as
+	 * tracer_resolve(..., with_inlined true) gave them with this
+	 * symbolizer before the attach (n 0: resolved here). The tracer takes
+	 * the lists it uses (leaves them empty): resolving twice cost an
+	 * attached run a second DWARF walk. */
+	struct tracer_sites *resolved;
 };
 
 /* What the sink's tick (interval probes: snapshot()) may read and add. */

@@ -816,14 +816,13 @@ static double t975(size_t df)
 void map_coverage_estimate(const struct map_coverage *c, int64_t n, double *estimate, double *low, double *high)
 {
 	map_estimate(n, c->armed_share, estimate, low, high);
-	double d = c->dispersion > 1 ? c->dispersion : 1;
-	if (c->windows >= 2 && n > 0) {
-		/* Clustered counts: n/d independent ones' worth of information,
-		 * the rate known from `windows` samples. */
-		double lo, hi;
-		poisson_interval((double)n / d, t975(c->windows - 1), &lo, &hi);
-		*low = fmin(*low, lo * d / c->armed_share);
-		*high = fmax(*high, hi * d / c->armed_share);
+	if (c->windows >= 2 && c->dispersion > 1 && n > 0) {
+		/* Clustered counts: the count's relative spread is sqrt(d / n),
+		 * the rate known from `windows` samples (log scale: the ends
+		 * stay positive). */
+		double spread = t975(c->windows - 1) * sqrt(c->dispersion / (double)n);
+		*low = fmin(*low, *estimate * exp(-spread));
+		*high = fmax(*high, *estimate * exp(spread));
 	}
 	if (c->share_high > 0)
 		*low *= c->armed_share / c->share_high;
@@ -915,7 +914,9 @@ static void print_live(FILE *out, const struct map_value *v, const struct map_co
 		double est, lo, hi, mean = (double)l->live_bytes / (double)l->live;
 		map_coverage_estimate(c, (int64_t)l->live, &est, &lo, &hi);
 		double bound = l->bounded ? (double)l->bound_bytes : INFINITY;
-		if (lo * mean > bound) {
+		/* seen in few windows: a burst, as when the bound is exceeded */
+		bool burst = c->windows > 0 && v->windows < MAP_MIN_ESTIMATE_WINDOWS;
+		if (lo * mean > bound || (burst && l->bounded)) {
 			print_live_capped(out, l, est * mean, lo * mean, c);
 			fputc('\n', out);
 			return;

@@ -199,9 +199,9 @@ void map_table(const struct map *const *maps, size_t nmaps, FILE *out, const str
 void map_estimate(int64_t n, double coverage, double *estimate, double *low, double *high);
 /* The same under a coverage whose share is only known to a range: the
  * interval's low end over share_high, its high end over share_low; with a
- * dispersion d > 1 the interval is that of n/d Poisson events scaled by
- * d, at Student's t quantile for windows - 1 degrees of freedom (the
- * rate is known from that many samples). */
+ * dispersion d > 1 it is at least the estimate times exp(-+ t sqrt(d/n)),
+ * t Student's 97.5% quantile for windows - 1 degrees of freedom (the rate
+ * is known from that many samples). */
 void map_coverage_estimate(const struct map_coverage *c, int64_t n, double *estimate, double *low, double *high);
 /* Fewer windows than this holding an entry: its estimate is only what was
  * measured (its calls may have come in a burst the windows happened to

@@ -832,6 +832,7 @@ static int exec_stmt(struct recipe_run *run, const struct stmt *s)
 		if (make_keys(run, s->target, keys, vals) < 0)
 			return EXEC_ERROR;
 		struct map *m = run->maps[s->target->map->index];
+		map_set_window(m, run->ev ? run->ev->window : 0);
 		struct val v = {0};
 		const struct expr *x = s->value;
 		if (x->type == T_AGG && x->builtin == B_LIVE) {
@@ -848,7 +849,6 @@ static int exec_stmt(struct recipe_run *run, const struct stmt *s)
 		} else if (eval(run, x, &v) < 0) {
 			return EXEC_ERROR;
 		}
-		map_set_window(m, run->ev ? run->ev->window : 0);
 		if (map_update(m, keys, v.i, v.t == T_STR ? v.s : NULL) < 0)
 			return rt_error(run, s->loc, "out of memory");
 		return EXEC_OK;

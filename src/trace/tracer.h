@@ -107,10 +107,10 @@ struct tracer_progress {
 
 /* The CPU the threads that hit ran per hit with the probes armed must be
  * this many calibrated hit costs (median calibration) before an estimate
- * gets an interval: twice the span, so that a hit costing anything in it
- * leaves at least half of that CPU to the program. Below, our cost's
+ * gets an interval: 1.5 times the span, so that a hit costing anything in
+ * it leaves at least a third of that CPU to the program. Below, our cost's
  * unknown part could be most of it, and the estimate is a lower bound. */
-#define TRACER_RESOLVABLE_GAP_RATIO (2 * TRACER_HIT_COST_SPAN)
+#define TRACER_RESOLVABLE_GAP_RATIO (1.5 * TRACER_HIT_COST_SPAN)
 
 /* Under the budget an armed window lasts a whole number of these, of the
  * target's CPU time, ended on that clock, not by a hit: docs/tracing.md,

@@ -828,6 +828,11 @@ void map_coverage_estimate(const struct map_coverage *c, int64_t n, double *esti
 		*low *= c->armed_share / c->share_high;
 	if (c->share_low > 0)
 		*high *= c->armed_share / c->share_low;
+	/* what was measured happened: the whole run had at least that */
+	if (*low < (double)n)
+		*low = (double)n;
+	if (*high < *low)
+		*high = *low;
 }
 
 /* " · R/s (95% L–H)" when the run's length is known. */

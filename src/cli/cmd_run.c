@@ -44,6 +44,7 @@ struct run_context {
 	struct recipe_run *run;
 	struct session *session;
 	struct symbolizer *sym;
+	struct tracer_sites *resolved;   /* per probe, from precheck_probe_names: the tracer takes them */
 	struct source_map *source_map;
 	struct sampler_stats stats;         /* sampling's figures */
 	struct tracer_stats trace_stats;    /* tracing's figures */
@@ -662,16 +663,15 @@ static int precheck_probe_names(struct run_context *rc, pid_t pid)
 	if (!sym)
 		return XGP_EXIT_OK;
 	int exit_code = XGP_EXIT_OK;
+	/* kept for the tracer (tracer_config.resolved): it would resolve them again */
+	rc->resolved = calloc(rc->nprobes, sizeof *rc->resolved);
 	for (size_t i = 0; i < rc->nprobes && exit_code == XGP_EXIT_OK; i++) {
 		const struct probe_spec *p = &rc->probes[i];
 		if (p->kind != PROBE_FUNCTION && p->kind != PROBE_RETURN)
 			continue;
 		struct tracer_sites found = { 0 };
-		/* out-of-line functions first; the DWARF walk for inlined copies
-		 * only when they alone could match */
-		int n = tracer_resolve(sym, p->spec_kind, p->spec, p->file, p->line, false, &found, &e);
-		if (n == 0 && found.n == 0)
-			n = tracer_resolve(sym, p->spec_kind, p->spec, p->file, p->line, true, &found, &e);
+		/* with inlined copies, as the tracer arms them */
+		int n = tracer_resolve(sym, p->spec_kind, p->spec, p->file, p->line, true, &found, &e);
 		if (n < 0 || found.n == 0) {
 			const char *slash = p->spec_kind == PROBE_SPEC_REGEX ? "/" : "";
 			if (n < 0)
@@ -686,12 +686,21 @@ static int precheck_probe_names(struct run_context *rc, pid_t pid)
 							    p->recipe_line, probe_kind_name(p->kind), slash, p->spec, slash,
 							    (int)pid, slash, p->spec, slash, (int)pid);
 		}
+		if (n >= 0 && found.n && rc->resolved) {
+			rc->resolved[i] = found;
+			continue;
+		}
 		tracer_sites_release(&found);
 	}
-	if (exit_code == XGP_EXIT_OK)
+	if (exit_code == XGP_EXIT_OK) {
 		rc->sym = sym;
-	else
+	} else {
+		for (size_t i = 0; rc->resolved && i < rc->nprobes; i++)
+			tracer_sites_release(&rc->resolved[i]);
+		free(rc->resolved);
+		rc->resolved = NULL;
 		symbolizer_free(sym);
+	}
 	return exit_code;
 }
 
@@ -812,7 +821,11 @@ static int run_trace(struct run_context *rc, const struct sampler_config *cfg, c
 		.probes = rc->probes, .nprobes = rc->nprobes,
 		.duration_s = cfg->duration_s, .max_stopped_percent = cfg->max_stopped_percent,
 		.exact = opts->exact, .max_frames = cfg->max_frames, .start_ns = rc->start_ns,
-		.progress = &rc->progress,
+		.progress = &rc->progress, .resolved = rc->sym ? rc->resolved : NULL,
+		/* a probe that only counts needs no stack, and then no registers:
+		 * the walk and the register read were two thirds of our part of a hit */
+		.no_stacks = !recipe_uses_builtin(rc->recipe, "ustack") && !recipe_uses_builtin(rc->recipe, "caller") &&
+			     !recipe_uses_builtin(rc->recipe, "func"),
 	};
 	struct tracer_stats *tstats = &rc->trace_stats;
 	rc->ended = &tstats->run;
@@ -834,6 +847,7 @@ static int run_trace(struct run_context *rc, const struct sampler_config *cfg, c
 	if (rc->run) {
 		recipe_run_set_coverage(rc->run, tstats->armed_fraction, tstats->estimate_lower_bound);
 		recipe_run_set_coverage_range(rc->run, tstats->armed_fraction_low, tstats->armed_fraction_high);
+		recipe_run_set_coverage_windows(rc->run, tstats->windows_armed, tstats->count_dispersion);
 		recipe_run_set_seconds(rc->run, tstats->run.elapsed_s);
 	}
 	return exit_code;
@@ -1021,6 +1035,9 @@ static int run_finish(struct run_context *rc, int exit_code)
 	if (rc->out_fitted)
 		fclose(rc->out);   /* the fitting stream; leaves stdout or the caller's stream open */
 	free(rc->interval_next_ns);
+	for (size_t i = 0; rc->resolved && i < rc->nprobes; i++)
+		tracer_sites_release(&rc->resolved[i]);
+	free(rc->resolved);
 	free(rc->probes);
 	profile_free(rc->raw);
 	symbolizer_free(rc->sym);

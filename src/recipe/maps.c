@@ -18,6 +18,7 @@ struct map {
 	size_t nbuckets;
 	size_t max_keys;
 	uint64_t dropped;
+	int64_t window;               /* map_set_window */
 
 	struct map_entry **entries;   /* insertion order */
 	size_t len, cap;
@@ -401,6 +402,10 @@ static int map_entry_update(struct map *m, struct map_entry *e, int64_t x, const
 	struct map_value *v = &e->value;
 	bool first = v->count == 0;
 	v->count++;
+	if (m->window > 0 && m->window != v->last_window) {
+		v->windows++;
+		v->last_window = m->window;
+	}
 	switch (m->agg) {
 	case MAP_AGG_COUNT:
 		break;
@@ -530,6 +535,11 @@ int map_update(struct map *m, const struct map_key *keys, int64_t x, const char 
 	if (!e)
 		return 0;
 	return map_entry_update(m, e, x, s);
+}
+
+void map_set_window(struct map *m, int64_t window)
+{
+	m->window = window;
 }
 
 int64_t map_lhist_step(const struct map *m)
@@ -766,30 +776,63 @@ static void print_histogram(const struct map *m, const struct map_value *v, FILE
 	}
 }
 
-void map_estimate(int64_t n, double coverage, double *estimate, double *low, double *high)
+/* The 95% Poisson interval on a count x (Wilson-Hilferty) at quantile z. */
+static void poisson_interval(double x, double z, double *low, double *high)
 {
-	double x = n > 0 ? (double)n : 0;
-	const double z = 1.959964;
-	double lo = 0;
+	*low = 0;
 	if (x > 0) {
 		double c = 1 - 1 / (9 * x) - z / (3 * sqrt(x));
-		lo = x * c * c * c;
+		*low = c > 0 ? x * c * c * c : 0;
 	}
 	double x1 = x + 1;
 	double c1 = 1 - 1 / (9 * x1) + z / (3 * sqrt(x1));
-	double hi = x == 0 ? 3.689 : x1 * c1 * c1 * c1;
+	*high = x1 * c1 * c1 * c1;
+}
+
+void map_estimate(int64_t n, double coverage, double *estimate, double *low, double *high)
+{
+	double x = n > 0 ? (double)n : 0;
+	double lo, hi;
+	poisson_interval(x, 1.959964, &lo, &hi);
+	if (x == 0)
+		hi = 3.689;
 	*estimate = x / coverage;
 	*low = lo / coverage;
 	*high = hi / coverage;
 }
 
+/* Student's t 0.975 quantile for df degrees of freedom (df >= 1). */
+static double t975(size_t df)
+{
+	static const double table[] = { 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+					2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086 };
+	if (df == 0)
+		return table[0];
+	if (df <= sizeof table / sizeof *table)
+		return table[df - 1];
+	return 1.959964 + 2.4 / (double)df;
+}
+
 void map_coverage_estimate(const struct map_coverage *c, int64_t n, double *estimate, double *low, double *high)
 {
 	map_estimate(n, c->armed_share, estimate, low, high);
+	if (c->windows >= 2 && c->dispersion > 1 && n > 0) {
+		/* Clustered counts: the count's relative spread is sqrt(d / n),
+		 * the rate known from `windows` samples (log scale: the ends
+		 * stay positive). */
+		double spread = t975(c->windows - 1) * sqrt(c->dispersion / (double)n);
+		*low = fmin(*low, *estimate * exp(-spread));
+		*high = fmax(*high, *estimate * exp(spread));
+	}
 	if (c->share_high > 0)
 		*low *= c->armed_share / c->share_high;
 	if (c->share_low > 0)
 		*high *= c->armed_share / c->share_low;
+	/* what was measured happened: the whole run had at least that */
+	if (*low < (double)n)
+		*low = (double)n;
+	if (*high < *low)
+		*high = *low;
 }
 
 /* " · R/s (95% L–H)" when the run's length is known. */
@@ -820,6 +863,12 @@ static void print_estimate(FILE *out, const struct map_value *v, bool is_sum, co
 		fprintf(out, " %" PRId64 " measured in %" PRId64 " updates", v->sum, n);
 	} else {
 		fprintf(out, " %" PRId64 " measured", is_sum ? v->sum : n);
+	}
+	if (c->windows > 0 && v->windows < MAP_MIN_ESTIMATE_WINDOWS) {
+		fprintf(out, " · est. at least %" PRId64 " (what was measured: seen in only %u of %zu armed windows, too few "
+			"to extrapolate, its calls may have come in bursts those windows caught), probes armed %.2g%% of the "
+			"target's CPU time\n", is_sum ? v->sum : n, (unsigned)v->windows, c->windows, 100 * c->armed_share);
+		return;
 	}
 	if (c->lower_bound)
 		fprintf(out, " · est. at least %.0f (95%%; too little of the target's CPU time between calls to time them "
@@ -870,7 +919,9 @@ static void print_live(FILE *out, const struct map_value *v, const struct map_co
 		double est, lo, hi, mean = (double)l->live_bytes / (double)l->live;
 		map_coverage_estimate(c, (int64_t)l->live, &est, &lo, &hi);
 		double bound = l->bounded ? (double)l->bound_bytes : INFINITY;
-		if (lo * mean > bound) {
+		/* seen in few windows: a burst, as when the bound is exceeded */
+		bool burst = c->windows > 0 && v->windows < MAP_MIN_ESTIMATE_WINDOWS;
+		if (lo * mean > bound || (burst && l->bounded)) {
 			print_live_capped(out, l, est * mean, lo * mean, c);
 			fputc('\n', out);
 			return;
@@ -1010,6 +1061,8 @@ void map_table(const struct map *const *maps, size_t nmaps, FILE *out, const str
 				map_coverage_estimate(coverage, v, &est, &lo, &hi);
 				if (!me)
 					row[c][0] = '\0';
+				else if (coverage->windows > 0 && me->value.windows < MAP_MIN_ESTIMATE_WINDOWS)
+					snprintf(row[c], TABLE_CELL, "?%uw", (unsigned)me->value.windows);
 				else if (coverage->lower_bound)
 					snprintf(row[c], TABLE_CELL, ">=%.0f", lo);
 				else
@@ -1038,6 +1091,8 @@ void map_table(const struct map *const *maps, size_t nmaps, FILE *out, const str
 			100 * coverage->armed_share,
 			coverage->lower_bound ? "; >= only a lower bound (too little CPU time between calls to time them)"
 					      : "; 95% intervals with print()");
+	if (estimated && coverage->windows > 0)
+		fprintf(out, "?Nw: seen in only N of the %zu armed windows, too few to extrapolate\n", coverage->windows);
 	free(sorted);
 	free(cells);
 	free(keys);

@@ -82,6 +82,8 @@ struct map_value {
 	const char *s;            /* MAP_AGG_STR */
 	uint64_t *buckets;        /* HIST/LHIST: map_nbuckets() counters */
 	struct map_live *live;    /* LIVE */
+	uint32_t windows;         /* distinct armed windows (map_set_window) its updates fell in */
+	int64_t last_window;
 };
 
 struct map_entry {
@@ -114,6 +116,9 @@ const struct map_entry *map_find(const struct map *m, const struct map_key *keys
 /* Convenience: lookup_or_add + update. Returns 0 (also when dropped), -1 on
  * out of memory. */
 int map_update(struct map *m, const struct map_key *keys, int64_t x, const char *s);
+/* The armed window (events' window, 0: none) the next updates fall in:
+ * each entry counts the distinct windows it was updated in. */
+void map_set_window(struct map *m, int64_t window);
 
 /* live(ptr, size): records one allocation under keys (as map_update). */
 int map_update_live(struct map *m, const struct map_key *keys, uint64_t addr, int64_t size, uint64_t seq);
@@ -174,6 +179,9 @@ struct map_coverage {
 	double seconds;       /* > 0: the run's length; estimates also print per second */
 	double share_low, share_high;  /* the range armed_share is known to lie in (0: armed_share
 			       * itself): the interval's ends divide by these */
+	size_t windows;       /* > 0: the armed windows the run had, each a sample of the rate */
+	double dispersion;    /* >= 1 (0 means 1): how much more the per-window counts spread than
+			       * Poisson counts; intervals widen by it (counts in bursts) */
 };
 void map_print(const struct map *m, FILE *out, size_t top, const struct map_coverage *coverage);
 
@@ -190,8 +198,15 @@ void map_table(const struct map *const *maps, size_t nmaps, FILE *out, const str
  * often in the armed share as outside it. */
 void map_estimate(int64_t n, double coverage, double *estimate, double *low, double *high);
 /* The same under a coverage whose share is only known to a range: the
- * Poisson interval's low end over share_high, its high end over share_low. */
+ * interval's low end over share_high, its high end over share_low; with a
+ * dispersion d > 1 it is at least the estimate times exp(-+ t sqrt(d/n)),
+ * t Student's 97.5% quantile for windows - 1 degrees of freedom (the rate
+ * is known from that many samples). */
 void map_coverage_estimate(const struct map_coverage *c, int64_t n, double *estimate, double *low, double *high);
+/* Fewer windows than this holding an entry: its estimate is only what was
+ * measured (its calls may have come in a burst the windows happened to
+ * catch). */
+#define MAP_MIN_ESTIMATE_WINDOWS 3
 
 /* Appends the text of one stack frame ("func (file:line) [inlined]") to out. */
 void map_format_frame(const struct frame *f, FILE *out);

@@ -161,6 +161,11 @@ void recipe_run_set_coverage(struct recipe_run *run, double armed_share, bool lo
  * at its lowest and highest cost): intervals widen to it. After
  * recipe_run_set_coverage. */
 void recipe_run_set_coverage_range(struct recipe_run *run, double low, double high);
+/* The armed windows the run had and how much more the per-window counts
+ * spread than Poisson counts (>= 1): intervals widen to it, and an entry
+ * seen in fewer than MAP_MIN_ESTIMATE_WINDOWS windows gets no estimate.
+ * After recipe_run_set_coverage. */
+void recipe_run_set_coverage_windows(struct recipe_run *run, size_t windows, double dispersion);
 /* The traced run's length (wall seconds): count() and sum() maps then also
  * print their whole-run estimates as rates per second. 0: no rates. */
 void recipe_run_set_seconds(struct recipe_run *run, double seconds);

@@ -199,6 +199,12 @@ void recipe_run_set_coverage(struct recipe_run *run, double armed_share, bool lo
 	run->coverage.lower_bound = lower_bound;
 }
 
+void recipe_run_set_coverage_windows(struct recipe_run *run, size_t windows, double dispersion)
+{
+	run->coverage.windows = windows;
+	run->coverage.dispersion = dispersion;
+}
+
 void recipe_run_set_coverage_range(struct recipe_run *run, double low, double high)
 {
 	bool partial = run->coverage.armed_share < 1;
@@ -826,6 +832,7 @@ static int exec_stmt(struct recipe_run *run, const struct stmt *s)
 		if (make_keys(run, s->target, keys, vals) < 0)
 			return EXEC_ERROR;
 		struct map *m = run->maps[s->target->map->index];
+		map_set_window(m, run->ev ? run->ev->window : 0);
 		struct val v = {0};
 		const struct expr *x = s->value;
 		if (x->type == T_AGG && x->builtin == B_LIVE) {

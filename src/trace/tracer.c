@@ -40,6 +40,11 @@ struct site {
 	int bp;                       /* gdb number */
 	uint64_t next_insn;           /* the instruction after addr, for calibration hits; 0 not looked up,
 				       * UINT64_MAX none usable */
+	/* The first two instructions at addr, decoded once (decode_site) for
+	 * both the arming (does gdb step the first with a scratch register?)
+	 * and the calibration (where is the next, and is it RIP-relative?). */
+	bool decoded, first_rip, first_transfers, next_rip;
+	uint64_t next_addr;           /* 0: not known */
 };
 
 struct return_site {
@@ -59,6 +64,7 @@ struct thread_info {
 	int gdb_id;
 	pid_t tid;
 	char name[64];
+	uint64_t name_read_ns;        /* when name was last read from /proc */
 	/* panic in flight: from panic_with_hook until reported */
 	bool panic_pending;
 	uint64_t payload_data, payload_vtable;
@@ -198,7 +204,22 @@ struct tracer {
 		 * hides the program's part. Other threads' CPU is left out: it
 		 * runs on while a hitting thread is held (non-stop) or runs
 		 * with it (all-stop), and made a hit look cheap. */
-		struct hitter { pid_t tid; bool marked; uint64_t mark_ns, hits; double armed_ns; } hitters[64];
+		struct hitter {
+			pid_t tid;
+			bool marked;
+			uint64_t mark_ns, hits;
+			double armed_ns;
+			/* The thread's CPU from each window's opening to its first
+			 * entry hit there (u_*), no stop of ours in it (docs/
+			 * tracing.md, "Estimates"); windows it ran in past 0.1 ms
+			 * without one, or whose first stop of it was another
+			 * (censored); its CPU with the probes off. */
+			bool in_window, hit_in_window, first_pending;
+			uint64_t open_ns, off_mark_ns;
+			bool off_marked;
+			double pending_u_ns, u_sum, u_squares, off_ns;
+			size_t n_u, censored;
+		} hitters[64];
 		size_t nhitters;
 		double calibrations[TRACER_CALIBRATIONS];
 		size_t ncalibrations;
@@ -207,6 +228,12 @@ struct tracer {
 		uint64_t pending_run_ns;
 		uint64_t handled_calibrations; /* stops at calibration breakpoints (not hits of a probe) */
 	} hit_cpu;
+	/* Each armed window's share of the process's armed CPU time and the
+	 * entry hits in it: hits cluster in few windows, and the spread of
+	 * the per-window counts, not a Poisson count, says how well the run's
+	 * rate is known (docs/tracing.md, "Estimates"). */
+	struct armed_window { double cpu_start_ns, cpu_ns; uint64_t entries_start, entries; bool open; } *windows;
+	size_t nwindows, windows_cap;
 };
 
 static int list_push(int **v, size_t *n, size_t *cap, int x)
@@ -252,8 +279,50 @@ static uint64_t read_word(struct tracer *t, uint64_t addr, bool *ok)
  * the instruction, would borrow a scratch register: it does for a
  * RIP-relative operand, which its disassembler shows as "rip" (AT&T and
  * Intel syntax alike). Not known: assumed so. */
+static ssize_t find_site(const struct tracer *t, uint64_t addr);
+
+/* One -data-disassemble of a site's first 16 bytes: its first instruction
+ * and the next. Not readable: the first assumed RIP-relative, no next. */
+static void decode_site(struct tracer *t, struct site *site)
+{
+	if (site->decoded)
+		return;
+	site->decoded = true;
+	site->first_rip = true;
+	site->first_transfers = true;
+	char from[32], to[32];
+	snprintf(from, sizeof from, "0x%" PRIx64, site->addr);
+	snprintf(to, sizeof to, "0x%" PRIx64, site->addr + 16);
+	const char *args[] = { "-s", from, "-e", to, "--", "0", NULL };
+	struct mi_record *res = NULL;
+	struct xerr ignored;
+	if (session_call(t->s, &res, &ignored, "-data-disassemble", args) < 0)
+		return;
+	const struct mi_value *insns = mi_value_get(res->results, "asm_insns");
+	const char *first = mi_value_get_string(mi_value_at(insns, 0), "inst");
+	const char *second = mi_value_get_string(mi_value_at(insns, 1), "inst");
+	const char *address = mi_value_get_string(mi_value_at(insns, 1), "address");
+	if (first) {
+		site->first_rip = strstr(first, "rip") != NULL;
+		/* A first instruction that transfers control does not fall
+		 * through to the next one (a jump, a return), or makes it a
+		 * return address of the callee's (a call). */
+		site->first_transfers = first[0] == 'j' || strncmp(first, "call", 4) == 0 ||
+					strncmp(first, "ret", 3) == 0 || strncmp(first, "loop", 4) == 0 ||
+					strncmp(first, "bnd", 3) == 0 || strncmp(first, "notrack", 7) == 0;
+	}
+	site->next_addr = address ? strtoull(address, NULL, 0) : 0;
+	site->next_rip = !second || strstr(second, "rip") != NULL;
+	mi_record_free(res);
+}
+
 static bool steps_with_scratch_register(struct tracer *t, uint64_t addr)
 {
+	ssize_t i = find_site(t, addr);
+	if (i >= 0) {
+		decode_site(t, &t->sites[i]);
+		return t->sites[i].first_rip;
+	}
 	char from[32], to[32];
 	snprintf(from, sizeof from, "0x%" PRIx64, addr);
 	snprintf(to, sizeof to, "0x%" PRIx64, addr + 1);
@@ -410,7 +479,14 @@ static int add_sites(struct tracer *t, size_t probe, const struct probe_spec *in
 {
 	struct tracer_sites found = { 0 };
 	bool is_return = info->kind == PROBE_RETURN;
-	int n = tracer_resolve(t->sym, info->spec_kind, info->spec, info->file, info->line, true, &found, e);
+	int n;
+	if (t->cfg->resolved && t->cfg->resolved[probe].n) {
+		found = t->cfg->resolved[probe];
+		memset(&t->cfg->resolved[probe], 0, sizeof found);
+		n = (int)found.n;
+	} else {
+		n = tracer_resolve(t->sym, info->spec_kind, info->spec, info->file, info->line, true, &found, e);
+	}
 	/* Resolving comes before any breakpoint is inserted: a SPEC that
 	 * matches nothing is bad input, with the target untouched. */
 	if (n < 0 || found.n == 0) {
@@ -625,6 +701,11 @@ static struct thread_info *thread_by_gdb_id(struct tracer *t, int gdb_id, struct
 /* The thread's name now (threads rename themselves after gdb saw them). */
 static void thread_name_now(struct tracer *t, struct thread_info *th)
 {
+	/* Read again at most every 100 ms: a read cost each hit ~20 us */
+	uint64_t now = monotonic_ns();
+	if (th->name_read_ns && now - th->name_read_ns < 100000000u)
+		return;
+	th->name_read_ns = now;
 	char path[64], buf[64];
 	snprintf(path, sizeof path, "/proc/%d/task/%d/comm", (int)t->pid, (int)th->tid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -1209,6 +1290,14 @@ static int report_panic(struct tracer *t, struct thread_info *th, const uint64_t
 	return rc;
 }
 
+#define XSTR_(x) #x
+#define XSTR(x) XSTR_(x)
+
+/* A thread's wait for its first entry hit in a window, cut short by the
+ * window's end or another stop of it: below this it says too little to
+ * matter (a thread that barely ran). */
+#define WAIT_CENSOR_NS 100000.0
+
 /* ---- a hit's CPU cost against the program's ------------------------------- */
 
 /* At a handled stop of thread tid (bp: its breakpoint, 0 for other
@@ -1239,8 +1328,20 @@ static void hitters_at_switch(struct tracer *t, bool on_before, bool on_after)
 		uint64_t run = proc_thread_runtime_ns(t->pid, x->tid);
 		if (on_before && x->marked && run >= x->mark_ns)
 			x->armed_ns += (double)(run - x->mark_ns);
+		if (on_before && x->in_window && !x->hit_in_window && run >= x->open_ns + WAIT_CENSOR_NS)
+			x->censored++;
+		if (!on_before && x->off_marked && run >= x->off_mark_ns)
+			x->off_ns += (double)(run - x->off_mark_ns);
 		x->marked = on_after && run;
 		x->mark_ns = run;
+		/* Read before the probes are switched: a window's opening is
+		 * counted a little early (the waits only lengthen), its end a
+		 * little late. */
+		x->in_window = on_after && run;
+		x->open_ns = run;
+		x->hit_in_window = false;
+		x->off_marked = !on_after && run;
+		x->off_mark_ns = run;
 	}
 }
 
@@ -1257,8 +1358,34 @@ static void hitter_hit(struct tracer *t, pid_t tid, uint64_t run)
 		x->armed_ns += (double)(run - x->mark_ns);
 		x->hits++;
 	}
+	if (x->in_window && !x->hit_in_window && run >= x->open_ns) {
+		x->hit_in_window = true;
+		x->first_pending = true;
+		x->pending_u_ns = (double)(run - x->open_ns);
+	}
 	x->marked = run != 0;
 	x->mark_ns = run;
+}
+
+/* After a handled stop of thread tid in an armed window: when it was the
+ * thread's first there, its wait counts if the stop was an entry hit, else
+ * the window is censored for it. */
+static void hitter_first_wait(struct tracer *t, pid_t tid, bool entry)
+{
+	struct hit_cpu *h = &t->hit_cpu;
+	for (size_t i = 0; i < h->nhitters; i++) {
+		struct hitter *x = &h->hitters[i];
+		if (x->tid != tid || !x->first_pending)
+			continue;
+		x->first_pending = false;
+		if (entry) {
+			x->u_sum += x->pending_u_ns;
+			x->u_squares += x->pending_u_ns * x->pending_u_ns;
+			x->n_u++;
+		} else if (x->pending_u_ns >= WAIT_CENSOR_NS) {
+			x->censored++;
+		}
+	}
 }
 
 static bool hit_cpu_at_stop(struct tracer *t, pid_t tid, int bp)
@@ -1288,29 +1415,13 @@ static uint64_t next_instruction(struct tracer *t, struct site *site)
 	if (site->next_insn)
 		return site->next_insn;
 	site->next_insn = UINT64_MAX;
-	char from[32], to[32];
-	snprintf(from, sizeof from, "0x%" PRIx64, site->addr);
-	snprintf(to, sizeof to, "0x%" PRIx64, site->addr + 16);
-	const char *args[] = { "-s", from, "-e", to, "--", "0", NULL };
-	struct mi_record *res = NULL;
-	struct xerr ignored;
-	if (session_call(t->s, &res, &ignored, "-data-disassemble", args) < 0)
-		return site->next_insn;
-	const struct mi_value *insns = mi_value_get(res->results, "asm_insns");
-	const char *first = mi_value_get_string(mi_value_at(insns, 0), "inst");
-	const char *address = mi_value_get_string(mi_value_at(insns, 1), "address");
-	uint64_t next = address ? strtoull(address, NULL, 0) : 0;
-	/* A first instruction that transfers control does not fall through to
-	 * the next one (a jump, a return), or makes it a return address of the
-	 * callee's (a call): no calibration there. */
-	bool transfers = !first || first[0] == 'j' || strncmp(first, "call", 4) == 0 || strncmp(first, "ret", 3) == 0 ||
-			 strncmp(first, "loop", 4) == 0 || strncmp(first, "bnd", 3) == 0 || strncmp(first, "notrack", 7) == 0;
-	mi_record_free(res);
-	if (transfers)
+	decode_site(t, site);
+	uint64_t next = site->next_addr;
+	if (site->first_transfers || !next)
 		return site->next_insn;
 	if (next <= site->addr || next >= site->addr + 16 || find_site(t, next) >= 0 || is_return_bp_addr(t, next))
 		return site->next_insn;
-	if (t->non_stop && !t->displaced_off && steps_with_scratch_register(t, next))
+	if (t->non_stop && !t->displaced_off && site->next_rip)
 		return site->next_insn;
 	site->next_insn = next;
 	return next;
@@ -1346,6 +1457,27 @@ static void calibrate_at(struct tracer *t, struct site *site, int gdb_id, pid_t 
 	h->pending_bp = (int)n;
 	h->pending_tid = tid;
 	h->pending_run_ns = run;
+}
+
+/* Whether a stop at breakpoint bp (0: not a breakpoint's) needs the
+ * thread's registers: all do but an entry site whose probes read no
+ * argument register, walk no stack and time no return. */
+static bool needs_registers(const struct tracer *t, int bp)
+{
+	if (bp <= 0 || !t->cfg->no_stacks || bp == t->panic_hook_bp || bp == t->rust_panic_bp || is_return_bp(t, bp))
+		return true;
+	for (size_t i = 0; i < t->nsites; i++) {
+		const struct site *site = &t->sites[i];
+		if (site->bp != bp)
+			continue;
+		if (site->return_probes.n)
+			return true;
+		for (size_t k = 0; k < site->entry_probes.n; k++)
+			if (t->cfg->probes[site->entry_probes.v[k]].entry_registers)
+				return true;
+		return false;
+	}
+	return true;
 }
 
 static int read_registers(struct tracer *t, int gdb_id, uint64_t *regs, struct xerr *e)
@@ -1438,7 +1570,11 @@ static int handle_stop(struct tracer *t, const struct mi_record *ev, uint64_t wh
 		return 0;
 	}
 	uint64_t regs[NREGS];
-	if (read_registers(t, (int)gdb_id, regs, e) < 0) {
+	if (!needs_registers(t, is_bp ? (int)bkptno : 0)) {
+		/* An entry that only counts: no registers to read (one MI
+		 * round trip less per hit) */
+		memset(regs, 0, sizeof regs);
+	} else if (read_registers(t, (int)gdb_id, regs, e) < 0) {
 		/* Gone while stopped: another thread exec'd (or exited the
 		 * process). The resume lets gdb report that. */
 		char task[64];
@@ -1580,6 +1716,25 @@ static void account_hidden_part(struct tracer *t, bool handled, enum duty duty_a
 	t->last_hidden_ns = part;
 }
 
+/* An armed window opens when the entry probes go on and closes when they
+ * go off (or the run ends), on the process's CPU clock as marked just
+ * before. */
+static void armed_window_open(struct tracer *t)
+{
+	struct armed_window w = { .cpu_start_ns = t->cpu.armed_ns, .entries_start = t->st->entries, .open = true };
+	ARRAY_PUSH(t->windows, t->nwindows, t->windows_cap, w);
+}
+
+static void armed_window_close(struct tracer *t)
+{
+	if (!t->nwindows || !t->windows[t->nwindows - 1].open)
+		return;
+	struct armed_window *w = &t->windows[t->nwindows - 1];
+	w->cpu_ns = t->cpu.armed_ns - w->cpu_start_ns;
+	w->entries = t->st->entries - w->entries_start;
+	w->open = false;
+}
+
 static bool budgeted(const struct tracer *t)
 {
 	return !t->cfg->exact && t->cfg->max_stopped_percent > 0 && t->nduty > 0;
@@ -1603,6 +1758,10 @@ static int set_duty(struct tracer *t, enum duty next, uint64_t when, struct xerr
 	 * comes to mark the off time: it would count as armed. */
 	process_cpu_mark(&t->cpu, t->duty);
 	hitters_at_switch(t, t->duty == DUTY_ON, next == DUTY_ON);
+	if (t->duty == DUTY_ON && next != DUTY_ON)
+		armed_window_close(t);
+	else if (t->duty != DUTY_ON && next == DUTY_ON)
+		armed_window_open(t);
 	if (t->duty == DUTY_ON)
 		t->covered_ns += when - t->duty_changed_ns;
 	if (next == DUTY_ON) {
@@ -1790,20 +1949,23 @@ static double median_of(const double *v, size_t n)
 }
 
 /* The armed share once the hits' own CPU is taken out of it (docs/
- * tracing.md, "Estimates"). A hit costs the hitting thread at least the
+ * tracing.md, "Estimates"). A hit costs the target at least the
  * calibrated figure c (the step over the breakpoint and a report) and at
- * most TRACER_HIT_COST_SPAN c (that plus a continue and a trap). With the
- * program's own CPU between hits well above it, the share lies between the
- * two subtractions and the estimate gets an interval over that range; else
+ * most TRACER_HIT_COST_SPAN c (that plus a continue, a trap and the caches
+ * after it). With the program's own CPU between hits well above that
+ * (TRACER_RESOLVABLE_GAP_RATIO), the share lies between the two
+ * subtractions and the estimate gets an interval over that range; else
  * only the low subtraction is sure, and the estimate is a lower bound from
- * it (tighter than with none). The last hit of each window is resumed, and
- * costs its CPU, after the probes are off: not subtracted from the armed
- * time. */
+ * it (tighter than with none). Without calibration nothing is taken out
+ * and the estimate is a lower bound: the raw share is at least the true
+ * one. The last hit of each window is resumed, and costs its CPU, after
+ * the probes are off: not subtracted from the armed time. */
 static void armed_share_without_hits(const struct tracer *t, struct tracer_stats *st)
 {
 	const struct hit_cpu *h = &t->hit_cpu;
 	st->armed_fraction_low = st->armed_fraction_high = st->armed_fraction;
 	st->calibrations = h->ncalibrations;
+	st->estimate_lower_bound = true;
 	/* What decides is the share of the armed CPU time the hits' cost
 	 * takes: the armed CPU per hit, not the gaps between a thread's hits
 	 * (a gap longer than a window is never closed inside one, and calls in
@@ -1835,6 +1997,87 @@ static void armed_share_without_hits(const struct tracer *t, struct tracer_stats
 	}
 	st->armed_fraction_low = low;
 	st->armed_fraction = sqrt(low * high);
+}
+
+/* How much more the entries' per-window counts spread than Poisson counts
+ * of the same rate would: each armed window is one sample of the calls'
+ * rate (calls in bursts, or a thread that calls only now and then, put
+ * many hits in few windows). The ratio estimator's variance over windows
+ * (sum of (m_w - r a_w)^2, n/(n-1) corrected) against the Poisson one
+ * (the count itself); at least 1. */
+static void window_dispersion(const struct tracer *t, struct tracer_stats *st)
+{
+	double cpu = 0, entries = 0;
+	size_t n = 0;
+	for (size_t i = 0; i < t->nwindows; i++) {
+		if (t->windows[i].cpu_ns <= 0)
+			continue;
+		n++;
+		cpu += t->windows[i].cpu_ns;
+		entries += (double)t->windows[i].entries;
+		st->windows_with_entries += t->windows[i].entries > 0;
+	}
+	st->windows_armed = n;
+	st->count_dispersion = 1;
+	if (n < 2 || entries <= 0 || cpu <= 0)
+		return;
+	double rate = entries / cpu, squares = 0;
+	for (size_t i = 0; i < t->nwindows; i++) {
+		if (t->windows[i].cpu_ns <= 0)
+			continue;
+		double d = (double)t->windows[i].entries - rate * t->windows[i].cpu_ns;
+		squares += d * d;
+	}
+	double dispersion = (double)n / (double)(n - 1) * squares / entries;
+	if (dispersion > 1)
+		st->count_dispersion = dispersion;
+}
+
+/* Student's t 0.975 quantile for df degrees of freedom. */
+static double t975(size_t df)
+{
+	static const double table[] = { 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+					2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086 };
+	if (df == 0)
+		return table[0];
+	return df <= sizeof table / sizeof *table ? table[df - 1] : 1.959964 + 2.4 / (double)df;
+}
+
+/* A lower bound on the entries over the whole run that no cost of our
+ * stops can bias (docs/tracing.md, "Estimates"). In each armed window, a
+ * thread's CPU from the opening to its first entry hit there is the
+ * program's alone (in non-stop mode nothing of ours stopped it; in
+ * all-stop mode other threads' hits may have, which only lengthens it),
+ * and is a forward recurrence time U of its calls, whose mean is
+ * E[X^2] / 2E[X] >= E[X] / 2 for any stationary sequence of calls with
+ * mean spacing E[X] of CPU. So the thread's calls came at least every
+ * 2E[U] of its CPU, and its CPU with the probes off made at least that
+ * many. E[U] is taken at its 97.5% upper confidence bound. A thread
+ * counts only with 3 waits or more and none censored (a window it ran in
+ * past WAIT_CENSOR_NS without an entry hit: long waits would be missing
+ * from the mean); the others add only what was measured. Sets
+ * st->entries_at_least (0: no thread counted). */
+static void first_hit_bound(const struct tracer *t, struct tracer_stats *st)
+{
+	const struct hit_cpu *h = &t->hit_cpu;
+	double extra = 0, waits = 0, nwaits = 0;
+	for (size_t i = 0; i < h->nhitters; i++) {
+		const struct hitter *x = &h->hitters[i];
+		if (x->n_u < 3 || x->censored || x->off_ns <= 0)
+			continue;
+		double n = (double)x->n_u, mean = x->u_sum / n;
+		double var = fmax(0, (x->u_squares - x->u_sum * x->u_sum / n) / (n - 1));
+		double high = mean + t975(x->n_u - 1) * sqrt(var / n);
+		if (!(high > 0))
+			continue;
+		extra += x->off_ns / (2 * high);
+		waits += x->u_sum;
+		nwaits += n;
+	}
+	if (nwaits == 0 || st->entries == 0)
+		return;
+	st->first_hit_wait_us = waits / nwaits / 1e3;
+	st->entries_at_least = (double)st->entries + extra;
 }
 
 static void finish_stats(struct tracer *t, uint64_t end)
@@ -1874,14 +2117,29 @@ static void finish_stats(struct tracer *t, uint64_t end)
 			process_cpu_mark(&t->cpu, t->duty);
 			hitters_at_switch(t, t->duty == DUTY_ON, false);
 		}
+		armed_window_close(t);
 		st->armed_fraction = t->cpu.total_ns > 0 ? fmin(1, t->cpu.armed_ns / t->cpu.total_ns) : 0;
 		/* Each armed window also holds the CPU our stop and resume cost the
 		 * threads (ptrace, gdb's step over the breakpoint): ~0.05-0.8 ms a
 		 * hit here. When the windows are not much longer than that — calls
 		 * come often, or between sleeps, with little CPU between them —
 		 * the share over-counts the CPU that could have made calls. */
-		st->estimate_lower_bound = st->hits && t->cpu.armed_ns / (double)st->hits < TRACER_TIMEABLE_CPU_NS;
 		armed_share_without_hits(t, st);
+		window_dispersion(t, st);
+		first_hit_bound(t, st);
+		if (st->entries_at_least > 0) {
+			/* The share the bound implies is the most the true one can be:
+			 * an interval above it rests on a wrong cost (a stop that costs
+			 * the program more than TRACER_HIT_COST_SPAN calibrated ones), and
+			 * a lower bound from the calibrated cost alone may be weaker. */
+			double share = (double)st->entries / st->entries_at_least;
+			if (!st->estimate_lower_bound && st->armed_fraction_low > share) {
+				st->estimate_lower_bound = true;
+				st->interval_vetoed = true;
+			}
+			if (st->estimate_lower_bound && share < st->armed_fraction_high)
+				st->armed_fraction = st->armed_fraction_low = st->armed_fraction_high = share;
+		}
 		if (st->entries && st->armed_fraction > 0) {
 			st->entries_estimated = (double)st->entries / st->armed_fraction;
 			run_notes_add(notes, "function entries: %" PRIu64 " measured while the probes were armed (%.2g%% "
@@ -1961,8 +2219,18 @@ void tracer_stats_print(const struct tracer_stats *st, FILE *out)
 		fprintf(out, "xgdbprof: a hit cost the thread that hit at least %.0f us of its CPU (median of %" PRIu64
 			" calibration hits); a thread that hit ran a mean %.0f us of CPU per hit with the probes armed: %s\n",
 			st->hit_cpu_cost_us, st->calibrations, st->hit_gap_cpu_us,
-			st->estimate_lower_bound ? "mostly our own cost, so estimates are lower bounds"
+			st->estimate_lower_bound ? "mostly our own cost, or could be (a stop may cost the program up to " XSTR(TRACER_HIT_COST_SPAN) "x that with its caches), so estimates are lower bounds"
 						 : "estimates take our cost out, and their intervals its range");
+	if (st->entries_at_least > 0)
+		fprintf(out, "xgdbprof: before each armed window's first hit the target ran a mean %.0f us of CPU, none of it "
+			"our cost: the calls came at least every %.0f us of CPU (95%%), so the entries were at least %.0f%s\n",
+			st->first_hit_wait_us, st->entries ? 2 * st->first_hit_wait_us : 0, st->entries_at_least,
+			st->interval_vetoed ? "; the interval from the calibrated cost lay below that (a stop costs this "
+					      "program more), so estimates are lower bounds" : "");
+	if (st->windows_armed)
+		fprintf(out, "xgdbprof: the entries came in %" PRIu64 " of %" PRIu64 " armed windows, their per-window counts "
+			"spread %.1fx what steady calls would give: intervals widen to it\n", st->windows_with_entries,
+			st->windows_armed, st->count_dispersion);
 	for (int i = 0; i < st->run.notes.n; i++)
 		fprintf(out, "note: %s\n", st->run.notes.text[i]);
 	if (st->gdb_died) {
@@ -1990,6 +2258,7 @@ static void tracer_release(struct tracer *t)
 	free(t->syscall_return_probes.v);
 	free(t->frames);
 	free(t->hit_stops);
+	free(t->windows);
 	free(t->frozen_by_thread);
 	release_strings(t);
 	free(t->arg_strings);
@@ -2060,6 +2329,7 @@ static int tracer_start(struct tracer *t, struct xerr *e)
 			held_at_entry ? "; the command was held at its entry point until now (none of its own code had run)"
 				      : "");
 	t->duty = DUTY_ON;
+	armed_window_open(t);
 	t->duty_changed_ns = monotonic_ns();
 	t->window_close_ns = window_clock_ns(t, t->duty_changed_ns) + (uint64_t)TRACER_WINDOW_CPU_NS;
 	t->last_resume_ns = t->duty_changed_ns;
@@ -2173,7 +2443,10 @@ static int trace_event(struct tracer *t, struct mi_record *ev, uint64_t when, bo
 	enum duty duty_at_stop = t->duty;
 	t->event_tid = 0;
 	t->event_bp = 0;
+	uint64_t entries_before = t->st->entries;
 	int rc = handle_stop(t, ev, when, &handled, e);
+	if (handled)
+		hitter_first_wait(t, t->event_tid, t->st->entries > entries_before);
 	release_strings(t);
 	mi_record_free(ev);
 	if (rc < 0)

@@ -57,6 +57,7 @@
 #include "target/restore.h"
 #include "target/session.h"
 #include "symbols/symbolize.h"
+#include "trace/tracer_resolve.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -72,6 +73,12 @@ struct tracer_config {
 	bool verbose;                 /* a line per armed probe on stderr */
 	uint64_t start_ns;            /* the run's start (events' since_start_ns); 0: now */
 	struct tracer_progress *progress;  /* NULL, or kept up to date around the sink's ticks */
+	/* NULL, or one list per probe: a function/return probe's sites as
+	 * tracer_resolve(..., with_inlined true) gave them with this
+	 * symbolizer before the attach (n 0: resolved here). The tracer takes
+	 * the lists it uses (leaves them empty): resolving twice cost an
+	 * attached run a second DWARF walk. */
+	struct tracer_sites *resolved;
 };
 
 /* What the sink's tick (interval probes: snapshot()) may read and add. */
@@ -85,27 +92,25 @@ struct tracer_progress {
 	double armed_fraction;
 };
 
-/* Armed CPU time a hit needs before the calls' rate can be told from what
- * our own stop and resume cost the threads: below it, estimates from the
- * armed share are lower bounds (docs/tracing.md, "Estimates"). Used only
- * when the run could not calibrate a hit's cost (below). */
-#define TRACER_TIMEABLE_CPU_NS 500000.0
-
 /* Calibration hits per run: each measures, on the hitting thread's CPU
  * clock, a hit with no program time in it (docs/tracing.md, "Estimates"). */
 #define TRACER_CALIBRATIONS 16
 
-/* A hit's full cost to the hitting thread's CPU lies between the
- * calibrated one (a step over the breakpoint and a report) and this many
- * times it: that plus a continue, a trap and what the stop costs the
- * program in caches after it (1.5x on steady_calls, ~4x on kvservice). */
-#define TRACER_HIT_COST_SPAN 5.0
+/* A hit's full cost to the target's CPU lies between the calibrated one
+ * (a step over the breakpoint and a report) and this many times it: that
+ * plus a continue, a trap and what the stop costs the program after it
+ * (caches, and more so on a loaded machine). Measured against the
+ * programs' own counts: ~1.5x on steady_calls, 5.6-10.6x on kvservice (its
+ * workers' requests touch more memory, and its other threads are slowed
+ * too), 10-16x on steady_calls' 1 MiB work at load 5-6. */
+#define TRACER_HIT_COST_SPAN 20.0
 
 /* The CPU the threads that hit ran per hit with the probes armed must be
  * this many calibrated hit costs (median calibration) before an estimate
- * gets an interval: below, it is mostly our own cost, whose spread hides
- * the program's part, and the estimate is a lower bound. */
-#define TRACER_RESOLVABLE_GAP_RATIO 10.0
+ * gets an interval: 1.5 times the span, so that a hit costing anything in
+ * it leaves at least a third of that CPU to the program. Below, our cost's
+ * unknown part could be most of it, and the estimate is a lower bound. */
+#define TRACER_RESOLVABLE_GAP_RATIO (1.5 * TRACER_HIT_COST_SPAN)
 
 /* Under the budget an armed window lasts a whole number of these, of the
  * target's CPU time, ended on that clock, not by a hit: docs/tracing.md,
@@ -145,6 +150,14 @@ struct tracer_stats {
 	uint64_t calibration_stops;   /* stops at calibration breakpoints (not in hits; their cost is counted) */
 	double hit_cpu_cost_us;       /* their median: a hit's CPU cost to the hitting thread, at least */
 	double hit_gap_cpu_us;        /* the hitting threads' own armed CPU time per hit (mean) */
+	uint64_t windows_armed;       /* armed windows (duty cycled), each a sample of the calls' rate */
+	uint64_t windows_with_entries;/* of which held an entry hit */
+	double entries_at_least;      /* > 0: the entries over the whole run are at least this many, from the
+				       * target's CPU before each window's first hit (no cost of ours in it) */
+	double first_hit_wait_us;     /* that wait's mean, of the target's CPU */
+	bool interval_vetoed;         /* the calibrated cost's interval lay below that bound: a lower bound */
+	double count_dispersion;      /* >= 1: the entries' per-window counts spread this many times
+				       * more than Poisson counts would (calls in bursts): intervals widen */
 	unsigned long forks;          /* forks seen (fork(), not vfork/posix_spawn): children detached */
 	uint64_t fork_bytes_healed;   /* int3 bytes a child had inherited and gdb had not removed */
 	double hit_stop_median_ms, hit_stop_p99_ms;  /* a hit's stop of the hitting thread: ours + gdb's part */

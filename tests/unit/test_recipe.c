@@ -192,9 +192,65 @@ static void test_coverage_range(void)
 	CHECK(lo < plain_lo && hi > plain_hi);
 }
 
+/* Counts clustered in few windows: with a dispersion d over W windows the
+ * interval is at least est x exp(-+ t(W-1) sqrt(d/n)), wider than the
+ * plain Poisson one; an entry seen in fewer than
+ * MAP_MIN_ESTIMATE_WINDOWS windows says so and gets no estimate. */
+static void test_coverage_windows(void)
+{
+	double est, lo, hi, plain_est, plain_lo, plain_hi;
+	map_estimate(100, 0.02, &plain_est, &plain_lo, &plain_hi);
+	struct map_coverage c = { .armed_share = 0.02, .windows = 8, .dispersion = 4 };
+	map_coverage_estimate(&c, 100, &est, &lo, &hi);
+	CHECK(est == plain_est);
+	CHECK_MSG(lo < plain_lo * 0.8 && hi > plain_hi * 1.2, "lo %g hi %g against %g %g", lo, hi, plain_lo, plain_hi);
+	c.dispersion = 1;
+	c.windows = 40;
+	map_coverage_estimate(&c, 100, &est, &lo, &hi);
+	CHECK_MSG(lo > plain_lo * 0.97 && hi < plain_hi * 1.03, "lo %g hi %g against %g %g", lo, hi, plain_lo, plain_hi);
+
+	struct recipe *r = load("function \"f\" { @c[arg0] = count(); }");
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	struct recipe_run *run = recipe_run_new(r, out, NULL);
+	struct event ev = {0};
+	ev.kind = EVENT_FUNCTION_ENTRY;
+	ev.probe = 0;
+	ev.function = "f";
+	ev.has_int_args = true;
+	struct xerr e;
+	for (int w = 1; w <= 10; w++)
+		for (int k = 0; k < 3; k++) {
+			ev.window = w;
+			ev.int_args[0] = w <= 2 && k == 0 ? 7 : 1;   /* key 7 only in windows 1 and 2 */
+			if (recipe_run_event(run, &ev, &e) < 0) {
+				CHECK_MSG(false, "%s", e.msg);
+				w = 11;
+				break;
+			}
+		}
+	recipe_run_set_coverage(run, 0.01, false);
+	recipe_run_set_coverage_windows(run, 10, 1);
+	struct event end = {0};
+	end.kind = EVENT_END;
+	end.probe = -1;
+	CHECK(recipe_run_event(run, &end, &e) == 0);
+	recipe_run_free(run);
+	fclose(out);
+	CHECK_MSG(strstr(buf, "2 measured · est. at least 2 (what was measured: seen in only 2 of 10 armed windows") != NULL, "%s", buf);
+	CHECK_MSG(strstr(buf, "28 measured · est. 2800 (95% ") != NULL, "%s", buf);
+	free(buf);
+	recipe_free(r);
+}
+
 int main(void)
 {
 	test_coverage_range();
+	test_coverage_windows();
 	test_open_and_resolve();
 	test_count_by_stack();
 	test_hist_and_predicate();

@@ -56,7 +56,7 @@ case " $* " in *" --quick "*) window=8 ;; esac
 . "$(dirname "$0")/lib.sh"
 warmup=5
 workers=${WORKERS:-2}
-modes="baseline perf-only all-stop default"
+modes="baseline perf-only all-stop default all-stop-alone default-alone"
 [ -z "$only" ] || modes=$only
 case " $modes " in
 *-min\ *) [ -x "${GDB_MINIMAL:-}" ] || { log "$0: modes *-min need GDB_MINIMAL=PATH (Debian's gdb-minimal: see bench/stop_modes.sh)"; exit 2; } ;;

@@ -183,9 +183,13 @@ def our_profile(path):
         profile = json.load(f)
     frames = profile["frames"]
     flat, per_thread = Counter(), Counter()
+    samples_per_thread = Counter()
     lock_wait = total = 0
     for sample in profile["samples"]:
         weight = sample.get("weight", 1)
+        # a CPU-weighted profile (hot-cpu: weight = on-CPU ns) says how
+        # many samples each weight sums in "events"
+        samples_per_thread[sample.get("thread") or "?"] += sample.get("events", weight)
         stack = [frames[i] for i in sample["stack"]]
         if not stack:
             continue
@@ -195,6 +199,7 @@ def our_profile(path):
         flat[normalize(physical.get("function"))] += weight
         if any(LOCK_WAIT.search(fr.get("function") or "") for fr in stack[:LOCK_WAIT_DEPTH]):
             lock_wait += weight
+    profile["meta"]["samples_per_thread"] = samples_per_thread
     return flat, per_thread, lock_wait, total, profile["meta"]
 
 
@@ -235,7 +240,7 @@ def compare(perf_path, profile_path, busy_regex, top, perf_seconds):
     out = []
     put = lambda k, v: out.append("%s %s" % (k, v))
     put("perf_samples", perf_total)
-    put("our_samples", our_total)
+    put("our_samples", sum(meta["samples_per_thread"].values()))
     put("overlap_pct", "%.1f" % overlap(p, q) if p and q else "-")
     # The same without sched_yield in either profile (shares renormalized):
     # how much of the gap that one artefact is.
@@ -247,11 +252,11 @@ def compare(perf_path, profile_path, busy_regex, top, perf_seconds):
     put("yield_perf_pct", yield_pct(theirs))
     put("yield_ours_pct", yield_pct(ours))
     for key in ("stop_mode", "frequency_achieved_hz", "stop_median_ms", "stop_p99_ms", "stopped_pct",
-                "thread_stopped_max_pct",
+                "thread_stopped_max_pct", "held_median_ms", "held_p99_ms", "thread_held_max_pct",
                 "thread_samples", "duration_actual_s", "threads"):
         value = meta.get(key)
         put(key, "-" if value is None else value)
-    hz = [our_threads.get(t, 0) / duration for t in busy_names] if duration else []
+    hz = [meta["samples_per_thread"].get(t, 0) / duration for t in busy_names] if duration else []
     put("busy_threads", ",".join(busy_names) or "-")
     put("busy_hz_min", "%.1f" % min(hz) if hz else "-")
     put("busy_hz_median", "%.1f" % statistics.median(hz) if hz else "-")
@@ -329,7 +334,7 @@ def table(path):
 
     rounds = max((len(results[m].get("ops_per_s", [])) for m in modes), default=0)
     columns = ["mode", "stop mode", "overlap", "w/o yield", "lock wait perf/ours", "sched_yield perf/ours", "Hz/busy thread min/med",
-               "busy CPU", "stop med/p99 ms", "stopped", "thread max stopped", "thread stacks", "throughput", "loss"]
+               "busy CPU", "stop med/p99 ms", "held med/p99 ms", "stopped", "thread max stopped", "thread max held", "thread stacks", "throughput", "loss"]
     rows = []
     for mode in modes:
         rows.append([
@@ -347,8 +352,11 @@ def table(path):
             med(mode, "busy_cpu_pct_median", "%.0f") + ("%" if med(mode, "busy_cpu_pct_median") != "-" else ""),
             "%s / %s" % (med(mode, "stop_median_ms", "%.2f"), med(mode, "stop_p99_ms", "%.2f"))
             if mode not in ("baseline", "perf-only") else "-",
+            "%s / %s" % (med(mode, "held_median_ms", "%.2f"), med(mode, "held_p99_ms", "%.2f"))
+            if mode not in ("baseline", "perf-only") else "-",
             med(mode, "stopped_pct") + ("%" if med(mode, "stopped_pct") != "-" else ""),
             med(mode, "thread_stopped_max_pct") + ("%" if med(mode, "thread_stopped_max_pct") != "-" else ""),
+            med(mode, "thread_held_max_pct") + ("%" if med(mode, "thread_held_max_pct") != "-" else ""),
             med(mode, "thread_samples", "%.0f"),
             med(mode, "ops_per_s", "%.0f") + "/s",
             loss(mode),

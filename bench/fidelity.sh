@@ -3,7 +3,7 @@
 # realistic service? (issue 13, "Measure")
 #
 #   bench/fidelity.sh [--quick] [--rounds N] [--window SECONDS]
-#                     [--only "MODE ..."] BUILD_DIR
+#                     [--only "MODE ..."] [--compare OTHER_BUILD] BUILD_DIR
 #
 # On the realistic fixture (tests/fixtures/kvservice: 2 busy workers among
 # 11 threads, parking_lot locks, malloc churn, a B-tree store; WORKERS=N in
@@ -18,6 +18,12 @@
 #   default    the same with xgdbprof's default stop mode (non-stop, one
 #              thread at a time, for hot-cpu on a PID)
 #   non-stop   the same with --non-stop
+#   *-alone    (all-stop-alone, non-stop-alone, default-alone) the same
+#              modes without perf: what xgdbprof alone costs the fixture's
+#              throughput, the ground truth for the stop budget (perf -g
+#              at 499 Hz costs more than the budget by itself)
+#   *-other    (default-other, default-alone-other, ...) the mode with the
+#              xgdbprof of --compare OTHER_BUILD: old against new, interleaved
 #   *-min      (all-stop-min, non-stop-min, default-min) the same modes
 #              driving the gdb binary in $GDB_MINIMAL (Debian's python-free
 #              gdb-minimal; bench/stop_modes.sh unpacks it)
@@ -50,7 +56,7 @@ case " $* " in *" --quick "*) window=8 ;; esac
 . "$(dirname "$0")/lib.sh"
 warmup=5
 workers=${WORKERS:-2}
-modes="baseline perf-only all-stop default"
+modes="baseline perf-only all-stop default all-stop-alone default-alone"
 [ -z "$only" ] || modes=$only
 case " $modes " in
 *-min\ *) [ -x "${GDB_MINIMAL:-}" ] || { log "$0: modes *-min need GDB_MINIMAL=PATH (Debian's gdb-minimal: see bench/stop_modes.sh)"; exit 2; } ;;
@@ -117,24 +123,37 @@ measure() {   # MODE
 		perf script -i "$tmp/perf.data" -F comm,tid,ip,sym,dso >"$tmp/perf-$mode.txt" 2>/dev/null || true
 		$analyse perf "$tmp/perf-$mode.txt" --perf-seconds "$window" | while read -r key value; do record "$key" "$value"; done
 		;;
-	all-stop | non-stop | default | all-stop-min | non-stop-min | default-min)
+	all-stop | non-stop | default | all-stop-min | non-stop-min | default-min | all-stop-alone | non-stop-alone | default-alone | \
+	*-other)
 		flag=
+		xg=$xgdbprof
+		case "$mode" in *-other) xg=${other_xgdbprof:?"mode $mode needs --compare OTHER_BUILD"} ;; esac
 		case "$mode" in all-stop*) flag=--all-stop ;; non-stop*) flag=--non-stop ;; esac
+		with_perf=true
+		case "$mode" in *-alone | *-alone-other) with_perf=false ;; esac
 		case "$mode" in *-min) flag="$flag --gdb $GDB_MINIMAL" ;; esac
 		rm -rf "$tmp/xg"
-		"$xgdbprof" --recipe hot-cpu $flag -d "${window}s" -o "$tmp/xg" "$target_pid" \
+		"$xg" --recipe hot-cpu $flag -d "${window}s" -o "$tmp/xg" "$target_pid" \
 			>"$tmp/report-$mode.txt" 2>"$tmp/xg.err" &
 		xg_pid=$!
 		wait_traced "$target_pid" 30 || log "$mode: xgdbprof did not attach in 30 s"
 		a=$(read_progress "$prog")
-		perf record -F 499 -g -p "$target_pid" -o "$tmp/perf.data" -- sleep "$window" >"$tmp/perf.log" 2>&1 &
-		perf_pid=$!
+		if $with_perf; then
+			perf record -F 499 -g -p "$target_pid" -o "$tmp/perf.data" -- sleep "$window" >"$tmp/perf.log" 2>&1 &
+			perf_pid=$!
+		fi
 		wait "$xg_pid" || log "$mode: xgdbprof failed: $(tail -n 3 "$tmp/xg.err")"
 		xg_pid=
-		wait "$perf_pid" || log "$mode: perf record failed: $(tail -n 3 "$tmp/perf.log")"
-		perf_pid=
+		if $with_perf; then
+			wait "$perf_pid" || log "$mode: perf record failed: $(tail -n 3 "$tmp/perf.log")"
+			perf_pid=
+		fi
 		b=$(read_progress "$prog")
-		perf script -i "$tmp/perf.data" -F comm,tid,ip,sym,dso >"$tmp/perf-$mode.txt" 2>/dev/null || true
+		if $with_perf; then
+			perf script -i "$tmp/perf.data" -F comm,tid,ip,sym,dso >"$tmp/perf-$mode.txt" 2>/dev/null || true
+		else
+			: >"$tmp/perf-$mode.txt"   # no perf: the comparison's perf side is empty
+		fi
 		if [ -s "$tmp/xg/profile.json" ]; then
 			$analyse compare "$tmp/perf-$mode.txt" "$tmp/xg/profile.json" --top 15 --perf-seconds "$window" >"$tmp/compare-$mode.txt"
 			sed '/^function self time/,$d' "$tmp/compare-$mode.txt" | while read -r key value; do record "$key" "$value"; done

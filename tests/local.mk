@@ -95,6 +95,15 @@ EXTRA_DIST += $(FIDELITY_TESTS)
 TESTS += tests/landing.sh
 EXTRA_DIST += tests/landing.sh
 
+## Issue 13 item 2: hot-cpu weighs each sample by its thread's CPU time.
+$(FIXTURE_BIN)/cpu_split: tests/fixtures/cpu_split.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/cpu_split.c
+check_DATA += $(FIXTURE_BIN)/cpu_split
+CLEANFILES += $(FIXTURE_BIN)/cpu_split
+EXTRA_DIST += tests/fixtures/cpu_split.c
+TESTS += tests/cpu_weight.sh
+EXTRA_DIST += tests/cpu_weight.sh
+
 $(FIXTURE_BIN)/hostile_names: tests/fixtures/hostile_names.c $(FIXTURE_BIN)/.dirstamp
 	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/hostile_names.c
 

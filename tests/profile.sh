@@ -54,9 +54,16 @@ meta = json.load(open(sys.argv[1]))["meta"]
 print("  each thread stopped at most %.2f%% (summed %.2f%%) at %.1f Hz (asked %s); notes: %s" % (
       meta["thread_stopped_max_pct"], meta["stopped_pct"], meta["frequency_achieved_hz"],
       meta.get("frequency_asked_hz"), meta.get("notes")))
-assert meta["thread_stopped_max_pct"] <= 5.3, meta["thread_stopped_max_pct"]
+# Non-stop mode budgets what each stop really held its thread (the kernel's
+# account, thread_held_max_pct; docs/sampling.md), all-stop mode the stop.
+held = meta.get("thread_held_max_pct")
+bound = held if meta["stop_mode"] == "non-stop" else meta["thread_stopped_max_pct"]
+print("  held by the kernel's account: at most %s%%" % held)
+# one stop's slack: a run of 3 s ends at most one (long) stop over
+slack = max(0.3, 100.0 * (meta.get("held_p99_ms") or 0) / 1e3 / meta["duration_actual_s"])
+assert bound <= 5.0 + slack, (bound, slack)
 assert meta["frequency_achieved_hz"] < 90, meta["frequency_achieved_hz"]
-assert any("rate lowered from 99 Hz" in n for n in meta.get("notes", [])), meta.get("notes")
+assert any("lowered from 99 Hz" in n for n in meta.get("notes", [])), meta.get("notes")
 PY
 
 "$XGDBPROF" report --format json "$TMP/hot" >"$TMP/hot.json"

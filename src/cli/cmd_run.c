@@ -108,6 +108,9 @@ static void fill_meta(struct run_context *rc, struct profile *p)
 	m->thread_stopped_max_pct = rc->stats.thread_stopped_max_pct;
 	m->stop_median_ms = rc->stats.run.stop_median_ms;
 	m->stop_p99_ms = rc->stats.run.stop_p99_ms;
+	m->held_median_ms = rc->stats.held_median_ms;
+	m->held_p99_ms = rc->stats.held_p99_ms;
+	m->thread_held_max_pct = rc->stats.thread_held_max_pct;
 	m->walker = profile_intern(p, rc->walker);
 	m->stop_mode = profile_intern(p, rc->stop_mode);
 	m->version = profile_intern(p, PACKAGE_VERSION);
@@ -121,6 +124,7 @@ static void fill_meta(struct run_context *rc, struct profile *p)
 		m->samples = m->thread_samples = m->stacks_reused = -1;
 		m->cpu_min_pct = m->cpu_avg_pct = m->cpu_max_pct = NAN;
 		m->stop_median_ms = m->stop_p99_ms = m->thread_stopped_max_pct = NAN;
+		m->held_median_ms = m->held_p99_ms = m->thread_held_max_pct = NAN;
 		m->walker = NULL;
 		m->stop_mode = NULL;
 	}
@@ -197,6 +201,8 @@ static int sink_report(void *ctx, const struct map *m, const struct recipe_repor
 	struct profile *p = profile_of_map(rc, m, e);
 	if (!p)
 		return -1;
+	if (o && o->weight_unit)
+		p->meta.weight_unit = profile_intern(p, o->weight_unit);
 	struct report_options ro;
 	report_defaults(rc, o, &ro);
 	ro.no_header = rc->meta_filled;   /* said once, before END's output */
@@ -234,6 +240,8 @@ static int sink_render(struct run_context *rc, const struct map *m, const struct
 	struct profile *p = profile_of_map(rc, m, e);
 	if (!p)
 		return -1;
+	if (o && o->weight_unit)
+		p->meta.weight_unit = profile_intern(p, o->weight_unit);
 	struct report_options ro;
 	report_defaults(rc, o, &ro);
 	ro.color = false;
@@ -241,6 +249,7 @@ static int sink_render(struct run_context *rc, const struct map *m, const struct
 	if (render == report_pprof) {
 		/* a sum() map keeps both its updates and their total */
 		const char *types = o && o->types ? o->types
+				  : o && o->weight_unit ? "samples/count,cpu/nanoseconds"
 				  : map_agg(m) == MAP_AGG_SUM ? "count/count,sum/count" : "samples/count";
 		p->meta.value_types = profile_intern(p, types);
 		/* Under the budget pprof's values are the whole run's estimates,
@@ -399,8 +408,13 @@ static int take_event(void *ctx, const struct event *ev, struct xerr *e)
 		if (cli_globals.verbose && rc->raw->nentries == 0)
 			fprintf(stderr, "xgdbprof: first sample %.0f ms after start\n",
 				(double)(ev->timestamp_ns - cli_globals.start_ns) / 1e6);
-		if (profile_add_tid(rc->raw, ev->thread.name, (pid_t)ev->thread.id, ev->thread.state, ev->stack, 1,
-				    e) < 0)
+		/* An on-CPU run weighs each sample by the CPU time it stands for
+		 * (event.h, cpu_ns), as the hot-cpu recipe does. */
+		bool cpu_weighted = strcmp(rc->thread_selection, "running") == 0;
+		if (cpu_weighted && !rc->raw->meta.weight_unit)
+			rc->raw->meta.weight_unit = profile_intern(rc->raw, "ns");
+		if (profile_add_tid_events(rc->raw, ev->thread.name, (pid_t)ev->thread.id, ev->thread.state, ev->stack,
+					   cpu_weighted ? ev->cpu_ns : 1, 1, e) < 0)
 			return -1;
 	}
 	if (recipe_run_event(rc->run, ev, e) < 0)
@@ -862,6 +876,16 @@ static void say_how_collection_ended(const struct run_context *rc)
 			"resuming %.3f ms (%llu stops)\n",
 			rc->stats.phase_stop_s * 1e3 / (double)stops, rc->stats.phase_walk_s * 1e3 / (double)stops,
 			rc->stats.phase_resume_s * 1e3 / (double)stops, (unsigned long long)stops);
+	const struct sampler_stats *ss = &rc->stats;
+	if (cli_globals.verbose && !rc->tracing && ss->ran_rounds > 0)
+		fprintf(stderr, "xgdbprof: %llu rounds; %llu times a thread had run since the previous round: "
+			"%llu not runnable then, %llu over its stop budget, %llu queued in a waiting call when asked, "
+			"%llu stopped in a waiting call, %llu landed at a later call's return (left out); the most "
+			"stops a thread got: %.1f a second\n",
+			(unsigned long long)ss->ticks, (unsigned long long)ss->ran_rounds,
+			(unsigned long long)ss->ran_not_runnable, (unsigned long long)ss->over_budget,
+			(unsigned long long)ss->waiting_when_asked, (unsigned long long)ss->waiting_at_stop,
+			(unsigned long long)ss->landed_late, ss->thread_rate_max_hz);
 	if (rc->ended->target_exited)
 		fprintf(stderr, "xgdbprof: process %d exited; reporting what was collected\n", (int)rc->pid);
 	else if (rc->ended->target_execed)

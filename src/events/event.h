@@ -29,6 +29,12 @@
  *  thread           the thread concerned: id (TID), name, state letter as in
  *                   /proc/PID/task/TID/stat ('R', 'S', 'D', ...).
  *  stack            the thread's stack, leaf first; NULL if none was taken.
+ *  cpu_ns           SAMPLE: the thread's on-CPU nanoseconds (schedstat) since
+ *                   its previous sample, or since the run began (its birth
+ *                   if later): what this sample stands for in a CPU-time
+ *                   profile. A stop left out (a waiting call, a later call's
+ *                   return) or a round that passed the thread over hands
+ *                   its CPU on to the thread's next sample.
  *  walk             SAMPLE: the machine PCs behind the stack (the fast
  *                   walker's, and gdb's when both walked), and whether the
  *                   stack was reused from the thread's previous walk.
@@ -106,6 +112,7 @@ struct event {
 	int64_t pid;
 	int cpu;
 	struct event_thread thread;
+	uint64_t cpu_ns;
 	const struct stack *stack;
 	struct event_walk {
 		const uint64_t *pcs;     /* 0 entries when reused */

@@ -24,6 +24,12 @@ void stop_budget_charge(struct stop_budget *b, double total_stopped_s, uint64_t 
 	b->balance_s = fmin(b->balance_s, b->share) - stopped_s;
 }
 
+void stop_budget_refund(struct stop_budget *b, double refund_s)
+{
+	if (b->share > 0 && refund_s > 0)
+		b->balance_s = fmin(b->balance_s + refund_s, b->share);
+}
+
 bool stop_budget_overdrawn(const struct stop_budget *b)
 {
 	return b->share > 0 && b->balance_s < 0;

@@ -32,6 +32,10 @@ void stop_budget_init(struct stop_budget *b, double max_stopped_percent, uint64_
  * total of stopped time (total_stopped_s, never decreasing) grew by since
  * the last call. */
 void stop_budget_charge(struct stop_budget *b, double total_stopped_s, uint64_t now_ns);
+/* Gives back refund_s of what was spent: a stop charged at its wall length
+ * first and found later to have held its thread less (the kernel's own
+ * account, known only once the thread has run again). Savings stay capped. */
+void stop_budget_refund(struct stop_budget *b, double refund_s);
 /* Whether the balance (as of the last spend) is overdrawn. */
 bool stop_budget_overdrawn(const struct stop_budget *b);
 /* When the balance is back at zero (now_ns, or the last spend's time, if it

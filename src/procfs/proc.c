@@ -407,6 +407,17 @@ uint64_t proc_thread_runtime_ns(pid_t pid, pid_t tid)
 	return read_proc_file(path, buf, sizeof buf) > 0 ? strtoull(buf, NULL, 10) : 0;
 }
 
+int proc_thread_sched_ns(pid_t pid, pid_t tid, uint64_t *run_ns, uint64_t *wait_ns)
+{
+	char path[96], buf[128];
+	*run_ns = *wait_ns = 0;
+	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+	if (read_proc_file(path, buf, sizeof buf) <= 0 ||
+	    sscanf(buf, "%" SCNu64 " %" SCNu64, run_ns, wait_ns) != 2)
+		return -1;
+	return 0;
+}
+
 int proc_cpu_probe_start(struct proc_cpu_probe *probe, pid_t pid, struct xerr *e)
 {
 	memset(probe, 0, sizeof *probe);

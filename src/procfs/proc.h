@@ -102,6 +102,11 @@ void proc_explain_ptrace_denied(pid_t pid, char *buf, size_t size);
 
 /* On-CPU nanoseconds of one thread so far (schedstat), 0 if unreadable. */
 uint64_t proc_thread_runtime_ns(pid_t pid, pid_t tid);
+/* The first two schedstat clocks of one thread: ns on a CPU and ns runnable
+ * but queued for one (run_delay), in one read of one file; 0 ok, -1 if
+ * unreadable (both then 0). Wall time less their growth is the time the
+ * thread was neither running nor queued: asleep, or stopped by a tracer. */
+int proc_thread_sched_ns(pid_t pid, pid_t tid, uint64_t *run_ns, uint64_t *wait_ns);
 
 /* How many of a process's threads are busy: take a reading, wait a while
  * (doing other work), then count the threads that used at least

@@ -117,6 +117,7 @@ struct recipe_report_opts {
 	bool waits;           /* report: stacks of waiting threads (headlines name the call that waits) */
 	bool panics;          /* report: panics grouped by location (recipe/panic_report.h) */
 	const char *types;    /* pprof: sample types, "name/unit[,name/unit]" (events, then weight) */
+	const char *weight_unit;  /* "ns": the map sums thread.cpu_ns (a CPU-time profile); NULL: samples */
 };
 
 /* The renderer options a report call asks for (top, title, inverted) over

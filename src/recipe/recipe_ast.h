@@ -48,7 +48,7 @@ enum builtin_id {
 	B_UPTIME, B_ELAPSED, B_ARG, B_RETVAL, B_PANIC_MESSAGE, B_PANIC_LOCATION, B_CPU,
 	B_PROBE, B_SYSCALL_NAME, B_SYSCALL_NR, B_SYSCALL_ERROR, B_INT, B_STR, B_STRLEN,
 	B_COUNT, B_SUM, B_MIN, B_MAX, B_AVG, B_HIST, B_LHIST, B_INT_ARG, B_LIVE,
-	B_TARGET_NSECS, B_WINDOW, B_CALLER,
+	B_TARGET_NSECS, B_WINDOW, B_CALLER, B_THREAD_CPU_NS,
 };
 
 /* Statement calls (stmt.action). */
@@ -150,6 +150,9 @@ struct map_info {
 	enum type key_types[16];
 	int64_t lmin, lmax, lstep;
 	size_t index;                   /* in program.maps */
+	/* Every assignment is sum(thread.cpu_ns): its values are on-CPU
+	 * nanoseconds, which a profile of it says (weight unit "ns"). */
+	bool cpu_ns_sum, other_value;
 };
 
 struct program {

@@ -37,6 +37,7 @@ static const struct builtin {
 	{"thread.name", B_THREAD_NAME, T_STR, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
 	{"thread.state", B_THREAD_STATE, T_STR, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
 	{"thread.wait", B_THREAD_WAIT, T_STR, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
+	{"thread.cpu_ns", B_THREAD_CPU_NS, T_INT, -1, PROBE_BIT(PROBE_SAMPLE), "sample probes"},
 	{"cpu", B_CPU, T_INT, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
 	{"pid", B_PID, T_INT, -1, ALL_PROBES, NULL},
 	{"nsecs", B_NSECS, T_INT, -1, ALL_PROBES, NULL},
@@ -74,7 +75,7 @@ static const struct builtin {
 #define NBUILTINS (sizeof builtins / sizeof builtins[0])
 
 static const char *const builtin_names[] = {
-	"ustack", "func", "thread.id", "tid", "thread.name", "thread.state", "thread.wait", "cpu", "pid",
+	"ustack", "func", "thread.id", "tid", "thread.name", "thread.state", "thread.wait", "thread.cpu_ns", "cpu", "pid",
 	"nsecs", "uptime", "probe", "elapsed", "retval", "arg", "arg0", "arg1", "arg2", "arg3",
 	"arg4", "arg5", "panic.message",
 	"panic.location", "syscall.name", "syscall.nr", "syscall.error", "int", "str", "strlen", "count", "sum",
@@ -554,6 +555,11 @@ static void check_map_value(struct checker *c, struct stmt *s, struct map_info *
 	}
 	if (!m)
 		return;
+	if (agg == MAP_AGG_SUM && v->nargs == 1 && v->args[0]->kind == E_IDENT && v->args[0]->s &&
+	    !strcmp(v->args[0]->s, "thread.cpu_ns"))
+		m->cpu_ns_sum = true;
+	else
+		m->other_value = true;
 	static const char *const agg_names[] = {
 		"count()", "sum()", "min()", "max()", "avg()", "hist()", "lhist()", "an int", "a str", "live()",
 	};

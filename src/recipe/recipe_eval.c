@@ -382,6 +382,7 @@ static int eval_builtin(struct recipe_run *run, const struct expr *e, struct val
 	}
 	case B_PID: out->i = ev->pid; return 0;
 	case B_CPU: out->i = ev->cpu; return 0;
+	case B_THREAD_CPU_NS: out->i = (int64_t)ev->cpu_ns; return 0;
 	case B_NSECS: out->i = (int64_t)ev->timestamp_ns; return 0;
 	case B_UPTIME: out->i = (int64_t)ev->since_start_ns; return 0;
 	case B_TARGET_NSECS: out->i = (int64_t)(ev->target_ns ? ev->target_ns : ev->timestamp_ns); return 0;
@@ -758,6 +759,9 @@ static int exec_report(struct recipe_run *run, const struct stmt *s)
 	const struct expr *call = s->call;
 	const struct map *m = run->maps[call->args[0]->map->index];
 	struct recipe_report_opts o = {0};
+	const struct map_info *info = call->args[0]->map;
+	if (info && info->cpu_ns_sum && !info->other_value)
+		o.weight_unit = "ns";
 	if (call->nargs > 1) {
 		struct val p;
 		if (eval(run, call->args[1], &p) < 0)

@@ -85,6 +85,7 @@ struct profile *profile_new(void)
 	m->duration_asked_s = m->duration_actual_s = NAN;
 	m->cpu_min_pct = m->cpu_avg_pct = m->cpu_max_pct = NAN;
 	m->stopped_pct = m->thread_stopped_max_pct = m->stop_median_ms = m->stop_p99_ms = NAN;
+	m->held_median_ms = m->held_p99_ms = m->thread_held_max_pct = NAN;
 	return p;
 }
 
@@ -249,6 +250,12 @@ static int add_entry(struct profile *p, const char *thread_name, int64_t tid, ch
 oom:
 	free(key.frames);
 	return xerr_set(e, "out of memory adding a stack to the profile");
+}
+
+int profile_add_tid_events(struct profile *p, const char *thread_name, int64_t tid, char state,
+			   const struct stack *stack, uint64_t weight, uint64_t events, struct xerr *e)
+{
+	return add_entry(p, thread_name, tid, state, stack, weight, events, e);
 }
 
 int profile_add_tid(struct profile *p, const char *thread_name, int64_t tid, char state,
@@ -423,6 +430,9 @@ static void put_meta(FILE *out, const struct profile_meta *m)
 	DBL("thread_stopped_max_pct", m->thread_stopped_max_pct);
 	DBL("stop_median_ms", m->stop_median_ms);
 	DBL("stop_p99_ms", m->stop_p99_ms);
+	DBL("held_median_ms", m->held_median_ms);
+	DBL("held_p99_ms", m->held_p99_ms);
+	DBL("thread_held_max_pct", m->thread_held_max_pct);
 	STR("walker", m->walker);
 	STR("stop_mode", m->stop_mode);
 	STR("version", m->version);
@@ -502,7 +512,11 @@ static int profile_write(const struct profile *p, FILE *out, struct xerr *e)
 		put_int(out, en->tid);
 		fputs(", \"state\": ", out);
 		put_string(out, state);
-		fprintf(out, ", \"weight\": %" PRIu64 ", \"stack\": [", en->weight);
+		fprintf(out, ", \"weight\": %" PRIu64, en->weight);
+		if (en->events && p->meta.weight_unit)
+			/* a weighted profile (CPU ns, bytes): how many samples the weight sums */
+			fprintf(out, ", \"events\": %" PRIu64, en->events);
+		fputs(", \"stack\": [", out);
 		for (size_t f = 0; f < en->stack.nframes; f++)
 			fprintf(out, f ? ", %ld" : "%ld", indices[i][f]);
 		fputs("]}", out);
@@ -647,6 +661,9 @@ static int load_meta(struct profile *p, const cJSON *meta, struct xerr *e)
 	    get_double(meta, "thread_stopped_max_pct", &m->thread_stopped_max_pct, e) ||
 	    get_double(meta, "stop_median_ms", &m->stop_median_ms, e) ||
 	    get_double(meta, "stop_p99_ms", &m->stop_p99_ms, e) ||
+	    get_double(meta, "held_median_ms", &m->held_median_ms, e) ||
+	    get_double(meta, "held_p99_ms", &m->held_p99_ms, e) ||
+	    get_double(meta, "thread_held_max_pct", &m->thread_held_max_pct, e) ||
 	    get_string(p, meta, "walker", &m->walker, e) ||
 	    get_string(p, meta, "stop_mode", &m->stop_mode, e) ||
 	    get_string(p, meta, "version", &m->version, e) ||

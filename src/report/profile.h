@@ -60,6 +60,11 @@ struct profile_meta {
 	double thread_stopped_max_pct;  /* the largest share of its own time one thread was held
 					 * stopped (what the budget bounds); NaN in older profiles */
 	double stop_median_ms, stop_p99_ms;  /* per-sample stop time */
+	/* The kernel's account of what a stop cost its thread (wall time less
+	 * what it ran or waited for a CPU meanwhile; docs/sampling.md): per
+	 * thread stop, and the largest share of its time any thread lost so.
+	 * NaN in older profiles. */
+	double held_median_ms, held_p99_ms, thread_held_max_pct;
 	const char *walker;           /* stack walker used ("gdb", "dwfl", ...) */
 	const char *stop_mode;        /* "non-stop" (walked threads only) or "all-stop" */
 	const char *version;          /* xgdbprof version */
@@ -130,6 +135,9 @@ int profile_add_tid(struct profile *p, const char *thread_name, int64_t tid, cha
 		    const struct stack *stack, uint64_t weight, struct xerr *e);
 int profile_add(struct profile *p, const char *thread_name, char state,
 		const struct stack *stack, uint64_t weight, struct xerr *e);
+/* profile_add_tid that also counts events (samples a CPU-ns weight sums). */
+int profile_add_tid_events(struct profile *p, const char *thread_name, int64_t tid, char state,
+			   const struct stack *stack, uint64_t weight, uint64_t events, struct xerr *e);
 /* profile_add that also adds to the entry's events (a sum()'s count). */
 int profile_add_events(struct profile *p, const char *thread_name, char state,
 		       const struct stack *stack, uint64_t weight, uint64_t events, struct xerr *e);

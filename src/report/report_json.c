@@ -58,6 +58,9 @@ static cJSON *run_object(const struct profile_meta *mt)
 	add_dbl(o, "thread_stopped_max_pct", mt->thread_stopped_max_pct);
 	add_dbl(o, "stop_median_ms", mt->stop_median_ms);
 	add_dbl(o, "stop_p99_ms", mt->stop_p99_ms);
+	add_dbl(o, "held_median_ms", mt->held_median_ms);
+	add_dbl(o, "held_p99_ms", mt->held_p99_ms);
+	add_dbl(o, "thread_held_max_pct", mt->thread_held_max_pct);
 	add_str(o, "walker", mt->walker);
 	add_str(o, "stop_mode", mt->stop_mode);
 	add_str(o, "version", mt->version);

@@ -676,6 +676,11 @@ static int build_messages(struct builder *b, struct messages *m, pb_profile *msg
 			s->value[1] = (int64_t)en->weight;
 		} else if (ntypes == 2 && !typed) {
 			s->value[1] = (int64_t)en->weight * period;
+			if (meta->weight_unit && strcmp(meta->weight_unit, "ns") == 0) {
+				/* CPU-weighted (hot-cpu): the weight is the CPU ns already */
+				s->value[0] = (int64_t)(en->events ? en->events : 1);
+				s->value[1] = (int64_t)en->weight;
+			}
 		}
 		if (scaled)
 			for (size_t v = 0; v < nmeasured; v++) {

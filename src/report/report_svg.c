@@ -186,7 +186,13 @@ struct svg_ctx {
 	bool diff;                /* differential: colour by the change against the base */
 	uint64_t base_total;      /* all samples of the base profile */
 	double diff_scale;        /* the largest change of a frame in the graph, points */
+	bool cpu_ns;              /* weights are on-CPU ns (hot-cpu): shown as CPU ms */
 };
+
+static bool profile_cpu_ns(const struct profile *p)
+{
+	return p->meta.weight_unit && strcmp(p->meta.weight_unit, "ns") == 0;
+}
 
 /* The base graph's node at the same place as a child of the new graph, or
  * NULL: matched as node_child merges (name and inlined). */
@@ -264,8 +270,12 @@ static void emit_node(struct svg_ctx *c, const struct node *n, const struct node
 			fprintf(out, ":%d", best->line);
 		fputs(")", out);
 	}
-	fprintf(out, " %" PRIu64 " samples, %.2f%%%s", n->weight,
-		report_share(n->weight, c->total), n->inlined ? " [inlined]" : "");
+	if (c->cpu_ns)
+		fprintf(out, " %.1f ms CPU, %.2f%%%s", (double)n->weight / 1e6,
+			report_share(n->weight, c->total), n->inlined ? " [inlined]" : "");
+	else
+		fprintf(out, " %" PRIu64 " samples, %.2f%%%s", n->weight,
+			report_share(n->weight, c->total), n->inlined ? " [inlined]" : "");
 	if (c->diff && base)
 		fprintf(out, "\nbase %.2f%% → now %.2f%% (%+.2f points)", report_share(base->weight, c->base_total),
 			report_share(n->weight, c->total), delta);
@@ -321,12 +331,14 @@ static const char svg_script[] =
 	"  var searchBtn = document.getElementById('xgp-search');\n"
 	"  var copyBtn = document.getElementById('xgp-copy');\n"
 	"  var zoomed = null, currentRe = null, hovered = null;\n"
+	"  var CPU_NS = svg.getAttribute('data-unit') === 'ns';\n"
+	"  function amount(n) { return CPU_NS ? (n / 1e6).toFixed(1) + ' ms CPU' : n + ' samples'; }\n"
 	"  function pct(n) { return (TOTAL ? 100 * n / TOTAL : 0).toFixed(2) + '%'; }\n"
 	"  function attr(g, a) { return g.getAttribute(a); }\n"
 	"  function describe(g) {\n"
 	"    var l = attr(g, 'data-l');\n"
-	"    return attr(g, 'data-n') + (l ? ' \\u2014 ' + l : '') + ' \\u2014 ' + attr(g, 'data-w') +\n"
-	"      ' samples (' + pct(+attr(g, 'data-w')) + ') \\u2014 ' + attr(g, 'data-k');\n"
+	"    return attr(g, 'data-n') + (l ? ' \\u2014 ' + l : '') + ' \\u2014 ' + amount(+attr(g, 'data-w')) +\n"
+	"      ' (' + pct(+attr(g, 'data-w')) + ') \\u2014 ' + attr(g, 'data-k');\n"
 	"  }\n"
 	"  function label(g, w) {\n"
 	"    var t = g.getElementsByTagName('text')[0], name = attr(g, 'data-n');\n"
@@ -377,7 +389,7 @@ static const char svg_script[] =
 	"      if (spans[j][0] >= end) { sum += spans[j][1] - spans[j][0]; end = spans[j][1]; }\n"
 	"      else if (spans[j][1] > end) { sum += spans[j][1] - end; end = spans[j][1]; }\n"
 	"    }\n"
-	"    matched.textContent = 'Matched: ' + pct(sum) + ' (' + sum + ' samples)';\n"
+	"    matched.textContent = 'Matched: ' + pct(sum) + ' (' + amount(sum) + ')';\n"
 	"    searchBtn.textContent = 'Clear search';\n"
 	"    return sum;\n"
 	"  }\n"
@@ -441,7 +453,10 @@ static void put_subtitle(FILE *out, const struct profile *p, uint64_t total)
 {
 	const struct profile_meta *mt = &p->meta;
 	char buf[128];
-	fprintf(out, "%" PRIu64 " samples", total);
+	if (profile_cpu_ns(p))
+		fprintf(out, "%.0f ms CPU (weighted samples)", (double)total / 1e6);
+	else
+		fprintf(out, "%" PRIu64 " samples", total);
 	if (!isnan(mt->frequency_achieved_hz)) {
 		snprintf(buf, sizeof buf, " · %.1f Hz", mt->frequency_achieved_hz);
 		fputs(buf, out);
@@ -527,7 +542,8 @@ int report_svg(const struct profile *p, FILE *out, const struct report_options *
 	if (!root || (diff && !base_root))
 		goto oom;
 
-	struct svg_ctx c = { out, root->weight, m.total, 0, 0, o->inverted, diff, diff ? mb.total : 0, 0 };
+	struct svg_ctx c = { out, root->weight, m.total, 0, 0, o->inverted, diff, diff ? mb.total : 0, 0, false };
+	c.cpu_ns = profile_cpu_ns(m.profile);
 	if (diff)
 		c.diff_scale = max_change(&c, root, base_root);
 	size_t depth = node_depth(root);
@@ -537,8 +553,9 @@ int report_svg(const struct profile *p, FILE *out, const struct report_options *
 	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n", out);
 	fprintf(out, "<svg id=\"xgp-svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
 		"viewBox=\"0 0 %d %d\" xmlns=\"http://www.w3.org/2000/svg\" "
-		"data-width=\"%d\" data-pad=\"%d\" data-total=\"%" PRIu64 "\" data-root=\"%" PRIu64 "\">\n",
-		IMAGE_WIDTH, c.height, IMAGE_WIDTH, c.height, IMAGE_WIDTH, PAD_X, m.total, root->weight);
+		"data-width=\"%d\" data-pad=\"%d\" data-total=\"%" PRIu64 "\" data-root=\"%" PRIu64 "\"%s>\n",
+		IMAGE_WIDTH, c.height, IMAGE_WIDTH, c.height, IMAGE_WIDTH, PAD_X, m.total, root->weight,
+		c.cpu_ns ? " data-unit=\"ns\"" : "");
 	fputs(svg_style, out);
 	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fbfbf6\"/>\n",
 		IMAGE_WIDTH, c.height);

@@ -179,6 +179,14 @@ static void print_timing(FILE *out, const struct report_model *m)
 	fputc('\n', out);
 }
 
+/* A CPU-time profile (hot-cpu: each sample weighs its thread's on-CPU ns
+ * since its previous sample): weights print as CPU milliseconds. */
+static bool cpu_ns_weights(const struct report_model *m)
+{
+	const char *unit = m->profile->meta.weight_unit;
+	return unit && strcmp(unit, "ns") == 0;
+}
+
 /* stops, thread stacks, reuse, walker and stop mode */
 static void print_samples(FILE *out, const struct report_model *m)
 {
@@ -194,7 +202,7 @@ static void print_samples(FILE *out, const struct report_model *m)
 		fprintf(out, "%" PRIu64 " in profile", m->total);
 	if (mt->stacks_reused >= 0)
 		fprintf(out, " (%" PRId64 " reused: thread had not run)", mt->stacks_reused);
-	if (mt->thread_samples >= 0 && (uint64_t)mt->thread_samples != m->total)
+	if (mt->thread_samples >= 0 && (uint64_t)mt->thread_samples != m->total && !cpu_ns_weights(m))
 		fprintf(out, " · %" PRIu64 " in this profile", m->total);
 	if (mt->walker) {
 		fputs(" · walker: ", out);
@@ -249,6 +257,10 @@ static void print_target_cost(FILE *out, const struct report_model *m)
 			if (known(mt->stop_p99_ms))
 				fprintf(out, "p99 %.2f ms", mt->stop_p99_ms);
 		}
+		if (known(mt->held_median_ms) && known(mt->held_p99_ms) && known(mt->thread_held_max_pct))
+			fprintf(out, "\n  held by the kernel's account: each thread at most %.1f%% of its time; per thread stop "
+				"median %.2f ms, p99 %.2f ms (the stop less what the thread ran or queued for a CPU meanwhile)",
+				mt->thread_held_max_pct, mt->held_median_ms, mt->held_p99_ms);
 		fputc('\n', out);
 	}
 }
@@ -416,8 +428,12 @@ static void put_headline_names(FILE *out, const struct style *st, const struct r
 static void print_headline(FILE *out, const struct style *st, const struct report_model *m,
 			   size_t rank, const struct report_code_path *cp, bool waits)
 {
-	fprintf(out, "%s#%zu hottest code path (%.1f%%, %" PRIu64 " sample%s):%s ", sgr(st, BOLD), rank,
-		report_share(cp->weight, m->total), cp->weight, cp->weight == 1 ? "" : "s", sgr(st, RESET));
+	if (cpu_ns_weights(m))
+		fprintf(out, "%s#%zu hottest code path (%.1f%%, %.0f ms CPU):%s ", sgr(st, BOLD), rank,
+			report_share(cp->weight, m->total), (double)cp->weight / 1e6, sgr(st, RESET));
+	else
+		fprintf(out, "%s#%zu hottest code path (%.1f%%, %" PRIu64 " sample%s):%s ", sgr(st, BOLD), rank,
+			report_share(cp->weight, m->total), cp->weight, cp->weight == 1 ? "" : "s", sgr(st, RESET));
 	put_headline_names(out, st, m, cp, waits);
 	fputc('\n', out);
 }
@@ -670,7 +686,8 @@ static void print_func_table(FILE *out, const struct style *st, const struct rep
 	if (!by_self && m->neverywhere)
 		print_everywhere(out, m);
 	fprintf(out, "  %6s  %6s  %8s  %-*s  %s\n", by_self ? "self" : "total",
-		by_self ? "total" : "self", "samples", (int)col, "function", "hottest line");
+		by_self ? "total" : "self", cpu_ns_weights(m) ? "CPU ms" : "samples", (int)col, "function",
+		"hottest line");
 	for (size_t i = 0; i < n; i++) {
 		const struct report_func *fn = &m->funcs[order[i]];
 		uint64_t first = by_self ? fn->self : fn->total, second = by_self ? fn->total : fn->self;
@@ -680,7 +697,10 @@ static void print_func_table(FILE *out, const struct style *st, const struct rep
 		put_pct(out, st, report_share(first, m->total));
 		fputs("  ", out);
 		put_pct(out, st, report_share(second, m->total));
-		fprintf(out, "  %8" PRIu64 "  ", first);
+		if (cpu_ns_weights(m))
+			fprintf(out, "  %8.0f  ", (double)first / 1e6);
+		else
+			fprintf(out, "  %8" PRIu64 "  ", first);
 		put_name_cell(out, fn->name, col);
 		fputs("  ", out);
 		if (locs && locs[i])
@@ -703,11 +723,14 @@ static void print_threads(FILE *out, const struct style *st, const struct report
 	if (width && col > width / 2)
 		col = width / 2;
 	fprintf(out, "\n%sthreads%s\n", sgr(st, BOLD), sgr(st, RESET));
-	fprintf(out, "  %8s  %6s  %-*s%s\n", "samples", "share", (int)col, "thread",
+	fprintf(out, "  %8s  %6s  %-*s%s\n", cpu_ns_weights(m) ? "CPU ms" : "samples", "share", (int)col, "thread",
 		m->mixed_states ? "  states (R running, S sleeping, ...)" : "");
 	for (size_t i = 0; i < m->nthreads; i++) {
 		const struct report_thread *t = &m->threads[i];
-		fprintf(out, "  %8" PRIu64 "  ", t->weight);
+		if (cpu_ns_weights(m))
+			fprintf(out, "  %8.0f  ", (double)t->weight / 1e6);
+		else
+			fprintf(out, "  %8" PRIu64 "  ", t->weight);
 		put_pct(out, st, report_share(t->weight, m->total));
 		fputs("  ", out);
 		if (!m->mixed_states) {

@@ -95,10 +95,25 @@ struct sampler_stats {
 					 * the per-thread budget charges (all-stop: the rounds' stops) */
 	double thread_stopped_max_pct;  /* the largest share of its own time (first to last listing,
 					 * at least a second) any thread was held stopped */
+	/* The kernel's account of what each stop cost its thread (sampler.c,
+	 * tracked_thread): wall time from the interrupt to the resume less what
+	 * the thread ran or waited for a CPU meanwhile, per thread and stop. */
+	double held_median_ms, held_p99_ms;  /* per settled thread stop; NAN when none settled */
+	uint64_t held_settled;        /* thread stops settled so */
+	double thread_held_max_pct;   /* as thread_stopped_max_pct, of held time: what the non-stop budget bounds */
+	double thread_rate_max_hz;    /* the most stops a second any one thread got */
+	uint64_t ran_rounds;          /* thread-rounds in which a thread had used >= 5% of a CPU since the
+				       * previous round (threads running) */
+	uint64_t ran_not_runnable;    /* of which it was not runnable when /proc was read: not sampled */
+	uint64_t over_budget;         /* non-stop: threads passed over in a round, over their own budget */
 	int max_threads;
 	double cpu_total_s;           /* the target's CPU time over the run (/proc/PID/stat, every thread,
 				       * the exited ones included) */
 	double cpu_seen_s;            /* of which used by threads while a tick could see them */
+	double cpu_sampled_s;         /* of which the samples handed on stand for (event cpu_ns, summed) */
+	double cpu_unsampled_listed_s;  /* CPU of listed threads that no sample stands for: after each one's
+					 * last sample (to its exit, or the end) */
+	uint64_t cpu_unsampled_threads; /* threads with such CPU */
 };
 
 int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_config *cfg,

@@ -201,9 +201,11 @@ check "in a pipe: no escape sequences" sh -c "! grep -q \$(printf '\\033') '$TMP
 check "in a pipe: -n 5 rows at most per snapshot" \
 	test "$(grep -Ec '^ +[0-9.]+ +[0-9.]+  ' "$TMP/plain.out")" -le $((snapshots * 5))
 # Few samples on a loaded machine: which spinner function leads may vary,
-# but the one on every stack is at 100% total.
+# but the one on every stack is at 100% total, with next to no self time
+# (its own instructions are a few a loop; one stop of 91 landed there in a
+# CI run at load, so a few percent).
 check "in a pipe: the snapshot ranks the target's functions" \
-	grep -Eq '^ +0\.0 +100\.0  spinner ' "$TMP/plain.out" || show "$TMP/plain.out"
+	grep -Eq '^ +[0-4]\.[0-9] +100\.0  spinner ' "$TMP/plain.out" || show "$TMP/plain.out"
 check "in a pipe: the target runs on, not traced" runs_untraced "$RATIO"
 
 # ---- the target exits during the view: top ends there, exit 0 ----

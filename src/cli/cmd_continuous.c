@@ -423,7 +423,10 @@ static size_t stored_windows(int dir_fd, struct stored_window **out)
 		if (!pprof) {
 			if (!is_stamp(de->d_name))
 				continue;
-			snprintf(stamp, sizeof stamp, "%s", de->d_name);
+			/* is_stamp: exactly STAMP_LEN characters (a copy by
+			 * length, which -Wformat-truncation cannot misread) */
+			memcpy(stamp, de->d_name, STAMP_LEN);
+			stamp[STAMP_LEN] = '\0';
 		}
 		if (fstatat(dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !(pprof ? S_ISREG(st.st_mode) : S_ISDIR(st.st_mode)))

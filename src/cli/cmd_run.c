@@ -255,8 +255,10 @@ static int sink_render(struct run_context *rc, const struct map *m, const struct
 		/* Under the budget pprof's values are the whole run's estimates,
 		 * as the text report's "est." figures are (docs/alloc.md, "pprof") */
 		double armed = rc->trace_stats.armed_fraction;
-		if (rc->tracing && armed > 0 && armed < 1)
+		if (rc->tracing && armed > 0 && armed < 1) {
 			p->meta.value_scale = 1 / armed;
+			p->meta.value_scale_lower_bound = rc->trace_stats.estimate_lower_bound;
+		}
 	}
 	char path[PATH_MAX + 64];
 	const char *name = o && o->path ? o->path : default_name;

@@ -82,6 +82,10 @@ struct profile_meta {
 	 * ones the measured values. 0 or 1: measured values only. Not saved
 	 * in profile.json. */
 	double value_scale;
+	/* The armed share under value_scale is an upper bound (calls too close
+	 * together to time against our stops: docs/tracing.md, "Estimates"), so
+	 * the scaled values are lower bounds and pprof's comment says so. */
+	bool value_scale_lower_bound;
 	/* What an entry's weight counts when it is not samples: "bytes" in a
 	 * heap snapshot (live bytes by allocating stack), so that a diff of
 	 * two snapshots compares amounts, not shares. NULL: samples. Saved

@@ -516,7 +516,12 @@ static void build_comments(struct builder *b, struct messages *m, pb_profile *ms
 			add_comment(b, m->comments, &nc, "observer effect: target stopped %.1f%% of the time%s",
 				    meta->stopped_pct, per_stop);
 	}
-	if (scaled)
+	if (scaled && meta->value_scale_lower_bound)
+		add_comment(b, m->comments, &nc, "values: lower bounds for the whole run, the measured values times "
+			    "%.4g (the probes were armed at most %.3g%% of the target's CPU time once our stops' cost "
+			    "is taken out; the calls came too close together to time against it); the sampled_ types "
+			    "are the measured values", meta->value_scale, 100 / meta->value_scale);
+	else if (scaled)
 		add_comment(b, m->comments, &nc, "values: whole-run estimates, the measured values times %.4g (the "
 			    "probes were armed %.3g%% of the target's CPU time); the sampled_ types are the measured "
 			    "values", meta->value_scale, 100 / meta->value_scale);

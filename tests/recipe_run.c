@@ -372,7 +372,7 @@ int main(int argc, char **argv)
 		if ((v = field(&f, "window"))) ev.window = atoll(v);
 		if ((v = field(&f, "target_time"))) ev.target_ns = strtoull(v, NULL, 10);
 		for (int reg = 0; reg < 6; reg++) {
-			char key[8];
+			char key[16];   /* "arg" and any int: -Wformat-truncation counts 11 digits */
 			snprintf(key, sizeof key, "arg%d", reg);
 			if ((v = field(&f, key))) {
 				ev.int_args[reg] = strtoll(v, NULL, 0);

@@ -465,10 +465,21 @@ static void pending_add_console(struct pending_call *call, const char *text, siz
 	call->console = grown;
 }
 
-/* Reads one line and sorts its record (see the header comment).
+/* The first of the n calls still waiting for its answer, or NULL. */
+static struct pending_call *first_unanswered(struct pending_call *calls, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!calls[i].result)
+			return &calls[i];
+	return NULL;
+}
+
+/* Reads one line and sorts its record (see the header comment): an answer
+ * goes to the waiting call with its token, console text to the first call
+ * not yet answered (gdb answers in order).
  * Returns 1 when a line was handled, 0 on timeout, -1 when gdb is gone. */
-static int conn_pump(struct mi_conn *c, int64_t deadline, struct pending_call *call,
-		     struct mi_error *err)
+static int conn_pump_calls(struct mi_conn *c, int64_t deadline, struct pending_call *calls, size_t ncalls,
+			   struct mi_error *err)
 {
 	const char *line;
 	size_t len;
@@ -482,10 +493,11 @@ static int conn_pump(struct mi_conn *c, int64_t deadline, struct pending_call *c
 		return 1;
 	switch (r->kind) {
 	case MI_RECORD_RESULT:
-		if (call && !call->result && r->token == call->token) {
-			call->result = r;
-			return 1;
-		}
+		for (size_t i = 0; i < ncalls; i++)
+			if (!calls[i].result && r->token == calls[i].token) {
+				calls[i].result = r;
+				return 1;
+			}
 		break;
 	case MI_RECORD_EXEC:
 	case MI_RECORD_STATUS:
@@ -493,15 +505,22 @@ static int conn_pump(struct mi_conn *c, int64_t deadline, struct pending_call *c
 		if (queue_push(c, r) < 0)
 			return mi_error_set(err, "out of memory queueing a gdb event");
 		return 1;
-	case MI_RECORD_CONSOLE:
-		if (call && !call->result)
+	case MI_RECORD_CONSOLE: {
+		struct pending_call *call = first_unanswered(calls, ncalls);
+		if (call)
 			pending_add_console(call, r->text, r->text_len);
 		break;
+	}
 	default:
 		break;
 	}
 	mi_record_free(r);
 	return 1;
+}
+
+static int conn_pump(struct mi_conn *c, int64_t deadline, struct pending_call *call, struct mi_error *err)
+{
+	return conn_pump_calls(c, deadline, call, call ? 1 : 0, err);
 }
 
 /* ---- writing ---- */
@@ -541,11 +560,10 @@ static int conn_write_all(struct mi_conn *c, const char *data, size_t n, int64_t
 
 /* ---- public API ---- */
 
-int mi_conn_callv(struct mi_conn *c, int timeout_ms, struct mi_record **result,
-		  struct mi_error *err, const char *command, const char *const *args)
+/* Whether command may be sent: a connection to a live gdb, a non-empty
+ * command on one line. 0, or -1 with err. */
+static int check_command(struct mi_conn *c, const char *command, struct mi_error *err)
 {
-	if (result)
-		*result = NULL;
 	if (!c)
 		return mi_error_set(err, "no gdb connection");
 	if (!command || !*command || strpbrk(command, "\r\n"))
@@ -553,58 +571,50 @@ int mi_conn_callv(struct mi_conn *c, int timeout_ms, struct mi_record **result,
 				    command ? command : "(null)");
 	if (c->out_eof || c->reaped)
 		return conn_died(c, err);
+	return 0;
+}
 
-	long long token = c->next_token++;
-	size_t size = 32 + strlen(command);
-	size_t nargs = 0;
-	for (; args && args[nargs]; nargs++)
-		size += 4 * strlen(args[nargs]) + 3;
-	char *text = malloc(size);
-	if (!text)
+/* Appends "TOKEN-command arg...\n", each argument quoted, to *text (of
+ * *len bytes, malloc'd, grown here). 0, or -1 with err (out of memory). */
+static int append_command(char **text, size_t *len, long long token, const char *command,
+			  const char *const *args, struct mi_error *err)
+{
+	size_t size = *len + 32 + strlen(command);
+	for (size_t i = 0; args && args[i]; i++)
+		size += 4 * strlen(args[i]) + 3;
+	char *grown = realloc(*text, size);
+	if (!grown)
 		return mi_error_set(err, "out of memory building %s", command);
-	size_t len = (size_t)snprintf(text, size, "%lld%s%s", token, command[0] == '-' ? "" : "-",
-				      command);
-	for (size_t i = 0; i < nargs; i++) {
+	*text = grown;
+	size_t n = *len;
+	n += (size_t)snprintf(grown + n, size - n, "%lld%s%s", token, command[0] == '-' ? "" : "-", command);
+	for (size_t i = 0; args && args[i]; i++) {
 		char *quoted = mi_quote_arg(args[i]);
-		if (!quoted) {
-			free(text);
+		if (!quoted)
 			return mi_error_set(err, "out of memory quoting an argument of %s", command);
-		}
-		len += (size_t)snprintf(text + len, size - len, " %s", quoted);
+		n += (size_t)snprintf(grown + n, size - n, " %s", quoted);
 		free(quoted);
 	}
-	if (c->trace)
-		fprintf(c->trace, "-> %s\n", text);
-	text[len++] = '\n';
+	grown[n++] = '\n';
+	*len = n;
+	return 0;
+}
 
-	int64_t deadline = deadline_after(timeout_ms);
-	int rc = conn_write_all(c, text, len, deadline, err);
-	free(text);
-	if (rc < 0)
-		return -1;
-
-	struct pending_call call = {.token = token};
-	while (!call.result) {
-		int got = conn_pump(c, deadline, &call, err);
-		if (got < 0) {
-			free(call.console);
-			return -1;
-		}
-		if (got == 0) {
-			free(call.console);
-			if (conn_cancelled(c))
-				return mi_error_set(err, "interrupted while waiting for gdb to answer %s",
-						    command);
-			return mi_error_set(err, "gdb did not answer %s within %d ms", command, timeout_ms);
-		}
-	}
-	struct mi_record *r = call.result;
-	r->console = call.console ? call.console : strdup("");
-	if (!r->console || call.out_of_memory) {
+/* Turns an answered call into mi_conn_callv's return: 0 for a success
+ * class, -1 with err otherwise. Takes call's console text into the record. */
+static int finish_call(struct pending_call *call, const char *command, struct mi_record **result,
+		       struct mi_error *err)
+{
+	struct mi_record *r = call->result;
+	r->console = call->console ? call->console : strdup("");
+	call->console = NULL;
+	if (!r->console || call->out_of_memory) {
 		mi_record_free(r);
+		call->result = NULL;
 		return mi_error_set(err, "out of memory collecting the console output of %s", command);
 	}
 	const char *klass = r->klass;
+	int rc;
 	if (strcmp(klass, "done") == 0 || strcmp(klass, "running") == 0 ||
 	    strcmp(klass, "connected") == 0 || strcmp(klass, "exit") == 0) {
 		rc = 0;
@@ -618,6 +628,94 @@ int mi_conn_callv(struct mi_conn *c, int timeout_ms, struct mi_record **result,
 		*result = r;
 	else
 		mi_record_free(r);
+	call->result = NULL;
+	return rc;
+}
+
+/* Writes text (n commands, one per line) in one go and reads until each of
+ * calls[0..n) has its answer. 0, or -1 with err (gdb gone, timeout, or
+ * interrupted; then the answers that came are still in calls). */
+static int send_and_wait(struct mi_conn *c, int timeout_ms, char *text, size_t len, struct pending_call *calls,
+			 size_t n, const char *what, struct mi_error *err)
+{
+	if (c->trace)
+		fprintf(c->trace, "-> %.*s\n", (int)(len - 1), text);
+	int64_t deadline = deadline_after(timeout_ms);
+	if (conn_write_all(c, text, len, deadline, err) < 0)
+		return -1;
+	while (first_unanswered(calls, n)) {
+		int got = conn_pump_calls(c, deadline, calls, n, err);
+		if (got < 0)
+			return -1;
+		if (got == 0) {
+			if (conn_cancelled(c))
+				return mi_error_set(err, "interrupted while waiting for gdb to answer %s", what);
+			return mi_error_set(err, "gdb did not answer %s within %d ms", what, timeout_ms);
+		}
+	}
+	return 0;
+}
+
+int mi_conn_callv(struct mi_conn *c, int timeout_ms, struct mi_record **result,
+		  struct mi_error *err, const char *command, const char *const *args)
+{
+	if (result)
+		*result = NULL;
+	if (check_command(c, command, err) < 0)
+		return -1;
+	struct pending_call call = {.token = c->next_token++};
+	char *text = NULL;
+	size_t len = 0;
+	if (append_command(&text, &len, call.token, command, args, err) < 0) {
+		free(text);
+		return -1;
+	}
+	int rc = send_and_wait(c, timeout_ms, text, len, &call, 1, command, err);
+	free(text);
+	if (rc < 0) {
+		free(call.console);
+		return -1;
+	}
+	return finish_call(&call, command, result, err);
+}
+
+int mi_conn_call_batch(struct mi_conn *c, int timeout_ms, struct mi_batch_call *batch, size_t n,
+		       struct mi_error *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		batch[i].result = NULL;
+		batch[i].rc = -1;
+		mi_error_set(&batch[i].err, "not sent");
+	}
+	if (n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (check_command(c, batch[i].command, err) < 0)
+			return -1;
+	struct pending_call *calls = calloc(n, sizeof *calls);
+	if (!calls)
+		return mi_error_set(err, "out of memory sending %s", batch[0].command);
+	char *text = NULL;
+	size_t len = 0;
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		calls[i].token = c->next_token++;
+		rc = append_command(&text, &len, calls[i].token, batch[i].command, batch[i].args, err);
+	}
+	if (rc == 0)
+		rc = send_and_wait(c, timeout_ms, text, len, calls, n, batch[0].command, err);
+	free(text);
+	for (size_t i = 0; i < n; i++) {
+		if (calls[i].result) {
+			batch[i].rc = finish_call(&calls[i], batch[i].command, &batch[i].result, &batch[i].err);
+			if (batch[i].rc < 0 && rc == 0)
+				rc = mi_error_set(err, "%s: %s", batch[i].command, batch[i].err.message);
+		} else if (rc < 0) {
+			batch[i].err = *err;
+		}
+		free(calls[i].console);
+	}
+	free(calls);
 	return rc;
 }
 

@@ -84,6 +84,28 @@ int mi_conn_call(struct mi_conn *c, int timeout_ms, struct mi_record **result,
 int mi_conn_callv(struct mi_conn *c, int timeout_ms, struct mi_record **result,
 		  struct mi_error *err, const char *command, const char *const *args);
 
+/* One command of mi_conn_call_batch: command and args as for
+ * mi_conn_callv; result, rc and err are filled in as mi_conn_callv would
+ * (result NULL and rc -1 when no answer came). */
+struct mi_batch_call {
+	const char *command;
+	const char *const *args;
+	struct mi_record *result;
+	int rc;
+	struct mi_error err;
+};
+
+/* Sends the n commands in one write and waits for every answer. gdb runs
+ * them back to back, without a round trip to us between them: reading a
+ * stopped thread's registers and resuming it holds the thread only for
+ * gdb's own work. A command that fails does not keep the later ones from
+ * running (gdb runs each line it reads). Returns 0 when every command
+ * succeeded; -1 with err naming the first failure, or when gdb died, timed
+ * out or the wait was interrupted (then the commands not answered have rc
+ * -1 and that message). The caller frees each result. */
+int mi_conn_call_batch(struct mi_conn *c, int timeout_ms, struct mi_batch_call *batch, size_t n,
+		       struct mi_error *err);
+
 /* Runs a one-line CLI command via `-interpreter-exec console` and returns 0
  * with the console text (malloc'd, possibly "") in *output, or -1 with err
  * (then *output is NULL). A command containing a newline is refused. */

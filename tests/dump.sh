@@ -75,9 +75,28 @@ for i in 1 2 3; do
 	"$XGDBPROF" dump --check-walkers "$DEMO" >"$TMP/walkers.txt"
 	check "walkers agree on every thread of cache-service (round $i)" grep -q "walkers agree on $nthreads of $nthreads threads" "$TMP/walkers.txt" ||
 		grep -A2 'walkers disagree\|walkers agree\|^xgdbprof' "$TMP/walkers.txt" | sed 's/^/    | /' 
+	# The non-stop sampler reads rip and rsp from /proc and only rbp from
+	# gdb: its walks must be the walks from every register.
+	check "walks from rip, rsp and rbp alone agree on cache-service (round $i)" \
+		grep -q "walks from rip, rsp and rbp alone agree on $nthreads of $nthreads threads" "$TMP/walkers.txt"
 done
+# The same with frame pointers: at -O0 every frame's CFA is rbp-based.
+cc -O0 -g -pthread -fno-omit-frame-pointer -o "$TMP/counter-O0" "$TOP_SRCDIR/tests/fixtures/counter.c"
+"$TMP/counter-O0" "$TMP/progress.O0" >/dev/null &
+COUNTER_O0=$!
+TEST_PIDS="$TEST_PIDS $COUNTER_O0"
+wait_for_file "$TMP/progress.O0"
+for i in 1 2; do
+	"$XGDBPROF" dump --check-walkers "$COUNTER_O0" >"$TMP/walkers-O0.txt"
+	check "walks from rip, rsp and rbp alone agree on the -O0 counter (round $i)" \
+		grep -q "walks from rip, rsp and rbp alone agree on 4 of 4 threads" "$TMP/walkers-O0.txt" ||
+		sed 's/^/    | /' "$TMP/walkers-O0.txt" | tail -5
+done
+kill "$COUNTER_O0" 2>/dev/null
 start_counter
 "$XGDBPROF" dump --check-walkers "$COUNTER_PID" >"$TMP/walkers-c.txt"
+check "walks from rip, rsp and rbp alone agree on the C counter" \
+	grep -q "walks from rip, rsp and rbp alone agree on 4 of 4 threads" "$TMP/walkers-c.txt"
 check "walkers agree on every thread of the C counter" grep -q "walkers agree on 4 of 4 threads" "$TMP/walkers-c.txt" ||
 	grep -B1 -A2 'walkers disagree\|walkers agree\|^xgdbprof' "$TMP/walkers-c.txt" | sed 's/^/    | /'
 check "walkers agree on every thread of the C counter (again)" sh -c \

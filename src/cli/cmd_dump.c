@@ -29,6 +29,7 @@ struct thread_snapshot {
 	struct frame *symbolized;  /* default: our walker + symbolizer, inline frames marked */
 	size_t nsymbolized;
 	bool walkers_agree;        /* --check-walkers */
+	int partial_regs_agree;    /* --check-walkers: event_walk.partial_regs_agree */
 	uint64_t *pcs, *ref_pcs;
 	size_t npcs, nref_pcs;
 	char error[256];           /* why frames are missing, if they are */
@@ -139,6 +140,7 @@ static int collect_symbolized(void *ctx, const struct event *ev, struct xerr *e)
 	ts->nref_pcs = walk->nref_pcs;
 	ts->walkers_agree = walk->npcs == walk->nref_pcs &&
 			    memcmp(walk->pcs, walk->ref_pcs, walk->npcs * sizeof *walk->pcs) == 0;
+	ts->partial_regs_agree = walk->partial_regs_agree;
 	return 0;
 }
 
@@ -234,6 +236,15 @@ static void print_text(const struct snapshot *snap, FILE *out, bool links)
 		for (size_t i = 0; i < snap->nthreads; i++)
 			agree += snap->threads[i].walkers_agree;
 		fprintf(out, "\nwalkers agree on %zu of %zu threads\n", agree, snap->nthreads);
+		/* The non-stop sampler's walks start from rip, rsp and rbp alone
+		 * (docs/sampling.md, "What a stop costs"). */
+		size_t partial_agree = 0, partial_tried = 0;
+		for (size_t i = 0; i < snap->nthreads; i++) {
+			partial_tried += snap->threads[i].partial_regs_agree >= 0;
+			partial_agree += snap->threads[i].partial_regs_agree == 1;
+		}
+		fprintf(out, "walks from rip, rsp and rbp alone agree on %zu of %zu threads\n", partial_agree,
+			partial_tried);
 	}
 }
 

@@ -120,6 +120,8 @@ struct event {
 		const uint64_t *ref_pcs; /* gdb's PCs when both walkers ran */
 		size_t nref_pcs;
 		bool reused;
+		int partial_regs_agree;  /* both walkers: 1/0 whether the fast walk from rip, rsp and
+					  * rbp alone found the same PCs; -1 not tried */
 	} walk;
 	const char *function;
 	uint64_t elapsed_ns;

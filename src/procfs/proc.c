@@ -127,6 +127,54 @@ int proc_thread_schedstat(pid_t pid, pid_t tid, struct proc_schedstat *out)
 	return 0;
 }
 
+int proc_parse_syscall(const char *text, struct proc_syscall *out)
+{
+	/* "-1 SP PC" outside a system call, "NR A1 .. A6 SP PC" inside one
+	 * (numbers in decimal, the rest 0x-hex), or "running". */
+	uint64_t v[8];
+	int64_t nr;
+	int used = 0;
+	memset(out, 0, sizeof *out);
+	if (sscanf(text, "%" SCNd64 "%n", &nr, &used) != 1)
+		return -1;
+	const char *p = text + used;
+	int n = 0;
+	while (n < 8) {
+		char *end;
+		while (*p == ' ')
+			p++;
+		if (p[0] != '0' || p[1] != 'x')
+			break;
+		v[n++] = strtoull(p, &end, 16);
+		p = end;
+	}
+	while (*p == ' ' || *p == '\n')
+		p++;
+	if (*p)
+		return -1;
+	if (nr < 0 && n == 2) {
+		out->nr = nr;
+	} else if (nr >= 0 && n == 8) {
+		out->in_syscall = true;
+		out->nr = nr;
+		memcpy(out->args, v, sizeof out->args);
+	} else {
+		return -1;
+	}
+	out->sp = v[n - 2];
+	out->pc = v[n - 1];
+	return 0;
+}
+
+int proc_thread_syscall(pid_t pid, pid_t tid, struct proc_syscall *out)
+{
+	char path[96], buf[256];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+	if (read_proc_file(path, buf, sizeof buf) <= 0)
+		return -1;
+	return proc_parse_syscall(buf, out);
+}
+
 int proc_thread_on_cpu(pid_t pid, pid_t tid, char *where, size_t size)
 {
 	char path[96], buf[257];

@@ -73,6 +73,25 @@ int proc_thread_schedstat(pid_t pid, pid_t tid, struct proc_schedstat *out);
  * "__do_sys_sched_yield", ...) goes to where (else "").  */
 int proc_thread_on_cpu(pid_t pid, pid_t tid, char *where, size_t size);
 
+/* What /proc/PID/task/TID/syscall says of a thread that is not running
+ * (stopped by a tracer, or asleep): in_syscall with nr and args[0..5]
+ * when it is inside a system call (nr, as orig_rax, also after a wait that
+ * a signal interrupted), and its user stack pointer and program counter. */
+struct proc_syscall {
+	bool in_syscall;
+	int64_t nr;
+	uint64_t args[6];
+	uint64_t sp, pc;
+};
+
+/* Reads it: about 10 us, no ptrace request (the file needs the same rights
+ * as /proc/PID/mem). 0 ok; -1 when the thread is running ("running": a
+ * stopped thread's registers only), gone, or the file is not readable. */
+int proc_thread_syscall(pid_t pid, pid_t tid, struct proc_syscall *out);
+/* The parser behind it, for the file's text. 0 ok, -1 for "running" or
+ * text of another shape. */
+int proc_parse_syscall(const char *text, struct proc_syscall *out);
+
 /* Resolved path of /proc/PID/exe into buf; 0 ok, -1 on failure. */
 int proc_exe_path(pid_t pid, char *buf, size_t size, struct xerr *e);
 

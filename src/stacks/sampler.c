@@ -132,6 +132,9 @@ struct tracked_thread {
 	size_t npcs;
 	uint64_t *ref_pcs;        /* SAMPLER_WALKER_BOTH: gdb's walk of the same stop */
 	size_t nref_pcs;
+	int partial_regs_agree;   /* SAMPLER_WALKER_BOTH: 1 when the dwfl walk from rip, rsp and rbp alone
+				   * (capture_fast_and_resume's) found the same PCs as from all registers,
+				   * 0 when not, -1 not tried */
 	struct stack_capture capture;  /* fast walker: taken while stopped, unwound after */
 	bool captured;            /* capture holds this tick's stop */
 	const char *waiting_in;   /* the waiting system call it sat in when stopped, or NULL */
@@ -469,14 +472,12 @@ static bool waits_in_kernel(const char *fn)
 	return false;
 }
 
-/* While stopped: registers from gdb and the stack window from /proc. The
- * unwinding waits until the target runs again (unwind_capture). */
-static int capture_fast(struct sampler *sp, struct tracked_thread *t, struct xerr *e)
+/* Takes a stopped thread's registers (gdb's values, in register_names'
+ * order) for its capture: what the unwinder starts from, and where the
+ * stop found the thread (a waiting call, a call's return). */
+static void take_registers(struct tracked_thread *t, const uint64_t *values)
 {
-	uint64_t values[NREGS];
-	if (session_thread_registers(sp->session, t->gdb_id, sp->regnums, NREGS, values, e) < 0)
-		return -1;
-	struct unwind_regs regs = {
+	t->capture.regs = (struct unwind_regs){
 		.rip = values[REG_RIP], .rsp = values[REG_RSP], .rbp = values[REG_RBP], .rbx = values[REG_RBX],
 		.r12 = values[REG_R12], .r13 = values[REG_R13], .r14 = values[REG_R14], .r15 = values[REG_R15],
 	};
@@ -484,10 +485,89 @@ static int capture_fast(struct sampler *sp, struct tracked_thread *t, struct xer
 	t->wait = wait_reason((int64_t)values[REG_ORIG_RAX], values[REG_RSI]);
 	t->at_return = at_completed_return(values[REG_ORIG_RAX], values[REG_RAX]);
 	on_cpu_when_asked(t, values[REG_ORIG_RAX]);
-	if (unwinder_capture(sp->unwinder, t->tid, &regs, &t->capture, e) < 0)
+}
+
+/* Non-stop, fast walker: where the thread stopped comes from /proc
+ * (proc_thread_syscall: pc, stack pointer, the system call it is in and
+ * its arguments), the stack window is read at that stack pointer, then one
+ * write to gdb reads what /proc cannot give and resumes the thread
+ * (session_thread_registers_and_resume): rbp, and rax when the thread is in
+ * a system call (did it complete?). So the thread is held for one exchange
+ * with gdb, not two with our reading in between, and gdb formats one or
+ * two registers, not eleven (~35 us each in gdb 13). rbx and r12-r15 stay
+ * unknown: a frame whose CFA rule needs one ends the walk (the CFA of
+ * compiled code is rsp- or rbp-based; tests/sample_regs.sh compares).
+ * Returns 1 when /proc gave nothing (nothing done: the caller reads and
+ * resumes the usual way), 0 once the thread is resumed (t->walk false when
+ * nothing usable was captured; *resume_at when the exchange began), -1
+ * with e when gdb is gone. */
+static int capture_fast_and_resume(struct sampler *sp, struct tracked_thread *t, uint64_t *resume_at,
+				   struct xerr *e)
+{
+	struct proc_syscall where;
+	if (proc_thread_syscall(session_pid(sp->session), t->tid, &where) < 0 || where.sp == 0)
+		return 1;
+	struct unwind_regs regs = { .rip = where.pc, .rsp = where.sp, .callee_saved_unknown = true };
+	struct xerr unused;
+	bool captured = unwinder_capture(sp->unwinder, t->tid, &regs, &t->capture, &unused) == 0;
+	int asked[2] = { sp->regnums[REG_RBP], sp->regnums[REG_RAX] };
+	uint64_t values[2] = { 0, 0 };
+	*resume_at = monotonic_ns();
+	struct xerr resume_error;
+	int rc = session_thread_registers_and_resume(sp->session, t->gdb_id, asked, where.in_syscall ? 2 : 1, values,
+						     &resume_error);
+	if (rc < 0 && !session_gdb_alive(sp->session)) {
+		*e = resume_error;
+		return -1;
+	}
+	if (rc != 0 || !captured) {
+		t->walk = t->wanted = false;
+		t->captured = false;
+		return 0;
+	}
+	t->capture.regs.rbp = values[0];
+	uint64_t orig_rax = where.in_syscall ? (uint64_t)where.nr : (uint64_t)-1;
+	t->waiting_in = waiting_syscall(orig_rax, where.args[1]);
+	t->wait = wait_reason((int64_t)orig_rax, where.args[1]);
+	t->at_return = where.in_syscall && at_completed_return(orig_rax, values[1]);
+	on_cpu_when_asked(t, orig_rax);
+	t->captured = true;
+	return 0;
+}
+
+/* While stopped: registers from gdb and the stack window from /proc. The
+ * unwinding waits until the target runs again (unwind_capture). */
+static int capture_fast(struct sampler *sp, struct tracked_thread *t, struct xerr *e)
+{
+	uint64_t values[NREGS];
+	if (session_thread_registers(sp->session, t->gdb_id, sp->regnums, NREGS, values, e) < 0)
+		return -1;
+	take_registers(t, values);
+	if (unwinder_capture(sp->unwinder, t->tid, &t->capture.regs, &t->capture, e) < 0)
 		return -1;
 	t->captured = true;
 	return 0;
+}
+
+/* SAMPLER_WALKER_BOTH: walks the capture again with rbx and r12-r15
+ * unknown, as the non-stop sampler's captures have them, and notes whether
+ * it found the same PCs (tracked_thread.partial_regs_agree). */
+static void compare_partial_walk(struct sampler *sp, struct tracked_thread *t)
+{
+	t->partial_regs_agree = -1;
+	size_t max = (size_t)sp->cfg->max_frames, n = 0;
+	uint64_t *pcs = malloc(max * sizeof *pcs);
+	struct stack_capture partial = t->capture;
+	partial.regs.callee_saved_unknown = true;
+	bool complete;
+	struct xerr unused;
+	if (pcs && unwinder_walk_capture(sp->unwinder, &partial, pcs, max, &n, &complete, &unused) == 0) {
+		size_t nfull = 0;
+		bool full_complete;
+		if (unwinder_walk_capture(sp->unwinder, &t->capture, t->pcs, max, &nfull, &full_complete, &unused) == 0)
+			t->partial_regs_agree = n == nfull && memcmp(pcs, t->pcs, n * sizeof *pcs) == 0;
+	}
+	free(pcs);
 }
 
 /* Returns 1 when the walk ended before the outermost frame. */
@@ -821,12 +901,20 @@ static int one_thread_at_a_time(struct sampler *sp, struct sampler_stats *st, st
 			continue;
 		}
 		int learned = learn_register_numbers(sp, e);
-		if (learned == 0)
-			walk_stopped_thread(sp, st, t);
-		uint64_t t_walked = monotonic_ns();
+		int usual_way = 1;
+		uint64_t t_walked = 0;
+		if (learned == 0 && sp->cfg->walker == SAMPLER_WALKER_FAST)
+			usual_way = capture_fast_and_resume(sp, t, &t_walked, e);
+		if (usual_way < 0)
+			return session_target_alive(s) ? -1 : ROUND_TARGET_GONE;
+		if (usual_way == 1) {
+			if (learned == 0)
+				walk_stopped_thread(sp, st, t);
+			t_walked = monotonic_ns();
+			if (session_resume_thread(s, t->gdb_id, e) < 0 || learned < 0)
+				return -1;
+		}
 		st->phase_walk_s += (double)(t_walked - t_stopped) / 1e9;
-		if (session_resume_thread(s, t->gdb_id, e) < 0 || learned < 0)
-			return -1;
 		uint64_t end = monotonic_ns();
 		st->phase_resume_s += (double)(end - t_walked) / 1e9;
 		st->walks += t->walk;
@@ -871,6 +959,9 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, const str
 		struct tracked_thread *t = &sp->threads[i];
 		if (!t->wanted)
 			continue;
+		t->partial_regs_agree = -1;
+		if (t->walk && t->captured && sp->cfg->walker == SAMPLER_WALKER_BOTH)
+			compare_partial_walk(sp, t);
 		if (t->walk && t->captured) {
 			struct xerr walk_error;
 			int rc = unwind_capture(sp, t, &walk_error);
@@ -928,7 +1019,8 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, const str
 				    .wait = state == 'R' ? "running" : t->wait ? t->wait : "unknown" },
 			.stack = &t->stack,
 			.walk = { .pcs = t->pcs, .npcs = t->walk ? t->npcs : 0, .ref_pcs = t->ref_pcs,
-				  .nref_pcs = t->walk ? t->nref_pcs : 0, .reused = !t->walk },
+				  .nref_pcs = t->walk ? t->nref_pcs : 0, .reused = !t->walk,
+				  .partial_regs_agree = t->walk ? t->partial_regs_agree : -1 },
 		};
 		st->thread_samples++;
 		st->reused += !t->walk;

@@ -75,6 +75,9 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
 	/* DWARF x86-64 numbering: 3 rbx, 6 rbp, 7 rsp, 12-15 r12-r15, 16 return address (pc). */
 	Dwarf_Word rbx = r->rbx, rbp_rsp[2] = { r->rbp, r->rsp };
 	Dwarf_Word r12_r15_rip[5] = { r->r12, r->r13, r->r14, r->r15, r->rip };
+	if (r->callee_saved_unknown)
+		return dwfl_thread_state_registers(thread, 6, 2, rbp_rsp) &&
+		       dwfl_thread_state_registers(thread, 16, 1, &r12_r15_rip[4]);
 	return dwfl_thread_state_registers(thread, 3, 1, &rbx) &&
 	       dwfl_thread_state_registers(thread, 6, 2, rbp_rsp) &&
 	       dwfl_thread_state_registers(thread, 12, 5, r12_r15_rip);

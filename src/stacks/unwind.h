@@ -33,6 +33,9 @@
 /* x86-64 registers the walker needs: the callee-saved set plus sp and pc. */
 struct unwind_regs {
 	uint64_t rip, rsp, rbp, rbx, r12, r13, r14, r15;
+	/* rbx and r12-r15 not known (only rip, rsp, rbp): a frame whose CFA
+	 * rule needs one of them ends the walk there (*complete false). */
+	bool callee_saved_unknown;
 };
 
 struct unwinder;

@@ -1322,30 +1322,35 @@ int session_register_numbers(struct session *s, const char *const *names, size_t
 	return 0;
 }
 
-int session_thread_registers(struct session *s, int gdb_id, const int *numbers, size_t n,
-			     uint64_t *values, struct xerr *e)
-{
-	enum { MAX_REGS = 32 };
-	if (n > MAX_REGS)
-		return xerr_set(e, "too many registers asked");
+enum { MAX_REGS = 32 };
+
+/* Arguments of -data-list-register-values for one thread, in hex. */
+struct register_query {
 	char thread_text[32], number_text[MAX_REGS][16];
 	const char *args[MAX_REGS + 4];
+};
+
+static int register_query_init(struct register_query *q, int gdb_id, const int *numbers, size_t n,
+			       struct xerr *e)
+{
+	if (n > MAX_REGS)
+		return xerr_set(e, "too many registers asked");
 	size_t nargs = 0;
-	snprintf(thread_text, sizeof thread_text, "%d", gdb_id);
-	args[nargs++] = "--thread";
-	args[nargs++] = thread_text;
-	args[nargs++] = "x";
+	snprintf(q->thread_text, sizeof q->thread_text, "%d", gdb_id);
+	q->args[nargs++] = "--thread";
+	q->args[nargs++] = q->thread_text;
+	q->args[nargs++] = "x";
 	for (size_t k = 0; k < n; k++) {
-		snprintf(number_text[k], sizeof number_text[k], "%d", numbers[k]);
-		args[nargs++] = number_text[k];
+		snprintf(q->number_text[k], sizeof q->number_text[k], "%d", numbers[k]);
+		q->args[nargs++] = q->number_text[k];
 	}
-	args[nargs] = NULL;
-	struct mi_error me;
-	struct mi_record *r = NULL;
-	if (gdb_callv(s, &r, &me, "-data-list-register-values", args) < 0) {
-		mi_record_free(r);
-		return xerr_set(e, "reading registers of thread %d: %s", gdb_id, me.message);
-	}
+	q->args[nargs] = NULL;
+	return 0;
+}
+
+/* values[k] from gdb's register-values list; 0 for a register not listed. */
+static void register_values(const struct mi_record *r, const int *numbers, size_t n, uint64_t *values)
+{
 	const struct mi_value *list = mi_value_get(r->results, "register-values");
 	size_t count = mi_value_count(list);
 	for (size_t k = 0; k < n; k++)
@@ -1359,8 +1364,70 @@ int session_thread_registers(struct session *s, int gdb_id, const int *numbers, 
 			if (numbers[k] == number)
 				values[k] = (uint64_t)value;
 	}
+}
+
+int session_thread_registers(struct session *s, int gdb_id, const int *numbers, size_t n,
+			     uint64_t *values, struct xerr *e)
+{
+	struct register_query q;
+	if (register_query_init(&q, gdb_id, numbers, n, e) < 0)
+		return -1;
+	struct mi_error me;
+	struct mi_record *r = NULL;
+	if (gdb_callv(s, &r, &me, "-data-list-register-values", q.args) < 0) {
+		mi_record_free(r);
+		return xerr_set(e, "reading registers of thread %d: %s", gdb_id, me.message);
+	}
+	register_values(r, numbers, n, values);
 	mi_record_free(r);
 	return 0;
+}
+
+int session_thread_registers_and_resume(struct session *s, int gdb_id, const int *numbers, size_t n,
+					uint64_t *values, struct xerr *e)
+{
+	if (!s->non_stop)
+		return xerr_set(e, "resuming one thread needs gdb's non-stop mode");
+	if (!thread_is_stopped(s, gdb_id) || s->execed)
+		return xerr_set(e, "thread %d of process %d is not stopped by us", gdb_id, (int)s->pid);
+	struct register_query q;
+	if (register_query_init(&q, gdb_id, numbers, n, e) < 0)
+		return -1;
+	const char *continue_args[] = { "--thread", q.thread_text, NULL };
+	struct mi_batch_call batch[2] = {
+		{ .command = "-data-list-register-values", .args = q.args },
+		{ .command = "-exec-continue", .args = continue_args },
+	};
+	struct mi_error me;
+	double t0 = monotonic_ms();
+	int rc = mi_conn_call_batch(s->gdb, s->timeout_ms, batch, 2, &me);
+	if (s->verbose)
+		fprintf(stderr, "xgdbprof: mi -data-list-register-values + -exec-continue: %.3f ms%s\n",
+			monotonic_ms() - t0, rc < 0 ? " (error)" : "");
+	bool answered = batch[0].result || batch[1].result;
+	if (rc < 0 && !answered && mi_conn_alive(s->gdb))
+		give_up_on_gdb(s, "answer -exec-continue");
+	if (rc < 0 && !mi_conn_alive(s->gdb))
+		on_gdb_lost(s);
+	if (batch[0].rc == 0)
+		register_values(batch[0].result, numbers, n, values);
+	int result;
+	if (!mi_conn_alive(s->gdb))
+		result = xerr_set(e, "resuming thread %d of process %d: %s", gdb_id, (int)s->pid, me.message);
+	else if (batch[1].rc < 0)
+		/* Refused while gdb lives: the thread exited while stopped. */
+		result = 1;
+	else if (batch[0].rc < 0)
+		result = xerr_set(e, "reading registers of thread %d: %s", gdb_id, batch[0].err.message);
+	else
+		result = 0;
+	if (mi_conn_alive(s->gdb)) {
+		forget_stopped_thread(s, gdb_id);
+		s->stopped = s->nstopped_ids > 0;
+	}
+	mi_record_free(batch[0].result);
+	mi_record_free(batch[1].result);
+	return result;
 }
 
 int session_call(struct session *s, struct mi_record **result, struct xerr *e, const char *command,

@@ -157,6 +157,16 @@ int session_register_numbers(struct session *s, const char *const *names, size_t
 int session_thread_registers(struct session *s, int gdb_id, const int *numbers, size_t n,
 			     uint64_t *values, struct xerr *e);
 
+/* Non-stop mode only: reads registers as session_thread_registers of a
+ * thread stopped by session_stop_thread and resumes it, in one write to gdb
+ * (mi_conn_call_batch): the thread runs again as soon as gdb has read them,
+ * without waiting for us in between. Returns 0 (read and resumed); 1 when
+ * gdb refused the resume, the thread having exited while stopped (values
+ * are then not to be used); -1 with e when the registers could not be read
+ * (the thread is resumed all the same) or gdb is gone. */
+int session_thread_registers_and_resume(struct session *s, int gdb_id, const int *numbers, size_t n,
+					uint64_t *values, struct xerr *e);
+
 /* Whether gdb is still there to talk to. */
 bool session_gdb_alive(struct session *s);
 

@@ -5,7 +5,9 @@
  * queued in order around *stopped, recovery of a record that follows the
  * program's own output on one line, gdb killed mid-session (no SIGPIPE, "gdb
  * died ... signal 9"), clean close, escalation to SIGKILL on a stuck gdb, and
- * startup failures. SIGPIPE keeps its default disposition on purpose.
+ * startup failures, batches of commands sent in one write (answers and
+ * console text matched to each, a failing command in the middle).
+ * SIGPIPE keeps its default disposition on purpose.
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -350,6 +352,54 @@ static void test_startup_failures(void)
 	rmdir(dir);
 }
 
+static void test_batch(void)
+{
+	struct mi_conn *c = spawn();
+	struct mi_error err;
+	const char *show_width[] = { "width", NULL }, *echo[] = { "console", "echo batched\\n", NULL };
+	const char *bad_expr[] = { "no_such_symbol", NULL };
+	struct mi_batch_call batch[4] = {
+		{ .command = "-gdb-show", .args = show_width },
+		{ .command = "-data-evaluate-expression", .args = bad_expr },
+		{ .command = "-interpreter-exec", .args = echo },
+		{ .command = "gdb-version" },
+	};
+	CHECK(mi_conn_call_batch(c, 5000, batch, 4, &err) == -1);
+	CHECK(strstr(err.message, "-data-evaluate-expression: No symbol table is loaded") != NULL);
+	CHECK(batch[0].rc == 0 && batch[0].result);
+	CHECK_STR(batch[0].result ? mi_value_get_string(batch[0].result->results, "value") : NULL, "unlimited");
+	CHECK(batch[1].rc == -1 && batch[1].result && strcmp(batch[1].result->klass, "error") == 0);
+	CHECK_STR(batch[1].err.message, "No symbol table is loaded.  Use the \"file\" command.");
+	/* Console text goes with the command that printed it, not its neighbours. */
+	CHECK(batch[2].rc == 0 && batch[2].result);
+	CHECK_STR(batch[2].result ? batch[2].result->console : NULL, "batched\n");
+	CHECK(batch[0].result && batch[0].result->console && batch[0].result->console[0] == '\0');
+	CHECK(batch[3].rc == 0 && batch[3].result && strstr(batch[3].result->console, "GNU gdb"));
+	for (size_t i = 0; i < 4; i++)
+		mi_record_free(batch[i].result);
+
+	/* All succeed: 0. An empty batch sends nothing. Calls go on as before. */
+	struct mi_batch_call two[2] = { { .command = "-gdb-show", .args = show_width }, { .command = "-list-features" } };
+	CHECK(mi_conn_call_batch(c, 5000, two, 2, &err) == 0);
+	CHECK(two[0].rc == 0 && two[1].rc == 0 && two[1].result && mi_value_get(two[1].result->results, "features"));
+	mi_record_free(two[0].result);
+	mi_record_free(two[1].result);
+	CHECK(mi_conn_call_batch(c, 5000, two, 0, &err) == 0);
+	CHECK(mi_conn_call(c, 5000, NULL, &err, "-gdb-show", "width", NULL) == 0);
+
+	/* A command with a newline is refused before anything is sent. */
+	struct mi_batch_call bad[2] = { { .command = "-gdb-show" }, { .command = "-gdb-version\n-gdb-exit" } };
+	CHECK(mi_conn_call_batch(c, 5000, bad, 2, &err) == -1);
+	CHECK(strstr(err.message, "contains a newline") != NULL);
+	CHECK(bad[0].rc == -1 && !bad[0].result && mi_conn_alive(c));
+
+	/* gdb gone: -1 for every command. */
+	mi_conn_kill(c, "was killed by the test");
+	CHECK(mi_conn_call_batch(c, 5000, two, 2, &err) == -1);
+	CHECK(two[0].rc == -1 && two[1].rc == -1 && !two[0].result);
+	mi_conn_free(c);
+}
+
 int main(void)
 {
 	const char *fixtures = getenv("FIXTURES");
@@ -360,6 +410,7 @@ int main(void)
 	}
 	test_version();
 	test_basic_calls();
+	test_batch();
 	test_session();
 	test_death_while_waiting();
 	test_cancel();

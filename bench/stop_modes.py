@@ -2,7 +2,7 @@
 """bench/stop_modes.py — what one sample's stop costs in gdb's all-stop and
 non-stop modes, side by side, straight over gdb/MI (no xgdbprof involved).
 
-    bench/stop_modes.py [--stops N] [--rounds R] BUILD_DIR
+    bench/stop_modes.py [--stops N] [--rounds R] [--modes "MODE ..."] BUILD_DIR
 
 Needs BUILD_DIR/bench/bench_target (bench/profile.sh builds it) and gdb.
 Each round starts a fresh bench_target (1 busy thread "busy", 4 idle, main)
@@ -11,9 +11,14 @@ frame-arguments none, entry-values no), lets it run, then N times, 50 ms
 apart: interrupt (all-stop: -exec-interrupt --all; non-stop: -exec-interrupt
 --thread <busy>), wait for the busy thread's *stopped (all-stop: the one
 *stopped), read the eight registers the fast walker needs, resume
-(-exec-continue [--all]) and wait for ^running. Prints, per mode, the median
-and p90 over all stops of: interrupt → *stopped, the register read, and the
-whole stop. Rounds alternate the modes' order.
+(-exec-continue [--all]) and wait for ^running. Two more non-stop modes:
+non-stop-piped, what xgdbprof's sampler does since session 10 (rip and rsp
+come from /proc, so only rbp is read, and the read and
+`-exec-continue --thread` go to gdb in one write); non-stop-floor, the
+interrupt and the resume alone (no register read: gdb's floor for a
+stop). Prints, per mode, the median and p90 over all stops of: interrupt →
+*stopped, the register read (piped: read and resume), and the whole stop.
+Rounds rotate the modes' order.
 """
 import argparse
 import os
@@ -91,35 +96,45 @@ def one_run(target, mode, stops):
     victim = subprocess.Popen([target, progress, "600"])
     settings = ["-gdb-set mi-async on", "-gdb-set print frame-arguments none",
                 "-gdb-set print entry-values no"]
-    if mode == "non-stop":
+    if mode.startswith("non-stop"):
         settings.append("-gdb-set non-stop on")
     gdb = Gdb(settings)
     try:
         time.sleep(1)
         gdb.call("-file-exec-and-symbols " + target)
         gdb.call("-target-attach %d" % victim.pid)
-        if mode == "non-stop":
+        if mode.startswith("non-stop"):
             for _ in range(len(os.listdir("/proc/%d/task" % victim.pid))):
                 gdb.wait("*stopped")
         else:
             gdb.wait("*stopped")
         busy = busy_gdb_id(gdb, victim.pid)
-        gdb.call("-exec-continue --all" if mode == "non-stop" else "-exec-continue")
+        gdb.call("-exec-continue --all" if mode.startswith("non-stop") else "-exec-continue")
         time.sleep(0.3)
         figures = []
         for _ in range(stops):
             time.sleep(0.05)
             t0 = time.monotonic()
-            if mode == "non-stop":
+            if mode.startswith("non-stop"):
                 gdb.call("-exec-interrupt --thread " + busy)
             else:
                 gdb.call("-exec-interrupt --all")
             gdb.wait("*stopped")
             t1 = time.monotonic()
-            gdb.call("-data-list-register-values --thread %s x %s" % (busy, REGS))
-            t2 = time.monotonic()
-            gdb.call("-exec-continue --all" if mode == "non-stop" else "-exec-continue")
-            t3 = time.monotonic()
+            if mode == "non-stop-piped":
+                gdb.send("-data-list-register-values --thread %s x 6\n-exec-continue --thread %s" % (busy, busy))
+                gdb.wait("^done")
+                gdb.wait("^running")
+                t2 = t3 = time.monotonic()
+            elif mode == "non-stop-floor":
+                t2 = t1
+                gdb.call("-exec-continue --thread " + busy)
+                t3 = time.monotonic()
+            else:
+                gdb.call("-data-list-register-values --thread %s x %s" % (busy, REGS))
+                t2 = time.monotonic()
+                gdb.call("-exec-continue --all" if mode == "non-stop" else "-exec-continue")
+                t3 = time.monotonic()
             figures.append((t1 - t0, t2 - t1, t3 - t0))
         return figures
     finally:
@@ -140,14 +155,19 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--stops", type=int, default=100)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--modes", default="all-stop non-stop non-stop-piped non-stop-floor")
     ap.add_argument("build_dir")
     opts = ap.parse_args()
     target = os.path.join(os.path.abspath(opts.build_dir), "bench", "bench_target")
     if not os.access(target, os.X_OK):
         raise SystemExit("%s missing: run bench/profile.sh once (it builds it)" % target)
-    results = {"all-stop": [], "non-stop": []}
+    modes = opts.modes.split()
+    for mode in modes:
+        if mode not in ("all-stop", "non-stop", "non-stop-piped", "non-stop-floor"):
+            raise SystemExit("unknown mode %s: all-stop, non-stop, non-stop-piped, non-stop-floor" % mode)
+    results = {mode: [] for mode in modes}
     for r in range(opts.rounds):
-        order = ["all-stop", "non-stop"] if r % 2 == 0 else ["non-stop", "all-stop"]
+        order = modes[r % len(modes):] + modes[:r % len(modes)]
         for mode in order:
             print("round %d/%d: %s" % (r + 1, opts.rounds, mode), file=sys.stderr)
             results[mode] += one_run(target, mode, opts.stops)
@@ -155,9 +175,9 @@ def main():
         load = " ".join(f.read().split()[:3])
     print("stop cost per sample, bench_target (1 busy thread, 5 idle); %d rounds x %d stops; load %s"
           % (opts.rounds, opts.stops, load))
-    print("%-9s %15s %15s %15s" % ("mode", "stop med p90", "regs med p90", "total med p90"))
+    print("%-14s %15s %15s %15s" % ("mode", "stop med p90", "regs med p90", "total med p90"))
     for mode, figures in results.items():
-        print("%-9s %15s %15s %15s" % (mode, summary(f[0] for f in figures),
+        print("%-14s %15s %15s %15s" % (mode, summary(f[0] for f in figures),
                                        summary(f[1] for f in figures), summary(f[2] for f in figures)))
     print("(ms; stop = interrupt sent -> *stopped; total = interrupt -> resume acknowledged)")
 

@@ -16,7 +16,10 @@
  * sitting in a waiting system call (futex wait, sleep, poll, epoll...; read
  * from orig_rax at the stop). Threads are stopped one after another, so a
  * thread can run into a lock held by one stopped before it: counting that
- * wait as CPU time was the profiler's own artefact. A stop that lands at
+ * wait as CPU time was the profiler's own artefact. In non-stop mode a
+ * thread /proc showed on a CPU when asked and found in a futex wait is
+ * kept: it went into the wait by itself meanwhile (sampler.c,
+ * on_cpu_when_asked; docs/sampling.md). A stop that lands at
  * the return of a system call that ended by itself may have caught the
  * thread at a call made after it was asked to stop: such stops count up to
  * the kernel's share of the thread's CPU time (stime over utime + stime),
@@ -83,6 +86,8 @@ struct sampler_stats {
 	uint64_t waiting_when_asked;  /* running threads not stopped (non-stop mode): just before the interrupt
 				       * /proc showed them off the CPU in a waiting call (sampler.c,
 				       * waits_in_kernel) */
+	uint64_t entered_wait;        /* non-stop: on-CPU walks kept that landed in a futex wait the thread, on a
+				       * CPU when asked, entered by itself meanwhile (sampler.c, on_cpu_when_asked) */
 	uint64_t landed_late;         /* on-CPU walks left out: the stop landed at the return of a system call
 				       * the thread made after it was asked to stop, beyond the kernel's
 				       * share of its CPU time (sampler.c, landing_kept) */

@@ -58,11 +58,12 @@ value() { sed -n "s/^$1 //p" "$TMP/compare.txt"; }
 overlap=$(value overlap_pct)
 # Known to fail before issue 13's on-CPU, rate and hottest-path work: measured
 # 38-43% overlap and a parking_lot/sched_yield headline (bench/README.md).
-# The issue asks 70% here (85% in bench/fidelity.sh). Today's code measures
-# 70-75% at 100-220 stacks, so 70% would flake on sampling noise alone; 60%
-# still fails the code before the on-CPU fixes (38-52%). Raise it with them.
-check "issue 13: flat self-time overlap with perf >= 60% (measured: ${overlap:-none}%, $(value our_samples) thread stacks)" \
-	awk -v o="${overlap:--1}" 'BEGIN { exit !(o != "-" && o >= 60) }'
+# The issue asks 70% here (85% in bench/fidelity.sh). Session 9's code
+# measured 70-75% at 100-220 stacks (the bound was 60% then); since session
+# 10's cheaper stops and futex-wait rule, CI rehearsals measured 80.2% at 424
+# stacks and 84.4% at 449.
+check "issue 13: flat self-time overlap with perf >= 70% (measured: ${overlap:-none}%, $(value our_samples) thread stacks)" \
+	awk -v o="${overlap:--1}" 'BEGIN { exit !(o != "-" && o >= 70) }'
 check "issue 13: the #1 hottest path's headline names the fixture's own code (kvstore::/kvservice::)" \
 	sh -c "grep -m 1 '^#1 hottest' '$TMP/hot.txt' | grep -q -e 'kvstore::' -e 'kvservice::'"
 finish

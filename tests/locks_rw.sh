@@ -99,7 +99,12 @@ for run in locks_c locks_c:all-stop locks_rust; do
 				awk -v x="${held:-}" -v c="${cpu:-0}" -v w="${wall:-0}" 'BEGIN { exit !(x != "" && c > 0 && x >= 0.5 * c && x <= 1.5 * w) }'
 		done
 	fi
+	# locks_c's `tally` mutex (locks_c.c:123, pthread_mutex_lock) is a real
+	# lock of its own, taken between the rwlock holds: uncontended on a quiet
+	# machine, but a CI run (all-stop, load ~4) once saw it contended once.
+	# What this check is about is the rwlock's futex word showing up as a
+	# lock at another address, so that one site is not counted.
 	check "$prog: no contended lock at another address (the futex word mapped back to its rwlock)" \
-		sh -c "test -n '$rw' && ! grep '^#[0-9]* contended lock ' '$OUT.out' | grep -qv ' lock $rw '"
+		sh -c "test -n '$rw' && ! grep '^#[0-9]* contended lock ' '$OUT.out' | grep -v ' taken at locks_c.c:123 (pthread_mutex_lock)' | grep -qv ' lock $rw '"
 done
 finish

@@ -26,8 +26,13 @@ folded=$(ls "$TMP"/run/*.folded 2>/dev/null | head -1)
 read -r waiting total <<<"$(waiting_share "${folded:-/dev/null}")"
 echo "  $waiting of $total running-thread stacks end in a futex wait"
 check "enough running-thread stacks to judge ($total >= 30)" test "${total:-0}" -ge 30
-check "no more than 5% of on-CPU stacks end in a futex wait ($waiting of $total)" \
-	test $((100 * ${waiting:-0})) -le $((5 * ${total:-1}))
+# The artefact was 14-22% here. Since session 10 a thread on a CPU when
+# asked that went into a futex wait by itself before the stop landed is kept
+# (non-stop; docs/sampling.md): 12 of 323 and 19 of 368 stacks then, against
+# perf's 80 of 2342 and 93 of 2419. perf, below, is the bound that counts;
+# this one (was 5%, which 19 of 368 crossed) only catches the artefact.
+check "no more than 10% of on-CPU stacks end in a futex wait ($waiting of $total)" \
+	test $((100 * ${waiting:-0})) -le $((10 * ${total:-1}))
 left_out=$(sed -n 's/.*note: \([0-9]*\) stacks of running threads were left out: the thread sat in a waiting system call.*/\1/p' "$TMP/run.out")
 # How many stacks the sampler found waiting depends on the machine's load;
 # the report says so when there were some.

@@ -333,8 +333,9 @@ static void dump_usage(FILE *out)
 	      "  --delay DURATION  with -- COMMAND: how long to let it run first\n"
 	      "  --walker dwfl|gdb dwfl (default): xgdbprof's unwinder and symbolizer, with\n"
 	      "                    inline frames marked; gdb: gdb's own unwinder and names\n"
-	      "  --check-walkers   walk each thread with both and report where they differ\n"
-	      "                    (exit 1 if they do)\n"
+	      "  --check-walkers   walk each thread with both and report where they differ,\n"
+	      "                    and dwfl's walk from rip, rsp and rbp alone against its\n"
+	      "                    walk from every register (exit 1 if any differ)\n"
 	      "  --links, --no-links  file:line as terminal hyperlinks (default: on a\n"
 	      "                    terminal without NO_COLOR)\n", out);
 }
@@ -487,7 +488,7 @@ int cmd_dump(int argc, char **argv)
 		print_snapshot(&o, &snap, sym);
 	if (rc == XGP_EXIT_OK && o.check_walkers)
 		for (size_t i = 0; i < snap.nthreads; i++)
-			if (!snap.threads[i].walkers_agree)
+			if (!snap.threads[i].walkers_agree || snap.threads[i].partial_regs_agree == 0)
 				rc = XGP_EXIT_FAILURE;
 	snapshot_release(&snap);
 	symbolizer_free(sym);

@@ -133,7 +133,7 @@ struct tracked_thread {
 	uint64_t *ref_pcs;        /* SAMPLER_WALKER_BOTH: gdb's walk of the same stop */
 	size_t nref_pcs;
 	int partial_regs_agree;   /* SAMPLER_WALKER_BOTH: 1 when the dwfl walk from rip, rsp and rbp alone
-				   * (capture_fast_and_resume's) found the same PCs as from all registers,
+				   * (capture_from_proc's) found the same PCs as from all registers,
 				   * 0 when not, -1 not tried */
 	struct stack_capture capture;  /* fast walker: taken while stopped, unwound after */
 	bool captured;            /* capture holds this tick's stop */
@@ -595,13 +595,13 @@ static int capture_fast_partial(struct sampler *sp, struct tracked_thread *t, st
 	bool captured;
 	if (capture_from_proc(sp, t, &where, &captured) != 0)
 		return capture_fast(sp, t, e);
+	if (!captured)
+		return xerr_set(e, "reading the stack of thread %d", (int)t->tid);
 	int asked[2];
 	uint64_t values[2] = { 0, 0 };
 	size_t nasked = partial_registers(sp, &where, asked);
 	if (session_thread_registers(sp->session, t->gdb_id, asked, nasked, values, e) < 0)
 		return -1;
-	if (!captured)
-		return xerr_set(e, "reading the stack of thread %d", (int)t->tid);
 	take_partial_registers(sp, t, &where, values);
 	return 0;
 }
@@ -620,24 +620,20 @@ static int capture_fast(struct sampler *sp, struct tracked_thread *t, struct xer
 	return 0;
 }
 
-/* SAMPLER_WALKER_BOTH: walks the capture again with rbx and r12-r15
- * unknown, as the non-stop sampler's captures have them, and notes whether
- * it found the same PCs (tracked_thread.partial_regs_agree). */
+/* SAMPLER_WALKER_BOTH, after unwind_capture walked the capture from every
+ * register into t->pcs: walks it again with rbx and r12-r15 unknown, as
+ * the fast walker's captures from /proc have them, and notes whether it
+ * found the same PCs (tracked_thread.partial_regs_agree). */
 static void compare_partial_walk(struct sampler *sp, struct tracked_thread *t)
 {
-	t->partial_regs_agree = -1;
 	size_t max = (size_t)sp->cfg->max_frames, n = 0;
 	uint64_t *pcs = malloc(max * sizeof *pcs);
 	struct stack_capture partial = t->capture;
 	partial.regs.callee_saved_unknown = true;
 	bool complete;
 	struct xerr unused;
-	if (pcs && unwinder_walk_capture(sp->unwinder, &partial, pcs, max, &n, &complete, &unused) == 0) {
-		size_t nfull = 0;
-		bool full_complete;
-		if (unwinder_walk_capture(sp->unwinder, &t->capture, t->pcs, max, &nfull, &full_complete, &unused) == 0)
-			t->partial_regs_agree = n == nfull && memcmp(pcs, t->pcs, n * sizeof *pcs) == 0;
-	}
+	if (pcs && unwinder_walk_capture(sp->unwinder, &partial, pcs, max, &n, &complete, &unused) == 0)
+		t->partial_regs_agree = n == t->npcs && memcmp(pcs, t->pcs, n * sizeof *pcs) == 0;
 	free(pcs);
 }
 
@@ -1034,8 +1030,6 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, const str
 		if (!t->wanted)
 			continue;
 		t->partial_regs_agree = -1;
-		if (t->walk && t->captured && sp->cfg->walker == SAMPLER_WALKER_BOTH)
-			compare_partial_walk(sp, t);
 		if (t->walk && t->captured) {
 			struct xerr walk_error;
 			int rc = unwind_capture(sp, t, &walk_error);
@@ -1044,6 +1038,8 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, const str
 				continue;
 			}
 			st->truncated += rc > 0;
+			if (sp->cfg->walker == SAMPLER_WALKER_BOTH)
+				compare_partial_walk(sp, t);
 		}
 		if (t->walk && sp->cfg->walker == SAMPLER_WALKER_GDB)
 			fold_inline_runs(sp, t->pcs, &t->npcs);

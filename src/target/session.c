@@ -1404,8 +1404,10 @@ int session_thread_registers_and_resume(struct session *s, int gdb_id, const int
 	if (s->verbose)
 		fprintf(stderr, "xgdbprof: mi -data-list-register-values + -exec-continue: %.3f ms%s\n",
 			monotonic_ms() - t0, rc < 0 ? " (error)" : "");
-	bool answered = batch[0].result || batch[1].result;
-	if (rc < 0 && !answered && mi_conn_alive(s->gdb))
+	/* As gdb_callv: a resume gdb never answered (a timeout, an interrupted
+	 * wait) leaves the thread in doubt, so gdb is given up on, which heals
+	 * the target; an answered register read does not change that. */
+	if (rc < 0 && !batch[1].result && mi_conn_alive(s->gdb))
 		give_up_on_gdb(s, "answer -exec-continue");
 	if (rc < 0 && !mi_conn_alive(s->gdb))
 		on_gdb_lost(s);

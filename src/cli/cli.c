@@ -3,12 +3,12 @@
 #include "util/edit_distance.h"
 #include "util/hyperlink.h"
 #include "util/text_escape.h"
-#include "target/signals.h"
+#include "session/signals.h"
 #include "symbols/source_map.h"
 #include "util/clock.h"
 #include "procfs/proc.h"
 #include "report/report.h"
-#include "target/restore.h"
+#include "session/restore.h"
 
 #include <ctype.h>
 #include <errno.h>

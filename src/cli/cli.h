@@ -9,7 +9,7 @@
 #define XGDBPROF_CLI_H
 
 #include "util/error.h"
-#include "target/session.h"
+#include "session/session.h"
 
 #include <stdbool.h>
 #include <stdint.h>

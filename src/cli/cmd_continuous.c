@@ -14,7 +14,7 @@
 #include "config.h"
 #include "cli/cli.h"
 #include "procfs/proc.h"
-#include "target/signals.h"
+#include "session/signals.h"
 #include "util/clock.h"
 #include "util/output_file.h"
 #include "util/array.h"

@@ -2,7 +2,7 @@
 #include "stacks/sampler.h"
 
 #include "procfs/proc.h"
-#include "target/signals.h"
+#include "session/signals.h"
 #include "stacks/unwind.h"
 #include "util/array.h"
 #include "util/clock.h"

@@ -48,7 +48,7 @@
 #include "events/event.h"
 #include "events/run_stats.h"
 #include "util/error.h"
-#include "target/session.h"
+#include "session/session.h"
 #include "util/stack.h"
 #include "symbols/symbolize.h"
 

@@ -55,7 +55,7 @@ check_PROGRAMS += tests/unit/test_tracer tests/unit/test_tracer_codecheck
 tests_unit_test_tracer_SOURCES = tests/unit/test_tracer.c
 tests_unit_test_tracer_LDADD = $(trace_ldadd)
 tests_unit_test_tracer_codecheck_SOURCES = tests/unit/test_tracer_codecheck.c
-tests_unit_test_tracer_codecheck_LDADD = $(target_ldadd)
+tests_unit_test_tracer_codecheck_LDADD = $(session_ldadd)
 
 TESTS += tests/unit/test_tracer \
 	tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh tests/trace_safety.sh \

@@ -1,11 +1,11 @@
 /* tracer.c — breakpoint/catchpoint probes over gdb/MI (see tracer.h). */
 #include "trace/tracer.h"
-#include "target/session_mi.h"
+#include "session/session_mi.h"
 #include "mi_conn.h"
 #include "mi_record.h"
 #include "mi_value.h"
 #include "procfs/proc.h"
-#include "target/signals.h"
+#include "session/signals.h"
 #include "util/array.h"
 #include "util/stats.h"
 #include "events/stop_budget.h"

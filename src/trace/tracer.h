@@ -54,8 +54,8 @@
 #include "events/event.h"
 #include "events/run_stats.h"
 #include "util/error.h"
-#include "target/restore.h"
-#include "target/session.h"
+#include "session/restore.h"
+#include "session/session.h"
 #include "symbols/symbolize.h"
 #include "trace/tracer_resolve.h"
 

@@ -2,7 +2,7 @@
  * byte restore and the stop clock on real child processes (no gdb). */
 #include "util/clock.h"
 #include "procfs/proc.h"
-#include "target/restore.h"
+#include "session/restore.h"
 #include "stacks/stop_clock.h"
 #include "trace/tracer.h"
 #include "trace/tracer_resolve.h"

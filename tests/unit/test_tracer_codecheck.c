@@ -4,7 +4,7 @@
  * With --heal first, runs what xgdbprof runs after gdb died
  * (restore_set_after_gdb_died, with none of its own bytes remembered), then
  * counts: what a test plants by hand must be healed from the files. */
-#include "target/restore.h"
+#include "session/restore.h"
 
 #include <stdio.h>
 #include <stdlib.h>

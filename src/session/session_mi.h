@@ -10,7 +10,7 @@
 #ifndef XGDBPROF_SESSION_MI_H
 #define XGDBPROF_SESSION_MI_H
 
-#include "target/session.h"
+#include "session/session.h"
 
 struct mi_record;
 struct mi_conn;

@@ -1,14 +1,14 @@
 #include "config.h"
 #include "util/compare.h"
-#include "target/session.h"
-#include "target/session_mi.h"
+#include "session/session.h"
+#include "session/session_mi.h"
 
 #include "mi_conn.h"
 #include "mi_record.h"
 #include "mi_value.h"
 #include "util/array.h"
 #include "util/clock.h"
-#include "target/restore.h"
+#include "session/restore.h"
 
 #include <elf.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* restore.c — original code bytes under breakpoints, and their restoration
  * after gdb's death (see restore.h). */
-#include "target/restore.h"
+#include "session/restore.h"
 
 #include <dirent.h>
 #include <elf.h>

@@ -1,4 +1,4 @@
-#include "target/signals.h"
+#include "session/signals.h"
 
 #include <signal.h>
 #include <string.h>

@@ -16,6 +16,8 @@ src_symbols_libsymbols_a_SOURCES = \
 	src/symbols/source_map.c \
 	src/symbols/source_map.h \
 	src/symbols/symbolize.c \
+	src/symbols/symbolize_internal.h \
+	src/symbols/symbolize_modules.c \
 	src/symbols/symbolize.h
 
 ## Rust (legacy + v0) and C++ demangling, `xgdbprof demangle`, and their tests.

@@ -28,3 +28,21 @@ int xerr_prefix(struct xerr *e, const char *fmt, ...)
 	}
 	return -1;
 }
+
+int xerr_oom(struct xerr *e)
+{
+	return xerr_set(e, "out of memory");
+}
+
+int xerr_oom_doing(struct xerr *e, const char *fmt, ...)
+{
+	if (e) {
+		char doing[XERR_MAX - 16];
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(doing, sizeof doing, fmt, ap);
+		va_end(ap);
+		snprintf(e->msg, sizeof e->msg, "out of memory %s", doing);
+	}
+	return -1;
+}

@@ -25,6 +25,14 @@ int xerr_set(struct xerr *e, const char *fmt, ...)
 int xerr_prefix(struct xerr *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* The one out-of-memory message: "out of memory". Returns -1. */
+int xerr_oom(struct xerr *e);
+
+/* "out of memory " followed by what was being done ("loading %s").
+ * Returns -1. */
+int xerr_oom_doing(struct xerr *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* Named exit codes of the xgdbprof command (see docs/xgdbprof.1, EXIT STATUS). */
 enum xgdbprof_exit {
 	XGP_EXIT_OK = 0,       /* success */

@@ -1,8 +1,17 @@
 ## trace/: breakpoint and catchpoint probes, SPEC resolution, the syscall
-## table (docs/tracing.md). Uses recipe, stacks, target, symbols, mi.
+## table (docs/tracing.md). Uses events, stacks, session, symbols, procfs,
+## util, and mi (until the typed gdb seam lands).
 noinst_LIBRARIES += src/trace/libtrace.a
 src_trace_libtrace_a_SOURCES = \
 	src/trace/tracer.c \
+	src/trace/tracer_internal.h \
+	src/trace/tracer_arm.c \
+	src/trace/tracer_args.c \
+	src/trace/tracer_panic.c \
+	src/trace/tracer_events.c \
+	src/trace/tracer_cost.c \
+	src/trace/tracer_budget.c \
+	src/trace/tracer_estimate.c \
 	src/trace/tracer.h \
 	src/trace/tracer_resolve.c \
 	src/trace/tracer_resolve.h \

@@ -1,0 +1,398 @@
+/* tracer_arm.c — arming: sites, gdb breakpoints and catchpoints. */
+#include "trace/tracer_internal.h"
+#include "trace/tracer_syscalls.h"
+
+static int list_push(int **v, size_t *n, size_t *cap, int x)
+{
+	return ARRAY_PUSH(*v, *n, *cap, x);
+}
+
+static int probe_list_add(struct probe_list *l, int probe)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i] == probe)
+			return 0;
+	return list_push(&l->v, &l->n, &l->cap, probe);
+}
+
+bool tracer_wanted(const struct probe_spec *probes, size_t nprobes)
+{
+	for (size_t i = 0; i < nprobes; i++)
+		if (probe_kind_traced(probes[i].kind))
+			return true;
+	return false;
+}
+
+
+/* ---- gdb breakpoints ------------------------------------------------------ */
+
+/* Whether gdb, to step a thread over a breakpoint at addr in a copy of
+ * the instruction, would borrow a scratch register: it does for a
+ * RIP-relative operand, which its disassembler shows as "rip" (AT&T and
+ * Intel syntax alike). Not known: assumed so. */
+
+/* One -data-disassemble of a site's first 16 bytes: its first instruction
+ * and the next. Not readable: the first assumed RIP-relative, no next. */
+void tracer_decode_site(struct tracer *t, struct site *site)
+{
+	if (site->decoded)
+		return;
+	site->decoded = true;
+	site->first_rip = true;
+	site->first_transfers = true;
+	char from[32], to[32];
+	snprintf(from, sizeof from, "0x%" PRIx64, site->addr);
+	snprintf(to, sizeof to, "0x%" PRIx64, site->addr + 16);
+	const char *args[] = { "-s", from, "-e", to, "--", "0", NULL };
+	struct mi_record *res = NULL;
+	struct xerr ignored;
+	if (session_call(t->s, &res, &ignored, "-data-disassemble", args) < 0)
+		return;
+	const struct mi_value *insns = mi_value_get(res->results, "asm_insns");
+	const char *first = mi_value_get_string(mi_value_at(insns, 0), "inst");
+	const char *second = mi_value_get_string(mi_value_at(insns, 1), "inst");
+	const char *address = mi_value_get_string(mi_value_at(insns, 1), "address");
+	if (first) {
+		site->first_rip = strstr(first, "rip") != NULL;
+		/* A first instruction that transfers control does not fall
+		 * through to the next one (a jump, a return), or makes it a
+		 * return address of the callee's (a call). */
+		site->first_transfers = first[0] == 'j' || strncmp(first, "call", 4) == 0 ||
+					strncmp(first, "ret", 3) == 0 || strncmp(first, "loop", 4) == 0 ||
+					strncmp(first, "bnd", 3) == 0 || strncmp(first, "notrack", 7) == 0;
+	}
+	site->next_addr = address ? strtoull(address, NULL, 0) : 0;
+	site->next_rip = !second || strstr(second, "rip") != NULL;
+	mi_record_free(res);
+}
+
+static bool steps_with_scratch_register(struct tracer *t, uint64_t addr)
+{
+	ssize_t i = tracer_find_site(t, addr);
+	if (i >= 0) {
+		tracer_decode_site(t, &t->sites[i]);
+		return t->sites[i].first_rip;
+	}
+	char from[32], to[32];
+	snprintf(from, sizeof from, "0x%" PRIx64, addr);
+	snprintf(to, sizeof to, "0x%" PRIx64, addr + 1);
+	const char *args[] = { "-s", from, "-e", to, "--", "0", NULL };
+	struct mi_record *res = NULL;
+	struct xerr ignored;
+	if (session_call(t->s, &res, &ignored, "-data-disassemble", args) < 0)
+		return true;
+	const char *inst = mi_value_get_string(mi_value_at(mi_value_get(res->results, "asm_insns"), 0), "inst");
+	bool rip = !inst || strstr(inst, "rip") != NULL;
+	mi_record_free(res);
+	return rip;
+}
+
+int tracer_insert_breakpoint(struct tracer *t, uint64_t addr, bool duty, int *number, struct xerr *e)
+{
+	if (session_remember_code_byte(t->s, addr, e) < 0)
+		return -1;
+	/* gdb 13 leaves the scratch register of a displaced RIP-relative step
+	 * changed when the step is interrupted (a signal, the detach):
+	 * session.h. Before the first breakpoint on such an instruction, gdb
+	 * steps over in place from then on. A displaced step of another
+	 * instruction still in flight is harmless to interrupt. */
+	if (t->non_stop && !t->displaced_off && steps_with_scratch_register(t, addr)) {
+		if (session_displaced_stepping_off(t->s, e) < 0)
+			return -1;
+		t->displaced_off = true;
+		t->st->in_place_steps = true;
+	}
+	char location[32];
+	snprintf(location, sizeof location, "*0x%" PRIx64, addr);
+	const char *args[] = { location, NULL };
+	struct mi_record *res = NULL;
+	if (session_call(t->s, &res, e, "-break-insert", args) < 0)
+		return xerr_prefix(e, "inserting a breakpoint at 0x%" PRIx64, addr);
+	long long n = -1;
+	mi_value_get_int(mi_value_get(res->results, "bkpt"), "number", &n);
+	mi_record_free(res);
+	if (n <= 0)
+		return xerr_set(e, "gdb gave no breakpoint number for 0x%" PRIx64, addr);
+	*number = (int)n;
+	if (list_push(&t->all_bps, &t->nall, &t->all_cap, *number) < 0 ||
+	    (duty && list_push(&t->duty_bps, &t->nduty, &t->duty_cap, *number) < 0))
+		return xerr_set(e, "out of memory");
+	t->st->breakpoints++;
+	return 0;
+}
+
+/* Runs an MI command over a list of breakpoint numbers, in chunks. */
+int tracer_breakpoints_command(struct tracer *t, const char *command, const int *numbers, size_t n, struct xerr *e)
+{
+	for (size_t at = 0; at < n;) {
+		char text[64][16];
+		const char *args[65];
+		size_t k = 0;
+		for (; k < 64 && at < n; k++, at++) {
+			snprintf(text[k], sizeof text[k], "%d", numbers[at]);
+			args[k] = text[k];
+		}
+		args[k] = NULL;
+		if (session_call(t->s, NULL, e, command, args) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A catchpoint for a set of syscall numbers (NULL: all). gdb/MI has no
+ * -catch-syscall, so the console command is used, built only from numbers. */
+static int insert_syscall_catchpoint(struct tracer *t, const int *nrs, size_t n, struct xerr *e)
+{
+	char command[8192] = "catch syscall";
+	for (size_t i = 0; i < n; i++) {
+		size_t used = strlen(command);
+		if (used + 16 >= sizeof command)
+			return xerr_set(e, "too many system calls in one probe");
+		snprintf(command + used, sizeof command - used, " %d", nrs[i]);
+	}
+	const char *args[] = { "console", command, NULL };
+	struct mi_record *res = NULL;
+	if (session_call(t->s, &res, e, "-interpreter-exec", args) < 0)
+		return xerr_prefix(e, "catching system calls");
+	int number = 0;
+	const char *text = res->console ? strstr(res->console, "Catchpoint ") : NULL;
+	if (text)
+		number = atoi(text + strlen("Catchpoint "));
+	mi_record_free(res);
+	if (number <= 0)
+		return xerr_set(e, "gdb did not confirm the system call catchpoint");
+	if (list_push(&t->all_bps, &t->nall, &t->all_cap, number) < 0 ||
+	    list_push(&t->duty_bps, &t->nduty, &t->duty_cap, number) < 0)
+		return xerr_set(e, "out of memory");
+	t->st->breakpoints++;
+	return 0;
+}
+
+/* A forked child is a copy of the target, int3 bytes included. gdb removes
+ * its breakpoints from the child before detaching it, but only those it
+ * believes inserted at that moment: a fork gdb takes up late (pending
+ * while every thread was stopped for another event, then the budget
+ * disabled the breakpoints, or the end deleted them) keeps the copies, and
+ * the child dies of SIGTRAP at its first hit (seen: 1 child in ~100, tests/
+ * exec_fork.sh). Called while gdb holds the child stopped; its memory is
+ * written through /proc, which needs no ptrace attach. */
+static void heal_fork_child(void *ctx, pid_t child)
+{
+	struct tracer *t = ctx;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)child);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	const struct restore_set *ours = session_code_bytes(t->s);
+	for (size_t i = 0; i < ours->n; i++) {
+		const struct restore_entry *r = &ours->entries[i];
+		uint8_t byte;
+		if (r->original != 0xCC && pread(fd, &byte, 1, (off_t)r->addr) == 1 && byte == 0xCC &&
+		    pwrite(fd, &r->original, 1, (off_t)r->addr) == 1)
+			t->fork_bytes_healed++;
+	}
+	close(fd);
+}
+
+/* Not one of ours for the budget or the final delete: it must outlive the
+ * probes (tracer_disarm), so that a fork reported after their removal is still
+ * seen; gdb drops it with the session. */
+static int insert_fork_catchpoint(struct tracer *t, struct xerr *e)
+{
+	const char *args[] = { "console", "catch fork", NULL };
+	if (session_call(t->s, NULL, e, "-interpreter-exec", args) < 0)
+		return xerr_prefix(e, "catching forks");
+	session_on_fork(t->s, heal_fork_child, t);
+	return 0;
+}
+
+const char *tracer_syscall_name(int nr)
+{
+	for (size_t i = 0; i < sizeof tracer_syscall_table / sizeof *tracer_syscall_table; i++)
+		if (tracer_syscall_table[i].nr == nr)
+			return tracer_syscall_table[i].name;
+	return NULL;
+}
+
+/* ---- arming --------------------------------------------------------------- */
+
+ssize_t tracer_find_site(const struct tracer *t, uint64_t addr)
+{
+	for (size_t i = 0; i < t->nsites; i++)
+		if (t->sites[i].addr == addr)
+			return (ssize_t)i;
+	return -1;
+}
+
+static int add_sites(struct tracer *t, size_t probe, const struct probe_spec *info, struct xerr *e)
+{
+	struct tracer_sites found = { 0 };
+	bool is_return = info->kind == PROBE_RETURN;
+	int n;
+	if (t->cfg->resolved && t->cfg->resolved[probe].n) {
+		found = t->cfg->resolved[probe];
+		memset(&t->cfg->resolved[probe], 0, sizeof found);
+		n = (int)found.n;
+	} else {
+		n = tracer_resolve(t->sym, info->spec_kind, info->spec, info->file, info->line, true, &found, e);
+	}
+	/* Resolving comes before any breakpoint is inserted: a SPEC that
+	 * matches nothing is bad input, with the target untouched. */
+	if (n < 0 || found.n == 0) {
+		tracer_sites_release(&found);
+		t->st->bad_probe = true;
+		const char *slash = info->spec_kind == PROBE_SPEC_REGEX ? "/" : "";
+		if (n < 0)
+			xerr_prefix(e, "line %d: %s probe", info->recipe_line, probe_kind_name(info->kind));
+		else
+			xerr_set(e, "line %d: %s %s%s%s matches no function", info->recipe_line,
+				 probe_kind_name(info->kind), slash, info->spec, slash);
+		if (e) {
+			size_t len = strlen(e->msg);
+			snprintf(e->msg + len, sizeof e->msg - len, "; `xgdbprof probes '%s%s%s' %d` lists what it matches",
+				 slash, info->spec, slash, (int)t->pid);
+		}
+		return -1;
+	}
+	size_t skipped_inlined = 0;
+	for (size_t i = 0; i < found.n; i++) {
+		struct tracer_site *f = &found.v[i];
+		if ((is_return || info->entry_registers) && f->inlined) {
+			skipped_inlined++;
+			continue;
+		}
+		ssize_t k = tracer_find_site(t, f->addr);
+		if (k < 0) {
+			struct site *g = array_grow(t->sites, &t->sites_cap, t->nsites + 1, sizeof *g);
+			if (!g) {
+				tracer_sites_release(&found);
+				return xerr_set(e, "out of memory");
+			}
+			t->sites = g;
+			k = (ssize_t)t->nsites++;
+			memset(&t->sites[k], 0, sizeof t->sites[k]);
+			t->sites[k].addr = f->addr;
+			t->sites[k].inlined = f->inlined;
+			t->sites[k].name = f->name;
+			f->name = NULL;
+		}
+		if (probe_list_add(is_return ? &t->sites[k].return_probes : &t->sites[k].entry_probes, (int)probe) < 0) {
+			tracer_sites_release(&found);
+			return xerr_set(e, "out of memory");
+		}
+	}
+	/* a note has room for a sentence: a long regex (the locks recipe's) is
+	 * cut in the middle, its ends say which probe */
+	char spec[72];
+	size_t speclen = strlen(info->spec);
+	if (speclen < sizeof spec)
+		memcpy(spec, info->spec, speclen + 1);
+	else
+		snprintf(spec, sizeof spec, "%.32s…%s", info->spec, info->spec + speclen - 32);
+	if (skipped_inlined && !is_return)
+		run_notes_add(&t->st->run.notes, "function %s: %zu inlined cop%s not probed (the probe reads arg0..arg5, "
+			      "the argument registers of a function's first instruction; an inlined copy has none)",
+			      spec, skipped_inlined, skipped_inlined == 1 ? "y" : "ies");
+	else if (skipped_inlined)
+		run_notes_add(&t->st->run.notes, "return %s: %zu inlined cop%s not measured (an inlined body has no return "
+			 "instruction; its entries are counted by `function` probes)",
+			 spec, skipped_inlined, skipped_inlined == 1 ? "y" : "ies");
+	tracer_sites_release(&found);
+	return 0;
+}
+
+static int collect_syscalls(const struct probe_spec *info, int **nrs, size_t *n, bool *all, struct xerr *e)
+{
+	size_t cap = 0;
+	if (info->spec_kind == PROBE_SPEC_REGEX) {
+		if (strcmp(info->spec, ".*") == 0 || strcmp(info->spec, "") == 0) {
+			*all = true;
+			return 0;
+		}
+		/* The recipe matches names itself; catch the numbers whose name
+		 * could match (a prefilter with the same regex engine is in the
+		 * recipe, so catch all and let it select). */
+		*all = true;
+		return 0;
+	}
+	const char *name = info->spec;
+	if (!name || !*name || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(name))
+		return xerr_set(e, "line %d: '%s' is not a system call name", info->recipe_line, name ? name : "");
+	for (size_t i = 0; i < sizeof tracer_syscall_table / sizeof *tracer_syscall_table; i++)
+		if (strcmp(tracer_syscall_table[i].name, name) == 0)
+			return list_push(nrs, n, &cap, tracer_syscall_table[i].nr) < 0 ? xerr_set(e, "out of memory") : 0;
+	return xerr_set(e, "line %d: no system call named '%s' on x86-64 Linux", info->recipe_line, name);
+}
+
+/* What arming will insert, resolved with the target running. */
+/* Resolves every probe to addresses and system call numbers: symbol work,
+ * done before the target is stopped. */
+int tracer_resolve_probes(struct tracer *t, struct arming *a, struct xerr *e)
+{
+	size_t nprobes = t->cfg->nprobes;
+	for (size_t i = 0; i < nprobes; i++) {
+		const struct probe_spec info = t->cfg->probes[i];
+		int rc = 0;
+		switch (info.kind) {
+		case PROBE_FUNCTION:
+		case PROBE_RETURN:
+			rc = add_sites(t, i, &info, e);
+			break;
+		case PROBE_PANIC:
+			t->has_panic_probe = true;
+			rc = probe_list_add(&t->panic_probes, (int)i);
+			break;
+		case PROBE_SYSCALL:
+		case PROBE_SYSCALL_ENTRY:
+			a->any_syscall = true;
+			rc = collect_syscalls(&info, &a->sys_nrs, &a->nsys, &a->sys_all, e);
+			if (rc == 0)
+				rc = probe_list_add(info.kind == PROBE_SYSCALL ? &t->syscall_return_probes
+										 : &t->syscall_entry_probes, (int)i);
+			break;
+		default:
+			break;
+		}
+		if (rc < 0)
+			return -1;
+	}
+	if (t->has_panic_probe && tracer_resolve_panic(t->sym, &a->hook, &a->rust_panic, &t->panic_old_abi, e) < 0)
+		return -1;
+	return 0;
+}
+
+/* Stops the target and inserts what tracer_resolve_probes found. */
+int tracer_insert_probes(struct tracer *t, const struct arming *a, struct xerr *e)
+{
+	/* Non-stop: gdb inserts breakpoints with the threads running (a
+	 * launched command held at its entry point is held by the launch). */
+	if (!t->non_stop) {
+		t->arm_stop_ns = monotonic_ns();
+		if (session_stop(t->s, e) < 0)
+			return -1;
+	}
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < t->nsites; i++) {
+		rc = tracer_insert_breakpoint(t, t->sites[i].addr, true, &t->sites[i].bp, e);
+		if (rc == 0 && t->cfg->verbose)
+			fprintf(stderr, "xgdbprof: probe at 0x%" PRIx64 " %s%s\n", t->sites[i].addr, t->sites[i].name,
+				t->sites[i].inlined ? " (inlined)" : "");
+	}
+	t->st->sites = t->nsites;
+	if (rc == 0 && a->hook)
+		rc = tracer_insert_breakpoint(t, a->hook, false, &t->panic_hook_bp, e);
+	if (rc == 0 && a->rust_panic)
+		rc = tracer_insert_breakpoint(t, a->rust_panic, false, &t->rust_panic_bp, e);
+	if (rc == 0 && a->any_syscall)
+		rc = insert_syscall_catchpoint(t, a->sys_nrs, a->sys_all ? 0 : a->nsys, e);
+	if (rc == 0 && t->nall)
+		rc = insert_fork_catchpoint(t, e);
+	if (rc == 0)
+		rc = session_register_numbers(t->s, register_names, NREGS, t->regnums, e);
+	for (int k = 0; rc == 0 && k < NREGS; k++)
+		if (t->regnums[k] < 0)
+			rc = xerr_set(e, "gdb has no register %s: the tracer supports x86-64 only", register_names[k]);
+	return rc;
+}
+

@@ -1,0 +1,263 @@
+/* tracer_budget.c — the duty cycle and the budget. */
+#include "trace/tracer_internal.h"
+
+/* ---- budget --------------------------------------------------------------- */
+
+static double median_gap(const struct tracer *t)
+{
+	size_t n = t->ngaps < 32 ? t->ngaps : 32;
+	double sorted[32];
+	memcpy(sorted, t->gaps, n * sizeof *sorted);
+	double m = stats_percentile(sorted, n, 50);
+	return m < 5e4 ? 5e4 : m > 1.5e6 ? 1.5e6 : m;
+}
+
+/* Whether the thread that just hit will be resumed from an inserted
+ * breakpoint (gdb then steps it over the breakpoint first). */
+bool tracer_resumes_over_breakpoint(const struct tracer *t)
+{
+	int bp = t->event_bp;
+	if (bp <= 0)
+		return false;
+	if (bp == t->panic_hook_bp || bp == t->rust_panic_bp)
+		return true;
+	if (tracer_is_return_bp(t, bp))
+		return t->duty != DUTY_OFF;
+	return t->duty == DUTY_ON;
+}
+
+static bool read_process_cpu(const struct process_cpu *c, uint64_t *ns)
+{
+	struct timespec ts;
+	if (!c->readable || clock_gettime(c->clock, &ts) != 0)
+		return false;
+	*ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return true;
+}
+
+void tracer_process_cpu_start(struct process_cpu *c, pid_t pid)
+{
+	*c = (struct process_cpu){ 0 };
+	c->readable = clock_getcpuclockid(pid, &c->clock) == 0;
+	if (c->readable && !read_process_cpu(c, &c->last_ns))
+		c->readable = false;
+}
+
+/* At a stop: the CPU time spent since the previous stop goes to the armed
+ * share when the entry probes were on all that while. */
+void tracer_process_cpu_mark(struct process_cpu *c, enum duty duty_before)
+{
+	uint64_t now;
+	if (!read_process_cpu(c, &now) || now < c->last_ns)
+		return;
+	double spent = (double)(now - c->last_ns);
+	c->total_ns += spent;
+	if (duty_before == DUTY_ON)
+		c->armed_ns += spent;
+	c->last_ns = now;
+}
+
+/* Adds the part of a stop we cannot see — from the last resume until gdb
+ * reported the stop — to the stopped time: measured when the hitting
+ * thread's clocks bracket the window, else the current estimate. */
+void tracer_account_hidden_part(struct tracer *t, bool handled, enum duty duty_at_stop, uint64_t when)
+{
+	tracer_process_cpu_mark(&t->cpu, duty_at_stop);
+	struct stop_clock_window w;
+	stop_clock_stopped(&t->clock, handled ? t->event_tid : 0, when, &w);
+	double gap = when > t->window_start_ns ? (double)(when - t->window_start_ns) : 0;
+	if (handled) {
+		t->gaps[t->ngaps++ % 32] = gap;
+		double median = stop_clock_median(&t->clock);
+		t->gdb_hit_ns = median >= 0 ? median : median_gap(t);
+	} else if (!w.read) {
+		/* Not a hit and not measured: nothing says what it cost beyond
+		 * what the caller counts itself. */
+		return;
+	}
+	double part;
+	if (!handled)
+		/* A window with the probes off is long: a wait for a CPU there
+		 * is the machine's load, not our doing. Only the stopped part
+		 * (gdb's step over the breakpoint, the interrupt) is ours; if
+		 * the thread also slept, at most what a hit costs. */
+		part = w.exact || w.held_ns - w.waited_ns < t->gdb_hit_ns ? w.held_ns - w.waited_ns : t->gdb_hit_ns;
+	else
+		/* Right after our resume the CPUs are busy with gdb and us: the
+		 * thread's wait for one is part of what the hit cost. */
+		part = w.exact ? w.held_ns : w.read && w.held_ns < t->gdb_hit_ns ? w.held_ns : t->gdb_hit_ns;
+	t->stopped_ns += part;
+	t->last_hidden_ns = part;
+}
+
+/* An armed window opens when the entry probes go on and closes when they
+ * go off (or the run ends), on the process's CPU clock as marked just
+ * before. */
+void tracer_armed_window_open(struct tracer *t)
+{
+	struct armed_window w = { .cpu_start_ns = t->cpu.armed_ns, .entries_start = t->st->entries, .open = true };
+	ARRAY_PUSH(t->windows, t->nwindows, t->windows_cap, w);
+}
+
+void tracer_armed_window_close(struct tracer *t)
+{
+	if (!t->nwindows || !t->windows[t->nwindows - 1].open)
+		return;
+	struct armed_window *w = &t->windows[t->nwindows - 1];
+	w->cpu_ns = t->cpu.armed_ns - w->cpu_start_ns;
+	w->entries = t->st->entries - w->entries_start;
+	w->open = false;
+}
+
+bool tracer_budgeted(const struct tracer *t)
+{
+	return !t->cfg->exact && t->cfg->max_stopped_percent > 0 && t->nduty > 0;
+}
+
+static bool read_process_cpu(const struct process_cpu *c, uint64_t *ns);
+
+/* The clock armed windows are measured on: the target's CPU time (wall
+ * time if the kernel does not give it). */
+uint64_t tracer_window_clock_ns(const struct tracer *t, uint64_t now)
+{
+	uint64_t cpu;
+	return read_process_cpu(&t->cpu, &cpu) ? cpu : now;
+}
+
+static int set_duty(struct tracer *t, enum duty next, uint64_t when, struct xerr *e)
+{
+	/* The CPU time up to the switch goes to the share it was spent in.
+	 * All-stop: marked at the stop just before (nothing since). Non-stop
+	 * switches with the target running, and with the probes off no stop
+	 * comes to mark the off time: it would count as armed. */
+	tracer_process_cpu_mark(&t->cpu, t->duty);
+	tracer_hitters_at_switch(t, t->duty == DUTY_ON, next == DUTY_ON);
+	if (t->duty == DUTY_ON && next != DUTY_ON)
+		tracer_armed_window_close(t);
+	else if (t->duty != DUTY_ON && next == DUTY_ON)
+		tracer_armed_window_open(t);
+	if (t->duty == DUTY_ON)
+		t->covered_ns += when - t->duty_changed_ns;
+	if (next == DUTY_ON) {
+		if (tracer_breakpoints_command(t, "-break-enable", t->duty_bps, t->nduty, e) < 0)
+			return -1;
+		t->window_close_ns = tracer_window_clock_ns(t, when) + (uint64_t)TRACER_WINDOW_CPU_NS;
+	} else if (next == DUTY_OFF) {
+		if (tracer_breakpoints_command(t, "-break-disable", t->duty_bps, t->nduty, e) < 0)
+			return -1;
+		t->npending = 0;
+	} else {
+		/* Draining: entries off, returns stay until the calls in flight end. */
+		for (size_t i = 0; i < t->nsites; i++)
+			if (tracer_breakpoints_command(t, "-break-disable", &t->sites[i].bp, 1, e) < 0)
+				return -1;
+	}
+	if (next == DUTY_OFF || (t->duty == DUTY_ON && next != DUTY_ON))
+		t->st->duty_cycles += t->duty == DUTY_ON;
+	t->duty_changes += t->duty != next;
+	t->duty = next;
+	t->duty_changed_ns = when;
+	return 0;
+}
+
+/* After a stop was handled (target still stopped): over budget? */
+int tracer_budget_after_stop(struct tracer *t, uint64_t now, struct xerr *e)
+{
+	if (!tracer_budgeted(t))
+		return 0;
+	stop_budget_charge(&t->budget, t->stopped_ns / 1e9, now);
+	if (t->duty == DUTY_DRAINING && (t->npending == 0 || now - t->duty_changed_ns > 50000000u))
+		return set_duty(t, DUTY_OFF, now, e);
+	if (t->duty != DUTY_ON)
+		return 0;
+	/* Far over (a second's allowance and four hits: hits cost more
+	 * than a window's slack, or calls come faster than a window's CPU
+	 * time passes): cut the window here, and say so. More would let a
+	 * window run longer but make the stops burstier (and the off time
+	 * after them longer) for every target. */
+	double cut_s = t->budget.share * 1.0 + 4 * t->gdb_hit_ns / 1e9;
+	bool cut = !t->close_requested && t->budget.balance_s < -cut_s;
+	if (t->close_requested || cut) {
+		t->st->windows_cut += cut;
+		t->close_requested = false;
+		t->off_until_ns = stop_budget_clear_at(&t->budget, now);
+		return set_duty(t, t->npending ? DUTY_DRAINING : DUTY_OFF, now, e);
+	}
+	return 0;
+}
+
+/* With the target running: ends an armed window when one of its
+ * boundaries has passed and the budget is overdrawn: in non-stop mode by
+ * disabling the probes at once, in all-stop mode by interrupting the
+ * target (the stop that follows switches the probes off). Ending windows
+ * at a hit, as soon as that hit overdrew the budget, made every window
+ * end just after a call: with one hit per window (a loaded machine, 20 ms
+ * a hit), the calls that follow another closely (malloc then calloc, a
+ * push then a clone) were never seen, and the estimates leaned towards
+ * the calls that come first after the probes are armed (A:B 16:1 for a
+ * true 1:1). Boundaries in wall time did no better (a hit outlasts the
+ * window: the boundary passed during the hit and the close followed it),
+ * nor in wall time less our stops (after a stop the thread waits for a
+ * CPU on a loaded machine, and the window ran out before the next call).
+ * Calls are made as the target's CPU runs: a boundary on its CPU clock,
+ * fixed when the window opened, falls where the calls do not decide it. */
+int tracer_budget_close_request(struct tracer *t, uint64_t now, struct xerr *e)
+{
+	if (t->duty != DUTY_ON || t->close_requested || session_is_stopped(t->s))
+		return 0;
+	uint64_t clock = tracer_window_clock_ns(t, now);
+	if (clock < t->window_close_ns)
+		return 0;
+	stop_budget_charge(&t->budget, t->stopped_ns / 1e9, now);
+	if (!stop_budget_overdrawn(&t->budget)) {
+		while (t->window_close_ns <= clock)
+			t->window_close_ns += (uint64_t)TRACER_WINDOW_CPU_NS;
+		return 0;
+	}
+	t->close_requested = true;
+	/* Non-stop: gdb disables breakpoints with the threads running; no
+	 * thread is interrupted (an interrupt could land in a step over a
+	 * breakpoint). */
+	if (t->non_stop)
+		return tracer_budget_after_stop(t, now, e);
+	const char *args[] = { "--all", NULL };
+	if (session_call(t->s, NULL, e, "-exec-interrupt", args) < 0)
+		return -1;
+	return 0;
+}
+
+int tracer_budget_wake(struct tracer *t, uint64_t now, struct xerr *e)
+{
+	if (t->duty != DUTY_OFF || now < t->off_until_ns)
+		return 0;
+	if (t->non_stop) {
+		/* Enabled with the target running: nothing is held. The off
+		 * window is closed on the clocks as a stop would: its stopped
+		 * part (gdb's step over the last hit's breakpoint) is ours, its
+		 * waits for a CPU the machine's; left open, the next hit's window
+		 * would span it and count every wait of the off time as that
+		 * hit's (~1 s a hit at load 30). */
+		tracer_account_hidden_part(t, false, DUTY_OFF, now);
+		int rc = set_duty(t, DUTY_ON, now, e);
+		t->window_start_ns = monotonic_ns();
+		stop_clock_resuming(&t->clock, 0, false, t->window_start_ns);
+		return rc;
+	}
+	/* Counted from the interrupt request, a little before the target
+	 * really stops: conservative. */
+	uint64_t t0 = monotonic_ns();
+	if (session_stop(t->s, e) < 0)
+		return -1;
+	/* The resume that switched the probes off was followed by gdb's step
+	 * over the breakpoint: cost hidden in the off window, bracketed here. */
+	tracer_account_hidden_part(t, false, DUTY_OFF, t0);
+	int rc = set_duty(t, DUTY_ON, monotonic_ns(), e);
+	t->window_start_ns = monotonic_ns();
+	stop_clock_resuming(&t->clock, 0, false, t->window_start_ns);
+	if (rc == 0)
+		rc = session_resume(t->s, e);
+	t->last_resume_ns = monotonic_ns();
+	t->stopped_ns += (double)(t->window_start_ns - t0);
+	t->frozen_ns += (double)(t->last_resume_ns - t0);
+	return rc;
+}

@@ -1,0 +1,308 @@
+/* tracer_estimate.c — the estimators and the stats. */
+#include "trace/tracer_internal.h"
+
+#define XSTR_(x) #x
+#define XSTR(x) XSTR_(x)
+
+static double median_of(const double *v, size_t n)
+{
+	double *sorted = malloc((n ? n : 1) * sizeof *sorted);
+	if (!sorted)
+		return -1;
+	memcpy(sorted, v, n * sizeof *sorted);
+	double m = stats_percentile(sorted, n, 50);
+	free(sorted);
+	return m;
+}
+
+/* The armed share once the hits' own CPU is taken out of it (docs/
+ * tracing.md, "Estimates"). A hit costs the target at least the
+ * calibrated figure c (the step over the breakpoint and a report) and at
+ * most TRACER_HIT_COST_SPAN c (that plus a continue, a trap and the caches
+ * after it). With the program's own CPU between hits well above that
+ * (TRACER_RESOLVABLE_GAP_RATIO), the share lies between the two
+ * subtractions and the estimate gets an interval over that range; else
+ * only the low subtraction is sure, and the estimate is a lower bound from
+ * it (tighter than with none). Without calibration nothing is taken out
+ * and the estimate is a lower bound: the raw share is at least the true
+ * one. The last hit of each window is resumed, and costs its CPU, after
+ * the probes are off: not subtracted from the armed time. */
+static void armed_share_without_hits(const struct tracer *t, struct tracer_stats *st)
+{
+	const struct hit_cpu *h = &t->hit_cpu;
+	st->armed_fraction_low = st->armed_fraction_high = st->armed_fraction;
+	st->calibrations = h->ncalibrations;
+	st->estimate_lower_bound = true;
+	/* What decides is the share of the armed CPU time the hits' cost
+	 * takes: the armed CPU per hit, not the gaps between a thread's hits
+	 * (a gap longer than a window is never closed inside one, and calls in
+	 * bursts, malloc then calloc, give gaps of two sizes), against the
+	 * calibrated cost. */
+	double stops = (double)(st->hits + h->handled_calibrations);
+	double in_armed = stops > (double)st->duty_cycles ? stops - (double)st->duty_cycles : 0;
+	double armed = t->cpu.armed_ns, total = t->cpu.total_ns;
+	double hitters_armed = 0, hitters_hits = 0;
+	for (size_t i = 0; i < h->nhitters; i++) {
+		hitters_armed += h->hitters[i].armed_ns;
+		hitters_hits += (double)h->hitters[i].hits;
+	}
+	if (hitters_hits > 0)
+		st->hit_gap_cpu_us = hitters_armed / hitters_hits / 1e3;
+	if (h->ncalibrations < 3 || hitters_hits < 5 || in_armed < 5 || total <= 0)
+		return;
+	double cost = median_of(h->calibrations, h->ncalibrations);
+	st->hit_cpu_cost_us = cost / 1e3;
+	double high = (armed - in_armed * cost) / (total - in_armed * cost);
+	double low = (armed - in_armed * cost * TRACER_HIT_COST_SPAN) / (total - in_armed * cost * TRACER_HIT_COST_SPAN);
+	if (!(high > 0) || high > st->armed_fraction)
+		return;
+	st->armed_fraction_high = high;
+	st->estimate_lower_bound = !(low > 0) || st->hit_gap_cpu_us * 1e3 < TRACER_RESOLVABLE_GAP_RATIO * cost;
+	if (st->estimate_lower_bound) {
+		st->armed_fraction = st->armed_fraction_low = high;
+		return;
+	}
+	st->armed_fraction_low = low;
+	st->armed_fraction = sqrt(low * high);
+}
+
+/* How much more the entries' per-window counts spread than Poisson counts
+ * of the same rate would: each armed window is one sample of the calls'
+ * rate (calls in bursts, or a thread that calls only now and then, put
+ * many hits in few windows). The ratio estimator's variance over windows
+ * (sum of (m_w - r a_w)^2, n/(n-1) corrected) against the Poisson one
+ * (the count itself); at least 1. */
+static void window_dispersion(const struct tracer *t, struct tracer_stats *st)
+{
+	double cpu = 0, entries = 0;
+	size_t n = 0;
+	for (size_t i = 0; i < t->nwindows; i++) {
+		if (t->windows[i].cpu_ns <= 0)
+			continue;
+		n++;
+		cpu += t->windows[i].cpu_ns;
+		entries += (double)t->windows[i].entries;
+		st->windows_with_entries += t->windows[i].entries > 0;
+	}
+	st->windows_armed = n;
+	st->count_dispersion = 1;
+	if (n < 2 || entries <= 0 || cpu <= 0)
+		return;
+	double rate = entries / cpu, squares = 0;
+	for (size_t i = 0; i < t->nwindows; i++) {
+		if (t->windows[i].cpu_ns <= 0)
+			continue;
+		double d = (double)t->windows[i].entries - rate * t->windows[i].cpu_ns;
+		squares += d * d;
+	}
+	double dispersion = (double)n / (double)(n - 1) * squares / entries;
+	if (dispersion > 1)
+		st->count_dispersion = dispersion;
+}
+
+/* Student's t 0.975 quantile for df degrees of freedom. */
+static double t975(size_t df)
+{
+	static const double table[] = { 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+					2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086 };
+	if (df == 0)
+		return table[0];
+	return df <= sizeof table / sizeof *table ? table[df - 1] : 1.959964 + 2.4 / (double)df;
+}
+
+/* A lower bound on the entries over the whole run that no cost of our
+ * stops can bias (docs/tracing.md, "Estimates"). In each armed window, a
+ * thread's CPU from the opening to its first entry hit there is the
+ * program's alone (in non-stop mode nothing of ours stopped it; in
+ * all-stop mode other threads' hits may have, which only lengthens it),
+ * and is a forward recurrence time U of its calls, whose mean is
+ * E[X^2] / 2E[X] >= E[X] / 2 for any stationary sequence of calls with
+ * mean spacing E[X] of CPU. So the thread's calls came at least every
+ * 2E[U] of its CPU, and its CPU with the probes off made at least that
+ * many. E[U] is taken at its 97.5% upper confidence bound. A thread
+ * counts only with 3 waits or more and none censored (a window it ran in
+ * past WAIT_CENSOR_NS without an entry hit: long waits would be missing
+ * from the mean); the others add only what was measured. Sets
+ * st->entries_at_least (0: no thread counted). */
+static void first_hit_bound(const struct tracer *t, struct tracer_stats *st)
+{
+	const struct hit_cpu *h = &t->hit_cpu;
+	double extra = 0, waits = 0, nwaits = 0;
+	for (size_t i = 0; i < h->nhitters; i++) {
+		const struct hitter *x = &h->hitters[i];
+		if (x->n_u < 3 || x->censored || x->off_ns <= 0)
+			continue;
+		double n = (double)x->n_u, mean = x->u_sum / n;
+		double var = fmax(0, (x->u_squares - x->u_sum * x->u_sum / n) / (n - 1));
+		double high = mean + t975(x->n_u - 1) * sqrt(var / n);
+		if (!(high > 0))
+			continue;
+		extra += x->off_ns / (2 * high);
+		waits += x->u_sum;
+		nwaits += n;
+	}
+	if (nwaits == 0 || st->entries == 0)
+		return;
+	st->first_hit_wait_us = waits / nwaits / 1e3;
+	st->entries_at_least = (double)st->entries + extra;
+}
+
+void tracer_finish_stats(struct tracer *t, uint64_t end)
+{
+	struct tracer_stats *st = t->st;
+	if (t->duty == DUTY_ON)
+		t->covered_ns += end - t->duty_changed_ns;
+	t->duty_changed_ns = end;
+	if (!t->budget_start_ns || t->budget_start_ns > end)
+		t->budget_start_ns = end;
+	st->run.elapsed_s = (double)(end - t->budget_start_ns) / 1e9;
+	st->arm_stopped_s = t->arm_stop_ns && t->budget_start_ns > t->arm_stop_ns
+				    ? (double)(t->budget_start_ns - t->arm_stop_ns) / 1e9 : 0;
+	st->run.stopped_s = t->stopped_ns / 1e9;
+	st->run.stops = st->hits;
+	st->covered_s = tracer_budgeted(t) ? (double)t->covered_ns / 1e9 : st->run.elapsed_s;
+	st->hit_cost_ms = st->hits ? t->stopped_ns / 1e6 / (double)st->hits : 0;
+	st->gdb_hit_ms = t->gdb_hit_ns / 1e6;
+	if (t->nhit_stops) {
+		st->hit_stop_median_ms = stats_percentile(t->hit_stops, t->nhit_stops, 50) / 1e6;
+		st->hit_stop_p99_ms = stats_percentile(t->hit_stops, t->nhit_stops, 99) / 1e6;
+	}
+	st->hits_measured = t->clock.measured;
+	st->calibration_stops = t->hit_cpu.handled_calibrations;
+	st->waited_s = t->clock.waited_ns / 1e9;
+	st->hits_bounded = t->clock.bounded;
+	st->clocks_unavailable = t->clock.unavailable;
+	struct run_notes *notes = &st->run.notes;
+	st->armed_fraction = 1;
+	if (st->duty_cycles && st->run.elapsed_s > 0) {
+		/* Calls are made as the target's code runs: the share of its CPU
+		 * time spent with the entry probes on is the share of the calls
+		 * they could see. (Wall time would be wrong as soon as the number
+		 * of running threads changes, and one thread's clock misses the
+		 * others'.) */
+		if (!st->run.target_exited) {
+			tracer_process_cpu_mark(&t->cpu, t->duty);
+			tracer_hitters_at_switch(t, t->duty == DUTY_ON, false);
+		}
+		tracer_armed_window_close(t);
+		st->armed_fraction = t->cpu.total_ns > 0 ? fmin(1, t->cpu.armed_ns / t->cpu.total_ns) : 0;
+		/* Each armed window also holds the CPU our stop and resume cost the
+		 * threads (ptrace, gdb's step over the breakpoint): ~0.05-0.8 ms a
+		 * hit here. When the windows are not much longer than that — calls
+		 * come often, or between sleeps, with little CPU between them —
+		 * the share over-counts the CPU that could have made calls. */
+		armed_share_without_hits(t, st);
+		window_dispersion(t, st);
+		first_hit_bound(t, st);
+		if (st->entries_at_least > 0) {
+			/* The share the bound implies is the most the true one can be:
+			 * an interval above it rests on a wrong cost (a stop that costs
+			 * the program more than TRACER_HIT_COST_SPAN calibrated ones), and
+			 * a lower bound from the calibrated cost alone may be weaker. */
+			double share = (double)st->entries / st->entries_at_least;
+			if (!st->estimate_lower_bound && st->armed_fraction_low > share) {
+				st->estimate_lower_bound = true;
+				st->interval_vetoed = true;
+			}
+			if (st->estimate_lower_bound && share < st->armed_fraction_high)
+				st->armed_fraction = st->armed_fraction_low = st->armed_fraction_high = share;
+		}
+		if (st->entries && st->armed_fraction > 0) {
+			st->entries_estimated = (double)st->entries / st->armed_fraction;
+			run_notes_add(notes, "function entries: %" PRIu64 " measured while the probes were armed (%.2g%% "
+				 "of the target's CPU time); %s %.0f over the whole run", st->entries,
+				 100 * st->armed_fraction, st->estimate_lower_bound ? "at least about" : "about",
+				 st->entries_estimated);
+		}
+		run_notes_add(notes, "probes were switched off %" PRIu64 " times to keep the target stopped <= %.0f%% "
+			 "of the time: counts in the maps are as measured, each with an estimate for the whole run and "
+			 "its 95%% interval", st->duty_cycles, t->cfg->max_stopped_percent);
+		if (st->windows_cut)
+			run_notes_add(notes, "%" PRIu64 " of those windows ended at a hit, the budget far overdrawn (a hit "
+				      "cost more than a window's slack): there the estimates lean towards the calls that "
+				      "come first after the probes are armed", st->windows_cut);
+	}
+	if (st->unmatched_returns)
+		run_notes_add(notes, "%" PRIu64 " stops at return sites matched no recorded entry (calls begun while "
+			 "probes were off)", st->unmatched_returns);
+}
+
+/* ", N WHAT" for a count that is not zero, after the first "(" */
+static void put_count(FILE *out, const char **sep, uint64_t n, const char *one, const char *many)
+{
+	if (!n)
+		return;
+	fprintf(out, "%s%" PRIu64 " %s", *sep, n, n == 1 ? one : many);
+	*sep = ", ";
+}
+
+/* One plain sentence per line (docs/tracing.md, "What a trace reports"). */
+void tracer_stats_print(const struct tracer_stats *st, FILE *out)
+{
+	double armed_pct = st->run.elapsed_s > 0 ? 100 * st->covered_s / st->run.elapsed_s : 100;
+	fprintf(out, "xgdbprof: traced %.1f s: %" PRIu64 " hit%s at %zu probe site%s", st->run.elapsed_s, st->hits,
+		st->hits == 1 ? "" : "s", st->sites, st->sites == 1 ? "" : "s");
+	const char *sep = " (";
+	put_count(out, &sep, st->entries, "function entry", "function entries");
+	put_count(out, &sep, st->returns, "return", "returns");
+	put_count(out, &sep, st->panics, "panic", "panics");
+	put_count(out, &sep, st->syscalls, "system call", "system calls");
+	fprintf(out, "%s seen while the probes were armed (%.*f%% of the time); target held stopped %.1f%% of "
+		"the time (%.2f s, %.3f ms per hit)\n", *sep == ',' ? ")" : "", armed_pct < 10 ? 1 : 0, armed_pct,
+		st->run.elapsed_s > 0 ? 100 * st->run.stopped_s / st->run.elapsed_s : 0, st->run.stopped_s,
+		st->hit_cost_ms);
+	if (st->hits && st->hit_stop_median_ms > 0)
+		fprintf(out, "xgdbprof: a hit held the thread that hit a median %.3f ms (p99 %.3f ms); %s\n",
+			st->hit_stop_median_ms, st->hit_stop_p99_ms,
+			!st->non_stop ? "every other thread was held as long (gdb all-stop mode)"
+			: st->in_place_steps ? "the other threads ran on, but were paused while gdb stepped over a "
+					       "breakpoint on a RIP-relative instruction (gdb non-stop mode, in-place steps)"
+					     : "the other threads ran on (gdb non-stop mode)");
+	if (st->syscalls_restarted)
+		fprintf(out, "xgdbprof: %" PRIu64 " system call%s restarted after our stops: the kernel resumed %s, so "
+			"each is counted once, with no error\n", st->syscalls_restarted,
+			st->syscalls_restarted == 1 ? " was" : "s were", st->syscalls_restarted == 1 ? "it" : "them");
+	if (st->attach_hold_s > 0)
+		fprintf(out, "xgdbprof: before the trace began, attaching held the target stopped at most %.1f ms and "
+			"arming the probes %.1f ms (not counted above)\n", st->attach_hold_s * 1e3,
+			st->arm_stopped_s * 1e3);
+	else if (st->arm_stopped_s > 0)
+		fprintf(out, "xgdbprof: before the trace began, arming the probes held the target stopped %.1f ms "
+			"(not counted above)\n", st->arm_stopped_s * 1e3);
+	uint64_t stops = st->hits + st->calibration_stops;
+	if (st->hits && st->hits_measured)
+		fprintf(out, "xgdbprof: a hit cost gdb a median %.3f ms, read from the thread's schedstat (wall - on "
+			"CPU) for %" PRIu64 " of %" PRIu64 " hits%s%s; waiting for a CPU after our resumes took %.3f s "
+			"in all and counts as stopped\n", st->gdb_hit_ms, st->hits_measured, stops,
+			st->calibration_stops ? " (calibration hits included)" : "",
+			st->hits_measured < stops ? " (the others counted at that median, or their bound when "
+						       "lower)" : "", st->waited_s);
+	else if (st->hits)
+		fprintf(out, "xgdbprof: gdb's part of each hit was estimated at %.3f ms from the gaps between a resume "
+			"and the next hit, as %s\n", st->gdb_hit_ms,
+			st->clocks_unavailable ? "this kernel gives no per-thread scheduler clocks"
+					       : "no hit came in a window the thread's clocks could bracket");
+	if (st->calibrations && st->hit_cpu_cost_us > 0)
+		fprintf(out, "xgdbprof: a hit cost the thread that hit at least %.0f us of its CPU (median of %" PRIu64
+			" calibration hits); a thread that hit ran a mean %.0f us of CPU per hit with the probes armed: %s\n",
+			st->hit_cpu_cost_us, st->calibrations, st->hit_gap_cpu_us,
+			st->estimate_lower_bound ? "mostly our own cost, or could be (a stop may cost the program up to " XSTR(TRACER_HIT_COST_SPAN) "x that with its caches), so estimates are lower bounds"
+						 : "estimates take our cost out, and their intervals its range");
+	if (st->entries_at_least > 0)
+		fprintf(out, "xgdbprof: before each armed window's first hit the target ran a mean %.0f us of CPU, none of it "
+			"our cost: the calls came at least every %.0f us of CPU (95%%), so the entries were at least %.0f%s\n",
+			st->first_hit_wait_us, st->entries ? 2 * st->first_hit_wait_us : 0, st->entries_at_least,
+			st->interval_vetoed ? "; the interval from the calibrated cost lay below that (a stop costs this "
+					      "program more), so estimates are lower bounds" : "");
+	if (st->windows_armed)
+		fprintf(out, "xgdbprof: the entries came in %" PRIu64 " of %" PRIu64 " armed windows, their per-window counts "
+			"spread %.1fx what steady calls would give: intervals widen to it\n", st->windows_with_entries,
+			st->windows_armed, st->count_dispersion);
+	for (int i = 0; i < st->run.notes.n; i++)
+		fprintf(out, "note: %s\n", st->run.notes.text[i]);
+	if (st->gdb_died) {
+		char what[200];
+		restore_report_describe(&st->restore, what, sizeof what);
+		fprintf(out, "note: gdb died; xgdbprof %s\n", what);
+	}
+}

@@ -1,0 +1,414 @@
+/* tracer_events.c — stops into events: entries, returns, panics, system calls. */
+#include "trace/tracer_internal.h"
+
+/* ---- events ----------------------------------------------------------------- */
+
+
+/* x86-64's restart_syscall, which the kernel runs to resume an interrupted
+ * sleep (ERESTART_RESTARTBLOCK). */
+#define SYSCALL_RESTART_SYSCALL 219
+
+/* The kernel-internal results of a call a stop interrupted and the kernel
+ * restarts (ERESTARTSYS, ERESTARTNOINTR, ERESTARTNOHAND,
+ * ERESTART_RESTARTBLOCK): seen at the syscall-exit stop, never by the
+ * program when the stop was ours. */
+static bool syscall_restarts(int64_t result)
+{
+	return result == -512 || result == -513 || result == -514 || result == -516;
+}
+
+static int fire(struct tracer *t, const struct probe_list *probes, struct event *ev, struct xerr *e)
+{
+	for (size_t i = 0; i < probes->n; i++) {
+		ev->probe = probes->v[i];
+		int taken = event_sink_take(t->sink, ev, e);
+		if (taken < 0)
+			return -1;
+		if (taken > 0) {
+			t->sink_done = true;
+			break;
+		}
+	}
+	return 0;
+}
+
+/* When the current stop began: the hitting thread's trap, which gdb
+ * reports 0.5-6 ms later (more on a loaded machine): the report less gdb's
+ * median part of a hit (stop_clock.h), kept after the last resume. The
+ * trap's own time is nowhere to be read: the scheduler's per-thread
+ * timestamps (se.exec_start) run on a clock without steal time, which on
+ * a VM drifts from the wall clock by milliseconds a second. */
+static uint64_t stop_start(struct tracer *t, uint64_t when)
+{
+	if (t->stop_start_ns)
+		return t->stop_start_ns;
+	uint64_t start = when > (uint64_t)t->gdb_hit_ns ? when - (uint64_t)t->gdb_hit_ns : when;
+	if (start > when)
+		start = when;
+	if (start < t->last_resume_ns)
+		start = t->last_resume_ns <= when ? t->last_resume_ns : when;
+	t->stop_start_ns = start;
+	return start;
+}
+
+struct thread_frozen *tracer_thread_frozen(struct tracer *t, int gdb_id, bool add)
+{
+	for (size_t i = 0; i < t->nfrozen_by_thread; i++)
+		if (t->frozen_by_thread[i].gdb_id == gdb_id)
+			return &t->frozen_by_thread[i];
+	if (!add)
+		return NULL;
+	if (ARRAY_PUSH(t->frozen_by_thread, t->nfrozen_by_thread, t->frozen_by_thread_cap,
+		       ((struct thread_frozen){ gdb_id, 0 })) < 0)
+		return NULL;
+	return &t->frozen_by_thread[t->nfrozen_by_thread - 1];
+}
+
+/* What our stops have held the thread so far: in all-stop mode every stop
+ * held every thread; in non-stop mode, its own. */
+static double frozen_for(struct tracer *t, int gdb_id)
+{
+	if (!t->non_stop)
+		return t->frozen_ns;
+	const struct thread_frozen *f = tracer_thread_frozen(t, gdb_id, false);
+	return f ? f->ns : 0;
+}
+
+static void event_init(struct tracer *t, struct event *ev, enum event_kind kind,
+		       const struct thread_info *th, uint64_t when)
+{
+	memset(ev, 0, sizeof *ev);
+	ev->kind = kind;
+	ev->timestamp_ns = when;
+	ev->since_start_ns = when - t->start_ns;
+	ev->target_ns = stop_start(t, when) - (uint64_t)frozen_for(t, th->gdb_id);
+	ev->window = (int64_t)t->duty_changes + 1;
+	ev->pid = t->pid;
+	ev->cpu = -1;
+	ev->thread.id = th->tid;
+	ev->thread.name = th->name;
+	ev->thread.state = 'R';
+	ev->stack = t->stack.nframes ? &t->stack : NULL;
+}
+
+static int pending_push(struct tracer *t, const struct pending *p, struct xerr *e)
+{
+	if (t->npending >= 1u << 20)
+		return xerr_set(e, "more than a million calls in flight: return probes cannot keep up");
+	if (ARRAY_PUSH(t->pending, t->npending, t->pending_cap, *p) < 0)
+		return xerr_set(e, "out of memory");
+	return 0;
+}
+
+static int return_site_for(struct tracer *t, uint64_t addr, struct xerr *e)
+{
+	for (size_t i = 0; i < t->nreturns; i++)
+		if (t->returns[i].addr == addr)
+			return 0;
+	struct return_site *g = array_grow(t->returns, &t->returns_cap, t->nreturns + 1, sizeof *g);
+	if (!g)
+		return xerr_set(e, "out of memory");
+	t->returns = g;
+	struct return_site *rs = &t->returns[t->nreturns];
+	rs->addr = addr;
+	if (tracer_insert_breakpoint(t, addr, true, &rs->bp, e) < 0)
+		return -1;
+	t->nreturns++;
+	return 0;
+}
+
+bool tracer_is_return_bp_addr(const struct tracer *t, uint64_t addr)
+{
+	for (size_t i = 0; i < t->nreturns; i++)
+		if (t->returns[i].addr == addr)
+			return true;
+	return false;
+}
+
+bool tracer_is_return_bp(const struct tracer *t, int bp)
+{
+	for (size_t i = 0; i < t->nreturns; i++)
+		if (t->returns[i].bp == bp)
+			return true;
+	return false;
+}
+
+static int on_entry(struct tracer *t, struct site *site, struct thread_info *th, const uint64_t *regs,
+		    uint64_t when, struct xerr *e)
+{
+	t->st->entries++;
+	if (site->entry_probes.n && tracer_take_stack(t, th, regs, !site->inlined, e) < 0)
+		return -1;
+	struct event ev;
+	event_init(t, &ev, EVENT_FUNCTION_ENTRY, th, when);
+	ev.function = site->name;
+	ev.arg = tracer_arg_lookup;
+	ev.arg_ctx = t;
+	t->event_site_inlined = site->inlined;
+	/* At the first instruction nothing has moved the arguments yet; an
+	 * inlined copy has no entry, its registers mean nothing. */
+	ev.has_int_args = !site->inlined;
+	static const int arg_regs[6] = { R_RDI, R_RSI, R_RDX, R_RCX, R_R8, R_R9 };
+	for (size_t i = 0; i < 6; i++)
+		ev.int_args[i] = (int64_t)regs[arg_regs[i]];
+	if (fire(t, &site->entry_probes, &ev, e) < 0)
+		return -1;
+	if (site->return_probes.n && t->duty == DUTY_ON) {
+		bool ok;
+		uint64_t ret = tracer_read_word(t, regs[R_RSP], &ok);
+		if (!ok)
+			return 0;
+		if (return_site_for(t, ret, e) < 0)
+			return -1;
+		/* t0 is set when the thread is resumed: our own handling of this
+		 * stop is not part of the call's elapsed time. */
+		(void)when;
+		struct pending p = { .tid = th->tid, .sp_after = regs[R_RSP] + 8, .t0_ns = 0,
+				     .site = (size_t)(site - t->sites) };
+		if (pending_push(t, &p, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A call's own time: from the resume after its entry stop to the report of
+ * its return, less what our stops cost it meanwhile — the stops of other
+ * hits in between (all-stop mode holds every thread; stopped_ns counts
+ * them, gdb's hidden parts included; non-stop mode holds only the thread
+ * that hit, so none of them) and gdb's part of this return's own hit
+ * (the step over the entry breakpoint, the trap, the report: gdb_hit_ns,
+ * the median measured). A call of a few ns then reads near 0, not the
+ * 0.5-2 ms of gdb's own work. */
+static uint64_t call_time_ns(const struct tracer *t, const struct pending *p, uint64_t when)
+{
+	if (!p->t0_ns || when <= p->t0_ns)
+		return 0;
+	/* Non-stop: other threads' hits did not hold this one. */
+	double ours = (t->non_stop ? 0 : t->stopped_ns - p->stopped_at_t0_ns) + t->gdb_hit_ns;
+	double wall = (double)(when - p->t0_ns);
+	return wall > ours ? (uint64_t)(wall - ours) : 0;
+}
+
+static int on_return(struct tracer *t, struct thread_info *th, const uint64_t *regs, uint64_t when, struct xerr *e)
+{
+	ssize_t match = -1;
+	for (size_t i = t->npending; i-- > 0;)
+		if (t->pending[i].tid == th->tid && t->pending[i].sp_after == regs[R_RSP]) {
+			match = (ssize_t)i;
+			break;
+		}
+	if (match < 0) {
+		t->st->unmatched_returns++;
+		return 0;
+	}
+	struct pending p = t->pending[match];
+	/* Calls of this thread deeper than this one were unwound (a panic
+	 * crossed them): they will never return. */
+	size_t kept = 0;
+	for (size_t i = 0; i < t->npending; i++) {
+		struct pending *q = &t->pending[i];
+		if ((ssize_t)i == match || (q->tid == th->tid && q->sp_after < p.sp_after))
+			continue;
+		t->pending[kept++] = *q;
+	}
+	t->npending = kept;
+	t->st->returns++;
+	struct site *site = &t->sites[p.site];
+	if (tracer_take_stack(t, th, regs, false, e) < 0)
+		return -1;
+	char retval[32];
+	snprintf(retval, sizeof retval, "%" PRId64, (int64_t)regs[R_RAX]);
+	struct event ev;
+	event_init(t, &ev, EVENT_FUNCTION_RETURN, th, when);
+	ev.function = site->name;
+	ev.elapsed_ns = call_time_ns(t, &p, when);
+	ev.retval = retval;
+	ev.syscall_result = (int64_t)regs[R_RAX];
+	return fire(t, &site->return_probes, &ev, e);
+}
+
+static int report_panic(struct tracer *t, struct thread_info *th, const uint64_t *regs, uint64_t data,
+			uint64_t vtable, uint64_t when, struct xerr *e)
+{
+	char *message = tracer_payload_message(t, data, vtable);
+	th->panic_pending = false;
+	t->st->panics++;
+	int rc = tracer_take_stack(t, th, regs, false, e);
+	if (rc == 0) {
+		struct event ev;
+		event_init(t, &ev, EVENT_PANIC, th, when);
+		ev.panic_message = message ? message : "(message unreadable)";
+		ev.panic_location = th->location[0] ? th->location : "(unknown location)";
+		rc = fire(t, &t->panic_probes, &ev, e);
+	}
+	free(message);
+	return rc;
+}
+
+/* Whether a stop at breakpoint bp (0: not a breakpoint's) needs the
+ * thread's registers: all do but an entry site whose probes read no
+ * argument register, walk no stack and time no return. */
+static bool needs_registers(const struct tracer *t, int bp)
+{
+	if (bp <= 0 || !t->cfg->no_stacks || bp == t->panic_hook_bp || bp == t->rust_panic_bp || tracer_is_return_bp(t, bp))
+		return true;
+	for (size_t i = 0; i < t->nsites; i++) {
+		const struct site *site = &t->sites[i];
+		if (site->bp != bp)
+			continue;
+		if (site->return_probes.n)
+			return true;
+		for (size_t k = 0; k < site->entry_probes.n; k++)
+			if (t->cfg->probes[site->entry_probes.v[k]].entry_registers)
+				return true;
+		return false;
+	}
+	return true;
+}
+
+static int read_registers(struct tracer *t, int gdb_id, uint64_t *regs, struct xerr *e)
+{
+	return session_thread_registers(t->s, gdb_id, t->regnums, NREGS, regs, e);
+}
+
+/* A syscall catchpoint's stop (entry or return): fires the syscall probes,
+ * counting a call our stop interrupted and the kernel restarted as one. */
+static int handle_syscall_stop(struct tracer *t, const struct mi_record *ev, struct thread_info *th,
+			       const uint64_t *regs, bool is_sys_entry, uint64_t when, struct xerr *e)
+{
+	long long nr = -1;
+	mi_value_get_int(ev->results, "syscall-number", &nr);
+	const char *name = mi_value_get_string(ev->results, "syscall-name");
+	if (!name)
+		name = tracer_syscall_name((int)nr);
+	struct event rev;
+	event_init(t, &rev, is_sys_entry ? EVENT_SYSCALL_ENTRY : EVENT_SYSCALL_RETURN, th, when);
+	rev.stack = NULL;
+	rev.syscall_nr = nr;
+	rev.syscall_name = name ? name : "?";
+	unsigned slot = (unsigned)th->tid % 4096;
+	uint64_t *t0 = &t->syscall_t0[slot];
+	if (is_sys_entry) {
+		if (t->syscall_restarting[slot] &&
+		    (nr == t->syscall_open_nr[slot] || nr == SYSCALL_RESTART_SYSCALL)) {
+			/* The same call going on after our stop: one call. */
+			t->syscall_restarting[slot] = false;
+			return 0;
+		}
+		t->syscall_restarting[slot] = false;
+		t->syscall_open_nr[slot] = (int16_t)nr;
+		*t0 = when;
+		return fire(t, &t->syscall_entry_probes, &rev, e);
+	}
+	if (syscall_restarts((int64_t)regs[R_RAX])) {
+		/* Interrupted by a stop (ours: the program never sees these
+		 * kernel-internal values) and about to be restarted. */
+		t->syscall_restarting[slot] = true;
+		t->st->syscalls_restarted++;
+		return 0;
+	}
+	if (nr == SYSCALL_RESTART_SYSCALL && t->syscall_open_nr[slot] > 0) {
+		/* A sleep restarted through restart_syscall: report the call
+		 * the program made. */
+		nr = t->syscall_open_nr[slot];
+		const char *original = tracer_syscall_name((int)nr);
+		rev.syscall_nr = nr;
+		rev.syscall_name = original ? original : "?";
+	}
+	t->syscall_open_nr[slot] = 0;
+	t->st->syscalls++;
+	rev.elapsed_ns = *t0 && when >= *t0 ? when - *t0 : 0;
+	*t0 = 0;
+	rev.syscall_result = (int64_t)regs[R_RAX];
+	char retval[32];
+	snprintf(retval, sizeof retval, "%" PRId64, (int64_t)regs[R_RAX]);
+	rev.retval = retval;
+	return fire(t, &t->syscall_return_probes, &rev, e);
+}
+
+int tracer_handle_stop(struct tracer *t, const struct mi_record *ev, uint64_t when, bool *handled, struct xerr *e)
+{
+	const char *reason = mi_value_get_string(ev->results, "reason");
+	long long gdb_id = 0, bkptno = 0;
+	mi_value_get_int(ev->results, "thread-id", &gdb_id);
+	*handled = false;
+	if (!reason)
+		return 0;
+	bool is_bp = strcmp(reason, "breakpoint-hit") == 0;
+	bool is_sys_entry = strcmp(reason, "syscall-entry") == 0;
+	bool is_sys_return = strcmp(reason, "syscall-return") == 0;
+	bool is_signal = strcmp(reason, "signal-received") == 0;
+	if (!is_bp && !is_sys_entry && !is_sys_return && !is_signal)
+		return 0;
+	struct thread_info *th = tracer_thread_by_gdb_id(t, (int)gdb_id, e);
+	if (!th)
+		return -1;
+	tracer_thread_name_now(t, th);
+	t->event_gdb_id = (int)gdb_id;
+	t->event_tid = th->tid;
+	t->event_frame_args = mi_value_get(mi_value_get(ev->results, "frame"), "args");
+	*handled = true;
+	t->st->hits++;
+	mi_value_get_int(ev->results, "bkptno", &bkptno);
+	if (tracer_hit_cpu_at_stop(t, th->tid, is_bp ? (int)bkptno : 0)) {
+		/* a calibration stop: ours, not a probe's hit */
+		t->st->hits--;
+		return 0;
+	}
+	uint64_t regs[NREGS];
+	if (!needs_registers(t, is_bp ? (int)bkptno : 0)) {
+		/* An entry that only counts: no registers to read (one MI
+		 * round trip less per hit) */
+		memset(regs, 0, sizeof regs);
+	} else if (read_registers(t, (int)gdb_id, regs, e) < 0) {
+		/* Gone while stopped: another thread exec'd (or exited the
+		 * process). The resume lets gdb report that. */
+		char task[64];
+		snprintf(task, sizeof task, "/proc/%d/task/%d", (int)t->pid, (int)th->tid);
+		if (!strstr(e->msg, "No such process") && access(task, F_OK) == 0)
+			return -1;
+		t->st->hits--;
+		*handled = false;
+		return 0;
+	}
+	t->stack.nframes = 0;
+	if (is_signal) {
+		const char *sig = mi_value_get_string(ev->results, "signal-name");
+		if (sig && strcmp(sig, "SIGABRT") == 0 && th->panic_pending)
+			return report_panic(t, th, regs, th->payload_data, th->payload_vtable, when, e);
+		return 0;
+	}
+	if (is_sys_entry || is_sys_return)
+		return handle_syscall_stop(t, ev, th, regs, is_sys_entry, when, e);
+	int bp = (int)bkptno;
+	t->event_bp = bp;
+	if (bp == t->panic_hook_bp && bp > 0) {
+		/* panic_with_hook(payload: &mut dyn PanicPayload, location, ..);
+		 * older std: rust_panic_with_hook(payload, message, location, ..). */
+		th->panic_pending = true;
+		th->payload_data = regs[R_RDI];
+		th->payload_vtable = regs[R_RSI];
+		th->location[0] = '\0';
+		uint64_t first = t->panic_old_abi ? regs[R_RCX] : regs[R_RDX];
+		uint64_t second = t->panic_old_abi ? regs[R_RDX] : regs[R_RCX];
+		if (!tracer_read_location(t, first, th->location, sizeof th->location))
+			tracer_read_location(t, second, th->location, sizeof th->location);
+		return 0;
+	}
+	if (bp == t->rust_panic_bp && bp > 0)
+		return report_panic(t, th, regs, regs[R_RDI], regs[R_RSI], when, e);
+	if (tracer_is_return_bp(t, bp)) {
+		if (on_return(t, th, regs, when, e) < 0)
+			return -1;
+		/* A return site can also be a probed entry (recursion into the
+		 * same code): fall through to the entry check. */
+	}
+	for (size_t i = 0; i < t->nsites; i++)
+		if (t->sites[i].bp == bp) {
+			if (on_entry(t, &t->sites[i], th, regs, when, e) < 0)
+				return -1;
+			tracer_calibrate_at(t, &t->sites[i], (int)gdb_id, th->tid);
+			return 0;
+		}
+	return 0;
+}

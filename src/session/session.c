@@ -543,7 +543,7 @@ static struct session *session_new(const struct session_options *opts, struct xe
 	if (s->no_symbols)
 		call(s, NULL, NULL, "-gdb-set", "auto-solib-add", "off", NULL);
 	/* Must precede the attach. */
-	s->non_stop = opts && (opts->non_stop || (opts->choose_non_stop && opts->choose_non_stop(opts->choose_ctx)));
+	s->non_stop = opts && opts->non_stop;
 	s->hold_at_entry = opts && opts->hold_at_entry;
 	/* Children and new programs (docs/tracing.md, "Forks and exec"): a
 	 * forked child is detached at once (gdb removes its copies of our
@@ -1063,63 +1063,6 @@ static int take_pending_events(struct session *s, struct xerr *e)
 	return got < 0 ? -1 : 0;
 }
 
-int session_stop_threads(struct session *s, const int *gdb_ids, size_t n, struct xerr *e)
-{
-	if (!s->non_stop)
-		return session_stop(s, e);
-	/* Stops gdb reported meanwhile (a signal, say) are already known. */
-	if (take_pending_events(s, e) < 0)
-		return -1;
-	int *waiting = malloc((n ? n : 1) * sizeof *waiting);
-	if (!waiting)
-		return xerr_set(e, "out of memory");
-	size_t nwaiting = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (thread_is_stopped(s, gdb_ids[i]))
-			continue;
-		/* A thread that exited meanwhile is refused: it has nothing to walk. */
-		int sent = thread_command(s, "-exec-interrupt", gdb_ids[i], "stopping", e);
-		if (sent == 0) {
-			waiting[nwaiting++] = gdb_ids[i];
-		} else if (sent < 0) {
-			free(waiting);
-			return -1;
-		}
-	}
-	int rc = 0;
-	uint64_t deadline = deadline_in(s->timeout_ms);
-	while (rc == 0 && !s->target_exited && !s->execed) {
-		size_t left = 0;
-		for (size_t i = 0; i < nwaiting; i++)
-			if (waiting[i] && !thread_is_stopped(s, waiting[i]))
-				waiting[left++] = waiting[i];
-		nwaiting = left;
-		if (nwaiting == 0)
-			break;
-		struct mi_record *ev;
-		int got = event_before(s, deadline, "report a thread stopped", &ev, e);
-		if (got <= 0) {
-			rc = got < 0 ? -1
-				     : xerr_set(e, "gdb did not report thread %d of process %d stopped within %d ms",
-						waiting[0], (int)s->pid, s->timeout_ms);
-			break;
-		}
-		if (is_thread_exited(ev)) {
-			const char *gone = mi_value_get_string(ev->results, "id");
-			for (size_t i = 0; gone && i < nwaiting; i++)
-				if (waiting[i] == atoi(gone))
-					waiting[i] = 0;
-		}
-		mi_record_free(ev);
-	}
-	free(waiting);
-	if (rc < 0)
-		return xerr_prefix(e, "stopping threads of process %d", (int)s->pid);
-	if (s->target_exited)
-		return xerr_set(e, "process %d exited", (int)s->pid);
-	return 0;
-}
-
 int session_stop_thread(struct session *s, int gdb_id, struct xerr *e)
 {
 	if (!s->non_stop)
@@ -1491,11 +1434,6 @@ int session_idle(struct session *s, int timeout_ms, struct xerr *e)
 		if (got == 0 || s->execed)
 			return 0;
 	}
-}
-
-struct mi_conn *session_gdb(struct session *s)
-{
-	return s->gdb;
 }
 
 bool session_gdb_alive(struct session *s)

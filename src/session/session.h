@@ -32,12 +32,8 @@ struct session_options {
 	const char *gdb_path;      /* --gdb; NULL: $XGDBPROF_GDB, else the configured default */
 	int command_timeout_ms;    /* per MI command; 0 means 15000 */
 	bool verbose;              /* log MI traffic timing to stderr */
-	bool non_stop;             /* gdb non-stop mode: session_stop_threads holds only
-				    * the threads named; the others keep running */
-	/* When non_stop is false: asked once gdb has started and before it
-	 * attaches (gdb's start-up, ~0.25 s, makes a measuring window). */
-	bool (*choose_non_stop)(void *ctx);
-	void *choose_ctx;
+	bool non_stop;             /* gdb non-stop mode: session_stop_thread holds only
+				    * the thread named; the others keep running */
 	bool no_separate_debug;    /* gdb reads no separate debug files (/usr/lib/debug):
 				    * for sessions that ask gdb for registers, never names */
 	bool no_symbols;           /* gdb reads no symbols at all (the program's nor the
@@ -93,10 +89,6 @@ void session_note_target_exited(struct session *s);
 /* Stops every thread and waits for gdb to report it (every one of them, in
  * non-stop mode). */
 int session_stop(struct session *s, struct xerr *e);
-/* Non-stop mode: stops the threads named (gdb ids) and waits until gdb
- * reports each stopped; a thread that exits meanwhile is skipped, so walks
- * of it fail. All-stop mode: session_stop. */
-int session_stop_threads(struct session *s, const int *gdb_ids, size_t n, struct xerr *e);
 /* Non-stop mode only: stops one thread (gdb id) and waits until gdb reports
  * it stopped, the other threads running on. Returns 0 (stopped; also after
  * an exec, see session_exec_path), 1 when the thread exited before it

@@ -28,7 +28,4 @@ int session_call(struct session *s, struct mi_record **result, struct xerr *e, c
  * gone. */
 int session_wait_event(struct session *s, int timeout_ms, struct mi_record **event, struct xerr *e);
 
-/* The gdb connection, read-only uses (its fd for poll, its pid). */
-struct mi_conn *session_gdb(struct session *s);
-
 #endif

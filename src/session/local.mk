@@ -7,6 +7,14 @@ src_session_libsession_a_SOURCES = \
 	src/session/restore.h \
 	src/session/session.c \
 	src/session/session.h \
-	src/session/session_mi.h \
+	src/session/session_internal.h \
+	src/session/session_probes.c \
+	src/session/probes.h \
 	src/session/signals.c \
 	src/session/signals.h
+
+# gdb's stop records into struct session_stop, from canned lines.
+check_PROGRAMS += tests/unit/test_session_stop
+tests_unit_test_session_stop_SOURCES = tests/unit/test_session_stop.c
+tests_unit_test_session_stop_LDADD = $(session_ldadd)
+TESTS += tests/unit/test_session_stop

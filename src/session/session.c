@@ -1,7 +1,7 @@
 #include "config.h"
 #include "util/compare.h"
 #include "session/session.h"
-#include "session/session_mi.h"
+#include "session/session_internal.h"
 
 #include "mi_conn.h"
 #include "mi_record.h"

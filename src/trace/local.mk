@@ -1,6 +1,6 @@
 ## trace/: breakpoint and catchpoint probes, SPEC resolution, the syscall
-## table (docs/tracing.md). Uses events, stacks, session, symbols, procfs,
-## util, and mi (until the typed gdb seam lands).
+## table (docs/tracing.md). Uses events, stacks, session (its typed calls:
+## probes.h; no MI), symbols, procfs and util.
 noinst_LIBRARIES += src/trace/libtrace.a
 src_trace_libtrace_a_SOURCES = \
 	src/trace/tracer.c \

@@ -148,11 +148,11 @@ int tracer_take_stack(struct tracer *t, const struct thread_info *th, const uint
 static int settle_forks(struct tracer *t, struct xerr *e)
 {
 	for (int records = 0; records < 256; records++) {
-		struct mi_record *ev;
-		int got = session_wait_event(t->s, 50, &ev, e);
+		struct session_stop ev;
+		int got = session_wait_stop(t->s, 50, &ev, e);
 		if (got <= 0)
 			return got;
-		mi_record_free(ev);
+		session_stop_release(&ev);
 		if (session_is_stopped(t->s) && session_target_alive(t->s) && session_resume(t->s, e) < 0)
 			return -1;
 	}
@@ -176,10 +176,10 @@ int tracer_disarm(struct tracer *t, struct xerr *e)
 		/* a calibration breakpoint its thread never reached (the thread
 		 * ended, or the trace did first); gone already if it was hit */
 		struct xerr ignored;
-		tracer_breakpoints_command(t, "-break-delete", &t->hit_cpu.pending_bp, 1, &ignored);
+		session_breaks_delete(t->s, &t->hit_cpu.pending_bp, 1, &ignored);
 		t->hit_cpu.pending_bp = 0;
 	}
-	if (tracer_breakpoints_command(t, "-break-delete", t->all_bps, t->nall, e) < 0)
+	if (session_breaks_delete(t->s, t->all_bps, t->nall, e) < 0)
 		return -1;
 	t->nall = 0;
 	if (execed)
@@ -365,26 +365,23 @@ static int check_trace_end(struct tracer *t, struct loop_clock *lc, uint64_t now
 /* One record from gdb, taken (freed here): a stop is handled, accounted and
  * resumed; anything else is dropped. Returns tracer_handle_stop's or the resume's
  * result (0, or -1 with e); *over says the target exited or exec'd. */
-static int trace_event(struct tracer *t, struct mi_record *ev, uint64_t when, bool *over, struct xerr *e)
+static int trace_event(struct tracer *t, struct session_stop *ev, uint64_t when, bool *over, struct xerr *e)
 {
 	struct session *s = t->s;
 	*over = false;
-	bool is_stop = ev->kind == MI_RECORD_EXEC && strcmp(ev->klass, "stopped") == 0;
-	if (!is_stop) {
-		mi_record_free(ev);
+	if (ev->reason == SESSION_STOP_NONE) {
+		session_stop_release(ev);
 		return 0;
 	}
-	const char *reason = mi_value_get_string(ev->results, "reason");
-	const char *thread_id = mi_value_get_string(ev->results, "thread-id");
-	int stopped_thread = thread_id ? atoi(thread_id) : 0;
-	if (reason && (strncmp(reason, "exited", 6) == 0)) {
+	int stopped_thread = ev->gdb_thread;
+	if (ev->reason == SESSION_STOP_EXITED) {
 		t->st->run.target_exited = true;
-		mi_record_free(ev);
+		session_stop_release(ev);
 		*over = true;
 		return 0;
 	}
-	if (reason && strcmp(reason, "exec") == 0) {
-		mi_record_free(ev);
+	if (ev->reason == SESSION_STOP_EXEC) {
+		session_stop_release(ev);
 		*over = true;
 		return 0;
 	}
@@ -397,7 +394,8 @@ static int trace_event(struct tracer *t, struct mi_record *ev, uint64_t when, bo
 	if (handled)
 		tracer_hitter_first_wait(t, t->event_tid, t->st->entries > entries_before);
 	tracer_release_strings(t);
-	mi_record_free(ev);
+	t->event = NULL;
+	session_stop_release(ev);
 	if (rc < 0)
 		return rc;
 	tracer_account_hidden_part(t, handled, duty_at_stop, when);
@@ -471,15 +469,15 @@ static int trace_loop(struct tracer *t, struct xerr *e)
 		rc = check_trace_end(t, &lc, monotonic_ns(), &over, e);
 		if (over)
 			break;
-		struct mi_record *ev = NULL;
-		int got = session_wait_event(t->s, wait_ms(t), &ev, e);
+		struct session_stop ev;
+		int got = session_wait_stop(t->s, wait_ms(t), &ev, e);
 		if (got < 0) {
 			rc = -1;
 			break;
 		}
 		if (got == 0)
 			continue;
-		rc = trace_event(t, ev, monotonic_ns(), &over, e);
+		rc = trace_event(t, &ev, monotonic_ns(), &over, e);
 		if (over)
 			break;
 	}

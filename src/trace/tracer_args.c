@@ -22,11 +22,9 @@ void tracer_release_strings(struct tracer *t)
 
 static bool is_frame_parameter(const struct tracer *t, const char *name)
 {
-	for (size_t i = 0; i < mi_value_count(t->event_frame_args); i++) {
-		const char *p = mi_value_get_string(mi_value_at(t->event_frame_args, i), "name");
-		if (p && strcmp(p, name) == 0)
+	for (size_t i = 0; t->event && i < t->event->nframe_args; i++)
+		if (strcmp(t->event->frame_args[i], name) == 0)
 			return true;
-	}
 	return false;
 }
 
@@ -41,20 +39,13 @@ static bool optimized_out(const char *text)
 }
 
 /* Evaluates one expression in the hitting thread's frame 0: 1 with the
- * value's text in *value (caller frees the record), 0 when gdb could not
- * read it (optimized out), -1 on another error. */
-static int evaluate_in_frame(struct tracer *t, const char *expr, struct mi_record **res, const char **value)
+ * value's text in *value (caller frees it), 0 when gdb could not read it
+ * (optimized out), -1 on another error. */
+static int evaluate_in_frame(struct tracer *t, const char *expr, char **value)
 {
-	char thread[16];
-	snprintf(thread, sizeof thread, "%d", t->event_gdb_id);
-	const char *args[] = { "--thread", thread, "--frame", "0", expr, NULL };
 	struct xerr err = { 0 };
-	*res = NULL;
-	if (session_call(t->s, res, &err, "-data-evaluate-expression", args) < 0)
+	if (session_evaluate(t->s, t->event_gdb_id, 0, expr, value, &err) < 0)
 		return optimized_out(err.msg) ? 0 : -1;
-	*value = mi_value_get_string((*res)->results, "value");
-	if (!*value)
-		return -1;
 	return optimized_out(*value) ? 0 : 1;
 }
 
@@ -118,21 +109,21 @@ int tracer_arg_lookup(void *ctx, const char *name, struct event_value *out)
 	 * target (arg(system) to libc's function). */
 	if (!is_frame_parameter(t, name))
 		return -1;
-	struct mi_record *res;
-	const char *value = NULL;
-	int got = evaluate_in_frame(t, name, &res, &value);
+	char *value = NULL;
+	int got = evaluate_in_frame(t, name, &value);
 	if (got == 0) {
-		mi_record_free(res);
+		free(value);
+		value = NULL;
 		char at_entry[160];
 		snprintf(at_entry, sizeof at_entry, "%s@entry", name);
 		/* gdb's C parser knows NAME@entry; its Rust parser does not
 		 * (an error): then nothing else can read it either. */
-		got = evaluate_in_frame(t, at_entry, &res, &value);
+		got = evaluate_in_frame(t, at_entry, &value);
 		if (got < 0)
 			got = 0;
 	}
 	if (got <= 0) {
-		mi_record_free(res);
+		free(value);
 		if (got < 0)
 			return -1;
 		out->s = "<unavailable: optimized out at this address>";
@@ -169,7 +160,7 @@ int tracer_arg_lookup(void *ctx, const char *name, struct event_value *out)
 		out->s = copy ? keep_string(t, copy) : NULL;
 		rc = out->s ? 0 : -1;
 	}
-	mi_record_free(res);
+	free(value);
 	return rc;
 }
 

@@ -40,18 +40,13 @@ void tracer_decode_site(struct tracer *t, struct site *site)
 	site->decoded = true;
 	site->first_rip = true;
 	site->first_transfers = true;
-	char from[32], to[32];
-	snprintf(from, sizeof from, "0x%" PRIx64, site->addr);
-	snprintf(to, sizeof to, "0x%" PRIx64, site->addr + 16);
-	const char *args[] = { "-s", from, "-e", to, "--", "0", NULL };
-	struct mi_record *res = NULL;
+	struct session_insn insns[2];
 	struct xerr ignored;
-	if (session_call(t->s, &res, &ignored, "-data-disassemble", args) < 0)
+	int n = session_disassemble(t->s, site->addr, site->addr + 16, insns, 2, &ignored);
+	if (n < 0)
 		return;
-	const struct mi_value *insns = mi_value_get(res->results, "asm_insns");
-	const char *first = mi_value_get_string(mi_value_at(insns, 0), "inst");
-	const char *second = mi_value_get_string(mi_value_at(insns, 1), "inst");
-	const char *address = mi_value_get_string(mi_value_at(insns, 1), "address");
+	const char *first = n > 0 && insns[0].text[0] ? insns[0].text : NULL;
+	const char *second = n > 1 && insns[1].text[0] ? insns[1].text : NULL;
 	if (first) {
 		site->first_rip = strstr(first, "rip") != NULL;
 		/* A first instruction that transfers control does not fall
@@ -61,9 +56,8 @@ void tracer_decode_site(struct tracer *t, struct site *site)
 					strncmp(first, "ret", 3) == 0 || strncmp(first, "loop", 4) == 0 ||
 					strncmp(first, "bnd", 3) == 0 || strncmp(first, "notrack", 7) == 0;
 	}
-	site->next_addr = address ? strtoull(address, NULL, 0) : 0;
+	site->next_addr = n > 1 ? insns[1].addr : 0;
 	site->next_rip = !second || strstr(second, "rip") != NULL;
-	mi_record_free(res);
 }
 
 static bool steps_with_scratch_register(struct tracer *t, uint64_t addr)
@@ -73,18 +67,12 @@ static bool steps_with_scratch_register(struct tracer *t, uint64_t addr)
 		tracer_decode_site(t, &t->sites[i]);
 		return t->sites[i].first_rip;
 	}
-	char from[32], to[32];
-	snprintf(from, sizeof from, "0x%" PRIx64, addr);
-	snprintf(to, sizeof to, "0x%" PRIx64, addr + 1);
-	const char *args[] = { "-s", from, "-e", to, "--", "0", NULL };
-	struct mi_record *res = NULL;
+	struct session_insn insn;
 	struct xerr ignored;
-	if (session_call(t->s, &res, &ignored, "-data-disassemble", args) < 0)
+	int n = session_disassemble(t->s, addr, addr + 1, &insn, 1, &ignored);
+	if (n < 0)
 		return true;
-	const char *inst = mi_value_get_string(mi_value_at(mi_value_get(res->results, "asm_insns"), 0), "inst");
-	bool rip = !inst || strstr(inst, "rip") != NULL;
-	mi_record_free(res);
-	return rip;
+	return n == 0 || !insn.text[0] || strstr(insn.text, "rip") != NULL;
 }
 
 int tracer_insert_breakpoint(struct tracer *t, uint64_t addr, bool duty, int *number, struct xerr *e)
@@ -102,18 +90,8 @@ int tracer_insert_breakpoint(struct tracer *t, uint64_t addr, bool duty, int *nu
 		t->displaced_off = true;
 		t->st->in_place_steps = true;
 	}
-	char location[32];
-	snprintf(location, sizeof location, "*0x%" PRIx64, addr);
-	const char *args[] = { location, NULL };
-	struct mi_record *res = NULL;
-	if (session_call(t->s, &res, e, "-break-insert", args) < 0)
-		return xerr_prefix(e, "inserting a breakpoint at 0x%" PRIx64, addr);
-	long long n = -1;
-	mi_value_get_int(mi_value_get(res->results, "bkpt"), "number", &n);
-	mi_record_free(res);
-	if (n <= 0)
-		return xerr_set(e, "gdb gave no breakpoint number for 0x%" PRIx64, addr);
-	*number = (int)n;
+	if (session_break_insert(t->s, addr, number, e) < 0)
+		return -1;
 	if (list_push(&t->all_bps, &t->nall, &t->all_cap, *number) < 0 ||
 	    (duty && list_push(&t->duty_bps, &t->nduty, &t->duty_cap, *number) < 0))
 		return xerr_set(e, "out of memory");
@@ -121,46 +99,12 @@ int tracer_insert_breakpoint(struct tracer *t, uint64_t addr, bool duty, int *nu
 	return 0;
 }
 
-/* Runs an MI command over a list of breakpoint numbers, in chunks. */
-int tracer_breakpoints_command(struct tracer *t, const char *command, const int *numbers, size_t n, struct xerr *e)
-{
-	for (size_t at = 0; at < n;) {
-		char text[64][16];
-		const char *args[65];
-		size_t k = 0;
-		for (; k < 64 && at < n; k++, at++) {
-			snprintf(text[k], sizeof text[k], "%d", numbers[at]);
-			args[k] = text[k];
-		}
-		args[k] = NULL;
-		if (session_call(t->s, NULL, e, command, args) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-/* A catchpoint for a set of syscall numbers (NULL: all). gdb/MI has no
- * -catch-syscall, so the console command is used, built only from numbers. */
+/* A catchpoint for a set of syscall numbers (none: all). */
 static int insert_syscall_catchpoint(struct tracer *t, const int *nrs, size_t n, struct xerr *e)
 {
-	char command[8192] = "catch syscall";
-	for (size_t i = 0; i < n; i++) {
-		size_t used = strlen(command);
-		if (used + 16 >= sizeof command)
-			return xerr_set(e, "too many system calls in one probe");
-		snprintf(command + used, sizeof command - used, " %d", nrs[i]);
-	}
-	const char *args[] = { "console", command, NULL };
-	struct mi_record *res = NULL;
-	if (session_call(t->s, &res, e, "-interpreter-exec", args) < 0)
-		return xerr_prefix(e, "catching system calls");
 	int number = 0;
-	const char *text = res->console ? strstr(res->console, "Catchpoint ") : NULL;
-	if (text)
-		number = atoi(text + strlen("Catchpoint "));
-	mi_record_free(res);
-	if (number <= 0)
-		return xerr_set(e, "gdb did not confirm the system call catchpoint");
+	if (session_catch_syscalls(t->s, nrs, n, &number, e) < 0)
+		return -1;
 	if (list_push(&t->all_bps, &t->nall, &t->all_cap, number) < 0 ||
 	    list_push(&t->duty_bps, &t->nduty, &t->duty_cap, number) < 0)
 		return xerr_set(e, "out of memory");
@@ -200,9 +144,8 @@ static void heal_fork_child(void *ctx, pid_t child)
  * seen; gdb drops it with the session. */
 static int insert_fork_catchpoint(struct tracer *t, struct xerr *e)
 {
-	const char *args[] = { "console", "catch fork", NULL };
-	if (session_call(t->s, NULL, e, "-interpreter-exec", args) < 0)
-		return xerr_prefix(e, "catching forks");
+	if (session_catch_fork(t->s, e) < 0)
+		return -1;
 	session_on_fork(t->s, heal_fork_child, t);
 	return 0;
 }

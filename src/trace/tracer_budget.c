@@ -139,17 +139,17 @@ static int set_duty(struct tracer *t, enum duty next, uint64_t when, struct xerr
 	if (t->duty == DUTY_ON)
 		t->covered_ns += when - t->duty_changed_ns;
 	if (next == DUTY_ON) {
-		if (tracer_breakpoints_command(t, "-break-enable", t->duty_bps, t->nduty, e) < 0)
+		if (session_breaks_enable(t->s, t->duty_bps, t->nduty, e) < 0)
 			return -1;
 		t->window_close_ns = tracer_window_clock_ns(t, when) + (uint64_t)TRACER_WINDOW_CPU_NS;
 	} else if (next == DUTY_OFF) {
-		if (tracer_breakpoints_command(t, "-break-disable", t->duty_bps, t->nduty, e) < 0)
+		if (session_breaks_disable(t->s, t->duty_bps, t->nduty, e) < 0)
 			return -1;
 		t->npending = 0;
 	} else {
 		/* Draining: entries off, returns stay until the calls in flight end. */
 		for (size_t i = 0; i < t->nsites; i++)
-			if (tracer_breakpoints_command(t, "-break-disable", &t->sites[i].bp, 1, e) < 0)
+			if (session_breaks_disable(t->s, &t->sites[i].bp, 1, e) < 0)
 				return -1;
 	}
 	if (next == DUTY_OFF || (t->duty == DUTY_ON && next != DUTY_ON))
@@ -220,8 +220,7 @@ int tracer_budget_close_request(struct tracer *t, uint64_t now, struct xerr *e)
 	 * breakpoint). */
 	if (t->non_stop)
 		return tracer_budget_after_stop(t, now, e);
-	const char *args[] = { "--all", NULL };
-	if (session_call(t->s, NULL, e, "-exec-interrupt", args) < 0)
+	if (session_interrupt_all(t->s, e) < 0)
 		return -1;
 	return 0;
 }

@@ -150,19 +150,10 @@ void tracer_calibrate_at(struct tracer *t, struct site *site, int gdb_id, pid_t 
 	struct xerr ignored;
 	if (next == UINT64_MAX || !run || session_remember_code_byte(t->s, next, &ignored) < 0)
 		return;
-	char location[32], thread[16];
-	snprintf(location, sizeof location, "*0x%" PRIx64, next);
-	snprintf(thread, sizeof thread, "%d", gdb_id);
-	const char *args[] = { "-t", "-p", thread, location, NULL };
-	struct mi_record *res = NULL;
-	if (session_call(t->s, &res, &ignored, "-break-insert", args) < 0)
+	int n = 0;
+	if (session_break_insert_once(t->s, next, gdb_id, &n, &ignored) < 0)
 		return;
-	long long n = -1;
-	mi_value_get_int(mi_value_get(res->results, "bkpt"), "number", &n);
-	mi_record_free(res);
-	if (n <= 0)
-		return;
-	h->pending_bp = (int)n;
+	h->pending_bp = n;
 	h->pending_tid = tid;
 	h->pending_run_ns = run;
 }

@@ -273,12 +273,11 @@ static int read_registers(struct tracer *t, int gdb_id, uint64_t *regs, struct x
 
 /* A syscall catchpoint's stop (entry or return): fires the syscall probes,
  * counting a call our stop interrupted and the kernel restarted as one. */
-static int handle_syscall_stop(struct tracer *t, const struct mi_record *ev, struct thread_info *th,
+static int handle_syscall_stop(struct tracer *t, const struct session_stop *ev, struct thread_info *th,
 			       const uint64_t *regs, bool is_sys_entry, uint64_t when, struct xerr *e)
 {
-	long long nr = -1;
-	mi_value_get_int(ev->results, "syscall-number", &nr);
-	const char *name = mi_value_get_string(ev->results, "syscall-name");
+	long long nr = ev->syscall_nr;
+	const char *name = ev->syscall_name;
 	if (!name)
 		name = tracer_syscall_name((int)nr);
 	struct event rev;
@@ -326,18 +325,14 @@ static int handle_syscall_stop(struct tracer *t, const struct mi_record *ev, str
 	return fire(t, &t->syscall_return_probes, &rev, e);
 }
 
-int tracer_handle_stop(struct tracer *t, const struct mi_record *ev, uint64_t when, bool *handled, struct xerr *e)
+int tracer_handle_stop(struct tracer *t, const struct session_stop *ev, uint64_t when, bool *handled, struct xerr *e)
 {
-	const char *reason = mi_value_get_string(ev->results, "reason");
-	long long gdb_id = 0, bkptno = 0;
-	mi_value_get_int(ev->results, "thread-id", &gdb_id);
+	int gdb_id = ev->gdb_thread, bkptno = ev->breakpoint;
 	*handled = false;
-	if (!reason)
-		return 0;
-	bool is_bp = strcmp(reason, "breakpoint-hit") == 0;
-	bool is_sys_entry = strcmp(reason, "syscall-entry") == 0;
-	bool is_sys_return = strcmp(reason, "syscall-return") == 0;
-	bool is_signal = strcmp(reason, "signal-received") == 0;
+	bool is_bp = ev->reason == SESSION_STOP_BREAKPOINT;
+	bool is_sys_entry = ev->reason == SESSION_STOP_SYSCALL_ENTRY;
+	bool is_sys_return = ev->reason == SESSION_STOP_SYSCALL_RETURN;
+	bool is_signal = ev->reason == SESSION_STOP_SIGNAL;
 	if (!is_bp && !is_sys_entry && !is_sys_return && !is_signal)
 		return 0;
 	struct thread_info *th = tracer_thread_by_gdb_id(t, (int)gdb_id, e);
@@ -346,10 +341,9 @@ int tracer_handle_stop(struct tracer *t, const struct mi_record *ev, uint64_t wh
 	tracer_thread_name_now(t, th);
 	t->event_gdb_id = (int)gdb_id;
 	t->event_tid = th->tid;
-	t->event_frame_args = mi_value_get(mi_value_get(ev->results, "frame"), "args");
+	t->event = ev;
 	*handled = true;
 	t->st->hits++;
-	mi_value_get_int(ev->results, "bkptno", &bkptno);
 	if (tracer_hit_cpu_at_stop(t, th->tid, is_bp ? (int)bkptno : 0)) {
 		/* a calibration stop: ours, not a probe's hit */
 		t->st->hits--;
@@ -373,7 +367,7 @@ int tracer_handle_stop(struct tracer *t, const struct mi_record *ev, uint64_t wh
 	}
 	t->stack.nframes = 0;
 	if (is_signal) {
-		const char *sig = mi_value_get_string(ev->results, "signal-name");
+		const char *sig = ev->signal_name;
 		if (sig && strcmp(sig, "SIGABRT") == 0 && th->panic_pending)
 			return report_panic(t, th, regs, th->payload_data, th->payload_vtable, when, e);
 		return 0;

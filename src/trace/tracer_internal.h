@@ -20,10 +20,7 @@
 #define XGDBPROF_TRACER_INTERNAL_H
 
 #include "trace/tracer.h"
-#include "session/session_mi.h"
-#include "mi_conn.h"
-#include "mi_record.h"
-#include "mi_value.h"
+#include "session/probes.h"
 #include "procfs/proc.h"
 #include "session/signals.h"
 #include "util/array.h"
@@ -207,10 +204,10 @@ struct tracer {
 	double last_hidden_ns;
 	double *hit_stops;
 	size_t nhit_stops, hit_stops_cap;
-	/* The hit being handled: its *stopped frame's parameter list (names
-	 * only: frame-arguments none) and whether its site is an inlined copy;
-	 * valid while its record is. */
-	const struct mi_value *event_frame_args;
+	/* The hit being handled: its stop (the frame's parameter names among
+	 * it) and whether its site is an inlined copy; valid while the stop is
+	 * handled. */
+	const struct session_stop *event;
 	bool event_site_inlined;
 	/* What a hit costs the hitting thread in CPU (docs/tracing.md,
 	 * "Estimates"). Calibration hits put a one-shot breakpoint for the
@@ -277,7 +274,6 @@ int tracer_disarm(struct tracer *t, struct xerr *e);
 /* tracer_arm.c */
 void tracer_decode_site(struct tracer *t, struct site *site);
 int tracer_insert_breakpoint(struct tracer *t, uint64_t addr, bool duty, int *number, struct xerr *e);
-int tracer_breakpoints_command(struct tracer *t, const char *command, const int *numbers, size_t n, struct xerr *e);
 const char *tracer_syscall_name(int nr);
 ssize_t tracer_find_site(const struct tracer *t, uint64_t addr);
 int tracer_resolve_probes(struct tracer *t, struct arming *a, struct xerr *e);
@@ -296,7 +292,7 @@ bool tracer_read_location(struct tracer *t, uint64_t addr, char *out, size_t siz
 struct thread_frozen *tracer_thread_frozen(struct tracer *t, int gdb_id, bool add);
 bool tracer_is_return_bp_addr(const struct tracer *t, uint64_t addr);
 bool tracer_is_return_bp(const struct tracer *t, int bp);
-int tracer_handle_stop(struct tracer *t, const struct mi_record *ev, uint64_t when, bool *handled, struct xerr *e);
+int tracer_handle_stop(struct tracer *t, const struct session_stop *ev, uint64_t when, bool *handled, struct xerr *e);
 
 /* tracer_cost.c */
 void tracer_hitters_at_switch(struct tracer *t, bool on_before, bool on_after);

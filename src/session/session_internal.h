@@ -1,14 +1,12 @@
-/* session_mi.h — the session's raw MI hooks, for the one module that speaks
- * MI itself (trace/: breakpoints, catchpoints, expression evaluation).
- * Everything else goes through session.h's typed calls; this header is
- * included only where a module needs gdb's records, so the MI vocabulary
- * stays out of the sampler and the commands.
+/* session_internal.h — what session/'s files share: the raw MI calls
+ * behind the typed ones of session.h and probes.h. Private to session/:
+ * no other folder includes it, so gdb's vocabulary stays here and in mi/.
  *
  * Return conventions as in session.h: 0 (or 1 with a record) on success,
  * -1 with e filled.
  */
-#ifndef XGDBPROF_SESSION_MI_H
-#define XGDBPROF_SESSION_MI_H
+#ifndef XGDBPROF_SESSION_INTERNAL_H
+#define XGDBPROF_SESSION_INTERNAL_H
 
 #include "session/session.h"
 
@@ -27,5 +25,11 @@ int session_call(struct session *s, struct mi_record **result, struct xerr *e, c
  * running. Returns 1 with *event (caller frees), 0 on timeout, -1 when gdb is
  * gone. */
 int session_wait_event(struct session *s, int timeout_ms, struct mi_record **event, struct xerr *e);
+
+struct session_stop;
+
+/* Reads one record into *out (a non-stop record gives SESSION_STOP_NONE).
+ * 0, or -1 with e when out of memory (*out then empty). */
+int session_stop_from_record(const struct mi_record *ev, struct session_stop *out, struct xerr *e);
 
 #endif

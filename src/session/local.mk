@@ -9,6 +9,9 @@ src_session_libsession_a_SOURCES = \
 	src/session/session.h \
 	src/session/session_internal.h \
 	src/session/session_probes.c \
+	src/session/session_gdb.c \
+	src/session/session_exec.c \
+	src/session/session_stop.c \
 	src/session/probes.h \
 	src/session/signals.c \
 	src/session/signals.h

@@ -8,10 +8,111 @@
 #ifndef XGDBPROF_SESSION_INTERNAL_H
 #define XGDBPROF_SESSION_INTERNAL_H
 
+#include "util/compare.h"
 #include "session/session.h"
 
-struct mi_record;
-struct mi_conn;
+#include "mi_conn.h"
+#include "mi_record.h"
+#include "mi_value.h"
+#include "util/array.h"
+#include "util/clock.h"
+#include "session/restore.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* What session/'s files give each other:
+ *   session.c         attach, launch, detach and the end; gdb calls and waits; rescue
+ *   session_gdb.c     the gdb process: finding, starting, configuring it; the guardian
+ *   session_exec.c    the exec watch: exec and fork records, exec seen in /proc
+ *   session_stop.c    stop and resume; threads, frames and registers
+ *   session_probes.c  probes.h: breakpoints, catchpoints, evaluation, stop records
+ */
+
+struct session {
+	struct mi_conn *gdb;
+	pid_t pid;
+	pid_t launched_child;      /* our child when launched, else 0 */
+	bool stopped;              /* gdb reported the target (non-stop: some thread) stopped */
+	bool non_stop;             /* gdb's non-stop mode: stops hold only the threads asked for */
+	int *stopped_ids;          /* non-stop: gdb ids of the threads gdb reports stopped */
+	size_t nstopped_ids, stopped_ids_cap;
+	bool target_exited;
+	bool was_stopped_before;   /* target in state T before we came: keep it so */
+	pid_t guardian;            /* session_start_guardian's process, 0 if none */
+	int guardian_fd;           /* its pipe: one byte when we ended the session ourselves */
+	bool attached;             /* gdb holds the target: detach on the way out */
+	bool attach_started;       /* -target-attach was sent: gdb may have stopped threads */
+	bool no_symbols;           /* session_options.no_symbols */
+	bool hold_at_entry;        /* session_options.hold_at_entry */
+	bool held_at_entry;        /* stopped at the entry point, not resumed since */
+	double attach_hold_ms;     /* the attach's stop, from the request to the resume */
+	bool execed;               /* gdb reported an exec: stopped in the new program */
+	char *exec_path;           /* the new program, as gdb names it */
+	unsigned char exec_id[16]; /* AT_RANDOM's bytes: new at every exec (session_exec_identity) */
+	bool have_exec_id;
+	double exec_suspected_ms;  /* when /proc first showed a new program gdb had not reported */
+	unsigned long forks;       /* forks gdb reported (catch fork, set by the tracer) */
+	void (*on_fork)(void *ctx, pid_t child);
+	void *on_fork_ctx;
+	int timeout_ms;
+	bool verbose;
+	/* Code bytes under the breakpoints a module asked for, and the rescue
+	 * that puts every int3 back should gdb die or be given up on. */
+	struct restore_set code;
+	bool rescued;
+	struct restore_report rescue_report;
+	bool stall_said;           /* the run was told gdb had been found stopped */
+};
+
+/* How long gdb may sit stopped (someone sent it SIGSTOP) before it counts
+ * as dead: the target may be held stopped all that time. */
+#define GDB_STALL_KILL_MS 1000
+
+/* session.c */
+bool session_is_exit_reason(const char *reason);
+bool session_thread_is_stopped(const struct session *s, int gdb_id);
+void session_forget_stopped_thread(struct session *s, int gdb_id);
+void session_note_stopped_thread(struct session *s, int gdb_id);
+int session_thread_id_of(const struct mi_record *ev);
+int session_timeout(const struct session_options *opts);
+void session_give_up_on_gdb(struct session *s, const char *what);
+void session_on_gdb_lost(struct session *s);
+int session_gdb_callv(struct session *s, struct mi_record **result, struct mi_error *me, const char *command,
+		     const char *const *args);
+int session_command(struct session *s, struct mi_record **result, struct xerr *e, const char *command, ...);
+uint64_t session_deadline_in(int ms);
+int session_wait_stopped(struct session *s, struct xerr *e);
+int session_event_before(struct session *s, uint64_t deadline, const char *what, struct mi_record **ev,
+			struct xerr *e);
+int session_wait_running(struct session *s, struct xerr *e);
+bool session_is_thread_exited(const struct mi_record *ev);
+int session_wait_all_threads_stopped(struct session *s, struct xerr *e);
+void session_rescue_stopped_target(struct session *s);
+
+/* session_gdb.c */
+struct session *session_new(const struct session_options *opts, struct xerr *e);
+int session_forget_libraries(struct session *s, struct xerr *e);
+void session_continue_stopped_target(pid_t pid, bool only_untraced, int calm_ticks);
+void session_start_guardian(struct session *s, pid_t target);
+void session_stop_guardian(struct session *s);
+
+/* session_exec.c */
+uint64_t session_auxv_value(pid_t pid, uint64_t type);
+bool session_exec_identity(pid_t pid, unsigned char out[16]);
+bool session_exec_seen_in_proc(struct session *s);
+bool session_exec_waits_on_gdb(struct session *s, double *since_ms);
+void session_track_exec_event(struct session *s, const struct mi_record *ev);
+void session_drop_symbols_after_exec(struct session *s);
 
 /* Runs one command with the session's timeout. args is NULL-terminated
  * (may be NULL). *result, when asked for, is the ^record (caller frees with

@@ -1,0 +1,181 @@
+/* session_exec.c — the exec watch: exec and fork records, exec seen in /proc. */
+#include "config.h"
+#include "session/session_internal.h"
+
+/* The exec catchpoint fired: the process now runs another program, stopped
+ * at its first instruction. Nothing the session was opened for (symbols,
+ * addresses, thread ids) holds any more. */
+static void note_exec(struct session *s, const struct mi_record *ev)
+{
+	const char *path = mi_value_get_string(ev->results, "new-exec");
+	s->execed = true;
+	free(s->exec_path);
+	s->exec_path = strdup(path ? path : "?");
+}
+
+/* One entry of the process's auxiliary vector, 0 when absent (or mid-exec,
+ * before the kernel wrote one). */
+uint64_t session_auxv_value(pid_t pid, uint64_t type)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/auxv", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	Elf64_auxv_t aux[64];
+	ssize_t n = read(fd, aux, sizeof aux);
+	close(fd);
+	for (ssize_t i = 0; n > 0 && i < n / (ssize_t)sizeof *aux && aux[i].a_type != AT_NULL; i++)
+		if (aux[i].a_type == type)
+			return aux[i].a_un.a_val;
+	return 0;
+}
+
+/* The 16 random bytes the kernel puts on the stack of every new program
+ * (auxv AT_RANDOM): they change at each exec, even of the same program at
+ * the same addresses. */
+bool session_exec_identity(pid_t pid, unsigned char out[16])
+{
+	uint64_t at = session_auxv_value(pid, AT_RANDOM);
+	if (!at)
+		return false;   /* mid-exec: no auxv yet */
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool ok = pread(fd, out, 16, (off_t)at) == 16;
+	close(fd);
+	return ok;
+}
+
+/* gdb re-inserts our breakpoints at their old addresses right after it
+ * follows an exec, before it checks the exec catchpoint; where the new
+ * program has no memory there the insertion fails, gdb drops the event,
+ * reports no stop and leaves the process stopped. Seen from /proc
+ * instead, once gdb has had half a second to report it (a detach while
+ * gdb has the exec event still pending runs the new program with the old
+ * one's registers: seen to crash it). The detach works then. */
+bool session_exec_seen_in_proc(struct session *s)
+{
+	unsigned char now[16];
+	if (s->execed || !s->have_exec_id || !session_exec_identity(s->pid, now) || memcmp(now, s->exec_id, 16) == 0)
+		return s->execed;
+	if (!s->exec_suspected_ms)
+		s->exec_suspected_ms = monotonic_ms();
+	if (monotonic_ms() - s->exec_suspected_ms < 500)
+		return false;
+	char exe[4096];
+	s->execed = true;
+	s->stopped = true;   /* in gdb's hands: only the detach lets it go */
+	free(s->exec_path);
+	s->exec_path = strdup(proc_exe_path(s->pid, exe, sizeof exe, NULL) == 0 ? exe : "?");
+	return true;
+}
+
+/* An exec that waits on its tracer: the exec'ing thread sits in D until
+ * every other thread of the process is gone, and a traced thread that
+ * exits stays a zombie until the tracer reaps it. gdb 13, asked to stop
+ * the process meanwhile, was seen not to reap them: the target then hangs
+ * in its exec (D, Z, Z) until gdb lets go. True once that has lasted a
+ * second. */
+bool session_exec_waits_on_gdb(struct session *s, double *since_ms)
+{
+	struct proc_thread *threads = NULL;
+	int n = proc_threads(s->pid, &threads, NULL);
+	bool zombie = false, waiting = false;
+	for (int i = 0; i < n; i++) {
+		zombie |= threads[i].state == 'Z';
+		waiting |= threads[i].state == 'D';
+	}
+	free(threads);
+	if (!(zombie && waiting)) {
+		*since_ms = 0;
+		return false;
+	}
+	if (!*since_ms)
+		*since_ms = monotonic_ms();
+	return monotonic_ms() - *since_ms >= 1000;
+}
+
+/* A fork catchpoint fired. The child is held by gdb until the parent is
+ * resumed (gdb detaches it then): the one moment it can be cleaned. */
+static void note_fork(struct session *s, const struct mi_record *ev)
+{
+	long long child = 0;
+	s->forks++;
+	if (mi_value_get_int(ev->results, "newpid", &child) == 0 && child > 0 && s->on_fork)
+		s->on_fork(s->on_fork_ctx, (pid_t)child);
+}
+
+/* Keeps the session's view of the target in step with gdb's records:
+ * *stopped (possibly because it exited), *running, and in non-stop mode
+ * which threads each of them concerns. */
+void session_track_exec_event(struct session *s, const struct mi_record *ev)
+{
+	if (ev->kind == MI_RECORD_NOTIFY && s->non_stop && strcmp(ev->klass, "thread-exited") == 0) {
+		const char *id = mi_value_get_string(ev->results, "id");
+		if (id)
+			session_forget_stopped_thread(s, atoi(id));
+		s->stopped = s->nstopped_ids > 0;
+		return;
+	}
+	if (ev->kind != MI_RECORD_EXEC)
+		return;
+	int id = session_thread_id_of(ev);
+	if (strcmp(ev->klass, "stopped") == 0) {
+		const char *reason = mi_value_get_string(ev->results, "reason");
+		if (session_is_exit_reason(reason))
+			s->target_exited = true;
+		if (reason && strcmp(reason, "exec") == 0)
+			note_exec(s, ev);
+		if (reason && strcmp(reason, "fork") == 0)
+			note_fork(s, ev);
+		if (!s->non_stop)
+			s->stopped = true;
+		else if (id > 0)
+			session_note_stopped_thread(s, id);
+	} else if (strcmp(ev->klass, "running") == 0) {
+		if (!s->non_stop)
+			s->stopped = false;
+		else if (id > 0)
+			session_forget_stopped_thread(s, id);
+		else
+			s->nstopped_ids = 0;   /* thread-id="all" */
+	}
+	if (s->non_stop)
+		s->stopped = s->nstopped_ids > 0;
+}
+
+/* gdb follows a launched command's exec and reads the new program's
+ * symbols then. A session that wants none drops them once gdb has switched
+ * programs (its thread group names the new executable), polling for up to
+ * two seconds; if gdb is slower the symbols stay, which costs only speed. */
+void session_drop_symbols_after_exec(struct session *s)
+{
+	/* Switched: gdb names the program the child runs now, or at least no
+	 * longer the one it forked from (us), should the two spell paths
+	 * differently. */
+	char exe[4096], forked_from[4096];
+	if (proc_exe_path(s->pid, exe, sizeof exe, NULL) < 0 ||
+	    proc_exe_path(getpid(), forked_from, sizeof forked_from, NULL) < 0)
+		return;
+	for (int attempt = 0; attempt < 400; attempt++) {
+		struct mi_record *r = NULL;
+		if (session_command(s, &r, NULL, "-list-thread-groups", NULL) < 0)
+			return;
+		const struct mi_value *groups = mi_value_get(r->results, "groups");
+		const char *running = mi_value_get_string(mi_value_at(groups, 0), "executable");
+		bool switched = running && (strcmp(running, exe) == 0 || strcmp(running, forked_from) != 0);
+		mi_record_free(r);
+		if (switched) {
+			session_command(s, NULL, NULL, "-file-symbol-file", NULL);
+			return;
+		}
+		struct timespec pause = { 0, 5000000 };
+		nanosleep(&pause, NULL);
+	}
+	if (s->verbose)
+		fprintf(stderr, "xgdbprof: gdb had not followed the exec of process %d after 2 s; it keeps its symbols\n",
+			(int)s->pid);
+}

@@ -1,0 +1,264 @@
+/* session_gdb.c — the gdb process: finding, starting, configuring it; the guardian. */
+#include "config.h"
+#include "session/session_internal.h"
+
+static const char *gdb_default_path(const struct session_options *opts)
+{
+	/* --gdb, then $XGDBPROF_GDB, then the configured default. */
+	if (opts && opts->gdb_path)
+		return opts->gdb_path;
+	const char *env = getenv("XGDBPROF_GDB");
+	if (env && *env)
+		return env;
+	return XGDBPROF_GDB_DEFAULT;
+}
+
+/* Checks the gdb to use exists and is >= 10. Fills *path_out with the gdb
+ * chosen (opts->gdb_path, else $XGDBPROF_GDB, else the configured default). */
+static int session_check_gdb(const struct session_options *opts, const char **path_out, struct xerr *e)
+{
+	const char *path = gdb_default_path(opts);
+	int major = 0, minor = 0;
+	struct mi_error me;
+	if (path_out)
+		*path_out = path;
+	if (mi_gdb_version(path, &major, &minor, &me) < 0)
+		return xerr_set(e, "cannot run gdb (%s): %s; install it with `apt-get install gdb`, "
+				"or point XGDBPROF_GDB at a gdb binary", path, me.message);
+	if (major < 10)
+		return xerr_set(e, "%s is gdb %d.%d, xgdbprof needs gdb 10 or newer (for MI3): "
+				"install a newer gdb or point XGDBPROF_GDB at one", path, major, minor);
+	return 0;
+}
+
+/* "GNU gdb (Debian 13.1-3) 13.1\n..." -> 13, 1: the last number of the first line. */
+static void parse_gdb_version(const char *text, int *major, int *minor)
+{
+	const char *end = strchr(text, '\n');
+	if (!end)
+		end = text + strlen(text);
+	const char *p = end;
+	while (p > text && p[-1] != ' ')
+		p--;
+	if (sscanf(p, "%d.%d", major, minor) < 1)
+		*major = *minor = 0;
+}
+
+struct session *session_new(const struct session_options *opts, struct xerr *e)
+{
+	const char *gdb_path = gdb_default_path(opts);
+	struct session *s = calloc(1, sizeof *s);
+	if (!s) {
+		xerr_set(e, "out of memory");
+		return NULL;
+	}
+	s->timeout_ms = session_timeout(opts);
+	s->verbose = opts && opts->verbose;
+	struct mi_conn_options mo = { .gdb_path = gdb_path, .startup_timeout_ms = s->timeout_ms,
+				      .stall_kill_ms = GDB_STALL_KILL_MS };
+	struct mi_error me;
+	s->gdb = mi_conn_spawn(&mo, &me);
+	if (!s->gdb) {
+		/* Say why precisely: missing, too old (no MI3), or something else. */
+		if (session_check_gdb(opts, NULL, e) == 0)
+			xerr_set(e, "cannot start gdb (%s): %s", gdb_path, me.message);
+		free(s);
+		return NULL;
+	}
+	/* The running gdb tells its version (a separate `gdb --version` would
+	 * cost a whole gdb start-up). MI3 exists since gdb 9; we need 10. */
+	struct mi_record *version = NULL;
+	int major = 0, minor = 0;
+	if (session_command(s, &version, NULL, "-gdb-version", NULL) == 0 && version->console)
+		parse_gdb_version(version->console, &major, &minor);
+	mi_record_free(version);
+	if (major < 10) {
+		xerr_set(e, "%s is gdb %d.%d, xgdbprof needs gdb 10 or newer (for MI3): "
+			 "install a newer gdb or point XGDBPROF_GDB at one", gdb_path, major, minor);
+		mi_conn_free(s->gdb);
+		free(s);
+		return NULL;
+	}
+	/* Every stop makes gdb describe the stopped frame; evaluating the
+	 * arguments of a Rust frame there costs milliseconds per stop and we
+	 * never read them. */
+	session_command(s, NULL, NULL, "-gdb-set", "print", "frame-arguments", "none", NULL);
+	session_command(s, NULL, NULL, "-gdb-set", "print", "entry-values", "no", NULL);
+	/* The reference walker must see the same frames as ours: past main too. */
+	session_command(s, NULL, NULL, "-gdb-set", "backtrace", "past-main", "on", NULL);
+	/* gdb reads the shared libraries' symbols while attaching, with every
+	 * thread stopped; with Debian's libc6-dbg present (gdb recommends it)
+	 * that meant decompressing and indexing libc's DWARF: ~220 ms of the
+	 * ~270 ms attach stop here. A session that takes only registers from
+	 * gdb does not need it (our symbolizer reads those files itself). */
+	if (opts && (opts->no_separate_debug || opts->no_symbols))
+		session_command(s, NULL, NULL, "-gdb-set", "debug-file-directory", "", NULL);
+	/* gdb describes every stopped frame (function, file, line) in *stopped
+	 * and again on its console; with the program's symbols loaded that is
+	 * a symbol-table and line-table lookup per sample, paid while the
+	 * target waits (docs/sampling.md, "Levers we use"). */
+	s->no_symbols = opts && opts->no_symbols;
+	if (s->no_symbols)
+		session_command(s, NULL, NULL, "-gdb-set", "auto-solib-add", "off", NULL);
+	/* Must precede the attach. */
+	s->non_stop = opts && opts->non_stop;
+	s->hold_at_entry = opts && opts->hold_at_entry;
+	/* Children and new programs (docs/tracing.md, "Forks and exec"): a
+	 * forked child is detached at once (gdb removes its copies of our
+	 * breakpoints first), the target stays the parent, and an exec is
+	 * followed in the same inferior, where the exec catchpoint stops it. */
+	session_command(s, NULL, NULL, "-gdb-set", "detach-on-fork", "on", NULL);
+	session_command(s, NULL, NULL, "-gdb-set", "follow-fork-mode", "parent", NULL);
+	session_command(s, NULL, NULL, "-gdb-set", "follow-exec-mode", "same", NULL);
+	if (s->non_stop && session_command(s, NULL, e, "-gdb-set", "non-stop", "on", NULL) < 0) {
+		xerr_prefix(e, "switching gdb to non-stop mode");
+		mi_conn_free(s->gdb);
+		free(s);
+		return NULL;
+	}
+	/* To resume a thread over a breakpoint gdb can execute a copy of the
+	 * instruction elsewhere (displaced stepping). For a RIP-relative
+	 * instruction on x86-64 it loads a scratch register (rcx, say) with
+	 * the instruction's address and puts it back only if the copy ran; gdb
+	 * before 14 leaves it changed when the step is interrupted first
+	 * (displaced_step_buffers::finish then only relocates the PC), which
+	 * our stops and detach do all the time: the thread goes on with a
+	 * corrupted register. Off, gdb steps over in place with the other
+	 * threads held (docs/design.md). Non-stop sessions keep gdb's default:
+	 * gdb 13 in non-stop mode with displaced stepping off pauses every
+	 * thread for each in-place step and drops the stop we asked for
+	 * meanwhile (a thread never reported stopped). A displaced step needs
+	 * no scratch register unless the instruction is RIP-relative: gdb's own
+	 * breakpoints sit on ld.so's nop and ret instructions, and the tracer
+	 * turns displaced stepping off (session_displaced_stepping_off) before
+	 * it inserts a breakpoint on a RIP-relative instruction. */
+	if (!s->non_stop && session_command(s, NULL, e, "-gdb-set", "displaced-stepping", "off", NULL) < 0) {
+		xerr_prefix(e, "turning off gdb's displaced stepping");
+		mi_conn_free(s->gdb);
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* A session that takes only registers and memory from gdb does not need it
+ * to follow the shared libraries either: with no file to read the dynamic
+ * linker from, gdb plants no breakpoint in ld.so (its shared-library event
+ * breakpoints; setting the sysroot takes out those already in), so the
+ * target holds no int3 of gdb's at all. Each dlopen then no longer stops
+ * the target, and a gdb killed meanwhile leaves nothing behind that a
+ * thread could meet before the rescue. Nothing can be created in
+ * /proc/self/fdinfo (and a lookup there fails with ENOENT, which gdb takes
+ * as a warning, not an error).
+ * gdb then names threads "LWP N" (no libthread_db), which is all we read.
+ * gdb reads target memory for it: the target must be stopped, or not yet
+ * attached. */
+int session_forget_libraries(struct session *s, struct xerr *e)
+{
+	if (session_command(s, NULL, e, "-gdb-set", "sysroot", "/proc/self/fdinfo/xgdbprof-reads-no-libraries", NULL) < 0)
+		return xerr_prefix(e, "telling gdb to read no libraries");
+	return 0;
+}
+
+/* Continues pid (SIGCONT) while any of its threads is stopped (state T; t
+ * too unless only_untraced, which then waits while one is traced) until it
+ * has stayed running for calm_ticks 10 ms ticks, or 3 s have passed, or it
+ * is gone. A SIGSTOP gdb sent may still be pending in a thread that has not
+ * run since; it lands when the thread next runs, hence the calm window. */
+void session_continue_stopped_target(pid_t pid, bool only_untraced, int calm_ticks)
+{
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	for (int attempt = 0, calm = 0; attempt < 300 && calm < calm_ticks; attempt++) {
+		char state = proc_state(pid);
+		if (state == 0 || state == 'Z' || state == 'X')
+			return;
+		bool stopped = only_untraced ? proc_any_thread_in(pid, "T") && !proc_any_thread_in(pid, "t")
+					     : proc_any_thread_in(pid, "Tt");
+		if (stopped) {
+			kill(pid, SIGCONT);
+			calm = 0;
+		} else {
+			calm++;
+		}
+		nanosleep(&tick, NULL);
+	}
+}
+
+/* The guardian's side: blocks until xgdbprof says it is done (one byte) or
+ * is gone (end of file: killed, SIGKILL runs no handler). Then gdb, which
+ * sees its input close and detaches, is left to finish, and a target that
+ * is now stopped (state T, untraced) is continued, as session_rescue_stopped_target
+ * does. Never returns. */
+static void guard(int fd, pid_t target, pid_t gdb)
+{
+	/* gdb must see its input close when we die: no copy of its pipes here. */
+	long max_fd = sysconf(_SC_OPEN_MAX);
+	for (long other = 0; other < (max_fd > 0 && max_fd < 65536 ? max_fd : 65536); other++)
+		if (other != fd)
+			close((int)other);
+	int null = open("/dev/null", O_RDWR);
+	if (null == 0) {
+		dup2(null, 1);
+		dup2(null, 2);
+	}
+	char said;
+	ssize_t n;
+	while ((n = read(fd, &said, 1)) < 0 && errno == EINTR)
+		;
+	if (n == 1)
+		_exit(0);
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	for (int i = 0; i < 3000 && gdb > 0 && kill(gdb, 0) == 0; i++)
+		nanosleep(&tick, NULL);
+	/* Another tracer that came since is left alone: untraced threads only;
+	 * a calm second, as the pending SIGSTOP lands when its thread runs. */
+	session_continue_stopped_target(target, true, 100);
+	_exit(0);
+}
+
+/* If xgdbprof is killed outright, nothing of ours runs: gdb sees its input
+ * close and detaches, and in non-stop mode that left a SIGSTOP gdb had sent
+ * pending (the target stopped, state T, in 9 of 20 SIGKILLs at 999 Hz;
+ * tests/safety.sh). A small process of ours outlives us to continue it.
+ * Best effort: without it (fork failed) the session works as before. */
+void session_start_guardian(struct session *s, pid_t target)
+{
+	s->guardian = 0;
+	s->guardian_fd = -1;
+	if (s->was_stopped_before)
+		return;
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return;
+	pid_t gdb = mi_conn_gdb_pid(s->gdb);
+	fflush(NULL);
+	pid_t child = fork();
+	if (child == 0) {
+		signal(SIGINT, SIG_IGN);
+		signal(SIGQUIT, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		signal(SIGTSTP, SIG_IGN);
+		guard(fds[0], target, gdb);
+	}
+	close(fds[0]);
+	if (child < 0) {
+		close(fds[1]);
+		return;
+	}
+	s->guardian = child;
+	s->guardian_fd = fds[1];
+}
+
+/* Tells the guardian we ended the session ourselves, and reaps it. */
+void session_stop_guardian(struct session *s)
+{
+	if (s->guardian <= 0)
+		return;
+	ssize_t ignored = write(s->guardian_fd, "D", 1);
+	(void)ignored;
+	close(s->guardian_fd);
+	int status;
+	while (waitpid(s->guardian, &status, 0) < 0 && errno == EINTR)
+		;
+	s->guardian = 0;
+}

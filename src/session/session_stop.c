@@ -1,0 +1,372 @@
+/* session_stop.c — stop and resume; threads, frames and registers. */
+#include "config.h"
+#include "session/session_internal.h"
+
+/* The most registers one query reads. */
+enum { MAX_REGS = 32 };
+
+int session_stop(struct session *s, struct xerr *e)
+{
+	if (s->stopped && !s->non_stop)
+		return 0;
+	if (session_command(s, NULL, e, "-exec-interrupt", "--all", NULL) < 0)
+		return xerr_prefix(e, "stopping process %d", (int)s->pid);
+	if ((s->non_stop ? session_wait_all_threads_stopped(s, e) : session_wait_stopped(s, e)) < 0)
+		return xerr_prefix(e, "stopping process %d", (int)s->pid);
+	if (s->target_exited)
+		return xerr_set(e, "process %d exited", (int)s->pid);
+	return 0;
+}
+
+int session_displaced_stepping_off(struct session *s, struct xerr *e)
+{
+	if (session_command(s, NULL, e, "-gdb-set", "displaced-stepping", "off", NULL) < 0)
+		return xerr_prefix(e, "turning off gdb's displaced stepping");
+	return 0;
+}
+
+/* Sends command ("-exec-interrupt", "-exec-continue") for one thread.
+ * Returns 0 sent, 1 refused while gdb lives (it no longer knows the thread:
+ * it exited), -1 with e when gdb is gone ("stopping thread N of ..."). */
+static int thread_command(struct session *s, const char *command, int gdb_id, const char *doing, struct xerr *e)
+{
+	char id[16];
+	snprintf(id, sizeof id, "%d", gdb_id);
+	struct xerr refused;
+	if (session_command(s, NULL, &refused, command, "--thread", id, NULL) == 0)
+		return 0;
+	if (!mi_conn_alive(s->gdb))
+		return xerr_set(e, "%s thread %d of process %d: %s", doing, gdb_id, (int)s->pid, refused.msg);
+	return 1;
+}
+
+/* Lets the session see every record gdb has already sent (the view of
+ * which threads are stopped follows them). 0, or -1 on error (in e). */
+static int take_pending_events(struct session *s, struct xerr *e)
+{
+	struct mi_record *ev;
+	int got;
+	while ((got = session_wait_event(s, 0, &ev, e)) == 1)
+		mi_record_free(ev);
+	return got < 0 ? -1 : 0;
+}
+
+int session_stop_thread(struct session *s, int gdb_id, struct xerr *e)
+{
+	if (!s->non_stop)
+		return xerr_set(e, "stopping one thread needs gdb's non-stop mode");
+	/* Records gdb sent since the last session_command (another thread's *running, a
+	 * thread's exit) bring the session's view up to date first. */
+	if (take_pending_events(s, e) < 0)
+		return -1;
+	struct mi_record *ev;
+	int got;
+	if (s->target_exited)
+		return xerr_set(e, "process %d exited", (int)s->pid);
+	if (session_thread_is_stopped(s, gdb_id))
+		return 0;
+	int sent = thread_command(s, "-exec-interrupt", gdb_id, "stopping", e);
+	if (sent != 0)
+		return sent;   /* 1: gdb no longer knows it, it exited meanwhile */
+	uint64_t deadline = session_deadline_in(s->timeout_ms);
+	while (!session_thread_is_stopped(s, gdb_id)) {
+		if (s->target_exited)
+			return xerr_set(e, "process %d exited", (int)s->pid);
+		if (s->execed)
+			return 0;
+		got = session_event_before(s, deadline, "report a thread stopped", &ev, e);
+		if (got < 0)
+			return xerr_prefix(e, "stopping thread %d of process %d", gdb_id, (int)s->pid);
+		if (got == 0)
+			return xerr_set(e, "gdb did not report thread %d of process %d stopped within %d ms", gdb_id,
+					(int)s->pid, s->timeout_ms);
+		const char *gone = session_is_thread_exited(ev) ? mi_value_get_string(ev->results, "id") : NULL;
+		bool exited = gone && atoi(gone) == gdb_id;
+		mi_record_free(ev);
+		if (exited)
+			return 1;
+	}
+	return 0;
+}
+
+int session_resume_thread(struct session *s, int gdb_id, struct xerr *e)
+{
+	if (!s->non_stop)
+		return xerr_set(e, "resuming one thread needs gdb's non-stop mode");
+	if (!session_thread_is_stopped(s, gdb_id) || s->execed)
+		return 0;
+	/* Refused (1): the thread exited while stopped, gdb has forgotten it.
+	 * Sent: gdb answers ^running once it has resumed the thread (its
+	 * *running follows in the same write), no need to wait for that record. */
+	if (thread_command(s, "-exec-continue", gdb_id, "resuming", e) < 0)
+		return -1;
+	session_forget_stopped_thread(s, gdb_id);
+	s->stopped = s->nstopped_ids > 0;
+	return 0;
+}
+
+int session_resume(struct session *s, struct xerr *e)
+{
+	/* After an exec only the detach may let it go (session.h). */
+	if (!s->stopped || s->execed)
+		return 0;
+	if (session_command(s, NULL, e, "-exec-continue", s->non_stop ? "--all" : NULL, NULL) < 0)
+		return xerr_prefix(e, "resuming process %d", (int)s->pid);
+	s->stopped = false;
+	s->held_at_entry = false;
+	s->nstopped_ids = 0;
+	return session_wait_running(s, e);
+}
+
+/* "Thread 0x7f... (LWP 1234)" or "process 1234" → 1234. */
+static pid_t tid_from_target_id(const char *target_id)
+{
+	const char *lwp = target_id ? strstr(target_id, "LWP ") : NULL;
+	if (lwp)
+		return (pid_t)strtol(lwp + 4, NULL, 10);
+	const char *proc = target_id ? strstr(target_id, "process ") : NULL;
+	return proc ? (pid_t)strtol(proc + 8, NULL, 10) : 0;
+}
+
+static int compare_thread_tid(const void *a, const void *b)
+{
+	const struct session_thread *x = a, *y = b;
+	return compare_i64(x->tid, y->tid);
+}
+
+/* The list named key in r's ^done record as a zeroed array of as many
+ * items of item_size, each set by fill(ctx, item, entry, index); frees r.
+ * Returns 0 with *items (at least one allocated) and *count, or -1 out of
+ * memory (said in e). */
+static int list_to_array(struct mi_record *r, const char *key, size_t item_size,
+			 void (*fill)(void *ctx, void *item, const struct mi_value *entry, size_t index), void *ctx,
+			 void **items, size_t *count, struct xerr *e)
+{
+	const struct mi_value *list = mi_value_get(r->results, key);
+	size_t n = mi_value_count(list);
+	char *out = calloc(n ? n : 1, item_size);
+	if (out) {
+		for (size_t i = 0; i < n; i++)
+			fill(ctx, out + i * item_size, mi_value_at(list, i), i);
+	}
+	mi_record_free(r);
+	if (!out)
+		return xerr_set(e, "out of memory");
+	*items = out;
+	*count = n;
+	return 0;
+}
+
+static void fill_thread(void *session, void *item, const struct mi_value *t, size_t index)
+{
+	const struct session *s = session;
+	struct session_thread *out = item;
+	long long id = 0;
+	(void)index;
+	mi_value_get_int(t, "id", &id);
+	out->gdb_id = (int)id;
+	out->tid = tid_from_target_id(mi_value_get_string(t, "target-id"));
+	const char *name = mi_value_get_string(t, "name");
+	struct proc_thread pt;
+	if (proc_thread_read(s->pid, out->tid, &pt, NULL) == 0) {
+		out->state = pt.state;
+		if (!name)
+			name = pt.name;
+		snprintf(out->name, sizeof out->name, "%s", name);
+	} else {
+		out->state = '?';
+		snprintf(out->name, sizeof out->name, "%s", name ? name : "");
+	}
+}
+
+int session_threads(struct session *s, struct session_thread **threads, size_t *count, struct xerr *e)
+{
+	struct mi_record *r;
+	void *items = NULL;
+	*threads = NULL;
+	*count = 0;
+	if (session_command(s, &r, e, "-thread-info", NULL) < 0)
+		return xerr_prefix(e, "listing threads");
+	if (list_to_array(r, "threads", sizeof **threads, fill_thread, s, &items, count, e) < 0)
+		return -1;
+	*threads = items;
+	qsort(*threads, *count, sizeof **threads, compare_thread_tid);
+	return 0;
+}
+
+static char *dup_or_null(const char *text)
+{
+	return text ? strdup(text) : NULL;
+}
+
+static void fill_frame(void *unused, void *item, const struct mi_value *f, size_t index)
+{
+	struct gdb_frame *out = item;
+	long long v = 0;
+	(void)unused;
+	out->level = mi_value_get_int(f, "level", &v) == 0 ? (int)v : (int)index;
+	out->pc = mi_value_get_int(f, "addr", &v) == 0 ? (uint64_t)v : 0;
+	out->line = mi_value_get_int(f, "line", &v) == 0 ? (int)v : 0;
+	out->function = dup_or_null(mi_value_get_string(f, "func"));
+	const char *file = mi_value_get_string(f, "fullname");
+	out->file = dup_or_null(file ? file : mi_value_get_string(f, "file"));
+	out->library = dup_or_null(mi_value_get_string(f, "from"));
+}
+
+int session_thread_frames(struct session *s, int gdb_id, int max_frames, struct gdb_frame **frames,
+			  size_t *count, struct xerr *e)
+{
+	char thread_text[32], high[32];
+	snprintf(thread_text, sizeof thread_text, "%d", gdb_id);
+	snprintf(high, sizeof high, "%d", max_frames > 0 ? max_frames - 1 : 100000);
+	struct mi_record *r;
+	void *items = NULL;
+	*frames = NULL;
+	*count = 0;
+	if (session_command(s, &r, e, "-stack-list-frames", "--thread", thread_text, "0", high, NULL) < 0)
+		return xerr_prefix(e, "listing frames of thread %d", gdb_id);
+	if (list_to_array(r, "stack", sizeof **frames, fill_frame, NULL, &items, count, e) < 0)
+		return -1;
+	*frames = items;
+	return 0;
+}
+
+int session_register_numbers(struct session *s, const char *const *names, size_t n, int *numbers,
+			     struct xerr *e)
+{
+	struct mi_record *r;
+	if (session_command(s, &r, e, "-data-list-register-names", NULL) < 0)
+		return xerr_prefix(e, "listing register names");
+	const struct mi_value *list = mi_value_get(r->results, "register-names");
+	size_t count = mi_value_count(list);
+	for (size_t k = 0; k < n; k++) {
+		numbers[k] = -1;
+		for (size_t i = 0; i < count; i++) {
+			const char *name = mi_value_string(mi_value_at(list, i));
+			if (name && strcmp(name, names[k]) == 0) {
+				numbers[k] = (int)i;
+				break;
+			}
+		}
+	}
+	mi_record_free(r);
+	return 0;
+}
+
+/* Arguments of -data-list-register-values for one thread, in hex. */
+struct register_query {
+	char thread_text[32], number_text[MAX_REGS][16];
+	const char *args[MAX_REGS + 4];
+};
+
+static int register_query_init(struct register_query *q, int gdb_id, const int *numbers, size_t n,
+			       struct xerr *e)
+{
+	if (n > MAX_REGS)
+		return xerr_set(e, "too many registers asked");
+	size_t nargs = 0;
+	snprintf(q->thread_text, sizeof q->thread_text, "%d", gdb_id);
+	q->args[nargs++] = "--thread";
+	q->args[nargs++] = q->thread_text;
+	q->args[nargs++] = "x";
+	for (size_t k = 0; k < n; k++) {
+		snprintf(q->number_text[k], sizeof q->number_text[k], "%d", numbers[k]);
+		q->args[nargs++] = q->number_text[k];
+	}
+	q->args[nargs] = NULL;
+	return 0;
+}
+
+/* values[k] from gdb's register-values list; 0 for a register not listed. */
+static void register_values(const struct mi_record *r, const int *numbers, size_t n, uint64_t *values)
+{
+	const struct mi_value *list = mi_value_get(r->results, "register-values");
+	size_t count = mi_value_count(list);
+	for (size_t k = 0; k < n; k++)
+		values[k] = 0;
+	for (size_t i = 0; i < count; i++) {
+		const struct mi_value *item = mi_value_at(list, i);
+		long long number, value;
+		if (mi_value_get_int(item, "number", &number) < 0 || mi_value_get_int(item, "value", &value) < 0)
+			continue;
+		for (size_t k = 0; k < n; k++)
+			if (numbers[k] == number)
+				values[k] = (uint64_t)value;
+	}
+}
+
+int session_thread_registers(struct session *s, int gdb_id, const int *numbers, size_t n,
+			     uint64_t *values, struct xerr *e)
+{
+	struct register_query q;
+	if (register_query_init(&q, gdb_id, numbers, n, e) < 0)
+		return -1;
+	struct mi_error me;
+	struct mi_record *r = NULL;
+	if (session_gdb_callv(s, &r, &me, "-data-list-register-values", q.args) < 0) {
+		mi_record_free(r);
+		return xerr_set(e, "reading registers of thread %d: %s", gdb_id, me.message);
+	}
+	register_values(r, numbers, n, values);
+	mi_record_free(r);
+	return 0;
+}
+
+int session_thread_registers_and_resume(struct session *s, int gdb_id, const int *numbers, size_t n,
+					uint64_t *values, struct xerr *e)
+{
+	if (!s->non_stop)
+		return xerr_set(e, "resuming one thread needs gdb's non-stop mode");
+	if (!session_thread_is_stopped(s, gdb_id) || s->execed)
+		return xerr_set(e, "thread %d of process %d is not stopped by us", gdb_id, (int)s->pid);
+	struct register_query q;
+	if (register_query_init(&q, gdb_id, numbers, n, e) < 0)
+		return -1;
+	const char *continue_args[] = { "--thread", q.thread_text, NULL };
+	struct mi_batch_call batch[2] = {
+		{ .command = "-data-list-register-values", .args = q.args },
+		{ .command = "-exec-continue", .args = continue_args },
+	};
+	struct mi_error me;
+	double t0 = monotonic_ms();
+	int rc = mi_conn_call_batch(s->gdb, s->timeout_ms, batch, 2, &me);
+	if (s->verbose)
+		fprintf(stderr, "xgdbprof: mi -data-list-register-values + -exec-continue: %.3f ms%s\n",
+			monotonic_ms() - t0, rc < 0 ? " (error)" : "");
+	/* As session_gdb_callv: a resume gdb never answered (a timeout, an interrupted
+	 * wait) leaves the thread in doubt, so gdb is given up on, which heals
+	 * the target; an answered register read does not change that. */
+	if (rc < 0 && !batch[1].result && mi_conn_alive(s->gdb))
+		session_give_up_on_gdb(s, "answer -exec-continue");
+	if (rc < 0 && !mi_conn_alive(s->gdb))
+		session_on_gdb_lost(s);
+	if (batch[0].rc == 0)
+		register_values(batch[0].result, numbers, n, values);
+	int result;
+	if (!mi_conn_alive(s->gdb))
+		result = xerr_set(e, "resuming thread %d of process %d: %s", gdb_id, (int)s->pid, me.message);
+	else if (batch[1].rc < 0)
+		/* Refused while gdb lives: the thread exited while stopped. */
+		result = 1;
+	else if (batch[0].rc < 0)
+		result = xerr_set(e, "reading registers of thread %d: %s", gdb_id, batch[0].err.message);
+	else
+		result = 0;
+	if (mi_conn_alive(s->gdb)) {
+		session_forget_stopped_thread(s, gdb_id);
+		s->stopped = s->nstopped_ids > 0;
+	}
+	mi_record_free(batch[0].result);
+	mi_record_free(batch[1].result);
+	return result;
+}
+
+void session_gdb_frames_free(struct gdb_frame *frames, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		free(frames[i].function);
+		free(frames[i].file);
+		free(frames[i].library);
+	}
+	free(frames);
+}

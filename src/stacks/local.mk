@@ -3,6 +3,8 @@
 noinst_LIBRARIES += src/stacks/libstacks.a
 src_stacks_libstacks_a_SOURCES = \
 	src/stacks/sampler.c \
+	src/stacks/sampler_internal.h \
+	src/stacks/sampler_walk.c \
 	src/stacks/sampler.h \
 	src/stacks/stop_clock.c \
 	src/stacks/stop_clock.h \

@@ -1,32 +1,7 @@
+/* sampler.c — sampling rounds: which threads to stop and when, the budgets, the run and its figures (see sampler.h). */
 #include "config.h"
-#include "stacks/sampler.h"
+#include "stacks/sampler_internal.h"
 
-#include "procfs/proc.h"
-#include "session/signals.h"
-#include "stacks/unwind.h"
-#include "util/array.h"
-#include "util/clock.h"
-#include "events/stop_budget.h"
-#include "util/stats.h"
-
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
-#include <errno.h>
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
-
-/* The unwinder's registers, then the three that say whether the thread sat in
- * a waiting system call when it was stopped (orig_rax: the call's number,
- * -1 outside a call; rsi: futex's operation) and whether the call had ended
- * by itself (rax: its result, or the kernel's code for a call our signal
- * interrupted). */
-enum { REG_RIP, REG_RSP, REG_RBP, REG_RBX, REG_R12, REG_R13, REG_R14, REG_R15, REG_ORIG_RAX, REG_RSI, REG_RAX,
-       NREGS };
 static const char *const register_names[NREGS] = {
 	"rip", "rsp", "rbp", "rbx", "r12", "r13", "r14", "r15", "orig_rax", "rsi", "rax",
 };
@@ -40,7 +15,7 @@ static const char *const register_names[NREGS] = {
  * of microseconds), so such a stop says where the thread went next, not
  * where it was. A thread that really was in the call when asked lands here
  * too: landing_kept tells the two apart in bulk. */
-static bool at_completed_return(uint64_t orig_rax, uint64_t rax)
+bool sampler_at_completed_return(uint64_t orig_rax, uint64_t rax)
 {
 	int64_t result = (int64_t)rax;
 	return (int64_t)orig_rax >= 0 && result != -4 && !(result <= -512 && result >= -516);
@@ -49,7 +24,7 @@ static bool at_completed_return(uint64_t orig_rax, uint64_t rax)
 /* x86-64 system calls that only wait (for a lock, a timer, an event, a
  * child) or give the CPU away: a thread stopped inside one was off the CPU
  * at that instant, or about to leave it. */
-static const char *waiting_syscall(uint64_t nr, uint64_t futex_op)
+const char *sampler_waiting_syscall(uint64_t nr, uint64_t futex_op)
 {
 	switch ((int64_t)nr) {
 	case 202: {   /* futex: its waiting operations only */
@@ -84,9 +59,9 @@ static const char *waiting_syscall(uint64_t nr, uint64_t futex_op)
 
 /* Why a thread off the CPU waits, in words, from the system call it sat in
  * when stopped (nr -1: none; a thread in state S/D outside a call is about
- * to enter or leave one). Wider than waiting_syscall: a blocking read is a
+ * to enter or leave one). Wider than sampler_waiting_syscall: a blocking read is a
  * wait too, though not one the on-CPU test may assume. */
-static const char *wait_reason(int64_t nr, uint64_t futex_op)
+const char *sampler_wait_reason(int64_t nr, uint64_t futex_op)
 {
 	switch (nr) {
 	case 202: {
@@ -114,92 +89,6 @@ static const char *wait_reason(int64_t nr, uint64_t futex_op)
 	}
 }
 
-/* What the sampler remembers of one thread between ticks. */
-struct tracked_thread {
-	pid_t tid;
-	int gdb_id;               /* 0 until gdb's -thread-info has named it */
-	uint64_t runtime_ns;      /* schedstat on-CPU time at its last walk */
-	uint64_t tick_runtime_ns; /* schedstat on-CPU time at the previous tick */
-	bool have_tick_runtime;
-	char tick_state;          /* state reported at the previous tick */
-	bool have_stack;
-	struct stack stack;       /* last symbolized stack (frames owned here) */
-	bool seen;                /* present in this tick's /proc listing */
-	bool wanted;              /* selected this tick */
-	bool walk;                /* needs a fresh walk this tick */
-	struct proc_thread proc;  /* /proc view this tick */
-	uint64_t *pcs;            /* raw walk result, this tick */
-	size_t npcs;
-	uint64_t *ref_pcs;        /* SAMPLER_WALKER_BOTH: gdb's walk of the same stop */
-	size_t nref_pcs;
-	int partial_regs_agree;   /* SAMPLER_WALKER_BOTH: 1 when the dwfl walk from rip, rsp and rbp alone
-				   * (capture_from_proc's) found the same PCs as from all registers,
-				   * 0 when not, -1 not tried */
-	struct stack_capture capture;  /* fast walker: taken while stopped, unwound after */
-	bool captured;            /* capture holds this tick's stop */
-	const char *waiting_in;   /* the waiting system call it sat in when stopped, or NULL */
-	const char *wait;         /* wait_reason of that stop */
-	bool at_return;           /* that stop landed at a completed system call's return */
-	int on_cpu_at_ask;        /* proc_thread_on_cpu just before the interrupt: 1, 0, -1 unknown */
-	bool entered_wait;        /* this stop landed in a futex wait the thread, on a CPU when asked,
-				   * went into by itself meanwhile (on_cpu_when_asked) */
-	uint64_t first_ticks, first_kernel_ticks;  /* /proc CPU ticks (all, kernel) at its first listing */
-	uint64_t on_cpu_elsewhere;  /* on-CPU walks kept that did not land at a completed call's return */
-	uint64_t on_cpu_at_return;  /* on-CPU walks kept that did */
-	uint64_t first_seen_ns;   /* its first /proc listing in this run */
-	uint64_t last_seen_ns;    /* its latest one */
-	uint64_t stopped_ns;      /* time our stops held it, over the run: wall, interrupt to resume */
-	/* The kernel's account of a stop. Wall time from the interrupt to the
-	 * resume overstates what the thread lost: until the signal lands it
-	 * runs, or waits for a CPU as it would anyway. This tick's schedstat
-	 * read (on-CPU and run-queue ns, and when it was read) brackets a stop
-	 * with the next tick's read: held = wall less on-CPU less queued growth
-	 * between the two, at most the wall stop (a thread that slept in
-	 * between makes it an upper bound). */
-	bool sched_ok;            /* this tick's schedstat read worked */
-	uint64_t sched_read_ns, sched_run_ns, sched_wait_ns;
-	bool held_pending;        /* a stop not yet settled by a later read */
-	uint64_t pending_wall_ns, pending_read_ns, pending_run_ns, pending_wait_ns;
-	uint64_t held_ns;         /* settled held time, over the run (unsettled stops: their wall time) */
-	struct stop_budget budget;  /* non-stop: this thread's own share (charged the wall stop, refunded
-				     * the difference once held is known) */
-	double budget_spent_s;    /* what the budget has been charged, running total */
-	bool planned;             /* wanted by this tick's plan, before the budget had its say */
-	uint64_t stops;           /* times we stopped it */
-	uint64_t sample_base_ns;  /* on-CPU ns its samples so far stand for: the next one stands for the rest */
-};
-
-struct sampler {
-	struct session *session;
-	struct symbolizer *sym;
-	const struct sampler_config *cfg;
-	struct unwinder *unwinder;
-	int regnums[NREGS];
-	pcre2_code *name_regex;
-	pcre2_match_data *match;
-	struct tracked_thread *threads;
-	size_t nthreads, cap;
-	size_t max_chain;         /* frames one PC may expand to */
-	uint64_t last_plan_ns;    /* when the previous tick read /proc */
-	struct sampler_stats *stats;  /* the run's, for counters kept where the decisions are */
-	uint64_t start_ns;        /* the run's start, for the events' since_start_ns */
-	uint64_t seen_cpu_ns;     /* CPU time of the threads /proc listed, between their listings
-				   * (from birth for threads born during the run) */
-	double thread_stopped_max_pct;  /* the largest share of its own time any thread was held
-					 * (thread_stopped_share), over threads gone so far */
-	bool snapshot;            /* one round of every thread (dump): every walked stack is kept */
-	double *held_ms_log;      /* each settled stop's held time (per thread), for the percentiles */
-	double held_sum_ms;       /* their sum */
-	uint64_t sampled_cpu_ns;  /* the CPU time the samples handed on stand for (event cpu_ns), summed */
-	uint64_t unsampled_gone_ns;  /* CPU of threads gone since, after their last sample (as last listed) */
-	size_t unsampled_gone_threads;
-	size_t nheld_ms_log, held_ms_log_cap;
-	double thread_held_max_pct;  /* as thread_stopped_max_pct, of held time */
-	double thread_rate_max_hz;   /* the most stops a second any thread got (over a second or more) */
-	uint64_t *pc_buffer;      /* 2 * cap * max_frames PCs, carved per thread */
-	size_t pc_buffer_threads;
-};
-
 static struct tracked_thread *find_thread(struct sampler *sp, pid_t tid)
 {
 	for (size_t i = 0; i < sp->nthreads; i++)
@@ -208,7 +97,7 @@ static struct tracked_thread *find_thread(struct sampler *sp, pid_t tid)
 	return NULL;
 }
 
-static void stack_release(struct stack *st)
+void sampler_stack_release(struct stack *st)
 {
 	free(st->frames);
 	st->frames = NULL;
@@ -292,7 +181,7 @@ static void book_stop(struct sampler *sp, struct tracked_thread *t, uint64_t wal
 }
 
 /* Whether an on-CPU walk whose stop landed at a completed system call's
- * return (at_completed_return) is kept. Such a stop found the thread either
+ * return (sampler_at_completed_return) is kept. Such a stop found the thread either
  * in the call (it was there when asked) or at the return of a call it made
  * after it was asked, while it ran user code; no register tells which. The
  * kernel's tick accounting does, in bulk: the share K of its CPU time the
@@ -418,7 +307,7 @@ static int plan_tick(struct sampler *sp, struct xerr *e)
 				sp->unsampled_gone_threads++;
 			}
 			fold_thread_shares(sp, &sp->threads[i], sp->threads[i].last_seen_ns, 1000000000u);
-			stack_release(&sp->threads[i].stack);
+			sampler_stack_release(&sp->threads[i].stack);
 			unwinder_capture_release(&sp->threads[i].capture);
 		}
 	}
@@ -427,7 +316,7 @@ static int plan_tick(struct sampler *sp, struct xerr *e)
 }
 
 /* Asks gdb for the thread list when a thread to walk has no gdb id yet. */
-static int map_gdb_ids(struct sampler *sp, struct xerr *e)
+int sampler_map_gdb_ids(struct sampler *sp, struct xerr *e)
 {
 	bool missing = false;
 	for (size_t i = 0; i < sp->nthreads; i++)
@@ -451,7 +340,7 @@ static int map_gdb_ids(struct sampler *sp, struct xerr *e)
  * runnable but mostly queued: off the CPU, unless /proc said it was on one
  * at the instant we asked it to stop (its spin, or the yield's own kernel
  * work, is CPU time perf counts). */
-static void on_cpu_when_asked(const struct sampler *sp, struct tracked_thread *t, uint64_t orig_rax)
+void sampler_on_cpu_when_asked(const struct sampler *sp, struct tracked_thread *t, uint64_t orig_rax)
 {
 	t->entered_wait = false;
 	if (t->on_cpu_at_ask != 1)
@@ -475,7 +364,7 @@ static void on_cpu_when_asked(const struct sampler *sp, struct tracked_thread *t
 }
 
 /* Whether the innermost kernel function of a thread not on a CPU
- * (proc_thread_on_cpu) belongs to a system call waiting_syscall would call
+ * (proc_thread_on_cpu) belongs to a system call sampler_waiting_syscall would call
  * a wait: sched_yield (the read said the thread is not on a CPU), a futex
  * wait, a sleep, a poll. Kernel function names change between versions:
  * an unknown one is not a wait (the thread is stopped as before). */
@@ -489,305 +378,6 @@ static bool waits_in_kernel(const char *fn)
 		if (strstr(fn, waits[i]))
 			return true;
 	return false;
-}
-
-/* Takes a stopped thread's registers (gdb's values, in register_names'
- * order) for its capture: what the unwinder starts from, and where the
- * stop found the thread (a waiting call, a call's return). */
-static void take_registers(const struct sampler *sp, struct tracked_thread *t, const uint64_t *values)
-{
-	t->capture.regs = (struct unwind_regs){
-		.rip = values[REG_RIP], .rsp = values[REG_RSP], .rbp = values[REG_RBP], .rbx = values[REG_RBX],
-		.r12 = values[REG_R12], .r13 = values[REG_R13], .r14 = values[REG_R14], .r15 = values[REG_R15],
-	};
-	t->waiting_in = waiting_syscall(values[REG_ORIG_RAX], values[REG_RSI]);
-	t->wait = wait_reason((int64_t)values[REG_ORIG_RAX], values[REG_RSI]);
-	t->at_return = at_completed_return(values[REG_ORIG_RAX], values[REG_RAX]);
-	on_cpu_when_asked(sp, t, values[REG_ORIG_RAX]);
-}
-
-static int capture_fast(struct sampler *sp, struct tracked_thread *t, struct xerr *e);
-
-/* Fast walker: where a stopped thread is comes from /proc
- * (proc_thread_syscall: pc, stack pointer, the system call it is in and
- * its arguments) and its stack window is read at that stack pointer. gdb
- * is then asked only for what /proc cannot give (partial_registers): rbp,
- * and rax when the thread is in a system call (did the call complete?).
- * gdb 13 takes ~35 us to format each register it lists: 1-2 instead of 11
- * save ~0.3 ms of every thread's stop. rbx and r12-r15 stay unknown: a
- * frame whose CFA rule needs one ends the walk (compiled code's CFA is
- * rsp- or rbp-based; `dump --check-walkers` compares, tests/dump.sh).
- * Returns 1 when /proc said nothing (the caller reads every register from
- * gdb), else 0 with *captured telling whether the window was read. */
-static int capture_from_proc(struct sampler *sp, struct tracked_thread *t, struct proc_syscall *where,
-			     bool *captured)
-{
-	if (proc_thread_syscall(session_pid(sp->session), t->tid, where) < 0 || where->sp == 0)
-		return 1;
-	struct unwind_regs regs = { .rip = where->pc, .rsp = where->sp, .callee_saved_unknown = true };
-	struct xerr unused;
-	*captured = unwinder_capture(sp->unwinder, t->tid, &regs, &t->capture, &unused) == 0;
-	return 0;
-}
-
-/* gdb's numbers of the registers capture_from_proc leaves to gdb, into
- * asked; returns how many. */
-static size_t partial_registers(const struct sampler *sp, const struct proc_syscall *where, int asked[2])
-{
-	asked[0] = sp->regnums[REG_RBP];
-	asked[1] = sp->regnums[REG_RAX];
-	return where->in_syscall ? 2 : 1;
-}
-
-/* Completes a capture_from_proc capture with gdb's values of
- * partial_registers. */
-static void take_partial_registers(const struct sampler *sp, struct tracked_thread *t, const struct proc_syscall *where,
-				   const uint64_t *values)
-{
-	t->capture.regs.rbp = values[0];
-	uint64_t orig_rax = where->in_syscall ? (uint64_t)where->nr : (uint64_t)-1;
-	t->waiting_in = waiting_syscall(orig_rax, where->args[1]);
-	t->wait = wait_reason((int64_t)orig_rax, where->args[1]);
-	t->at_return = where->in_syscall && at_completed_return(orig_rax, values[1]);
-	on_cpu_when_asked(sp, t, orig_rax);
-	t->captured = true;
-}
-
-/* Non-stop, fast walker: capture_from_proc, then one write to gdb reads
- * the partial registers and resumes the thread
- * (session_thread_registers_and_resume), so the thread is held for one
- * exchange with gdb, not two with our reading in between. Returns 1 when
- * /proc said nothing (nothing done: the caller reads and resumes the usual
- * way), 0 once the thread is resumed (t->walk false when nothing usable was
- * captured; *resume_at when the exchange began), -1 with e when gdb is
- * gone. */
-static int capture_fast_and_resume(struct sampler *sp, struct tracked_thread *t, uint64_t *resume_at,
-				   struct xerr *e)
-{
-	struct proc_syscall where;
-	bool captured;
-	if (capture_from_proc(sp, t, &where, &captured) != 0)
-		return 1;
-	int asked[2];
-	uint64_t values[2] = { 0, 0 };
-	size_t nasked = partial_registers(sp, &where, asked);
-	*resume_at = monotonic_ns();
-	struct xerr resume_error;
-	int rc = session_thread_registers_and_resume(sp->session, t->gdb_id, asked, nasked, values, &resume_error);
-	if (rc < 0 && !session_gdb_alive(sp->session)) {
-		*e = resume_error;
-		return -1;
-	}
-	if (rc != 0 || !captured) {
-		t->walk = t->wanted = false;
-		t->captured = false;
-		return 0;
-	}
-	take_partial_registers(sp, t, &where, values);
-	return 0;
-}
-
-/* All-stop, fast walker: capture_from_proc and the partial registers from
- * gdb; every register from gdb when /proc said nothing. */
-static int capture_fast_partial(struct sampler *sp, struct tracked_thread *t, struct xerr *e)
-{
-	struct proc_syscall where;
-	bool captured;
-	if (capture_from_proc(sp, t, &where, &captured) != 0)
-		return capture_fast(sp, t, e);
-	if (!captured)
-		return xerr_set(e, "reading the stack of thread %d", (int)t->tid);
-	int asked[2];
-	uint64_t values[2] = { 0, 0 };
-	size_t nasked = partial_registers(sp, &where, asked);
-	if (session_thread_registers(sp->session, t->gdb_id, asked, nasked, values, e) < 0)
-		return -1;
-	take_partial_registers(sp, t, &where, values);
-	return 0;
-}
-
-/* While stopped: registers from gdb and the stack window from /proc. The
- * unwinding waits until the target runs again (unwind_capture). */
-static int capture_fast(struct sampler *sp, struct tracked_thread *t, struct xerr *e)
-{
-	uint64_t values[NREGS];
-	if (session_thread_registers(sp->session, t->gdb_id, sp->regnums, NREGS, values, e) < 0)
-		return -1;
-	take_registers(sp, t, values);
-	if (unwinder_capture(sp->unwinder, t->tid, &t->capture.regs, &t->capture, e) < 0)
-		return -1;
-	t->captured = true;
-	return 0;
-}
-
-/* SAMPLER_WALKER_BOTH, after unwind_capture walked the capture from every
- * register into t->pcs: walks it again with rbx and r12-r15 unknown, as
- * the fast walker's captures from /proc have them, and notes whether it
- * found the same PCs (tracked_thread.partial_regs_agree). */
-static void compare_partial_walk(struct sampler *sp, struct tracked_thread *t)
-{
-	size_t max = (size_t)sp->cfg->max_frames, n = 0;
-	uint64_t *pcs = malloc(max * sizeof *pcs);
-	struct stack_capture partial = t->capture;
-	partial.regs.callee_saved_unknown = true;
-	bool complete;
-	struct xerr unused;
-	if (pcs && unwinder_walk_capture(sp->unwinder, &partial, pcs, max, &n, &complete, &unused) == 0)
-		t->partial_regs_agree = n == t->npcs && memcmp(pcs, t->pcs, n * sizeof *pcs) == 0;
-	free(pcs);
-}
-
-/* Returns 1 when the walk ended before the outermost frame. */
-static int unwind_capture(struct sampler *sp, struct tracked_thread *t, struct xerr *e)
-{
-	bool complete;
-	t->captured = false;
-	if (unwinder_walk_capture(sp->unwinder, &t->capture, t->pcs, (size_t)sp->cfg->max_frames, &t->npcs,
-				  &complete, e) < 0)
-		return -1;
-	return complete ? 0 : 1;
-}
-
-/* How many frames (inlined callees, then the real function) the symbolizer
- * makes of pc; 1 when it cannot tell. */
-static size_t inline_chain_length(struct sampler *sp, uint64_t pc, bool is_return_address)
-{
-	struct frame chain[16];
-	size_t n = 0;
-	if (symbolizer_lookup(sp->sym, pc, is_return_address, chain, sizeof chain / sizeof chain[0], &n, NULL) < 0 ||
-	    n == 0)
-		return 1;
-	return n;
-}
-
-/* gdb's frames as it lists them: an inline frame is one of its own, at its
- * caller's pc (fold_inline_runs, once the target runs again, folds them). */
-static int walk_gdb(struct sampler *sp, struct tracked_thread *t, uint64_t *pcs, size_t *npcs, struct xerr *e)
-{
-	struct gdb_frame *frames;
-	size_t n;
-	if (session_thread_frames(sp->session, t->gdb_id, sp->cfg->max_frames, &frames, &n, e) < 0)
-		return -1;
-	for (size_t i = 0; i < n; i++)
-		pcs[i] = frames[i].pc;
-	*npcs = n;
-	session_gdb_frames_free(frames, n);
-	return 0;
-}
-
-/* symbolize_walk expands a pc into its inline chain again, so a run of one
- * pc in gdb's list is cut into real frames of the chain's length. A
- * recursive function repeats its return pc once per call: those frames
- * stay. The symbolizer may read DWARF for this: not while the target is
- * stopped. */
-static void fold_inline_runs(struct sampler *sp, uint64_t *pcs, size_t *npcs)
-{
-	size_t n = *npcs, out = 0;
-	for (size_t i = 0, run; i < n; i += run) {
-		for (run = 1; i + run < n && pcs[i + run] == pcs[i]; run++)
-			;
-		size_t chain = run > 1 ? inline_chain_length(sp, pcs[i], out > 0) : 1;
-		uint64_t pc = pcs[i];
-		for (size_t k = 0; k < run; k += chain)
-			pcs[out++] = pc;
-	}
-	*npcs = out;
-}
-
-/* Turns a walk's PCs into a symbolized stack (leaf first). */
-static int symbolize_walk(struct sampler *sp, struct tracked_thread *t, struct xerr *e)
-{
-	stack_release(&t->stack);
-	size_t cap = t->npcs * sp->max_chain + 1;
-	struct frame *frames = malloc(cap * sizeof *frames);
-	if (!frames)
-		return xerr_set(e, "out of memory");
-	size_t used = 0;
-	for (size_t i = 0; i < t->npcs && used < cap; i++) {
-		size_t n = 0;
-		if (symbolizer_lookup(sp->sym, t->pcs[i], i > 0, frames + used, cap - used, &n, e) < 0) {
-			free(frames);
-			return -1;
-		}
-		if (n == 1 && frames[used].source == FRAME_SOURCE_NONE) {
-			/* Perhaps a library loaded since we last looked. */
-			if (symbolizer_refresh(sp->sym, NULL) == 0)
-				symbolizer_lookup(sp->sym, t->pcs[i], i > 0, frames + used, cap - used, &n, NULL);
-		}
-		used += n;
-	}
-	t->stack.frames = frames;
-	t->stack.nframes = used;
-	t->have_stack = true;
-	return 0;
-}
-
-/* Walks every thread marked for it; the target is stopped. */
-static int learn_register_numbers(struct sampler *sp, struct xerr *e);
-
-/* Walks one stopped thread (registers and stack now; unwinding waits for
- * the resume). A thread that cannot be walked (it exited meanwhile, say)
- * is dropped from this round, not an error. */
-static void walk_stopped_thread(struct sampler *sp, struct sampler_stats *st, struct tracked_thread *t)
-{
-	struct xerr walk_error;
-	int rc;
-	if (sp->cfg->walker == SAMPLER_WALKER_GDB) {
-		uint64_t call[3];
-		t->waiting_in = NULL;
-		t->at_return = false;
-		rc = session_thread_registers(sp->session, t->gdb_id, &sp->regnums[REG_ORIG_RAX], 3, call,
-					      &walk_error);
-		if (rc >= 0) {
-			t->waiting_in = waiting_syscall(call[0], call[1]);
-			t->wait = wait_reason((int64_t)call[0], call[1]);
-			t->at_return = at_completed_return(call[0], call[2]);
-			on_cpu_when_asked(sp, t, call[0]);
-			rc = walk_gdb(sp, t, t->pcs, &t->npcs, &walk_error);
-		}
-	} else {
-		/* Both walkers: every register, the reference the partial walk
-		 * is compared with (compare_partial_walk). */
-		rc = sp->cfg->walker == SAMPLER_WALKER_BOTH ? capture_fast(sp, t, &walk_error)
-							     : capture_fast_partial(sp, t, &walk_error);
-		if (rc >= 0 && sp->cfg->walker == SAMPLER_WALKER_BOTH &&
-		    walk_gdb(sp, t, t->ref_pcs, &t->nref_pcs, &walk_error) < 0)
-			rc = -1;
-	}
-	if (rc < 0) {
-		t->walk = t->wanted = false;
-		t->captured = false;
-		return;
-	}
-	st->truncated += rc > 0;
-}
-
-/* The next thread marked for a walk from *cursor on, or NULL at the end.
- * A marked thread gdb does not know (it just exited or was just born) is
- * unmarked on the way. */
-static struct tracked_thread *next_thread_to_walk(struct sampler *sp, size_t *cursor)
-{
-	while (*cursor < sp->nthreads) {
-		struct tracked_thread *t = &sp->threads[(*cursor)++];
-		if (t->walk && t->gdb_id == 0)
-			t->walk = t->wanted = false;
-		else if (t->walk)
-			return t;
-	}
-	return NULL;
-}
-
-/* All-stop: walks every thread marked for it; the target is stopped. */
-static int stopped_round(struct sampler *sp, struct sampler_stats *st, struct xerr *e)
-{
-	if (map_gdb_ids(sp, e) < 0)
-		return -1;
-	if (learn_register_numbers(sp, e) < 0)
-		return -1;
-	size_t cursor = 0;
-	for (struct tracked_thread *t; (t = next_thread_to_walk(sp, &cursor));)
-		walk_stopped_thread(sp, st, t);
-	return 0;
 }
 
 static int sampler_setup(struct sampler *sp, struct session *s, struct symbolizer *sym,
@@ -822,7 +412,7 @@ static int sampler_setup(struct sampler *sp, struct session *s, struct symbolize
 	return 0;
 }
 
-static int learn_register_numbers(struct sampler *sp, struct xerr *e)
+int sampler_learn_register_numbers(struct sampler *sp, struct xerr *e)
 {
 	if (sp->regnums[0] >= 0)
 		return 0;
@@ -838,7 +428,7 @@ static int learn_register_numbers(struct sampler *sp, struct xerr *e)
 static void sampler_teardown(struct sampler *sp)
 {
 	for (size_t i = 0; i < sp->nthreads; i++) {
-		stack_release(&sp->threads[i].stack);
+		sampler_stack_release(&sp->threads[i].stack);
 		unwinder_capture_release(&sp->threads[i].capture);
 	}
 	free(sp->threads);
@@ -904,7 +494,7 @@ static int all_threads_at_once(struct sampler *sp, struct sampler_stats *st, str
 	int landed = stop_landed(s, st, session_stop(s, e), stop_start, &t_stopped);
 	if (landed != ROUND_ON)
 		return landed;
-	int round = stopped_round(sp, st, e);
+	int round = sampler_stopped_round(sp, st, e);
 	uint64_t t_walked = monotonic_ns();
 	st->phase_walk_s += (double)(t_walked - t_stopped) / 1e9;
 	if (session_resume(s, e) < 0 || round < 0)
@@ -928,15 +518,15 @@ static int all_threads_at_once(struct sampler *sp, struct sampler_stats *st, str
 static int one_thread_at_a_time(struct sampler *sp, struct sampler_stats *st, struct xerr *e)
 {
 	struct session *s = sp->session;
-	if (map_gdb_ids(sp, e) < 0)
+	if (sampler_map_gdb_ids(sp, e) < 0)
 		return session_target_alive(s) ? -1 : ROUND_TARGET_GONE;
 	/* gdb 13 names the registers with the target running too: ask before
 	 * the first stop rather than inside it (failing that, at the stop). */
-	if (sp->regnums[0] < 0 && learn_register_numbers(sp, NULL) < 0)
+	if (sp->regnums[0] < 0 && sampler_learn_register_numbers(sp, NULL) < 0)
 		sp->regnums[0] = -1;
 	uint64_t longest = 0;
 	size_t cursor = 0;
-	for (struct tracked_thread *t; (t = next_thread_to_walk(sp, &cursor));) {
+	for (struct tracked_thread *t; (t = sampler_next_thread_to_walk(sp, &cursor));) {
 		char kernel_wait[64];
 		/* Its own budget: refilled to now, overdrawn means not this round. */
 		stop_budget_charge(&t->budget, t->budget_spent_s, monotonic_ns());
@@ -949,7 +539,7 @@ static int one_thread_at_a_time(struct sampler *sp, struct sampler_stats *st, st
 		if (sp->cfg->threads == SAMPLER_THREADS_RUNNING && t->on_cpu_at_ask != 1 &&
 		    waits_in_kernel(kernel_wait)) {
 			/* Queued in a call that only waits: its stop would land
-			 * there and be left out (waiting_syscall), after the
+			 * there and be left out (sampler_waiting_syscall), after the
 			 * longest stops of all (a queued thread takes the signal
 			 * only once it gets a CPU). Not stopped. That holds for
 			 * a thread last on our own CPU too (on_cpu_at_ask -1 with
@@ -970,16 +560,16 @@ static int one_thread_at_a_time(struct sampler *sp, struct sampler_stats *st, st
 			t->walk = t->wanted = false;   /* it exited before it could be stopped */
 			continue;
 		}
-		int learned = learn_register_numbers(sp, e);
+		int learned = sampler_learn_register_numbers(sp, e);
 		int usual_way = 1;
 		uint64_t t_walked = 0;
 		if (learned == 0 && sp->cfg->walker == SAMPLER_WALKER_FAST)
-			usual_way = capture_fast_and_resume(sp, t, &t_walked, e);
+			usual_way = sampler_capture_fast_and_resume(sp, t, &t_walked, e);
 		if (usual_way < 0)
 			return session_target_alive(s) ? -1 : ROUND_TARGET_GONE;
 		if (usual_way == 1) {
 			if (learned == 0)
-				walk_stopped_thread(sp, st, t);
+				sampler_walk_stopped_thread(sp, st, t);
 			t_walked = monotonic_ns();
 			if (session_resume_thread(s, t->gdb_id, e) < 0 || learned < 0)
 				return -1;
@@ -1032,20 +622,20 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, const str
 		t->partial_regs_agree = -1;
 		if (t->walk && t->captured) {
 			struct xerr walk_error;
-			int rc = unwind_capture(sp, t, &walk_error);
+			int rc = sampler_unwind_capture(sp, t, &walk_error);
 			if (rc < 0) {
 				t->walk = t->wanted = false;
 				continue;
 			}
 			st->truncated += rc > 0;
 			if (sp->cfg->walker == SAMPLER_WALKER_BOTH)
-				compare_partial_walk(sp, t);
+				sampler_compare_partial_walk(sp, t);
 		}
 		if (t->walk && sp->cfg->walker == SAMPLER_WALKER_GDB)
-			fold_inline_runs(sp, t->pcs, &t->npcs);
+			sampler_fold_inline_runs(sp, t->pcs, &t->npcs);
 		if (t->walk && sp->cfg->walker == SAMPLER_WALKER_BOTH)
-			fold_inline_runs(sp, t->ref_pcs, &t->nref_pcs);
-		if (t->walk && symbolize_walk(sp, t, e) < 0)
+			sampler_fold_inline_runs(sp, t->ref_pcs, &t->nref_pcs);
+		if (t->walk && sampler_symbolize_walk(sp, t, e) < 0)
 			return -1;
 		if (!t->have_stack)
 			continue;

@@ -129,3 +129,8 @@ EXTRA_DIST += $(CONTINUOUS_TESTS)
 TOP_TESTS = tests/top.sh
 TESTS += $(TOP_TESTS)
 EXTRA_DIST += $(TOP_TESTS)
+
+## The layer rule of docs/design.md for every folder: includes and the
+## symbols each library leaves undefined against the diagram's arrows.
+TESTS += tests/layers.sh
+EXTRA_DIST += tests/layers.sh tests/layers.py

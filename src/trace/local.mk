@@ -15,10 +15,12 @@ src_trace_libtrace_a_SOURCES = \
 	src/trace/tracer.h \
 	src/trace/tracer_resolve.c \
 	src/trace/tracer_resolve.h \
-	src/trace/tracer_syscalls.h
+	src/trace/tracer_syscalls.h \
+	src/trace/stop_clock.c \
+	src/trace/stop_clock.h
 
 ## Tracer: function/return/panic/syscall probes through gdb breakpoints and
-## catchpoints, with byte restoration if gdb dies (issue 6).
+## catchpoints, with byte restoration if gdb dies.
 
 ## Fixtures (built during make check) and tests.
 $(FIXTURE_BIN)/trace_tree: tests/fixtures/trace_tree.rs $(FIXTURE_BIN)/.dirstamp

@@ -26,7 +26,7 @@
 #include "util/array.h"
 #include "util/stats.h"
 #include "events/stop_budget.h"
-#include "stacks/stop_clock.h"
+#include "trace/stop_clock.h"
 #include "trace/tracer_resolve.h"
 #include "stacks/unwind.h"
 #include "util/clock.h"

@@ -3,7 +3,7 @@
 #include "util/clock.h"
 #include "procfs/proc.h"
 #include "session/restore.h"
-#include "stacks/stop_clock.h"
+#include "trace/stop_clock.h"
 #include "trace/tracer.h"
 #include "trace/tracer_resolve.h"
 

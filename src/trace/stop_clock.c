@@ -1,6 +1,6 @@
 /* stop_clock.c — the target's stopped time from its threads' scheduler
  * clocks (see stop_clock.h). */
-#include "stacks/stop_clock.h"
+#include "trace/stop_clock.h"
 #include "util/stats.h"
 
 #include <stdlib.h>

@@ -798,11 +798,6 @@ int mi_conn_fd(const struct mi_conn *c)
 	return c->out_fd;
 }
 
-bool mi_conn_pending(const struct mi_conn *c)
-{
-	return c->head != NULL || c->len > c->start;
-}
-
 pid_t mi_conn_gdb_pid(const struct mi_conn *c)
 {
 	return c->pid;
@@ -818,11 +813,6 @@ bool mi_conn_alive(struct mi_conn *c)
 	if (!c)
 		return false;
 	return !conn_try_reap(c) && !c->out_eof;
-}
-
-const char *mi_conn_stderr(const struct mi_conn *c)
-{
-	return c->stderr_text;
 }
 
 unsigned long mi_conn_junk_lines(const struct mi_conn *c)

@@ -125,11 +125,8 @@ int mi_conn_wait_stopped(struct mi_conn *c, int timeout_ms, struct mi_record **s
 
 /* Descriptor of gdb's stdout, to poll for readability in an outer loop.
  * Records may already be buffered: drain with mi_conn_next_event(c, 0, ...)
- * (or check mi_conn_pending) before blocking on it. */
+ * before blocking on it. */
 int mi_conn_fd(const struct mi_conn *c);
-
-/* True when queued events or unread bytes from gdb are held in memory. */
-bool mi_conn_pending(const struct mi_conn *c);
 
 pid_t mi_conn_gdb_pid(const struct mi_conn *c);
 
@@ -138,9 +135,6 @@ bool mi_conn_was_stalled(const struct mi_conn *c);
 
 /* False once gdb exited, was killed or closed its output (reaps it). */
 bool mi_conn_alive(struct mi_conn *c);
-
-/* What gdb wrote on stderr so far (the most recent 8 KiB), NUL-terminated. */
-const char *mi_conn_stderr(const struct mi_conn *c);
 
 /* Number of output lines that were not valid MI (e.g. a launched program's
  * output sharing gdb's stdout); such text is skipped, and an MI record

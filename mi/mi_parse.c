@@ -363,17 +363,3 @@ void mi_record_free(struct mi_record *r)
 	free(r);
 }
 
-const char *mi_record_kind_name(enum mi_record_kind kind)
-{
-	switch (kind) {
-	case MI_RECORD_RESULT: return "result";
-	case MI_RECORD_EXEC: return "exec-async";
-	case MI_RECORD_STATUS: return "status-async";
-	case MI_RECORD_NOTIFY: return "notify-async";
-	case MI_RECORD_CONSOLE: return "console-stream";
-	case MI_RECORD_TARGET: return "target-stream";
-	case MI_RECORD_LOG: return "log-stream";
-	case MI_RECORD_PROMPT: return "prompt";
-	}
-	return "unknown";
-}

@@ -61,7 +61,4 @@ int mi_parse_cstring(const char *s, size_t len, char **text, size_t *text_len,
 /* Frees r and all it owns. NULL is a no-op. */
 void mi_record_free(struct mi_record *r);
 
-/* Name of a record kind for messages, e.g. "exec-async". */
-const char *mi_record_kind_name(enum mi_record_kind kind);
-
 #endif

@@ -466,62 +466,6 @@ int proc_thread_sched_ns(pid_t pid, pid_t tid, uint64_t *run_ns, uint64_t *wait_
 	return 0;
 }
 
-int proc_cpu_probe_start(struct proc_cpu_probe *probe, pid_t pid, struct xerr *e)
-{
-	memset(probe, 0, sizeof *probe);
-	struct proc_thread *threads;
-	int n = proc_threads(pid, &threads, e);
-	if (n < 0)
-		return -1;
-	probe->pid = pid;
-	probe->tids = malloc((size_t)(n ? n : 1) * sizeof *probe->tids);
-	probe->runtime_ns = malloc((size_t)(n ? n : 1) * sizeof *probe->runtime_ns);
-	if (!probe->tids || !probe->runtime_ns) {
-		free(threads);
-		proc_cpu_probe_free(probe);
-		return xerr_set(e, "out of memory");
-	}
-	probe->start_ns = monotonic_ns();
-	for (int i = 0; i < n; i++) {
-		probe->tids[i] = threads[i].tid;
-		probe->runtime_ns[i] = proc_thread_runtime_ns(pid, threads[i].tid);
-	}
-	probe->count = (size_t)n;
-	free(threads);
-	return 0;
-}
-
-int proc_cpu_probe_busy(const struct proc_cpu_probe *probe, double min_share)
-{
-	if (!probe->tids)
-		return -1;
-	uint64_t elapsed = monotonic_ns() - probe->start_ns;
-	struct proc_thread *threads;
-	int n = proc_threads(probe->pid, &threads, NULL);
-	if (n < 0)
-		return -1;
-	int busy = 0;
-	for (int i = 0; i < n; i++) {
-		uint64_t before = 0;   /* a thread born since: all its time counts */
-		for (size_t k = 0; k < probe->count; k++)
-			if (probe->tids[k] == threads[i].tid)
-				before = probe->runtime_ns[k];
-		uint64_t ran = proc_thread_runtime_ns(probe->pid, threads[i].tid) - before;
-		busy += (double)ran >= min_share * (double)elapsed;
-	}
-	free(threads);
-	return busy;
-}
-
-void proc_cpu_probe_free(struct proc_cpu_probe *probe)
-{
-	free(probe->tids);
-	free(probe->runtime_ns);
-	probe->tids = NULL;
-	probe->runtime_ns = NULL;
-	probe->count = 0;
-}
-
 uint64_t proc_start_ticks(pid_t pid)
 {
 	char path[64], buf[1024];

@@ -127,21 +127,6 @@ uint64_t proc_thread_runtime_ns(pid_t pid, pid_t tid);
  * thread was neither running nor queued: asleep, or stopped by a tracer. */
 int proc_thread_sched_ns(pid_t pid, pid_t tid, uint64_t *run_ns, uint64_t *wait_ns);
 
-/* How many of a process's threads are busy: take a reading, wait a while
- * (doing other work), then count the threads that used at least
- * min_share of a CPU in between. */
-struct proc_cpu_probe {
-	pid_t pid;
-	uint64_t start_ns;
-	size_t count;
-	pid_t *tids;
-	uint64_t *runtime_ns;
-};
-int proc_cpu_probe_start(struct proc_cpu_probe *probe, pid_t pid, struct xerr *e);
-/* -1 if the process is gone or the probe never started. */
-int proc_cpu_probe_busy(const struct proc_cpu_probe *probe, double min_share);
-void proc_cpu_probe_free(struct proc_cpu_probe *probe);
-
 /* When the process started, in clock ticks since boot (proc(5) stat field
  * 22), or 0 if it is gone or a zombie. A PID and this together name one
  * process for good: a PID reused by a newer process has a later start. */

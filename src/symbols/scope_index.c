@@ -32,7 +32,7 @@ struct scope_index *scope_index_new(Dwarf *dw, struct xerr *err)
 {
 	struct scope_index *ix = calloc(1, sizeof *ix);
 	if (!ix) {
-		xerr_set(err, "out of memory creating the DWARF index");
+		xerr_oom_doing(err, "creating the DWARF index");
 		return NULL;
 	}
 	ix->dw = dw;
@@ -70,7 +70,7 @@ static int load_cus(struct scope_index *ix, struct xerr *err)
 			continue;
 		struct scope_index_cu *n = array_grow(ix->cus, &cap, ix->ncus + 1, sizeof *n);
 		if (!n)
-			return xerr_set(err, "out of memory listing compile units");
+			return xerr_oom_doing(err, "listing compile units");
 		ix->cus = n;
 		struct scope_index_cu *c = &ix->cus[ix->ncus++];
 		memset(c, 0, sizeof *c);
@@ -117,7 +117,7 @@ static int load_cu_ranges(struct scope_index *ix, struct xerr *err)
 				continue;
 			struct cu_range *n = array_grow(ix->cu_ranges, &cap, ix->ncu_ranges + 1, sizeof *n);
 			if (!n)
-				return xerr_set(err, "out of memory indexing compile units");
+				return xerr_oom_doing(err, "indexing compile units");
 			ix->cu_ranges = n;
 			ix->cu_ranges[ix->ncu_ranges++] = (struct cu_range){start, end, i};
 		}
@@ -505,7 +505,7 @@ static int build_cu(struct scope_index *ix, struct scope_index_cu *cu, struct xe
 		free(cu->namespaces);
 		cu->namespaces = NULL;
 		cu->nnamespaces = 0;
-		return xerr_set(err, "out of memory indexing a compile unit");
+		return xerr_oom_doing(err, "indexing a compile unit");
 	}
 	if (b.nsegs < b.segs_cap) {
 		struct scope_index_segment *s = realloc(b.segs, (b.nsegs ? b.nsegs : 1) * sizeof *s);

@@ -70,7 +70,7 @@ int source_map_add(struct source_map *map, const char *from, const char *to,
 		to = "";
 	struct source_map_rule *grown = array_grow(map->rules, &map->cap, map->nrules + 1, sizeof *grown);
 	if (!grown)
-		return xerr_set(err, "out of memory adding a source map rule");
+		return xerr_oom_doing(err, "adding a source map rule");
 	map->rules = grown;
 	struct source_map_rule *r = &map->rules[map->nrules];
 	r->from = path_normalize(from);
@@ -78,7 +78,7 @@ int source_map_add(struct source_map *map, const char *from, const char *to,
 	if (!r->from || !r->to) {
 		free(r->from);
 		free(r->to);
-		return xerr_set(err, "out of memory adding a source map rule");
+		return xerr_oom_doing(err, "adding a source map rule");
 	}
 	r->from_len = strlen(r->from);
 	map->nrules++;
@@ -93,7 +93,7 @@ int source_map_add_spec(struct source_map *map, const char *spec, struct xerr *e
 				"--source-map /build/src=/home/me/src", spec ? spec : "");
 	char *from = strndup(spec, (size_t)(eq - spec));
 	if (!from)
-		return xerr_set(err, "out of memory adding a source map rule");
+		return xerr_oom_doing(err, "adding a source map rule");
 	int rc = source_map_add(map, from, eq + 1, err);
 	free(from);
 	return rc;

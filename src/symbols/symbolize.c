@@ -506,7 +506,7 @@ static int symbolize_addr(struct symbolizer *sym, uint64_t addr, struct frame_bu
 		return frame_push(b, &base);
 	struct sym_module *m = module_get(sym, mod);
 	if (!m)
-		return xerr_set(err, "out of memory describing a module");
+		return xerr_oom_doing(err, "describing a module");
 	base.module = m->info.path;
 	if (module_load_dwarf(sym, m, err) < 0)
 		return -1;
@@ -546,7 +546,7 @@ static int symbolize_addr(struct symbolizer *sym, uint64_t addr, struct frame_bu
 			f.lang = lang;
 			f.source = m->dwarf_source;
 			if (frame_push(b, &f) < 0)
-				return xerr_set(err, "out of memory symbolizing");
+				return xerr_oom_doing(err, "symbolizing");
 			if (!ent->inlined)
 				break;
 			entry_call_site(sym, m, cu, ent);
@@ -610,7 +610,7 @@ int symbolizer_lookup(struct symbolizer *sym, uint64_t pc, bool is_return_addres
 	}
 	if (pc_cache_insert(&sym->cache, addr, b.f, b.n) < 0) {
 		frame_buf_release(&b);
-		return xerr_set(err, "out of memory caching symbols");
+		return xerr_oom_doing(err, "caching symbols");
 	}
 	size_t k = b.n < max ? b.n : max;
 	for (size_t i = 0; i < k; i++) {
@@ -737,7 +737,7 @@ ssize_t symbolizer_addresses_for_line(struct symbolizer *sym, const char *file, 
 		q.last_path = NULL;
 		scope_index_foreach_cu(m->index, line_query_cu, &q);
 		if (q.oom)
-			rc = xerr_set(err, "out of memory resolving %s:%d", file, line);
+			rc = xerr_oom_doing(err, "resolving %s:%d", file, line);
 	}
 	free(w.mods);
 	if (rc < 0) {

@@ -336,7 +336,7 @@ int module_load_syms(struct sym_module *m, struct xerr *err)
 		return 0;
 	m->syms = malloc((size_t)count * sizeof *m->syms);
 	if (!m->syms)
-		return xerr_set(err, "out of memory reading the symbols of %s", m->info.path);
+		return xerr_oom_doing(err, "reading the symbols of %s", m->info.path);
 	for (int i = 1; i < count; i++) {
 		GElf_Sym s;
 		GElf_Addr addr;
@@ -420,7 +420,7 @@ static struct symbolizer *symbolizer_alloc(const Dwfl_Callbacks *cb, struct xerr
 	unsetenv("DEBUGINFOD_URLS");
 	struct symbolizer *sym = calloc(1, sizeof *sym);
 	if (!sym) {
-		xerr_set(err, "out of memory creating a symbolizer");
+		xerr_oom_doing(err, "creating a symbolizer");
 		return NULL;
 	}
 	sym->dwfl = dwfl_begin(cb);
@@ -452,7 +452,7 @@ static int attach_modules(struct symbolizer *sym, struct xerr *err)
 	sym->other_mount_ns = proc_other_mount_ns(sym->pid) == 1;
 	sym->attach_failed = false;
 	dwfl_getmodules(sym->dwfl, attach_module_cb, sym, 0);
-	return sym->attach_failed ? xerr_set(err, "out of memory listing modules") : 0;
+	return sym->attach_failed ? xerr_oom_doing(err, "listing modules") : 0;
 }
 
 struct symbolizer *symbolizer_new_pid(pid_t pid, struct xerr *err)
@@ -583,7 +583,7 @@ int symbolizer_module_info(struct symbolizer *sym, uint64_t pc,
 		return 0;
 	struct sym_module *m = module_get(sym, mod);
 	if (!m)
-		return xerr_set(err, "out of memory describing a module");
+		return xerr_oom_doing(err, "describing a module");
 	if (module_load_dwarf(sym, m, err) < 0)
 		return -1;
 	*out = m->info;
@@ -622,7 +622,7 @@ int list_modules(struct symbolizer *sym, struct module_walk *w, struct xerr *err
 	dwfl_getmodules(sym->dwfl, collect_module_cb, w, 0);
 	if (w->oom) {
 		free(w->mods);
-		return xerr_set(err, "out of memory listing modules");
+		return xerr_oom_doing(err, "listing modules");
 	}
 	if (w->n)
 		qsort(w->mods, w->n, sizeof *w->mods, cmp_module_start);
@@ -692,7 +692,7 @@ static int visit_module_functions(struct symbolizer *sym, struct sym_module *m, 
 			.source = m->sym_source,
 		};
 		if (!f.name || !f.linkage)
-			return xerr_set(err, "out of memory demangling symbols");
+			return xerr_oom_doing(err, "demangling symbols");
 		rc = v->fn(&f, v->arg);
 	}
 	return rc;

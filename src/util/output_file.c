@@ -33,7 +33,7 @@ int output_file_open(struct output_file *out, const char *path, struct xerr *e)
 	out->tmp_path = malloc(dir_len + strlen(base) + 16);
 	if (!out->path || !out->tmp_path) {
 		release(out);
-		return xerr_set(e, "out of memory creating %s", path);
+		return xerr_oom_doing(e, "creating %s", path);
 	}
 	/* O_EXCL makes a name someone planted (or guessed) fail with EEXIST
 	 * rather than be written through: try another. */

@@ -72,7 +72,7 @@ int restore_set_remember(struct restore_set *rs, uint64_t addr, struct xerr *e)
 				(unsigned long long)addr, (int)rs->pid, got < 0 ? strerror(saved) : "short read");
 	struct restore_entry *grown = array_grow(rs->entries, &rs->cap, rs->n + 1, sizeof *grown);
 	if (!grown)
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	rs->entries = grown;
 	rs->entries[rs->n].addr = addr;
 	rs->entries[rs->n].original = byte;

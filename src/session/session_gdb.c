@@ -49,7 +49,7 @@ struct session *session_new(const struct session_options *opts, struct xerr *e)
 	const char *gdb_path = gdb_default_path(opts);
 	struct session *s = calloc(1, sizeof *s);
 	if (!s) {
-		xerr_set(e, "out of memory");
+		xerr_oom(e);
 		return NULL;
 	}
 	s->timeout_ms = session_timeout(opts);

@@ -151,7 +151,7 @@ static int list_to_array(struct mi_record *r, const char *key, size_t item_size,
 	}
 	mi_record_free(r);
 	if (!out)
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	*items = out;
 	*count = n;
 	return 0;

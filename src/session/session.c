@@ -198,7 +198,8 @@ int session_wait_running(struct session *s, struct xerr *e)
 }
 
 /* -thread-list-ids, not -thread-info: the latter describes every thread's
- * frame, which right after attaching cost ~15 ms with the target stopped. */
+ * frame, which right after attaching costs milliseconds with the target
+ * stopped (bench/README.md, "Figures behind the code"). */
 static int count_threads(struct session *s, size_t *count, struct xerr *e)
 {
 	struct mi_record *r;

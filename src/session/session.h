@@ -79,9 +79,9 @@ bool session_is_stopped(const struct session *s);
 /* False once the target exited (its exit is then in session_exit_status). */
 bool session_target_alive(struct session *s);
 /* Whether /proc shows every thread of the target dead (zombies, or the
- * process gone) although gdb has not reported an exit. gdb can miss one:
- * seen with a launched kvservice under exact tracing, gdb idle in poll and
- * every thread a zombie still traced by it. Does not change the session;
+ * process gone) although gdb has not reported an exit. gdb can miss one
+ * (gdb idle in poll, every thread a zombie it still traces: bench/README.md,
+ * "Figures behind the code"). Does not change the session;
  * session_note_target_exited does once the caller gives up on gdb. */
 bool session_target_dead_in_proc(struct session *s);
 void session_note_target_exited(struct session *s);

@@ -88,9 +88,10 @@ struct session *session_new(const struct session_options *opts, struct xerr *e)
 	session_command(s, NULL, NULL, "-gdb-set", "backtrace", "past-main", "on", NULL);
 	/* gdb reads the shared libraries' symbols while attaching, with every
 	 * thread stopped; with Debian's libc6-dbg present (gdb recommends it)
-	 * that meant decompressing and indexing libc's DWARF: ~220 ms of the
-	 * ~270 ms attach stop here. A session that takes only registers from
-	 * gdb does not need it (our symbolizer reads those files itself). */
+	 * that means decompressing and indexing libc's DWARF, most of the
+	 * attach stop (bench/README.md, "Figures behind the code"). A session
+	 * that takes only registers from gdb does not need it (our symbolizer
+	 * reads those files itself). */
 	if (opts && (opts->no_separate_debug || opts->no_symbols))
 		session_command(s, NULL, NULL, "-gdb-set", "debug-file-directory", "", NULL);
 	/* gdb describes every stopped frame (function, file, line) in *stopped

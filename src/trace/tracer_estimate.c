@@ -100,16 +100,6 @@ static void window_dispersion(const struct tracer *t, struct tracer_stats *st)
 		st->count_dispersion = dispersion;
 }
 
-/* Student's t 0.975 quantile for df degrees of freedom. */
-static double t975(size_t df)
-{
-	static const double table[] = { 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-					2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086 };
-	if (df == 0)
-		return table[0];
-	return df <= sizeof table / sizeof *table ? table[df - 1] : 1.959964 + 2.4 / (double)df;
-}
-
 /* A lower bound on the entries over the whole run that no cost of our
  * stops can bias (docs/tracing.md, "Estimates"). In each armed window, a
  * thread's CPU from the opening to its first entry hit there is the
@@ -134,7 +124,7 @@ static void first_hit_bound(const struct tracer *t, struct tracer_stats *st)
 			continue;
 		double n = (double)x->n_u, mean = x->u_sum / n;
 		double var = fmax(0, (x->u_squares - x->u_sum * x->u_sum / n) / (n - 1));
-		double high = mean + t975(x->n_u - 1) * sqrt(var / n);
+		double high = mean + stats_t975(x->n_u - 1) * sqrt(var / n);
 		if (!(high > 0))
 			continue;
 		extra += x->off_ns / (2 * high);

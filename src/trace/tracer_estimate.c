@@ -27,7 +27,7 @@ static double median_of(const double *v, size_t n)
  * and the estimate is a lower bound: the raw share is at least the true
  * one. The last hit of each window is resumed, and costs its CPU, after
  * the probes are off: not subtracted from the armed time. */
-static void armed_share_without_hits(const struct tracer *t, struct tracer_stats *st)
+void tracer_armed_share_without_hits(const struct tracer *t, struct tracer_stats *st)
 {
 	const struct hit_cpu *h = &t->hit_cpu;
 	st->armed_fraction_low = st->armed_fraction_high = st->armed_fraction;
@@ -72,7 +72,7 @@ static void armed_share_without_hits(const struct tracer *t, struct tracer_stats
  * many hits in few windows). The ratio estimator's variance over windows
  * (sum of (m_w - r a_w)^2, n/(n-1) corrected) against the Poisson one
  * (the count itself); at least 1. */
-static void window_dispersion(const struct tracer *t, struct tracer_stats *st)
+void tracer_window_dispersion(const struct tracer *t, struct tracer_stats *st)
 {
 	double cpu = 0, entries = 0;
 	size_t n = 0;
@@ -114,7 +114,7 @@ static void window_dispersion(const struct tracer *t, struct tracer_stats *st)
  * past WAIT_CENSOR_NS without an entry hit: long waits would be missing
  * from the mean); the others add only what was measured. Sets
  * st->entries_at_least (0: no thread counted). */
-static void first_hit_bound(const struct tracer *t, struct tracer_stats *st)
+void tracer_first_hit_bound(const struct tracer *t, struct tracer_stats *st)
 {
 	const struct hit_cpu *h = &t->hit_cpu;
 	double extra = 0, waits = 0, nwaits = 0;
@@ -181,9 +181,9 @@ void tracer_finish_stats(struct tracer *t, uint64_t end)
 		 * hit here. When the windows are not much longer than that — calls
 		 * come often, or between sleeps, with little CPU between them —
 		 * the share over-counts the CPU that could have made calls. */
-		armed_share_without_hits(t, st);
-		window_dispersion(t, st);
-		first_hit_bound(t, st);
+		tracer_armed_share_without_hits(t, st);
+		tracer_window_dispersion(t, st);
+		tracer_first_hit_bound(t, st);
 		if (st->entries_at_least > 0) {
 			/* The share the bound implies is the most the true one can be:
 			 * an interval above it rests on a wrong cost (a stop that costs

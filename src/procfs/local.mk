@@ -4,5 +4,13 @@ src_procfs_libprocfs_a_CPPFLAGS = $(NO_GDB_CPPFLAGS)
 src_procfs_libprocfs_a_SOURCES = \
 	src/procfs/proc.c \
 	src/procfs/proc.h \
+	src/procfs/proc_parse.c \
+	src/procfs/proc_parse.h \
 	src/procfs/glibc_heap.c \
 	src/procfs/glibc_heap.h
+
+check_PROGRAMS += tests/unit/test_procfs
+tests_unit_test_procfs_SOURCES = tests/unit/test_procfs.c
+tests_unit_test_procfs_CPPFLAGS = $(NO_GDB_CPPFLAGS)
+tests_unit_test_procfs_LDADD = $(procfs_ldadd)
+TESTS += tests/unit/test_procfs

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE   /* sched_getcpu */
 #endif
 #include "procfs/proc.h"
+#include "procfs/proc_parse.h"
 #include "util/compare.h"
 #include "util/array.h"
 #include "util/clock.h"
@@ -28,44 +29,6 @@ static int read_small_file(const char *path, char *buf, size_t size)
 	return (int)n;
 }
 
-/* Parses a stat line: "tid (comm) S ppid ...". comm may hold spaces and ')'. */
-static int parse_stat(const char *line, struct proc_thread *t)
-{
-	const char *open = strchr(line, '(');
-	const char *close = strrchr(line, ')');
-	if (!open || !close || close < open || close[1] != ' ')
-		return -1;
-	size_t name_len = (size_t)(close - open - 1);
-	if (name_len >= sizeof t->name)
-		name_len = sizeof t->name - 1;
-	memcpy(t->name, open + 1, name_len);
-	t->name[name_len] = '\0';
-	t->tid = (pid_t)strtol(line, NULL, 10);
-	const char *p = close + 2;
-	t->state = *p;
-	/* Fields after state, numbered as in proc(5) (state is field 3). */
-	unsigned long long utime = 0, stime = 0;
-	long processor = -1;
-	int field = 3;
-	for (const char *q = p; *q; q++) {
-		if (*q != ' ')
-			continue;
-		field++;
-		if (field == 14)
-			utime = strtoull(q + 1, NULL, 10);
-		else if (field == 15)
-			stime = strtoull(q + 1, NULL, 10);
-		else if (field == 39) {
-			processor = strtol(q + 1, NULL, 10);
-			break;
-		}
-	}
-	t->cpu_ticks = utime + stime;
-	t->kernel_ticks = stime;
-	t->last_cpu = (int)processor;
-	return 0;
-}
-
 static void read_switches(pid_t pid, pid_t tid, struct proc_thread *t)
 {
 	char path[96], buf[4096];
@@ -73,12 +36,10 @@ static void read_switches(pid_t pid, pid_t tid, struct proc_thread *t)
 	t->voluntary_switches = t->involuntary_switches = 0;
 	if (read_small_file(path, buf, sizeof buf) < 0)
 		return;
-	const char *v = strstr(buf, "\nvoluntary_ctxt_switches:");
-	const char *nv = strstr(buf, "\nnonvoluntary_ctxt_switches:");
-	if (v)
-		t->voluntary_switches = strtoull(v + 25, NULL, 10);
-	if (nv)
-		t->involuntary_switches = strtoull(nv + 28, NULL, 10);
+	struct proc_status status;
+	proc_parse_status(buf, &status);
+	t->voluntary_switches = status.voluntary_switches;
+	t->involuntary_switches = status.involuntary_switches;
 }
 
 int proc_thread_read(pid_t pid, pid_t tid, struct proc_thread *out, struct xerr *e)
@@ -87,7 +48,7 @@ int proc_thread_read(pid_t pid, pid_t tid, struct proc_thread *out, struct xerr 
 	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
 	if (read_small_file(path, buf, sizeof buf) < 0)
 		return xerr_set(e, "thread %d of process %d is gone", (int)tid, (int)pid);
-	if (parse_stat(buf, out) < 0)
+	if (proc_parse_thread_stat(buf, out) < 0)
 		return xerr_set(e, "cannot parse %s", path);
 	read_switches(pid, tid, out);
 	return 0;
@@ -111,58 +72,16 @@ int proc_thread_schedstat(pid_t pid, pid_t tid, struct proc_schedstat *out)
 {
 	char path[96], buf[2048];
 	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
-	if (read_proc_file(path, buf, sizeof buf) <= 0 ||
-	    sscanf(buf, "%" SCNu64 " %" SCNu64 " %" SCNu64, &out->run_ns, &out->wait_ns, &out->slices) != 3)
+	if (read_proc_file(path, buf, sizeof buf) <= 0 || proc_parse_schedstat(buf, out) != 3)
 		return -1;
 	/* Without CONFIG_SCHED_INFO the kernel prints zeros for every thread. */
 	if (!out->run_ns && !out->slices)
 		return -1;
 	snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)pid, (int)tid);
-	if (read_proc_file(path, buf, sizeof buf) <= 0)
+	struct proc_status status;
+	if (read_proc_file(path, buf, sizeof buf) <= 0 || proc_parse_status(buf, &status) < 0)
 		return -1;
-	const char *v = strstr(buf, "\nvoluntary_ctxt_switches:");
-	if (!v)
-		return -1;
-	out->voluntary_switches = strtoull(v + 25, NULL, 10);
-	return 0;
-}
-
-int proc_parse_syscall(const char *text, struct proc_syscall *out)
-{
-	/* "-1 SP PC" outside a system call, "NR A1 .. A6 SP PC" inside one
-	 * (numbers in decimal, the rest 0x-hex), or "running". */
-	uint64_t v[8];
-	int64_t nr;
-	int used = 0;
-	memset(out, 0, sizeof *out);
-	if (sscanf(text, "%" SCNd64 "%n", &nr, &used) != 1)
-		return -1;
-	const char *p = text + used;
-	int n = 0;
-	while (n < 8) {
-		char *end;
-		while (*p == ' ')
-			p++;
-		if (p[0] != '0' || p[1] != 'x')
-			break;
-		v[n++] = strtoull(p, &end, 16);
-		p = end;
-	}
-	while (*p == ' ' || *p == '\n')
-		p++;
-	if (*p)
-		return -1;
-	if (nr < 0 && n == 2) {
-		out->nr = nr;
-	} else if (nr >= 0 && n == 8) {
-		out->in_syscall = true;
-		out->nr = nr;
-		memcpy(out->args, v, sizeof out->args);
-	} else {
-		return -1;
-	}
-	out->sp = v[n - 2];
-	out->pc = v[n - 1];
+	out->voluntary_switches = status.voluntary_switches;
 	return 0;
 }
 
@@ -190,33 +109,25 @@ int proc_thread_on_cpu(pid_t pid, pid_t tid, char *where, size_t size)
 		return -1;   /* EACCES without CAP_SYS_ADMIN */
 	if (n == 0)
 		return 1;
-	/* "[<0>] futex_do_wait+0x4a/0x70\n": the name between "] " and "+". */
 	buf[n] = '\0';
-	const char *name = strstr(buf, "] ");
-	if (where && size && name) {
-		name += 2;
-		size_t len = strcspn(name, "+\n");
-		if (len >= size)
-			len = size - 1;
-		memcpy(where, name, len);
-		where[len] = '\0';
-	}
-	struct proc_thread t;
+	if (where)
+		proc_parse_kernel_stack(buf, where, size);
+	struct proc_stat st;
 	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
 	char stat[1024];
-	if (read_small_file(path, stat, sizeof stat) < 0 || parse_stat(stat, &t) < 0)
+	if (read_small_file(path, stat, sizeof stat) < 0 || proc_parse_stat(stat, &st) < 0)
 		return -1;
-	return t.last_cpu == sched_getcpu() ? -1 : 0;
+	return st.processor == sched_getcpu() ? -1 : 0;
 }
 
 char proc_state(pid_t pid)
 {
 	char path[64], buf[1024];
-	struct proc_thread t;
+	struct proc_stat st;
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if (read_small_file(path, buf, sizeof buf) < 0 || parse_stat(buf, &t) < 0)
+	if (read_small_file(path, buf, sizeof buf) < 0 || proc_parse_stat(buf, &st) < 0)
 		return 0;
-	return t.state;
+	return st.state;
 }
 
 static int compare_tid(const void *a, const void *b)
@@ -307,13 +218,9 @@ int proc_map_files_entry(pid_t pid, const char *path, uint64_t low, uint64_t hig
 		if (line[len - 1] == '\n')
 			line[len - 1] = '\0';
 		uint64_t start, end;
-		int name_at = -1;
-		/* The path starts after the inode and its padding, as libdwfl
-		 * reads it for the module names it reports. */
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %*x %*x:%*x %*u %n",
-			   &start, &end, &name_at) < 2 || name_at <= 0)
+		const char *name;
+		if (proc_parse_maps_line(line, &start, &end, &name) < 0)
 			continue;
-		const char *name = line + name_at + strspn(line + name_at, " \t");
 		if (start >= low && end <= high && strcmp(name, path) == 0) {
 			int n = snprintf(buf, size, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
 					 (int)pid, start, end);
@@ -328,11 +235,11 @@ int proc_map_files_entry(pid_t pid, const char *path, uint64_t low, uint64_t hig
 long long proc_cpu_ticks(pid_t pid)
 {
 	char path[64], buf[1024];
-	struct proc_thread t;
+	struct proc_stat st;
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if (read_small_file(path, buf, sizeof buf) < 0 || parse_stat(buf, &t) < 0)
+	if (read_small_file(path, buf, sizeof buf) < 0 || proc_parse_stat(buf, &st) < 0)
 		return -1;
-	return (long long)t.cpu_ticks;
+	return (long long)(st.utime + st.stime);
 }
 
 /* The PID already tracing pid (TracerPid in status), 0 if none, -1 if gone. */
@@ -342,8 +249,9 @@ static pid_t proc_tracer_pid(pid_t pid)
 	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
 	if (read_small_file(path, buf, sizeof buf) < 0)
 		return -1;
-	const char *t = strstr(buf, "\nTracerPid:");
-	return t ? (pid_t)strtol(t + 11, NULL, 10) : 0;
+	struct proc_status status;
+	proc_parse_status(buf, &status);
+	return status.tracer_pid;
 }
 
 /* Target text into a message: comm may hold any byte but NUL and '/'. */
@@ -359,20 +267,20 @@ static void make_printable(char *s)
 static void describe_tracer(pid_t tracer, char *buf, size_t size)
 {
 	char path[64], line[1024];
-	struct proc_thread t, parent;
+	struct proc_stat t, parent;
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)tracer);
-	if (read_small_file(path, line, sizeof line) < 0 || parse_stat(line, &t) < 0) {
+	if (read_small_file(path, line, sizeof line) < 0 || proc_parse_stat(line, &t) < 0) {
 		snprintf(buf, size, "PID %d", (int)tracer);
 		return;
 	}
-	make_printable(t.name);
-	pid_t ppid = (pid_t)strtol(strrchr(line, ')') + 4, NULL, 10);
+	make_printable(t.comm);
+	pid_t ppid = t.ppid;
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)ppid);
-	if (ppid > 1 && read_small_file(path, line, sizeof line) >= 0 && parse_stat(line, &parent) == 0) {
-		make_printable(parent.name);
-		snprintf(buf, size, "PID %d (%s, child of PID %d %s)", (int)tracer, t.name, (int)ppid, parent.name);
+	if (ppid > 1 && read_small_file(path, line, sizeof line) >= 0 && proc_parse_stat(line, &parent) == 0) {
+		make_printable(parent.comm);
+		snprintf(buf, size, "PID %d (%s, child of PID %d %s)", (int)tracer, t.comm, (int)ppid, parent.comm);
 	} else {
-		snprintf(buf, size, "PID %d (%s)", (int)tracer, t.name);
+		snprintf(buf, size, "PID %d (%s)", (int)tracer, t.comm);
 	}
 }
 
@@ -391,14 +299,11 @@ static bool is_kernel_thread(pid_t pid)
 {
 	enum { PF_KTHREAD = 0x00200000 };
 	char path[64], buf[1024];
+	struct proc_stat st;
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if (read_small_file(path, buf, sizeof buf) <= 0)
+	if (read_small_file(path, buf, sizeof buf) <= 0 || proc_parse_stat(buf, &st) < 0)
 		return false;
-	const char *after_name = strrchr(buf, ')');
-	unsigned long flags = 0;
-	if (!after_name || sscanf(after_name + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
-		return false;
-	return (flags & PF_KTHREAD) != 0;
+	return (st.flags & PF_KTHREAD) != 0;
 }
 
 int proc_check_target(pid_t pid, struct xerr *e)
@@ -451,37 +356,38 @@ void proc_explain_ptrace_denied(pid_t pid, char *buf, size_t size)
 uint64_t proc_thread_runtime_ns(pid_t pid, pid_t tid)
 {
 	char path[96], buf[128];
+	struct proc_schedstat st;
 	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
-	return read_proc_file(path, buf, sizeof buf) > 0 ? strtoull(buf, NULL, 10) : 0;
+	if (read_proc_file(path, buf, sizeof buf) <= 0)
+		return 0;
+	proc_parse_schedstat(buf, &st);
+	return st.run_ns;
 }
 
 int proc_thread_sched_ns(pid_t pid, pid_t tid, uint64_t *run_ns, uint64_t *wait_ns)
 {
 	char path[96], buf[128];
+	struct proc_schedstat st;
 	*run_ns = *wait_ns = 0;
 	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
-	if (read_proc_file(path, buf, sizeof buf) <= 0 ||
-	    sscanf(buf, "%" SCNu64 " %" SCNu64, run_ns, wait_ns) != 2)
+	if (read_proc_file(path, buf, sizeof buf) <= 0)
 		return -1;
-	return 0;
+	int fields = proc_parse_schedstat(buf, &st);
+	*run_ns = st.run_ns;
+	*wait_ns = st.wait_ns;
+	return fields >= 2 ? 0 : -1;
 }
 
 uint64_t proc_start_ticks(pid_t pid)
 {
 	char path[64], buf[1024];
+	struct proc_stat st;
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if (read_small_file(path, buf, sizeof buf) <= 0)
+	if (read_small_file(path, buf, sizeof buf) <= 0 || proc_parse_stat(buf, &st) < 0)
 		return 0;
-	const char *after_name = strrchr(buf, ')');
-	char state;
-	unsigned long long start;
-	/* Fields 3 (state) to 22 (starttime). */
-	if (!after_name || sscanf(after_name + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
-				  "%*d %*d %*d %llu", &state, &start) != 2)
+	if (st.state == 'Z' || st.state == 'X')
 		return 0;
-	if (state == 'Z' || state == 'X')
-		return 0;
-	return start;
+	return st.start_ticks;
 }
 
 /* Whether the last component of pid's argv[0] is name. */
@@ -491,25 +397,21 @@ static bool argv0_is(pid_t pid, const char *name)
 	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
 	if (read_small_file(path, buf, sizeof buf) <= 0)
 		return false;
-	const char *base = strrchr(buf, '/');
-	return strcmp(base ? base + 1 : buf, name) == 0;
+	return proc_argv0_is(buf, name);
 }
 
 static pid_t parent_of_pid(pid_t pid)
 {
 	char path[64], buf[1024];
+	struct proc_stat st;
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	const char *after_name;
-	int ppid;
-	if (read_small_file(path, buf, sizeof buf) <= 0 || !(after_name = strrchr(buf, ')')) ||
-	    sscanf(after_name + 1, " %*c %d", &ppid) != 1)
+	if (read_small_file(path, buf, sizeof buf) <= 0 || proc_parse_stat(buf, &st) < 0)
 		return 0;
-	return (pid_t)ppid;
+	return st.ppid;
 }
 
 pid_t proc_find_by_name(const char *name, uint64_t *start_ticks, int *matches)
 {
-	enum { COMM_MAX = 15 };
 	pid_t best = 0, self = getpid();
 	uint64_t best_start = 0;
 	*matches = 0;
@@ -526,9 +428,8 @@ pid_t proc_find_by_name(const char *name, uint64_t *start_ticks, int *matches)
 		if (pid == self || read_small_file(path, comm, sizeof comm) <= 0)
 			continue;
 		comm[strcspn(comm, "\n")] = '\0';
-		if (strncmp(comm, name, COMM_MAX) != 0 || (strlen(name) <= COMM_MAX && strcmp(comm, name) != 0))
-			continue;
-		if (strlen(name) > COMM_MAX && !argv0_is(pid, name))
+		enum proc_name_match match = proc_comm_matches(comm, name);
+		if (match == PROC_NAME_NO || (match == PROC_NAME_IF_ARGV0 && !argv0_is(pid, name)))
 			continue;
 		uint64_t start = proc_start_ticks(pid);
 		if (start == 0 || is_kernel_thread(pid) || parent_of_pid(pid) == self)

@@ -4,7 +4,9 @@
  * that vanishes between calls is not an error for listings (it is skipped),
  * but is for single-item queries (-1, message in xerr). States are the
  * single letters of proc(5): R running, S sleeping, D disk sleep, Z zombie,
- * T stopped (job control), t tracing stop, X dead, I idle.
+ * T stopped (job control), t tracing stop, X dead, I idle. Each file's
+ * text is parsed by proc_parse.h's pure parsers, which say how a cut or
+ * odd text reads.
  */
 #ifndef XGDBPROF_PROC_H
 #define XGDBPROF_PROC_H
@@ -88,9 +90,6 @@ struct proc_syscall {
  * as /proc/PID/mem). 0 ok; -1 when the thread is running ("running": a
  * stopped thread's registers only), gone, or the file is not readable. */
 int proc_thread_syscall(pid_t pid, pid_t tid, struct proc_syscall *out);
-/* The parser behind it, for the file's text. 0 ok, -1 for "running" or
- * text of another shape. */
-int proc_parse_syscall(const char *text, struct proc_syscall *out);
 
 /* Resolved path of /proc/PID/exe into buf; 0 ok, -1 on failure. */
 int proc_exe_path(pid_t pid, char *buf, size_t size, struct xerr *e);

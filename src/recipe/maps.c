@@ -3,6 +3,7 @@
 #include "util/array.h"
 #include "util/hash.h"
 #include "util/slot_index.h"
+#include "util/stats.h"
 #include "util/text_escape.h"
 
 #include <inttypes.h>
@@ -801,18 +802,6 @@ void map_estimate(int64_t n, double coverage, double *estimate, double *low, dou
 	*high = hi / coverage;
 }
 
-/* Student's t 0.975 quantile for df degrees of freedom (df >= 1). */
-static double t975(size_t df)
-{
-	static const double table[] = { 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-					2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086 };
-	if (df == 0)
-		return table[0];
-	if (df <= sizeof table / sizeof *table)
-		return table[df - 1];
-	return 1.959964 + 2.4 / (double)df;
-}
-
 void map_coverage_estimate(const struct map_coverage *c, int64_t n, double *estimate, double *low, double *high)
 {
 	map_estimate(n, c->armed_share, estimate, low, high);
@@ -820,7 +809,7 @@ void map_coverage_estimate(const struct map_coverage *c, int64_t n, double *esti
 		/* Clustered counts: the count's relative spread is sqrt(d / n),
 		 * the rate known from `windows` samples (log scale: the ends
 		 * stay positive). */
-		double spread = t975(c->windows - 1) * sqrt(c->dispersion / (double)n);
+		double spread = stats_t975(c->windows - 1) * sqrt(c->dispersion / (double)n);
 		*low = fmin(*low, *estimate * exp(-spread));
 		*high = fmax(*high, *estimate * exp(spread));
 	}

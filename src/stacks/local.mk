@@ -5,9 +5,15 @@ src_stacks_libstacks_a_SOURCES = \
 	src/stacks/sampler.c \
 	src/stacks/sampler_internal.h \
 	src/stacks/sampler_walk.c \
+	src/stacks/sampler_policy.c \
 	src/stacks/sampler.h \
 	src/stacks/unwind.c \
 	src/stacks/unwind.h
+
+check_PROGRAMS += tests/unit/test_sampler_policy
+tests_unit_test_sampler_policy_SOURCES = tests/unit/test_sampler_policy.c
+tests_unit_test_sampler_policy_LDADD = $(stacks_ldadd)
+TESTS += tests/unit/test_sampler_policy
 
 ## On-CPU truth: a lock-contention fixture, and the test holding the
 ## sampler to perf's account of what was on the CPU.

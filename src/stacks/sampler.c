@@ -104,107 +104,6 @@ void sampler_stack_release(struct stack *st)
 	st->nframes = 0;
 }
 
-/* The share of its time a thread was held stopped, from its first listing
- * to `until`; negative for a thread seen for less than min_span_ns (a
- * share of a few milliseconds says little). */
-static double thread_share(const struct tracked_thread *t, uint64_t ns, uint64_t until, uint64_t min_span_ns)
-{
-	uint64_t span = until > t->first_seen_ns ? until - t->first_seen_ns : 0;
-	if (span == 0 || span < min_span_ns)
-		return -1;
-	return 100.0 * (double)ns / (double)span;
-}
-
-/* The largest shares any thread was held (wall and the kernel's account)
- * and the most stops a second any thread got, folded in for one thread. */
-static void fold_thread_shares(struct sampler *sp, const struct tracked_thread *t, uint64_t until,
-			       uint64_t min_span_ns)
-{
-	double share = thread_share(t, t->stopped_ns, until, min_span_ns);
-	if (share > sp->thread_stopped_max_pct)
-		sp->thread_stopped_max_pct = share;
-	share = thread_share(t, t->held_ns, until, min_span_ns);
-	if (share > sp->thread_held_max_pct)
-		sp->thread_held_max_pct = share;
-	/* thread_share of a count: its per-second rate, times 100 */
-	double rate = thread_share(t, t->stops * 1000000000u, until, min_span_ns) / 100.0;
-	if (rate > sp->thread_rate_max_hz)
-		sp->thread_rate_max_hz = rate;
-}
-
-/* Settles a thread's last stop against a schedstat read taken since (see
- * tracked_thread): what it really lost, at most the wall stop. The
- * thread's budget, charged the wall stop, gets the difference back. */
-static void settle_held(struct sampler *sp, struct tracked_thread *t, uint64_t read_ns, uint64_t run_ns,
-			uint64_t wait_ns)
-{
-	if (!t->held_pending)
-		return;
-	t->held_pending = false;
-	int64_t wall = (int64_t)(read_ns - t->pending_read_ns);
-	int64_t ran = (int64_t)(run_ns - t->pending_run_ns), queued = (int64_t)(wait_ns - t->pending_wait_ns);
-	int64_t held = wall - ran - queued;
-	if (held < 0)
-		held = 0;
-	if ((uint64_t)held > t->pending_wall_ns)
-		held = (int64_t)t->pending_wall_ns;
-	/* held_ns counted the wall stop when it happened: take the excess out */
-	t->held_ns -= t->pending_wall_ns - (uint64_t)held;
-	stop_budget_refund(&t->budget, (double)(t->pending_wall_ns - (uint64_t)held) / 1e9);
-	double ms = (double)held / 1e6;
-	sp->held_sum_ms += ms;
-	ARRAY_PUSH(sp->held_ms_log, sp->nheld_ms_log, sp->held_ms_log_cap, ms);
-}
-
-/* Books a stop of wall_ns that held t: wall time now, the kernel's account
- * at the next read. */
-static void book_stop(struct sampler *sp, struct tracked_thread *t, uint64_t wall_ns, uint64_t end_ns)
-{
-	t->stopped_ns += wall_ns;
-	t->held_ns += wall_ns;
-	t->stops++;
-	t->budget_spent_s += (double)wall_ns / 1e9;
-	stop_budget_charge(&t->budget, t->budget_spent_s, end_ns);
-	if (t->held_pending) {
-		/* Two stops between reads (not in this sampler's rounds): the
-		 * first stays charged at its wall length. */
-		ARRAY_PUSH(sp->held_ms_log, sp->nheld_ms_log, sp->held_ms_log_cap, (double)t->pending_wall_ns / 1e6);
-		t->held_pending = false;
-	}
-	if (!t->sched_ok)
-		return;
-	t->held_pending = true;
-	t->pending_wall_ns = wall_ns;
-	t->pending_read_ns = t->sched_read_ns;
-	t->pending_run_ns = t->sched_run_ns;
-	t->pending_wait_ns = t->sched_wait_ns;
-}
-
-/* Whether an on-CPU walk whose stop landed at a completed system call's
- * return (sampler_at_completed_return) is kept. Such a stop found the thread either
- * in the call (it was there when asked) or at the return of a call it made
- * after it was asked, while it ran user code; no register tells which. The
- * kernel's tick accounting does, in bulk: the share K of its CPU time the
- * thread spent in the kernel, which our stops do not bias (a timer tick
- * lands where the thread is). So system call returns get at most that
- * share of the thread's on-CPU walks: one is kept while the returns kept
- * stay under K/(1-K) times its other on-CPU walks, plus one (so a thread
- * that lives in system calls shows from its first walk). The CPU time of
- * the run says K once it is half a second; before, the thread's life. */
-static bool landing_kept(const struct tracked_thread *t)
-{
-	uint64_t all = t->proc.cpu_ticks - t->first_ticks;
-	uint64_t kernel = t->proc.kernel_ticks - t->first_kernel_ticks;
-	if (all < 50 || kernel > all) {
-		all = t->proc.cpu_ticks;
-		kernel = t->proc.kernel_ticks;
-	}
-	if (all == 0 || kernel >= all)
-		return true;   /* no figure, or all of it in the kernel: as before */
-	double share = (double)kernel / (double)all;
-	return (double)t->on_cpu_at_return < share / (1 - share) * (double)(t->on_cpu_elsewhere + 1);
-}
-
 /* Updates the thread table from /proc; marks which threads to sample and
  * which of those need a walk. Returns the number needing a walk, -1 if the
  * process is gone. */
@@ -247,7 +146,7 @@ static int plan_tick(struct sampler *sp, struct xerr *e)
 		t->sched_run_ns = runtime;
 		t->sched_wait_ns = queued;
 		if (t->sched_ok)
-			settle_held(sp, t, t->sched_read_ns, runtime, queued);
+			sampler_settle_held(sp, t, t->sched_read_ns, runtime, queued);
 		uint64_t ran_ns = t->have_tick_runtime ? runtime - t->tick_runtime_ns : 0;
 		if (t->have_tick_runtime)
 			sp->seen_cpu_ns += ran_ns;
@@ -306,7 +205,7 @@ static int plan_tick(struct sampler *sp, struct xerr *e)
 				sp->unsampled_gone_ns += gone->tick_runtime_ns - gone->sample_base_ns;
 				sp->unsampled_gone_threads++;
 			}
-			fold_thread_shares(sp, &sp->threads[i], sp->threads[i].last_seen_ns, 1000000000u);
+			sampler_fold_thread_shares(sp, &sp->threads[i], sp->threads[i].last_seen_ns, 1000000000u);
 			sampler_stack_release(&sp->threads[i].stack);
 			unwinder_capture_release(&sp->threads[i].capture);
 		}
@@ -353,7 +252,7 @@ void sampler_on_cpu_when_asked(const struct sampler *sp, struct tracked_thread *
 	 * the stop's landing: it was on its way into the wait (the lock's slow
 	 * path, the kernel's futex entry: CPU time perf counts there), not
 	 * held up behind a thread of ours as in all-stop. Kept whole: capping
-	 * them with landing_kept's kernel-time allowance left their CPU time
+	 * them with sampler_landing_kept's kernel-time allowance left their CPU time
 	 * to the thread's next sample, in kvservice's acceptor its spin in
 	 * crossbeam's Channel::send (10% against perf's 1%), and the overlap
 	 * with perf fell from 87% to 81% (bench/README.md, fidelity.sh). */
@@ -503,7 +402,7 @@ static int all_threads_at_once(struct sampler *sp, struct sampler_stats *st, str
 	st->phase_resume_s += (double)(end - t_walked) / 1e9;
 	for (size_t i = 0; i < sp->nthreads; i++) {
 		st->walks += sp->threads[i].walk;
-		book_stop(sp, &sp->threads[i], end - stop_start, end);
+		sampler_book_stop(sp, &sp->threads[i], end - stop_start, end);
 	}
 	run_stats_add_stop(&st->run, (double)(end - stop_start) / 1e6);
 	st->longest_thread_stops_s += (double)(end - stop_start) / 1e9;
@@ -578,7 +477,7 @@ static int one_thread_at_a_time(struct sampler *sp, struct sampler_stats *st, st
 		uint64_t end = monotonic_ns();
 		st->phase_resume_s += (double)(end - t_walked) / 1e9;
 		st->walks += t->walk;
-		book_stop(sp, t, end - stop_start, end);
+		sampler_book_stop(sp, t, end - stop_start, end);
 		if (end - stop_start > longest)
 			longest = end - stop_start;
 		run_stats_add_stop(&st->run, (double)(end - stop_start) / 1e6);
@@ -654,7 +553,7 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, const str
 			st->entered_wait += t->entered_wait;
 			if (!t->at_return)
 				t->on_cpu_elsewhere++;
-			else if (landing_kept(t))
+			else if (sampler_landing_kept(t))
 				t->on_cpu_at_return++;
 			else {
 				/* Caught at the return of a call it made after we
@@ -823,7 +722,7 @@ static void finish_thread_figures(struct sampler *sp, struct sampler_stats *st, 
 	uint64_t end_ns = monotonic_ns();
 	uint64_t min_span = end_ns - start < 1000000000u ? end_ns - start : 1000000000u;
 	for (size_t i = 0; i < sp->nthreads; i++)
-		fold_thread_shares(sp, &sp->threads[i], end_ns, min_span);
+		sampler_fold_thread_shares(sp, &sp->threads[i], end_ns, min_span);
 	st->thread_stopped_max_pct = sp->thread_stopped_max_pct;
 	st->thread_held_max_pct = sp->thread_held_max_pct;
 	st->thread_rate_max_hz = sp->thread_rate_max_hz;

@@ -90,7 +90,7 @@ struct sampler_stats {
 				       * CPU when asked, entered by itself meanwhile (sampler.c, on_cpu_when_asked) */
 	uint64_t landed_late;         /* on-CPU walks left out: the stop landed at the return of a system call
 				       * the thread made after it was asked to stop, beyond the kernel's
-				       * share of its CPU time (sampler.c, landing_kept) */
+				       * share of its CPU time (sampler_policy.c, sampler_landing_kept) */
 	double frequency_asked_hz, frequency_achieved_hz;
 	double cpu_percent_min, cpu_percent_avg, cpu_percent_max;  /* target CPU%, per ~1 s window;
 								    * NAN when the run was too short to measure */

@@ -3,6 +3,8 @@
  * Private to stacks/ (sampler.h is the module's contract).
  *   sampler.c        rounds, thread selection, budgets, the run and its figures
  *   sampler_walk.c   a stopped thread's registers and stack: capture, unwind, symbolize
+ *   sampler_policy.c the arithmetic on a tracked thread: held shares and rates, a stop's
+ *                    wall and kernel-account booking, which stops at a call's return are kept
  * Conventions as in sampler.h: 0 on success, -1 with e filled.
  */
 #ifndef XGDBPROF_SAMPLER_INTERNAL_H
@@ -131,6 +133,17 @@ void sampler_stack_release(struct stack *st);
 int sampler_map_gdb_ids(struct sampler *sp, struct xerr *e);
 void sampler_on_cpu_when_asked(const struct sampler *sp, struct tracked_thread *t, uint64_t orig_rax);
 int sampler_learn_register_numbers(struct sampler *sp, struct xerr *e);
+
+/* sampler_policy.c: pure (no gdb, no /proc). A share is in percent of the
+ * span from the thread's first listing to `until`, -1 for a span under
+ * min_span_ns; held times settle against the next schedstat read. */
+double sampler_thread_share(const struct tracked_thread *t, uint64_t ns, uint64_t until, uint64_t min_span_ns);
+void sampler_fold_thread_shares(struct sampler *sp, const struct tracked_thread *t, uint64_t until,
+				uint64_t min_span_ns);
+void sampler_settle_held(struct sampler *sp, struct tracked_thread *t, uint64_t read_ns, uint64_t run_ns,
+			 uint64_t wait_ns);
+void sampler_book_stop(struct sampler *sp, struct tracked_thread *t, uint64_t wall_ns, uint64_t end_ns);
+bool sampler_landing_kept(const struct tracked_thread *t);
 
 /* sampler_walk.c */
 int sampler_capture_from_proc(struct sampler *sp, struct tracked_thread *t, struct proc_syscall *where,

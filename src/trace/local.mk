@@ -62,13 +62,15 @@ CLEANFILES += $(FIXTURE_BIN)/trace_tree $(FIXTURE_BIN)/trace_panic $(FIXTURE_BIN
 	$(FIXTURE_BIN)/exec_later $(FIXTURE_BIN)/fork_loop $(FIXTURE_BIN)/churn $(FIXTURE_BIN)/sleepers $(FIXTURE_BIN)/steady_calls \
 	$(FIXTURE_BIN)/opt_args $(FIXTURE_BIN)/opt_args_c
 
-check_PROGRAMS += tests/unit/test_tracer tests/unit/test_tracer_codecheck
+check_PROGRAMS += tests/unit/test_tracer tests/unit/test_tracer_codecheck tests/unit/test_tracer_estimate
 tests_unit_test_tracer_SOURCES = tests/unit/test_tracer.c
 tests_unit_test_tracer_LDADD = $(trace_ldadd)
+tests_unit_test_tracer_estimate_SOURCES = tests/unit/test_tracer_estimate.c
+tests_unit_test_tracer_estimate_LDADD = $(trace_ldadd)
 tests_unit_test_tracer_codecheck_SOURCES = tests/unit/test_tracer_codecheck.c
 tests_unit_test_tracer_codecheck_LDADD = $(session_ldadd)
 
-TESTS += tests/unit/test_tracer \
+TESTS += tests/unit/test_tracer tests/unit/test_tracer_estimate \
 	tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh tests/trace_safety.sh \
 	tests/trace_budget.sh tests/trace_registers.sh tests/gdb_lost.sh tests/exec_fork.sh tests/trace_exact.sh tests/trace_hold.sh tests/trace_estimate.sh tests/trace_args.sh
 EXTRA_DIST += tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh tests/trace_safety.sh \

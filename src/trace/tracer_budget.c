@@ -3,7 +3,10 @@
 
 /* ---- budget --------------------------------------------------------------- */
 
-static double median_gap(const struct tracer *t)
+/* gdb's part of a hit when no window could be measured: the median of the
+ * recent gaps between a resume and the next hit (for a hot function a gap
+ * is almost all gdb), clamped to [0.05, 1.5] ms. */
+double tracer_median_gap_ns(const struct tracer *t)
 {
 	size_t n = t->ngaps < 32 ? t->ngaps : 32;
 	double sorted[32];
@@ -69,25 +72,32 @@ void tracer_account_hidden_part(struct tracer *t, bool handled, enum duty duty_a
 	if (handled) {
 		t->gaps[t->ngaps++ % 32] = gap;
 		double median = stop_clock_median(&t->clock);
-		t->gdb_hit_ns = median >= 0 ? median : median_gap(t);
+		t->gdb_hit_ns = median >= 0 ? median : tracer_median_gap_ns(t);
 	} else if (!w.read) {
 		/* Not a hit and not measured: nothing says what it cost beyond
 		 * what the caller counts itself. */
 		return;
 	}
-	double part;
+	double part = tracer_hidden_part_ns(t->gdb_hit_ns, handled, &w);
+	t->stopped_ns += part;
+	t->last_hidden_ns = part;
+}
+
+/* What the window from our last resume to a stop adds to the stopped time,
+ * given what the thread's clocks say of it (w) and the current figure for
+ * a hit that was not measured (gdb_hit_ns). For a stop that is no hit, w
+ * was read. */
+double tracer_hidden_part_ns(double gdb_hit_ns, bool handled, const struct stop_clock_window *w)
+{
 	if (!handled)
 		/* A window with the probes off is long: a wait for a CPU there
 		 * is the machine's load, not our doing. Only the stopped part
 		 * (gdb's step over the breakpoint, the interrupt) is ours; if
 		 * the thread also slept, at most what a hit costs. */
-		part = w.exact || w.held_ns - w.waited_ns < t->gdb_hit_ns ? w.held_ns - w.waited_ns : t->gdb_hit_ns;
-	else
-		/* Right after our resume the CPUs are busy with gdb and us: the
-		 * thread's wait for one is part of what the hit cost. */
-		part = w.exact ? w.held_ns : w.read && w.held_ns < t->gdb_hit_ns ? w.held_ns : t->gdb_hit_ns;
-	t->stopped_ns += part;
-	t->last_hidden_ns = part;
+		return w->exact || w->held_ns - w->waited_ns < gdb_hit_ns ? w->held_ns - w->waited_ns : gdb_hit_ns;
+	/* Right after our resume the CPUs are busy with gdb and us: the
+	 * thread's wait for one is part of what the hit cost. */
+	return w->exact ? w->held_ns : w->read && w->held_ns < gdb_hit_ns ? w->held_ns : gdb_hit_ns;
 }
 
 /* An armed window opens when the entry probes go on and closes when they
@@ -160,16 +170,18 @@ static int set_duty(struct tracer *t, enum duty next, uint64_t when, struct xerr
 	return 0;
 }
 
-/* After a stop was handled (target still stopped): over budget? */
-int tracer_budget_after_stop(struct tracer *t, uint64_t now, struct xerr *e)
+/* The duty the budget asks for after a stop (target still stopped), the
+ * budget charged with the stopped time so far: a drain ends once no call
+ * is in flight, or after 50 ms; an armed window ends when its close was
+ * requested (tracer_budget_window_ends) or the budget is far overdrawn,
+ * and drains first while calls are in flight. */
+enum duty tracer_budget_duty_after_stop(struct tracer *t, uint64_t now)
 {
-	if (!tracer_budgeted(t))
-		return 0;
 	stop_budget_charge(&t->budget, t->stopped_ns / 1e9, now);
 	if (t->duty == DUTY_DRAINING && (t->npending == 0 || now - t->duty_changed_ns > 50000000u))
-		return set_duty(t, DUTY_OFF, now, e);
+		return DUTY_OFF;
 	if (t->duty != DUTY_ON)
-		return 0;
+		return t->duty;
 	/* Far over (a second's allowance and four hits: hits cost more
 	 * than a window's slack, or calls come faster than a window's CPU
 	 * time passes): cut the window here, and say so. More would let a
@@ -181,9 +193,18 @@ int tracer_budget_after_stop(struct tracer *t, uint64_t now, struct xerr *e)
 		t->st->windows_cut += cut;
 		t->close_requested = false;
 		t->off_until_ns = stop_budget_clear_at(&t->budget, now);
-		return set_duty(t, t->npending ? DUTY_DRAINING : DUTY_OFF, now, e);
+		return t->npending ? DUTY_DRAINING : DUTY_OFF;
 	}
-	return 0;
+	return DUTY_ON;
+}
+
+/* After a stop was handled (target still stopped): over budget? */
+int tracer_budget_after_stop(struct tracer *t, uint64_t now, struct xerr *e)
+{
+	if (!tracer_budgeted(t))
+		return 0;
+	enum duty next = tracer_budget_duty_after_stop(t, now);
+	return next == t->duty ? 0 : set_duty(t, next, now, e);
 }
 
 /* With the target running: ends an armed window when one of its
@@ -205,15 +226,8 @@ int tracer_budget_close_request(struct tracer *t, uint64_t now, struct xerr *e)
 {
 	if (t->duty != DUTY_ON || t->close_requested || session_is_stopped(t->s))
 		return 0;
-	uint64_t clock = tracer_window_clock_ns(t, now);
-	if (clock < t->window_close_ns)
+	if (!tracer_budget_window_ends(t, tracer_window_clock_ns(t, now), now))
 		return 0;
-	stop_budget_charge(&t->budget, t->stopped_ns / 1e9, now);
-	if (!stop_budget_overdrawn(&t->budget)) {
-		while (t->window_close_ns <= clock)
-			t->window_close_ns += (uint64_t)TRACER_WINDOW_CPU_NS;
-		return 0;
-	}
 	t->close_requested = true;
 	/* Non-stop: gdb disables breakpoints with the threads running; no
 	 * thread is interrupted (an interrupt could land in a step over a
@@ -223,6 +237,23 @@ int tracer_budget_close_request(struct tracer *t, uint64_t now, struct xerr *e)
 	if (session_interrupt_all(t->s, e) < 0)
 		return -1;
 	return 0;
+}
+
+/* Whether an armed window ends now, the target's CPU clock at `clock`:
+ * once its boundary has passed, if the budget charged to now is
+ * overdrawn; if it is not, the boundary moves on by whole windows past
+ * clock (TRACER_WINDOW_CPU_NS each). */
+bool tracer_budget_window_ends(struct tracer *t, uint64_t clock, uint64_t now)
+{
+	if (clock < t->window_close_ns)
+		return false;
+	stop_budget_charge(&t->budget, t->stopped_ns / 1e9, now);
+	if (!stop_budget_overdrawn(&t->budget)) {
+		while (t->window_close_ns <= clock)
+			t->window_close_ns += (uint64_t)TRACER_WINDOW_CPU_NS;
+		return false;
+	}
+	return true;
 }
 
 int tracer_budget_wake(struct tracer *t, uint64_t now, struct xerr *e)

@@ -27,7 +27,7 @@ static double median_of(const double *v, size_t n)
  * and the estimate is a lower bound: the raw share is at least the true
  * one. The last hit of each window is resumed, and costs its CPU, after
  * the probes are off: not subtracted from the armed time. */
-static void armed_share_without_hits(const struct tracer *t, struct tracer_stats *st)
+void tracer_armed_share_without_hits(const struct tracer *t, struct tracer_stats *st)
 {
 	const struct hit_cpu *h = &t->hit_cpu;
 	st->armed_fraction_low = st->armed_fraction_high = st->armed_fraction;
@@ -72,7 +72,7 @@ static void armed_share_without_hits(const struct tracer *t, struct tracer_stats
  * many hits in few windows). The ratio estimator's variance over windows
  * (sum of (m_w - r a_w)^2, n/(n-1) corrected) against the Poisson one
  * (the count itself); at least 1. */
-static void window_dispersion(const struct tracer *t, struct tracer_stats *st)
+void tracer_window_dispersion(const struct tracer *t, struct tracer_stats *st)
 {
 	double cpu = 0, entries = 0;
 	size_t n = 0;
@@ -100,16 +100,6 @@ static void window_dispersion(const struct tracer *t, struct tracer_stats *st)
 		st->count_dispersion = dispersion;
 }
 
-/* Student's t 0.975 quantile for df degrees of freedom. */
-static double t975(size_t df)
-{
-	static const double table[] = { 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-					2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086 };
-	if (df == 0)
-		return table[0];
-	return df <= sizeof table / sizeof *table ? table[df - 1] : 1.959964 + 2.4 / (double)df;
-}
-
 /* A lower bound on the entries over the whole run that no cost of our
  * stops can bias (docs/tracing.md, "Estimates"). In each armed window, a
  * thread's CPU from the opening to its first entry hit there is the
@@ -124,7 +114,7 @@ static double t975(size_t df)
  * past WAIT_CENSOR_NS without an entry hit: long waits would be missing
  * from the mean); the others add only what was measured. Sets
  * st->entries_at_least (0: no thread counted). */
-static void first_hit_bound(const struct tracer *t, struct tracer_stats *st)
+void tracer_first_hit_bound(const struct tracer *t, struct tracer_stats *st)
 {
 	const struct hit_cpu *h = &t->hit_cpu;
 	double extra = 0, waits = 0, nwaits = 0;
@@ -134,7 +124,7 @@ static void first_hit_bound(const struct tracer *t, struct tracer_stats *st)
 			continue;
 		double n = (double)x->n_u, mean = x->u_sum / n;
 		double var = fmax(0, (x->u_squares - x->u_sum * x->u_sum / n) / (n - 1));
-		double high = mean + t975(x->n_u - 1) * sqrt(var / n);
+		double high = mean + stats_t975(x->n_u - 1) * sqrt(var / n);
 		if (!(high > 0))
 			continue;
 		extra += x->off_ns / (2 * high);
@@ -191,9 +181,9 @@ void tracer_finish_stats(struct tracer *t, uint64_t end)
 		 * hit here. When the windows are not much longer than that — calls
 		 * come often, or between sleeps, with little CPU between them —
 		 * the share over-counts the CPU that could have made calls. */
-		armed_share_without_hits(t, st);
-		window_dispersion(t, st);
-		first_hit_bound(t, st);
+		tracer_armed_share_without_hits(t, st);
+		tracer_window_dispersion(t, st);
+		tracer_first_hit_bound(t, st);
 		if (st->entries_at_least > 0) {
 			/* The share the bound implies is the most the true one can be:
 			 * an interval above it rests on a wrong cost (a stop that costs

@@ -300,7 +300,14 @@ void tracer_hitter_first_wait(struct tracer *t, pid_t tid, bool entry);
 bool tracer_hit_cpu_at_stop(struct tracer *t, pid_t tid, int bp);
 void tracer_calibrate_at(struct tracer *t, struct site *site, int gdb_id, pid_t tid);
 
-/* tracer_budget.c */
+/* tracer_budget.c. tracer_median_gap_ns, tracer_hidden_part_ns,
+ * tracer_budget_duty_after_stop and tracer_budget_window_ends are the
+ * budget's arithmetic and decisions: no gdb, no clock read (the callers
+ * switch the probes and read the clocks). */
+double tracer_median_gap_ns(const struct tracer *t);
+double tracer_hidden_part_ns(double gdb_hit_ns, bool handled, const struct stop_clock_window *w);
+enum duty tracer_budget_duty_after_stop(struct tracer *t, uint64_t now);
+bool tracer_budget_window_ends(struct tracer *t, uint64_t clock, uint64_t now);
 bool tracer_resumes_over_breakpoint(const struct tracer *t);
 void tracer_process_cpu_start(struct process_cpu *c, pid_t pid);
 void tracer_process_cpu_mark(struct process_cpu *c, enum duty duty_before);
@@ -313,7 +320,11 @@ int tracer_budget_after_stop(struct tracer *t, uint64_t now, struct xerr *e);
 int tracer_budget_close_request(struct tracer *t, uint64_t now, struct xerr *e);
 int tracer_budget_wake(struct tracer *t, uint64_t now, struct xerr *e);
 
-/* tracer_estimate.c */
+/* tracer_estimate.c. The three estimators read only t's counts and clocks
+ * (no gdb) and fill their figures in st. */
+void tracer_armed_share_without_hits(const struct tracer *t, struct tracer_stats *st);
+void tracer_window_dispersion(const struct tracer *t, struct tracer_stats *st);
+void tracer_first_hit_bound(const struct tracer *t, struct tracer_stats *st);
 void tracer_finish_stats(struct tracer *t, uint64_t end);
 
 #endif

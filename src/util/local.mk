@@ -1,4 +1,4 @@
-## util/: growable arrays, errors, clocks, hashing, a hash index, percentiles, growable strings, escaping of target
+## util/: growable arrays, errors, clocks, hashing, a hash index, percentiles and Student's t, growable strings, escaping of target
 ## text, safe output files. Uses nothing of ours; every module may use it.
 noinst_LIBRARIES += src/util/libutil.a
 src_util_libutil_a_CPPFLAGS = $(NO_GDB_CPPFLAGS)

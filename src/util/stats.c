@@ -1,4 +1,4 @@
-/* stats.c — nearest-rank percentiles (contract in stats.h). */
+/* stats.c — nearest-rank percentiles and Student's t quantile (contract in stats.h). */
 #include "util/stats.h"
 
 #include <math.h>
@@ -35,4 +35,15 @@ double stats_percentile(double *values, size_t n, double p)
 {
 	stats_sort(values, n);
 	return stats_percentile_sorted(values, n, p);
+}
+
+double stats_t975(size_t df)
+{
+	static const double table[] = { 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+					2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086 };
+	if (df == 0)
+		return table[0];
+	if (df <= sizeof table / sizeof *table)
+		return table[df - 1];
+	return 1.959964 + 2.4 / (double)df;
 }

@@ -1,8 +1,10 @@
 /* stats.h — the one percentile definition every figure the tool prints uses
  * (the sampler's per-stop median and p99, the tracer's medians of gdb's part
- * of a hit and of the gaps between hits), so a p99 is never below its median.
+ * of a hit and of the gaps between hits), so a p99 is never below its median;
+ * and the one Student's t quantile the 95% intervals use (the tracer's
+ * first-hit bound, the maps' clustered-count intervals).
  *
- * Contract:
+ * Contract (percentiles):
  *  - Nearest rank: the p-th percentile of n values is the smallest value
  *    with at least p% of the values at or below it, i.e. the value of rank
  *    ceil(p/100 * n) (1-based) in ascending order; p = 0 gives the minimum,
@@ -24,5 +26,12 @@ double stats_percentile_sorted(const double *sorted, size_t n, double p);
 
 /* Sorts values[0..n) in place and returns their p-th percentile. */
 double stats_percentile(double *values, size_t n, double p);
+
+/* Student's t distribution's 0.975 quantile for df degrees of freedom: the
+ * half-width, in standard errors, of a two-sided 95% interval on the mean
+ * of df + 1 values. A table (3 decimals) to df 20, then 1.959964 + 2.4/df,
+ * at most 0.006 under the true value (at df 21) and 1.96 as df grows; it
+ * never increases with df. df 0 (one value: no spread known) is taken as 1. */
+double stats_t975(size_t df);
 
 #endif

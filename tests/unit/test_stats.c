@@ -1,5 +1,6 @@
 /* test_stats.c — the nearest-rank percentile every printed median and p99
- * goes through (src/util/stats.h). Exit 0 pass, 1 fail. */
+ * goes through, and Student's t quantile of the 95% intervals
+ * (src/util/stats.h). Exit 0 pass, 1 fail. */
 #include "util/stats.h"
 
 #include <math.h>
@@ -16,8 +17,34 @@ static void is(const char *what, double got, double want)
 	}
 }
 
+/* Student's t 0.975 quantiles from the published table (4 decimals):
+ * within the table's rounding to df 20, within stats.h's 0.006 beyond. */
+static void test_t975(void)
+{
+	static const struct { size_t df; double t; } truth[] = {
+		{ 1, 12.7062 }, { 2, 4.3027 }, { 3, 3.1824 }, { 5, 2.5706 }, { 10, 2.2281 }, { 15, 2.1314 },
+		{ 20, 2.0860 }, { 21, 2.0796 }, { 25, 2.0595 }, { 30, 2.0423 }, { 40, 2.0211 }, { 60, 2.0003 },
+		{ 120, 1.9799 }, { 1000, 1.9623 }, { 1000000, 1.9600 },
+	};
+	for (size_t i = 0; i < sizeof truth / sizeof truth[0]; i++) {
+		double got = stats_t975(truth[i].df), slack = truth[i].df <= 20 ? 0.0005 : 0.006;
+		CHECK_MSG(fabs(got - truth[i].t) <= slack, "t975(%zu) = %.4f, the table says %.4f", truth[i].df, got,
+			  truth[i].t);
+	}
+	/* one value: the widest interval there is, not a division by zero */
+	CHECK(stats_t975(0) == stats_t975(1));
+	/* never increasing with df, never under the normal's 1.959964 */
+	double last = stats_t975(1);
+	for (size_t df = 2; df <= 5000; df++) {
+		double t = stats_t975(df);
+		CHECK_MSG(t <= last && t >= 1.959964, "t975(%zu) = %.6f after %.6f", df, t, last);
+		last = t;
+	}
+}
+
 int main(void)
 {
+	test_t975();
 	is("no values", stats_percentile(NULL, 0, 50), NAN);
 
 	double one[] = { 7 };

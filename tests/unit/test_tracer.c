@@ -183,66 +183,12 @@ static void test_wanted(void)
 	CHECK(!tracer_wanted(NULL, 0));
 }
 
-/* /proc/PID/task/TID/syscall, parsed and read live: where the non-stop
- * sampler takes a stopped thread's rip, rsp and system call from. */
-static void test_proc_syscall(void)
-{
-	struct proc_syscall sc;
-	CHECK(proc_parse_syscall("-1 0x7ffd5c3a1f08 0x55d0c1a2b3c4\n", &sc) == 0);
-	CHECK(!sc.in_syscall && sc.nr == -1 && sc.sp == 0x7ffd5c3a1f08u && sc.pc == 0x55d0c1a2b3c4u);
-	CHECK(proc_parse_syscall("202 0x5581a0 0x80 0x2 0x0 0x0 0x0 0x7f3a9bfed9c0 0x7f3a9c28f7c9\n", &sc) == 0);
-	CHECK(sc.in_syscall && sc.nr == 202 && sc.args[0] == 0x5581a0u && sc.args[1] == 0x80 && sc.args[2] == 2);
-	CHECK(sc.sp == 0x7f3a9bfed9c0u && sc.pc == 0x7f3a9c28f7c9u);
-	CHECK(proc_parse_syscall("running\n", &sc) == -1);
-	CHECK(proc_parse_syscall("202 0x1 0x2\n", &sc) == -1);
-	CHECK(proc_parse_syscall("-1 0x1 0x2 junk\n", &sc) == -1);
-	CHECK(proc_parse_syscall("", &sc) == -1);
-
-	/* A child asleep in nanosleep (35), then stopped there: in the call. */
-	pid_t child = fork();
-	if (child == 0) {
-		for (;;)
-			sleep(10);
-	}
-	int in_sleep = 0;
-	for (int i = 0; i < 200 && !in_sleep; i++) {
-		usleep(5000);
-		in_sleep = proc_thread_syscall(child, child, &sc) == 0 && sc.in_syscall &&
-			   (sc.nr == 35 || sc.nr == 230);
-	}
-	CHECK(in_sleep);
-	CHECK(sc.sp != 0 && sc.pc != 0);
-	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
-
-	/* A child spinning in user code: "running" until stopped, then -1 and its sp. */
-	child = fork();
-	if (child == 0) {
-		for (volatile unsigned long n = 0;; n++)
-			;
-	}
-	usleep(20000);
-	kill(child, SIGSTOP);
-	int stopped = 0;
-	for (int i = 0; i < 200 && !stopped; i++) {
-		usleep(5000);
-		stopped = proc_state(child) == 'T';
-	}
-	CHECK(stopped);
-	CHECK(proc_thread_syscall(child, child, &sc) == 0);
-	CHECK(!sc.in_syscall && sc.nr == -1 && sc.sp != 0 && sc.pc != 0);
-	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
-	CHECK(proc_thread_syscall(child, child, &sc) == -1);
-}
-
 int main(void)
 {
 	test_wanted();
 	test_keys();
 	test_parse();
 	test_restore();
-	test_proc_syscall();
 	test_stop_clock(false);
 	test_stop_clock(true);
 	return test_exit_code();

@@ -1,0 +1,107 @@
+/* sampler_policy.c — the sampler's decisions that are arithmetic on what
+ * it tracks of a thread: the share of its time a thread was held, what a
+ * stop really held it (the kernel's account), and which stops at a system
+ * call's return are kept. No gdb, no /proc: tests/unit/test_sampler_policy.c
+ * holds them to constructed threads. */
+#include "stacks/sampler_internal.h"
+
+/* The share of its time a thread was held stopped, from its first listing
+ * to `until`; negative for a thread seen for less than min_span_ns (a
+ * share of a few milliseconds says little). */
+double sampler_thread_share(const struct tracked_thread *t, uint64_t ns, uint64_t until, uint64_t min_span_ns)
+{
+	uint64_t span = until > t->first_seen_ns ? until - t->first_seen_ns : 0;
+	if (span == 0 || span < min_span_ns)
+		return -1;
+	return 100.0 * (double)ns / (double)span;
+}
+
+/* The largest shares any thread was held (wall and the kernel's account)
+ * and the most stops a second any thread got, folded in for one thread. */
+void sampler_fold_thread_shares(struct sampler *sp, const struct tracked_thread *t, uint64_t until,
+				uint64_t min_span_ns)
+{
+	double share = sampler_thread_share(t, t->stopped_ns, until, min_span_ns);
+	if (share > sp->thread_stopped_max_pct)
+		sp->thread_stopped_max_pct = share;
+	share = sampler_thread_share(t, t->held_ns, until, min_span_ns);
+	if (share > sp->thread_held_max_pct)
+		sp->thread_held_max_pct = share;
+	/* sampler_thread_share of a count: its per-second rate, times 100 */
+	double rate = sampler_thread_share(t, t->stops * 1000000000u, until, min_span_ns) / 100.0;
+	if (rate > sp->thread_rate_max_hz)
+		sp->thread_rate_max_hz = rate;
+}
+
+/* Settles a thread's last stop against a schedstat read taken since (see
+ * tracked_thread): what it really lost, at most the wall stop. The
+ * thread's budget, charged the wall stop, gets the difference back. */
+void sampler_settle_held(struct sampler *sp, struct tracked_thread *t, uint64_t read_ns, uint64_t run_ns,
+			 uint64_t wait_ns)
+{
+	if (!t->held_pending)
+		return;
+	t->held_pending = false;
+	int64_t wall = (int64_t)(read_ns - t->pending_read_ns);
+	int64_t ran = (int64_t)(run_ns - t->pending_run_ns), queued = (int64_t)(wait_ns - t->pending_wait_ns);
+	int64_t held = wall - ran - queued;
+	if (held < 0)
+		held = 0;
+	if ((uint64_t)held > t->pending_wall_ns)
+		held = (int64_t)t->pending_wall_ns;
+	/* held_ns counted the wall stop when it happened: take the excess out */
+	t->held_ns -= t->pending_wall_ns - (uint64_t)held;
+	stop_budget_refund(&t->budget, (double)(t->pending_wall_ns - (uint64_t)held) / 1e9);
+	double ms = (double)held / 1e6;
+	sp->held_sum_ms += ms;
+	ARRAY_PUSH(sp->held_ms_log, sp->nheld_ms_log, sp->held_ms_log_cap, ms);
+}
+
+/* Books a stop of wall_ns that held t: wall time now, the kernel's account
+ * at the next read. */
+void sampler_book_stop(struct sampler *sp, struct tracked_thread *t, uint64_t wall_ns, uint64_t end_ns)
+{
+	t->stopped_ns += wall_ns;
+	t->held_ns += wall_ns;
+	t->stops++;
+	t->budget_spent_s += (double)wall_ns / 1e9;
+	stop_budget_charge(&t->budget, t->budget_spent_s, end_ns);
+	if (t->held_pending) {
+		/* Two stops between reads (not in this sampler's rounds): the
+		 * first stays charged at its wall length. */
+		ARRAY_PUSH(sp->held_ms_log, sp->nheld_ms_log, sp->held_ms_log_cap, (double)t->pending_wall_ns / 1e6);
+		t->held_pending = false;
+	}
+	if (!t->sched_ok)
+		return;
+	t->held_pending = true;
+	t->pending_wall_ns = wall_ns;
+	t->pending_read_ns = t->sched_read_ns;
+	t->pending_run_ns = t->sched_run_ns;
+	t->pending_wait_ns = t->sched_wait_ns;
+}
+
+/* Whether an on-CPU walk whose stop landed at a completed system call's
+ * return (sampler_at_completed_return) is kept. Such a stop found the thread either
+ * in the call (it was there when asked) or at the return of a call it made
+ * after it was asked, while it ran user code; no register tells which. The
+ * kernel's tick accounting does, in bulk: the share K of its CPU time the
+ * thread spent in the kernel, which our stops do not bias (a timer tick
+ * lands where the thread is). So system call returns get at most that
+ * share of the thread's on-CPU walks: one is kept while the returns kept
+ * stay under K/(1-K) times its other on-CPU walks, plus one (so a thread
+ * that lives in system calls shows from its first walk). The CPU time of
+ * the run says K once it is half a second; before, the thread's life. */
+bool sampler_landing_kept(const struct tracked_thread *t)
+{
+	uint64_t all = t->proc.cpu_ticks - t->first_ticks;
+	uint64_t kernel = t->proc.kernel_ticks - t->first_kernel_ticks;
+	if (all < 50 || kernel > all) {
+		all = t->proc.cpu_ticks;
+		kernel = t->proc.kernel_ticks;
+	}
+	if (all == 0 || kernel >= all)
+		return true;   /* no figure, or all of it in the kernel: as before */
+	double share = (double)kernel / (double)all;
+	return (double)t->on_cpu_at_return < share / (1 - share) * (double)(t->on_cpu_elsewhere + 1);
+}

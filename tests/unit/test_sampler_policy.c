@@ -1,0 +1,270 @@
+/* test_sampler_policy.c — the sampler's arithmetic on constructed threads
+ * (src/stacks/sampler_policy.c), held to the rules docs/sampling.md states:
+ * the share of its own time a thread was held (threads seen for at least
+ * the minimum span), held = Δwall − Δon-CPU − Δrun-queue at most the wall
+ * stop with the budget refunded the difference, and stops at a completed
+ * system call's return kept up to the kernel's share K of the thread's
+ * CPU. No gdb, no /proc. Exit 0 pass, 1 fail. */
+#include "stacks/sampler_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "check.h"
+
+#define MS 1000000u
+#define SEC 1000000000u
+
+static bool near(double got, double want)
+{
+	return fabs(got - want) < 1e-9 * (fabs(want) > 1 ? fabs(want) : 1);
+}
+
+static void test_thread_share(void)
+{
+	struct tracked_thread t;
+	memset(&t, 0, sizeof t);
+	t.first_seen_ns = 1 * (uint64_t)SEC;
+	/* 50 ms held over the 1 s since its first listing: 5% */
+	CHECK(near(sampler_thread_share(&t, 50 * MS, 2 * (uint64_t)SEC, SEC), 5.0));
+	/* at least the minimum span counts; less says nothing */
+	CHECK(near(sampler_thread_share(&t, 50 * MS, 2 * (uint64_t)SEC, SEC + 1), -1));
+	CHECK(near(sampler_thread_share(&t, 50 * MS, 1500 * (uint64_t)MS, SEC), -1));
+	/* zero span, even with no minimum: no share rather than a division by 0 */
+	CHECK(near(sampler_thread_share(&t, 0, t.first_seen_ns, 0), -1));
+	/* `until` before the first listing (clocks read out of order): no
+	 * share, not a huge one from an unsigned difference */
+	CHECK(near(sampler_thread_share(&t, 50 * MS, t.first_seen_ns - 1, 0), -1));
+	/* held all of a 1 ns span */
+	CHECK(near(sampler_thread_share(&t, 1, t.first_seen_ns + 1, 0), 100.0));
+	/* listed first at time 0 */
+	t.first_seen_ns = 0;
+	CHECK(near(sampler_thread_share(&t, 3 * (uint64_t)SEC, 4 * (uint64_t)SEC, SEC), 75.0));
+}
+
+static struct tracked_thread seen_thread(uint64_t first_seen_ns, uint64_t stopped_ns, uint64_t held_ns, uint64_t stops)
+{
+	struct tracked_thread t;
+	memset(&t, 0, sizeof t);
+	t.first_seen_ns = first_seen_ns;
+	t.stopped_ns = stopped_ns;
+	t.held_ns = held_ns;
+	t.stops = stops;
+	return t;
+}
+
+static void test_fold_thread_shares(void)
+{
+	struct sampler sp;
+	memset(&sp, 0, sizeof sp);
+	uint64_t until = 3 * (uint64_t)SEC;
+	/* 2 s seen: stopped 5%, held 2%, 10 stops a second */
+	struct tracked_thread a = seen_thread(1 * (uint64_t)SEC, 100 * MS, 40 * MS, 20);
+	sampler_fold_thread_shares(&sp, &a, until, SEC);
+	CHECK(near(sp.thread_stopped_max_pct, 5.0) && near(sp.thread_held_max_pct, 2.0));
+	CHECK(near(sp.thread_rate_max_hz, 10.0));
+	/* 1 s seen: stopped 3%, held 3%, 30 a second; each maximum is its own */
+	struct tracked_thread b = seen_thread(2 * (uint64_t)SEC, 30 * MS, 30 * MS, 30);
+	sampler_fold_thread_shares(&sp, &b, until, SEC);
+	CHECK(near(sp.thread_stopped_max_pct, 5.0) && near(sp.thread_held_max_pct, 3.0));
+	CHECK(near(sp.thread_rate_max_hz, 30.0));
+	/* seen half a second: its 80% says little and moves nothing */
+	struct tracked_thread c = seen_thread(2500 * (uint64_t)MS, 400 * MS, 400 * MS, 100);
+	sampler_fold_thread_shares(&sp, &c, until, SEC);
+	CHECK(near(sp.thread_stopped_max_pct, 5.0) && near(sp.thread_held_max_pct, 3.0));
+	CHECK(near(sp.thread_rate_max_hz, 30.0));
+	/* the run shorter than a second: the caller lowers the minimum span to it */
+	sampler_fold_thread_shares(&sp, &c, until, 500 * MS);
+	CHECK(near(sp.thread_stopped_max_pct, 80.0) && near(sp.thread_held_max_pct, 80.0));
+	CHECK(near(sp.thread_rate_max_hz, 200.0));
+}
+
+/* A thread whose last schedstat read (this tick's plan) was at 1000 ms:
+ * 500 ms on a CPU, 100 ms queued. Its budget starts at the stop's end
+ * with nothing saved, so the balance is minus what it was charged. */
+static struct tracked_thread read_thread(void)
+{
+	struct tracked_thread t;
+	memset(&t, 0, sizeof t);
+	t.sched_ok = true;
+	t.sched_read_ns = 1000 * (uint64_t)MS;
+	t.sched_run_ns = 500 * MS;
+	t.sched_wait_ns = 100 * MS;
+	stop_budget_init(&t.budget, 5, 1003 * (uint64_t)MS, 0);
+	return t;
+}
+
+/* A 2 ms stop (1001-1003 ms), then the next read at 1010 ms with the
+ * thread's clocks grown by ran_ms and queued_ms: returns what it held. */
+static double stop_then_read(struct sampler *sp, struct tracked_thread *t, double ran_ms, double queued_ms)
+{
+	sampler_book_stop(sp, t, 2 * MS, 1003 * (uint64_t)MS);
+	CHECK(t->held_pending && t->stopped_ns == 2 * MS && t->held_ns == 2 * MS && t->stops == 1);
+	CHECK(near(t->budget.balance_s, -0.002));
+	sampler_settle_held(sp, t, 1010 * (uint64_t)MS, 500 * MS + (uint64_t)(ran_ms * 1e6),
+			    100 * MS + (uint64_t)(queued_ms * 1e6));
+	CHECK(!t->held_pending);
+	CHECK(t->stopped_ns == 2 * MS);   /* the wall figure stays */
+	return (double)t->held_ns / 1e6;
+}
+
+static void test_settle_held(void)
+{
+	struct sampler sp;
+	memset(&sp, 0, sizeof sp);
+
+	/* ran 7 of the 10 ms, queued 1: held 2 ms, the whole stop */
+	struct tracked_thread t = read_thread();
+	CHECK(near(stop_then_read(&sp, &t, 7, 1), 2.0));
+	CHECK(near(t.budget.balance_s, -0.002));
+	CHECK(sp.nheld_ms_log == 1 && near(sp.held_ms_log[0], 2.0) && near(sp.held_sum_ms, 2.0));
+
+	/* ran 8.5, queued 0.5: held 1 ms; the budget gets the other 1 ms back */
+	t = read_thread();
+	CHECK(near(stop_then_read(&sp, &t, 8.5, 0.5), 1.0));
+	CHECK(near(t.budget.balance_s, -0.001));
+	CHECK(sp.nheld_ms_log == 2 && near(sp.held_ms_log[1], 1.0) && near(sp.held_sum_ms, 3.0));
+
+	/* ran and queued more than the wall time between the reads (the
+	 * clocks' own slack): held 0, not negative, all of it refunded */
+	t = read_thread();
+	CHECK(near(stop_then_read(&sp, &t, 9, 3), 0.0));
+	CHECK(near(t.budget.balance_s, 0.0));
+	CHECK(sp.nheld_ms_log == 3 && near(sp.held_ms_log[2], 0.0));
+
+	/* slept through the 10 ms (neither ran nor queued): the wall stop is
+	 * the most a stop can have held, so 2 ms, not 10 */
+	t = read_thread();
+	CHECK(near(stop_then_read(&sp, &t, 0, 0), 2.0));
+	CHECK(near(sp.held_ms_log[3], 2.0));
+
+	/* the later read taken before the earlier one (out of order): held 0,
+	 * not a wrapped difference */
+	t = read_thread();
+	sampler_book_stop(&sp, &t, 2 * MS, 1003 * (uint64_t)MS);
+	sampler_settle_held(&sp, &t, 999 * (uint64_t)MS, 500 * MS, 100 * MS);
+	CHECK(t.held_ns == 0 && near(sp.held_ms_log[4], 0.0));
+
+	/* settled once: a second read finds nothing pending */
+	size_t logged = sp.nheld_ms_log;
+	sampler_settle_held(&sp, &t, 1020 * (uint64_t)MS, 500 * MS, 100 * MS);
+	CHECK(sp.nheld_ms_log == logged && t.held_ns == 0);
+
+	/* no read at the stop (schedstat unreadable): the wall time stays */
+	t = read_thread();
+	t.sched_ok = false;
+	sampler_book_stop(&sp, &t, 2 * MS, 1003 * (uint64_t)MS);
+	CHECK(!t.held_pending);
+	sampler_settle_held(&sp, &t, 1010 * (uint64_t)MS, 510 * MS, 100 * MS);
+	CHECK(t.held_ns == 2 * MS && sp.nheld_ms_log == logged);
+
+	/* two stops between reads: the first stays at its wall length, the
+	 * second settles against the read */
+	t = read_thread();
+	sampler_book_stop(&sp, &t, 2 * MS, 1003 * (uint64_t)MS);
+	sampler_book_stop(&sp, &t, 3 * MS, 1007 * (uint64_t)MS);
+	CHECK(sp.nheld_ms_log == logged + 1 && near(sp.held_ms_log[logged], 2.0));
+	CHECK(t.stops == 2 && t.stopped_ns == 5 * MS && t.held_ns == 5 * MS);
+	/* (its pending read is still the plan's, at 1000 ms) */
+	sampler_settle_held(&sp, &t, 1010 * (uint64_t)MS, 509 * MS, 100 * MS);
+	CHECK(t.held_ns == 3 * MS && near(sp.held_ms_log[logged + 1], 1.0));
+	free(sp.held_ms_log);
+}
+
+/* A thread whose run so far used `all` ticks, `kernel` of them in the
+ * kernel, with `life_all`/`life_kernel` before the run. */
+static struct tracked_thread ticking(uint64_t life_all, uint64_t life_kernel, uint64_t all, uint64_t kernel)
+{
+	struct tracked_thread t;
+	memset(&t, 0, sizeof t);
+	t.first_ticks = life_all;
+	t.first_kernel_ticks = life_kernel;
+	t.proc.cpu_ticks = life_all + all;
+	t.proc.kernel_ticks = life_kernel + kernel;
+	return t;
+}
+
+static void test_landing_kept(void)
+{
+	/* no CPU time at all, or all of it in the kernel: kept */
+	struct tracked_thread t = ticking(0, 0, 0, 0);
+	t.on_cpu_at_return = 1000;
+	CHECK(sampler_landing_kept(&t));
+	t = ticking(0, 0, 100, 100);
+	t.on_cpu_at_return = 1000;
+	CHECK(sampler_landing_kept(&t));
+
+	/* K = 1/4: returns kept while under K/(1-K) = 1/3 of (other walks + 1) */
+	t = ticking(0, 0, 100, 25);
+	CHECK(sampler_landing_kept(&t));   /* the first, with nothing else yet */
+	t.on_cpu_at_return = 1;
+	CHECK(!sampler_landing_kept(&t));
+	t.on_cpu_elsewhere = 5;            /* (5 + 1) / 3 = 2 */
+	CHECK(sampler_landing_kept(&t));
+	t.on_cpu_at_return = 2;
+	CHECK(!sampler_landing_kept(&t));
+
+	/* No kernel time: no return is where the thread was (the "plus
+	 * one" is times K) */
+	t = ticking(0, 0, 100, 0);
+	CHECK(!sampler_landing_kept(&t));
+	t.on_cpu_elsewhere = 1000;
+	CHECK(!sampler_landing_kept(&t));
+
+	/* Half a second of CPU in the run (50 ticks): the run's K (1/10), not
+	 * the life's (910/1100). Under it: the life's. */
+	t = ticking(1000, 900, 100, 10);
+	t.on_cpu_elsewhere = 8;            /* (8 + 1) / 9 = 1 */
+	t.on_cpu_at_return = 1;
+	CHECK(!sampler_landing_kept(&t));
+	t = ticking(1000, 900, 49, 4);     /* life: 904/1049, K/(1-K) 6.2 */
+	t.on_cpu_at_return = 6;
+	CHECK(sampler_landing_kept(&t));
+	t.on_cpu_at_return = 7;
+	CHECK(!sampler_landing_kept(&t));
+	t = ticking(1000, 900, 50, 5);     /* exactly half a second: the run's 1/10 */
+	t.on_cpu_elsewhere = 8;
+	t.on_cpu_at_return = 1;
+	CHECK(!sampler_landing_kept(&t));
+
+	/* The run's kernel ticks grown past its total (the two fields are
+	 * read apart): no run figure, the life's */
+	t = ticking(1000, 100, 60, 61);    /* life: 161/1060 */
+	t.on_cpu_elsewhere = 10;           /* 11 * 0.179 = 1.97 */
+	t.on_cpu_at_return = 1;
+	CHECK(sampler_landing_kept(&t));
+	t.on_cpu_at_return = 2;
+	CHECK(!sampler_landing_kept(&t));
+}
+
+/* The rule in bulk: a thread whose every other stop lands at a completed
+ * return has about K of its kept on-CPU walks there, however many land. */
+static void test_landing_share(void)
+{
+	for (int pct = 5; pct <= 80; pct += 25) {
+		struct tracked_thread t = ticking(0, 0, 1000, (uint64_t)pct * 10);
+		for (int walk = 0; walk < 4000; walk++) {
+			if (walk % 2 == 0)
+				t.on_cpu_elsewhere++;
+			else if (sampler_landing_kept(&t))
+				t.on_cpu_at_return++;
+		}
+		double share = (double)t.on_cpu_at_return / (double)(t.on_cpu_at_return + t.on_cpu_elsewhere);
+		double k = pct / 100.0;
+		/* at most K, since at most every other walk could be a return,
+		 * and at least min(K, 1/2) less one walk */
+		double expect = k < 0.5 ? k : 0.5;
+		CHECK_MSG(share <= expect + 1e-3 && share >= expect - 2e-3, "K %.2f: returns kept %.4f of walks", k, share);
+	}
+}
+
+int main(void)
+{
+	test_thread_share();
+	test_fold_thread_shares();
+	test_settle_held();
+	test_landing_kept();
+	test_landing_share();
+	return test_exit_code();
+}

@@ -126,7 +126,7 @@ struct glibc_heap *glibc_heap_open(pid_t pid, struct xerr *e)
 {
 	struct glibc_heap *h = calloc(1, sizeof *h);
 	if (!h) {
-		xerr_set(e, "out of memory");
+		xerr_oom(e);
 		return NULL;
 	}
 	char path[64];

@@ -147,7 +147,7 @@ int proc_threads(pid_t pid, struct proc_thread **out, struct xerr *e)
 	struct proc_thread *threads = array_grow(NULL, &cap, 1, sizeof *threads);
 	if (!threads) {
 		closedir(dir);
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	}
 	struct dirent *d;
 	while ((d = readdir(dir)) != NULL) {

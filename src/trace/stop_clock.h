@@ -17,9 +17,9 @@
  * for the thread that hit: the first to stop and among the last to run
  * again, so its stopped time is the process's. The wait is reported apart:
  * right after a resume it is largely ours (gdb and xgdbprof are busy on the
- * CPUs when the thread becomes runnable: on trace_hot, 2 CPUs, ~0.03 ms a
- * hit on a quiet machine, ~0.2 ms with a CPU hog beside it), over a long
- * window it is the machine's load; the caller decides (tracer.c). A window is exact when the
+ * CPUs when the thread becomes runnable; bench/README.md, "Figures behind
+ * the code"), over a long window it is the machine's load; the caller
+ * decides (tracer_budget.c). A window is exact when the
  * thread did not also sleep of its own accord in it: a sleep shows up as
  * more voluntary context switches than the ptrace stops explain (each ptrace
  * stop is one), and such a window gives only an upper bound.

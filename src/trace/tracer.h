@@ -13,7 +13,8 @@
  * breakpoint is kept there; the matching return is the hit of that thread
  * whose rsp equals the entry rsp + 8, so recursion and threads pair up
  * correctly. elapsed is the wall time between the two stops as seen by
- * xgdbprof (it includes gdb's part of one hit, ~0.8-1 ms here).
+ * xgdbprof (it includes gdb's part of one hit, about a millisecond:
+ * bench/README.md, "Figures behind the code").
  *
  * Budget (unless cfg->exact): the share of wall time the target spends
  * stopped by the probes (and waiting for a CPU right after our resumes) is
@@ -99,10 +100,9 @@ struct tracer_progress {
 /* A hit's full cost to the target's CPU lies between the calibrated one
  * (a step over the breakpoint and a report) and this many times it: that
  * plus a continue, a trap and what the stop costs the program after it
- * (caches, and more so on a loaded machine). Measured against the
- * programs' own counts: ~1.5x on steady_calls, 5.6-10.6x on kvservice (its
- * workers' requests touch more memory, and its other threads are slowed
- * too), 10-16x on steady_calls' 1 MiB work at load 5-6. */
+ * (caches, and more so on a loaded machine). The span covers what was
+ * measured against the programs' own counts (bench/README.md, "Figures
+ * behind the code"). */
 #define TRACER_HIT_COST_SPAN 20.0
 
 /* The CPU the threads that hit ran per hit with the probes armed must be

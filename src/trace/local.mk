@@ -1,6 +1,7 @@
-## trace/: breakpoint and catchpoint probes, SPEC resolution, the syscall
-## table (docs/tracing.md). Uses events, stacks, session (its typed calls:
-## probes.h; no MI), symbols, procfs and util.
+## trace/: breakpoint and catchpoint probes, SPEC resolution
+## (docs/tracing.md). Uses events, stacks, session (its typed calls:
+## probes.h; no MI), symbols, procfs, arch (system call numbers, registers,
+## disassembly) and util.
 noinst_LIBRARIES += src/trace/libtrace.a
 src_trace_libtrace_a_SOURCES = \
 	src/trace/tracer.c \
@@ -14,8 +15,7 @@ src_trace_libtrace_a_SOURCES = \
 	src/trace/tracer_estimate.c \
 	src/trace/tracer.h \
 	src/trace/tracer_resolve.c \
-	src/trace/tracer_resolve.h \
-	src/trace/tracer_syscalls.h
+	src/trace/tracer_resolve.h
 
 ## Tracer: function/return/panic/syscall probes through gdb breakpoints and
 ## catchpoints, with byte restoration if gdb dies (issue 6).

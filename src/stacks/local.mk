@@ -1,5 +1,7 @@
 ## stacks/: the sampler (periodic stops, registers through gdb, libdwfl
-## unwinding) and the stop clock. Uses target, symbols, procfs, util.
+## unwinding) and the stop clock. Uses events, session, symbols, procfs,
+## arch (registers, DWARF numbers, the red zone, which system calls wait)
+## and util.
 noinst_LIBRARIES += src/stacks/libstacks.a
 src_stacks_libstacks_a_SOURCES = \
 	src/stacks/sampler.c \

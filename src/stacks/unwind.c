@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The window starts ARCH_RED_ZONE bytes below rsp: leaf code in libc
- * saves registers there, and its CFI says so. */
+/* Bytes of stack read per walk, from ARCH_RED_ZONE below rsp upwards (leaf
+ * code in libc saves registers in the red zone, and its CFI says so). */
 #define STACK_WINDOW (64 * 1024)
 
 struct unwinder {

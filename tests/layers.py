@@ -26,8 +26,10 @@ SRC, BUILD = sys.argv[1], sys.argv[2]
 
 
 # Folders drawn with "everything below": their arrows are a permission,
-# not a claim that each is used.
+# not a claim that each is used. Folders drawn with "nothing of ours" may
+# not use util/ either (mi/, the standalone client; arch/).
 everything = set()
+self_contained = set()
 
 
 def read_diagram(path):
@@ -54,6 +56,8 @@ def read_diagram(path):
         arrows[name] = used - {name}
         if "everything below" in line:
             everything.add(name)
+        if "nothing of ours" in line:
+            self_contained.add(name)
     return arrows
 
 
@@ -114,9 +118,9 @@ def uses(folders):
 
 
 def allowed(arrows, f):
-    """What f may use: its arrows, and util/ ("used by all") except for mi/,
-    the standalone library that uses nothing of ours."""
-    return arrows.get(f, set()) | ({"util"} if f != "mi" else set())
+    """What f may use: its arrows, and util/ ("used by all") unless f is
+    drawn as using nothing of ours."""
+    return arrows.get(f, set()) | ({"util"} if f not in self_contained else set())
 
 
 def violations(arrows, found):

@@ -1,6 +1,6 @@
 ## session/: one process under gdb's control (attach, launch, stop, resume,
 ## detach), signal flags, and the byte restore after gdb's death. Uses mi,
-## procfs and util.
+## procfs, arch (the breakpoint instruction) and util.
 noinst_LIBRARIES += src/session/libsession.a
 src_session_libsession_a_SOURCES = \
 	src/session/restore.c \

@@ -18,11 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arch/insn.h"
 #include "procfs/proc.h"
 #include "util/array.h"
 #include "util/clock.h"
-
-#define INT3 0xCC
 
 void restore_set_init(struct restore_set *rs, pid_t pid)
 {
@@ -251,7 +250,7 @@ static int heal_mapping(const struct code_mapping *m, void *arg)
 			h->differences++;
 			uint64_t at = m->start + i;
 			bool scratch = at >= h->scratch_start && at < h->scratch_end;
-			if (h->write && (mem[i] == INT3 || scratch) &&
+			if (h->write && (mem[i] == ARCH_BREAKPOINT_INSN || scratch) &&
 			    pwrite(h->mem_fd, &file[i], 1, (off_t)(m->start + i)) == 1)
 				h->healed++;
 		}
@@ -302,14 +301,14 @@ int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
 		return -1;
 	}
 	/* A thread that executed one of our int3s after gdb stopped listening
-	 * sits one byte past the breakpoint: move it back onto the instruction. */
+	 * sits just past the breakpoint: move it back onto the instruction. */
 	for (size_t t = 0; t < report->threads_stopped; t++) {
 		struct user_regs_struct regs;
 		if (ptrace(PTRACE_GETREGS, threads[t].tid, NULL, &regs) < 0)
 			continue;
 		uint8_t orig, now;
-		uint64_t bp = regs.rip - 1;
-		if (restore_set_lookup(rs, bp, &orig) && pread(mem_fd, &now, 1, (off_t)bp) == 1 && now == INT3) {
+		uint64_t bp = regs.rip - ARCH_BREAKPOINT_LEN;
+		if (restore_set_lookup(rs, bp, &orig) && pread(mem_fd, &now, 1, (off_t)bp) == 1 && now == ARCH_BREAKPOINT_INSN) {
 			regs.rip = bp;
 			if (ptrace(PTRACE_SETREGS, threads[t].tid, NULL, &regs) == 0)
 				report->pcs_rewound++;
@@ -322,7 +321,7 @@ int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
 			continue;  /* unmapped since (library unloaded) */
 		if (now == rs->entries[i].original) {
 			report->bytes_intact++;
-		} else if (now == INT3) {
+		} else if (now == ARCH_BREAKPOINT_INSN) {
 			if (pwrite(mem_fd, &rs->entries[i].original, 1, (off_t)rs->entries[i].addr) == 1)
 				report->bytes_restored++;
 			else

@@ -1,5 +1,6 @@
 ## stacks/: the sampler (periodic stops, registers through gdb, libdwfl
-## unwinding). Uses events, session, symbols, procfs, util.
+## unwinding). Uses events, session, symbols, procfs, arch (registers,
+## DWARF numbers, the red zone, which system calls wait) and util.
 noinst_LIBRARIES += src/stacks/libstacks.a
 src_stacks_libstacks_a_SOURCES = \
 	src/stacks/sampler.c \

@@ -2,91 +2,18 @@
 #include "config.h"
 #include "stacks/sampler_internal.h"
 
-static const char *const register_names[NREGS] = {
-	"rip", "rsp", "rbp", "rbx", "r12", "r13", "r14", "r15", "orig_rax", "rsi", "rax",
-};
-
 /* True when a stop landed on a system call's way out after the call had
  * ended by itself: orig_rax names a call and rax holds its own result, not
- * -EINTR or the -ERESTART* codes (-512..-516) a call gets when a signal
- * finds it inside. The stopping signal is noticed on every return to user
- * mode, and on this VM the interrupt that should stop a thread running in
+ * -EINTR or the -ERESTART* codes a call gets when a signal finds it inside
+ * (arch_syscall_interrupted). The stopping signal is noticed on every
+ * return to user mode, and on this VM the interrupt that should stop a thread running in
  * user code often comes later than its next system call (a few to hundreds
  * of microseconds), so such a stop says where the thread went next, not
  * where it was. A thread that really was in the call when asked lands here
  * too: landing_kept tells the two apart in bulk. */
 bool sampler_at_completed_return(uint64_t orig_rax, uint64_t rax)
 {
-	int64_t result = (int64_t)rax;
-	return (int64_t)orig_rax >= 0 && result != -4 && !(result <= -512 && result >= -516);
-}
-
-/* x86-64 system calls that only wait (for a lock, a timer, an event, a
- * child) or give the CPU away: a thread stopped inside one was off the CPU
- * at that instant, or about to leave it. */
-const char *sampler_waiting_syscall(uint64_t nr, uint64_t futex_op)
-{
-	switch ((int64_t)nr) {
-	case 202: {   /* futex: its waiting operations only */
-		unsigned op = (unsigned)futex_op & 127u;   /* without FUTEX_PRIVATE_FLAG */
-		return op == 0 || op == 9 || op == 6 || op == 11 || op == 13 ? "futex" : NULL;
-	}
-	case 449: return "futex_waitv";
-	case 24: return "sched_yield";   /* a spin-wait giving its CPU away (parking_lot, before parking) */
-	case 34: return "pause";
-	case 35: return "nanosleep";
-	case 230: return "clock_nanosleep";
-	case 7: return "poll";
-	case 271: return "ppoll";
-	case 23: return "select";
-	case 270: return "pselect6";
-	case 232: return "epoll_wait";
-	case 281: return "epoll_pwait";
-	case 441: return "epoll_pwait2";
-	case 61: return "wait4";
-	case 247: return "waitid";
-	case 128: return "rt_sigtimedwait";
-	case 130: return "rt_sigsuspend";
-	case 43: return "accept";
-	case 288: return "accept4";
-	case 208: return "io_getevents";
-	case 65: return "semop";
-	case 220: return "semtimedop";
-	case 70: return "msgrcv";
-	default: return NULL;
-	}
-}
-
-/* Why a thread off the CPU waits, in words, from the system call it sat in
- * when stopped (nr -1: none; a thread in state S/D outside a call is about
- * to enter or leave one). Wider than sampler_waiting_syscall: a blocking read is a
- * wait too, though not one the on-CPU test may assume. */
-const char *sampler_wait_reason(int64_t nr, uint64_t futex_op)
-{
-	switch (nr) {
-	case 202: {
-		unsigned op = (unsigned)futex_op & 127u;
-		return op == 1 ? "futex wake" : "futex wait";
-	}
-	case 449: return "futex wait";
-	case 24: return "yield";
-	case 35: case 230: return "sleep";
-	case 7: case 271: case 23: case 270: case 232: case 281: case 441: return "poll/epoll";
-	case 0: case 17: case 19: case 295: return "read";
-	case 1: case 18: case 20: case 296: return "write";
-	case 45: case 47: case 299: return "recv";
-	case 44: case 46: case 307: return "send";
-	case 43: case 288: return "accept";
-	case 42: return "connect";
-	case 61: case 247: return "child wait";
-	case 34: case 128: case 130: return "signal wait";
-	case 74: case 75: return "fsync";
-	case 208: return "aio wait";
-	case 65: case 220: return "semaphore";
-	case 70: return "message queue";
-	case -1: return "no system call";
-	default: return "other system call";
-	}
+	return (int64_t)orig_rax >= 0 && !arch_syscall_interrupted((int64_t)rax);
 }
 
 static struct tracked_thread *find_thread(struct sampler *sp, pid_t tid)
@@ -263,7 +190,7 @@ void sampler_on_cpu_when_asked(const struct sampler *sp, struct tracked_thread *
 }
 
 /* Whether the innermost kernel function of a thread not on a CPU
- * (proc_thread_on_cpu) belongs to a system call sampler_waiting_syscall would call
+ * (proc_thread_on_cpu) belongs to a system call arch_syscall_waiting would call
  * a wait: sched_yield (the read said the thread is not on a CPU), a futex
  * wait, a sleep, a poll. Kernel function names change between versions:
  * an unknown one is not a wait (the thread is stopped as before). */
@@ -306,21 +233,27 @@ static int sampler_setup(struct sampler *sp, struct session *s, struct symbolize
 		if (!sp->unwinder)
 			return -1;
 	}
-	/* Register numbers are asked at the first stop (gdb needs a stopped target). */
-	sp->regnums[0] = -1;
 	return 0;
 }
 
 int sampler_learn_register_numbers(struct sampler *sp, struct xerr *e)
 {
-	if (sp->regnums[0] >= 0)
+	if (sp->regnums_known)
 		return 0;
-	if (session_register_numbers(sp->session, register_names, NREGS, sp->regnums, e) < 0)
+	const char *names[NSAMPLED_REGS];
+	int numbers[NSAMPLED_REGS];
+	arch_reg_names(sampled_registers, NSAMPLED_REGS, names);
+	if (session_register_numbers(sp->session, names, NSAMPLED_REGS, numbers, e) < 0)
 		return -1;
-	for (int k = 0; k < NREGS; k++)
-		if (sp->regnums[k] < 0)
+	for (size_t k = 0; k < NSAMPLED_REGS; k++)
+		if (numbers[k] < 0)
 			return xerr_set(e, "gdb has no register %s here: the fast walker supports x86-64 only "
-					"(xgdbprof's sampler supports x86-64 Linux only)", register_names[k]);
+					"(xgdbprof's sampler supports x86-64 Linux only)", names[k]);
+	for (size_t r = 0; r < ARCH_NREGS; r++)
+		sp->regnums[r] = -1;
+	for (size_t k = 0; k < NSAMPLED_REGS; k++)
+		sp->regnums[sampled_registers[k]] = numbers[k];
+	sp->regnums_known = true;
 	return 0;
 }
 
@@ -421,8 +354,8 @@ static int one_thread_at_a_time(struct sampler *sp, struct sampler_stats *st, st
 		return session_target_alive(s) ? -1 : ROUND_TARGET_GONE;
 	/* gdb 13 names the registers with the target running too: ask before
 	 * the first stop rather than inside it (failing that, at the stop). */
-	if (sp->regnums[0] < 0 && sampler_learn_register_numbers(sp, NULL) < 0)
-		sp->regnums[0] = -1;
+	if (!sp->regnums_known)
+		(void)sampler_learn_register_numbers(sp, NULL);
 	uint64_t longest = 0;
 	size_t cursor = 0;
 	for (struct tracked_thread *t; (t = sampler_next_thread_to_walk(sp, &cursor));) {
@@ -438,7 +371,7 @@ static int one_thread_at_a_time(struct sampler *sp, struct sampler_stats *st, st
 		if (sp->cfg->threads == SAMPLER_THREADS_RUNNING && t->on_cpu_at_ask != 1 &&
 		    waits_in_kernel(kernel_wait)) {
 			/* Queued in a call that only waits: its stop would land
-			 * there and be left out (sampler_waiting_syscall), after the
+			 * there and be left out (arch_syscall_waiting), after the
 			 * longest stops of all (a queued thread takes the signal
 			 * only once it gets a CPU). Not stopped. That holds for
 			 * a thread last on our own CPU too (on_cpu_at_ask -1 with

@@ -12,6 +12,8 @@
 
 #include "stacks/sampler.h"
 
+#include "arch/regs.h"
+#include "arch/syscalls.h"
 #include "procfs/proc.h"
 #include "session/signals.h"
 #include "stacks/unwind.h"
@@ -31,13 +33,18 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The unwinder's registers, then the three that say whether the thread sat in
- * a waiting system call when it was stopped (orig_rax: the call's number,
- * -1 outside a call; rsi: futex's operation) and whether the call had ended
- * by itself (rax: its result, or the kernel's code for a call our signal
- * interrupted). */
-enum { REG_RIP, REG_RSP, REG_RBP, REG_RBX, REG_R12, REG_R13, REG_R14, REG_R15, REG_ORIG_RAX, REG_RSI, REG_RAX,
-       NREGS };
+/* The registers a walk with every register reads (into uint64_t
+ * regs[ARCH_NREGS], each at its enum arch_reg): the unwinder's, then the
+ * three that say whether the thread sat in a waiting system call when it
+ * was stopped (orig_rax: the call's number, -1 outside a call; rsi, the
+ * call's second argument: futex's operation) and whether the call had
+ * ended by itself (rax: its result, or the kernel's code for a call our
+ * signal interrupted). */
+static const enum arch_reg sampled_registers[] = {
+	ARCH_RIP, ARCH_RSP, ARCH_RBP, ARCH_RBX, ARCH_R12, ARCH_R13, ARCH_R14, ARCH_R15,
+	ARCH_ORIG_RAX, ARCH_RSI, ARCH_RAX,
+};
+enum { NSAMPLED_REGS = sizeof sampled_registers / sizeof sampled_registers[0] };
 
 /* What the sampler remembers of one thread between ticks. */
 struct tracked_thread {
@@ -63,7 +70,7 @@ struct tracked_thread {
 	struct stack_capture capture;  /* fast walker: taken while stopped, unwound after */
 	bool captured;            /* capture holds this tick's stop */
 	const char *waiting_in;   /* the waiting system call it sat in when stopped, or NULL */
-	const char *wait;         /* sampler_wait_reason of that stop */
+	const char *wait;         /* arch_syscall_wait_reason of that stop */
 	bool at_return;           /* that stop landed at a completed system call's return */
 	int on_cpu_at_ask;        /* proc_thread_on_cpu just before the interrupt: 1, 0, -1 unknown */
 	bool entered_wait;        /* this stop landed in a futex wait the thread, on a CPU when asked,
@@ -99,7 +106,11 @@ struct sampler {
 	struct symbolizer *sym;
 	const struct sampler_config *cfg;
 	struct unwinder *unwinder;
-	int regnums[NREGS];
+	/* gdb's number of each of sampled_registers, at its enum arch_reg (-1
+	 * for the others); asked at the first stop, since gdb needs a stopped
+	 * target (regnums_known from then on). */
+	int regnums[ARCH_NREGS];
+	bool regnums_known;
 	pcre2_code *name_regex;
 	pcre2_match_data *match;
 	struct tracked_thread *threads;
@@ -127,8 +138,6 @@ struct sampler {
 
 /* sampler.c */
 bool sampler_at_completed_return(uint64_t orig_rax, uint64_t rax);
-const char *sampler_waiting_syscall(uint64_t nr, uint64_t futex_op);
-const char *sampler_wait_reason(int64_t nr, uint64_t futex_op);
 void sampler_stack_release(struct stack *st);
 int sampler_map_gdb_ids(struct sampler *sp, struct xerr *e);
 void sampler_on_cpu_when_asked(const struct sampler *sp, struct tracked_thread *t, uint64_t orig_rax);

@@ -3,19 +3,28 @@
 #include "config.h"
 #include "stacks/sampler_internal.h"
 
-/* Takes a stopped thread's registers (gdb's values, in register_names'
- * order) for its capture: what the unwinder starts from, and where the
+/* Where a stop found a thread from its system call registers: orig_rax
+ * (the call, -1 outside one), the call's second argument (futex's
+ * operation) and rax (its result). */
+static void take_syscall_registers(const struct sampler *sp, struct tracked_thread *t, uint64_t orig_rax,
+				   uint64_t second_arg, uint64_t rax)
+{
+	t->waiting_in = arch_syscall_waiting((int64_t)orig_rax, second_arg);
+	t->wait = arch_syscall_wait_reason((int64_t)orig_rax, second_arg);
+	t->at_return = sampler_at_completed_return(orig_rax, rax);
+	sampler_on_cpu_when_asked(sp, t, orig_rax);
+}
+
+/* Takes a stopped thread's registers (sampled_registers, at their enum
+ * arch_reg) for its capture: what the unwinder starts from, and where the
  * stop found the thread (a waiting call, a call's return). */
-static void take_registers(const struct sampler *sp, struct tracked_thread *t, const uint64_t *values)
+static void take_registers(const struct sampler *sp, struct tracked_thread *t, const uint64_t *regs)
 {
 	t->capture.regs = (struct unwind_regs){
-		.rip = values[REG_RIP], .rsp = values[REG_RSP], .rbp = values[REG_RBP], .rbx = values[REG_RBX],
-		.r12 = values[REG_R12], .r13 = values[REG_R13], .r14 = values[REG_R14], .r15 = values[REG_R15],
+		.rip = regs[ARCH_RIP], .rsp = regs[ARCH_RSP], .rbp = regs[ARCH_RBP], .rbx = regs[ARCH_RBX],
+		.r12 = regs[ARCH_R12], .r13 = regs[ARCH_R13], .r14 = regs[ARCH_R14], .r15 = regs[ARCH_R15],
 	};
-	t->waiting_in = sampler_waiting_syscall(values[REG_ORIG_RAX], values[REG_RSI]);
-	t->wait = sampler_wait_reason((int64_t)values[REG_ORIG_RAX], values[REG_RSI]);
-	t->at_return = sampler_at_completed_return(values[REG_ORIG_RAX], values[REG_RAX]);
-	sampler_on_cpu_when_asked(sp, t, values[REG_ORIG_RAX]);
+	take_syscall_registers(sp, t, regs[ARCH_ORIG_RAX], regs[arch_syscall_arg_reg(1)], regs[ARCH_RAX]);
 }
 
 static int capture_fast(struct sampler *sp, struct tracked_thread *t, struct xerr *e);
@@ -46,8 +55,8 @@ int sampler_capture_from_proc(struct sampler *sp, struct tracked_thread *t, stru
  * asked; returns how many. */
 static size_t partial_registers(const struct sampler *sp, const struct proc_syscall *where, int asked[2])
 {
-	asked[0] = sp->regnums[REG_RBP];
-	asked[1] = sp->regnums[REG_RAX];
+	asked[0] = sp->regnums[ARCH_RBP];
+	asked[1] = sp->regnums[ARCH_RAX];
 	return where->in_syscall ? 2 : 1;
 }
 
@@ -57,11 +66,10 @@ static void take_partial_registers(const struct sampler *sp, struct tracked_thre
 				   const uint64_t *values)
 {
 	t->capture.regs.rbp = values[0];
+	/* /proc's args[] are the call's arguments, whatever register carries
+	 * them; rax was asked only inside a call. */
 	uint64_t orig_rax = where->in_syscall ? (uint64_t)where->nr : (uint64_t)-1;
-	t->waiting_in = sampler_waiting_syscall(orig_rax, where->args[1]);
-	t->wait = sampler_wait_reason((int64_t)orig_rax, where->args[1]);
-	t->at_return = where->in_syscall && sampler_at_completed_return(orig_rax, values[1]);
-	sampler_on_cpu_when_asked(sp, t, orig_rax);
+	take_syscall_registers(sp, t, orig_rax, where->args[1], where->in_syscall ? values[1] : 0);
 	t->captured = true;
 }
 
@@ -122,10 +130,15 @@ static int capture_fast_partial(struct sampler *sp, struct tracked_thread *t, st
  * unwinding waits until the target runs again (sampler_unwind_capture). */
 static int capture_fast(struct sampler *sp, struct tracked_thread *t, struct xerr *e)
 {
-	uint64_t values[NREGS];
-	if (session_thread_registers(sp->session, t->gdb_id, sp->regnums, NREGS, values, e) < 0)
+	int asked[NSAMPLED_REGS];
+	uint64_t values[NSAMPLED_REGS], regs[ARCH_NREGS] = { 0 };
+	for (size_t k = 0; k < NSAMPLED_REGS; k++)
+		asked[k] = sp->regnums[sampled_registers[k]];
+	if (session_thread_registers(sp->session, t->gdb_id, asked, NSAMPLED_REGS, values, e) < 0)
 		return -1;
-	take_registers(sp, t, values);
+	for (size_t k = 0; k < NSAMPLED_REGS; k++)
+		regs[sampled_registers[k]] = values[k];
+	take_registers(sp, t, regs);
 	if (unwinder_capture(sp->unwinder, t->tid, &t->capture.regs, &t->capture, e) < 0)
 		return -1;
 	t->captured = true;
@@ -242,16 +255,14 @@ void sampler_walk_stopped_thread(struct sampler *sp, struct sampler_stats *st, s
 	struct xerr walk_error;
 	int rc;
 	if (sp->cfg->walker == SAMPLER_WALKER_GDB) {
+		const int asked[3] = { sp->regnums[ARCH_ORIG_RAX], sp->regnums[arch_syscall_arg_reg(1)],
+				       sp->regnums[ARCH_RAX] };
 		uint64_t call[3];
 		t->waiting_in = NULL;
 		t->at_return = false;
-		rc = session_thread_registers(sp->session, t->gdb_id, &sp->regnums[REG_ORIG_RAX], 3, call,
-					      &walk_error);
+		rc = session_thread_registers(sp->session, t->gdb_id, asked, 3, call, &walk_error);
 		if (rc >= 0) {
-			t->waiting_in = sampler_waiting_syscall(call[0], call[1]);
-			t->wait = sampler_wait_reason((int64_t)call[0], call[1]);
-			t->at_return = sampler_at_completed_return(call[0], call[2]);
-			sampler_on_cpu_when_asked(sp, t, call[0]);
+			take_syscall_registers(sp, t, call[0], call[1], call[2]);
 			rc = walk_gdb(sp, t, t->pcs, &t->npcs, &walk_error);
 		}
 	} else {

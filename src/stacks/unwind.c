@@ -1,5 +1,7 @@
 #include "stacks/unwind.h"
 
+#include "arch/regs.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -7,11 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Bytes of stack read per walk, from ARCH_RED_ZONE below rsp upwards (leaf
+ * code in libc saves registers in the red zone, and its CFI says so). */
 #define STACK_WINDOW (64 * 1024)
-/* The x86-64 SysV ABI lets a function keep data in the 128 bytes below rsp
- * (the red zone); leaf code in libc saves registers there, and their CFI
- * says so, so the window starts that far below rsp. */
-#define RED_ZONE 128
 
 struct unwinder {
 	Dwfl *dwfl;
@@ -68,19 +68,26 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 	return true;
 }
 
+/* One register into libdwfl's frame state, at its DWARF number (rip's is
+ * the return-address column the CFI unwinds). */
+static bool set_register(Dwfl_Thread *thread, enum arch_reg reg, uint64_t value)
+{
+	Dwarf_Word word = value;
+	return dwfl_thread_state_registers(thread, arch_reg_dwarf(reg), 1, &word);
+}
+
 static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
 {
 	struct unwinder *u = arg;
 	const struct unwind_regs *r = u->regs;
-	/* DWARF x86-64 numbering: 3 rbx, 6 rbp, 7 rsp, 12-15 r12-r15, 16 return address (pc). */
-	Dwarf_Word rbx = r->rbx, rbp_rsp[2] = { r->rbp, r->rsp };
-	Dwarf_Word r12_r15_rip[5] = { r->r12, r->r13, r->r14, r->r15, r->rip };
+	if (!set_register(thread, ARCH_RBP, r->rbp) || !set_register(thread, ARCH_RSP, r->rsp) ||
+	    !set_register(thread, ARCH_RIP, r->rip))
+		return false;
 	if (r->callee_saved_unknown)
-		return dwfl_thread_state_registers(thread, 6, 2, rbp_rsp) &&
-		       dwfl_thread_state_registers(thread, 16, 1, &r12_r15_rip[4]);
-	return dwfl_thread_state_registers(thread, 3, 1, &rbx) &&
-	       dwfl_thread_state_registers(thread, 6, 2, rbp_rsp) &&
-	       dwfl_thread_state_registers(thread, 12, 5, r12_r15_rip);
+		return true;
+	return set_register(thread, ARCH_RBX, r->rbx) && set_register(thread, ARCH_R12, r->r12) &&
+	       set_register(thread, ARCH_R13, r->r13) && set_register(thread, ARCH_R14, r->r14) &&
+	       set_register(thread, ARCH_R15, r->r15);
 }
 
 static const Dwfl_Thread_Callbacks callbacks = {
@@ -146,7 +153,7 @@ static int frame_callback(Dwfl_Frame *frame, void *arg)
  * returns the bytes read and sets *start to the address of buf[0]. */
 static size_t read_window(struct unwinder *u, uint64_t rsp, unsigned char *buf, uint64_t *start)
 {
-	*start = rsp >= RED_ZONE ? rsp - RED_ZONE : 0;
+	*start = rsp >= ARCH_RED_ZONE ? rsp - ARCH_RED_ZONE : 0;
 	ssize_t got = pread(u->mem_fd, buf, STACK_WINDOW, (off_t)*start);
 	if (got <= 0 && *start != rsp) {
 		/* rsp at the very bottom of its mapping: no red zone to read. */

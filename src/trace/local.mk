@@ -1,6 +1,7 @@
-## trace/: breakpoint and catchpoint probes, SPEC resolution, the syscall
-## table (docs/tracing.md). Uses events, stacks, session (its typed calls:
-## probes.h; no MI), symbols, procfs and util.
+## trace/: breakpoint and catchpoint probes, SPEC resolution
+## (docs/tracing.md). Uses events, stacks, session (its typed calls:
+## probes.h; no MI), symbols, procfs, arch (system call numbers, registers,
+## disassembly) and util.
 noinst_LIBRARIES += src/trace/libtrace.a
 src_trace_libtrace_a_SOURCES = \
 	src/trace/tracer.c \
@@ -15,7 +16,6 @@ src_trace_libtrace_a_SOURCES = \
 	src/trace/tracer.h \
 	src/trace/tracer_resolve.c \
 	src/trace/tracer_resolve.h \
-	src/trace/tracer_syscalls.h \
 	src/trace/stop_clock.c \
 	src/trace/stop_clock.h
 

@@ -110,8 +110,8 @@ int tracer_take_stack(struct tracer *t, const struct thread_info *th, const uint
 	size_t npcs = 0;
 	bool complete;
 	struct unwind_regs ur = {
-		.rip = regs[R_RIP], .rsp = regs[R_RSP], .rbp = regs[R_RBP], .rbx = regs[R_RBX],
-		.r12 = regs[R_R12], .r13 = regs[R_R13], .r14 = regs[R_R14], .r15 = regs[R_R15],
+		.rip = regs[ARCH_RIP], .rsp = regs[ARCH_RSP], .rbp = regs[ARCH_RBP], .rbx = regs[ARCH_RBX],
+		.r12 = regs[ARCH_R12], .r13 = regs[ARCH_R13], .r14 = regs[ARCH_R14], .r15 = regs[ARCH_R15],
 	};
 	if (unwinder_walk(t->unwinder, th->tid, &ur, pcs, (size_t)max, &npcs, &complete, e) < 0)
 		return -1;

@@ -1,6 +1,5 @@
 /* tracer_arm.c — arming: sites, gdb breakpoints and catchpoints. */
 #include "trace/tracer_internal.h"
-#include "trace/tracer_syscalls.h"
 
 static int list_push(int **v, size_t *n, size_t *cap, int x)
 {
@@ -26,11 +25,6 @@ bool tracer_wanted(const struct probe_spec *probes, size_t nprobes)
 
 /* ---- gdb breakpoints ------------------------------------------------------ */
 
-/* Whether gdb, to step a thread over a breakpoint at addr in a copy of
- * the instruction, would borrow a scratch register: it does for a
- * RIP-relative operand, which its disassembler shows as "rip" (AT&T and
- * Intel syntax alike). Not known: assumed so. */
-
 /* One -data-disassemble of a site's first 16 bytes: its first instruction
  * and the next. Not readable: the first assumed RIP-relative, no next. */
 void tracer_decode_site(struct tracer *t, struct site *site)
@@ -48,18 +42,19 @@ void tracer_decode_site(struct tracer *t, struct site *site)
 	const char *first = n > 0 && insns[0].text[0] ? insns[0].text : NULL;
 	const char *second = n > 1 && insns[1].text[0] ? insns[1].text : NULL;
 	if (first) {
-		site->first_rip = strstr(first, "rip") != NULL;
+		site->first_rip = arch_insn_rip_relative(first);
 		/* A first instruction that transfers control does not fall
 		 * through to the next one (a jump, a return), or makes it a
 		 * return address of the callee's (a call). */
-		site->first_transfers = first[0] == 'j' || strncmp(first, "call", 4) == 0 ||
-					strncmp(first, "ret", 3) == 0 || strncmp(first, "loop", 4) == 0 ||
-					strncmp(first, "bnd", 3) == 0 || strncmp(first, "notrack", 7) == 0;
+		site->first_transfers = arch_insn_transfers_control(first);
 	}
 	site->next_addr = n > 1 ? insns[1].addr : 0;
-	site->next_rip = !second || strstr(second, "rip") != NULL;
+	site->next_rip = !second || arch_insn_rip_relative(second);
 }
 
+/* Whether gdb, to step a thread over a breakpoint at addr in a copy of
+ * the instruction, would borrow a scratch register: it does for a
+ * RIP-relative operand (arch_insn_rip_relative). Not known: assumed so. */
 static bool steps_with_scratch_register(struct tracer *t, uint64_t addr)
 {
 	ssize_t i = tracer_find_site(t, addr);
@@ -72,7 +67,7 @@ static bool steps_with_scratch_register(struct tracer *t, uint64_t addr)
 	int n = session_disassemble(t->s, addr, addr + 1, &insn, 1, &ignored);
 	if (n < 0)
 		return true;
-	return n == 0 || !insn.text[0] || strstr(insn.text, "rip") != NULL;
+	return n == 0 || !insn.text[0] || arch_insn_rip_relative(insn.text);
 }
 
 int tracer_insert_breakpoint(struct tracer *t, uint64_t addr, bool duty, int *number, struct xerr *e)
@@ -132,7 +127,8 @@ static void heal_fork_child(void *ctx, pid_t child)
 	for (size_t i = 0; i < ours->n; i++) {
 		const struct restore_entry *r = &ours->entries[i];
 		uint8_t byte;
-		if (r->original != 0xCC && pread(fd, &byte, 1, (off_t)r->addr) == 1 && byte == 0xCC &&
+		if (r->original != ARCH_BREAKPOINT_INSN && pread(fd, &byte, 1, (off_t)r->addr) == 1 &&
+		    byte == ARCH_BREAKPOINT_INSN &&
 		    pwrite(fd, &r->original, 1, (off_t)r->addr) == 1)
 			t->fork_bytes_healed++;
 	}
@@ -148,14 +144,6 @@ static int insert_fork_catchpoint(struct tracer *t, struct xerr *e)
 		return -1;
 	session_on_fork(t->s, heal_fork_child, t);
 	return 0;
-}
-
-const char *tracer_syscall_name(int nr)
-{
-	for (size_t i = 0; i < sizeof tracer_syscall_table / sizeof *tracer_syscall_table; i++)
-		if (tracer_syscall_table[i].nr == nr)
-			return tracer_syscall_table[i].name;
-	return NULL;
 }
 
 /* ---- arming --------------------------------------------------------------- */
@@ -262,9 +250,9 @@ static int collect_syscalls(const struct probe_spec *info, int **nrs, size_t *n,
 	const char *name = info->spec;
 	if (!name || !*name || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(name))
 		return xerr_set(e, "line %d: '%s' is not a system call name", info->recipe_line, name ? name : "");
-	for (size_t i = 0; i < sizeof tracer_syscall_table / sizeof *tracer_syscall_table; i++)
-		if (strcmp(tracer_syscall_table[i].name, name) == 0)
-			return list_push(nrs, n, &cap, tracer_syscall_table[i].nr) < 0 ? xerr_set(e, "out of memory") : 0;
+	int nr = arch_syscall_number(name);
+	if (nr >= 0)
+		return list_push(nrs, n, &cap, nr) < 0 ? xerr_set(e, "out of memory") : 0;
 	return xerr_set(e, "line %d: no system call named '%s' on x86-64 Linux", info->recipe_line, name);
 }
 
@@ -306,6 +294,19 @@ int tracer_resolve_probes(struct tracer *t, struct arming *a, struct xerr *e)
 }
 
 /* Stops the target and inserts what tracer_resolve_probes found. */
+/* gdb's numbers of traced_registers, into t->regnums. */
+static int learn_register_numbers(struct tracer *t, struct xerr *e)
+{
+	const char *names[NTRACED_REGS];
+	arch_reg_names(traced_registers, NTRACED_REGS, names);
+	if (session_register_numbers(t->s, names, NTRACED_REGS, t->regnums, e) < 0)
+		return -1;
+	for (size_t k = 0; k < NTRACED_REGS; k++)
+		if (t->regnums[k] < 0)
+			return xerr_set(e, "gdb has no register %s: the tracer supports x86-64 only", names[k]);
+	return 0;
+}
+
 int tracer_insert_probes(struct tracer *t, const struct arming *a, struct xerr *e)
 {
 	/* Non-stop: gdb inserts breakpoints with the threads running (a
@@ -332,10 +333,7 @@ int tracer_insert_probes(struct tracer *t, const struct arming *a, struct xerr *
 	if (rc == 0 && t->nall)
 		rc = insert_fork_catchpoint(t, e);
 	if (rc == 0)
-		rc = session_register_numbers(t->s, register_names, NREGS, t->regnums, e);
-	for (int k = 0; rc == 0 && k < NREGS; k++)
-		if (t->regnums[k] < 0)
-			rc = xerr_set(e, "gdb has no register %s: the tracer supports x86-64 only", register_names[k]);
+		rc = learn_register_numbers(t, e);
 	return rc;
 }
 

@@ -4,19 +4,6 @@
 /* ---- events ----------------------------------------------------------------- */
 
 
-/* x86-64's restart_syscall, which the kernel runs to resume an interrupted
- * sleep (ERESTART_RESTARTBLOCK). */
-#define SYSCALL_RESTART_SYSCALL 219
-
-/* The kernel-internal results of a call a stop interrupted and the kernel
- * restarts (ERESTARTSYS, ERESTARTNOINTR, ERESTARTNOHAND,
- * ERESTART_RESTARTBLOCK): seen at the syscall-exit stop, never by the
- * program when the stop was ours. */
-static bool syscall_restarts(int64_t result)
-{
-	return result == -512 || result == -513 || result == -514 || result == -516;
-}
-
 static int fire(struct tracer *t, const struct probe_list *probes, struct event *ev, struct xerr *e)
 {
 	for (size_t i = 0; i < probes->n; i++) {
@@ -148,14 +135,13 @@ static int on_entry(struct tracer *t, struct site *site, struct thread_info *th,
 	/* At the first instruction nothing has moved the arguments yet; an
 	 * inlined copy has no entry, its registers mean nothing. */
 	ev.has_int_args = !site->inlined;
-	static const int arg_regs[6] = { R_RDI, R_RSI, R_RDX, R_RCX, R_R8, R_R9 };
-	for (size_t i = 0; i < 6; i++)
-		ev.int_args[i] = (int64_t)regs[arg_regs[i]];
+	for (size_t i = 0; i < ARCH_ARG_REGS; i++)
+		ev.int_args[i] = (int64_t)regs[arch_call_arg_reg(i)];
 	if (fire(t, &site->entry_probes, &ev, e) < 0)
 		return -1;
 	if (site->return_probes.n && t->duty == DUTY_ON) {
 		bool ok;
-		uint64_t ret = tracer_read_word(t, regs[R_RSP], &ok);
+		uint64_t ret = tracer_read_word(t, regs[ARCH_RSP], &ok);
 		if (!ok)
 			return 0;
 		if (return_site_for(t, ret, e) < 0)
@@ -163,7 +149,7 @@ static int on_entry(struct tracer *t, struct site *site, struct thread_info *th,
 		/* t0 is set when the thread is resumed: our own handling of this
 		 * stop is not part of the call's elapsed time. */
 		(void)when;
-		struct pending p = { .tid = th->tid, .sp_after = regs[R_RSP] + 8, .t0_ns = 0,
+		struct pending p = { .tid = th->tid, .sp_after = regs[ARCH_RSP] + 8, .t0_ns = 0,
 				     .site = (size_t)(site - t->sites) };
 		if (pending_push(t, &p, e) < 0)
 			return -1;
@@ -193,7 +179,7 @@ static int on_return(struct tracer *t, struct thread_info *th, const uint64_t *r
 {
 	ssize_t match = -1;
 	for (size_t i = t->npending; i-- > 0;)
-		if (t->pending[i].tid == th->tid && t->pending[i].sp_after == regs[R_RSP]) {
+		if (t->pending[i].tid == th->tid && t->pending[i].sp_after == regs[ARCH_RSP]) {
 			match = (ssize_t)i;
 			break;
 		}
@@ -217,13 +203,13 @@ static int on_return(struct tracer *t, struct thread_info *th, const uint64_t *r
 	if (tracer_take_stack(t, th, regs, false, e) < 0)
 		return -1;
 	char retval[32];
-	snprintf(retval, sizeof retval, "%" PRId64, (int64_t)regs[R_RAX]);
+	snprintf(retval, sizeof retval, "%" PRId64, (int64_t)regs[ARCH_RAX]);
 	struct event ev;
 	event_init(t, &ev, EVENT_FUNCTION_RETURN, th, when);
 	ev.function = site->name;
 	ev.elapsed_ns = call_time_ns(t, &p, when);
 	ev.retval = retval;
-	ev.syscall_result = (int64_t)regs[R_RAX];
+	ev.syscall_result = (int64_t)regs[ARCH_RAX];
 	return fire(t, &site->return_probes, &ev, e);
 }
 
@@ -266,9 +252,15 @@ static bool needs_registers(const struct tracer *t, int bp)
 	return true;
 }
 
-static int read_registers(struct tracer *t, int gdb_id, uint64_t *regs, struct xerr *e)
+/* traced_registers of a stopped thread, each into regs[its enum arch_reg]. */
+static int read_registers(struct tracer *t, int gdb_id, uint64_t regs[ARCH_NREGS], struct xerr *e)
 {
-	return session_thread_registers(t->s, gdb_id, t->regnums, NREGS, regs, e);
+	uint64_t values[NTRACED_REGS];
+	if (session_thread_registers(t->s, gdb_id, t->regnums, NTRACED_REGS, values, e) < 0)
+		return -1;
+	for (size_t k = 0; k < NTRACED_REGS; k++)
+		regs[traced_registers[k]] = values[k];
+	return 0;
 }
 
 /* A syscall catchpoint's stop (entry or return): fires the syscall probes,
@@ -279,7 +271,7 @@ static int handle_syscall_stop(struct tracer *t, const struct session_stop *ev, 
 	long long nr = ev->syscall_nr;
 	const char *name = ev->syscall_name;
 	if (!name)
-		name = tracer_syscall_name((int)nr);
+		name = arch_syscall_name(nr);
 	struct event rev;
 	event_init(t, &rev, is_sys_entry ? EVENT_SYSCALL_ENTRY : EVENT_SYSCALL_RETURN, th, when);
 	rev.stack = NULL;
@@ -289,7 +281,7 @@ static int handle_syscall_stop(struct tracer *t, const struct session_stop *ev, 
 	uint64_t *t0 = &t->syscall_t0[slot];
 	if (is_sys_entry) {
 		if (t->syscall_restarting[slot] &&
-		    (nr == t->syscall_open_nr[slot] || nr == SYSCALL_RESTART_SYSCALL)) {
+		    (nr == t->syscall_open_nr[slot] || nr == ARCH_SYSCALL_RESTART_SYSCALL)) {
 			/* The same call going on after our stop: one call. */
 			t->syscall_restarting[slot] = false;
 			return 0;
@@ -299,18 +291,19 @@ static int handle_syscall_stop(struct tracer *t, const struct session_stop *ev, 
 		*t0 = when;
 		return fire(t, &t->syscall_entry_probes, &rev, e);
 	}
-	if (syscall_restarts((int64_t)regs[R_RAX])) {
+	if (arch_syscall_restarts((int64_t)regs[ARCH_RAX])) {
 		/* Interrupted by a stop (ours: the program never sees these
-		 * kernel-internal values) and about to be restarted. */
+		 * kernel-internal values, the ERESTART* codes) and about to
+		 * be restarted. */
 		t->syscall_restarting[slot] = true;
 		t->st->syscalls_restarted++;
 		return 0;
 	}
-	if (nr == SYSCALL_RESTART_SYSCALL && t->syscall_open_nr[slot] > 0) {
+	if (nr == ARCH_SYSCALL_RESTART_SYSCALL && t->syscall_open_nr[slot] > 0) {
 		/* A sleep restarted through restart_syscall: report the call
 		 * the program made. */
 		nr = t->syscall_open_nr[slot];
-		const char *original = tracer_syscall_name((int)nr);
+		const char *original = arch_syscall_name(nr);
 		rev.syscall_nr = nr;
 		rev.syscall_name = original ? original : "?";
 	}
@@ -318,9 +311,9 @@ static int handle_syscall_stop(struct tracer *t, const struct session_stop *ev, 
 	t->st->syscalls++;
 	rev.elapsed_ns = *t0 && when >= *t0 ? when - *t0 : 0;
 	*t0 = 0;
-	rev.syscall_result = (int64_t)regs[R_RAX];
+	rev.syscall_result = (int64_t)regs[ARCH_RAX];
 	char retval[32];
-	snprintf(retval, sizeof retval, "%" PRId64, (int64_t)regs[R_RAX]);
+	snprintf(retval, sizeof retval, "%" PRId64, (int64_t)regs[ARCH_RAX]);
 	rev.retval = retval;
 	return fire(t, &t->syscall_return_probes, &rev, e);
 }
@@ -349,11 +342,10 @@ int tracer_handle_stop(struct tracer *t, const struct session_stop *ev, uint64_t
 		t->st->hits--;
 		return 0;
 	}
-	uint64_t regs[NREGS];
+	uint64_t regs[ARCH_NREGS] = { 0 };
 	if (!needs_registers(t, is_bp ? (int)bkptno : 0)) {
 		/* An entry that only counts: no registers to read (one MI
 		 * round trip less per hit) */
-		memset(regs, 0, sizeof regs);
 	} else if (read_registers(t, (int)gdb_id, regs, e) < 0) {
 		/* Gone while stopped: another thread exec'd (or exited the
 		 * process). The resume lets gdb report that. */
@@ -380,17 +372,17 @@ int tracer_handle_stop(struct tracer *t, const struct session_stop *ev, uint64_t
 		/* panic_with_hook(payload: &mut dyn PanicPayload, location, ..);
 		 * older std: rust_panic_with_hook(payload, message, location, ..). */
 		th->panic_pending = true;
-		th->payload_data = regs[R_RDI];
-		th->payload_vtable = regs[R_RSI];
+		th->payload_data = regs[arch_call_arg_reg(0)];
+		th->payload_vtable = regs[arch_call_arg_reg(1)];
 		th->location[0] = '\0';
-		uint64_t first = t->panic_old_abi ? regs[R_RCX] : regs[R_RDX];
-		uint64_t second = t->panic_old_abi ? regs[R_RDX] : regs[R_RCX];
+		uint64_t first = regs[arch_call_arg_reg(t->panic_old_abi ? 3 : 2)];
+		uint64_t second = regs[arch_call_arg_reg(t->panic_old_abi ? 2 : 3)];
 		if (!tracer_read_location(t, first, th->location, sizeof th->location))
 			tracer_read_location(t, second, th->location, sizeof th->location);
 		return 0;
 	}
 	if (bp == t->rust_panic_bp && bp > 0)
-		return report_panic(t, th, regs, regs[R_RDI], regs[R_RSI], when, e);
+		return report_panic(t, th, regs, regs[arch_call_arg_reg(0)], regs[arch_call_arg_reg(1)], when, e);
 	if (tracer_is_return_bp(t, bp)) {
 		if (on_return(t, th, regs, when, e) < 0)
 			return -1;

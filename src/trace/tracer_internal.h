@@ -20,6 +20,9 @@
 #define XGDBPROF_TRACER_INTERNAL_H
 
 #include "trace/tracer.h"
+#include "arch/insn.h"
+#include "arch/regs.h"
+#include "arch/syscalls.h"
 #include "session/probes.h"
 #include "procfs/proc.h"
 #include "session/signals.h"
@@ -90,12 +93,14 @@ struct thread_info {
 
 enum duty { DUTY_ON, DUTY_DRAINING, DUTY_OFF };
 
-enum { R_RIP, R_RSP, R_RBP, R_RBX, R_R12, R_R13, R_R14, R_R15, R_RAX, R_RDI, R_RSI, R_RDX, R_RCX,
-       R_R8, R_R9, NREGS };
-static const char *const register_names[NREGS] = {
-	"rip", "rsp", "rbp", "rbx", "r12", "r13", "r14", "r15", "rax", "rdi", "rsi", "rdx", "rcx",
-	"r8", "r9",
+/* The registers a hit reads (into uint64_t regs[ARCH_NREGS], each at its
+ * enum arch_reg): the unwinder's, rax (a return's value, a system call's
+ * result) and the six argument registers. */
+static const enum arch_reg traced_registers[] = {
+	ARCH_RIP, ARCH_RSP, ARCH_RBP, ARCH_RBX, ARCH_R12, ARCH_R13, ARCH_R14, ARCH_R15, ARCH_RAX,
+	ARCH_RDI, ARCH_RSI, ARCH_RDX, ARCH_RCX, ARCH_R8, ARCH_R9,
 };
+enum { NTRACED_REGS = sizeof traced_registers / sizeof traced_registers[0] };
 
 struct tracer {
 	struct session *s;
@@ -135,7 +140,7 @@ struct tracer {
 	uint64_t syscall_t0[4096];
 	int16_t syscall_open_nr[4096];
 	bool syscall_restarting[4096];
-	int regnums[NREGS];
+	int regnums[NTRACED_REGS];     /* gdb's numbers of traced_registers */
 	struct unwinder *unwinder;
 	/* the stack of the current event */
 	struct frame *frames;
@@ -274,7 +279,6 @@ int tracer_disarm(struct tracer *t, struct xerr *e);
 /* tracer_arm.c */
 void tracer_decode_site(struct tracer *t, struct site *site);
 int tracer_insert_breakpoint(struct tracer *t, uint64_t addr, bool duty, int *number, struct xerr *e);
-const char *tracer_syscall_name(int nr);
 ssize_t tracer_find_site(const struct tracer *t, uint64_t addr);
 int tracer_resolve_probes(struct tracer *t, struct arming *a, struct xerr *e);
 int tracer_insert_probes(struct tracer *t, const struct arming *a, struct xerr *e);

@@ -1,6 +1,13 @@
-/* tracer_syscalls.h — x86-64 Linux system call numbers, as data (generated
- * once from <asm/unistd_64.h>; the ABI never renumbers). { name, number }. */
-static const struct tracer_syscall_name { const char *name; int nr; } tracer_syscall_table[] = {
+/* syscalls.c — the x86-64 system call table and the classifications over it
+ * (see syscalls.h). */
+#include "arch/syscalls.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Generated once from <asm/unistd_64.h>; ascending by number (the lookups
+ * search it by halves). */
+static const struct arch_syscall syscall_table[] = {
 	{ "read", 0 },
 	{ "write", 1 },
 	{ "open", 2 },
@@ -364,3 +371,132 @@ static const struct tracer_syscall_name { const char *name; int nr; } tracer_sys
 	{ "futex_waitv", 449 },
 	{ "set_mempolicy_home_node", 450 },
 };
+
+enum { SYSCALL_COUNT = sizeof syscall_table / sizeof syscall_table[0] };
+
+const struct arch_syscall *arch_syscalls(size_t *n)
+{
+	*n = SYSCALL_COUNT;
+	return syscall_table;
+}
+
+static int by_number(const void *key, const void *entry)
+{
+	int64_t nr = *(const int64_t *)key, other = ((const struct arch_syscall *)entry)->nr;
+	return nr < other ? -1 : nr > other;
+}
+
+const char *arch_syscall_name(int64_t nr)
+{
+	const struct arch_syscall *s = bsearch(&nr, syscall_table, SYSCALL_COUNT, sizeof *syscall_table, by_number);
+	return s ? s->name : NULL;
+}
+
+int arch_syscall_number(const char *name)
+{
+	for (size_t i = 0; name && i < SYSCALL_COUNT; i++)
+		if (strcmp(syscall_table[i].name, name) == 0)
+			return syscall_table[i].nr;
+	return -1;
+}
+
+/* futex's operations that wait (FUTEX_WAIT, FUTEX_LOCK_PI,
+ * FUTEX_WAIT_BITSET, FUTEX_WAIT_REQUEUE_PI, FUTEX_LOCK_PI2), compared
+ * without FUTEX_PRIVATE_FLAG and FUTEX_CLOCK_REALTIME. */
+static bool futex_waits(uint64_t futex_op)
+{
+	unsigned op = (unsigned)futex_op & 127u;
+	return op == 0 || op == 6 || op == 9 || op == 11 || op == 13;
+}
+
+static bool futex_wakes(uint64_t futex_op)
+{
+	return ((unsigned)futex_op & 127u) == 1;   /* FUTEX_WAKE */
+}
+
+/* Why a thread sits in each call it can sit in for long, and whether the
+ * call only waits or gives its CPU away (a thread stopped in it was off
+ * the CPU at that instant, or about to leave it). futex is decided by its
+ * operation (arch_syscall_waiting, arch_syscall_wait_reason). */
+static const struct wait_class {
+	int nr;
+	bool only_waits;
+	const char *reason;
+} wait_classes[] = {
+	{ 0, false, "read" },              /* read */
+	{ 1, false, "write" },             /* write */
+	{ 7, true, "poll/epoll" },         /* poll */
+	{ 17, false, "read" },             /* pread64 */
+	{ 18, false, "write" },            /* pwrite64 */
+	{ 19, false, "read" },             /* readv */
+	{ 20, false, "write" },            /* writev */
+	{ 23, true, "poll/epoll" },        /* select */
+	{ 24, true, "yield" },             /* sched_yield: a spin-wait giving its CPU away (parking_lot, before parking) */
+	{ 34, true, "signal wait" },       /* pause */
+	{ 35, true, "sleep" },             /* nanosleep */
+	{ 42, false, "connect" },          /* connect */
+	{ 43, true, "accept" },            /* accept */
+	{ 44, false, "send" },             /* sendto */
+	{ 45, false, "recv" },             /* recvfrom */
+	{ 46, false, "send" },             /* sendmsg */
+	{ 47, false, "recv" },             /* recvmsg */
+	{ 61, true, "child wait" },        /* wait4 */
+	{ 65, true, "semaphore" },         /* semop */
+	{ 70, true, "message queue" },     /* msgrcv */
+	{ 74, false, "fsync" },            /* fsync */
+	{ 75, false, "fsync" },            /* fdatasync */
+	{ 128, true, "signal wait" },      /* rt_sigtimedwait */
+	{ 130, true, "signal wait" },      /* rt_sigsuspend */
+	{ 208, true, "aio wait" },         /* io_getevents */
+	{ 220, true, "semaphore" },        /* semtimedop */
+	{ 230, true, "sleep" },            /* clock_nanosleep */
+	{ 232, true, "poll/epoll" },       /* epoll_wait */
+	{ 247, true, "child wait" },       /* waitid */
+	{ 270, true, "poll/epoll" },       /* pselect6 */
+	{ 271, true, "poll/epoll" },       /* ppoll */
+	{ 281, true, "poll/epoll" },       /* epoll_pwait */
+	{ 288, true, "accept" },           /* accept4 */
+	{ 295, false, "read" },            /* preadv */
+	{ 296, false, "write" },           /* pwritev */
+	{ 299, false, "recv" },            /* recvmmsg */
+	{ 307, false, "send" },            /* sendmmsg */
+	{ 441, true, "poll/epoll" },       /* epoll_pwait2 */
+	{ 449, true, "futex wait" },       /* futex_waitv */
+};
+
+static const struct wait_class *wait_class_of(int64_t nr)
+{
+	for (size_t i = 0; i < sizeof wait_classes / sizeof wait_classes[0]; i++)
+		if (wait_classes[i].nr == nr)
+			return &wait_classes[i];
+	return NULL;
+}
+
+const char *arch_syscall_waiting(int64_t nr, uint64_t futex_op)
+{
+	if (nr == ARCH_SYSCALL_FUTEX)
+		return futex_waits(futex_op) ? arch_syscall_name(nr) : NULL;
+	const struct wait_class *c = wait_class_of(nr);
+	return c && c->only_waits ? arch_syscall_name(nr) : NULL;
+}
+
+const char *arch_syscall_wait_reason(int64_t nr, uint64_t futex_op)
+{
+	if (nr == ARCH_SYSCALL_FUTEX)
+		return futex_wakes(futex_op) ? "futex wake" : "futex wait";
+	if (nr == -1)
+		return "no system call";
+	const struct wait_class *c = wait_class_of(nr);
+	return c ? c->reason : "other system call";
+}
+
+bool arch_syscall_restarts(int64_t result)
+{
+	return result == -ARCH_ERESTARTSYS || result == -ARCH_ERESTARTNOINTR || result == -ARCH_ERESTARTNOHAND ||
+	       result == -ARCH_ERESTART_RESTARTBLOCK;
+}
+
+bool arch_syscall_interrupted(int64_t result)
+{
+	return result == -ARCH_EINTR || (result <= -ARCH_ERESTARTSYS && result >= -ARCH_ERESTART_RESTARTBLOCK);
+}

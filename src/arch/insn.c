@@ -1,0 +1,35 @@
+/* insn.c — reading gdb's x86-64 disassembly (see insn.h). */
+#include "arch/insn.h"
+
+#include <string.h>
+
+static bool starts_with(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+bool arch_insn_rip_relative(const char *text)
+{
+	if (!text)
+		return false;
+	/* The operands end where gdb's comment ("# 0x401c <counter>") or a
+	 * branch target's symbol ("<strip>") begins; neither character occurs
+	 * in an operand of either syntax. */
+	size_t operands = strcspn(text, "#<");
+	for (size_t i = 0; i < operands; i++) {
+		const char *p = text + i;
+		if (starts_with(p, "(%rip)"))
+			return true;
+		if (starts_with(p, "[rip") && (p[4] == '+' || p[4] == '-' || p[4] == ']'))
+			return true;
+	}
+	return false;
+}
+
+bool arch_insn_transfers_control(const char *text)
+{
+	if (!text)
+		return false;
+	return text[0] == 'j' || starts_with(text, "call") || starts_with(text, "ret") || starts_with(text, "loop") ||
+	       starts_with(text, "bnd") || starts_with(text, "notrack");
+}

@@ -6,11 +6,12 @@
  * ended by itself: orig_rax names a call and rax holds its own result, not
  * -EINTR or the -ERESTART* codes a call gets when a signal finds it inside
  * (arch_syscall_interrupted). The stopping signal is noticed on every
- * return to user mode, and on this VM the interrupt that should stop a thread running in
- * user code often comes later than its next system call (a few to hundreds
- * of microseconds), so such a stop says where the thread went next, not
- * where it was. A thread that really was in the call when asked lands here
- * too: landing_kept tells the two apart in bulk. */
+ * return to user mode, and the interrupt that should stop a thread
+ * running in user code can come later than its next system call (on a VM
+ * a few to hundreds of microseconds: bench/README.md, "Figures behind the
+ * code"), so such a stop says where the thread went next, not where it
+ * was. A thread that really was in the call when asked lands here too:
+ * sampler_landing_kept tells the two apart in bulk. */
 bool sampler_at_completed_return(uint64_t orig_rax, uint64_t rax)
 {
 	return (int64_t)orig_rax >= 0 && !arch_syscall_interrupted((int64_t)rax);
@@ -171,7 +172,8 @@ void sampler_on_cpu_when_asked(const struct sampler *sp, struct tracked_thread *
 	t->entered_wait = false;
 	if (t->on_cpu_at_ask != 1)
 		return;
-	if ((int64_t)orig_rax == 24)
+	const char *call = arch_syscall_name((int64_t)orig_rax);
+	if (call && strcmp(call, "sched_yield") == 0)
 		t->waiting_in = NULL;
 	/* One thread at a time: no other thread of ours is stopped, so a
 	 * thread on a CPU when asked that is found in a futex wait went into
@@ -179,10 +181,9 @@ void sampler_on_cpu_when_asked(const struct sampler *sp, struct tracked_thread *
 	 * the stop's landing: it was on its way into the wait (the lock's slow
 	 * path, the kernel's futex entry: CPU time perf counts there), not
 	 * held up behind a thread of ours as in all-stop. Kept whole: capping
-	 * them with sampler_landing_kept's kernel-time allowance left their CPU time
-	 * to the thread's next sample, in kvservice's acceptor its spin in
-	 * crossbeam's Channel::send (10% against perf's 1%), and the overlap
-	 * with perf fell from 87% to 81% (bench/README.md, fidelity.sh). */
+	 * them with sampler_landing_kept's kernel-time allowance passes their
+	 * CPU time to the thread's next sample, and the flat profile drifts
+	 * from perf's (bench/README.md, "Figures behind the code"). */
 	else if (t->waiting_in && strcmp(t->waiting_in, "futex") == 0 && session_non_stop(sp->session)) {
 		t->waiting_in = NULL;
 		t->entered_wait = true;
@@ -376,9 +377,9 @@ static int one_thread_at_a_time(struct sampler *sp, struct sampler_stats *st, st
 			 * only once it gets a CPU). Not stopped. That holds for
 			 * a thread last on our own CPU too (on_cpu_at_ask -1 with
 			 * a kernel stack: not running, since we are): its stop in
-			 * sched_yield would be left out as well, and on kvservice
-			 * such stops were 40% of all (2 CPUs: the workers share
-			 * ours half the time). */
+			 * sched_yield would be left out as well, and on a 2-CPU
+			 * machine such stops can be a large share of all (bench/
+			 * README.md, "Figures behind the code"). */
 			t->walk = t->wanted = false;
 			st->waiting_when_asked++;
 			continue;
@@ -673,14 +674,13 @@ static void finish_thread_figures(struct sampler *sp, struct sampler_stats *st, 
  * stop none of them); a thread over budget is passed over in the rounds
  * that do run. And rounds come no oftener than one thread's budget allows
  * it stops (mean held time / share after round_start): each round costs
- * /proc reads, and each stop gdb's CPU, that a 2-CPU target misses (on
- * kvservice, rounds at the asked 99 Hz took xgdbprof and gdb from 11% to
- * 23% of a CPU, for spinners /proc showed yielding, which are never
- * stopped). A busy thread is stopped in a third to a half of the rounds,
- * so its budget is not filled: half that gap doubled the rate (14-16 Hz a
- * worker) and, in bench/fidelity.sh, the fixture's throughput loss (19%
- * median against 9-12%), far over the 5%: docs/sampling.md, "What the
- * budget does not see". Returns the time of the next round. */
+ * /proc reads, and each stop gdb's CPU, that a 2-CPU target misses (rounds
+ * for spinners /proc shows yielding, which are never stopped, cost CPU for
+ * nothing). A busy thread is stopped in a third to a half of the rounds,
+ * so its budget is not filled, and a gap of half this doubles the rate and
+ * the target's throughput loss, far over the budget (docs/sampling.md,
+ * "What the budget does not see"; the figures in bench/README.md,
+ * "Figures behind the code"). Returns the time of the next round. */
 static uint64_t next_round_for_thread_budgets(struct sampler *sp, uint64_t round_start, uint64_t wanted_ns,
 					      bool *lowered)
 {

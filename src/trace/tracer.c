@@ -94,8 +94,8 @@ void tracer_thread_name_now(struct tracer *t, struct thread_info *th)
 int tracer_take_stack(struct tracer *t, const struct thread_info *th, const uint64_t *regs, bool at_entry,
 		      struct xerr *e)
 {
-	t->stack.nframes = 0;
-	t->stack.frames = t->frames;
+	t->cur.stack.nframes = 0;
+	t->cur.stack.frames = t->cur.frames;
 	if (t->cfg->no_stacks)
 		return 0;
 	int max = t->cfg->max_frames > 0 ? t->cfg->max_frames : 64;
@@ -116,26 +116,26 @@ int tracer_take_stack(struct tracer *t, const struct thread_info *th, const uint
 	if (unwinder_walk(t->unwinder, th->tid, &ur, pcs, (size_t)max, &npcs, &complete, e) < 0)
 		return -1;
 	size_t need = npcs * 8 + 8;
-	struct frame *g = array_grow(t->frames, &t->frames_cap, need, sizeof *g);
+	struct frame *g = array_grow(t->cur.frames, &t->cur.frames_cap, need, sizeof *g);
 	if (!g)
 		return xerr_set(e, "out of memory");
-	t->frames = g;
+	t->cur.frames = g;
 	size_t used = 0;
 	for (size_t i = 0; i < npcs && used < need; i++) {
 		size_t n = 0;
-		if (symbolizer_lookup(t->sym, pcs[i], i > 0, t->frames + used, need - used, &n, e) < 0)
+		if (symbolizer_lookup(t->sym, pcs[i], i > 0, t->cur.frames + used, need - used, &n, e) < 0)
 			return -1;
 		if (i == 0 && at_entry) {
 			size_t skip = 0;
-			while (skip + 1 < n && t->frames[skip].inlined)
+			while (skip + 1 < n && t->cur.frames[skip].inlined)
 				skip++;
-			memmove(t->frames, t->frames + skip, (n - skip) * sizeof *t->frames);
+			memmove(t->cur.frames, t->cur.frames + skip, (n - skip) * sizeof *t->cur.frames);
 			n -= skip;
 		}
 		used += n;
 	}
-	t->stack.frames = t->frames;
-	t->stack.nframes = used;
+	t->cur.stack.frames = t->cur.frames;
+	t->cur.stack.nframes = used;
 	return 0;
 }
 
@@ -161,7 +161,7 @@ static int settle_forks(struct tracer *t, struct xerr *e)
 
 int tracer_disarm(struct tracer *t, struct xerr *e)
 {
-	if (!t->nall)
+	if (!t->probes.nall)
 		return 0;
 	if (!session_gdb_alive(t->s) || !session_target_alive(t->s))
 		return 0;
@@ -179,9 +179,9 @@ int tracer_disarm(struct tracer *t, struct xerr *e)
 		session_breaks_delete(t->s, &t->hit_cpu.pending_bp, 1, &ignored);
 		t->hit_cpu.pending_bp = 0;
 	}
-	if (session_breaks_delete(t->s, t->all_bps, t->nall, e) < 0)
+	if (session_breaks_delete(t->s, t->probes.all_bps, t->probes.nall, e) < 0)
 		return -1;
-	t->nall = 0;
+	t->probes.nall = 0;
 	if (execed)
 		return 0;
 	if (session_resume(t->s, e) < 0)
@@ -191,26 +191,26 @@ int tracer_disarm(struct tracer *t, struct xerr *e)
 
 static void tracer_release(struct tracer *t)
 {
-	for (size_t i = 0; i < t->nsites; i++) {
-		free(t->sites[i].name);
-		free(t->sites[i].entry_probes.v);
-		free(t->sites[i].return_probes.v);
+	for (size_t i = 0; i < t->probes.nsites; i++) {
+		free(t->probes.sites[i].name);
+		free(t->probes.sites[i].entry_probes.v);
+		free(t->probes.sites[i].return_probes.v);
 	}
-	free(t->sites);
-	free(t->returns);
-	free(t->pending);
+	free(t->probes.sites);
+	free(t->probes.returns);
+	free(t->cur.pending);
 	free(t->threads);
-	free(t->all_bps);
-	free(t->duty_bps);
-	free(t->panic_probes.v);
-	free(t->syscall_entry_probes.v);
-	free(t->syscall_return_probes.v);
-	free(t->frames);
-	free(t->hit_stops);
-	free(t->windows);
-	free(t->frozen_by_thread);
+	free(t->probes.all_bps);
+	free(t->probes.duty_bps);
+	free(t->probes.panic_probes.v);
+	free(t->probes.syscall_entry_probes.v);
+	free(t->probes.syscall_return_probes.v);
+	free(t->cur.frames);
+	free(t->estimates.hit_stops);
+	free(t->estimates.windows);
+	free(t->target_clock.frozen_by_thread);
 	tracer_release_strings(t);
-	free(t->arg_strings);
+	free(t->cur.arg_strings);
 	if (t->unwinder)
 		unwinder_free(t->unwinder);
 	if (t->mem_fd >= 0)
@@ -241,14 +241,14 @@ static int tracer_start(struct tracer *t, struct xerr *e)
 	struct arming arming = { 0 };
 	if (rc == 0)
 		rc = tracer_resolve_probes(t, &arming, e);
-	if (rc == 0 && !cfg->no_stacks && t->nsites) {
+	if (rc == 0 && !cfg->no_stacks && t->probes.nsites) {
 		t->unwinder = unwinder_new(symbolizer_dwfl(t->sym), t->pid, e);
 		if (!t->unwinder)
 			rc = -1;
 		struct frame warm[8];
 		size_t nwarm;
-		for (size_t i = 0; rc == 0 && i < t->nsites; i++)
-			symbolizer_lookup(t->sym, t->sites[i].addr, false, warm, 8, &nwarm, NULL);
+		for (size_t i = 0; rc == 0 && i < t->probes.nsites; i++)
+			symbolizer_lookup(t->sym, t->probes.sites[i].addr, false, warm, 8, &nwarm, NULL);
 	}
 	/* gdb lists the threads of a running target too; a thread born since
 	 * is looked up at its first hit. */
@@ -257,33 +257,33 @@ static int tracer_start(struct tracer *t, struct xerr *e)
 	if (rc == 0)
 		rc = tracer_insert_probes(t, &arming, e);
 	free(arming.sys_nrs);
-	stop_clock_init(&t->clock, t->pid);
+	stop_clock_init(&t->duty_cycle.clock, t->pid);
 	if (rc == 0) {
 		struct stop_clock_window unused;
-		stop_clock_stopped(&t->clock, 0, monotonic_ns(), &unused);
-		t->budget_start_ns = monotonic_ns();
-		tracer_process_cpu_start(&t->cpu, t->pid);
+		stop_clock_stopped(&t->duty_cycle.clock, 0, monotonic_ns(), &unused);
+		t->duty_cycle.budget_start_ns = monotonic_ns();
+		tracer_process_cpu_start(&t->duty_cycle.cpu, t->pid);
 		/* A small starting credit lets the first on-window hold several hits. */
-		stop_budget_init(&t->budget, tracer_budgeted(t) ? cfg->max_stopped_percent : 0, t->budget_start_ns,
+		stop_budget_init(&t->duty_cycle.budget, tracer_budgeted(t) ? cfg->max_stopped_percent : 0, t->duty_cycle.budget_start_ns,
 				 cfg->max_stopped_percent / 100.0 * 0.2);
-		stop_clock_resuming(&t->clock, 0, false, t->budget_start_ns);
+		stop_clock_resuming(&t->duty_cycle.clock, 0, false, t->duty_cycle.budget_start_ns);
 		rc = session_resume(t->s, e);
 	}
 	if (rc == 0)
-		fprintf(stderr, "xgdbprof: attached %zu probe%s (%zu breakpoint%s)%s%s\n", t->nsites + t->panic_probes.n +
-			t->syscall_entry_probes.n + t->syscall_return_probes.n,
-			t->nsites + t->panic_probes.n + t->syscall_entry_probes.n + t->syscall_return_probes.n == 1 ? "" : "s",
+		fprintf(stderr, "xgdbprof: attached %zu probe%s (%zu breakpoint%s)%s%s\n", t->probes.nsites + t->probes.panic_probes.n +
+			t->probes.syscall_entry_probes.n + t->probes.syscall_return_probes.n,
+			t->probes.nsites + t->probes.panic_probes.n + t->probes.syscall_entry_probes.n + t->probes.syscall_return_probes.n == 1 ? "" : "s",
 			stats->breakpoints, stats->breakpoints == 1 ? "" : "s",
 			tracer_budgeted(t) ? "" : cfg->exact ? ", exact: no budget" : "",
 			held_at_entry ? "; the command was held at its entry point until now (none of its own code had run)"
 				      : "");
-	t->duty = DUTY_ON;
+	t->duty_cycle.duty = DUTY_ON;
 	tracer_armed_window_open(t);
-	t->duty_changed_ns = monotonic_ns();
-	t->window_close_ns = tracer_window_clock_ns(t, t->duty_changed_ns) + (uint64_t)TRACER_WINDOW_CPU_NS;
-	t->last_resume_ns = t->duty_changed_ns;
-	t->window_start_ns = t->budget_start_ns ? t->budget_start_ns : t->duty_changed_ns;
-	t->gdb_hit_ns = 1e6;
+	t->duty_cycle.duty_changed_ns = monotonic_ns();
+	t->duty_cycle.window_close_ns = tracer_window_clock_ns(t, t->duty_cycle.duty_changed_ns) + (uint64_t)TRACER_WINDOW_CPU_NS;
+	t->duty_cycle.last_resume_ns = t->duty_cycle.duty_changed_ns;
+	t->duty_cycle.window_start_ns = t->duty_cycle.budget_start_ns ? t->duty_cycle.budget_start_ns : t->duty_cycle.duty_changed_ns;
+	t->duty_cycle.gdb_hit_ns = 1e6;
 	return rc;
 }
 
@@ -341,16 +341,16 @@ static int check_trace_end(struct tracer *t, struct loop_clock *lc, uint64_t now
 		if (pr) {
 			pr->armed_fraction = 1;
 			if (t->st->duty_cycles) {
-				tracer_process_cpu_mark(&t->cpu, t->duty);
-				if (t->cpu.total_ns > 0)
-					pr->armed_fraction = fmin(1, t->cpu.armed_ns / t->cpu.total_ns);
+				tracer_process_cpu_mark(&t->duty_cycle.cpu, t->duty_cycle.duty);
+				if (t->duty_cycle.cpu.total_ns > 0)
+					pr->armed_fraction = fmin(1, t->duty_cycle.cpu.armed_ns / t->duty_cycle.cpu.total_ns);
 			}
 		}
 		double sink_stopped_before = pr ? pr->sink_stopped_s : 0;
 		int ticked = event_sink_tick(t->sink, now, e);
 		/* A snapshot's stop costs the target like a hit: the budget pays it. */
 		if (pr && pr->sink_stopped_s > sink_stopped_before)
-			t->stopped_ns += (pr->sink_stopped_s - sink_stopped_before) * 1e9;
+			t->duty_cycle.stopped_ns += (pr->sink_stopped_s - sink_stopped_before) * 1e9;
 		if (ticked != 0) {
 			t->sink_done = ticked > 0;
 			return ticked < 0 ? -1 : 0;
@@ -386,15 +386,15 @@ static int trace_event(struct tracer *t, struct session_stop *ev, uint64_t when,
 		return 0;
 	}
 	bool handled = false;
-	enum duty duty_at_stop = t->duty;
-	t->event_tid = 0;
-	t->event_bp = 0;
+	enum duty duty_at_stop = t->duty_cycle.duty;
+	t->cur.event_tid = 0;
+	t->cur.event_bp = 0;
 	uint64_t entries_before = t->st->entries;
 	int rc = tracer_handle_stop(t, ev, when, &handled, e);
 	if (handled)
-		tracer_hitter_first_wait(t, t->event_tid, t->st->entries > entries_before);
+		tracer_hitter_first_wait(t, t->cur.event_tid, t->st->entries > entries_before);
 	tracer_release_strings(t);
-	t->event = NULL;
+	t->cur.event = NULL;
 	session_stop_release(ev);
 	if (rc < 0)
 		return rc;
@@ -403,35 +403,35 @@ static int trace_event(struct tracer *t, struct session_stop *ev, uint64_t when,
 		rc = tracer_budget_after_stop(t, monotonic_ns(), e);
 	/* Every stop is resumed, ours or not (a signal gdb reports is
 	 * delivered by the continue). */
-	t->window_start_ns = monotonic_ns();
-	stop_clock_resuming(&t->clock, handled ? t->event_tid : 0, handled && tracer_resumes_over_breakpoint(t),
-			    t->window_start_ns);
+	t->duty_cycle.window_start_ns = monotonic_ns();
+	stop_clock_resuming(&t->duty_cycle.clock, handled ? t->cur.event_tid : 0, handled && tracer_resumes_over_breakpoint(t),
+			    t->duty_cycle.window_start_ns);
 	/* Non-stop: only the thread of this record is stopped by it; others
 	 * stopped meanwhile have records of their own still to read. */
 	if (rc == 0 && t->non_stop && stopped_thread > 0)
 		rc = session_resume_thread(s, stopped_thread, e);
 	else if (rc == 0 && session_is_stopped(s) && session_target_alive(s))
 		rc = session_resume(s, e);
-	t->last_resume_ns = monotonic_ns();
-	t->stopped_ns += (double)(t->window_start_ns - when);
-	if (handled && t->nhit_stops < (1u << 20)) {
-		double *grown = array_grow(t->hit_stops, &t->hit_stops_cap, t->nhit_stops + 1, sizeof *grown);
+	t->duty_cycle.last_resume_ns = monotonic_ns();
+	t->duty_cycle.stopped_ns += (double)(t->duty_cycle.window_start_ns - when);
+	if (handled && t->estimates.nhit_stops < (1u << 20)) {
+		double *grown = array_grow(t->estimates.hit_stops, &t->estimates.hit_stops_cap, t->estimates.nhit_stops + 1, sizeof *grown);
 		if (grown) {
-			t->hit_stops = grown;
-			t->hit_stops[t->nhit_stops++] = t->last_hidden_ns + (double)(t->window_start_ns - when);
+			t->estimates.hit_stops = grown;
+			t->estimates.hit_stops[t->estimates.nhit_stops++] = t->estimates.last_hidden_ns + (double)(t->duty_cycle.window_start_ns - when);
 		}
 	}
-	double frozen = (double)(t->last_resume_ns - (t->stop_start_ns ? t->stop_start_ns : when));
-	t->frozen_ns += frozen;
+	double frozen = (double)(t->duty_cycle.last_resume_ns - (t->target_clock.stop_start_ns ? t->target_clock.stop_start_ns : when));
+	t->target_clock.frozen_ns += frozen;
 	if (t->non_stop && stopped_thread > 0) {
 		struct thread_frozen *f = tracer_thread_frozen(t, stopped_thread, true);
 		if (f)
 			f->ns += frozen;
 	}
-	t->stop_start_ns = 0;
-	for (size_t i = t->npending; i-- > 0 && t->pending[i].t0_ns == 0;) {
-		t->pending[i].t0_ns = t->last_resume_ns;
-		t->pending[i].stopped_at_t0_ns = t->stopped_ns;
+	t->target_clock.stop_start_ns = 0;
+	for (size_t i = t->cur.npending; i-- > 0 && t->cur.pending[i].t0_ns == 0;) {
+		t->cur.pending[i].t0_ns = t->duty_cycle.last_resume_ns;
+		t->cur.pending[i].stopped_at_t0_ns = t->duty_cycle.stopped_ns;
 	}
 	return rc;
 }
@@ -443,12 +443,12 @@ static int trace_event(struct tracer *t, struct session_stop *ev, uint64_t when,
  * the next hit (a CPU ms is at most a wall ms per busy thread). */
 static int wait_ms(const struct tracer *t)
 {
-	if (!tracer_budgeted(t) || t->duty != DUTY_ON || t->close_requested)
+	if (!tracer_budgeted(t) || t->duty_cycle.duty != DUTY_ON || t->duty_cycle.close_requested)
 		return 10;
 	uint64_t clock = tracer_window_clock_ns(t, monotonic_ns());
-	if (clock >= t->window_close_ns)
+	if (clock >= t->duty_cycle.window_close_ns)
 		return 1;
-	uint64_t left_ms = (t->window_close_ns - clock + 999999) / 1000000;
+	uint64_t left_ms = (t->duty_cycle.window_close_ns - clock + 999999) / 1000000;
 	return left_ms < 1 ? 1 : left_ms > 10 ? 10 : (int)left_ms;
 }
 
@@ -459,7 +459,7 @@ static int trace_loop(struct tracer *t, struct xerr *e)
 	 * armed and the target resumed (budget_start_ns). Resolving and
 	 * arming can take seconds on a loaded machine; counted from before,
 	 * they left traces of 0.00 s with no hit. */
-	uint64_t traced_from = t->budget_start_ns ? t->budget_start_ns : t->tracer_start_ns;
+	uint64_t traced_from = t->duty_cycle.budget_start_ns ? t->duty_cycle.budget_start_ns : t->tracer_start_ns;
 	struct loop_clock lc = {
 		.deadline = cfg->duration_s > 0 ? traced_from + (uint64_t)(cfg->duration_s * 1e9) : 0,
 	};

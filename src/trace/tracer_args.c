@@ -5,7 +5,7 @@
 
 static const char *keep_string(struct tracer *t, char *s)
 {
-	if (ARRAY_PUSH(t->arg_strings, t->narg_strings, t->arg_strings_cap, s) < 0) {
+	if (ARRAY_PUSH(t->cur.arg_strings, t->cur.narg_strings, t->cur.arg_strings_cap, s) < 0) {
 		free(s);
 		return NULL;
 	}
@@ -14,16 +14,16 @@ static const char *keep_string(struct tracer *t, char *s)
 
 void tracer_release_strings(struct tracer *t)
 {
-	for (size_t i = 0; i < t->narg_strings; i++)
-		free(t->arg_strings[i]);
-	t->narg_strings = 0;
+	for (size_t i = 0; i < t->cur.narg_strings; i++)
+		free(t->cur.arg_strings[i]);
+	t->cur.narg_strings = 0;
 }
 
 
 static bool is_frame_parameter(const struct tracer *t, const char *name)
 {
-	for (size_t i = 0; t->event && i < t->event->nframe_args; i++)
-		if (strcmp(t->event->frame_args[i], name) == 0)
+	for (size_t i = 0; t->cur.event && i < t->cur.event->nframe_args; i++)
+		if (strcmp(t->cur.event->frame_args[i], name) == 0)
 			return true;
 	return false;
 }
@@ -44,7 +44,7 @@ static bool optimized_out(const char *text)
 static int evaluate_in_frame(struct tracer *t, const char *expr, char **value)
 {
 	struct xerr err = { 0 };
-	if (session_evaluate(t->s, t->event_gdb_id, 0, expr, value, &err) < 0)
+	if (session_evaluate(t->s, t->cur.event_gdb_id, 0, expr, value, &err) < 0)
 		return optimized_out(err.msg) ? 0 : -1;
 	return optimized_out(*value) ? 0 : 1;
 }
@@ -99,7 +99,7 @@ int tracer_arg_lookup(void *ctx, const char *name, struct event_value *out)
 		if (!isalnum((unsigned char)*p) && *p != '_')
 			return -1;
 	out->type = EVENT_VAL_STR;
-	if (t->event_site_inlined) {
+	if (t->cur.event_site_inlined) {
 		/* At an inlined copy's first instruction gdb shows the caller's
 		 * frame: a name would resolve to the caller's variable. */
 		out->s = "<unavailable: an inlined copy of the function, whose parameters gdb cannot show here>";

@@ -59,8 +59,8 @@ static bool steps_with_scratch_register(struct tracer *t, uint64_t addr)
 {
 	ssize_t i = tracer_find_site(t, addr);
 	if (i >= 0) {
-		tracer_decode_site(t, &t->sites[i]);
-		return t->sites[i].first_rip;
+		tracer_decode_site(t, &t->probes.sites[i]);
+		return t->probes.sites[i].first_rip;
 	}
 	struct session_insn insn;
 	struct xerr ignored;
@@ -79,16 +79,16 @@ int tracer_insert_breakpoint(struct tracer *t, uint64_t addr, bool duty, int *nu
 	 * session.h. Before the first breakpoint on such an instruction, gdb
 	 * steps over in place from then on. A displaced step of another
 	 * instruction still in flight is harmless to interrupt. */
-	if (t->non_stop && !t->displaced_off && steps_with_scratch_register(t, addr)) {
+	if (t->non_stop && !t->probes.displaced_off && steps_with_scratch_register(t, addr)) {
 		if (session_displaced_stepping_off(t->s, e) < 0)
 			return -1;
-		t->displaced_off = true;
+		t->probes.displaced_off = true;
 		t->st->in_place_steps = true;
 	}
 	if (session_break_insert(t->s, addr, number, e) < 0)
 		return -1;
-	if (list_push(&t->all_bps, &t->nall, &t->all_cap, *number) < 0 ||
-	    (duty && list_push(&t->duty_bps, &t->nduty, &t->duty_cap, *number) < 0))
+	if (list_push(&t->probes.all_bps, &t->probes.nall, &t->probes.all_cap, *number) < 0 ||
+	    (duty && list_push(&t->probes.duty_bps, &t->probes.nduty, &t->probes.duty_cap, *number) < 0))
 		return xerr_set(e, "out of memory");
 	t->st->breakpoints++;
 	return 0;
@@ -100,8 +100,8 @@ static int insert_syscall_catchpoint(struct tracer *t, const int *nrs, size_t n,
 	int number = 0;
 	if (session_catch_syscalls(t->s, nrs, n, &number, e) < 0)
 		return -1;
-	if (list_push(&t->all_bps, &t->nall, &t->all_cap, number) < 0 ||
-	    list_push(&t->duty_bps, &t->nduty, &t->duty_cap, number) < 0)
+	if (list_push(&t->probes.all_bps, &t->probes.nall, &t->probes.all_cap, number) < 0 ||
+	    list_push(&t->probes.duty_bps, &t->probes.nduty, &t->probes.duty_cap, number) < 0)
 		return xerr_set(e, "out of memory");
 	t->st->breakpoints++;
 	return 0;
@@ -150,8 +150,8 @@ static int insert_fork_catchpoint(struct tracer *t, struct xerr *e)
 
 ssize_t tracer_find_site(const struct tracer *t, uint64_t addr)
 {
-	for (size_t i = 0; i < t->nsites; i++)
-		if (t->sites[i].addr == addr)
+	for (size_t i = 0; i < t->probes.nsites; i++)
+		if (t->probes.sites[i].addr == addr)
 			return (ssize_t)i;
 	return -1;
 }
@@ -195,20 +195,20 @@ static int add_sites(struct tracer *t, size_t probe, const struct probe_spec *in
 		}
 		ssize_t k = tracer_find_site(t, f->addr);
 		if (k < 0) {
-			struct site *g = array_grow(t->sites, &t->sites_cap, t->nsites + 1, sizeof *g);
+			struct site *g = array_grow(t->probes.sites, &t->probes.sites_cap, t->probes.nsites + 1, sizeof *g);
 			if (!g) {
 				tracer_sites_release(&found);
 				return xerr_set(e, "out of memory");
 			}
-			t->sites = g;
-			k = (ssize_t)t->nsites++;
-			memset(&t->sites[k], 0, sizeof t->sites[k]);
-			t->sites[k].addr = f->addr;
-			t->sites[k].inlined = f->inlined;
-			t->sites[k].name = f->name;
+			t->probes.sites = g;
+			k = (ssize_t)t->probes.nsites++;
+			memset(&t->probes.sites[k], 0, sizeof t->probes.sites[k]);
+			t->probes.sites[k].addr = f->addr;
+			t->probes.sites[k].inlined = f->inlined;
+			t->probes.sites[k].name = f->name;
 			f->name = NULL;
 		}
-		if (probe_list_add(is_return ? &t->sites[k].return_probes : &t->sites[k].entry_probes, (int)probe) < 0) {
+		if (probe_list_add(is_return ? &t->probes.sites[k].return_probes : &t->probes.sites[k].entry_probes, (int)probe) < 0) {
 			tracer_sites_release(&found);
 			return xerr_set(e, "out of memory");
 		}
@@ -271,16 +271,16 @@ int tracer_resolve_probes(struct tracer *t, struct arming *a, struct xerr *e)
 			rc = add_sites(t, i, &info, e);
 			break;
 		case PROBE_PANIC:
-			t->has_panic_probe = true;
-			rc = probe_list_add(&t->panic_probes, (int)i);
+			t->probes.has_panic_probe = true;
+			rc = probe_list_add(&t->probes.panic_probes, (int)i);
 			break;
 		case PROBE_SYSCALL:
 		case PROBE_SYSCALL_ENTRY:
 			a->any_syscall = true;
 			rc = collect_syscalls(&info, &a->sys_nrs, &a->nsys, &a->sys_all, e);
 			if (rc == 0)
-				rc = probe_list_add(info.kind == PROBE_SYSCALL ? &t->syscall_return_probes
-										 : &t->syscall_entry_probes, (int)i);
+				rc = probe_list_add(info.kind == PROBE_SYSCALL ? &t->probes.syscall_return_probes
+										 : &t->probes.syscall_entry_probes, (int)i);
 			break;
 		default:
 			break;
@@ -288,7 +288,7 @@ int tracer_resolve_probes(struct tracer *t, struct arming *a, struct xerr *e)
 		if (rc < 0)
 			return -1;
 	}
-	if (t->has_panic_probe && tracer_resolve_panic(t->sym, &a->hook, &a->rust_panic, &t->panic_old_abi, e) < 0)
+	if (t->probes.has_panic_probe && tracer_resolve_panic(t->sym, &a->hook, &a->rust_panic, &t->probes.panic_old_abi, e) < 0)
 		return -1;
 	return 0;
 }
@@ -312,25 +312,25 @@ int tracer_insert_probes(struct tracer *t, const struct arming *a, struct xerr *
 	/* Non-stop: gdb inserts breakpoints with the threads running (a
 	 * launched command held at its entry point is held by the launch). */
 	if (!t->non_stop) {
-		t->arm_stop_ns = monotonic_ns();
+		t->duty_cycle.arm_stop_ns = monotonic_ns();
 		if (session_stop(t->s, e) < 0)
 			return -1;
 	}
 	int rc = 0;
-	for (size_t i = 0; rc == 0 && i < t->nsites; i++) {
-		rc = tracer_insert_breakpoint(t, t->sites[i].addr, true, &t->sites[i].bp, e);
+	for (size_t i = 0; rc == 0 && i < t->probes.nsites; i++) {
+		rc = tracer_insert_breakpoint(t, t->probes.sites[i].addr, true, &t->probes.sites[i].bp, e);
 		if (rc == 0 && t->cfg->verbose)
-			fprintf(stderr, "xgdbprof: probe at 0x%" PRIx64 " %s%s\n", t->sites[i].addr, t->sites[i].name,
-				t->sites[i].inlined ? " (inlined)" : "");
+			fprintf(stderr, "xgdbprof: probe at 0x%" PRIx64 " %s%s\n", t->probes.sites[i].addr, t->probes.sites[i].name,
+				t->probes.sites[i].inlined ? " (inlined)" : "");
 	}
-	t->st->sites = t->nsites;
+	t->st->sites = t->probes.nsites;
 	if (rc == 0 && a->hook)
-		rc = tracer_insert_breakpoint(t, a->hook, false, &t->panic_hook_bp, e);
+		rc = tracer_insert_breakpoint(t, a->hook, false, &t->probes.panic_hook_bp, e);
 	if (rc == 0 && a->rust_panic)
-		rc = tracer_insert_breakpoint(t, a->rust_panic, false, &t->rust_panic_bp, e);
+		rc = tracer_insert_breakpoint(t, a->rust_panic, false, &t->probes.rust_panic_bp, e);
 	if (rc == 0 && a->any_syscall)
 		rc = insert_syscall_catchpoint(t, a->sys_nrs, a->sys_all ? 0 : a->nsys, e);
-	if (rc == 0 && t->nall)
+	if (rc == 0 && t->probes.nall)
 		rc = insert_fork_catchpoint(t, e);
 	if (rc == 0)
 		rc = learn_register_numbers(t, e);

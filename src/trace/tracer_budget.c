@@ -8,9 +8,9 @@
  * is almost all gdb), clamped to [0.05, 1.5] ms. */
 double tracer_median_gap_ns(const struct tracer *t)
 {
-	size_t n = t->ngaps < 32 ? t->ngaps : 32;
+	size_t n = t->duty_cycle.ngaps < 32 ? t->duty_cycle.ngaps : 32;
 	double sorted[32];
-	memcpy(sorted, t->gaps, n * sizeof *sorted);
+	memcpy(sorted, t->duty_cycle.gaps, n * sizeof *sorted);
 	double m = stats_percentile(sorted, n, 50);
 	return m < 5e4 ? 5e4 : m > 1.5e6 ? 1.5e6 : m;
 }
@@ -19,14 +19,14 @@ double tracer_median_gap_ns(const struct tracer *t)
  * breakpoint (gdb then steps it over the breakpoint first). */
 bool tracer_resumes_over_breakpoint(const struct tracer *t)
 {
-	int bp = t->event_bp;
+	int bp = t->cur.event_bp;
 	if (bp <= 0)
 		return false;
-	if (bp == t->panic_hook_bp || bp == t->rust_panic_bp)
+	if (bp == t->probes.panic_hook_bp || bp == t->probes.rust_panic_bp)
 		return true;
 	if (tracer_is_return_bp(t, bp))
-		return t->duty != DUTY_OFF;
-	return t->duty == DUTY_ON;
+		return t->duty_cycle.duty != DUTY_OFF;
+	return t->duty_cycle.duty == DUTY_ON;
 }
 
 static bool read_process_cpu(const struct process_cpu *c, uint64_t *ns)
@@ -65,22 +65,22 @@ void tracer_process_cpu_mark(struct process_cpu *c, enum duty duty_before)
  * thread's clocks bracket the window, else the current estimate. */
 void tracer_account_hidden_part(struct tracer *t, bool handled, enum duty duty_at_stop, uint64_t when)
 {
-	tracer_process_cpu_mark(&t->cpu, duty_at_stop);
+	tracer_process_cpu_mark(&t->duty_cycle.cpu, duty_at_stop);
 	struct stop_clock_window w;
-	stop_clock_stopped(&t->clock, handled ? t->event_tid : 0, when, &w);
-	double gap = when > t->window_start_ns ? (double)(when - t->window_start_ns) : 0;
+	stop_clock_stopped(&t->duty_cycle.clock, handled ? t->cur.event_tid : 0, when, &w);
+	double gap = when > t->duty_cycle.window_start_ns ? (double)(when - t->duty_cycle.window_start_ns) : 0;
 	if (handled) {
-		t->gaps[t->ngaps++ % 32] = gap;
-		double median = stop_clock_median(&t->clock);
-		t->gdb_hit_ns = median >= 0 ? median : tracer_median_gap_ns(t);
+		t->duty_cycle.gaps[t->duty_cycle.ngaps++ % 32] = gap;
+		double median = stop_clock_median(&t->duty_cycle.clock);
+		t->duty_cycle.gdb_hit_ns = median >= 0 ? median : tracer_median_gap_ns(t);
 	} else if (!w.read) {
 		/* Not a hit and not measured: nothing says what it cost beyond
 		 * what the caller counts itself. */
 		return;
 	}
-	double part = tracer_hidden_part_ns(t->gdb_hit_ns, handled, &w);
-	t->stopped_ns += part;
-	t->last_hidden_ns = part;
+	double part = tracer_hidden_part_ns(t->duty_cycle.gdb_hit_ns, handled, &w);
+	t->duty_cycle.stopped_ns += part;
+	t->estimates.last_hidden_ns = part;
 }
 
 /* What the window from our last resume to a stop adds to the stopped time,
@@ -105,23 +105,23 @@ double tracer_hidden_part_ns(double gdb_hit_ns, bool handled, const struct stop_
  * before. */
 void tracer_armed_window_open(struct tracer *t)
 {
-	struct armed_window w = { .cpu_start_ns = t->cpu.armed_ns, .entries_start = t->st->entries, .open = true };
-	ARRAY_PUSH(t->windows, t->nwindows, t->windows_cap, w);
+	struct armed_window w = { .cpu_start_ns = t->duty_cycle.cpu.armed_ns, .entries_start = t->st->entries, .open = true };
+	ARRAY_PUSH(t->estimates.windows, t->estimates.nwindows, t->estimates.windows_cap, w);
 }
 
 void tracer_armed_window_close(struct tracer *t)
 {
-	if (!t->nwindows || !t->windows[t->nwindows - 1].open)
+	if (!t->estimates.nwindows || !t->estimates.windows[t->estimates.nwindows - 1].open)
 		return;
-	struct armed_window *w = &t->windows[t->nwindows - 1];
-	w->cpu_ns = t->cpu.armed_ns - w->cpu_start_ns;
+	struct armed_window *w = &t->estimates.windows[t->estimates.nwindows - 1];
+	w->cpu_ns = t->duty_cycle.cpu.armed_ns - w->cpu_start_ns;
 	w->entries = t->st->entries - w->entries_start;
 	w->open = false;
 }
 
 bool tracer_budgeted(const struct tracer *t)
 {
-	return !t->cfg->exact && t->cfg->max_stopped_percent > 0 && t->nduty > 0;
+	return !t->cfg->exact && t->cfg->max_stopped_percent > 0 && t->probes.nduty > 0;
 }
 
 static bool read_process_cpu(const struct process_cpu *c, uint64_t *ns);
@@ -131,7 +131,7 @@ static bool read_process_cpu(const struct process_cpu *c, uint64_t *ns);
 uint64_t tracer_window_clock_ns(const struct tracer *t, uint64_t now)
 {
 	uint64_t cpu;
-	return read_process_cpu(&t->cpu, &cpu) ? cpu : now;
+	return read_process_cpu(&t->duty_cycle.cpu, &cpu) ? cpu : now;
 }
 
 static int set_duty(struct tracer *t, enum duty next, uint64_t when, struct xerr *e)
@@ -140,33 +140,33 @@ static int set_duty(struct tracer *t, enum duty next, uint64_t when, struct xerr
 	 * All-stop: marked at the stop just before (nothing since). Non-stop
 	 * switches with the target running, and with the probes off no stop
 	 * comes to mark the off time: it would count as armed. */
-	tracer_process_cpu_mark(&t->cpu, t->duty);
-	tracer_hitters_at_switch(t, t->duty == DUTY_ON, next == DUTY_ON);
-	if (t->duty == DUTY_ON && next != DUTY_ON)
+	tracer_process_cpu_mark(&t->duty_cycle.cpu, t->duty_cycle.duty);
+	tracer_hitters_at_switch(t, t->duty_cycle.duty == DUTY_ON, next == DUTY_ON);
+	if (t->duty_cycle.duty == DUTY_ON && next != DUTY_ON)
 		tracer_armed_window_close(t);
-	else if (t->duty != DUTY_ON && next == DUTY_ON)
+	else if (t->duty_cycle.duty != DUTY_ON && next == DUTY_ON)
 		tracer_armed_window_open(t);
-	if (t->duty == DUTY_ON)
-		t->covered_ns += when - t->duty_changed_ns;
+	if (t->duty_cycle.duty == DUTY_ON)
+		t->duty_cycle.covered_ns += when - t->duty_cycle.duty_changed_ns;
 	if (next == DUTY_ON) {
-		if (session_breaks_enable(t->s, t->duty_bps, t->nduty, e) < 0)
+		if (session_breaks_enable(t->s, t->probes.duty_bps, t->probes.nduty, e) < 0)
 			return -1;
-		t->window_close_ns = tracer_window_clock_ns(t, when) + (uint64_t)TRACER_WINDOW_CPU_NS;
+		t->duty_cycle.window_close_ns = tracer_window_clock_ns(t, when) + (uint64_t)TRACER_WINDOW_CPU_NS;
 	} else if (next == DUTY_OFF) {
-		if (session_breaks_disable(t->s, t->duty_bps, t->nduty, e) < 0)
+		if (session_breaks_disable(t->s, t->probes.duty_bps, t->probes.nduty, e) < 0)
 			return -1;
-		t->npending = 0;
+		t->cur.npending = 0;
 	} else {
 		/* Draining: entries off, returns stay until the calls in flight end. */
-		for (size_t i = 0; i < t->nsites; i++)
-			if (session_breaks_disable(t->s, &t->sites[i].bp, 1, e) < 0)
+		for (size_t i = 0; i < t->probes.nsites; i++)
+			if (session_breaks_disable(t->s, &t->probes.sites[i].bp, 1, e) < 0)
 				return -1;
 	}
-	if (next == DUTY_OFF || (t->duty == DUTY_ON && next != DUTY_ON))
-		t->st->duty_cycles += t->duty == DUTY_ON;
-	t->duty_changes += t->duty != next;
-	t->duty = next;
-	t->duty_changed_ns = when;
+	if (next == DUTY_OFF || (t->duty_cycle.duty == DUTY_ON && next != DUTY_ON))
+		t->st->duty_cycles += t->duty_cycle.duty == DUTY_ON;
+	t->duty_cycle.duty_changes += t->duty_cycle.duty != next;
+	t->duty_cycle.duty = next;
+	t->duty_cycle.duty_changed_ns = when;
 	return 0;
 }
 
@@ -177,23 +177,23 @@ static int set_duty(struct tracer *t, enum duty next, uint64_t when, struct xerr
  * and drains first while calls are in flight. */
 enum duty tracer_budget_duty_after_stop(struct tracer *t, uint64_t now)
 {
-	stop_budget_charge(&t->budget, t->stopped_ns / 1e9, now);
-	if (t->duty == DUTY_DRAINING && (t->npending == 0 || now - t->duty_changed_ns > 50000000u))
+	stop_budget_charge(&t->duty_cycle.budget, t->duty_cycle.stopped_ns / 1e9, now);
+	if (t->duty_cycle.duty == DUTY_DRAINING && (t->cur.npending == 0 || now - t->duty_cycle.duty_changed_ns > 50000000u))
 		return DUTY_OFF;
-	if (t->duty != DUTY_ON)
-		return t->duty;
+	if (t->duty_cycle.duty != DUTY_ON)
+		return t->duty_cycle.duty;
 	/* Far over (a second's allowance and four hits: hits cost more
 	 * than a window's slack, or calls come faster than a window's CPU
 	 * time passes): cut the window here, and say so. More would let a
 	 * window run longer but make the stops burstier (and the off time
 	 * after them longer) for every target. */
-	double cut_s = t->budget.share * 1.0 + 4 * t->gdb_hit_ns / 1e9;
-	bool cut = !t->close_requested && t->budget.balance_s < -cut_s;
-	if (t->close_requested || cut) {
+	double cut_s = t->duty_cycle.budget.share * 1.0 + 4 * t->duty_cycle.gdb_hit_ns / 1e9;
+	bool cut = !t->duty_cycle.close_requested && t->duty_cycle.budget.balance_s < -cut_s;
+	if (t->duty_cycle.close_requested || cut) {
 		t->st->windows_cut += cut;
-		t->close_requested = false;
-		t->off_until_ns = stop_budget_clear_at(&t->budget, now);
-		return t->npending ? DUTY_DRAINING : DUTY_OFF;
+		t->duty_cycle.close_requested = false;
+		t->duty_cycle.off_until_ns = stop_budget_clear_at(&t->duty_cycle.budget, now);
+		return t->cur.npending ? DUTY_DRAINING : DUTY_OFF;
 	}
 	return DUTY_ON;
 }
@@ -204,7 +204,7 @@ int tracer_budget_after_stop(struct tracer *t, uint64_t now, struct xerr *e)
 	if (!tracer_budgeted(t))
 		return 0;
 	enum duty next = tracer_budget_duty_after_stop(t, now);
-	return next == t->duty ? 0 : set_duty(t, next, now, e);
+	return next == t->duty_cycle.duty ? 0 : set_duty(t, next, now, e);
 }
 
 /* With the target running: ends an armed window when one of its
@@ -224,11 +224,11 @@ int tracer_budget_after_stop(struct tracer *t, uint64_t now, struct xerr *e)
  * fixed when the window opened, falls where the calls do not decide it. */
 int tracer_budget_close_request(struct tracer *t, uint64_t now, struct xerr *e)
 {
-	if (t->duty != DUTY_ON || t->close_requested || session_is_stopped(t->s))
+	if (t->duty_cycle.duty != DUTY_ON || t->duty_cycle.close_requested || session_is_stopped(t->s))
 		return 0;
 	if (!tracer_budget_window_ends(t, tracer_window_clock_ns(t, now), now))
 		return 0;
-	t->close_requested = true;
+	t->duty_cycle.close_requested = true;
 	/* Non-stop: gdb disables breakpoints with the threads running; no
 	 * thread is interrupted (an interrupt could land in a step over a
 	 * breakpoint). */
@@ -245,12 +245,12 @@ int tracer_budget_close_request(struct tracer *t, uint64_t now, struct xerr *e)
  * clock (TRACER_WINDOW_CPU_NS each). */
 bool tracer_budget_window_ends(struct tracer *t, uint64_t clock, uint64_t now)
 {
-	if (clock < t->window_close_ns)
+	if (clock < t->duty_cycle.window_close_ns)
 		return false;
-	stop_budget_charge(&t->budget, t->stopped_ns / 1e9, now);
-	if (!stop_budget_overdrawn(&t->budget)) {
-		while (t->window_close_ns <= clock)
-			t->window_close_ns += (uint64_t)TRACER_WINDOW_CPU_NS;
+	stop_budget_charge(&t->duty_cycle.budget, t->duty_cycle.stopped_ns / 1e9, now);
+	if (!stop_budget_overdrawn(&t->duty_cycle.budget)) {
+		while (t->duty_cycle.window_close_ns <= clock)
+			t->duty_cycle.window_close_ns += (uint64_t)TRACER_WINDOW_CPU_NS;
 		return false;
 	}
 	return true;
@@ -258,7 +258,7 @@ bool tracer_budget_window_ends(struct tracer *t, uint64_t clock, uint64_t now)
 
 int tracer_budget_wake(struct tracer *t, uint64_t now, struct xerr *e)
 {
-	if (t->duty != DUTY_OFF || now < t->off_until_ns)
+	if (t->duty_cycle.duty != DUTY_OFF || now < t->duty_cycle.off_until_ns)
 		return 0;
 	if (t->non_stop) {
 		/* Enabled with the target running: nothing is held. The off
@@ -269,8 +269,8 @@ int tracer_budget_wake(struct tracer *t, uint64_t now, struct xerr *e)
 		 * hit's (~1 s a hit at load 30). */
 		tracer_account_hidden_part(t, false, DUTY_OFF, now);
 		int rc = set_duty(t, DUTY_ON, now, e);
-		t->window_start_ns = monotonic_ns();
-		stop_clock_resuming(&t->clock, 0, false, t->window_start_ns);
+		t->duty_cycle.window_start_ns = monotonic_ns();
+		stop_clock_resuming(&t->duty_cycle.clock, 0, false, t->duty_cycle.window_start_ns);
 		return rc;
 	}
 	/* Counted from the interrupt request, a little before the target
@@ -282,12 +282,12 @@ int tracer_budget_wake(struct tracer *t, uint64_t now, struct xerr *e)
 	 * over the breakpoint: cost hidden in the off window, bracketed here. */
 	tracer_account_hidden_part(t, false, DUTY_OFF, t0);
 	int rc = set_duty(t, DUTY_ON, monotonic_ns(), e);
-	t->window_start_ns = monotonic_ns();
-	stop_clock_resuming(&t->clock, 0, false, t->window_start_ns);
+	t->duty_cycle.window_start_ns = monotonic_ns();
+	stop_clock_resuming(&t->duty_cycle.clock, 0, false, t->duty_cycle.window_start_ns);
 	if (rc == 0)
 		rc = session_resume(t->s, e);
-	t->last_resume_ns = monotonic_ns();
-	t->stopped_ns += (double)(t->window_start_ns - t0);
-	t->frozen_ns += (double)(t->last_resume_ns - t0);
+	t->duty_cycle.last_resume_ns = monotonic_ns();
+	t->duty_cycle.stopped_ns += (double)(t->duty_cycle.window_start_ns - t0);
+	t->target_clock.frozen_ns += (double)(t->duty_cycle.last_resume_ns - t0);
 	return rc;
 }

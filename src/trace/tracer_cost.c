@@ -101,8 +101,8 @@ bool tracer_hit_cpu_at_stop(struct tracer *t, pid_t tid, int bp)
 	struct hit_cpu *h = &t->hit_cpu;
 	bool calibration = bp > 0 && bp == h->pending_bp && tid == h->pending_tid;
 	/* one reading of the stopped thread's clock serves both */
-	uint64_t run = t->duty == DUTY_ON || calibration ? proc_thread_runtime_ns(t->pid, tid) : 0;
-	if (t->duty == DUTY_ON)
+	uint64_t run = t->duty_cycle.duty == DUTY_ON || calibration ? proc_thread_runtime_ns(t->pid, tid) : 0;
+	if (t->duty_cycle.duty == DUTY_ON)
 		hitter_hit(t, tid, run);
 	if (!calibration)
 		return false;
@@ -129,7 +129,7 @@ static uint64_t next_instruction(struct tracer *t, struct site *site)
 		return site->next_insn;
 	if (next <= site->addr || next >= site->addr + 16 || tracer_find_site(t, next) >= 0 || tracer_is_return_bp_addr(t, next))
 		return site->next_insn;
-	if (t->non_stop && !t->displaced_off && site->next_rip)
+	if (t->non_stop && !t->probes.displaced_off && site->next_rip)
 		return site->next_insn;
 	site->next_insn = next;
 	return next;
@@ -143,7 +143,7 @@ void tracer_calibrate_at(struct tracer *t, struct site *site, int gdb_id, pid_t 
 {
 	struct hit_cpu *h = &t->hit_cpu;
 	if (h->pending_bp || h->ncalibrations >= TRACER_CALIBRATIONS || h->handled_calibrations >= 4 * TRACER_CALIBRATIONS ||
-	    site->inlined || t->duty != DUTY_ON || t->st->entries % 2 == 0 || !tracer_budgeted(t))
+	    site->inlined || t->duty_cycle.duty != DUTY_ON || t->st->entries % 2 == 0 || !tracer_budgeted(t))
 		return;
 	uint64_t next = next_instruction(t, site);
 	uint64_t run = proc_thread_runtime_ns(t->pid, tid);

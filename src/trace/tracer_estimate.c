@@ -40,7 +40,7 @@ void tracer_armed_share_without_hits(const struct tracer *t, struct tracer_stats
 	 * calibrated cost. */
 	double stops = (double)(st->hits + h->handled_calibrations);
 	double in_armed = stops > (double)st->duty_cycles ? stops - (double)st->duty_cycles : 0;
-	double armed = t->cpu.armed_ns, total = t->cpu.total_ns;
+	double armed = t->duty_cycle.cpu.armed_ns, total = t->duty_cycle.cpu.total_ns;
 	double hitters_armed = 0, hitters_hits = 0;
 	for (size_t i = 0; i < h->nhitters; i++) {
 		hitters_armed += h->hitters[i].armed_ns;
@@ -76,23 +76,23 @@ void tracer_window_dispersion(const struct tracer *t, struct tracer_stats *st)
 {
 	double cpu = 0, entries = 0;
 	size_t n = 0;
-	for (size_t i = 0; i < t->nwindows; i++) {
-		if (t->windows[i].cpu_ns <= 0)
+	for (size_t i = 0; i < t->estimates.nwindows; i++) {
+		if (t->estimates.windows[i].cpu_ns <= 0)
 			continue;
 		n++;
-		cpu += t->windows[i].cpu_ns;
-		entries += (double)t->windows[i].entries;
-		st->windows_with_entries += t->windows[i].entries > 0;
+		cpu += t->estimates.windows[i].cpu_ns;
+		entries += (double)t->estimates.windows[i].entries;
+		st->windows_with_entries += t->estimates.windows[i].entries > 0;
 	}
 	st->windows_armed = n;
 	st->count_dispersion = 1;
 	if (n < 2 || entries <= 0 || cpu <= 0)
 		return;
 	double rate = entries / cpu, squares = 0;
-	for (size_t i = 0; i < t->nwindows; i++) {
-		if (t->windows[i].cpu_ns <= 0)
+	for (size_t i = 0; i < t->estimates.nwindows; i++) {
+		if (t->estimates.windows[i].cpu_ns <= 0)
 			continue;
-		double d = (double)t->windows[i].entries - rate * t->windows[i].cpu_ns;
+		double d = (double)t->estimates.windows[i].entries - rate * t->estimates.windows[i].cpu_ns;
 		squares += d * d;
 	}
 	double dispersion = (double)n / (double)(n - 1) * squares / entries;
@@ -140,28 +140,28 @@ void tracer_first_hit_bound(const struct tracer *t, struct tracer_stats *st)
 void tracer_finish_stats(struct tracer *t, uint64_t end)
 {
 	struct tracer_stats *st = t->st;
-	if (t->duty == DUTY_ON)
-		t->covered_ns += end - t->duty_changed_ns;
-	t->duty_changed_ns = end;
-	if (!t->budget_start_ns || t->budget_start_ns > end)
-		t->budget_start_ns = end;
-	st->run.elapsed_s = (double)(end - t->budget_start_ns) / 1e9;
-	st->arm_stopped_s = t->arm_stop_ns && t->budget_start_ns > t->arm_stop_ns
-				    ? (double)(t->budget_start_ns - t->arm_stop_ns) / 1e9 : 0;
-	st->run.stopped_s = t->stopped_ns / 1e9;
+	if (t->duty_cycle.duty == DUTY_ON)
+		t->duty_cycle.covered_ns += end - t->duty_cycle.duty_changed_ns;
+	t->duty_cycle.duty_changed_ns = end;
+	if (!t->duty_cycle.budget_start_ns || t->duty_cycle.budget_start_ns > end)
+		t->duty_cycle.budget_start_ns = end;
+	st->run.elapsed_s = (double)(end - t->duty_cycle.budget_start_ns) / 1e9;
+	st->arm_stopped_s = t->duty_cycle.arm_stop_ns && t->duty_cycle.budget_start_ns > t->duty_cycle.arm_stop_ns
+				    ? (double)(t->duty_cycle.budget_start_ns - t->duty_cycle.arm_stop_ns) / 1e9 : 0;
+	st->run.stopped_s = t->duty_cycle.stopped_ns / 1e9;
 	st->run.stops = st->hits;
-	st->covered_s = tracer_budgeted(t) ? (double)t->covered_ns / 1e9 : st->run.elapsed_s;
-	st->hit_cost_ms = st->hits ? t->stopped_ns / 1e6 / (double)st->hits : 0;
-	st->gdb_hit_ms = t->gdb_hit_ns / 1e6;
-	if (t->nhit_stops) {
-		st->hit_stop_median_ms = stats_percentile(t->hit_stops, t->nhit_stops, 50) / 1e6;
-		st->hit_stop_p99_ms = stats_percentile(t->hit_stops, t->nhit_stops, 99) / 1e6;
+	st->covered_s = tracer_budgeted(t) ? (double)t->duty_cycle.covered_ns / 1e9 : st->run.elapsed_s;
+	st->hit_cost_ms = st->hits ? t->duty_cycle.stopped_ns / 1e6 / (double)st->hits : 0;
+	st->gdb_hit_ms = t->duty_cycle.gdb_hit_ns / 1e6;
+	if (t->estimates.nhit_stops) {
+		st->hit_stop_median_ms = stats_percentile(t->estimates.hit_stops, t->estimates.nhit_stops, 50) / 1e6;
+		st->hit_stop_p99_ms = stats_percentile(t->estimates.hit_stops, t->estimates.nhit_stops, 99) / 1e6;
 	}
-	st->hits_measured = t->clock.measured;
+	st->hits_measured = t->duty_cycle.clock.measured;
 	st->calibration_stops = t->hit_cpu.handled_calibrations;
-	st->waited_s = t->clock.waited_ns / 1e9;
-	st->hits_bounded = t->clock.bounded;
-	st->clocks_unavailable = t->clock.unavailable;
+	st->waited_s = t->duty_cycle.clock.waited_ns / 1e9;
+	st->hits_bounded = t->duty_cycle.clock.bounded;
+	st->clocks_unavailable = t->duty_cycle.clock.unavailable;
 	struct run_notes *notes = &st->run.notes;
 	st->armed_fraction = 1;
 	if (st->duty_cycles && st->run.elapsed_s > 0) {
@@ -171,11 +171,11 @@ void tracer_finish_stats(struct tracer *t, uint64_t end)
 		 * of running threads changes, and one thread's clock misses the
 		 * others'.) */
 		if (!st->run.target_exited) {
-			tracer_process_cpu_mark(&t->cpu, t->duty);
-			tracer_hitters_at_switch(t, t->duty == DUTY_ON, false);
+			tracer_process_cpu_mark(&t->duty_cycle.cpu, t->duty_cycle.duty);
+			tracer_hitters_at_switch(t, t->duty_cycle.duty == DUTY_ON, false);
 		}
 		tracer_armed_window_close(t);
-		st->armed_fraction = t->cpu.total_ns > 0 ? fmin(1, t->cpu.armed_ns / t->cpu.total_ns) : 0;
+		st->armed_fraction = t->duty_cycle.cpu.total_ns > 0 ? fmin(1, t->duty_cycle.cpu.armed_ns / t->duty_cycle.cpu.total_ns) : 0;
 		/* Each armed window also holds the CPU our stop and resume cost the
 		 * threads (ptrace, gdb's step over the breakpoint): ~0.05-0.8 ms a
 		 * hit here. When the windows are not much longer than that — calls

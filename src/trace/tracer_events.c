@@ -27,28 +27,28 @@ static int fire(struct tracer *t, const struct probe_list *probes, struct event 
  * a VM drifts from the wall clock by milliseconds a second. */
 static uint64_t stop_start(struct tracer *t, uint64_t when)
 {
-	if (t->stop_start_ns)
-		return t->stop_start_ns;
-	uint64_t start = when > (uint64_t)t->gdb_hit_ns ? when - (uint64_t)t->gdb_hit_ns : when;
+	if (t->target_clock.stop_start_ns)
+		return t->target_clock.stop_start_ns;
+	uint64_t start = when > (uint64_t)t->duty_cycle.gdb_hit_ns ? when - (uint64_t)t->duty_cycle.gdb_hit_ns : when;
 	if (start > when)
 		start = when;
-	if (start < t->last_resume_ns)
-		start = t->last_resume_ns <= when ? t->last_resume_ns : when;
-	t->stop_start_ns = start;
+	if (start < t->duty_cycle.last_resume_ns)
+		start = t->duty_cycle.last_resume_ns <= when ? t->duty_cycle.last_resume_ns : when;
+	t->target_clock.stop_start_ns = start;
 	return start;
 }
 
 struct thread_frozen *tracer_thread_frozen(struct tracer *t, int gdb_id, bool add)
 {
-	for (size_t i = 0; i < t->nfrozen_by_thread; i++)
-		if (t->frozen_by_thread[i].gdb_id == gdb_id)
-			return &t->frozen_by_thread[i];
+	for (size_t i = 0; i < t->target_clock.nfrozen_by_thread; i++)
+		if (t->target_clock.frozen_by_thread[i].gdb_id == gdb_id)
+			return &t->target_clock.frozen_by_thread[i];
 	if (!add)
 		return NULL;
-	if (ARRAY_PUSH(t->frozen_by_thread, t->nfrozen_by_thread, t->frozen_by_thread_cap,
+	if (ARRAY_PUSH(t->target_clock.frozen_by_thread, t->target_clock.nfrozen_by_thread, t->target_clock.frozen_by_thread_cap,
 		       ((struct thread_frozen){ gdb_id, 0 })) < 0)
 		return NULL;
-	return &t->frozen_by_thread[t->nfrozen_by_thread - 1];
+	return &t->target_clock.frozen_by_thread[t->target_clock.nfrozen_by_thread - 1];
 }
 
 /* What our stops have held the thread so far: in all-stop mode every stop
@@ -56,7 +56,7 @@ struct thread_frozen *tracer_thread_frozen(struct tracer *t, int gdb_id, bool ad
 static double frozen_for(struct tracer *t, int gdb_id)
 {
 	if (!t->non_stop)
-		return t->frozen_ns;
+		return t->target_clock.frozen_ns;
 	const struct thread_frozen *f = tracer_thread_frozen(t, gdb_id, false);
 	return f ? f->ns : 0;
 }
@@ -69,53 +69,53 @@ static void event_init(struct tracer *t, struct event *ev, enum event_kind kind,
 	ev->timestamp_ns = when;
 	ev->since_start_ns = when - t->start_ns;
 	ev->target_ns = stop_start(t, when) - (uint64_t)frozen_for(t, th->gdb_id);
-	ev->window = (int64_t)t->duty_changes + 1;
+	ev->window = (int64_t)t->duty_cycle.duty_changes + 1;
 	ev->pid = t->pid;
 	ev->cpu = -1;
 	ev->thread.id = th->tid;
 	ev->thread.name = th->name;
 	ev->thread.state = 'R';
-	ev->stack = t->stack.nframes ? &t->stack : NULL;
+	ev->stack = t->cur.stack.nframes ? &t->cur.stack : NULL;
 }
 
 static int pending_push(struct tracer *t, const struct pending *p, struct xerr *e)
 {
-	if (t->npending >= 1u << 20)
+	if (t->cur.npending >= 1u << 20)
 		return xerr_set(e, "more than a million calls in flight: return probes cannot keep up");
-	if (ARRAY_PUSH(t->pending, t->npending, t->pending_cap, *p) < 0)
+	if (ARRAY_PUSH(t->cur.pending, t->cur.npending, t->cur.pending_cap, *p) < 0)
 		return xerr_set(e, "out of memory");
 	return 0;
 }
 
 static int return_site_for(struct tracer *t, uint64_t addr, struct xerr *e)
 {
-	for (size_t i = 0; i < t->nreturns; i++)
-		if (t->returns[i].addr == addr)
+	for (size_t i = 0; i < t->probes.nreturns; i++)
+		if (t->probes.returns[i].addr == addr)
 			return 0;
-	struct return_site *g = array_grow(t->returns, &t->returns_cap, t->nreturns + 1, sizeof *g);
+	struct return_site *g = array_grow(t->probes.returns, &t->probes.returns_cap, t->probes.nreturns + 1, sizeof *g);
 	if (!g)
 		return xerr_set(e, "out of memory");
-	t->returns = g;
-	struct return_site *rs = &t->returns[t->nreturns];
+	t->probes.returns = g;
+	struct return_site *rs = &t->probes.returns[t->probes.nreturns];
 	rs->addr = addr;
 	if (tracer_insert_breakpoint(t, addr, true, &rs->bp, e) < 0)
 		return -1;
-	t->nreturns++;
+	t->probes.nreturns++;
 	return 0;
 }
 
 bool tracer_is_return_bp_addr(const struct tracer *t, uint64_t addr)
 {
-	for (size_t i = 0; i < t->nreturns; i++)
-		if (t->returns[i].addr == addr)
+	for (size_t i = 0; i < t->probes.nreturns; i++)
+		if (t->probes.returns[i].addr == addr)
 			return true;
 	return false;
 }
 
 bool tracer_is_return_bp(const struct tracer *t, int bp)
 {
-	for (size_t i = 0; i < t->nreturns; i++)
-		if (t->returns[i].bp == bp)
+	for (size_t i = 0; i < t->probes.nreturns; i++)
+		if (t->probes.returns[i].bp == bp)
 			return true;
 	return false;
 }
@@ -131,7 +131,7 @@ static int on_entry(struct tracer *t, struct site *site, struct thread_info *th,
 	ev.function = site->name;
 	ev.arg = tracer_arg_lookup;
 	ev.arg_ctx = t;
-	t->event_site_inlined = site->inlined;
+	t->cur.event_site_inlined = site->inlined;
 	/* At the first instruction nothing has moved the arguments yet; an
 	 * inlined copy has no entry, its registers mean nothing. */
 	ev.has_int_args = !site->inlined;
@@ -139,7 +139,7 @@ static int on_entry(struct tracer *t, struct site *site, struct thread_info *th,
 		ev.int_args[i] = (int64_t)regs[arch_call_arg_reg(i)];
 	if (fire(t, &site->entry_probes, &ev, e) < 0)
 		return -1;
-	if (site->return_probes.n && t->duty == DUTY_ON) {
+	if (site->return_probes.n && t->duty_cycle.duty == DUTY_ON) {
 		bool ok;
 		uint64_t ret = tracer_read_word(t, regs[ARCH_RSP], &ok);
 		if (!ok)
@@ -150,7 +150,7 @@ static int on_entry(struct tracer *t, struct site *site, struct thread_info *th,
 		 * stop is not part of the call's elapsed time. */
 		(void)when;
 		struct pending p = { .tid = th->tid, .sp_after = regs[ARCH_RSP] + 8, .t0_ns = 0,
-				     .site = (size_t)(site - t->sites) };
+				     .site = (size_t)(site - t->probes.sites) };
 		if (pending_push(t, &p, e) < 0)
 			return -1;
 	}
@@ -170,7 +170,7 @@ static uint64_t call_time_ns(const struct tracer *t, const struct pending *p, ui
 	if (!p->t0_ns || when <= p->t0_ns)
 		return 0;
 	/* Non-stop: other threads' hits did not hold this one. */
-	double ours = (t->non_stop ? 0 : t->stopped_ns - p->stopped_at_t0_ns) + t->gdb_hit_ns;
+	double ours = (t->non_stop ? 0 : t->duty_cycle.stopped_ns - p->stopped_at_t0_ns) + t->duty_cycle.gdb_hit_ns;
 	double wall = (double)(when - p->t0_ns);
 	return wall > ours ? (uint64_t)(wall - ours) : 0;
 }
@@ -178,8 +178,8 @@ static uint64_t call_time_ns(const struct tracer *t, const struct pending *p, ui
 static int on_return(struct tracer *t, struct thread_info *th, const uint64_t *regs, uint64_t when, struct xerr *e)
 {
 	ssize_t match = -1;
-	for (size_t i = t->npending; i-- > 0;)
-		if (t->pending[i].tid == th->tid && t->pending[i].sp_after == regs[ARCH_RSP]) {
+	for (size_t i = t->cur.npending; i-- > 0;)
+		if (t->cur.pending[i].tid == th->tid && t->cur.pending[i].sp_after == regs[ARCH_RSP]) {
 			match = (ssize_t)i;
 			break;
 		}
@@ -187,19 +187,19 @@ static int on_return(struct tracer *t, struct thread_info *th, const uint64_t *r
 		t->st->unmatched_returns++;
 		return 0;
 	}
-	struct pending p = t->pending[match];
+	struct pending p = t->cur.pending[match];
 	/* Calls of this thread deeper than this one were unwound (a panic
 	 * crossed them): they will never return. */
 	size_t kept = 0;
-	for (size_t i = 0; i < t->npending; i++) {
-		struct pending *q = &t->pending[i];
+	for (size_t i = 0; i < t->cur.npending; i++) {
+		struct pending *q = &t->cur.pending[i];
 		if ((ssize_t)i == match || (q->tid == th->tid && q->sp_after < p.sp_after))
 			continue;
-		t->pending[kept++] = *q;
+		t->cur.pending[kept++] = *q;
 	}
-	t->npending = kept;
+	t->cur.npending = kept;
 	t->st->returns++;
-	struct site *site = &t->sites[p.site];
+	struct site *site = &t->probes.sites[p.site];
 	if (tracer_take_stack(t, th, regs, false, e) < 0)
 		return -1;
 	char retval[32];
@@ -225,7 +225,7 @@ static int report_panic(struct tracer *t, struct thread_info *th, const uint64_t
 		event_init(t, &ev, EVENT_PANIC, th, when);
 		ev.panic_message = message ? message : "(message unreadable)";
 		ev.panic_location = th->location[0] ? th->location : "(unknown location)";
-		rc = fire(t, &t->panic_probes, &ev, e);
+		rc = fire(t, &t->probes.panic_probes, &ev, e);
 	}
 	free(message);
 	return rc;
@@ -236,10 +236,10 @@ static int report_panic(struct tracer *t, struct thread_info *th, const uint64_t
  * argument register, walk no stack and time no return. */
 static bool needs_registers(const struct tracer *t, int bp)
 {
-	if (bp <= 0 || !t->cfg->no_stacks || bp == t->panic_hook_bp || bp == t->rust_panic_bp || tracer_is_return_bp(t, bp))
+	if (bp <= 0 || !t->cfg->no_stacks || bp == t->probes.panic_hook_bp || bp == t->probes.rust_panic_bp || tracer_is_return_bp(t, bp))
 		return true;
-	for (size_t i = 0; i < t->nsites; i++) {
-		const struct site *site = &t->sites[i];
+	for (size_t i = 0; i < t->probes.nsites; i++) {
+		const struct site *site = &t->probes.sites[i];
 		if (site->bp != bp)
 			continue;
 		if (site->return_probes.n)
@@ -278,36 +278,36 @@ static int handle_syscall_stop(struct tracer *t, const struct session_stop *ev, 
 	rev.syscall_nr = nr;
 	rev.syscall_name = name ? name : "?";
 	unsigned slot = (unsigned)th->tid % 4096;
-	uint64_t *t0 = &t->syscall_t0[slot];
+	uint64_t *t0 = &t->cur.syscall_t0[slot];
 	if (is_sys_entry) {
-		if (t->syscall_restarting[slot] &&
-		    (nr == t->syscall_open_nr[slot] || nr == ARCH_SYSCALL_RESTART_SYSCALL)) {
+		if (t->cur.syscall_restarting[slot] &&
+		    (nr == t->cur.syscall_open_nr[slot] || nr == ARCH_SYSCALL_RESTART_SYSCALL)) {
 			/* The same call going on after our stop: one call. */
-			t->syscall_restarting[slot] = false;
+			t->cur.syscall_restarting[slot] = false;
 			return 0;
 		}
-		t->syscall_restarting[slot] = false;
-		t->syscall_open_nr[slot] = (int16_t)nr;
+		t->cur.syscall_restarting[slot] = false;
+		t->cur.syscall_open_nr[slot] = (int16_t)nr;
 		*t0 = when;
-		return fire(t, &t->syscall_entry_probes, &rev, e);
+		return fire(t, &t->probes.syscall_entry_probes, &rev, e);
 	}
 	if (arch_syscall_restarts((int64_t)regs[ARCH_RAX])) {
 		/* Interrupted by a stop (ours: the program never sees these
 		 * kernel-internal values, the ERESTART* codes) and about to
 		 * be restarted. */
-		t->syscall_restarting[slot] = true;
+		t->cur.syscall_restarting[slot] = true;
 		t->st->syscalls_restarted++;
 		return 0;
 	}
-	if (nr == ARCH_SYSCALL_RESTART_SYSCALL && t->syscall_open_nr[slot] > 0) {
+	if (nr == ARCH_SYSCALL_RESTART_SYSCALL && t->cur.syscall_open_nr[slot] > 0) {
 		/* A sleep restarted through restart_syscall: report the call
 		 * the program made. */
-		nr = t->syscall_open_nr[slot];
+		nr = t->cur.syscall_open_nr[slot];
 		const char *original = arch_syscall_name(nr);
 		rev.syscall_nr = nr;
 		rev.syscall_name = original ? original : "?";
 	}
-	t->syscall_open_nr[slot] = 0;
+	t->cur.syscall_open_nr[slot] = 0;
 	t->st->syscalls++;
 	rev.elapsed_ns = *t0 && when >= *t0 ? when - *t0 : 0;
 	*t0 = 0;
@@ -315,7 +315,7 @@ static int handle_syscall_stop(struct tracer *t, const struct session_stop *ev, 
 	char retval[32];
 	snprintf(retval, sizeof retval, "%" PRId64, (int64_t)regs[ARCH_RAX]);
 	rev.retval = retval;
-	return fire(t, &t->syscall_return_probes, &rev, e);
+	return fire(t, &t->probes.syscall_return_probes, &rev, e);
 }
 
 int tracer_handle_stop(struct tracer *t, const struct session_stop *ev, uint64_t when, bool *handled, struct xerr *e)
@@ -332,9 +332,9 @@ int tracer_handle_stop(struct tracer *t, const struct session_stop *ev, uint64_t
 	if (!th)
 		return -1;
 	tracer_thread_name_now(t, th);
-	t->event_gdb_id = (int)gdb_id;
-	t->event_tid = th->tid;
-	t->event = ev;
+	t->cur.event_gdb_id = (int)gdb_id;
+	t->cur.event_tid = th->tid;
+	t->cur.event = ev;
 	*handled = true;
 	t->st->hits++;
 	if (tracer_hit_cpu_at_stop(t, th->tid, is_bp ? (int)bkptno : 0)) {
@@ -357,7 +357,7 @@ int tracer_handle_stop(struct tracer *t, const struct session_stop *ev, uint64_t
 		*handled = false;
 		return 0;
 	}
-	t->stack.nframes = 0;
+	t->cur.stack.nframes = 0;
 	if (is_signal) {
 		const char *sig = ev->signal_name;
 		if (sig && strcmp(sig, "SIGABRT") == 0 && th->panic_pending)
@@ -367,21 +367,21 @@ int tracer_handle_stop(struct tracer *t, const struct session_stop *ev, uint64_t
 	if (is_sys_entry || is_sys_return)
 		return handle_syscall_stop(t, ev, th, regs, is_sys_entry, when, e);
 	int bp = (int)bkptno;
-	t->event_bp = bp;
-	if (bp == t->panic_hook_bp && bp > 0) {
+	t->cur.event_bp = bp;
+	if (bp == t->probes.panic_hook_bp && bp > 0) {
 		/* panic_with_hook(payload: &mut dyn PanicPayload, location, ..);
 		 * older std: rust_panic_with_hook(payload, message, location, ..). */
 		th->panic_pending = true;
 		th->payload_data = regs[arch_call_arg_reg(0)];
 		th->payload_vtable = regs[arch_call_arg_reg(1)];
 		th->location[0] = '\0';
-		uint64_t first = regs[arch_call_arg_reg(t->panic_old_abi ? 3 : 2)];
-		uint64_t second = regs[arch_call_arg_reg(t->panic_old_abi ? 2 : 3)];
+		uint64_t first = regs[arch_call_arg_reg(t->probes.panic_old_abi ? 3 : 2)];
+		uint64_t second = regs[arch_call_arg_reg(t->probes.panic_old_abi ? 2 : 3)];
 		if (!tracer_read_location(t, first, th->location, sizeof th->location))
 			tracer_read_location(t, second, th->location, sizeof th->location);
 		return 0;
 	}
-	if (bp == t->rust_panic_bp && bp > 0)
+	if (bp == t->probes.rust_panic_bp && bp > 0)
 		return report_panic(t, th, regs, regs[arch_call_arg_reg(0)], regs[arch_call_arg_reg(1)], when, e);
 	if (tracer_is_return_bp(t, bp)) {
 		if (on_return(t, th, regs, when, e) < 0)
@@ -389,11 +389,11 @@ int tracer_handle_stop(struct tracer *t, const struct session_stop *ev, uint64_t
 		/* A return site can also be a probed entry (recursion into the
 		 * same code): fall through to the entry check. */
 	}
-	for (size_t i = 0; i < t->nsites; i++)
-		if (t->sites[i].bp == bp) {
-			if (on_entry(t, &t->sites[i], th, regs, when, e) < 0)
+	for (size_t i = 0; i < t->probes.nsites; i++)
+		if (t->probes.sites[i].bp == bp) {
+			if (on_entry(t, &t->probes.sites[i], th, regs, when, e) < 0)
 				return -1;
-			tracer_calibrate_at(t, &t->sites[i], (int)gdb_id, th->tid);
+			tracer_calibrate_at(t, &t->probes.sites[i], (int)gdb_id, th->tid);
 			return 0;
 		}
 	return 0;

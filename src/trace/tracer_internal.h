@@ -102,30 +102,15 @@ static const enum arch_reg traced_registers[] = {
 };
 enum { NTRACED_REGS = sizeof traced_registers / sizeof traced_registers[0] };
 
-struct tracer {
-	struct session *s;
-	struct symbolizer *sym;
-	const struct event_sink *sink;
-	bool sink_done;               /* the sink asked to end the run (exit() in a recipe) */
-	const struct tracer_config *cfg;
-	struct tracer_stats *st;
-	pid_t pid;
-	int mem_fd;
-	uint64_t start_ns, tracer_start_ns;
-	/* Arming stops the target (breakpoints, warming the unwinder) before
-	 * anything is traced; under load that can take a few hundred ms. The
-	 * budget runs from the first resume, and arming is reported apart: in
-	 * the budget it would either be credit (elapsed without stops) or
-	 * switch the probes off for seconds at the start. */
-	uint64_t arm_stop_ns, budget_start_ns;
+/* struct tracer is one run's state, in parts: each is kept by the file
+ * named beside it, read by the others, and set up and freed by tracer.c. */
+
+/* What arming put in place (tracer_arm.c): sites, breakpoints, catchpoints. */
+struct tracer_probes {
 	struct site *sites;
 	size_t nsites, sites_cap;
-	struct return_site *returns;
+	struct return_site *returns;  /* added as entries are hit (tracer_events.c) */
 	size_t nreturns, returns_cap;
-	struct pending *pending;
-	size_t npending, pending_cap;
-	struct thread_info *threads;
-	size_t nthreads;
 	int *all_bps;                 /* every number we created, for the final delete */
 	size_t nall, all_cap;
 	int *duty_bps;                /* the ones the budget switches off */
@@ -134,14 +119,23 @@ struct tracer {
 	bool panic_old_abi;
 	bool has_panic_probe, has_syscall_entry, has_syscall_return;
 	struct probe_list panic_probes, syscall_entry_probes, syscall_return_probes;
+	/* a breakpoint went on a RIP-relative instruction, so gdb steps over
+	 * in place (session_displaced_stepping_off) */
+	bool displaced_off;
+};
+
+/* The stop being handled and what is open across stops (tracer_events.c;
+ * arg() values, tracer_args.c). */
+struct tracer_current {
+	/* calls whose return breakpoint has not been hit yet */
+	struct pending *pending;
+	size_t npending, pending_cap;
 	/* Per thread slot (by tid % 4096): the open system call's entry time
 	 * and number, and whether our stop interrupted it and the kernel is
 	 * restarting it. */
 	uint64_t syscall_t0[4096];
 	int16_t syscall_open_nr[4096];
 	bool syscall_restarting[4096];
-	int regnums[NTRACED_REGS];     /* gdb's numbers of traced_registers */
-	struct unwinder *unwinder;
 	/* the stack of the current event */
 	struct frame *frames;
 	size_t frames_cap;
@@ -152,7 +146,21 @@ struct tracer {
 	int event_gdb_id;
 	pid_t event_tid;              /* the thread of the stop being handled, 0 if not ours */
 	int event_bp;                 /* its breakpoint number, 0 for other stops */
-	/* budget */
+	/* The hit being handled: its stop (the frame's parameter names among
+	 * it) and whether its site is an inlined copy; valid while the stop is
+	 * handled. */
+	const struct session_stop *event;
+	bool event_site_inlined;
+};
+
+/* The duty cycle and the budget (tracer_budget.c). */
+struct tracer_duty_cycle {
+	/* Arming stops the target (breakpoints, warming the unwinder) before
+	 * anything is traced; under load that can take a few hundred ms. The
+	 * budget runs from the first resume, and arming is reported apart: in
+	 * the budget it would either be credit (elapsed without stops) or
+	 * switch the probes off for seconds at the start. */
+	uint64_t arm_stop_ns, budget_start_ns;
 	enum duty duty;
 	uint64_t duty_changed_ns, off_until_ns, covered_ns;
 	/* An armed window ends at the first of its boundaries, every
@@ -163,15 +171,6 @@ struct tracer {
 	bool close_requested;         /* interrupted to end the window: the next stop ends it */
 	double stopped_ns;            /* the cost the budget holds: stopped + waiting for a CPU after */
 	uint64_t duty_changes;        /* probes switched on, off or to draining: events' window numbers */
-	/* The target's own clock (events' target_ns): wall time less the
-	 * stops, each counted from the hitting thread's trap to our resume. */
-	double frozen_ns;             /* the completed stops' share */
-	uint64_t stop_start_ns;       /* the current stop's trap; 0 until an event asks */
-	/* Non-stop: a stop holds only the thread that hit, so each thread's
-	 * clock takes out its own stops (a wait or a hold is timed on one
-	 * thread; the others' stops did not hold it), keyed by gdb's thread id */
-	struct thread_frozen { int gdb_id; double ns; } *frozen_by_thread;
-	size_t nfrozen_by_thread, frozen_by_thread_cap;
 	struct stop_budget budget;
 	/* gdb's own share of a hit (the -exec-continue round trip, stepping
 	 * over the breakpoint, the trap, stopping every other thread, building
@@ -198,64 +197,98 @@ struct tracer {
 		uint64_t last_ns;
 		double armed_ns, total_ns;
 	} cpu;
-	uint64_t fork_bytes_healed;   /* int3 copies removed from fork children by us */
-	/* gdb's non-stop mode: a hit stops only the thread that hit, which is
-	 * resumed alone; the budget switches probes with the target running.
-	 * displaced_off: a breakpoint went on a RIP-relative instruction, so
-	 * gdb steps over in place (session_displaced_stepping_off). */
-	bool non_stop, displaced_off;
+};
+
+/* The target's own clock (events' target_ns): wall time less the stops,
+ * each counted from the hitting thread's trap to our resume
+ * (tracer_events.c). */
+struct tracer_target_clock {
+	double frozen_ns;             /* the completed stops' share */
+	uint64_t stop_start_ns;       /* the current stop's trap; 0 until an event asks */
+	/* Non-stop: a stop holds only the thread that hit, so each thread's
+	 * clock takes out its own stops (a wait or a hold is timed on one
+	 * thread; the others' stops did not hold it), keyed by gdb's thread id */
+	struct thread_frozen { int gdb_id; double ns; } *frozen_by_thread;
+	size_t nfrozen_by_thread, frozen_by_thread_cap;
+};
+
+/* What a hit costs the hitting thread in CPU (tracer_cost.c; docs/
+ * tracing.md, "Estimates"). Calibration hits put a one-shot breakpoint for
+ * the hitting thread on the instruction right after the probed entry: the
+ * thread's CPU between the two stops is ours alone (gdb's step over the
+ * breakpoint, the trap, the report). */
+struct hit_cpu {
+	/* Per thread that hit (the first 64): its CPU time while the
+	 * entry probes were on, read at its hits and at each switch of
+	 * the probes, and the hits in it: what decides whether our cost
+	 * hides the program's part. Other threads' CPU is left out: it
+	 * runs on while a hitting thread is held (non-stop) or runs
+	 * with it (all-stop), and made a hit look cheap. */
+	struct hitter {
+		pid_t tid;
+		bool marked;
+		uint64_t mark_ns, hits;
+		double armed_ns;
+		/* The thread's CPU from each window's opening to its first
+		 * entry hit there (u_*), no stop of ours in it (docs/
+		 * tracing.md, "Estimates"); windows it ran in past 0.1 ms
+		 * without one, or whose first stop of it was another
+		 * (censored); its CPU with the probes off. */
+		bool in_window, hit_in_window, first_pending;
+		uint64_t open_ns, off_mark_ns;
+		bool off_marked;
+		double pending_u_ns, u_sum, u_squares, off_ns;
+		size_t n_u, censored;
+	} hitters[64];
+	size_t nhitters;
+	double calibrations[TRACER_CALIBRATIONS];
+	size_t ncalibrations;
+	int pending_bp;           /* the calibration breakpoint in flight, 0 if none */
+	pid_t pending_tid;
+	uint64_t pending_run_ns;
+	uint64_t handled_calibrations; /* stops at calibration breakpoints (not hits of a probe) */
+};
+
+/* What the estimators read (tracer_estimate.c). */
+struct tracer_estimates {
 	/* Each hit's stop as the hitting thread saw it (gdb's part measured at
 	 * the stop plus ours), for the median and p99 in the summary. */
 	double last_hidden_ns;
 	double *hit_stops;
 	size_t nhit_stops, hit_stops_cap;
-	/* The hit being handled: its stop (the frame's parameter names among
-	 * it) and whether its site is an inlined copy; valid while the stop is
-	 * handled. */
-	const struct session_stop *event;
-	bool event_site_inlined;
-	/* What a hit costs the hitting thread in CPU (docs/tracing.md,
-	 * "Estimates"). Calibration hits put a one-shot breakpoint for the
-	 * hitting thread on the instruction right after the probed entry: the
-	 * thread's CPU between the two stops is ours alone (gdb's step over the
-	 * breakpoint, the trap, the report). */
-	struct hit_cpu {
-		/* Per thread that hit (the first 64): its CPU time while the
-		 * entry probes were on, read at its hits and at each switch of
-		 * the probes, and the hits in it: what decides whether our cost
-		 * hides the program's part. Other threads' CPU is left out: it
-		 * runs on while a hitting thread is held (non-stop) or runs
-		 * with it (all-stop), and made a hit look cheap. */
-		struct hitter {
-			pid_t tid;
-			bool marked;
-			uint64_t mark_ns, hits;
-			double armed_ns;
-			/* The thread's CPU from each window's opening to its first
-			 * entry hit there (u_*), no stop of ours in it (docs/
-			 * tracing.md, "Estimates"); windows it ran in past 0.1 ms
-			 * without one, or whose first stop of it was another
-			 * (censored); its CPU with the probes off. */
-			bool in_window, hit_in_window, first_pending;
-			uint64_t open_ns, off_mark_ns;
-			bool off_marked;
-			double pending_u_ns, u_sum, u_squares, off_ns;
-			size_t n_u, censored;
-		} hitters[64];
-		size_t nhitters;
-		double calibrations[TRACER_CALIBRATIONS];
-		size_t ncalibrations;
-		int pending_bp;           /* the calibration breakpoint in flight, 0 if none */
-		pid_t pending_tid;
-		uint64_t pending_run_ns;
-		uint64_t handled_calibrations; /* stops at calibration breakpoints (not hits of a probe) */
-	} hit_cpu;
 	/* Each armed window's share of the process's armed CPU time and the
 	 * entry hits in it: hits cluster in few windows, and the spread of
 	 * the per-window counts, not a Poisson count, says how well the run's
 	 * rate is known (docs/tracing.md, "Estimates"). */
 	struct armed_window { double cpu_start_ns, cpu_ns; uint64_t entries_start, entries; bool open; } *windows;
 	size_t nwindows, windows_cap;
+};
+
+/* One run (tracer.c: the loop, the threads, memory reads, stacks). */
+struct tracer {
+	struct session *s;
+	struct symbolizer *sym;
+	const struct event_sink *sink;
+	bool sink_done;               /* the sink asked to end the run (exit() in a recipe) */
+	const struct tracer_config *cfg;
+	struct tracer_stats *st;
+	pid_t pid;
+	int mem_fd;
+	uint64_t start_ns, tracer_start_ns;
+	/* gdb's non-stop mode: a hit stops only the thread that hit, which is
+	 * resumed alone; the budget switches probes with the target running. */
+	bool non_stop;
+	struct thread_info *threads;
+	size_t nthreads;
+	int regnums[NTRACED_REGS];     /* gdb's numbers of traced_registers */
+	struct unwinder *unwinder;
+	uint64_t fork_bytes_healed;   /* int3 copies removed from fork children by us */
+	struct tracer_probes probes;
+	struct tracer_current cur;
+	struct tracer_duty_cycle duty_cycle;
+	struct tracer_target_clock target_clock;
+	struct hit_cpu hit_cpu;
+	struct tracer_estimates estimates;
 };
 
 

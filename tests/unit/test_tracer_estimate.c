@@ -35,7 +35,7 @@ static struct tracer *new_tracer(struct tracer_stats *st)
 static void add_window(struct tracer *t, double cpu_ns, uint64_t entries)
 {
 	struct armed_window w = { .cpu_ns = cpu_ns, .entries = entries };
-	if (ARRAY_PUSH(t->windows, t->nwindows, t->windows_cap, w) < 0) {
+	if (ARRAY_PUSH(t->estimates.windows, t->estimates.nwindows, t->estimates.windows_cap, w) < 0) {
 		fprintf(stderr, "out of memory\n");
 		exit(99);
 	}
@@ -47,7 +47,7 @@ static double dispersion_of(const double *cpu_ms, const uint64_t *entries, size_
 	for (size_t i = 0; i < n; i++)
 		add_window(t, cpu_ms[i] * MS, entries[i]);
 	tracer_window_dispersion(t, st);
-	free(t->windows);
+	free(t->estimates.windows);
 	free(t);
 	return st->count_dispersion;
 }
@@ -177,8 +177,8 @@ static struct tracer *armed_run(struct tracer_stats *st, const double *calibrati
 				double hitter_ms, uint64_t hitter_hits)
 {
 	struct tracer *t = new_tracer(st);
-	t->cpu.armed_ns = 0.5e9;
-	t->cpu.total_ns = 1e9;
+	t->duty_cycle.cpu.armed_ns = 0.5e9;
+	t->duty_cycle.cpu.total_ns = 1e9;
 	st->armed_fraction = 0.5;
 	st->hits = 11;
 	st->duty_cycles = 1;
@@ -292,7 +292,7 @@ static void test_hidden_part(void)
 
 static void push_gap(struct tracer *t, double ns)
 {
-	t->gaps[t->ngaps++ % 32] = ns;
+	t->duty_cycle.gaps[t->duty_cycle.ngaps++ % 32] = ns;
 }
 
 static void test_median_gap(void)
@@ -305,7 +305,7 @@ static void test_median_gap(void)
 	CHECK(tracer_median_gap_ns(t) == 0.2 * MS);
 	push_gap(t, 0.4 * MS);   /* even count: the lower middle (stats.h's nearest rank) */
 	CHECK(tracer_median_gap_ns(t) == 0.2 * MS);
-	CHECK(t->gaps[0] == 0.3 * MS);   /* the median sorts a copy */
+	CHECK(t->duty_cycle.gaps[0] == 0.3 * MS);   /* the median sorts a copy */
 	/* clamped to [0.05, 1.5] ms */
 	memset(t, 0, sizeof *t);
 	push_gap(t, 1 * US);
@@ -328,10 +328,10 @@ static void test_median_gap(void)
 static struct tracer *budgeted(struct tracer_stats *st, enum duty duty, double stopped_ms)
 {
 	struct tracer *t = new_tracer(st);
-	stop_budget_init(&t->budget, 5, 0, 0);
-	t->duty = duty;
-	t->gdb_hit_ns = 1 * MS;
-	t->stopped_ns = stopped_ms * MS;
+	stop_budget_init(&t->duty_cycle.budget, 5, 0, 0);
+	t->duty_cycle.duty = duty;
+	t->duty_cycle.gdb_hit_ns = 1 * MS;
+	t->duty_cycle.stopped_ns = stopped_ms * MS;
 	return t;
 }
 
@@ -339,7 +339,7 @@ static struct tracer *budgeted(struct tracer_stats *st, enum duty duty, double s
 static bool off_after(const struct tracer *t, uint64_t now, uint64_t ms)
 {
 	uint64_t want = now + ms * (uint64_t)MS;
-	return t->off_until_ns + 1 >= want && t->off_until_ns <= want + 1;
+	return t->duty_cycle.off_until_ns + 1 >= want && t->duty_cycle.off_until_ns <= want + 1;
 }
 
 static void test_duty_after_stop(void)
@@ -355,7 +355,7 @@ static void test_duty_after_stop(void)
 	 * four hits, 4 ms): the window ends at its CPU boundary, not here. */
 	t = budgeted(&st, DUTY_ON, 103);
 	CHECK(tracer_budget_duty_after_stop(t, now) == DUTY_ON && !st.windows_cut);
-	CHECK(stop_budget_overdrawn(&t->budget));
+	CHECK(stop_budget_overdrawn(&t->duty_cycle.budget));
 	free(t);
 	/* Far overdrawn: cut at this hit, counted; off until the balance is
 	 * back at zero: 150 ms over at 5% is 3 s after now */
@@ -365,25 +365,25 @@ static void test_duty_after_stop(void)
 	free(t);
 	/* the same with calls in flight: their returns drain first */
 	t = budgeted(&st, DUTY_ON, 200);
-	t->npending = 2;
+	t->cur.npending = 2;
 	CHECK(tracer_budget_duty_after_stop(t, now) == DUTY_DRAINING && st.windows_cut == 1);
 	free(t);
 	/* A close requested at the window's boundary: ends here, not counted
 	 * as cut, and the request is used up */
 	t = budgeted(&st, DUTY_ON, 60);
-	t->close_requested = true;
-	CHECK(tracer_budget_duty_after_stop(t, now) == DUTY_OFF && !st.windows_cut && !t->close_requested);
+	t->duty_cycle.close_requested = true;
+	CHECK(tracer_budget_duty_after_stop(t, now) == DUTY_OFF && !st.windows_cut && !t->duty_cycle.close_requested);
 	CHECK(off_after(t, now, 200));   /* 10 ms over at 5% */
 	free(t);
 	/* draining: until no call is in flight, or 50 ms */
 	t = budgeted(&st, DUTY_DRAINING, 200);
-	t->npending = 1;
-	t->duty_changed_ns = now - 10 * (uint64_t)MS;
+	t->cur.npending = 1;
+	t->duty_cycle.duty_changed_ns = now - 10 * (uint64_t)MS;
 	CHECK(tracer_budget_duty_after_stop(t, now) == DUTY_DRAINING);
-	t->duty_changed_ns = now - 51 * (uint64_t)MS;
+	t->duty_cycle.duty_changed_ns = now - 51 * (uint64_t)MS;
 	CHECK(tracer_budget_duty_after_stop(t, now) == DUTY_OFF);
-	t->npending = 0;
-	t->duty_changed_ns = now;
+	t->cur.npending = 0;
+	t->duty_cycle.duty_changed_ns = now;
 	CHECK(tracer_budget_duty_after_stop(t, now) == DUTY_OFF);
 	free(t);
 	/* off stays off (waking is the loop's, at off_until_ns) */
@@ -400,21 +400,21 @@ static void test_window_ends(void)
 
 	/* before its boundary on the CPU clock: on, whatever the budget */
 	struct tracer *t = budgeted(&st, DUTY_ON, 500);
-	t->window_close_ns = 100 * window;
+	t->duty_cycle.window_close_ns = 100 * window;
 	CHECK(!tracer_budget_window_ends(t, 100 * window - 1, now));
-	CHECK(t->window_close_ns == 100 * window);
+	CHECK(t->duty_cycle.window_close_ns == 100 * window);
 	/* at it, overdrawn: ends, the boundary left where it was */
 	CHECK(tracer_budget_window_ends(t, 100 * window, now));
-	CHECK(t->window_close_ns == 100 * window);
+	CHECK(t->duty_cycle.window_close_ns == 100 * window);
 	free(t);
 	/* at it, within budget: on, the boundary a whole window later */
 	t = budgeted(&st, DUTY_ON, 10);
-	t->window_close_ns = 100 * window;
+	t->duty_cycle.window_close_ns = 100 * window;
 	CHECK(!tracer_budget_window_ends(t, 100 * window, now));
-	CHECK(t->window_close_ns == 101 * window);
+	CHECK(t->duty_cycle.window_close_ns == 101 * window);
 	/* long past it (the loop woke late): whole windows, past the clock */
 	CHECK(!tracer_budget_window_ends(t, 103 * window + 5, now));
-	CHECK(t->window_close_ns == 104 * window);
+	CHECK(t->duty_cycle.window_close_ns == 104 * window);
 	free(t);
 }
 

@@ -52,7 +52,7 @@ static int plan_tick(struct sampler *sp, struct xerr *e)
 			struct tracked_thread *grown = array_grow(sp->threads, &sp->cap, sp->nthreads + 1, sizeof *grown);
 			if (!grown) {
 				free(listing);
-				return xerr_set(e, "out of memory");
+				return xerr_oom(e);
 			}
 			sp->threads = grown;
 			t = &sp->threads[sp->nthreads++];
@@ -227,7 +227,7 @@ static int sampler_setup(struct sampler *sp, struct session *s, struct symbolize
 			return xerr_set(e, "bad thread regex /%s/", cfg->threads_regex);
 		sp->match = pcre2_match_data_create_from_pattern(sp->name_regex, NULL);
 		if (!sp->match)
-			return xerr_set(e, "out of memory");
+			return xerr_oom(e);
 	}
 	if (cfg->walker != SAMPLER_WALKER_GDB) {
 		sp->unwinder = unwinder_new(symbolizer_dwfl(sym), session_pid(s), e);
@@ -283,7 +283,7 @@ static int carve_pc_buffers(struct sampler *sp, struct xerr *e)
 		free(sp->pc_buffer);
 		sp->pc_buffer = malloc(2 * n * per * sizeof *sp->pc_buffer);
 		if (!sp->pc_buffer)
-			return xerr_set(e, "out of memory");
+			return xerr_oom(e);
 		sp->pc_buffer_threads = n;
 	}
 	for (size_t i = 0; i < sp->nthreads; i++) {

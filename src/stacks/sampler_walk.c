@@ -226,7 +226,7 @@ int sampler_symbolize_walk(struct sampler *sp, struct tracked_thread *t, struct 
 	size_t cap = t->npcs * sp->max_chain + 1;
 	struct frame *frames = malloc(cap * sizeof *frames);
 	if (!frames)
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	size_t used = 0;
 	for (size_t i = 0; i < t->npcs && used < cap; i++) {
 		size_t n = 0;

@@ -101,7 +101,7 @@ struct unwinder *unwinder_new(Dwfl *dwfl, pid_t pid, struct xerr *e)
 {
 	struct unwinder *u = calloc(1, sizeof *u);
 	if (!u) {
-		xerr_set(e, "out of memory");
+		xerr_oom(e);
 		return NULL;
 	}
 	u->dwfl = dwfl;
@@ -201,7 +201,7 @@ int unwinder_capture(struct unwinder *u, pid_t tid, const struct unwind_regs *re
 		     struct xerr *e)
 {
 	if (!c->window && !(c->window = malloc(STACK_WINDOW)))
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	c->tid = tid;
 	c->regs = *regs;
 	c->window_len = read_window(u, regs->rsp, c->window, &c->window_start);

@@ -29,7 +29,7 @@ static int refresh_threads(struct tracer *t, struct xerr *e)
 	struct thread_info *fresh = calloc(n ? n : 1, sizeof *fresh);
 	if (!fresh) {
 		free(list);
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	}
 	for (size_t i = 0; i < n; i++) {
 		fresh[i].gdb_id = list[i].gdb_id;
@@ -118,7 +118,7 @@ int tracer_take_stack(struct tracer *t, const struct thread_info *th, const uint
 	size_t need = npcs * 8 + 8;
 	struct frame *g = array_grow(t->cur.frames, &t->cur.frames_cap, need, sizeof *g);
 	if (!g)
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	t->cur.frames = g;
 	size_t used = 0;
 	for (size_t i = 0; i < npcs && used < need; i++) {
@@ -529,7 +529,7 @@ int tracer_run(struct session *s, struct symbolizer *sym, const struct tracer_co
 	memset(stats, 0, sizeof *stats);
 	struct tracer *t = calloc(1, sizeof *t);
 	if (!t)
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	t->s = s;
 	t->sym = sym;
 	t->sink = sink;

@@ -89,7 +89,7 @@ int tracer_insert_breakpoint(struct tracer *t, uint64_t addr, bool duty, int *nu
 		return -1;
 	if (list_push(&t->probes.all_bps, &t->probes.nall, &t->probes.all_cap, *number) < 0 ||
 	    (duty && list_push(&t->probes.duty_bps, &t->probes.nduty, &t->probes.duty_cap, *number) < 0))
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	t->st->breakpoints++;
 	return 0;
 }
@@ -102,7 +102,7 @@ static int insert_syscall_catchpoint(struct tracer *t, const int *nrs, size_t n,
 		return -1;
 	if (list_push(&t->probes.all_bps, &t->probes.nall, &t->probes.all_cap, number) < 0 ||
 	    list_push(&t->probes.duty_bps, &t->probes.nduty, &t->probes.duty_cap, number) < 0)
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	t->st->breakpoints++;
 	return 0;
 }
@@ -198,7 +198,7 @@ static int add_sites(struct tracer *t, size_t probe, const struct probe_spec *in
 			struct site *g = array_grow(t->probes.sites, &t->probes.sites_cap, t->probes.nsites + 1, sizeof *g);
 			if (!g) {
 				tracer_sites_release(&found);
-				return xerr_set(e, "out of memory");
+				return xerr_oom(e);
 			}
 			t->probes.sites = g;
 			k = (ssize_t)t->probes.nsites++;
@@ -210,7 +210,7 @@ static int add_sites(struct tracer *t, size_t probe, const struct probe_spec *in
 		}
 		if (probe_list_add(is_return ? &t->probes.sites[k].return_probes : &t->probes.sites[k].entry_probes, (int)probe) < 0) {
 			tracer_sites_release(&found);
-			return xerr_set(e, "out of memory");
+			return xerr_oom(e);
 		}
 	}
 	/* a note has room for a sentence: a long regex (the locks recipe's) is
@@ -252,7 +252,7 @@ static int collect_syscalls(const struct probe_spec *info, int **nrs, size_t *n,
 		return xerr_set(e, "line %d: '%s' is not a system call name", info->recipe_line, name ? name : "");
 	int nr = arch_syscall_number(name);
 	if (nr >= 0)
-		return list_push(nrs, n, &cap, nr) < 0 ? xerr_set(e, "out of memory") : 0;
+		return list_push(nrs, n, &cap, nr) < 0 ? xerr_oom(e) : 0;
 	return xerr_set(e, "line %d: no system call named '%s' on x86-64 Linux", info->recipe_line, name);
 }
 

@@ -83,7 +83,7 @@ static int pending_push(struct tracer *t, const struct pending *p, struct xerr *
 	if (t->cur.npending >= 1u << 20)
 		return xerr_set(e, "more than a million calls in flight: return probes cannot keep up");
 	if (ARRAY_PUSH(t->cur.pending, t->cur.npending, t->cur.pending_cap, *p) < 0)
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	return 0;
 }
 
@@ -94,7 +94,7 @@ static int return_site_for(struct tracer *t, uint64_t addr, struct xerr *e)
 			return 0;
 	struct return_site *g = array_grow(t->probes.returns, &t->probes.returns_cap, t->probes.nreturns + 1, sizeof *g);
 	if (!g)
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	t->probes.returns = g;
 	struct return_site *rs = &t->probes.returns[t->probes.nreturns];
 	rs->addr = addr;

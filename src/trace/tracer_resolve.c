@@ -83,7 +83,7 @@ static int sites_add(struct tracer_sites *s, uint64_t addr, const char *name, co
 			return 0;  /* one site per address: aliases name the same code */
 	struct tracer_site *grown = array_grow(s->v, &s->cap, s->n + 1, sizeof *grown);
 	if (!grown)
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	s->v = grown;
 	struct tracer_site *t = &s->v[s->n];
 	memset(t, 0, sizeof *t);
@@ -98,7 +98,7 @@ static int sites_add(struct tracer_sites *s, uint64_t addr, const char *name, co
 		free(t->name);
 		free(t->linkage);
 		free(t->file);
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	}
 	s->n++;
 	return 1;
@@ -309,7 +309,7 @@ int tracer_parse_spec(const char *text, enum probe_spec_kind *kind, char **patte
 	if (len >= 2 && text[0] == '/' && text[len - 1] == '/') {
 		*kind = PROBE_SPEC_REGEX;
 		*pattern = strndup(text + 1, len - 2);
-		return *pattern ? 0 : xerr_set(e, "out of memory");
+		return *pattern ? 0 : xerr_oom(e);
 	}
 	const char *colon = strrchr(text, ':');
 	if (colon && colon > text && colon[-1] != ':' && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
@@ -318,7 +318,7 @@ int tracer_parse_spec(const char *text, enum probe_spec_kind *kind, char **patte
 		*line = atoi(colon + 1);
 		*pattern = strdup(text);
 		if (!*file || !*pattern)
-			return xerr_set(e, "out of memory");
+			return xerr_oom(e);
 		return 0;
 	}
 	if (!len)
@@ -328,7 +328,7 @@ int tracer_parse_spec(const char *text, enum probe_spec_kind *kind, char **patte
 		return xerr_set(e, "%s", problem);
 	*kind = PROBE_SPEC_NAME;
 	*pattern = strdup(text);
-	return *pattern ? 0 : xerr_set(e, "out of memory");
+	return *pattern ? 0 : xerr_oom(e);
 }
 
 static int resolve_line(struct symbolizer *sym, const char *file, int line, struct tracer_sites *out,

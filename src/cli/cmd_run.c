@@ -745,7 +745,7 @@ static int run_attach(struct run_context *rc)
 	 * so does the tracer (it resolves probes and walks stacks itself)
 	 * unless arg() asks gdb to evaluate a parameter. Reading symbols is
 	 * what held an attached target stopped for 0.3-1.3 s. */
-	so.no_symbols = (rc->wants_samples && !opts->exact) || (tracing && !recipe_uses_builtin(rc->recipe, "arg"));
+	so.no_symbols = (rc->wants_samples && !opts->exact) || (tracing && !(recipe_needs(rc->recipe) & RECIPE_NEEDS_SYMBOLS));
 	/* A launched command is traced from its first instruction: it waits at
 	 * its entry point until the probes are armed (the tracer resumes it). */
 	so.hold_at_entry = tracing;
@@ -840,8 +840,7 @@ static int run_trace(struct run_context *rc, const struct sampler_config *cfg, c
 		.progress = &rc->progress, .resolved = rc->sym ? rc->resolved : NULL,
 		/* a probe that only counts needs no stack, and then no registers:
 		 * the walk and the register read were two thirds of our part of a hit */
-		.no_stacks = !recipe_uses_builtin(rc->recipe, "ustack") && !recipe_uses_builtin(rc->recipe, "caller") &&
-			     !recipe_uses_builtin(rc->recipe, "func"),
+		.no_stacks = !(recipe_needs(rc->recipe) & RECIPE_NEEDS_STACKS),
 	};
 	struct tracer_stats *tstats = &rc->trace_stats;
 	rc->ended = &tstats->run;
@@ -981,7 +980,7 @@ static void fill_outcome(const struct run_context *rc, struct run_outcome *o)
  * so the allocator cannot change them under the reads. */
 static void test_live_allocations(struct run_context *rc)
 {
-	if (!rc->run || !rc->session || !recipe_uses_builtin(rc->recipe, "live"))
+	if (!rc->run || !rc->session || !(recipe_needs(rc->recipe) & RECIPE_NEEDS_LIVE_HEAP))
 		return;
 	struct xerr e;
 	if (rc->ended->target_exited || !session_target_alive(rc->session)) {

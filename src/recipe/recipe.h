@@ -98,8 +98,17 @@ int recipe_set_option(struct recipe *r, const char *name, const char *value, str
 /* ---- probes ------------------------------------------------------------ */
 
 size_t recipe_probe_count(const struct recipe *r);
-/* Whether the recipe's probes use the builtin named ("arg", "ustack"). */
-bool recipe_uses_builtin(const struct recipe *r, const char *name);
+
+/* What a recipe's builtins need from the run (recipe/builtins.c says which
+ * builtin needs what), so the command sets up no more than that. */
+enum recipe_needs {
+	RECIPE_NEEDS_STACKS = 1u << 0,     /* each event's stack walked: ustack, caller, func */
+	RECIPE_NEEDS_SYMBOLS = 1u << 1,    /* gdb's symbols: arg() evaluates a parameter */
+	RECIPE_NEEDS_LIVE_HEAP = 1u << 2,  /* the live() maps' allocations tested in the heap
+					    * before the detach */
+};
+/* The RECIPE_NEEDS_* bits of every builtin the recipe's probes use. */
+unsigned recipe_needs(const struct recipe *r);
 /* Fills *out for probe i (strings borrowed from r). Returns 0 or -1. The
  * specs are what the command hands the producers to arm. */
 int recipe_probe(const struct recipe *r, size_t i, struct probe_spec *out);

@@ -174,8 +174,6 @@ size_t recipe_parse(const struct recipe_src *src, const struct recipe_defines *d
  * after_parse_errors: the tree is partial, so skip the whole-program checks
  * (maps never assigned, no probes, unused variables) that would only echo
  * the syntax errors. Returns the number of errors found. */
-/* Whether a checked program uses the builtin named (e.g. "arg"). */
-bool recipe_check_uses(const struct program *prog, const char *name);
 size_t recipe_check(const struct recipe_src *src, struct program *prog, struct diag_list *diags,
 		    bool after_parse_errors);
 /* Converts a `set` value to an option. Returns 0, or -1 with a message. */

@@ -6,6 +6,7 @@
  * that fills it), the second pass reports errors against that knowledge.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
+#include "recipe/builtins.h"
 #include "recipe/recipe_ast.h"
 #include "recipe/maps.h"
 #include "util/array.h"
@@ -15,72 +16,6 @@
 #include <pcre2.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define PROBE_BIT(k) (1u << (k))
-#define THREAD_PROBES (PROBE_BIT(PROBE_SAMPLE) | PROBE_BIT(PROBE_FUNCTION) | \
-	PROBE_BIT(PROBE_RETURN) | PROBE_BIT(PROBE_PANIC) | \
-	PROBE_BIT(PROBE_SYSCALL) | PROBE_BIT(PROBE_SYSCALL_ENTRY))
-#define ALL_PROBES 0xffffu
-
-static const struct builtin {
-	const char *name;
-	enum builtin_id id;
-	enum type type;
-	int args;             /* -1: no parentheses; n: exactly n arguments */
-	unsigned probes;
-	const char *where;    /* for "only in ..." messages */
-} builtins[] = {
-	{"ustack", B_USTACK, T_STACK, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
-	{"func", B_FUNC, T_STR, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
-	{"thread.id", B_THREAD_ID, T_INT, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
-	{"tid", B_THREAD_ID, T_INT, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
-	{"thread.name", B_THREAD_NAME, T_STR, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
-	{"thread.state", B_THREAD_STATE, T_STR, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
-	{"thread.wait", B_THREAD_WAIT, T_STR, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
-	{"thread.cpu_ns", B_THREAD_CPU_NS, T_INT, -1, PROBE_BIT(PROBE_SAMPLE), "sample probes"},
-	{"cpu", B_CPU, T_INT, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
-	{"pid", B_PID, T_INT, -1, ALL_PROBES, NULL},
-	{"nsecs", B_NSECS, T_INT, -1, ALL_PROBES, NULL},
-	{"uptime", B_UPTIME, T_INT, -1, ALL_PROBES, NULL},
-	{"target_nsecs", B_TARGET_NSECS, T_INT, -1, ALL_PROBES, NULL},
-	{"window", B_WINDOW, T_INT, -1, ALL_PROBES, NULL},
-	{"caller", B_CALLER, T_STR, -1, PROBE_BIT(PROBE_FUNCTION) | PROBE_BIT(PROBE_RETURN), "function and return probes"},
-	{"probe", B_PROBE, T_STR, -1, ALL_PROBES, NULL},
-	{"elapsed", B_ELAPSED, T_INT, -1, PROBE_BIT(PROBE_RETURN) | PROBE_BIT(PROBE_SYSCALL), "return and syscall probes"},
-	{"retval", B_RETVAL, T_STR, -1, PROBE_BIT(PROBE_RETURN) | PROBE_BIT(PROBE_SYSCALL), "return and syscall probes"},
-	{"arg", B_ARG, T_STR, 1, PROBE_BIT(PROBE_FUNCTION), "function probes"},
-	{"arg0", B_INT_ARG, T_INT, -1, PROBE_BIT(PROBE_FUNCTION), "function probes"},
-	{"arg1", B_INT_ARG, T_INT, -1, PROBE_BIT(PROBE_FUNCTION), "function probes"},
-	{"arg2", B_INT_ARG, T_INT, -1, PROBE_BIT(PROBE_FUNCTION), "function probes"},
-	{"arg3", B_INT_ARG, T_INT, -1, PROBE_BIT(PROBE_FUNCTION), "function probes"},
-	{"arg4", B_INT_ARG, T_INT, -1, PROBE_BIT(PROBE_FUNCTION), "function probes"},
-	{"arg5", B_INT_ARG, T_INT, -1, PROBE_BIT(PROBE_FUNCTION), "function probes"},
-	{"panic.message", B_PANIC_MESSAGE, T_STR, -1, PROBE_BIT(PROBE_PANIC), "panic probes"},
-	{"panic.location", B_PANIC_LOCATION, T_STR, -1, PROBE_BIT(PROBE_PANIC), "panic probes"},
-	{"syscall.name", B_SYSCALL_NAME, T_STR, -1, PROBE_BIT(PROBE_SYSCALL) | PROBE_BIT(PROBE_SYSCALL_ENTRY), "syscall probes"},
-	{"syscall.nr", B_SYSCALL_NR, T_INT, -1, PROBE_BIT(PROBE_SYSCALL) | PROBE_BIT(PROBE_SYSCALL_ENTRY), "syscall probes"},
-	{"syscall.error", B_SYSCALL_ERROR, T_STR, -1, PROBE_BIT(PROBE_SYSCALL), "syscall probes (on return)"},
-	{"int", B_INT, T_INT, 1, ALL_PROBES, NULL},
-	{"str", B_STR, T_STR, 1, ALL_PROBES, NULL},
-	{"strlen", B_STRLEN, T_INT, 1, ALL_PROBES, NULL},
-	{"count", B_COUNT, T_AGG, 0, ALL_PROBES, NULL},
-	{"sum", B_SUM, T_AGG, 1, ALL_PROBES, NULL},
-	{"min", B_MIN, T_AGG, 1, ALL_PROBES, NULL},
-	{"max", B_MAX, T_AGG, 1, ALL_PROBES, NULL},
-	{"avg", B_AVG, T_AGG, 1, ALL_PROBES, NULL},
-	{"hist", B_HIST, T_AGG, 1, ALL_PROBES, NULL},
-	{"lhist", B_LHIST, T_AGG, 4, ALL_PROBES, NULL},
-	{"live", B_LIVE, T_AGG, 2, ALL_PROBES, NULL},
-};
-#define NBUILTINS (sizeof builtins / sizeof builtins[0])
-
-static const char *const builtin_names[] = {
-	"ustack", "func", "thread.id", "tid", "thread.name", "thread.state", "thread.wait", "thread.cpu_ns", "cpu", "pid",
-	"nsecs", "uptime", "probe", "elapsed", "retval", "arg", "arg0", "arg1", "arg2", "arg3",
-	"arg4", "arg5", "panic.message",
-	"panic.location", "syscall.name", "syscall.nr", "syscall.error", "int", "str", "strlen", "count", "sum",
-	"min", "max", "avg", "hist", "lhist", "live", "target_nsecs", "window", "caller", NULL,
-};
 
 static const char *const action_names[] = {
 	"print", "printf", "clear", "exit", "report", "flamegraph", "folded", "json", "table", "pprof",
@@ -219,14 +154,6 @@ static bool need_type(struct checker *c, struct expr *e, enum type want, const c
 	return false;
 }
 
-static const struct builtin *find_builtin(const char *name)
-{
-	for (size_t i = 0; i < NBUILTINS; i++)
-		if (!strcmp(builtins[i].name, name))
-			return &builtins[i];
-	return NULL;
-}
-
 /* Checks map keys against what earlier uses established. */
 static void check_map_keys(struct checker *c, struct expr *e, struct map_info *m)
 {
@@ -273,15 +200,9 @@ static bool is_const_int(const struct expr *e, int64_t *v)
 	return false;
 }
 
-bool recipe_check_uses(const struct program *prog, const char *name)
-{
-	const struct builtin *b = find_builtin(name);
-	return b && (prog->builtins_used >> b->id & 1);
-}
-
 static enum type check_call(struct checker *c, struct expr *e)
 {
-	const struct builtin *b = find_builtin(e->s);
+	const struct recipe_builtin *b = recipe_builtin_find(e->s);
 	if (b)
 		c->prog->builtins_used |= UINT64_C(1) << b->id;
 	if (!b || b->args < 0) {
@@ -290,7 +211,7 @@ static enum type check_call(struct checker *c, struct expr *e)
 		else if (!strcmp(e->s, "ustack"))
 			;
 		else {
-			const char *dym = recipe_diag_did_you_mean(e->s, builtin_names);
+			const char *dym = recipe_builtin_closest(e->s);
 			bool is_action = false;
 			for (size_t i = 0; action_names[i]; i++)
 				is_action |= !strcmp(action_names[i], e->s);
@@ -391,7 +312,7 @@ static enum type check_map_read(struct checker *c, struct expr *e)
 /* A builtin named without parentheses: `pid`, `comm`, ... */
 static enum type check_ident(struct checker *c, struct expr *e)
 {
-	const struct builtin *b = find_builtin(e->s);
+	const struct recipe_builtin *b = recipe_builtin_find(e->s);
 	if (b)
 		c->prog->builtins_used |= UINT64_C(1) << b->id;
 	if (!b || b->args >= 0) {
@@ -400,7 +321,7 @@ static enum type check_ident(struct checker *c, struct expr *e)
 		else if (b)
 			ERR(c, e->loc, "%s needs parentheses: %s(...)", e->s, e->s);
 		else {
-			const char *dym = recipe_diag_did_you_mean(e->s, builtin_names);
+			const char *dym = recipe_builtin_closest(e->s);
 			char hint[160];
 			const char *habit = recipe_diag_bpftrace_hint(e->s, NULL, hint, sizeof hint);
 			if (habit)
@@ -430,7 +351,7 @@ static enum type check_ustack(struct checker *c, struct expr *e)
 	e->builtin = B_USTACK;
 	if (!(THREAD_PROBES & PROBE_BIT(c->probe->kind)))
 		ERR(c, e->loc, "'ustack' has no meaning in %s: it is only available in %s",
-		    probe_phrase(c->probe->kind), builtins[0].where);
+		    probe_phrase(c->probe->kind), recipe_builtin_find("ustack")->where);
 	int64_t n;
 	if (e->nargs != 1 || !is_const_int(e->args[0], &n) || n <= 0 || n > 1024)
 		ERR(c, e->loc, "ustack(n) takes a frame count from 1 to 1024");
@@ -532,7 +453,7 @@ static void check_map_value(struct checker *c, struct stmt *s, struct map_info *
 {
 	struct expr *v = s->value;
 	int agg;
-	const struct builtin *b = v->kind == E_CALL ? find_builtin(v->s) : NULL;
+	const struct recipe_builtin *b = v->kind == E_CALL ? recipe_builtin_find(v->s) : NULL;
 	if (b && b->type == T_AGG) {
 		v->type = T_AGG;
 		check_call(c, v);
@@ -794,7 +715,7 @@ static void check_call_stmt(struct checker *c, struct stmt *s)
 		const char *habit = recipe_diag_bpftrace_hint(call->s, NULL, hint, sizeof hint);
 		if (habit)
 			ERR(c, call->loc, "unknown statement '%s': %s", call->s, habit);
-		else if (find_builtin(call->s))
+		else if (recipe_builtin_find(call->s))
 			ERR(c, call->loc, "%s() computes a value; it is not a statement", call->s);
 		else if (dym)
 			ERR(c, call->loc, "unknown statement '%s'; did you mean '%s'?", call->s, dym);

@@ -16,6 +16,7 @@
 #include "report/profile.h"
 #include "recipe/recipe.h"
 #include "report/report.h"
+#include "report/report_format.h"
 #include "stacks/sampler.h"
 #include "session/session.h"
 #include "session/signals.h"
@@ -233,10 +234,12 @@ static int sink_report(void *ctx, const struct map *m, const struct recipe_repor
 	return result;
 }
 
-static int sink_render(struct run_context *rc, const struct map *m, const struct recipe_report_opts *o,
-		       int (*render)(const struct profile *, FILE *, const struct report_options *, struct xerr *),
-		       const char *default_name, const char *what, struct xerr *e)
+/* A format's call (flamegraph(), folded(), json(), pprof()): the map as a
+ * profile rendered in format f into the run's directory. */
+static int sink_render(void *ctx, const struct report_format *f, const struct map *m,
+		       const struct recipe_report_opts *o, struct xerr *e)
 {
+	struct run_context *rc = ctx;
 	struct profile *p = profile_of_map(rc, m, e);
 	if (!p)
 		return -1;
@@ -246,7 +249,7 @@ static int sink_render(struct run_context *rc, const struct map *m, const struct
 	report_defaults(rc, o, &ro);
 	ro.color = false;
 	ro.links = false;
-	if (render == report_pprof) {
+	if (f->options & REPORT_OPT_TYPES) {
 		/* a sum() map keeps both its updates and their total */
 		const char *types = o && o->types ? o->types
 				  : o && o->weight_unit ? "samples/count,cpu/nanoseconds"
@@ -261,39 +264,19 @@ static int sink_render(struct run_context *rc, const struct map *m, const struct
 		}
 	}
 	char path[PATH_MAX + 64];
-	const char *name = o && o->path ? o->path : default_name;
+	const char *name = o && o->path ? o->path : f->default_file;
 	int result = output_path(rc, name, path, sizeof path, e);
 	if (result == 0)
 		result = ensure_output_dir(rc, e);
 	if (result == 0)
-		result = report_to_file(render, p, path, &ro, e);
+		result = report_to_file(f->render, p, path, &ro, e);
 	if (result == 0) {
 		if (cli_globals.verbose)
-			fprintf(stderr, "xgdbprof: %s written to %s\n", what, path);
+			fprintf(stderr, "xgdbprof: %s written to %s\n", f->what, path);
 		cli_files_written_add(&rc->written, name);
 	}
 	profile_free(p);
 	return result;
-}
-
-static int sink_flamegraph(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e)
-{
-	return sink_render(ctx, m, o, report_svg, "flamegraph.svg", "flame graph", e);
-}
-
-static int sink_folded(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e)
-{
-	return sink_render(ctx, m, o, report_folded, "stacks.folded", "folded stacks", e);
-}
-
-static int sink_json(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e)
-{
-	return sink_render(ctx, m, o, report_json, "report.json", "JSON report", e);
-}
-
-static int sink_pprof(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e)
-{
-	return sink_render(ctx, m, o, report_pprof, "profile.pb.gz", "pprof profile", e);
 }
 
 static int test_one_allocation(void *ctx, uint64_t addr, int64_t size)
@@ -799,8 +782,7 @@ static int run_start(struct run_context *rc)
 	symbolizer_foreach_module(rc->sym, module_build_id, rc, NULL);
 
 	struct recipe_report_sink sink = {
-		.ctx = rc, .report = sink_report, .flamegraph = sink_flamegraph,
-		.folded = sink_folded, .json = sink_json, .pprof = sink_pprof, .snapshot = sink_snapshot,
+		.ctx = rc, .report = sink_report, .render = sink_render, .snapshot = sink_snapshot,
 	};
 	FILE *fitted = text_fit_stream(rc->out, rc->width);
 	if (!fitted)
@@ -951,11 +933,10 @@ static void say_files_written(const struct run_context *rc)
 		rc->output_dir);
 	for (int i = 0; i < rc->written.n; i++) {
 		const char *name = rc->written.names[i];
+		const struct report_format *f = report_format_for_file(name);
 		fprintf(stderr, "%s%s", i ? ", " : "", name);
-		if (strcmp(name, "profile.pb.gz") == 0)
-			fputs(" (for go tool pprof)", stderr);
-		else if (strcmp(name, "profile.speedscope.json") == 0)
-			fputs(" (for speedscope)", stderr);
+		if (f && f->read_by)
+			fprintf(stderr, " (for %s)", f->read_by);
 	}
 	if (rc->profile_saved)
 		fprintf(stderr, "; re-render with `xgdbprof report %s`", rc->output_dir);

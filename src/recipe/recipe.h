@@ -121,7 +121,7 @@ bool recipe_probe_matches_function(const struct recipe *r, size_t i, const char 
 struct recipe_report_opts {
 	int64_t top;          /* report: how many paths; 0 = default */
 	const char *title;    /* flamegraph/report title, or NULL */
-	const char *path;     /* output file for flamegraph/folded/json, or NULL = stdout */
+	const char *path;     /* output file of a format's call (flamegraph, folded, ...), or NULL */
 	bool inverted;        /* flamegraph: icicle graph of callers, merged leaf first */
 	bool waits;           /* report: stacks of waiting threads (headlines name the call that waits) */
 	bool panics;          /* report: panics grouped by location (recipe/panic_report.h) */
@@ -138,15 +138,18 @@ void recipe_report_options(const struct recipe_report_opts *o, struct report_opt
 
 /* How report calls reach the session. Each callback returns 0 or -1 with e
  * filled. A NULL callback selects the built-in behaviour: report prints the
- * map sorted like print(), folded and json write files (or `out`), and
- * flamegraph is a runtime error (it needs the reports module). */
+ * map sorted like print(), folded and json write the map itself to a file
+ * (or `out`), and the formats only a session renders (flamegraph, pprof)
+ * are a runtime error. */
+struct report_format;
 struct recipe_report_sink {
 	void *ctx;
 	int (*report)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);
-	int (*flamegraph)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);
-	int (*folded)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);
-	int (*json)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);
-	int (*pprof)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);
+	/* The calls of the output formats (report/report_format.h names each
+	 * format's call: flamegraph(), folded(), json(), pprof()): m rendered
+	 * in format f into o->path, or f->default_file when that is NULL. */
+	int (*render)(void *ctx, const struct report_format *f, const struct map *m, const struct recipe_report_opts *o,
+		      struct xerr *e);
 	/* snapshot(@live_map, "name"): tests the live() maps now (the target
 	 * held stopped) and saves the map as a profile; o->path is the name */
 	int (*snapshot)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);

@@ -9,6 +9,7 @@
 #include "recipe/builtins.h"
 #include "recipe/recipe_ast.h"
 #include "recipe/maps.h"
+#include "report/report_format.h"
 #include "util/array.h"
 #include "util/output_file.h"
 #include "util/slot_index.h"
@@ -17,16 +18,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The statements that are not a format's call, in the order of enum
+ * action_id; the formats' calls (flamegraph, folded, ...) come from
+ * report/report_format.h's table (A_RENDER). */
 static const char *const action_names[] = {
-	"print", "printf", "clear", "exit", "report", "flamegraph", "folded", "json", "table", "pprof",
-	"snapshot", "locks", NULL,
+	"print", "printf", "clear", "exit", "report", "table", "snapshot", "locks", NULL,
 };
+#define NACTIONS (sizeof action_names / sizeof action_names[0] - 1)
+/* The statements listed before the formats' calls in messages. */
+#define ACTIONS_BEFORE_FORMATS (A_REPORT + 1)
 
 /* The name=value options each call hands to its renderer; one a call would
- * ignore is refused (docs/recipes.md, "Reports"). */
+ * ignore is refused (docs/recipes.md, "Reports"). A format's call takes
+ * those its row names (recipe_options). */
 static const char *const report_option_names[] = {"top", "title", "waits", "panics", NULL};
-static const char *const flamegraph_option_names[] = {"title", "inverted", NULL};
-static const char *const pprof_option_names[] = {"types", NULL};
 static const char *const locks_option_names[] = {"top", "title", NULL};
 
 struct var {
@@ -154,6 +159,43 @@ static bool need_type(struct checker *c, struct expr *e, enum type want, const c
 	return false;
 }
 
+/* names[0..n) joined by ", " into out (cut to size). */
+static void join_names(char *out, size_t size, const char *const *names, size_t n)
+{
+	size_t used = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < n && used < size; i++) {
+		int w = snprintf(out + used, size - used, "%s%s", i ? ", " : "", names[i]);
+		used += w > 0 ? (size_t)w : 0;
+	}
+}
+
+/* Every statement's name, NULL-terminated, into names (room for
+ * MAX_STATEMENTS + 1): the fixed ones with the formats' calls after report.
+ * Returns how many. */
+#define MAX_STATEMENTS 64
+static size_t statement_names(const char **names)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < ACTIONS_BEFORE_FORMATS; i++)
+		names[n++] = action_names[i];
+	for (size_t i = 0; i < report_format_count() && n + NACTIONS < MAX_STATEMENTS; i++)
+		if (report_format_at(i)->recipe_call)
+			names[n++] = report_format_at(i)->recipe_call;
+	for (size_t i = ACTIONS_BEFORE_FORMATS; i < NACTIONS; i++)
+		names[n++] = action_names[i];
+	names[n] = NULL;
+	return n;
+}
+
+static bool is_statement(const char *name)
+{
+	for (size_t i = 0; i < NACTIONS; i++)
+		if (!strcmp(action_names[i], name))
+			return true;
+	return report_format_for_call(name) != NULL;
+}
+
 /* Checks map keys against what earlier uses established. */
 static void check_map_keys(struct checker *c, struct expr *e, struct map_info *m)
 {
@@ -212,10 +254,7 @@ static enum type check_call(struct checker *c, struct expr *e)
 			;
 		else {
 			const char *dym = recipe_builtin_closest(e->s);
-			bool is_action = false;
-			for (size_t i = 0; action_names[i]; i++)
-				is_action |= !strcmp(action_names[i], e->s);
-			if (is_action)
+			if (is_statement(e->s))
 				ERR(c, e->loc, "%s() is a statement, it has no value", e->s);
 			else if (dym)
 				ERR(c, e->loc, "unknown function '%s'; did you mean '%s'?", e->s, dym);
@@ -702,50 +741,79 @@ static void check_snapshot(struct checker *c, struct stmt *s)
 		    "@heap[ustack] = live(int(retval), $size)");
 }
 
+/* The name=value options a format's call takes, NULL-terminated, into
+ * names (room for 33). */
+static void format_option_names(const struct report_format *f, const char **names)
+{
+	size_t n = 0;
+	for (unsigned bit = 1; bit; bit <<= 1)
+		if ((f->recipe_options & bit) && report_format_option_name(bit))
+			names[n++] = report_format_option_name(bit);
+	names[n] = NULL;
+}
+
+/* The statement a call names: its enum action_id, with *format set for a
+ * format's call (A_RENDER); -1 for none. */
+static int find_action(const char *name, const struct report_format **format)
+{
+	*format = report_format_for_call(name);
+	if (*format)
+		return A_RENDER;
+	for (size_t i = 0; i < NACTIONS; i++)
+		if (!strcmp(action_names[i], name))
+			return (int)i;
+	return -1;
+}
+
 static void check_call_stmt(struct checker *c, struct stmt *s)
 {
 	struct expr *call = s->call;
-	int action = -1;
-	for (int i = 0; action_names[i]; i++)
-		if (!strcmp(action_names[i], call->s))
-			action = i;
+	const struct report_format *format;
+	int action = find_action(call->s, &format);
 	if (action < 0) {
-		const char *dym = recipe_diag_did_you_mean(call->s, action_names);
+		const char *statements[MAX_STATEMENTS + 1];
+		size_t nstatements = statement_names(statements);
+		const char *dym = recipe_diag_did_you_mean(call->s, statements);
 		char hint[160];
 		const char *habit = recipe_diag_bpftrace_hint(call->s, NULL, hint, sizeof hint);
-		if (habit)
+		if (habit) {
 			ERR(c, call->loc, "unknown statement '%s': %s", call->s, habit);
-		else if (recipe_builtin_find(call->s))
+		} else if (recipe_builtin_find(call->s)) {
 			ERR(c, call->loc, "%s() computes a value; it is not a statement", call->s);
-		else if (dym)
+		} else if (dym) {
 			ERR(c, call->loc, "unknown statement '%s'; did you mean '%s'?", call->s, dym);
-		else
-			ERR(c, call->loc, "unknown statement '%s': statements are %s", call->s,
-			    "print, printf, clear, exit, report, flamegraph, folded, json, table, pprof, snapshot, locks");
+		} else {
+			char list[512];
+			join_names(list, sizeof list, statements, nstatements);
+			ERR(c, call->loc, "unknown statement '%s': statements are %s", call->s, list);
+		}
 		return;
 	}
 	s->action = action;
-	bool flame = action == A_FLAMEGRAPH;
-	const char *const *accepted = flame ? flamegraph_option_names
+	s->format = format;
+	const char *format_options[33];
+	if (format)
+		format_option_names(format, format_options);
+	const char *const *accepted = format ? format_options
 				    : action == A_REPORT ? report_option_names
-				    : action == A_PPROF ? pprof_option_names
 				    : action == A_LOCKS ? locks_option_names : NULL;
-	if (s->nnamed && !accepted)
+	if (s->nnamed && (!accepted || !accepted[0]))
 		ERR(c, s->named[0].loc, "%s() takes no name=value options", call->s);
-	for (size_t i = 0; accepted && i < s->nnamed; i++) {
+	for (size_t i = 0; accepted && accepted[0] && i < s->nnamed; i++) {
 		struct named_arg *na = &s->named[i];
 		enum type want = !strcmp(na->name, "title") || !strcmp(na->name, "types") ? T_STR : T_INT;
 		bool known = false;
-		for (size_t k = 0; accepted[k]; k++)
-			known |= !strcmp(accepted[k], na->name);
+		size_t naccepted = 0;
+		for (; accepted[naccepted]; naccepted++)
+			known |= !strcmp(accepted[naccepted], na->name);
 		if (!known) {
 			const char *dym = recipe_diag_did_you_mean(na->name, accepted);
+			char list[256];
+			join_names(list, sizeof list, accepted, naccepted);
 			if (dym)
 				ERR(c, na->loc, "unknown option '%s'; did you mean '%s'?", na->name, dym);
 			else
-				ERR(c, na->loc, "%s() has no option '%s': its options are %s", call->s, na->name,
-				    flame ? "title, inverted" : action == A_PPROF ? "types"
-				    : action == A_LOCKS ? "top, title" : "top, title, waits, panics");
+				ERR(c, na->loc, "%s() has no option '%s': its options are %s", call->s, na->name, list);
 			continue;
 		}
 		if (need_type(c, na->value, want, "this option") && !strcmp(na->name, "types") &&
@@ -793,7 +861,7 @@ static void check_call_stmt(struct checker *c, struct stmt *s)
 	case A_LOCKS:
 		check_locks(c, call);
 		break;
-	default: {
+	case A_RENDER: {
 		if (call->nargs < 1 || call->nargs > 2) {
 			ERR(c, call->loc, "%s() takes a map and an optional file name", call->s);
 			break;
@@ -803,7 +871,11 @@ static void check_call_stmt(struct checker *c, struct stmt *s)
 		if (call->nargs == 2 && need_type(c, call->args[1], T_STR, "the file name") &&
 		    call->args[1]->kind == E_STR && output_name_check(call->args[1]->s, &name_error) < 0)
 			ERR(c, call->args[1]->loc, "%s", name_error.msg);
-		if (m && c->final && m->agg_known && action != A_JSON && m->agg != MAP_AGG_COUNT &&
+		/* A profile is made of counts and sums; a map writer of the
+		 * recipe's own may write any map (json: the map's JSON). */
+		bool any_map = false;
+		recipe_map_writer(format, &any_map);
+		if (m && c->final && m->agg_known && !any_map && m->agg != MAP_AGG_COUNT &&
 		    m->agg != MAP_AGG_SUM && m->agg != MAP_AGG_INT && m->agg != MAP_AGG_LIVE)
 			ERR(c, call->args[0]->loc, "%s() needs a map of count() or sum() values", call->s);
 		break;

@@ -438,35 +438,25 @@ static int on_tick(void *ctx, uint64_t now_ns, struct xerr *e)
 	return 0;
 }
 
-static struct recipe *load_recipe(const struct run_request *req, char *name, size_t name_size)
+/* The recipe of -r NAME|FILE, -e TEXT or the default, with the -D
+ * definitions, through recipe_open (which says what is wrong with it), its
+ * name as resolved in name. Returns NULL when it cannot be used (said). */
+static struct recipe *open_recipe(const struct run_request *req, char *name, size_t name_size)
 {
 	struct recipe_defines defines;
-	struct diag_list diags;
 	struct xerr e;
 	recipe_defines_init(&defines);
-	recipe_diag_list_init(&diags);
 	for (int i = 0; i < req->ndefines; i++)
 		if (recipe_defines_add(&defines, req->defines[i], &e) < 0) {
 			cli_input_error("-D %s: %s", req->defines[i], e.msg);
 			recipe_defines_release(&defines);
 			return NULL;
 		}
-	struct recipe *r = NULL;
-	if (req->recipe_text) {
-		snprintf(name, name_size, "-e");
-		r = recipe_load_text("-e", req->recipe_text, strlen(req->recipe_text), &defines, &diags);
-	} else {
-		const char *wanted = req->recipe ? req->recipe : "hot-cpu";
-		if (recipe_resolve_name(wanted, name, name_size, &e) < 0) {
-			cli_input_error("%s", e.msg);
-			recipe_defines_release(&defines);
-			return NULL;
-		}
-		r = recipe_load_file(name, &defines, &diags);
-	}
-	recipe_diag_list_print(&diags, stderr);
-	recipe_diag_list_release(&diags);
+	const char *wanted = req->recipe_text ? NULL : req->recipe ? req->recipe : "hot-cpu";
+	struct recipe *r = recipe_open(wanted, req->recipe_text, &defines, stderr);
 	recipe_defines_release(&defines);
+	if (r)
+		snprintf(name, name_size, "%s", recipe_name(r));
 	return r;
 }
 
@@ -595,7 +585,7 @@ static int run_open(struct run_context *rc)
 {
 	const struct run_request *req = rc->request;
 	struct xerr e;
-	rc->recipe = load_recipe(req, rc->recipe_name, sizeof rc->recipe_name);
+	rc->recipe = open_recipe(req, rc->recipe_name, sizeof rc->recipe_name);
 	if (!rc->recipe)
 		return XGP_EXIT_USAGE;
 	char value[64];

@@ -333,6 +333,11 @@ struct recipe *recipe_open(const char *recipe_arg, const char *text,
 	return r;
 }
 
+const char *recipe_name(const struct recipe *r)
+{
+	return r->name;
+}
+
 void recipe_free(struct recipe *r)
 {
 	if (!r)

@@ -59,6 +59,9 @@ void recipe_free(struct recipe *r);
  * Returns the recipe, or NULL when it cannot be used (reason printed). */
 struct recipe *recipe_open(const char *recipe_arg, const char *text,
 			   const struct recipe_defines *defs, FILE *errors);
+/* The name a recipe was loaded under: its file's path as resolved, or the
+ * name given to recipe_load_text ("-e"). */
+const char *recipe_name(const struct recipe *r);
 
 /* Maps a recipe argument to a file: a string containing '/' or naming an
  * existing file is used as is; a bare name ("hot-cpu", "hot-cpu.recipe")

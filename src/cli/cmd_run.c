@@ -1,10 +1,11 @@
 /* cmd_run.c — the default mode: run a recipe against a PID or a command.
  *
  * Order of a run: load and check the recipe (bad recipe: exit 2 before
- * touching the target), attach or launch, BEGIN, sample until the duration,
- * a signal, exit() or the target's exit, then detach — and only then END,
- * whose report calls render what was collected (shared DESIGN.md, "Safety
- * rules": probes out first, then detach, then reports).
+ * touching the target), attach or launch, BEGIN, sample (stacks/sampler.h)
+ * or trace (trace/tracer.h) until the duration, a signal, exit() or the
+ * target's exit, then detach — and only then END, whose report calls render
+ * what was collected: probes out first, then detach, then reports
+ * (docs/design.md, "Processes and safety" and "Recipes and reports").
  */
 #include "config.h"
 #include "cli/cli.h"
@@ -460,25 +461,15 @@ static struct recipe *open_recipe(const struct run_request *req, char *name, siz
 	return r;
 }
 
-/* Probes this build cannot arm yet are refused before touching the target. */
+/* Whether the recipe samples (*samples: it has `sample` probes); a recipe
+ * that would both sample and trace is refused before touching the target. */
 static int check_probes(const struct probe_spec *probes, size_t nprobes, bool *samples)
 {
 	*samples = false;
-	for (size_t i = 0; i < nprobes; i++) {
-		switch (probes[i].kind) {
-		case PROBE_SAMPLE:
-			*samples = true;
-			break;
-		case PROBE_BEGIN:
-		case PROBE_END:
-		case PROBE_INTERVAL:
-			break;
-		default:
-			/* tracer (issue 6): function/return/panic/syscall probes. */
-			break;
-		}
-	}
-	/* tracer (issue 6): one Dwfl serves one unwinder, so no mix. */
+	for (size_t i = 0; i < nprobes; i++)
+		*samples |= probes[i].kind == PROBE_SAMPLE;
+	/* The sampler and the tracer cannot share a run: one Dwfl serves one
+	 * unwinder. */
 	if (*samples && tracer_wanted(probes, nprobes))
 		return cli_input_error("a recipe cannot mix `sample` probes with function/return/panic/syscall "
 				       "probes yet; run two recipes (two xgdbprof processes cannot attach together "
@@ -794,7 +785,7 @@ static int run_start(struct run_context *rc)
 	return XGP_EXIT_OK;
 }
 
-/* The breakpoint/catchpoint probes (tracer, issue 6) in place of sampling.
+/* The breakpoint/catchpoint probes (the tracer) in place of sampling.
  * Returns the exit code so far; *nothing_armed is set when a bad probe
  * stopped the run before anything was armed (already said; no report). */
 static int run_trace(struct run_context *rc, const struct sampler_config *cfg, const struct event_sink *sink,

@@ -11,7 +11,7 @@
  * shares grew or shrank most. */
 static int render_text(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e)
 {
-	if (o->diff_base)
+	if (o && o->diff_base)
 		return report_diff_text(o->diff_base, p, out, o, e);
 	return report_text(p, out, o, e);
 }

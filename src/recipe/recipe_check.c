@@ -188,12 +188,23 @@ static size_t statement_names(const char **names)
 	return n;
 }
 
-static bool is_statement(const char *name)
+/* The statement a call names: its enum action_id, with *format set for a
+ * format's call (A_RENDER); -1 for none. */
+static int find_action(const char *name, const struct report_format **format)
 {
+	*format = report_format_for_call(name);
+	if (*format)
+		return A_RENDER;
 	for (size_t i = 0; i < NACTIONS; i++)
 		if (!strcmp(action_names[i], name))
-			return true;
-	return report_format_for_call(name) != NULL;
+			return (int)i;
+	return -1;
+}
+
+static bool is_statement(const char *name)
+{
+	const struct report_format *format;
+	return find_action(name, &format) >= 0;
 }
 
 /* Checks map keys against what earlier uses established. */
@@ -750,19 +761,6 @@ static void format_option_names(const struct report_format *f, const char **name
 		if ((f->recipe_options & bit) && report_format_option_name(bit))
 			names[n++] = report_format_option_name(bit);
 	names[n] = NULL;
-}
-
-/* The statement a call names: its enum action_id, with *format set for a
- * format's call (A_RENDER); -1 for none. */
-static int find_action(const char *name, const struct report_format **format)
-{
-	*format = report_format_for_call(name);
-	if (*format)
-		return A_RENDER;
-	for (size_t i = 0; i < NACTIONS; i++)
-		if (!strcmp(action_names[i], name))
-			return (int)i;
-	return -1;
 }
 
 static void check_call_stmt(struct checker *c, struct stmt *s)

@@ -19,6 +19,14 @@ for sub in $(sed -n '/^Subcommands:/,/^$/p' "$TMP/help" | awk 'NF>1 && $1 != "Su
 	"$XGDBPROF" "$sub" --help >/dev/null
 	check "xgdbprof $sub --help exits 0" test $? -eq 0
 done
+# report's formats, as its --help lists them from report_format.c's table,
+# are those the man page and docs/reports.md list by hand, in that order.
+formats=$("$XGDBPROF" report --help | sed -n '/--format FORMAT/,/^  -/p' |
+	awk '$1 ~ /^[a-z]+$/ && NF > 1 {print $1}' | paste -sd'|')
+check "the man page lists report's formats ($formats)" \
+	grep -qF -- "report [\\-\\-format $formats]" "$TOP_SRCDIR/docs/xgdbprof.1"
+check "docs/reports.md lists report's formats ($formats)" \
+	grep -qF -- "[--format $formats]" "$TOP_SRCDIR/docs/reports.md"
 
 # expect_usage "what" PATTERN args...: exit 2 and one stderr line matching.
 expect_usage() {

@@ -3,11 +3,12 @@
  *
  *   recipe_run [--session] [-D NAME=VALUE]... RECIPE EVENTS
  *
- * --session renders report() and flamegraph() as a profiling session does
- * (recipe_report_options, then the report/ renderers) instead of the
+ * --session renders report() and the formats' calls as a profiling session
+ * does (recipe_report_options, then the report/ renderers) instead of the
  * built-ins: report() prints the text report; flamegraph() prints what the
  * SVG draws, one line per row from the top, frames left to right with their
- * samples, so a golden file shows the layout without the markup.
+ * samples, so a golden file shows the layout without the markup; the other
+ * calls print what their renderer writes.
  *
  * One event per line, `#` comments; fields are key=value, values may be
  * "quoted". Stacks are written root first, frames separated by ';', each
@@ -32,6 +33,7 @@
  */
 #include "recipe/recipe.h"
 #include "report/report.h"
+#include "report/report_format.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -226,10 +228,8 @@ static int cmp_boxes(const void *a, const void *b)
 	return p->y != q->y ? (p->y < q->y ? -1 : 1) : p->x < q->x ? -1 : p->x > q->x;
 }
 
-static int session_flamegraph(void *ctx, const struct map *m, const struct recipe_report_opts *o,
-			      struct xerr *e)
+static int session_flamegraph(const struct map *m, const struct recipe_report_opts *o, struct xerr *e)
 {
-	(void)ctx;
 	struct profile *p = session_profile(m, e);
 	if (!p)
 		return -1;
@@ -272,6 +272,24 @@ static int session_flamegraph(void *ctx, const struct map *m, const struct recip
 	return rc;
 }
 
+/* A format's call: flamegraph() as above; the others rendered to standard
+ * output as a session renders them into its files. */
+static int session_render(void *ctx, const struct report_format *f, const struct map *m,
+			  const struct recipe_report_opts *o, struct xerr *e)
+{
+	(void)ctx;
+	if (f == report_format_find("svg"))
+		return session_flamegraph(m, o, e);
+	struct profile *p = session_profile(m, e);
+	if (!p)
+		return -1;
+	struct report_options ro;
+	recipe_report_options(o, &ro);
+	int rc = f->render(p, stdout, &ro, e);
+	profile_free(p);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct recipe_defines defs;
@@ -304,7 +322,7 @@ int main(int argc, char **argv)
 		recipe_free(r);
 		return 2;
 	}
-	struct recipe_report_sink sink = { .report = session_report, .flamegraph = session_flamegraph };
+	struct recipe_report_sink sink = { .report = session_report, .render = session_render };
 	struct recipe_run *run = recipe_run_new(r, stdout, session ? &sink : NULL);
 	char line[8192];
 	int rc = 0;

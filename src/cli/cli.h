@@ -146,8 +146,9 @@ struct cli_files_written {
 };
 void cli_files_written_add(struct cli_files_written *w, const char *name);
 
-/* Writes p for other tools into dir (which exists): profile.pb.gz (pprof)
- * and profile.speedscope.json, each added to written once saved. Returns 0,
+/* Writes p for other tools into dir (which exists): each format the table
+ * marks beside_profile (report_format.h: profile.pb.gz for pprof,
+ * profile.speedscope.json), each added to written once saved. Returns 0,
  * or XGP_EXIT_FAILURE (said). */
 int cli_save_profile_exports(const struct profile *p, const char *dir, struct cli_files_written *written);
 

@@ -1,5 +1,5 @@
 /* cmd_report.c — `xgdbprof report DIR|FILE`: re-renders a saved profile
- * offline, in any format. */
+ * offline, in any format of report/report_format.h's table. */
 #include "config.h"
 #include "cli/commands.h"
 #include "cli/cli.h"
@@ -7,7 +7,7 @@
 #include "util/output_file.h"
 #include "util/text_fit.h"
 #include "report/report.h"
-#include "report/report_diff.h"
+#include "report/report_format.h"
 #include "symbols/source_map.h"
 
 #include <errno.h>
@@ -18,6 +18,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The format `report` writes unless --format names another. */
+#define DEFAULT_FORMAT "text"
+
+/* --format's lines of the help: one a format, from the table. */
+static void put_format_help(FILE *out)
+{
+	fputs("  -f, --format FORMAT     one of (default " DEFAULT_FORMAT "):\n", out);
+	for (size_t i = 0; i < report_format_count(); i++) {
+		const struct report_format *f = report_format_at(i);
+		fprintf(out, "                            %-11s %s\n", f->name, f->help);
+		if (f->binary)
+			fputs("                                        (binary: give -o or redirect)\n", out);
+	}
+}
+
 static void report_usage(FILE *out)
 {
 	fputs("usage: xgdbprof report [OPTIONS] DIR|FILE\n"
@@ -25,11 +40,9 @@ static void report_usage(FILE *out)
 	      "Re-renders a saved profile: FILE is a profile.json written by a run, DIR a\n"
 	      "run's output directory holding one.\n"
 	      "\n"
-	      "Options:\n"
-	      "  -f, --format FORMAT     text (default), svg, folded, json, pprof (gzip'd\n"
-	      "                          profile.proto for go tool pprof; binary: give -o\n"
-	      "                          or redirect) or speedscope (JSON for speedscope)\n"
-	      "  -a, --annotate          text: add the hottest functions' source lines with\n"
+	      "Options:\n", out);
+	put_format_help(out);
+	fputs("  -a, --annotate          text: add the hottest functions' source lines with\n"
 	      "                          per-line shares\n"
 	      "  -n, --top N             hottest code paths shown (default 5)\n"
 	      "      --functions N       rows of the top-function tables, functions annotated\n"
@@ -78,27 +91,20 @@ static int load_profile_arg(const char *arg, struct profile **out)
 	return XGP_EXIT_OK;
 }
 
-typedef int render_fn(const struct profile *, FILE *, const struct report_options *, struct xerr *);
-
-/* The text of a differential report: the new profile against ro->diff_base. */
-static int render_diff_text(const struct profile *p, FILE *out, const struct report_options *ro, struct xerr *e)
-{
-	return report_diff_text(ro->diff_base, p, out, ro, e);
-}
-
-/* Renders p to output (NULL or "-": standard output), through a temporary
- * file committed only on success. ro holds the options parsed; colour and
- * width are settled here. Returns the exit code (said). */
-static int render_report(const struct profile *p, render_fn *render, const char *output, const char *color,
-			 bool annotate, struct source_map *smap, struct report_options *ro)
+/* Renders p in format f to output (NULL or "-": standard output), through
+ * a temporary file committed only on success. ro holds the options parsed;
+ * colour and width are settled here. Returns the exit code (said). */
+static int render_report(const struct profile *p, const struct report_format *f, const char *output,
+			 const char *color, bool annotate, struct source_map *smap, struct report_options *ro)
 {
 	struct xerr e = { "" };
 	int rc = XGP_EXIT_OK;
 	bool to_tty = !output || strcmp(output, "-") == 0 ? isatty(STDOUT_FILENO) : false;
-	cli_color_wanted("report", color, to_tty && render == report_text, &ro->color);   /* WHEN checked */
-	if (render == report_text && (!output || strcmp(output, "-") == 0))
+	bool terminal = f->options & REPORT_OPT_TERMINAL;
+	cli_color_wanted("report", color, to_tty && terminal, &ro->color);   /* WHEN checked */
+	if (terminal && (!output || strcmp(output, "-") == 0))
 		ro->width = text_terminal_width(STDOUT_FILENO);
-	ro->links = render == report_text && cli_links_wanted(to_tty);
+	ro->links = terminal && cli_links_wanted(to_tty);
 	ro->source_map = smap;
 
 	FILE *out = stdout;
@@ -108,7 +114,7 @@ static int render_report(const struct profile *p, render_fn *render, const char 
 	} else {
 		if (file.stream)
 			out = file.stream;
-		if (render(p, out, ro, &e) < 0 ||
+		if (f->render(p, out, ro, &e) < 0 ||
 		    (annotate && (fputs("\n", out), report_annotate(p, out, ro, &e)) < 0))
 			rc = cli_error("%s", e.msg);
 		if (file.stream) {
@@ -121,6 +127,16 @@ static int render_report(const struct profile *p, render_fn *render, const char 
 		}
 	}
 	return rc;
+}
+
+/* The usage error of an option the chosen format does not honour: it
+ * names the formats that do. */
+static int option_needs_format(const char *option, unsigned honoured_by)
+{
+	char names[256], message[320];
+	report_format_names(names, sizeof names, honoured_by, ", ", " or ");
+	snprintf(message, sizeof message, "%s goes with --format %s", option, names);
+	return cli_usage_error("report", message);
 }
 
 int cmd_report(int argc, char **argv)
@@ -139,7 +155,7 @@ int cmd_report(int argc, char **argv)
 		CLI_DISPLAY_OPTIONS,
 	};
 	struct report_options ro;
-	const char *format = "text", *output = NULL, *color = "auto", *diff_base = NULL;
+	const char *format = DEFAULT_FORMAT, *output = NULL, *color = "auto", *diff_base = NULL;
 	bool annotate = false;
 	struct source_map *smap = source_map_new();
 	struct xerr e = { "" };
@@ -178,33 +194,27 @@ int cmd_report(int argc, char **argv)
 			return rc;
 		}
 	}
-	int (*render)(const struct profile *, FILE *, const struct report_options *, struct xerr *) = NULL;
-	if (strcmp(format, "text") == 0)
-		render = report_text;
-	else if (strcmp(format, "svg") == 0)
-		render = report_svg;
-	else if (strcmp(format, "folded") == 0)
-		render = report_folded;
-	else if (strcmp(format, "json") == 0)
-		render = report_json;
-	else if (strcmp(format, "pprof") == 0)
-		render = report_pprof;
-	else if (strcmp(format, "speedscope") == 0)
-		render = report_speedscope;
-	else
-		rc = cli_usage_error("report", "--format is one of text, svg, folded, json, pprof, speedscope");
+	const struct report_format *f = report_format_find(format);
+	char message[512];
+	if (!f) {
+		char names[256];
+		report_format_names(names, sizeof names, 0, ", ", ", ");
+		snprintf(message, sizeof message, "--format is one of %s", names);
+		rc = cli_usage_error("report", message);
+	}
 	/* Compressed bytes on a terminal are noise at best, escape sequences at
 	 * worst. */
-	if (rc == XGP_EXIT_OK && render == report_pprof && (!output || strcmp(output, "-") == 0) &&
-	    isatty(STDOUT_FILENO))
-		rc = cli_usage_error("report", "--format pprof writes a binary file: give -o FILE "
-				     "(e.g. -o profile.pb.gz) or redirect standard output");
-	if (rc == XGP_EXIT_OK && annotate && render != report_text)
-		rc = cli_usage_error("report", "--annotate goes with --format text");
-	if (rc == XGP_EXIT_OK && ro.inverted && render != report_svg && render != report_folded)
-		rc = cli_usage_error("report", "--inverted goes with --format svg or folded");
-	if (rc == XGP_EXIT_OK && diff_base && render != report_text && render != report_svg)
-		rc = cli_usage_error("report", "--diff-base goes with --format text or svg");
+	if (rc == XGP_EXIT_OK && f->binary && (!output || strcmp(output, "-") == 0) && isatty(STDOUT_FILENO)) {
+		snprintf(message, sizeof message, "--format %s writes a binary file: give -o FILE (e.g. -o %s) or "
+			 "redirect standard output", f->name, f->default_file);
+		rc = cli_usage_error("report", message);
+	}
+	if (rc == XGP_EXIT_OK && annotate && !(f->options & REPORT_OPT_ANNOTATE))
+		rc = option_needs_format("--annotate", REPORT_OPT_ANNOTATE);
+	if (rc == XGP_EXIT_OK && ro.inverted && !(f->options & REPORT_OPT_INVERTED))
+		rc = option_needs_format("--inverted", REPORT_OPT_INVERTED);
+	if (rc == XGP_EXIT_OK && diff_base && !(f->options & REPORT_OPT_DIFF_BASE))
+		rc = option_needs_format("--diff-base", REPORT_OPT_DIFF_BASE);
 	if (rc == XGP_EXIT_OK && diff_base && (annotate || ro.inverted))
 		rc = cli_usage_error("report", "--diff-base goes with neither --annotate nor --inverted");
 	if (rc == XGP_EXIT_OK)   /* the WHEN word; render_report knows the terminal */
@@ -221,11 +231,9 @@ int cmd_report(int argc, char **argv)
 	if (rc == XGP_EXIT_OK && diff_base) {
 		rc = load_profile_arg(diff_base, &base);
 		ro.diff_base = base;
-		if (render == report_text)
-			render = render_diff_text;
 	}
 	if (rc == XGP_EXIT_OK)
-		rc = render_report(p, render, output, color, annotate, smap, &ro);
+		rc = render_report(p, f, output, color, annotate, smap, &ro);
 	profile_free(p);
 	profile_free(base);
 	source_map_free(smap);

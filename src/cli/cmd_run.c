@@ -1,10 +1,11 @@
 /* cmd_run.c — the default mode: run a recipe against a PID or a command.
  *
  * Order of a run: load and check the recipe (bad recipe: exit 2 before
- * touching the target), attach or launch, BEGIN, sample until the duration,
- * a signal, exit() or the target's exit, then detach — and only then END,
- * whose report calls render what was collected (shared DESIGN.md, "Safety
- * rules": probes out first, then detach, then reports).
+ * touching the target), attach or launch, BEGIN, sample (stacks/sampler.h)
+ * or trace (trace/tracer.h) until the duration, a signal, exit() or the
+ * target's exit, then detach — and only then END, whose report calls render
+ * what was collected: probes out first, then detach, then reports
+ * (docs/design.md, "Processes and safety" and "Recipes and reports").
  */
 #include "config.h"
 #include "cli/cli.h"
@@ -16,6 +17,7 @@
 #include "report/profile.h"
 #include "recipe/recipe.h"
 #include "report/report.h"
+#include "report/report_format.h"
 #include "stacks/sampler.h"
 #include "session/session.h"
 #include "session/signals.h"
@@ -233,10 +235,12 @@ static int sink_report(void *ctx, const struct map *m, const struct recipe_repor
 	return result;
 }
 
-static int sink_render(struct run_context *rc, const struct map *m, const struct recipe_report_opts *o,
-		       int (*render)(const struct profile *, FILE *, const struct report_options *, struct xerr *),
-		       const char *default_name, const char *what, struct xerr *e)
+/* A format's call (flamegraph(), folded(), json(), pprof()): the map as a
+ * profile rendered in format f into the run's directory. */
+static int sink_render(void *ctx, const struct report_format *f, const struct map *m,
+		       const struct recipe_report_opts *o, struct xerr *e)
 {
+	struct run_context *rc = ctx;
 	struct profile *p = profile_of_map(rc, m, e);
 	if (!p)
 		return -1;
@@ -246,7 +250,7 @@ static int sink_render(struct run_context *rc, const struct map *m, const struct
 	report_defaults(rc, o, &ro);
 	ro.color = false;
 	ro.links = false;
-	if (render == report_pprof) {
+	if (f->options & REPORT_OPT_TYPES) {
 		/* a sum() map keeps both its updates and their total */
 		const char *types = o && o->types ? o->types
 				  : o && o->weight_unit ? "samples/count,cpu/nanoseconds"
@@ -261,39 +265,19 @@ static int sink_render(struct run_context *rc, const struct map *m, const struct
 		}
 	}
 	char path[PATH_MAX + 64];
-	const char *name = o && o->path ? o->path : default_name;
+	const char *name = o && o->path ? o->path : f->default_file;
 	int result = output_path(rc, name, path, sizeof path, e);
 	if (result == 0)
 		result = ensure_output_dir(rc, e);
 	if (result == 0)
-		result = report_to_file(render, p, path, &ro, e);
+		result = report_to_file(f->render, p, path, &ro, e);
 	if (result == 0) {
 		if (cli_globals.verbose)
-			fprintf(stderr, "xgdbprof: %s written to %s\n", what, path);
+			fprintf(stderr, "xgdbprof: %s written to %s\n", f->what, path);
 		cli_files_written_add(&rc->written, name);
 	}
 	profile_free(p);
 	return result;
-}
-
-static int sink_flamegraph(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e)
-{
-	return sink_render(ctx, m, o, report_svg, "flamegraph.svg", "flame graph", e);
-}
-
-static int sink_folded(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e)
-{
-	return sink_render(ctx, m, o, report_folded, "stacks.folded", "folded stacks", e);
-}
-
-static int sink_json(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e)
-{
-	return sink_render(ctx, m, o, report_json, "report.json", "JSON report", e);
-}
-
-static int sink_pprof(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e)
-{
-	return sink_render(ctx, m, o, report_pprof, "profile.pb.gz", "pprof profile", e);
 }
 
 static int test_one_allocation(void *ctx, uint64_t addr, int64_t size)
@@ -455,57 +439,37 @@ static int on_tick(void *ctx, uint64_t now_ns, struct xerr *e)
 	return 0;
 }
 
-static struct recipe *load_recipe(const struct run_request *req, char *name, size_t name_size)
+/* The recipe of -r NAME|FILE, -e TEXT or the default, with the -D
+ * definitions, through recipe_open (which says what is wrong with it), its
+ * name as resolved in name. Returns NULL when it cannot be used (said). */
+static struct recipe *open_recipe(const struct run_request *req, char *name, size_t name_size)
 {
 	struct recipe_defines defines;
-	struct diag_list diags;
 	struct xerr e;
 	recipe_defines_init(&defines);
-	recipe_diag_list_init(&diags);
 	for (int i = 0; i < req->ndefines; i++)
 		if (recipe_defines_add(&defines, req->defines[i], &e) < 0) {
 			cli_input_error("-D %s: %s", req->defines[i], e.msg);
 			recipe_defines_release(&defines);
 			return NULL;
 		}
-	struct recipe *r = NULL;
-	if (req->recipe_text) {
-		snprintf(name, name_size, "-e");
-		r = recipe_load_text("-e", req->recipe_text, strlen(req->recipe_text), &defines, &diags);
-	} else {
-		const char *wanted = req->recipe ? req->recipe : "hot-cpu";
-		if (recipe_resolve_name(wanted, name, name_size, &e) < 0) {
-			cli_input_error("%s", e.msg);
-			recipe_defines_release(&defines);
-			return NULL;
-		}
-		r = recipe_load_file(name, &defines, &diags);
-	}
-	recipe_diag_list_print(&diags, stderr);
-	recipe_diag_list_release(&diags);
+	const char *wanted = req->recipe_text ? NULL : req->recipe ? req->recipe : "hot-cpu";
+	struct recipe *r = recipe_open(wanted, req->recipe_text, &defines, stderr);
 	recipe_defines_release(&defines);
+	if (r)
+		snprintf(name, name_size, "%s", recipe_name(r));
 	return r;
 }
 
-/* Probes this build cannot arm yet are refused before touching the target. */
+/* Whether the recipe samples (*samples: it has `sample` probes); a recipe
+ * that would both sample and trace is refused before touching the target. */
 static int check_probes(const struct probe_spec *probes, size_t nprobes, bool *samples)
 {
 	*samples = false;
-	for (size_t i = 0; i < nprobes; i++) {
-		switch (probes[i].kind) {
-		case PROBE_SAMPLE:
-			*samples = true;
-			break;
-		case PROBE_BEGIN:
-		case PROBE_END:
-		case PROBE_INTERVAL:
-			break;
-		default:
-			/* tracer (issue 6): function/return/panic/syscall probes. */
-			break;
-		}
-	}
-	/* tracer (issue 6): one Dwfl serves one unwinder, so no mix. */
+	for (size_t i = 0; i < nprobes; i++)
+		*samples |= probes[i].kind == PROBE_SAMPLE;
+	/* The sampler and the tracer cannot share a run: one Dwfl serves one
+	 * unwinder. */
 	if (*samples && tracer_wanted(probes, nprobes))
 		return cli_input_error("a recipe cannot mix `sample` probes with function/return/panic/syscall "
 				       "probes yet; run two recipes (two xgdbprof processes cannot attach together "
@@ -612,7 +576,7 @@ static int run_open(struct run_context *rc)
 {
 	const struct run_request *req = rc->request;
 	struct xerr e;
-	rc->recipe = load_recipe(req, rc->recipe_name, sizeof rc->recipe_name);
+	rc->recipe = open_recipe(req, rc->recipe_name, sizeof rc->recipe_name);
 	if (!rc->recipe)
 		return XGP_EXIT_USAGE;
 	char value[64];
@@ -745,7 +709,7 @@ static int run_attach(struct run_context *rc)
 	 * so does the tracer (it resolves probes and walks stacks itself)
 	 * unless arg() asks gdb to evaluate a parameter. Reading symbols is
 	 * what held an attached target stopped for 0.3-1.3 s. */
-	so.no_symbols = (rc->wants_samples && !opts->exact) || (tracing && !recipe_uses_builtin(rc->recipe, "arg"));
+	so.no_symbols = (rc->wants_samples && !opts->exact) || (tracing && !(recipe_needs(rc->recipe) & RECIPE_NEEDS_SYMBOLS));
 	/* A launched command is traced from its first instruction: it waits at
 	 * its entry point until the probes are armed (the tracer resumes it). */
 	so.hold_at_entry = tracing;
@@ -799,8 +763,7 @@ static int run_start(struct run_context *rc)
 	symbolizer_foreach_module(rc->sym, module_build_id, rc, NULL);
 
 	struct recipe_report_sink sink = {
-		.ctx = rc, .report = sink_report, .flamegraph = sink_flamegraph,
-		.folded = sink_folded, .json = sink_json, .pprof = sink_pprof, .snapshot = sink_snapshot,
+		.ctx = rc, .report = sink_report, .render = sink_render, .snapshot = sink_snapshot,
 	};
 	FILE *fitted = text_fit_stream(rc->out, rc->width);
 	if (!fitted)
@@ -822,7 +785,7 @@ static int run_start(struct run_context *rc)
 	return XGP_EXIT_OK;
 }
 
-/* The breakpoint/catchpoint probes (tracer, issue 6) in place of sampling.
+/* The breakpoint/catchpoint probes (the tracer) in place of sampling.
  * Returns the exit code so far; *nothing_armed is set when a bad probe
  * stopped the run before anything was armed (already said; no report). */
 static int run_trace(struct run_context *rc, const struct sampler_config *cfg, const struct event_sink *sink,
@@ -840,8 +803,7 @@ static int run_trace(struct run_context *rc, const struct sampler_config *cfg, c
 		.progress = &rc->progress, .resolved = rc->sym ? rc->resolved : NULL,
 		/* a probe that only counts needs no stack, and then no registers:
 		 * the walk and the register read were two thirds of our part of a hit */
-		.no_stacks = !recipe_uses_builtin(rc->recipe, "ustack") && !recipe_uses_builtin(rc->recipe, "caller") &&
-			     !recipe_uses_builtin(rc->recipe, "func"),
+		.no_stacks = !(recipe_needs(rc->recipe) & RECIPE_NEEDS_STACKS),
 	};
 	struct tracer_stats *tstats = &rc->trace_stats;
 	rc->ended = &tstats->run;
@@ -952,11 +914,10 @@ static void say_files_written(const struct run_context *rc)
 		rc->output_dir);
 	for (int i = 0; i < rc->written.n; i++) {
 		const char *name = rc->written.names[i];
+		const struct report_format *f = report_format_for_file(name);
 		fprintf(stderr, "%s%s", i ? ", " : "", name);
-		if (strcmp(name, "profile.pb.gz") == 0)
-			fputs(" (for go tool pprof)", stderr);
-		else if (strcmp(name, "profile.speedscope.json") == 0)
-			fputs(" (for speedscope)", stderr);
+		if (f && f->read_by)
+			fprintf(stderr, " (for %s)", f->read_by);
 	}
 	if (rc->profile_saved)
 		fprintf(stderr, "; re-render with `xgdbprof report %s`", rc->output_dir);
@@ -981,7 +942,7 @@ static void fill_outcome(const struct run_context *rc, struct run_outcome *o)
  * so the allocator cannot change them under the reads. */
 static void test_live_allocations(struct run_context *rc)
 {
-	if (!rc->run || !rc->session || !recipe_uses_builtin(rc->recipe, "live"))
+	if (!rc->run || !rc->session || !(recipe_needs(rc->recipe) & RECIPE_NEEDS_LIVE_HEAP))
 		return;
 	struct xerr e;
 	if (rc->ended->target_exited || !session_target_alive(rc->session)) {

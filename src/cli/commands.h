@@ -1,4 +1,4 @@
-/* commands.h — one entry point per subcommand, each in src/cmd_<name>.c.
+/* commands.h — one entry point per subcommand, each in src/cli/cmd_<name>.c.
  *
  * Contract: cmd_X(argc, argv) gets argv[0] == "X" (the subcommand name) and
  * the remaining arguments unparsed; it returns an exit code from error.h and

@@ -1,9 +1,10 @@
 /* profile_exports.c — what a sampling run writes beside its profile.json for
- * other tools (docs/reports.md, "pprof" and "speedscope"), and the module
- * table those formats need. */
+ * other tools (the formats report_format.h marks beside_profile: pprof and
+ * speedscope, docs/reports.md), and the module table those formats need. */
 #include "cli/cli.h"
 #include "report/profile.h"
 #include "report/report.h"
+#include "report/report_format.h"
 #include "symbols/symbolize.h"
 
 #include <limits.h>
@@ -36,27 +37,23 @@ void cli_files_written_add(struct cli_files_written *w, const char *name)
 
 int cli_save_profile_exports(const struct profile *p, const char *dir, struct cli_files_written *written)
 {
-	static const struct {
-		const char *name, *what;
-		int (*render)(const struct profile *, FILE *, const struct report_options *, struct xerr *);
-	} exports[] = {
-		{ "profile.pb.gz", "pprof profile", report_pprof },
-		{ "profile.speedscope.json", "speedscope profile", report_speedscope },
-	};
 	struct report_options ro;
 	int rc = 0;
 	report_options_init(&ro);
-	for (size_t i = 0; i < sizeof exports / sizeof exports[0]; i++) {
+	for (size_t i = 0; i < report_format_count(); i++) {
+		const struct report_format *f = report_format_at(i);
+		if (!f->beside_profile)
+			continue;
 		char path[PATH_MAX + 64];
 		struct xerr e = { "" };
-		snprintf(path, sizeof path, "%s/%s", dir, exports[i].name);
-		if (report_to_file(exports[i].render, p, path, &ro, &e) < 0) {
+		snprintf(path, sizeof path, "%s/%s", dir, f->default_file);
+		if (report_to_file(f->render, p, path, &ro, &e) < 0) {
 			rc = cli_error("%s", e.msg);
 			continue;
 		}
-		cli_files_written_add(written, exports[i].name);
+		cli_files_written_add(written, f->default_file);
 		if (cli_globals.verbose)
-			fprintf(stderr, "xgdbprof: %s written to %s\n", exports[i].what, path);
+			fprintf(stderr, "xgdbprof: %s written to %s\n", f->what, path);
 	}
 	return rc;
 }

@@ -4,6 +4,8 @@
 noinst_LIBRARIES += src/recipe/librecipe.a
 src_recipe_librecipe_a_CPPFLAGS = $(NO_GDB_CPPFLAGS)
 src_recipe_librecipe_a_SOURCES = \
+	src/recipe/builtins.c \
+	src/recipe/builtins.h \
 	src/recipe/locks_report.c \
 	src/recipe/locks_report.h \
 	src/recipe/maps.c \
@@ -47,7 +49,7 @@ EXTRA_DIST += tests/recipes tests/recipes.sh tests/recipe-docs.sh tests/fuzz/rec
 # Optional: coverage-guided fuzzing of the parser with libFuzzer (not in check).
 #   make fuzz-recipe && ./fuzz-recipe -max_total_time=600 $(srcdir)/tests/fuzz/recipe-corpus
 FUZZ_CC = clang
-fuzz_recipe_sources = src/util/error.c src/util/text_escape.c src/util/output_file.c src/recipe/maps.c src/recipe/locks_report.c src/recipe/recipe.c src/recipe/recipe_diag.c src/recipe/recipe_lex.c \
+fuzz_recipe_sources = src/util/error.c src/util/text_escape.c src/util/output_file.c src/recipe/builtins.c src/recipe/maps.c src/recipe/locks_report.c src/recipe/recipe.c src/recipe/recipe_diag.c src/recipe/recipe_lex.c \
 	src/recipe/recipe_parse.c src/recipe/recipe_check.c src/recipe/recipe_eval.c src/symbols/demangle.c src/symbols/rust_demangle_unicode.c \
 	tests/fuzz/fuzz_recipe.c
 fuzz-recipe: $(fuzz_recipe_sources)

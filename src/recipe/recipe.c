@@ -1,6 +1,7 @@
 /* recipe.c — loading recipes, defines, options, probe descriptions. */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "recipe/recipe.h"
+#include "recipe/builtins.h"
 #include "symbols/demangle.h"
 #include "symbols/name_pattern.h"
 #include "recipe/recipe_ast.h"
@@ -332,6 +333,11 @@ struct recipe *recipe_open(const char *recipe_arg, const char *text,
 	return r;
 }
 
+const char *recipe_name(const struct recipe *r)
+{
+	return r->name;
+}
+
 void recipe_free(struct recipe *r)
 {
 	if (!r)
@@ -400,9 +406,9 @@ int recipe_resolve_name(const char *name, char *out, size_t outsz, struct xerr *
 
 /* ---- probes ------------------------------------------------------------ */
 
-bool recipe_uses_builtin(const struct recipe *r, const char *name)
+unsigned recipe_needs(const struct recipe *r)
 {
-	return recipe_check_uses(&r->prog, name);
+	return recipe_builtins_needs(r->prog.builtins_used);
 }
 
 size_t recipe_probe_count(const struct recipe *r)

@@ -59,6 +59,9 @@ void recipe_free(struct recipe *r);
  * Returns the recipe, or NULL when it cannot be used (reason printed). */
 struct recipe *recipe_open(const char *recipe_arg, const char *text,
 			   const struct recipe_defines *defs, FILE *errors);
+/* The name a recipe was loaded under: its file's path as resolved, or the
+ * name given to recipe_load_text ("-e"). */
+const char *recipe_name(const struct recipe *r);
 
 /* Maps a recipe argument to a file: a string containing '/' or naming an
  * existing file is used as is; a bare name ("hot-cpu", "hot-cpu.recipe")
@@ -98,8 +101,17 @@ int recipe_set_option(struct recipe *r, const char *name, const char *value, str
 /* ---- probes ------------------------------------------------------------ */
 
 size_t recipe_probe_count(const struct recipe *r);
-/* Whether the recipe's probes use the builtin named ("arg", "ustack"). */
-bool recipe_uses_builtin(const struct recipe *r, const char *name);
+
+/* What a recipe's builtins need from the run (recipe/builtins.c says which
+ * builtin needs what), so the command sets up no more than that. */
+enum recipe_needs {
+	RECIPE_NEEDS_STACKS = 1u << 0,     /* each event's stack walked: ustack, caller, func */
+	RECIPE_NEEDS_SYMBOLS = 1u << 1,    /* gdb's symbols: arg() evaluates a parameter */
+	RECIPE_NEEDS_LIVE_HEAP = 1u << 2,  /* the live() maps' allocations tested in the heap
+					    * before the detach */
+};
+/* The RECIPE_NEEDS_* bits of every builtin the recipe's probes use. */
+unsigned recipe_needs(const struct recipe *r);
 /* Fills *out for probe i (strings borrowed from r). Returns 0 or -1. The
  * specs are what the command hands the producers to arm. */
 int recipe_probe(const struct recipe *r, size_t i, struct probe_spec *out);
@@ -112,7 +124,7 @@ bool recipe_probe_matches_function(const struct recipe *r, size_t i, const char 
 struct recipe_report_opts {
 	int64_t top;          /* report: how many paths; 0 = default */
 	const char *title;    /* flamegraph/report title, or NULL */
-	const char *path;     /* output file for flamegraph/folded/json, or NULL = stdout */
+	const char *path;     /* output file of a format's call (flamegraph, folded, ...), or NULL */
 	bool inverted;        /* flamegraph: icicle graph of callers, merged leaf first */
 	bool waits;           /* report: stacks of waiting threads (headlines name the call that waits) */
 	bool panics;          /* report: panics grouped by location (recipe/panic_report.h) */
@@ -129,15 +141,18 @@ void recipe_report_options(const struct recipe_report_opts *o, struct report_opt
 
 /* How report calls reach the session. Each callback returns 0 or -1 with e
  * filled. A NULL callback selects the built-in behaviour: report prints the
- * map sorted like print(), folded and json write files (or `out`), and
- * flamegraph is a runtime error (it needs the reports module). */
+ * map sorted like print(), folded and json write the map itself to a file
+ * (or `out`), and the formats only a session renders (flamegraph, pprof)
+ * are a runtime error. */
+struct report_format;
 struct recipe_report_sink {
 	void *ctx;
 	int (*report)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);
-	int (*flamegraph)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);
-	int (*folded)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);
-	int (*json)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);
-	int (*pprof)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);
+	/* The calls of the output formats (report/report_format.h names each
+	 * format's call: flamegraph(), folded(), json(), pprof()): m rendered
+	 * in format f into o->path, or f->default_file when that is NULL. */
+	int (*render)(void *ctx, const struct report_format *f, const struct map *m, const struct recipe_report_opts *o,
+		      struct xerr *e);
 	/* snapshot(@live_map, "name"): tests the live() maps now (the target
 	 * held stopped) and saves the map as a profile; o->path is the name */
 	int (*snapshot)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);

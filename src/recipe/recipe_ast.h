@@ -51,12 +51,14 @@ enum builtin_id {
 	B_TARGET_NSECS, B_WINDOW, B_CALLER, B_THREAD_CPU_NS,
 };
 
-/* Statement calls (stmt.action). */
+/* Statement calls (stmt.action): the fixed ones, then A_RENDER for the
+ * call of any output format (flamegraph, folded, ...: stmt.format, a row
+ * of report/report_format.h's table). */
 enum action_id {
-	A_PRINT, A_PRINTF, A_CLEAR, A_EXIT, A_REPORT, A_FLAMEGRAPH, A_FOLDED, A_JSON, A_TABLE, A_PPROF,
-	A_SNAPSHOT,
-	A_LOCKS,
+	A_PRINT, A_PRINTF, A_CLEAR, A_EXIT, A_REPORT, A_TABLE, A_SNAPSHOT, A_LOCKS,
+	A_RENDER,
 };
+struct report_format;
 
 struct expr {
 	enum expr_kind kind;
@@ -103,7 +105,8 @@ struct stmt {
 	struct expr *call;              /* S_CALL: an E_CALL */
 	struct named_arg *named;        /* S_CALL: key=value options */
 	size_t nnamed, named_cap;
-	int action;                     /* checker: which action (enum action) */
+	int action;                     /* checker: which action (enum action_id) */
+	const struct report_format *format;  /* checker: A_RENDER's format */
 };
 
 struct probe {
@@ -174,10 +177,13 @@ size_t recipe_parse(const struct recipe_src *src, const struct recipe_defines *d
  * after_parse_errors: the tree is partial, so skip the whole-program checks
  * (maps never assigned, no probes, unused variables) that would only echo
  * the syntax errors. Returns the number of errors found. */
-/* Whether a checked program uses the builtin named (e.g. "arg"). */
-bool recipe_check_uses(const struct program *prog, const char *name);
 size_t recipe_check(const struct recipe_src *src, struct program *prog, struct diag_list *diags,
 		    bool after_parse_errors);
+/* Whether the recipe writes a map in format f itself when no session
+ * renders it (recipe_eval.c: folded stacks, the map's JSON); *any_map is
+ * then whether that writer takes any map rather than only those a profile
+ * is made of (counts, sums, ints, live()). */
+bool recipe_map_writer(const struct report_format *f, bool *any_map);
 /* Converts a `set` value to an option. Returns 0, or -1 with a message. */
 int recipe_options_apply(struct recipe_options *o, const char *name,
 			 const struct setting_value *v, char **regex_storage, char *msg, size_t msgsz);

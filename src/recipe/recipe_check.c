@@ -6,8 +6,10 @@
  * that fills it), the second pass reports errors against that knowledge.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
+#include "recipe/builtins.h"
 #include "recipe/recipe_ast.h"
 #include "recipe/maps.h"
+#include "report/report_format.h"
 #include "util/array.h"
 #include "util/output_file.h"
 #include "util/slot_index.h"
@@ -16,82 +18,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PROBE_BIT(k) (1u << (k))
-#define THREAD_PROBES (PROBE_BIT(PROBE_SAMPLE) | PROBE_BIT(PROBE_FUNCTION) | \
-	PROBE_BIT(PROBE_RETURN) | PROBE_BIT(PROBE_PANIC) | \
-	PROBE_BIT(PROBE_SYSCALL) | PROBE_BIT(PROBE_SYSCALL_ENTRY))
-#define ALL_PROBES 0xffffu
-
-static const struct builtin {
-	const char *name;
-	enum builtin_id id;
-	enum type type;
-	int args;             /* -1: no parentheses; n: exactly n arguments */
-	unsigned probes;
-	const char *where;    /* for "only in ..." messages */
-} builtins[] = {
-	{"ustack", B_USTACK, T_STACK, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
-	{"func", B_FUNC, T_STR, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
-	{"thread.id", B_THREAD_ID, T_INT, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
-	{"tid", B_THREAD_ID, T_INT, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
-	{"thread.name", B_THREAD_NAME, T_STR, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
-	{"thread.state", B_THREAD_STATE, T_STR, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
-	{"thread.wait", B_THREAD_WAIT, T_STR, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
-	{"thread.cpu_ns", B_THREAD_CPU_NS, T_INT, -1, PROBE_BIT(PROBE_SAMPLE), "sample probes"},
-	{"cpu", B_CPU, T_INT, -1, THREAD_PROBES, "probes that stop a thread (sample, function, return, panic, syscall)"},
-	{"pid", B_PID, T_INT, -1, ALL_PROBES, NULL},
-	{"nsecs", B_NSECS, T_INT, -1, ALL_PROBES, NULL},
-	{"uptime", B_UPTIME, T_INT, -1, ALL_PROBES, NULL},
-	{"target_nsecs", B_TARGET_NSECS, T_INT, -1, ALL_PROBES, NULL},
-	{"window", B_WINDOW, T_INT, -1, ALL_PROBES, NULL},
-	{"caller", B_CALLER, T_STR, -1, PROBE_BIT(PROBE_FUNCTION) | PROBE_BIT(PROBE_RETURN), "function and return probes"},
-	{"probe", B_PROBE, T_STR, -1, ALL_PROBES, NULL},
-	{"elapsed", B_ELAPSED, T_INT, -1, PROBE_BIT(PROBE_RETURN) | PROBE_BIT(PROBE_SYSCALL), "return and syscall probes"},
-	{"retval", B_RETVAL, T_STR, -1, PROBE_BIT(PROBE_RETURN) | PROBE_BIT(PROBE_SYSCALL), "return and syscall probes"},
-	{"arg", B_ARG, T_STR, 1, PROBE_BIT(PROBE_FUNCTION), "function probes"},
-	{"arg0", B_INT_ARG, T_INT, -1, PROBE_BIT(PROBE_FUNCTION), "function probes"},
-	{"arg1", B_INT_ARG, T_INT, -1, PROBE_BIT(PROBE_FUNCTION), "function probes"},
-	{"arg2", B_INT_ARG, T_INT, -1, PROBE_BIT(PROBE_FUNCTION), "function probes"},
-	{"arg3", B_INT_ARG, T_INT, -1, PROBE_BIT(PROBE_FUNCTION), "function probes"},
-	{"arg4", B_INT_ARG, T_INT, -1, PROBE_BIT(PROBE_FUNCTION), "function probes"},
-	{"arg5", B_INT_ARG, T_INT, -1, PROBE_BIT(PROBE_FUNCTION), "function probes"},
-	{"panic.message", B_PANIC_MESSAGE, T_STR, -1, PROBE_BIT(PROBE_PANIC), "panic probes"},
-	{"panic.location", B_PANIC_LOCATION, T_STR, -1, PROBE_BIT(PROBE_PANIC), "panic probes"},
-	{"syscall.name", B_SYSCALL_NAME, T_STR, -1, PROBE_BIT(PROBE_SYSCALL) | PROBE_BIT(PROBE_SYSCALL_ENTRY), "syscall probes"},
-	{"syscall.nr", B_SYSCALL_NR, T_INT, -1, PROBE_BIT(PROBE_SYSCALL) | PROBE_BIT(PROBE_SYSCALL_ENTRY), "syscall probes"},
-	{"syscall.error", B_SYSCALL_ERROR, T_STR, -1, PROBE_BIT(PROBE_SYSCALL), "syscall probes (on return)"},
-	{"int", B_INT, T_INT, 1, ALL_PROBES, NULL},
-	{"str", B_STR, T_STR, 1, ALL_PROBES, NULL},
-	{"strlen", B_STRLEN, T_INT, 1, ALL_PROBES, NULL},
-	{"count", B_COUNT, T_AGG, 0, ALL_PROBES, NULL},
-	{"sum", B_SUM, T_AGG, 1, ALL_PROBES, NULL},
-	{"min", B_MIN, T_AGG, 1, ALL_PROBES, NULL},
-	{"max", B_MAX, T_AGG, 1, ALL_PROBES, NULL},
-	{"avg", B_AVG, T_AGG, 1, ALL_PROBES, NULL},
-	{"hist", B_HIST, T_AGG, 1, ALL_PROBES, NULL},
-	{"lhist", B_LHIST, T_AGG, 4, ALL_PROBES, NULL},
-	{"live", B_LIVE, T_AGG, 2, ALL_PROBES, NULL},
-};
-#define NBUILTINS (sizeof builtins / sizeof builtins[0])
-
-static const char *const builtin_names[] = {
-	"ustack", "func", "thread.id", "tid", "thread.name", "thread.state", "thread.wait", "thread.cpu_ns", "cpu", "pid",
-	"nsecs", "uptime", "probe", "elapsed", "retval", "arg", "arg0", "arg1", "arg2", "arg3",
-	"arg4", "arg5", "panic.message",
-	"panic.location", "syscall.name", "syscall.nr", "syscall.error", "int", "str", "strlen", "count", "sum",
-	"min", "max", "avg", "hist", "lhist", "live", "target_nsecs", "window", "caller", NULL,
-};
-
+/* The statements that are not a format's call, in the order of enum
+ * action_id; the formats' calls (flamegraph, folded, ...) come from
+ * report/report_format.h's table (A_RENDER). */
 static const char *const action_names[] = {
-	"print", "printf", "clear", "exit", "report", "flamegraph", "folded", "json", "table", "pprof",
-	"snapshot", "locks", NULL,
+	"print", "printf", "clear", "exit", "report", "table", "snapshot", "locks", NULL,
 };
+#define NACTIONS (sizeof action_names / sizeof action_names[0] - 1)
+/* The statements listed before the formats' calls in messages. */
+#define ACTIONS_BEFORE_FORMATS (A_REPORT + 1)
 
 /* The name=value options each call hands to its renderer; one a call would
- * ignore is refused (docs/recipes.md, "Reports"). */
+ * ignore is refused (docs/recipes.md, "Reports"). A format's call takes
+ * those its row names (recipe_options). */
 static const char *const report_option_names[] = {"top", "title", "waits", "panics", NULL};
-static const char *const flamegraph_option_names[] = {"title", "inverted", NULL};
-static const char *const pprof_option_names[] = {"types", NULL};
 static const char *const locks_option_names[] = {"top", "title", NULL};
 
 struct var {
@@ -219,12 +159,52 @@ static bool need_type(struct checker *c, struct expr *e, enum type want, const c
 	return false;
 }
 
-static const struct builtin *find_builtin(const char *name)
+/* names[0..n) joined by ", " into out (cut to size). */
+static void join_names(char *out, size_t size, const char *const *names, size_t n)
 {
-	for (size_t i = 0; i < NBUILTINS; i++)
-		if (!strcmp(builtins[i].name, name))
-			return &builtins[i];
-	return NULL;
+	size_t used = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < n && used < size; i++) {
+		int w = snprintf(out + used, size - used, "%s%s", i ? ", " : "", names[i]);
+		used += w > 0 ? (size_t)w : 0;
+	}
+}
+
+/* Every statement's name, NULL-terminated, into names (room for
+ * MAX_STATEMENTS + 1): the fixed ones with the formats' calls after report.
+ * Returns how many. */
+#define MAX_STATEMENTS 64
+static size_t statement_names(const char **names)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < ACTIONS_BEFORE_FORMATS; i++)
+		names[n++] = action_names[i];
+	for (size_t i = 0; i < report_format_count() && n + NACTIONS < MAX_STATEMENTS; i++)
+		if (report_format_at(i)->recipe_call)
+			names[n++] = report_format_at(i)->recipe_call;
+	for (size_t i = ACTIONS_BEFORE_FORMATS; i < NACTIONS; i++)
+		names[n++] = action_names[i];
+	names[n] = NULL;
+	return n;
+}
+
+/* The statement a call names: its enum action_id, with *format set for a
+ * format's call (A_RENDER); -1 for none. */
+static int find_action(const char *name, const struct report_format **format)
+{
+	*format = report_format_for_call(name);
+	if (*format)
+		return A_RENDER;
+	for (size_t i = 0; i < NACTIONS; i++)
+		if (!strcmp(action_names[i], name))
+			return (int)i;
+	return -1;
+}
+
+static bool is_statement(const char *name)
+{
+	const struct report_format *format;
+	return find_action(name, &format) >= 0;
 }
 
 /* Checks map keys against what earlier uses established. */
@@ -273,15 +253,9 @@ static bool is_const_int(const struct expr *e, int64_t *v)
 	return false;
 }
 
-bool recipe_check_uses(const struct program *prog, const char *name)
-{
-	const struct builtin *b = find_builtin(name);
-	return b && (prog->builtins_used >> b->id & 1);
-}
-
 static enum type check_call(struct checker *c, struct expr *e)
 {
-	const struct builtin *b = find_builtin(e->s);
+	const struct recipe_builtin *b = recipe_builtin_find(e->s);
 	if (b)
 		c->prog->builtins_used |= UINT64_C(1) << b->id;
 	if (!b || b->args < 0) {
@@ -290,11 +264,8 @@ static enum type check_call(struct checker *c, struct expr *e)
 		else if (!strcmp(e->s, "ustack"))
 			;
 		else {
-			const char *dym = recipe_diag_did_you_mean(e->s, builtin_names);
-			bool is_action = false;
-			for (size_t i = 0; action_names[i]; i++)
-				is_action |= !strcmp(action_names[i], e->s);
-			if (is_action)
+			const char *dym = recipe_builtin_closest(e->s);
+			if (is_statement(e->s))
 				ERR(c, e->loc, "%s() is a statement, it has no value", e->s);
 			else if (dym)
 				ERR(c, e->loc, "unknown function '%s'; did you mean '%s'?", e->s, dym);
@@ -391,7 +362,7 @@ static enum type check_map_read(struct checker *c, struct expr *e)
 /* A builtin named without parentheses: `pid`, `comm`, ... */
 static enum type check_ident(struct checker *c, struct expr *e)
 {
-	const struct builtin *b = find_builtin(e->s);
+	const struct recipe_builtin *b = recipe_builtin_find(e->s);
 	if (b)
 		c->prog->builtins_used |= UINT64_C(1) << b->id;
 	if (!b || b->args >= 0) {
@@ -400,7 +371,7 @@ static enum type check_ident(struct checker *c, struct expr *e)
 		else if (b)
 			ERR(c, e->loc, "%s needs parentheses: %s(...)", e->s, e->s);
 		else {
-			const char *dym = recipe_diag_did_you_mean(e->s, builtin_names);
+			const char *dym = recipe_builtin_closest(e->s);
 			char hint[160];
 			const char *habit = recipe_diag_bpftrace_hint(e->s, NULL, hint, sizeof hint);
 			if (habit)
@@ -430,7 +401,7 @@ static enum type check_ustack(struct checker *c, struct expr *e)
 	e->builtin = B_USTACK;
 	if (!(THREAD_PROBES & PROBE_BIT(c->probe->kind)))
 		ERR(c, e->loc, "'ustack' has no meaning in %s: it is only available in %s",
-		    probe_phrase(c->probe->kind), builtins[0].where);
+		    probe_phrase(c->probe->kind), recipe_builtin_find("ustack")->where);
 	int64_t n;
 	if (e->nargs != 1 || !is_const_int(e->args[0], &n) || n <= 0 || n > 1024)
 		ERR(c, e->loc, "ustack(n) takes a frame count from 1 to 1024");
@@ -532,7 +503,7 @@ static void check_map_value(struct checker *c, struct stmt *s, struct map_info *
 {
 	struct expr *v = s->value;
 	int agg;
-	const struct builtin *b = v->kind == E_CALL ? find_builtin(v->s) : NULL;
+	const struct recipe_builtin *b = v->kind == E_CALL ? recipe_builtin_find(v->s) : NULL;
 	if (b && b->type == T_AGG) {
 		v->type = T_AGG;
 		check_call(c, v);
@@ -781,50 +752,66 @@ static void check_snapshot(struct checker *c, struct stmt *s)
 		    "@heap[ustack] = live(int(retval), $size)");
 }
 
+/* The name=value options a format's call takes, NULL-terminated, into
+ * names (room for 33). */
+static void format_option_names(const struct report_format *f, const char **names)
+{
+	size_t n = 0;
+	for (unsigned bit = 1; bit; bit <<= 1)
+		if ((f->recipe_options & bit) && report_format_option_name(bit))
+			names[n++] = report_format_option_name(bit);
+	names[n] = NULL;
+}
+
 static void check_call_stmt(struct checker *c, struct stmt *s)
 {
 	struct expr *call = s->call;
-	int action = -1;
-	for (int i = 0; action_names[i]; i++)
-		if (!strcmp(action_names[i], call->s))
-			action = i;
+	const struct report_format *format;
+	int action = find_action(call->s, &format);
 	if (action < 0) {
-		const char *dym = recipe_diag_did_you_mean(call->s, action_names);
+		const char *statements[MAX_STATEMENTS + 1];
+		size_t nstatements = statement_names(statements);
+		const char *dym = recipe_diag_did_you_mean(call->s, statements);
 		char hint[160];
 		const char *habit = recipe_diag_bpftrace_hint(call->s, NULL, hint, sizeof hint);
-		if (habit)
+		if (habit) {
 			ERR(c, call->loc, "unknown statement '%s': %s", call->s, habit);
-		else if (find_builtin(call->s))
+		} else if (recipe_builtin_find(call->s)) {
 			ERR(c, call->loc, "%s() computes a value; it is not a statement", call->s);
-		else if (dym)
+		} else if (dym) {
 			ERR(c, call->loc, "unknown statement '%s'; did you mean '%s'?", call->s, dym);
-		else
-			ERR(c, call->loc, "unknown statement '%s': statements are %s", call->s,
-			    "print, printf, clear, exit, report, flamegraph, folded, json, table, pprof, snapshot, locks");
+		} else {
+			char list[512];
+			join_names(list, sizeof list, statements, nstatements);
+			ERR(c, call->loc, "unknown statement '%s': statements are %s", call->s, list);
+		}
 		return;
 	}
 	s->action = action;
-	bool flame = action == A_FLAMEGRAPH;
-	const char *const *accepted = flame ? flamegraph_option_names
+	s->format = format;
+	const char *format_options[33];
+	if (format)
+		format_option_names(format, format_options);
+	const char *const *accepted = format ? format_options
 				    : action == A_REPORT ? report_option_names
-				    : action == A_PPROF ? pprof_option_names
 				    : action == A_LOCKS ? locks_option_names : NULL;
-	if (s->nnamed && !accepted)
+	if (s->nnamed && (!accepted || !accepted[0]))
 		ERR(c, s->named[0].loc, "%s() takes no name=value options", call->s);
-	for (size_t i = 0; accepted && i < s->nnamed; i++) {
+	for (size_t i = 0; accepted && accepted[0] && i < s->nnamed; i++) {
 		struct named_arg *na = &s->named[i];
 		enum type want = !strcmp(na->name, "title") || !strcmp(na->name, "types") ? T_STR : T_INT;
 		bool known = false;
-		for (size_t k = 0; accepted[k]; k++)
-			known |= !strcmp(accepted[k], na->name);
+		size_t naccepted = 0;
+		for (; accepted[naccepted]; naccepted++)
+			known |= !strcmp(accepted[naccepted], na->name);
 		if (!known) {
 			const char *dym = recipe_diag_did_you_mean(na->name, accepted);
+			char list[256];
+			join_names(list, sizeof list, accepted, naccepted);
 			if (dym)
 				ERR(c, na->loc, "unknown option '%s'; did you mean '%s'?", na->name, dym);
 			else
-				ERR(c, na->loc, "%s() has no option '%s': its options are %s", call->s, na->name,
-				    flame ? "title, inverted" : action == A_PPROF ? "types"
-				    : action == A_LOCKS ? "top, title" : "top, title, waits, panics");
+				ERR(c, na->loc, "%s() has no option '%s': its options are %s", call->s, na->name, list);
 			continue;
 		}
 		if (need_type(c, na->value, want, "this option") && !strcmp(na->name, "types") &&
@@ -872,7 +859,7 @@ static void check_call_stmt(struct checker *c, struct stmt *s)
 	case A_LOCKS:
 		check_locks(c, call);
 		break;
-	default: {
+	case A_RENDER: {
 		if (call->nargs < 1 || call->nargs > 2) {
 			ERR(c, call->loc, "%s() takes a map and an optional file name", call->s);
 			break;
@@ -882,7 +869,11 @@ static void check_call_stmt(struct checker *c, struct stmt *s)
 		if (call->nargs == 2 && need_type(c, call->args[1], T_STR, "the file name") &&
 		    call->args[1]->kind == E_STR && output_name_check(call->args[1]->s, &name_error) < 0)
 			ERR(c, call->args[1]->loc, "%s", name_error.msg);
-		if (m && c->final && m->agg_known && action != A_JSON && m->agg != MAP_AGG_COUNT &&
+		/* A profile is made of counts and sums; a map writer of the
+		 * recipe's own may write any map (json: the map's JSON). */
+		bool any_map = false;
+		recipe_map_writer(format, &any_map);
+		if (m && c->final && m->agg_known && !any_map && m->agg != MAP_AGG_COUNT &&
 		    m->agg != MAP_AGG_SUM && m->agg != MAP_AGG_INT && m->agg != MAP_AGG_LIVE)
 			ERR(c, call->args[0]->loc, "%s() needs a map of count() or sum() values", call->s);
 		break;

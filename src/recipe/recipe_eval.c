@@ -11,6 +11,7 @@
 #include "util/compare.h"
 #include "recipe/maps.h"
 #include "recipe/locks_report.h"
+#include "report/report_format.h"
 #include "util/output_file.h"
 #include "util/text_escape.h"
 
@@ -723,8 +724,54 @@ static char *map_to_json(const struct map *m)
 	return text;
 }
 
-static int write_default(struct recipe_run *run, const struct stmt *s, const struct map *m,
-			 const char *path)
+static int write_folded(FILE *out, const struct map *m)
+{
+	map_write_folded(m, out);   /* a map that does not fold writes nothing: the checker said so */
+	return 0;
+}
+
+static int write_json(FILE *out, const struct map *m)
+{
+	char *text = map_to_json(m);
+	if (!text)
+		return -1;
+	text_put_json_document(out, text);
+	fputc('\n', out);
+	cJSON_free(text);
+	return 0;
+}
+
+/* The formats the recipe writes from a map itself when no session renders
+ * them (recipe_map_writer), by their name in report/report_format.h's
+ * table; the others need a session. */
+static const struct map_writer {
+	const char *format;
+	bool any_map;                                  /* else only maps a profile is made of */
+	int (*write)(FILE *out, const struct map *m);  /* 0, or -1: out of memory */
+} map_writers[] = {
+	{ "folded", false, write_folded },
+	{ "json", true, write_json },
+};
+
+static const struct map_writer *map_writer_of(const struct report_format *f)
+{
+	for (size_t i = 0; f && i < sizeof map_writers / sizeof map_writers[0]; i++)
+		if (!strcmp(map_writers[i].format, f->name))
+			return &map_writers[i];
+	return NULL;
+}
+
+bool recipe_map_writer(const struct report_format *f, bool *any_map)
+{
+	const struct map_writer *w = map_writer_of(f);
+	*any_map = w && w->any_map;
+	return w != NULL;
+}
+
+/* m written by the recipe's own writer w: into the file at path, or to the
+ * run's output when path is NULL. */
+static int write_map(struct recipe_run *run, const struct stmt *s, const struct map_writer *w,
+		     const struct map *m, const char *path)
 {
 	FILE *f = run->out;
 	struct output_file file;
@@ -735,18 +782,8 @@ static int write_default(struct recipe_run *run, const struct stmt *s, const str
 		f = file.stream;
 	}
 	int rc = EXEC_OK;
-	if (s->action == A_FOLDED) {
-		map_write_folded(m, f);
-	} else {
-		char *text = map_to_json(m);
-		if (text) {
-			text_put_json_document(f, text);
-			fputc('\n', f);
-		} else {
-			rc = rt_error(run, s->loc, "out of memory");
-		}
-		cJSON_free(text);
-	}
+	if (w->write(f, m) < 0)
+		rc = rt_error(run, s->loc, "out of memory");
 	if (path && rc != EXEC_OK)
 		output_file_abort(&file);
 	else if (path && output_file_commit(&file, &e) < 0)
@@ -785,37 +822,31 @@ static int exec_report(struct recipe_run *run, const struct stmt *s)
 		else if (!strcmp(s->named[i].name, "types"))
 			o.types = v.s;
 	}
-	int (*cb)(void *, const struct map *, const struct recipe_report_opts *, struct xerr *) = NULL;
-	switch (s->action) {
-	case A_REPORT: cb = run->sink.report; break;
-	case A_FLAMEGRAPH: cb = run->sink.flamegraph; break;
-	case A_FOLDED: cb = run->sink.folded; break;
-	case A_JSON: cb = run->sink.json; break;
-	case A_PPROF: cb = run->sink.pprof; break;
-	case A_SNAPSHOT: cb = run->sink.snapshot; break;
-	}
-	if (cb) {
-		struct xerr e = {{0}};
-		if (cb(run->sink.ctx, m, &o, &e) < 0)
-			return rt_error(run, s->loc, "%s", e.msg);
+	struct xerr e = {{0}};
+	int sent = 0;   /* 1: the session's sink took the call */
+	if (s->action == A_RENDER && run->sink.render)
+		sent = run->sink.render(run->sink.ctx, s->format, m, &o, &e) < 0 ? -1 : 1;
+	else if (s->action == A_REPORT && run->sink.report)
+		sent = run->sink.report(run->sink.ctx, m, &o, &e) < 0 ? -1 : 1;
+	else if (s->action == A_SNAPSHOT && run->sink.snapshot)
+		sent = run->sink.snapshot(run->sink.ctx, m, &o, &e) < 0 ? -1 : 1;
+	if (sent < 0)
+		return rt_error(run, s->loc, "%s", e.msg);
+	if (sent)
 		return EXEC_OK;
-	}
-	switch (s->action) {
-	case A_REPORT:
+	const struct map_writer *writer = s->action == A_RENDER ? map_writer_of(s->format) : NULL;
+	if (s->action == A_REPORT) {
 		if (o.title) {
 			text_put(run->out, o.title, TEXT_FORM_TERMINAL);
 			fputc('\n', run->out);
 		}
 		map_print(m, run->out, o.top > 0 ? (size_t)o.top : 0, &run->coverage);
 		return EXEC_OK;
-	case A_FLAMEGRAPH:
-	case A_PPROF:
-	case A_SNAPSHOT:
-		return rt_error(run, s->loc, "%s() needs a profiling session: run the recipe "
-				"with xgdbprof against a process, or use folded() here", s->call->s);
-	default:
-		return write_default(run, s, m, o.path);
 	}
+	if (writer)
+		return write_map(run, s, writer, m, o.path);
+	return rt_error(run, s->loc, "%s() needs a profiling session: run the recipe "
+			"with xgdbprof against a process, or use folded() here", s->call->s);
 }
 
 static int exec_list(struct recipe_run *run, const struct stmt_list *l);

@@ -1,5 +1,5 @@
-## report/: the profile model and every writer (text, svg, folded, json,
-## pprof, speedscope).
+## report/: the profile model and every writer, one per output format
+## (report_format.c holds their table).
 ## Uses symbols (source maps) and util; never gdb nor the target.
 noinst_LIBRARIES += src/report/libreport.a
 src_report_libreport_a_CPPFLAGS = $(NO_GDB_CPPFLAGS) -I$(top_builddir)/src
@@ -11,6 +11,8 @@ src_report_libreport_a_SOURCES = \
 	src/report/report_diff.c \
 	src/report/report_diff.h \
 	src/report/report_folded.c \
+	src/report/report_format.c \
+	src/report/report_format.h \
 	src/report/report_insights.c \
 	src/report/report_insights.h \
 	src/report/report_json.c \

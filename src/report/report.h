@@ -49,6 +49,9 @@ struct report_options {
 /* Fills o with the defaults above (all zero/false/NULL). */
 void report_options_init(struct report_options *o);
 
+/* Every renderer's shape; report_format.h names them by format. */
+typedef int report_render_fn(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e);
+
 int report_text(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e);
 /* The run header alone (what, when, how sampled, its cost, notes): a live
  * run prints it once, before anything its END block prints. */
@@ -64,10 +67,9 @@ int report_pprof(const struct profile *p, FILE *out, const struct report_options
  * focus and title. */
 int report_speedscope(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e);
 
-/* Opens path ("-" or NULL = stdout), runs the renderer, closes. Returns 0 or -1. */
-int report_to_file(int (*render)(const struct profile *, FILE *, const struct report_options *,
-				 struct xerr *),
-		   const struct profile *p, const char *path, const struct report_options *o,
-		   struct xerr *e);
+/* Opens path ("-" or NULL = stdout), runs the renderer, closes: a file
+ * appears only whole (util/output_file.h). Returns 0 or -1. */
+int report_to_file(report_render_fn *render, const struct profile *p, const char *path,
+		   const struct report_options *o, struct xerr *e);
 
 #endif

@@ -3,7 +3,6 @@
  * FlameGraph's stackcollapse output becomes under --reverse). */
 #include "report/report.h"
 #include "report/report_model.h"
-#include "util/output_file.h"
 #include "util/text_escape.h"
 
 #include <inttypes.h>
@@ -97,25 +96,4 @@ done:
 	free(lines);
 	report_model_release(&m);
 	return rc;
-}
-
-int report_to_file(int (*render)(const struct profile *, FILE *, const struct report_options *,
-				 struct xerr *),
-		   const struct profile *p, const char *path, const struct report_options *o,
-		   struct xerr *e)
-{
-	if (!path || strcmp(path, "-") == 0) {
-		int rc = render(p, stdout, o, e);
-		if (fflush(stdout) != 0 && rc == 0)
-			rc = xerr_set(e, "cannot write to standard output");
-		return rc;
-	}
-	struct output_file file;
-	if (output_file_open(&file, path, e) < 0)
-		return -1;
-	if (render(p, file.stream, o, e) < 0) {
-		output_file_abort(&file);
-		return -1;
-	}
-	return output_file_commit(&file, e);
 }

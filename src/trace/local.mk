@@ -19,8 +19,9 @@ src_trace_libtrace_a_SOURCES = \
 	src/trace/stop_clock.c \
 	src/trace/stop_clock.h
 
-## Tracer: function/return/panic/syscall probes through gdb breakpoints and
-## catchpoints, with byte restoration if gdb dies.
+## The tracer: function/return/panic/syscall probes through gdb breakpoints
+## and catchpoints; it has the session remember each breakpoint's code byte,
+## which session_rescue writes back if gdb dies.
 
 ## Fixtures (built during make check) and tests.
 $(FIXTURE_BIN)/trace_tree: tests/fixtures/trace_tree.rs $(FIXTURE_BIN)/.dirstamp

@@ -1,7 +1,9 @@
 /* test_recipe.c — unit tests of the recipe evaluator and maps, driven by
  * synthetic events; outputs are compared exactly. */
+#include "recipe/builtins.h"
 #include "recipe/maps.h"
 #include "recipe/recipe.h"
+#include "report/report_format.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,6 +249,101 @@ static void test_coverage_windows(void)
 	recipe_free(r);
 }
 
+/* The diagnostics of loading text (NULL when it loads), printed. */
+static char *load_errors(const char *text)
+{
+	struct diag_list d;
+	recipe_diag_list_init(&d);
+	struct recipe *r = recipe_load_text("t.recipe", text, strlen(text), NULL, &d);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	if (out) {
+		recipe_diag_list_print(&d, out);
+		fclose(out);
+	}
+	recipe_diag_list_release(&d);
+	if (r) {
+		recipe_free(r);
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* Every format with a recipe call is a statement taking the options its
+ * row names; an unknown one is refused with the table's calls. */
+static void test_format_calls(void)
+{
+	char text[512], calls[256] = "";
+	for (size_t i = 0; i < report_format_count(); i++) {
+		const struct report_format *f = report_format_at(i);
+		if (!f->recipe_call)
+			continue;
+		snprintf(calls + strlen(calls), sizeof calls - strlen(calls), "%s, ", f->recipe_call);
+		snprintf(text, sizeof text, "sample { @m[ustack] = count(); } end { %s(@m, \"out.%s\"); }",
+			 f->recipe_call, f->name);
+		char *errors = load_errors(text);
+		CHECK_MSG(!errors, "%s() is refused: %s", f->recipe_call, errors);
+		free(errors);
+		snprintf(text, sizeof text, "sample { @m[ustack] = count(); } end { %s(@m, zzz=1); }", f->recipe_call);
+		errors = load_errors(text);
+		CHECK_MSG(errors && (f->recipe_options ? strstr(errors, "has no option 'zzz': its options are ")
+				     : strstr(errors, "takes no name=value options")),
+			  "%s(zzz=1): %s", f->recipe_call, errors ? errors : "accepted");
+		for (unsigned bit = 1; errors && bit; bit <<= 1)
+			CHECK_MSG(!(f->recipe_options & bit) || strstr(errors, report_format_option_name(bit)),
+				  "%s(): its options name %s", f->recipe_call, report_format_option_name(bit));
+		free(errors);
+	}
+	/* speedscope is a format (report -f) with no call */
+	char *errors = load_errors("sample { @m[ustack] = count(); } end { speedscope(@m); }");
+	char want[512];
+	snprintf(want, sizeof want, "unknown statement 'speedscope': statements are print, printf, clear, exit, "
+		 "report, %stable, snapshot, locks", calls);
+	CHECK_MSG(errors && strstr(errors, want), "want \"%s\", got %s", want, errors ? errors : "no error");
+	free(errors);
+	errors = load_errors("sample { @m[ustack] = count(); } end { flamegrph(@m); }");
+	CHECK(errors && strstr(errors, "did you mean 'flamegraph'?"));
+	free(errors);
+}
+
+static unsigned needs_of(const char *text)
+{
+	struct recipe *r = load(text);
+	CHECK_MSG(r != NULL, "%s", text);
+	unsigned needs = r ? recipe_needs(r) : ~0u;
+	recipe_free(r);
+	return needs;
+}
+
+/* What a recipe needs from the run comes from the builtins it uses. */
+static void test_needs(void)
+{
+	CHECK(needs_of("sample { @[ustack] = count(); }") == RECIPE_NEEDS_STACKS);
+	CHECK(needs_of("function \"f\" { @[ustack(3)] = count(); }") == RECIPE_NEEDS_STACKS);
+	CHECK(needs_of("function \"f\" { @[caller] = count(); }") == RECIPE_NEEDS_STACKS);
+	CHECK(needs_of("function \"f\" { @[func] = count(); }") == RECIPE_NEEDS_STACKS);
+	CHECK(needs_of("function \"f\" { @[arg(key)] = count(); }") == RECIPE_NEEDS_SYMBOLS);
+	CHECK(needs_of("function \"f\" { @[arg0, tid] = count(); }") == 0);
+	CHECK(needs_of("return \"malloc\" { @heap[ustack] = live(int(retval), 8); }") ==
+	      (RECIPE_NEEDS_STACKS | RECIPE_NEEDS_LIVE_HEAP));
+	CHECK(needs_of("function \"f\" { @n = count(); } end { print(@n); }") == 0);
+	/* a builtin read only by a predicate counts too */
+	CHECK(needs_of("function \"f\" /func =~ /^a::/ / { @n = count(); }") == RECIPE_NEEDS_STACKS);
+
+	/* every row is found by its name; ids of a kind share their needs */
+	for (size_t i = 0; i < recipe_builtin_count(); i++) {
+		const struct recipe_builtin *b = recipe_builtin_at(i);
+		CHECK_MSG(recipe_builtin_find(b->name) == b, "%s: find by name", b->name);
+		CHECK_MSG(b->help && b->help[0], "%s: one line of help", b->name);
+		CHECK_MSG(recipe_builtins_needs(UINT64_C(1) << b->id) == b->needs || b->id == B_INT_ARG,
+			  "%s: its needs", b->name);
+	}
+	CHECK(recipe_builtin_at(recipe_builtin_count()) == NULL && recipe_builtin_find("nosuch") == NULL);
+	CHECK_STR(recipe_builtin_closest("thred.id"), "thread.id");
+}
+
 int main(void)
 {
 	test_coverage_range();
@@ -257,6 +354,8 @@ int main(void)
 	test_map_limit();
 	test_options_and_probes();
 	test_runtime_error();
+	test_format_calls();
+	test_needs();
 	if (test_failures)
 		fprintf(stderr, "%d test_failures\n", test_failures);
 	return test_exit_code();

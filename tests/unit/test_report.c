@@ -8,6 +8,8 @@
  */
 #include "report/profile.h"
 #include "report/report.h"
+#include "report/report_diff.h"
+#include "report/report_format.h"
 #include "test_report_profiles.h"
 
 #include <cjson/cJSON.h>
@@ -290,6 +292,68 @@ static void test_svg(const struct profile *p, const struct profile *esc)
 	free(svg);
 }
 
+static int diff_text(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e)
+{
+	return report_diff_text(o->diff_base, p, out, o, e);
+}
+
+/* The formats' table: every name, call and default file finds its own
+ * row; every row renders; the lists built from it are its names in order. */
+static void test_format_table(const struct profile *p)
+{
+	size_t n = report_format_count();
+	CHECK(n >= 6 && report_format_at(n) == NULL);
+	for (size_t i = 0; i < n; i++) {
+		const struct report_format *f = report_format_at(i);
+		CHECK_MSG(report_format_find(f->name) == f, "%s: find by name", f->name);
+		CHECK_MSG(f->default_file && report_format_for_file(f->default_file) == f, "%s: find by file", f->name);
+		CHECK_MSG(!f->recipe_call || report_format_for_call(f->recipe_call) == f, "%s: find by call", f->name);
+		CHECK_MSG(f->help && f->help[0] && strlen(f->help) <= 40, "%s: one line of help, 40 columns", f->name);
+		CHECK_MSG(f->what && f->what[0], "%s: what it is", f->name);
+		/* a call takes only options the renderer honours, each one named */
+		CHECK_MSG((f->recipe_options & ~f->options) == 0, "%s: call options it does not honour", f->name);
+		for (unsigned bit = 1; bit; bit <<= 1)
+			CHECK_MSG(!(f->recipe_options & bit) || report_format_option_name(bit),
+				  "%s: call option %#x has no name", f->name, bit);
+		char *out = render(f->render, p, NULL);
+		CHECK_MSG(out != NULL, "%s renders", f->name);
+		free(out);
+	}
+	CHECK(report_format_find("nosuch") == NULL && report_format_find(NULL) == NULL);
+	CHECK(report_format_for_call("text") == NULL);   /* report() is a statement of its own */
+	CHECK(report_format_for_file("profile.json") == NULL);
+	CHECK(report_format_find("svg")->render == report_svg && report_format_find("pprof")->render == report_pprof);
+	CHECK(report_format_find("pprof")->binary && !report_format_find("json")->binary);
+
+	char names[256], want[256] = "";
+	CHECK(report_format_names(names, sizeof names, 0, ", ", ", ") == n);
+	for (size_t i = 0; i < n; i++)
+		snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s", i ? ", " : "", report_format_at(i)->name);
+	CHECK_STR(names, want);
+	CHECK(report_format_names(names, sizeof names, REPORT_OPT_INVERTED, ", ", " or ") == 2);
+	CHECK_STR(names, "svg or folded");
+	CHECK(report_format_names(names, sizeof names, REPORT_OPT_ANNOTATE, ", ", " or ") == 1);
+	CHECK_STR(names, "text");
+	CHECK(report_format_names(names, 8, 0, ", ", ", ") == n && strlen(names) == 7);   /* cut, terminated */
+	CHECK(report_format_names(names, sizeof names, REPORT_OPT_ANNOTATE | REPORT_OPT_INVERTED, ", ", " or ") == 0);
+	CHECK_STR(names, "");
+
+	/* text against a base is the differential report, without one the
+	 * terminal report */
+	struct report_options o;
+	report_options_init(&o);
+	char *table = render(report_format_find("text")->render, p, &o), *direct = render(report_text, p, &o);
+	CHECK(table && direct && strcmp(table, direct) == 0);
+	free(table);
+	free(direct);
+	o.diff_base = p;
+	table = render(report_format_find("text")->render, p, &o);
+	direct = render(diff_text, p, &o);
+	CHECK(table && direct && strcmp(table, direct) == 0 && strcmp(table, "") != 0);
+	free(table);
+	free(direct);
+}
+
 int main(int argc, char **argv)
 {
 	srcdir = getenv("TOP_SRCDIR");
@@ -321,6 +385,7 @@ int main(int argc, char **argv)
 	test_json(p);
 	test_bad_focus(p);
 	test_svg(p, esc);
+	test_format_table(p);
 	profile_free(p);
 	profile_free(esc);
 	return test_exit_code();

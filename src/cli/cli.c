@@ -38,7 +38,7 @@ struct source_map *cli_source_map(struct xerr *e)
 {
 	struct source_map *map = source_map_new();
 	if (!map) {
-		xerr_set(e, "out of memory");
+		xerr_oom(e);
 		return NULL;
 	}
 	for (int i = 0; i < cli_globals.nsource_maps; i++)

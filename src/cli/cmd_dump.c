@@ -93,7 +93,7 @@ static int snapshot_take(struct session *s, int max_frames, struct snapshot *sna
 	if (!snap->threads) {
 		free(threads);
 		free(running_states);
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	}
 	snap->nthreads = n;
 	snap->threads_cap = n ? n : 1;
@@ -120,7 +120,7 @@ static int collect_symbolized(void *ctx, const struct event *ev, struct xerr *e)
 	const struct event_walk *walk = &ev->walk;
 	struct thread_snapshot *grown = array_grow(snap->threads, &snap->threads_cap, snap->nthreads + 1, sizeof *grown);
 	if (!grown)
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	snap->threads = grown;
 	struct thread_snapshot *ts = &snap->threads[snap->nthreads++];
 	memset(ts, 0, sizeof *ts);
@@ -130,7 +130,7 @@ static int collect_symbolized(void *ctx, const struct event *ev, struct xerr *e)
 	ts->symbolized = malloc((ev->stack->nframes ? ev->stack->nframes : 1) * sizeof *ts->symbolized);
 	ts->pcs = malloc((walk->npcs + walk->nref_pcs + 1) * sizeof *ts->pcs);
 	if (!ts->symbolized || !ts->pcs)
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	memcpy(ts->symbolized, ev->stack->frames, ev->stack->nframes * sizeof *ts->symbolized);
 	ts->nsymbolized = ev->stack->nframes;
 	memcpy(ts->pcs, walk->pcs, walk->npcs * sizeof *ts->pcs);

@@ -169,7 +169,7 @@ static struct profile *profile_of_map(struct run_context *rc, const struct map *
 {
 	struct profile *p = profile_new();
 	if (!p) {
-		xerr_set(e, "out of memory");
+		xerr_oom(e);
 		return NULL;
 	}
 	fill_meta(rc, p);
@@ -313,7 +313,7 @@ static int test_heap_now(struct run_context *rc, const char **why_unknown, struc
 	if (result == 0)
 		recipe_run_bound_live(rc->run, chunk_class, chunks_in_use, heap);
 	if (result < 0)
-		xerr_set(e, "out of memory testing the allocations");
+		xerr_oom_doing(e, "testing the allocations");
 	else if (glibc_heap_why(heap))
 		*why_unknown = glibc_heap_why(heap);   /* a static sentence (glibc_heap.h) */
 	glibc_heap_close(heap);

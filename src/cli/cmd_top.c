@@ -329,7 +329,7 @@ static int draw(struct top_view *v, uint64_t now, struct xerr *e)
 	size_t text_size = 0;
 	FILE *out = open_memstream(&text, &text_size);
 	if (!out)
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	size_t width;
 	int room;   /* rows of functions */
 	if (v->live) {

@@ -351,7 +351,7 @@ int panic_report_print(const struct map *m, FILE *out, size_t width, bool links,
 		total += n;
 		if (tally_add(&locations, en, n, same_location, NULL) < 0) {
 			free(locations.v);
-			return xerr_set(e, "out of memory");
+			return xerr_oom(e);
 		}
 	}
 	sort_tallies(&locations);
@@ -366,6 +366,6 @@ int panic_report_print(const struct map *m, FILE *out, size_t width, bool links,
 		put_line(out, width, "(%" PRIu64 " more panics not kept: max_keys reached)", map_dropped(m));
 	free(locations.v);
 	if (rc < 0)
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	return 0;
 }

@@ -46,7 +46,7 @@ int recipe_profile_add_map(struct profile *p, const struct map *m, struct xerr *
 	char (*texts)[256] = npseudo ? calloc(npseudo, sizeof *texts) : NULL;
 	int rc = 0;
 	if (npseudo && !texts)
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 
 	for (size_t i = 0; i < map_len(m) && rc == 0; i++) {
 		const struct map_entry *en = map_entry_at(m, i);
@@ -65,7 +65,7 @@ int recipe_profile_add_map(struct profile *p, const struct map *m, struct xerr *
 		}
 		struct frame *bigger = realloc(frames, (n + npseudo + 1) * sizeof *frames);
 		if (!bigger) {
-			rc = xerr_set(e, "out of memory");
+			rc = xerr_oom(e);
 			break;
 		}
 		frames = bigger;

@@ -44,18 +44,18 @@ int recipe_defines_add(struct recipe_defines *d, const char *assignment, struct 
 		return xerr_set(e, "bad define '%s': write -D NAME=VALUE", assignment);
 	char **names = realloc(d->names, (d->n + 1) * sizeof *names);
 	if (!names)
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	d->names = names;
 	char **values = realloc(d->values, (d->n + 1) * sizeof *values);
 	if (!values)
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	d->values = values;
 	d->names[d->n] = strndup(assignment, n);
 	d->values[d->n] = strdup(eq + 1);
 	if (!d->names[d->n] || !d->values[d->n]) {
 		free(d->names[d->n]);
 		free(d->values[d->n]);
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	}
 	d->n++;
 	return 0;

@@ -111,7 +111,7 @@ int profile_add_note(struct profile *p, const char *note, struct xerr *e)
 	const char *s = profile_intern(p, note);
 	const char **notes = array_grow(p->meta.notes, &p->notes_cap, p->meta.nnotes + 1, sizeof *notes);
 	if (!s || !notes)
-		return xerr_set(e, "out of memory adding a profile note");
+		return xerr_oom_doing(e, "adding a profile note");
 	p->meta.notes = notes;
 	notes[p->meta.nnotes++] = s;
 	return 0;
@@ -227,7 +227,7 @@ static int add_entry(struct profile *p, const char *thread_name, int64_t tid, ch
 	if (!stack)
 		stack = &empty;
 	if (intern_into(p, thread_name, &thread) < 0 || stack_intern_copy(p, stack, &key) < 0)
-		return xerr_set(e, "out of memory adding a stack to the profile");
+		return xerr_oom_doing(e, "adding a stack to the profile");
 
 	if (tid < 0)
 		tid = -1;
@@ -249,7 +249,7 @@ static int add_entry(struct profile *p, const char *thread_name, int64_t tid, ch
 	return 0;
 oom:
 	free(key.frames);
-	return xerr_set(e, "out of memory adding a stack to the profile");
+	return xerr_oom_doing(e, "adding a stack to the profile");
 }
 
 int profile_add_tid_events(struct profile *p, const char *thread_name, int64_t tid, char state,
@@ -279,7 +279,7 @@ int profile_add_module(struct profile *p, const struct profile_module *m, struct
 						    sizeof *modules);
 	if (!modules || intern_into(p, m->path, &copy.path) < 0 ||
 	    intern_into(p, m->build_id && *m->build_id ? m->build_id : NULL, &copy.build_id) < 0)
-		return xerr_set(e, "out of memory adding a module to the profile");
+		return xerr_oom_doing(e, "adding a module to the profile");
 	p->modules = modules;
 	p->modules[p->nmodules++] = copy;
 	return 0;
@@ -457,7 +457,7 @@ static int profile_write(const struct profile *p, FILE *out, struct xerr *e)
 	int rc = -1;
 
 	if (!indices)
-		return xerr_set(e, "out of memory saving the profile");
+		return xerr_oom_doing(e, "saving the profile");
 	for (size_t i = 0; i < p->nentries; i++) {
 		const struct stack *s = &p->entries[i].stack;
 		indices[i] = malloc((s->nframes ? s->nframes : 1) * sizeof **indices);
@@ -527,7 +527,7 @@ static int profile_write(const struct profile *p, FILE *out, struct xerr *e)
 		rc = xerr_set(e, "cannot write the profile: %s", strerror(errno));
 	goto done;
 oom:
-	xerr_set(e, "out of memory saving the profile");
+	xerr_oom_doing(e, "saving the profile");
 done:
 	array_free_pointers(indices, p->nentries);
 	free(table.frames);
@@ -574,7 +574,7 @@ static char *read_file(const char *path, struct xerr *e)
 	size_t cap = (size_t)st.st_size + 2, len = 0;
 	char *buf = malloc(cap);
 	if (!buf) {
-		xerr_set(e, "out of memory reading %s", path);
+		xerr_oom_doing(e, "reading %s", path);
 		close(fd);
 		return NULL;
 	}
@@ -610,7 +610,7 @@ static int get_string(struct profile *p, const cJSON *obj, const char *key, cons
 	if (!cJSON_IsString(v))
 		return xerr_set(e, "field \"%s\" must be a string", key);
 	if (intern_into(p, v->valuestring, out) < 0)
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	return 0;
 }
 
@@ -700,12 +700,12 @@ static int upgrade_rust_name(struct profile *p, struct frame *f, struct xerr *e)
 		return 0;
 	char *shown = demangle_display_name(f->function);
 	if (!shown)
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	int rc = 0;
 	if (strcmp(shown, f->function) != 0) {
 		f->full_function = f->function;
 		if (intern_into(p, shown, &f->function) < 0)
-			rc = xerr_set(e, "out of memory");
+			rc = xerr_oom(e);
 	}
 	free(shown);
 	return rc;
@@ -797,7 +797,7 @@ static int load_body(struct profile *p, const cJSON *root, struct xerr *e)
 	const cJSON *it;
 	int rc = -1;
 	if (!table)
-		return xerr_set(e, "out of memory loading the profile");
+		return xerr_oom_doing(e, "loading the profile");
 	cJSON_ArrayForEach(it, frames) {
 		if (load_frame(p, it, &table[i], e) < 0) {
 			xerr_prefix(e, "frame %zu", i);
@@ -824,7 +824,7 @@ static int load_body(struct profile *p, const cJSON *root, struct xerr *e)
 		if (n > scratch_cap) {
 			struct frame *bigger = array_grow(scratch, &scratch_cap, n, sizeof *bigger);
 			if (!bigger) {
-				xerr_set(e, "out of memory loading the profile");
+				xerr_oom_doing(e, "loading the profile");
 				goto done;
 			}
 			scratch = bigger;
@@ -863,7 +863,7 @@ struct profile *profile_load(const char *path, struct xerr *e)
 	struct profile *p = profile_new();
 	if (!p) {
 		cJSON_Delete(root);
-		xerr_set(e, "out of memory loading %s", path);
+		xerr_oom_doing(e, "loading %s", path);
 		return NULL;
 	}
 	if (load_body(p, root, e) < 0) {

@@ -191,7 +191,7 @@ int report_annotate(const struct profile *p, FILE *out, const struct report_opti
 	size_t *chosen = calloc(want, sizeof *chosen), n = 0;
 	if (!chosen) {
 		report_model_release(&m);
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	}
 	/* hottest by self first (where the time is spent), then by total for
 	 * profiles whose leaves have no source (e.g. off-CPU: libc waits) */

@@ -116,7 +116,7 @@ int report_diff_init(struct report_diff *d, const struct profile *base, const st
 	goto done;
 oom:
 	report_diff_release(d);
-	xerr_set(e, "out of memory comparing profiles");
+	xerr_oom_doing(e, "comparing profiles");
 done:
 	free(all);
 	report_model_release(&mb);

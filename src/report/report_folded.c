@@ -89,7 +89,7 @@ int report_folded(const struct profile *p, FILE *out, const struct report_option
 	rc = ferror(out) ? xerr_set(e, "cannot write the folded stacks") : 0;
 	goto done;
 oom:
-	xerr_set(e, "out of memory writing folded stacks");
+	xerr_oom_doing(e, "writing folded stacks");
 done:
 	for (size_t i = 0; lines && i < p->nentries; i++)
 		free(lines[i].text);

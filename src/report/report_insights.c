@@ -92,7 +92,7 @@ int report_insights_merge(const struct insights_window *w, size_t n, struct prof
 	struct profile *p = profile_new();
 	*out = NULL;
 	if (!p)
-		return xerr_set(e, "out of memory merging the windows");
+		return xerr_oom_doing(e, "merging the windows");
 	size_t nprofiles = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct profile *q = w[i].profile;
@@ -179,7 +179,7 @@ static double *model_and_shares(struct report_model *m, const struct profile *me
 	double *shares = path_shares(m, *npaths, w, n);
 	if (!shares) {
 		report_model_release(m);
-		xerr_set(e, "out of memory measuring the windows");
+		xerr_oom_doing(e, "measuring the windows");
 	}
 	return shares;
 }

@@ -212,7 +212,7 @@ int report_json(const struct profile *p, FILE *out, const struct report_options 
 	cJSON_Delete(root);
 	report_model_release(&m);
 	if (!text)
-		return xerr_set(e, "out of memory writing the JSON report");
+		return xerr_oom_doing(e, "writing the JSON report");
 	text_put_json_document(out, text);
 	fputc('\n', out);
 	free(text);

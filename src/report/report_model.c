@@ -473,7 +473,7 @@ static int apply_focus(struct report_model *m, const char *pattern, struct xerr 
 	pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
 	if (!md) {
 		pcre2_code_free(re);
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	}
 	char name[1024];
 	for (size_t i = 0; i < p->nentries; i++) {
@@ -511,7 +511,7 @@ int report_model_init(struct report_model *m, const struct profile *p,
 	if (!m->index || !(m->index->kept = calloc(p->nentries ? p->nentries : 1, sizeof(bool)))) {
 		free(m->index);
 		m->index = NULL;
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	}
 	m->total = profile_total_weight(p);
 	if (o && o->focus) {
@@ -528,7 +528,7 @@ int report_model_init(struct report_model *m, const struct profile *p,
 	if (build_paths(m) < 0 || build_funcs(m) < 0 || mark_everywhere(m) < 0 ||
 	    report_build_code_paths(m) < 0 || build_threads(m) < 0) {
 		report_model_release(m);
-		return xerr_set(e, "out of memory building the report");
+		return xerr_oom_doing(e, "building the report");
 	}
 	note_thin_profile(m);
 	return 0;

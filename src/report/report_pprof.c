@@ -375,7 +375,7 @@ static int write_gzip(const pb_profile *msg, FILE *out, struct xerr *e)
 	z_stream zs = { 0 };
 	int rc = -1, z;
 	if (!packed)
-		return xerr_set(e, "out of memory writing the pprof profile");
+		return xerr_oom_doing(e, "writing the pprof profile");
 	protobuf_c_message_pack(&msg->base, packed);
 	/* windowBits 15 + 16: a gzip wrapper (mtime 0: the same profile gives
 	 * the same bytes). */
@@ -725,7 +725,7 @@ int report_pprof(const struct profile *p, FILE *out, const struct report_options
 	if (b.strings && (b.strings[0] = calloc(1, 1)) != NULL)
 		b.nstrings = 1;
 	if (!b.nstrings || add_stacks(&b, focused ? &model : NULL) < 0 || build_messages(&b, &m, &msg) < 0)
-		xerr_set(e, "out of memory writing the pprof profile");
+		xerr_oom_doing(e, "writing the pprof profile");
 	else
 		rc = write_gzip(&msg, out, e);
 	messages_release(&m);

@@ -212,7 +212,7 @@ int report_speedscope(const struct profile *p, FILE *out, const struct report_op
 		rc = xerr_set(e, "cannot write the speedscope profile");
 	goto done;
 oom:
-	xerr_set(e, "out of memory writing the speedscope profile");
+	xerr_oom_doing(e, "writing the speedscope profile");
 done:
 	array_free_pointers(b.stacks, p->nentries);
 	free(b.frames);

@@ -633,7 +633,7 @@ int report_svg(const struct profile *p, FILE *out, const struct report_options *
 	rc = ferror(out) ? xerr_set(e, "cannot write the flame graph") : 0;
 	goto done;
 oom:
-	xerr_set(e, "out of memory building the flame graph");
+	xerr_oom_doing(e, "building the flame graph");
 done:
 	if (root)
 		node_free(root);

@@ -848,7 +848,7 @@ static int render_text(const struct profile *p, FILE *out, const struct report_o
 	FILE *buf = open_memstream(&text, &len);
 	if (!buf) {
 		report_model_release(&m);
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	}
 	if (header_only) {
 		print_header(buf, &st, &m);
@@ -867,7 +867,7 @@ static int render_text(const struct profile *p, FILE *out, const struct report_o
 	report_model_release(&m);
 	if (fclose(buf) != 0) {
 		free(text);
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	}
 	put_wrapped(out, text, len, o->width);
 	free(text);

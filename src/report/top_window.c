@@ -166,11 +166,11 @@ int top_window_add(struct top_window *w, uint64_t t_ns, int64_t tid, const char 
 {
 	long thread = thread_of(w, tid, thread_name);
 	if (thread < 0)
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	if (w->nsamples == w->samples_cap) {
 		struct window_sample *grown = array_grow(w->samples, &w->samples_cap, w->nsamples + 1, sizeof *grown);
 		if (!grown)
-			return xerr_set(e, "out of memory");
+			return xerr_oom(e);
 		w->samples = grown;
 	}
 	size_t first = w->nids;
@@ -179,14 +179,14 @@ int top_window_add(struct top_window *w, uint64_t t_ns, int64_t tid, const char 
 		long id = function_of(w, &st->frames[i]);
 		if (id < 0) {
 			w->nids = first;
-			return xerr_set(e, "out of memory");
+			return xerr_oom(e);
 		}
 		if (w->functions[id].stamp == sequence)
 			continue;
 		w->functions[id].stamp = sequence;
 		if (push_id(w, (uint32_t)id) < 0) {
 			w->nids = first;
-			return xerr_set(e, "out of memory");
+			return xerr_oom(e);
 		}
 	}
 	w->samples[w->nsamples++] = (struct window_sample){
@@ -276,7 +276,7 @@ int top_window_rank(struct top_window *w, int64_t tid, enum top_sort sort, const
 	*nrows = 0;
 	*samples = 0;
 	if (!counts_ready(w))
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	for (size_t i = w->head; i < w->nsamples; i++) {
 		const struct window_sample *s = &w->samples[i];
 		if (tid && w->threads[s->thread].tid != tid)
@@ -292,7 +292,7 @@ int top_window_rank(struct top_window *w, int64_t tid, enum top_sort sort, const
 	for (size_t f = 0; f < w->nfunctions; f++)
 		n += w->total[f] > 0;
 	if (array_reserve(&w->rows, &w->rows_cap, n, sizeof *w->rows) < 0)
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	n = 0;
 	for (size_t f = 0; f < w->nfunctions; f++) {
 		if (!w->total[f])
@@ -327,7 +327,7 @@ int top_window_threads(struct top_window *w, const struct top_thread **threads, 
 	for (size_t t = 0; t < w->nthreads; t++)
 		n += w->threads[t].samples > 0;
 	if (array_reserve(&w->listed, &w->listed_cap, n, sizeof *w->listed) < 0)
-		return xerr_set(e, "out of memory");
+		return xerr_oom(e);
 	n = 0;
 	for (size_t t = 0; t < w->nthreads; t++)
 		if (w->threads[t].samples)

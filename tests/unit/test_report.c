@@ -37,8 +37,10 @@ static char *render(renderer r, const struct profile *p, const struct report_opt
 		free(buf);
 		return NULL;
 	}
+	/* "@SRCDIR@" is longer than a short source dir ("/tmp/cc"): room for
+	 * every possible replacement. */
 	size_t slen = strlen(srcdir);
-	char *res = malloc(len + 1), *w = res;
+	char *res = malloc(len + (len / (slen ? slen : 1) + 1) * sizeof "@SRCDIR@"), *w = res;
 	for (const char *c = buf; *c;) {
 		if (strncmp(c, srcdir, slen) == 0) {
 			w = stpcpy(w, "@SRCDIR@");

@@ -134,3 +134,9 @@ EXTRA_DIST += $(TOP_TESTS)
 ## symbols each library leaves undefined against the diagram's arrows.
 TESTS += tests/layers.sh
 EXTRA_DIST += tests/layers.sh tests/layers.py
+
+## The never-harm issue's reliability items (docs/safety.md): a stopped
+## guardian is not waited on for ever.
+RELIABILITY_TESTS = tests/guardian.sh
+TESTS += $(RELIABILITY_TESTS)
+EXTRA_DIST += $(RELIABILITY_TESTS)

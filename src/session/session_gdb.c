@@ -250,7 +250,14 @@ void session_start_guardian(struct session *s, pid_t target)
 	s->guardian_fd = fds[1];
 }
 
-/* Tells the guardian we ended the session ourselves, and reaps it. */
+/* How long the guardian has to take our "done" byte and exit before it is
+ * killed: it exits at once unless something holds it (kill -STOP). */
+#define GUARDIAN_EXIT_MS 1000
+
+/* Tells the guardian we ended the session ourselves, and reaps it. The
+ * session ended cleanly, so the guardian has nothing left to do: one that
+ * has not exited within GUARDIAN_EXIT_MS (stopped, say) is killed, not
+ * waited on, or the run would never end and leave a stopped orphan. */
 void session_stop_guardian(struct session *s)
 {
 	if (s->guardian <= 0)
@@ -258,8 +265,23 @@ void session_stop_guardian(struct session *s)
 	ssize_t ignored = write(s->guardian_fd, "D", 1);
 	(void)ignored;
 	close(s->guardian_fd);
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
 	int status;
-	while (waitpid(s->guardian, &status, 0) < 0 && errno == EINTR)
-		;
+	pid_t got = 0;
+	for (int waited_ms = 0; waited_ms < GUARDIAN_EXIT_MS; waited_ms += 10) {
+		got = waitpid(s->guardian, &status, WNOHANG);
+		if (got != 0 && !(got < 0 && errno == EINTR))
+			break;
+		nanosleep(&tick, NULL);
+	}
+	if (got == 0) {
+		char state = proc_state(s->guardian);
+		if (s->verbose)
+			fprintf(stderr, "xgdbprof: the guardian process %d had not exited %d ms after the detach "
+				"(state %c): killed it\n", (int)s->guardian, GUARDIAN_EXIT_MS, state ? state : '?');
+		kill(s->guardian, SIGKILL);
+		while (waitpid(s->guardian, &status, 0) < 0 && errno == EINTR)
+			;
+	}
 	s->guardian = 0;
 }

@@ -287,6 +287,18 @@ int cli_rescue_if_gdb_lost(struct session *s, int rc)
 	return rc;
 }
 
+int cli_attach(struct session **s, pid_t pid, const struct session_options *opts)
+{
+	struct xerr e;
+	/* 0 for a zombie or no process: alive before only if not 0 */
+	uint64_t started = proc_start_ticks(pid);
+	if (session_attach(s, pid, opts, &e) == 0)
+		return XGP_EXIT_OK;
+	if (started && proc_start_ticks(pid) != started)
+		return cli_error("%s", e.msg);
+	return cli_input_error("%s", e.msg);
+}
+
 int cli_wait_command(pid_t child, const char *name, int rc)
 {
 	int status;

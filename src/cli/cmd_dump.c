@@ -420,9 +420,7 @@ static int dump_open_target(const struct dump_options *o, int argc, char **argv,
 		return cli_usage_error("dump", "give exactly one PID");
 	if (cli_parse_pid(argv[optind], &pid) < 0)
 		return cli_usage_error("dump", "a PID is a positive number (see `pgrep NAME`)");
-	if (session_attach(s, pid, &opts, &e) < 0)
-		return cli_input_error("%s", e.msg);
-	return XGP_EXIT_OK;
+	return cli_attach(s, pid, &opts);
 }
 
 static void print_snapshot(const struct dump_options *o, const struct snapshot *snap, struct symbolizer *sym)

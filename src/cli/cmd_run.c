@@ -764,8 +764,8 @@ static int run_attach(struct run_context *rc)
 					    (int)pid, rc->wants_samples ? "sample" : "trace", (int)pid, (int)pid);
 	} else if (tracing && (exit_code = precheck_probe_names(rc, pid)) != XGP_EXIT_OK) {
 		/* said; nothing attached */
-	} else if (session_attach(&rc->session, pid, &so, &e) < 0) {
-		exit_code = cli_input_error("%s", e.msg);
+	} else {
+		exit_code = cli_attach(&rc->session, pid, &so);
 	}
 	return exit_code;
 }

@@ -706,10 +706,9 @@ int cmd_top(int argc, char **argv)
 	struct session *s = NULL;
 	struct symbolizer *sym = NULL;
 	struct xerr e;
-	if (session_attach(&s, o.pid, &so, &e) < 0) {
-		rc = cli_input_error("%s", e.msg);
+	rc = cli_attach(&s, o.pid, &so);
+	if (rc != XGP_EXIT_OK)
 		goto out;
-	}
 	v.non_stop = session_non_stop(s);
 	proc_exe_path(o.pid, v.exe, sizeof v.exe, NULL);
 	sym = symbolizer_new_pid(o.pid, &e);

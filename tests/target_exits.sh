@@ -76,4 +76,31 @@ disown   # still reaped by this shell as it dies, without a "Killed"
 wait_exe "$GONE" "$SLEEP"
 expect_line "run: target gone while gdb attached" 1 "process $GONE exited while xgdbprof attached" \
 	"$XGDBPROF" --gdb "$(gdb_killing "$GONE" gone)" -d 2s "$GONE"
+
+# Killed by a signal mid-run, sampling (all-stop, non-stop) and tracing:
+# stderr and the report's note name the signal, not an exit; a target that
+# exits by itself still "exited".
+for mode in --all-stop --non-stop trace exit; do
+	out=$TMP/killed$mode
+	case $mode in
+	exit) start_counter 2; args=(-d 20s) ;;   # exits with status 7 after 2 s
+	trace) start_counter; args=(-e 'function "spin_step" { @calls = count(); }' -d 20s) ;;
+	*) start_counter; args=("$mode" -d 20s) ;;
+	esac
+	"$XGDBPROF" -v "${args[@]}" -o "$out" "$COUNTER_PID" >"$out.txt" 2>"$out.err" &
+	XP=$!
+	for _ in $(seq 1 400); do grep -q 'first sample\|attached' "$out.err" 2>/dev/null && break; sleep 0.05; done
+	sleep 0.5
+	[ "$mode" = exit ] || { kill -9 "$COUNTER_PID"; wait "$COUNTER_PID" 2>/dev/null; }
+	wait_exit "$XP" 20 || { not_ok "$mode: xgdbprof still running after its target's end"; kill -9 "$XP"; }
+	if [ "$mode" = exit ]; then
+		check "$mode: stderr says it exited" grep -q "process $COUNTER_PID exited; reporting" "$out.err"
+		check "$mode: the report says it exited" grep -q 'note: the target exited during the run' "$out.txt"
+	else
+		check "$mode: stderr names the signal" grep -q "process $COUNTER_PID was killed by SIGKILL; reporting" "$out.err" ||
+			grep -v '^xgdbprof: mi ' "$out.err" | show /dev/stdin
+		check "$mode: the report's note names the signal" \
+			grep -q 'note: the target was killed by SIGKILL during the run' "$out.txt" || grep note "$out.txt" | show /dev/stdin
+	fi
+done
 finish

@@ -466,7 +466,12 @@ int cmd_dump(int argc, char **argv)
 		   (o.gdb_walker ? snapshot_take(s, o.max_frames, &snap, &e)
 				 : snapshot_take_symbolized(s, sym, o.max_frames, &snap, &e)) < 0) {
 		if (!session_target_alive(s)) {
-			cli_error("process %d exited before the snapshot was taken", (int)snap.pid);
+			const char *killed_by = session_exit_signal(s);
+			if (killed_by)
+				cli_error("process %d was killed by %s before the snapshot was taken", (int)snap.pid,
+					  killed_by);
+			else
+				cli_error("process %d exited before the snapshot was taken", (int)snap.pid);
 			/* Not our failure when we launched it: its status is the answer. */
 			rc = o.launch ? XGP_EXIT_OK : XGP_EXIT_FAILURE;
 			launch_exited = true;

@@ -491,6 +491,21 @@ bool session_target_dead_in_proc(struct session *s)
 	return !s->target_exited && !proc_any_thread_in(s->pid, "RSDTtWPIK");
 }
 
+const char *session_exit_signal(struct session *s)
+{
+	if (session_target_alive(s))
+		return NULL;
+	uint64_t deadline = session_deadline_in(1000);
+	while (!s->exit_reported && session_gdb_alive(s)) {
+		struct mi_record *ev = NULL;
+		int got = session_wait_event(s, ms_until(deadline), &ev, NULL);
+		mi_record_free(ev);
+		if (got <= 0)
+			break;
+	}
+	return s->exit_signal[0] ? s->exit_signal : NULL;
+}
+
 void session_note_target_exited(struct session *s)
 {
 	s->target_exited = true;

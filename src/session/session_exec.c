@@ -125,8 +125,12 @@ void session_track_exec_event(struct session *s, const struct mi_record *ev)
 	int id = session_thread_id_of(ev);
 	if (strcmp(ev->klass, "stopped") == 0) {
 		const char *reason = mi_value_get_string(ev->results, "reason");
-		if (session_is_exit_reason(reason))
-			s->target_exited = true;
+		if (session_is_exit_reason(reason)) {
+			s->target_exited = s->exit_reported = true;
+			const char *signal_name = mi_value_get_string(ev->results, "signal-name");
+			if (strcmp(reason, "exited-signalled") == 0 && signal_name)
+				snprintf(s->exit_signal, sizeof s->exit_signal, "%s", signal_name);
+		}
 		if (reason && strcmp(reason, "exec") == 0)
 			note_exec(s, ev);
 		if (reason && strcmp(reason, "fork") == 0)

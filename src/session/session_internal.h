@@ -47,6 +47,8 @@ struct session {
 	int *stopped_ids;          /* non-stop: gdb ids of the threads gdb reports stopped */
 	size_t nstopped_ids, stopped_ids_cap;
 	bool target_exited;
+	bool exit_reported;        /* gdb's *stopped record of the exit was read */
+	char exit_signal[32];      /* its signal-name when a signal killed the target */
 	bool was_stopped_before;   /* target in state T before we came: keep it so */
 	pid_t guardian;            /* session_start_guardian's process, 0 if none */
 	int guardian_fd;           /* its pipe: one byte when we ended the session ourselves */

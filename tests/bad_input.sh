@@ -117,6 +117,22 @@ expect_error "report directory without a profile" 2 "no-profile holds no profile
 expect_error "report 2 GiB file" 2 "huge.json is 2.0 GiB, larger than a profile can be" \
 	bounded "$XGDBPROF" report "$TMP/huge.json"
 
+# -D values are the user's text, echoed in errors (a bad define, a probe
+# that matches nothing after ${F} is replaced): escaped as target text, so
+# an ESC or a newline in one cannot split the error or drive the terminal.
+no_raw_controls() { ! tr -d '\n' <"$TMP/err" | LC_ALL=C grep -q '[[:cntrl:]]'; }
+HOSTILE=$'x\033[2Jy\nz'
+expect_error "-D with a bad name and control bytes" 2 'bad define .*\\x1b\[2Jy\\x0az' \
+	"$XGDBPROF" -D "a b=$HOSTILE" -e 'function "main" { @a = count(); }' -d 1s "$COUNTER_PID"
+check "... no raw control byte in the error" no_raw_controls
+expect_error "check -D with a bad name and control bytes" 2 'bad define .*\\x1b\[2Jy\\x0az' \
+	"$XGDBPROF" check -D "a b=$HOSTILE" -e 'function "main" { @a = count(); }'
+check "... no raw control byte in the error" no_raw_controls
+expect_error "-D value with control bytes in a probe matching nothing" 2 'no_such_fnx\\x1b\[2Jy\\x0az' \
+	in_run_dir "$XGDBPROF" -D "F=no_such_fn$HOSTILE" -e 'function "${F}" { @calls = count(); }' -d 2s "$COUNTER_PID"
+check "... no raw control byte in the error" no_raw_controls
+check "target runs free after the hostile -D values" target_runs_free "$COUNTER_PID" "$PROGRESS"
+
 expect_error "command not found" 2 "command not found: no-such-command-xyz" \
 	"$XGDBPROF" dump -- no-such-command-xyz
 finish

@@ -134,3 +134,10 @@ EXTRA_DIST += $(TOP_TESTS)
 ## symbols each library leaves undefined against the diagram's arrows.
 TESTS += tests/layers.sh
 EXTRA_DIST += tests/layers.sh tests/layers.py
+
+## The never-harm issue's reliability items (docs/safety.md): a stopped
+## guardian is not waited on for ever; a target that ends by itself is
+## reported as it ended.
+RELIABILITY_TESTS = tests/guardian.sh tests/target_exits.sh
+TESTS += $(RELIABILITY_TESTS)
+EXTRA_DIST += $(RELIABILITY_TESTS)

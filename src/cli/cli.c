@@ -76,12 +76,42 @@ size_t cli_edit_distance(const char *a, const char *b)
 	return d == EDIT_DISTANCE_TOO_LONG ? (la > lb ? la : lb) : d;
 }
 
+/* The one line of an error: it echoes the user's text (-D values, names
+ * in a recipe) and lower layers' messages, which may hold anything: written
+ * as target text is (util/text_escape.h), so no ESC or newline in them
+ * splits the line or reaches the terminal raw. */
+static void put_message(const char *fmt, va_list ap)
+{
+	va_list again;
+	va_copy(again, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	char *message = n >= 0 ? malloc((size_t)n + 1) : NULL;
+	if (message) {
+		vsnprintf(message, (size_t)n + 1, fmt, again);
+		text_put(stderr, message, TEXT_FORM_TERMINAL);
+		free(message);
+	} else {
+		fputs("out of memory", stderr);
+	}
+	va_end(again);
+}
+
+static void put_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void put_line(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	put_message(fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
 int cli_say(int status, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	fputs("xgdbprof: ", stderr);
-	vfprintf(stderr, fmt, ap);
+	put_message(fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
 	return status;
@@ -90,9 +120,9 @@ int cli_say(int status, const char *fmt, ...)
 int cli_usage_error(const char *subcommand, const char *message)
 {
 	if (subcommand)
-		fprintf(stderr, "xgdbprof %s: %s (see `xgdbprof %s --help`)\n", subcommand, message, subcommand);
+		put_line("xgdbprof %s: %s (see `xgdbprof %s --help`)", subcommand, message, subcommand);
 	else
-		fprintf(stderr, "xgdbprof: %s (see `xgdbprof --help`)\n", message);
+		put_line("xgdbprof: %s (see `xgdbprof --help`)", message);
 	return XGP_EXIT_USAGE;
 }
 
@@ -255,6 +285,18 @@ int cli_rescue_if_gdb_lost(struct session *s, int rc)
 				what, (int)session_pid(s));
 	}
 	return rc;
+}
+
+int cli_attach(struct session **s, pid_t pid, const struct session_options *opts)
+{
+	struct xerr e;
+	/* 0 for a zombie or no process: alive before only if not 0 */
+	uint64_t started = proc_start_ticks(pid);
+	if (session_attach(s, pid, opts, &e) == 0)
+		return XGP_EXIT_OK;
+	if (started && proc_start_ticks(pid) != started)
+		return cli_error("%s", e.msg);
+	return cli_input_error("%s", e.msg);
 }
 
 int cli_wait_command(pid_t child, const char *name, int rc)

@@ -120,6 +120,11 @@ int cli_parse_frequency(const char *text, double *hz);
 int cli_parse_pid(const char *text, pid_t *pid);
 /* Sleeps, returning early when a terminating signal arrives. */
 void cli_sleep_unless_signalled(double seconds);
+/* session_attach, its error said on stderr. Returns XGP_EXIT_OK with *s
+ * set; XGP_EXIT_FAILURE when the process was alive and exited while gdb
+ * attached (the PID was good: the job failed); else XGP_EXIT_USAGE (no
+ * such PID, permissions, gdb missing: bad input). */
+int cli_attach(struct session **s, pid_t pid, const struct session_options *opts);
 /* Waits for a launched command, reports how it ended on stderr when it did
  * not exit 0, and returns the exit code xgdbprof should use: the command's
  * own status when `rc` is OK, else rc. */

@@ -420,9 +420,7 @@ static int dump_open_target(const struct dump_options *o, int argc, char **argv,
 		return cli_usage_error("dump", "give exactly one PID");
 	if (cli_parse_pid(argv[optind], &pid) < 0)
 		return cli_usage_error("dump", "a PID is a positive number (see `pgrep NAME`)");
-	if (session_attach(s, pid, &opts, &e) < 0)
-		return cli_input_error("%s", e.msg);
-	return XGP_EXIT_OK;
+	return cli_attach(s, pid, &opts);
 }
 
 static void print_snapshot(const struct dump_options *o, const struct snapshot *snap, struct symbolizer *sym)
@@ -468,7 +466,12 @@ int cmd_dump(int argc, char **argv)
 		   (o.gdb_walker ? snapshot_take(s, o.max_frames, &snap, &e)
 				 : snapshot_take_symbolized(s, sym, o.max_frames, &snap, &e)) < 0) {
 		if (!session_target_alive(s)) {
-			cli_error("process %d exited before the snapshot was taken", (int)snap.pid);
+			const char *killed_by = session_exit_signal(s);
+			if (killed_by)
+				cli_error("process %d was killed by %s before the snapshot was taken", (int)snap.pid,
+					  killed_by);
+			else
+				cli_error("process %d exited before the snapshot was taken", (int)snap.pid);
 			/* Not our failure when we launched it: its status is the answer. */
 			rc = o.launch ? XGP_EXIT_OK : XGP_EXIT_FAILURE;
 			launch_exited = true;

@@ -132,8 +132,13 @@ static void fill_meta(struct run_context *rc, struct profile *p)
 	}
 	for (int i = 0; i < rc->ended->notes.n; i++)
 		profile_add_note(p, rc->ended->notes.text[i], NULL);
-	if (rc->ended->target_exited)
+	if (rc->ended->target_exited && rc->ended->killed_by[0]) {
+		char note[96];
+		snprintf(note, sizeof note, "the target was killed by %s during the run", rc->ended->killed_by);
+		profile_add_note(p, note, NULL);
+	} else if (rc->ended->target_exited) {
 		profile_add_note(p, "the target exited during the run", NULL);
+	}
 	for (size_t i = 0; rc->sym && i < symbolizer_note_count(rc->sym); i++)
 		profile_add_note(p, symbolizer_note(rc->sym, i), NULL);
 	if (rc->ended->target_execed)
@@ -728,8 +733,8 @@ static int run_attach(struct run_context *rc)
 					    (int)pid, rc->wants_samples ? "sample" : "trace", (int)pid, (int)pid);
 	} else if (tracing && (exit_code = precheck_probe_names(rc, pid)) != XGP_EXIT_OK) {
 		/* said; nothing attached */
-	} else if (session_attach(&rc->session, pid, &so, &e) < 0) {
-		exit_code = cli_input_error("%s", e.msg);
+	} else {
+		exit_code = cli_attach(&rc->session, pid, &so);
 	}
 	return exit_code;
 }
@@ -852,7 +857,10 @@ static void say_how_collection_ended(const struct run_context *rc)
 			(unsigned long long)ss->waiting_when_asked, (unsigned long long)ss->waiting_at_stop,
 			(unsigned long long)ss->landed_late, (unsigned long long)ss->entered_wait,
 			ss->thread_rate_max_hz);
-	if (rc->ended->target_exited)
+	if (rc->ended->target_exited && rc->ended->killed_by[0])
+		fprintf(stderr, "xgdbprof: process %d was killed by %s; reporting what was collected\n", (int)rc->pid,
+			rc->ended->killed_by);
+	else if (rc->ended->target_exited)
 		fprintf(stderr, "xgdbprof: process %d exited; reporting what was collected\n", (int)rc->pid);
 	else if (rc->ended->target_execed)
 		fprintf(stderr, "xgdbprof: process %d exec'd %s: the run ended at the exec and the new program runs "

@@ -706,10 +706,9 @@ int cmd_top(int argc, char **argv)
 	struct session *s = NULL;
 	struct symbolizer *sym = NULL;
 	struct xerr e;
-	if (session_attach(&s, o.pid, &so, &e) < 0) {
-		rc = cli_input_error("%s", e.msg);
+	rc = cli_attach(&s, o.pid, &so);
+	if (rc != XGP_EXIT_OK)
 		goto out;
-	}
 	v.non_stop = session_non_stop(s);
 	proc_exe_path(o.pid, v.exe, sizeof v.exe, NULL);
 	sym = symbolizer_new_pid(o.pid, &e);
@@ -736,7 +735,9 @@ int cmd_top(int argc, char **argv)
 	rc = XGP_EXIT_OK;
 	if (sampled < 0)
 		rc = cli_error("%s", e.msg);
-	if (stats.run.target_exited)
+	if (stats.run.target_exited && stats.run.killed_by[0])
+		fprintf(stderr, "xgdbprof: top: process %d was killed by %s\n", (int)o.pid, stats.run.killed_by);
+	else if (stats.run.target_exited)
 		fprintf(stderr, "xgdbprof: top: process %d exited\n", (int)o.pid);
 	else if (stats.run.target_execed)
 		fprintf(stderr, "xgdbprof: top: process %d exec'd %s: it runs on untraced (run xgdbprof top on it "

@@ -17,6 +17,12 @@ void run_notes_add(struct run_notes *notes, const char *fmt, ...)
 	va_end(ap);
 }
 
+void run_stats_target_ended(struct run_stats *st, const char *killed_by)
+{
+	st->target_exited = true;
+	snprintf(st->killed_by, sizeof st->killed_by, "%s", killed_by ? killed_by : "");
+}
+
 int run_stats_add_stop(struct run_stats *st, double ms)
 {
 	st->stops++;

@@ -34,6 +34,7 @@ struct run_stats {
 	uint64_t stops;               /* stops of the target (sampling rounds that stopped, hits handled) */
 	double stop_median_ms, stop_p99_ms, stop_max_ms;   /* per stop, once finished */
 	bool target_exited;
+	char killed_by[32];           /* the signal that ended the target ("SIGKILL"), "" if it exited or unsaid */
 	bool target_execed;           /* it exec'd: the run ended there, the new program runs untouched */
 	char exec_path[200];          /* the program it exec'd, when known */
 	struct run_notes notes;
@@ -43,6 +44,10 @@ struct run_stats {
 };
 
 void run_notes_add(struct run_notes *notes, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The target is gone: it exited, or the signal named killed_by (as gdb
+ * names it, "SIGKILL") did; NULL when it exited or how is not known. */
+void run_stats_target_ended(struct run_stats *st, const char *killed_by);
 
 /* Counts one stop of ms milliseconds (stops and stopped_s included).
  * Returns 0, or -1 when out of memory (the stop is counted, not logged). */

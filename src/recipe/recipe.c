@@ -7,6 +7,7 @@
 #include "recipe/recipe_ast.h"
 #include "recipe/recipe_internal.h"
 #include "recipe/recipe_lex.h"
+#include "util/text_escape.h"
 
 #include <errno.h>
 #include <pcre2.h>
@@ -40,8 +41,12 @@ int recipe_defines_add(struct recipe_defines *d, const char *assignment, struct 
 		char c = assignment[i];
 		ok = c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 	}
-	if (!ok)
-		return xerr_set(e, "bad define '%s': write -D NAME=VALUE", assignment);
+	if (!ok) {
+		/* the user's text, shown as target text is: one line, no control byte */
+		char shown[XERR_MAX / 2];
+		text_escape(shown, sizeof shown, assignment);
+		return xerr_set(e, "bad define '%s': write -D NAME=VALUE", shown);
+	}
 	char **names = realloc(d->names, (d->n + 1) * sizeof *names);
 	if (!names)
 		return xerr_oom(e);

@@ -265,13 +265,16 @@ static int attach_gdb(struct session *s, pid_t pid, struct xerr *e)
 	/* From before the attach request: ptrace stops the threads inside it. */
 	double t0 = monotonic_ms();
 	if (session_command(s, NULL, &attach_error, "-target-attach", pid_text, NULL) < 0) {
+		/* First: ptrace refuses a zombie with EPERM, as it does a
+		 * process of another user, and root gets it too. */
+		char state = proc_state(pid);
+		if (state == 0 || state == 'Z' || state == 'X')
+			return xerr_set(e, "process %d exited while xgdbprof attached", (int)pid);
 		if (strstr(attach_error.msg, "not permitted") || strstr(attach_error.msg, "ermission")) {
 			char why[512];
 			proc_explain_ptrace_denied(pid, why, sizeof why);
 			return xerr_set(e, "%s", why);
 		}
-		if (proc_state(pid) == 0)
-			return xerr_set(e, "process %d exited before gdb could attach", (int)pid);
 		return xerr_set(e, "gdb could not attach to process %d: %s", (int)pid, attach_error.msg);
 	}
 	s->attached = true;
@@ -486,6 +489,21 @@ bool session_target_dead_in_proc(struct session *s)
 {
 	/* any state but Z (zombie) and X (dead) is a living thread */
 	return !s->target_exited && !proc_any_thread_in(s->pid, "RSDTtWPIK");
+}
+
+const char *session_exit_signal(struct session *s)
+{
+	if (session_target_alive(s))
+		return NULL;
+	uint64_t deadline = session_deadline_in(1000);
+	while (!s->exit_reported && session_gdb_alive(s)) {
+		struct mi_record *ev = NULL;
+		int got = session_wait_event(s, ms_until(deadline), &ev, NULL);
+		mi_record_free(ev);
+		if (got <= 0)
+			break;
+	}
+	return s->exit_signal[0] ? s->exit_signal : NULL;
 }
 
 void session_note_target_exited(struct session *s)

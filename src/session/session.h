@@ -76,8 +76,13 @@ int session_launch(struct session **out, char *const argv[], const struct sessio
 
 pid_t session_pid(const struct session *s);
 bool session_is_stopped(const struct session *s);
-/* False once the target exited (its exit is then in session_exit_status). */
+/* False once the target exited (how: session_exit_signal). */
 bool session_target_alive(struct session *s);
+/* Once the target is gone: the name of the signal that killed it, as gdb
+ * reports it ("SIGKILL"), or NULL when it exited, or gdb did not say.
+ * /proc shows the end before gdb has read it: then gdb's record is waited
+ * for, up to a second. NULL at once while the target lives. */
+const char *session_exit_signal(struct session *s);
 /* Whether /proc shows every thread of the target dead (zombies, or the
  * process gone) although gdb has not reported an exit. gdb can miss one
  * (gdb idle in poll, every thread a zombie it still traces: bench/README.md,

@@ -108,6 +108,32 @@ static void note_fork(struct session *s, const struct mi_record *ev)
 		s->on_fork(s->on_fork_ctx, (pid_t)child);
 }
 
+/* A stop signal (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU) gdb reports was sent by
+ * someone else, the user say: gdb reports its own stops otherwise (signal
+ * "0" for -exec-interrupt in non-stop mode, SIGINT in all-stop mode) and
+ * swallows the SIGSTOPs it sends to hold threads. gdb delivers it when it
+ * resumes or detaches the thread, and the target then stops as it would
+ * have without us. The guardian is told at once, so that should we be
+ * killed it leaves that stop alone (docs/safety.md); a SIGCONT since
+ * undoes it. */
+static void note_signal(struct session *s, const struct mi_record *ev)
+{
+	const char *name = mi_value_get_string(ev->results, "signal-name");
+	if (!name)
+		return;
+	bool stop = strcmp(name, "SIGSTOP") == 0 || strcmp(name, "SIGTSTP") == 0 || strcmp(name, "SIGTTIN") == 0 ||
+		    strcmp(name, "SIGTTOU") == 0;
+	bool cont = strcmp(name, "SIGCONT") == 0;
+	if (!(stop && !s->stopped_by_other) && !(cont && s->stopped_by_other))
+		return;
+	s->stopped_by_other = stop;
+	session_tell_guardian(s, stop ? GUARDIAN_STOPPED_BY_OTHER : GUARDIAN_CONTINUED);
+	if (s->verbose)
+		fprintf(stderr, "xgdbprof: process %d received %s, not from xgdbprof: %s\n", (int)s->pid, name,
+			stop ? "should xgdbprof be killed, its guardian leaves the target stopped"
+			     : "its guardian would continue it again");
+}
+
 /* Keeps the session's view of the target in step with gdb's records:
  * *stopped (possibly because it exited), *running, and in non-stop mode
  * which threads each of them concerns. */
@@ -125,12 +151,18 @@ void session_track_exec_event(struct session *s, const struct mi_record *ev)
 	int id = session_thread_id_of(ev);
 	if (strcmp(ev->klass, "stopped") == 0) {
 		const char *reason = mi_value_get_string(ev->results, "reason");
-		if (session_is_exit_reason(reason))
-			s->target_exited = true;
+		if (session_is_exit_reason(reason)) {
+			s->target_exited = s->exit_reported = true;
+			const char *signal_name = mi_value_get_string(ev->results, "signal-name");
+			if (strcmp(reason, "exited-signalled") == 0 && signal_name)
+				snprintf(s->exit_signal, sizeof s->exit_signal, "%s", signal_name);
+		}
 		if (reason && strcmp(reason, "exec") == 0)
 			note_exec(s, ev);
 		if (reason && strcmp(reason, "fork") == 0)
 			note_fork(s, ev);
+		if (reason && strcmp(reason, "signal-received") == 0)
+			note_signal(s, ev);
 		if (!s->non_stop)
 			s->stopped = true;
 		else if (id > 0)

@@ -185,11 +185,14 @@ void session_continue_stopped_target(pid_t pid, bool only_untraced, int calm_tic
 	}
 }
 
-/* The guardian's side: blocks until xgdbprof says it is done (one byte) or
- * is gone (end of file: killed, SIGKILL runs no handler). Then gdb, which
- * sees its input close and detaches, is left to finish, and a target that
- * is now stopped (state T, untraced) is continued, as session_rescue_stopped_target
- * does. Never returns. */
+/* The guardian's side: blocks until xgdbprof says it is done
+ * (GUARDIAN_DONE) or is gone (end of file: killed, SIGKILL runs no
+ * handler). Then gdb, which sees its input close and detaches, is left to
+ * finish, and a target that is now stopped (state T, untraced) is
+ * continued, as session_rescue_stopped_target does; unless xgdbprof said
+ * someone else stopped it (GUARDIAN_STOPPED_BY_OTHER, no
+ * GUARDIAN_CONTINUED since): gdb's detach delivers that stop, and the
+ * target is left as its user asked. Never returns. */
 static void guard(int fd, pid_t target, pid_t gdb)
 {
 	/* gdb must see its input close when we die: no copy of its pipes here. */
@@ -202,11 +205,20 @@ static void guard(int fd, pid_t target, pid_t gdb)
 		dup2(null, 1);
 		dup2(null, 2);
 	}
-	char said;
-	ssize_t n;
-	while ((n = read(fd, &said, 1)) < 0 && errno == EINTR)
-		;
-	if (n == 1)
+	bool stopped_by_other = false;
+	for (;;) {
+		char said;
+		ssize_t n = read(fd, &said, 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != 1)
+			break;
+		if (said == GUARDIAN_DONE)
+			_exit(0);
+		if (said == GUARDIAN_STOPPED_BY_OTHER || said == GUARDIAN_CONTINUED)
+			stopped_by_other = said == GUARDIAN_STOPPED_BY_OTHER;
+	}
+	if (stopped_by_other)
 		_exit(0);
 	struct timespec tick = { 0, 10 * 1000 * 1000 };
 	for (int i = 0; i < 3000 && gdb > 0 && kill(gdb, 0) == 0; i++)
@@ -231,6 +243,8 @@ void session_start_guardian(struct session *s, pid_t target)
 	int fds[2];
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return;
+	/* Our side never waits on a guardian that does not read (stopped). */
+	fcntl(fds[1], F_SETFL, O_NONBLOCK);
 	pid_t gdb = mi_conn_gdb_pid(s->gdb);
 	fflush(NULL);
 	pid_t child = fork();
@@ -250,16 +264,48 @@ void session_start_guardian(struct session *s, pid_t target)
 	s->guardian_fd = fds[1];
 }
 
-/* Tells the guardian we ended the session ourselves, and reaps it. */
+/* Best effort: a guardian that does not read (stopped) with its pipe full
+ * misses the word rather than hold the run. */
+void session_tell_guardian(struct session *s, enum guardian_word word)
+{
+	if (s->guardian <= 0)
+		return;
+	char byte = (char)word;
+	ssize_t ignored = write(s->guardian_fd, &byte, 1);
+	(void)ignored;
+}
+
+/* How long the guardian has to take our "done" byte and exit before it is
+ * killed: it exits at once unless something holds it (kill -STOP). */
+#define GUARDIAN_EXIT_MS 1000
+
+/* Tells the guardian we ended the session ourselves, and reaps it. The
+ * session ended cleanly, so the guardian has nothing left to do: one that
+ * has not exited within GUARDIAN_EXIT_MS (stopped, say) is killed, not
+ * waited on, or the run would never end and leave a stopped orphan. */
 void session_stop_guardian(struct session *s)
 {
 	if (s->guardian <= 0)
 		return;
-	ssize_t ignored = write(s->guardian_fd, "D", 1);
-	(void)ignored;
+	session_tell_guardian(s, GUARDIAN_DONE);
 	close(s->guardian_fd);
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
 	int status;
-	while (waitpid(s->guardian, &status, 0) < 0 && errno == EINTR)
-		;
+	pid_t got = 0;
+	for (int waited_ms = 0; waited_ms < GUARDIAN_EXIT_MS; waited_ms += 10) {
+		got = waitpid(s->guardian, &status, WNOHANG);
+		if (got != 0 && !(got < 0 && errno == EINTR))
+			break;
+		nanosleep(&tick, NULL);
+	}
+	if (got == 0) {
+		char state = proc_state(s->guardian);
+		if (s->verbose)
+			fprintf(stderr, "xgdbprof: the guardian process %d had not exited %d ms after the detach "
+				"(state %c): killed it\n", (int)s->guardian, GUARDIAN_EXIT_MS, state ? state : '?');
+		kill(s->guardian, SIGKILL);
+		while (waitpid(s->guardian, &status, 0) < 0 && errno == EINTR)
+			;
+	}
 	s->guardian = 0;
 }

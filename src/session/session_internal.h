@@ -47,9 +47,12 @@ struct session {
 	int *stopped_ids;          /* non-stop: gdb ids of the threads gdb reports stopped */
 	size_t nstopped_ids, stopped_ids_cap;
 	bool target_exited;
+	bool exit_reported;        /* gdb's *stopped record of the exit was read */
+	char exit_signal[32];      /* its signal-name when a signal killed the target */
 	bool was_stopped_before;   /* target in state T before we came: keep it so */
 	pid_t guardian;            /* session_start_guardian's process, 0 if none */
-	int guardian_fd;           /* its pipe: one byte when we ended the session ourselves */
+	int guardian_fd;           /* its pipe: GUARDIAN_* bytes */
+	bool stopped_by_other;     /* gdb reported a stop signal not ours (SIGSTOP...), no SIGCONT since */
 	bool attached;             /* gdb holds the target: detach on the way out */
 	bool attach_started;       /* -target-attach was sent: gdb may have stopped threads */
 	bool no_symbols;           /* session_options.no_symbols */
@@ -103,7 +106,14 @@ void session_rescue_stopped_target(struct session *s);
 struct session *session_new(const struct session_options *opts, struct xerr *e);
 int session_forget_libraries(struct session *s, struct xerr *e);
 void session_continue_stopped_target(pid_t pid, bool only_untraced, int calm_ticks);
+/* What xgdbprof tells its guardian, one byte each. */
+enum guardian_word {
+	GUARDIAN_DONE = 'D',              /* we ended the session ourselves: nothing to heal */
+	GUARDIAN_STOPPED_BY_OTHER = 'S',  /* someone stopped the target: leave it stopped */
+	GUARDIAN_CONTINUED = 'C',         /* ... and continued it since: heal as usual */
+};
 void session_start_guardian(struct session *s, pid_t target);
+void session_tell_guardian(struct session *s, enum guardian_word word);
 void session_stop_guardian(struct session *s);
 
 /* session_exec.c */

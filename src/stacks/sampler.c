@@ -745,7 +745,7 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 			break;
 		}
 		if (!session_target_alive(s)) {
-			st->run.target_exited = true;
+			run_stats_target_ended(&st->run, session_exit_signal(s));
 			break;
 		}
 		if (now < next_tick) {
@@ -780,7 +780,8 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 			break;
 		if (round == ROUND_TARGET_GONE) {
 			st->run.target_execed = session_target_execed(s);
-			st->run.target_exited = !st->run.target_execed;
+			if (!st->run.target_execed)
+				run_stats_target_ended(&st->run, session_exit_signal(s));
 			break;
 		}
 

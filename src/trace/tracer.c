@@ -308,7 +308,7 @@ static bool exit_unreported(struct tracer *t, struct loop_clock *lc, uint64_t no
 	if (now - lc->dead_since < 1000000000u)
 		return false;
 	session_note_target_exited(t->s);
-	t->st->run.target_exited = true;
+	run_stats_target_ended(&t->st->run, NULL);
 	run_notes_add(&t->st->run.notes, "the target exited and gdb did not report it within 1 s: the trace ended there");
 	return true;
 }
@@ -323,7 +323,7 @@ static int check_trace_end(struct tracer *t, struct loop_clock *lc, uint64_t now
 	if (signals_pending() || t->sink_done || (lc->deadline && now >= lc->deadline))
 		return 0;
 	if (session_is_stopped(s) && !session_target_alive(s)) {
-		t->st->run.target_exited = true;
+		run_stats_target_ended(&t->st->run, session_exit_signal(s));
 		return 0;
 	}
 	/* An exec gdb reported, or one it went silent on (session.h),
@@ -375,7 +375,7 @@ static int trace_event(struct tracer *t, struct session_stop *ev, uint64_t when,
 	}
 	int stopped_thread = ev->gdb_thread;
 	if (ev->reason == SESSION_STOP_EXITED) {
-		t->st->run.target_exited = true;
+		run_stats_target_ended(&t->st->run, session_exit_signal(s));
 		session_stop_release(ev);
 		*over = true;
 		return 0;

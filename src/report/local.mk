@@ -66,6 +66,11 @@ TESTS += tests/unit/test_report tests/unit/test_report_map tests/unit/test_repor
 	tests/report/report.sh tests/svg_chromium.sh tests/pprof.sh
 EXTRA_DIST += tests/report tests/svg_chromium.sh tests/pprof.sh
 
+# Deep and wide saved profiles, generated at test time: every format and
+# insights read them, within the reader's limits (docs/reports.md, "Limits").
+TESTS += tests/deep_stacks.sh
+EXTRA_DIST += tests/deep_stacks.sh
+
 # tests/pprof.sh fetches speedscope's schema into tests/npm (npm's cache and
 # the package): the build's own, gone with `make clean`.
 clean-local: clean-npm-cache

@@ -9,6 +9,7 @@
 #include "report/report_diff.h"
 #include "util/array.h"
 #include "util/hash.h"
+#include "util/slot_index.h"
 #include "report/report_model.h"
 #include "symbols/source_map.h"
 #include "util/text_escape.h"
@@ -41,6 +42,7 @@ struct node {
 	uint64_t weight;
 	struct location *locs;     /* distinct file:line this node's frames had */
 	size_t nlocs, locs_cap;
+	const struct node *parent; /* NULL for the root */
 	struct node **children;
 	size_t nchildren, cap;
 };
@@ -48,11 +50,14 @@ struct node {
 /* A flame graph: its root and every other node in a flat list, so that
  * freeing and sorting it walk the list and drawing it keeps its own stack
  * on the heap. A saved profile's stacks can be as deep as its reader keeps
- * them (profile.h): a recursion on their depth would overflow the C stack. */
+ * them (profile.h): a recursion on their depth would overflow the C stack.
+ * Children are found through a hash index, not by scanning their parent's
+ * list: one frame may call thousands of functions. */
 struct graph {
 	struct node *root;
 	struct node **nodes;       /* every node but the root, in creation order */
 	size_t nnodes, cap;
+	struct slot_index children; /* over nodes, by (parent, name, inlined) */
 	size_t depth;              /* of the deepest node, the root's being 0 */
 };
 
@@ -68,17 +73,30 @@ static void graph_free(struct graph *g)
 	for (size_t i = 0; i < g->nnodes; i++)
 		node_free(g->nodes[i]);
 	free(g->nodes);
+	slot_index_free(&g->children);
 	if (g->root)
 		node_free(g->root);
 	memset(g, 0, sizeof *g);
 }
 
+static uint64_t child_key_hash(const struct node *parent, const char *name, bool inlined)
+{
+	uintptr_t at = (uintptr_t)parent;
+	uint64_t h = hash_fnv1a(HASH_FNV1A_SEED, &at, sizeof at);
+	h = hash_fnv1a(h, name, strlen(name));
+	return hash_fnv1a(h, &inlined, sizeof inlined);
+}
+
+/* parent's child of that name and kind, added (last) if new; NULL when out
+ * of memory. */
 static struct node *node_child(struct graph *g, struct node *parent, const char *name, bool inlined,
 			       enum frame_lang lang)
 {
-	for (size_t i = 0; i < parent->nchildren; i++) {
-		struct node *c = parent->children[i];
-		if (c->inlined == inlined && strcmp(c->name, name) == 0)
+	uint64_t h = child_key_hash(parent, name, inlined);
+	struct slot_probe probe = slot_index_probe(&g->children, h);
+	for (size_t i; (i = slot_probe_next(&g->children, &probe)) != SLOT_INDEX_NONE;) {
+		struct node *c = g->nodes[i];
+		if (c->parent == parent && c->inlined == inlined && strcmp(c->name, name) == 0)
 			return c;
 	}
 	struct node **children = array_grow(parent->children, &parent->cap, parent->nchildren + 1, sizeof *children);
@@ -90,9 +108,15 @@ static struct node *node_child(struct graph *g, struct node *parent, const char 
 		free(c);
 		return NULL;
 	}
+	if (slot_index_add(&g->children, h, g->nnodes - 1) < 0) {
+		g->nnodes--;
+		free(c);
+		return NULL;
+	}
 	c->name = name;
 	c->inlined = inlined;
 	c->lang = lang;
+	c->parent = parent;
 	parent->children[parent->nchildren++] = c;
 	return c;
 }
@@ -209,13 +233,14 @@ static bool profile_cpu_ns(const struct profile *p)
 }
 
 /* The base graph's node at the same place as a child of the new graph, or
- * NULL: matched as node_child merges (name and inlined). */
+ * NULL: matched as node_child merges (name and inlined), found by bisection
+ * in base's children, sorted by graph_sort on that same key. */
 static const struct node *base_child(const struct node *base, const struct node *child)
 {
-	for (size_t i = 0; base && i < base->nchildren; i++)
-		if (base->children[i]->inlined == child->inlined && strcmp(base->children[i]->name, child->name) == 0)
-			return base->children[i];
-	return NULL;
+	if (!base || !base->nchildren)
+		return NULL;
+	struct node *const *found = bsearch(&child, base->children, base->nchildren, sizeof *base->children, cmp_nodes);
+	return found ? *found : NULL;
 }
 
 /* Change of a frame's share, new - base, in points. */

@@ -880,8 +880,8 @@ static int load_sample(struct loading *ld, const cJSON *it, size_t i, const stru
 		return xerr_set(e, "sample %zu: needs a \"stack\" array and a positive \"weight\"", i);
 	size_t n = (size_t)cJSON_GetArraySize(stack), f = 0;
 	if (n > lim->stack_refs - ld->stack_refs)
-		return xerr_set(e, "the samples' stacks hold more than %zu frames in all, more than a profile can",
-				lim->stack_refs);
+		return xerr_set(e, "sample %zu: the samples' stacks hold more than %zu frames in all, more than a "
+				"profile can", i, lim->stack_refs);
 	ld->stack_refs += n;
 	/* the leaf end is kept: frames[0] is the leaf */
 	size_t kept = n > lim->stack_frames ? lim->stack_frames - 1 : n;
@@ -903,8 +903,8 @@ static int load_sample(struct loading *ld, const cJSON *it, size_t i, const stru
 			ld->deepest = n;
 	}
 	if (ld->stack_text > lim->stack_text_bytes)
-		return xerr_set(e, "the samples' stacks spell out to more than %" PRIu64 " bytes of names and paths, "
-				"more than a profile can", lim->stack_text_bytes);
+		return xerr_set(e, "sample %zu: the samples' stacks spell out to more than %" PRIu64 " bytes of names "
+				"and paths, more than a profile can", i, lim->stack_text_bytes);
 	struct stack s = { kept < n ? kept + 1 : n, scratch };
 	return profile_add_tid(ld->p, thread, tid, state && state[0] ? state[0] : '?', &s, (uint64_t)weight, e);
 }

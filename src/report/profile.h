@@ -183,7 +183,7 @@ int profile_save(const struct profile *p, const char *path, struct xerr *e);
 /* What profile_load keeps of a file, bounded by what runs write
  * (docs/reports.md, "Limits"), so that a planted or damaged file costs no
  * more to read and render than a real one:
- *  - stack_frames: frames kept per stack. A run walks at most
+ *  - stack_frames (at least 1): frames kept per stack. A run walks at most
  *    STACK_MAX_MACHINE_FRAMES machine frames and each expands into its
  *    inline chain: 16 frames each on average is far above what inlining
  *    gives. A deeper stack keeps its leaf end, where the time is spent

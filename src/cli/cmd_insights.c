@@ -12,6 +12,7 @@
 #include "report/report_insights.h"
 #include "util/output_file.h"
 #include "util/array.h"
+#include "util/text_escape.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -148,6 +149,7 @@ struct window_list {
 	size_t n, cap;
 	char **owned;       /* names and reasons */
 	size_t nowned, owned_cap;
+	bool quiet;         /* windows listed again (the --vs period): skips said once */
 };
 
 static const char *own(struct window_list *l, const char *s)
@@ -194,18 +196,28 @@ static bool is_merged(const struct profile *p)
 	return false;
 }
 
-/* Loads path as the window `name`. A file that does not load is a window
- * without a profile (the reason said), so one damaged window among many
- * does not hide the rest. A merged profile found in a directory of
- * windows (an earlier insights' output) is skipped; one given by name is
- * taken. Returns 0, 1 when skipped, -1 out of memory. */
+/* Loads path as the window `name`. A file that does not load (damaged,
+ * planted, over the reader's limits) is skipped, said on stderr, and kept
+ * as a window without a profile (the reason in the report), so one bad
+ * window among many does not hide the rest. A merged profile found in a
+ * directory of windows (an earlier insights' output) is skipped; one given
+ * by name is taken. Returns 0, 1 when skipped, -1 out of memory. */
 static int load_window(struct window_list *l, const char *name, const char *path, int64_t folder_start,
 		       bool found)
 {
 	struct xerr e = { "" };
 	struct profile *p = profile_load(path, &e);
-	if (!p)
+	if (!p) {
+		if (!l->quiet) {
+			/* folder names and the paths in e are anyone's text */
+			char *shown_name = text_escape_dup(name), *shown_why = text_escape_dup(e.msg);
+			cli_say(XGP_EXIT_OK, "window %s skipped: %s", shown_name ? shown_name : "?",
+				shown_why ? shown_why : "?");
+			free(shown_name);
+			free(shown_why);
+		}
 		return add_window(l, name, NULL, e.msg, folder_start);
+	}
 	if (found && is_merged(p)) {
 		profile_free(p);
 		return 1;
@@ -474,6 +486,7 @@ static int run_insights(struct insights_request *rq)
 		rc = collect_all(&base_windows, (char *const *)&rq->diff_base, 1);
 	if (rc == XGP_EXIT_OK && rq->vs) {
 		/* the base period: the same windows, reloaded (each list owns its profiles) */
+		base_windows.quiet = true;
 		rc = collect_all(&base_windows, rq->args, rq->nargs);
 		if (rc == XGP_EXIT_OK) {
 			struct span was;

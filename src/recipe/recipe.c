@@ -7,6 +7,7 @@
 #include "recipe/recipe_ast.h"
 #include "recipe/recipe_internal.h"
 #include "recipe/recipe_lex.h"
+#include "util/stack.h"
 #include "util/text_escape.h"
 
 #include <errno.h>
@@ -141,8 +142,8 @@ int recipe_options_apply(struct recipe_options *o, const char *name,
 		}
 		o->max_keys = v->i;
 	} else if (!strcmp(name, "stack_depth")) {
-		if (v->kind != SET_INT || v->i < 1 || v->i > 1024) {
-			snprintf(msg, msgsz, "stack_depth is a number of frames from 1 to 1024");
+		if (v->kind != SET_INT || v->i < 1 || v->i > STACK_MAX_MACHINE_FRAMES) {
+			snprintf(msg, msgsz, "stack_depth is a number of frames from 1 to %d", STACK_MAX_MACHINE_FRAMES);
 			return -1;
 		}
 		o->stack_depth = v->i;

@@ -84,7 +84,7 @@ struct recipe_options {
 	int64_t max_stopped_percent; /* budget of target time stopped; default 5 */
 	bool exact;                  /* gdb unwinder only, no shortcuts; default false */
 	int64_t max_keys;            /* per map; default 10000; 0 = unlimited */
-	int64_t stack_depth;         /* frames kept per stack; default 64 */
+	int64_t stack_depth;         /* frames kept per stack; default 64, at most STACK_MAX_MACHINE_FRAMES */
 	/* ustack drops its innermost frames while their function matches
 	 * this pattern (an allocator and its wrappers), so stacks end in the
 	 * code that called them; "" = keep every frame. */

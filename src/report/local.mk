@@ -66,6 +66,15 @@ TESTS += tests/unit/test_report tests/unit/test_report_map tests/unit/test_repor
 	tests/report/report.sh tests/svg_chromium.sh tests/pprof.sh
 EXTRA_DIST += tests/report tests/svg_chromium.sh tests/pprof.sh
 
+# Deep and wide saved profiles, generated at test time: every format and
+# insights read them, within the reader's limits (docs/reports.md, "Limits").
+check_PROGRAMS += tests/unit/test_report_limits
+tests_unit_test_report_limits_SOURCES = tests/unit/test_report_limits.c
+tests_unit_test_report_limits_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/src
+tests_unit_test_report_limits_LDADD = $(report_ldadd)
+TESTS += tests/unit/test_report_limits tests/deep_stacks.sh
+EXTRA_DIST += tests/deep_stacks.sh
+
 # tests/pprof.sh fetches speedscope's schema into tests/npm (npm's cache and
 # the package): the build's own, gone with `make clean`.
 clean-local: clean-npm-cache

@@ -600,16 +600,50 @@ static char *read_file(const char *path, struct xerr *e)
 	return buf;
 }
 
+const struct profile_limits profile_default_limits = {
+	.stack_frames = PROFILE_MAX_STACK_FRAMES,
+	.frames = PROFILE_MAX_FRAMES,
+	.samples = PROFILE_MAX_SAMPLES,
+	.modules = PROFILE_MAX_MODULES,
+	.stack_refs = PROFILE_MAX_STACK_REFS,
+	.stack_text_bytes = PROFILE_MAX_STACK_TEXT_BYTES,
+	.string_bytes = PROFILE_MAX_STRING_BYTES,
+};
+
+/* A file being read: the profile it fills, the limits it is read within,
+ * and what the samples added up to so far. */
+struct loading {
+	struct profile *p;
+	const struct profile_limits *limits;
+	size_t stack_refs;       /* frames of the stacks read */
+	uint64_t stack_text;     /* bytes of the kept frames' strings */
+	size_t truncated;        /* stacks cut to limits->stack_frames */
+	size_t deepest;          /* frames of the deepest of them */
+};
+
+static int check_string_length(const struct loading *ld, const char *what, const char *s, struct xerr *e)
+{
+	size_t len = strlen(s);
+	if (len > ld->limits->string_bytes)
+		return xerr_set(e, "%s is %zu bytes, longer than a profile holds (%zu at most)", what, len,
+				ld->limits->string_bytes);
+	return 0;
+}
+
 /* Field readers: a missing or null field leaves the default (unknown). */
-static int get_string(struct profile *p, const cJSON *obj, const char *key, const char **out,
+static int get_string(struct loading *ld, const cJSON *obj, const char *key, const char **out,
 		      struct xerr *e)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	char what[64];
 	if (!v || cJSON_IsNull(v))
 		return 0;
 	if (!cJSON_IsString(v))
 		return xerr_set(e, "field \"%s\" must be a string", key);
-	if (intern_into(p, v->valuestring, out) < 0)
+	snprintf(what, sizeof what, "field \"%s\"", key);
+	if (check_string_length(ld, what, v->valuestring, e) < 0)
+		return -1;
+	if (intern_into(ld->p, v->valuestring, out) < 0)
 		return xerr_oom(e);
 	return 0;
 }
@@ -636,16 +670,17 @@ static int get_int(const cJSON *obj, const char *key, int64_t *out, struct xerr 
 	return 0;
 }
 
-static int load_meta(struct profile *p, const cJSON *meta, struct xerr *e)
+static int load_meta(struct loading *ld, const cJSON *meta, struct xerr *e)
 {
+	struct profile *p = ld->p;
 	struct profile_meta *m = &p->meta;
 	if (!cJSON_IsObject(meta))
 		return xerr_set(e, "\"meta\" must be an object");
-	if (get_string(p, meta, "exe", &m->exe, e) || get_string(p, meta, "build_id", &m->build_id, e) ||
+	if (get_string(ld, meta, "exe", &m->exe, e) || get_string(ld, meta, "build_id", &m->build_id, e) ||
 	    get_int(meta, "pid", &m->pid, e) ||
-	    get_string(p, meta, "command_line", &m->command_line, e) ||
-	    get_string(p, meta, "recipe", &m->recipe, e) ||
-	    get_string(p, meta, "thread_selection", &m->thread_selection, e) ||
+	    get_string(ld, meta, "command_line", &m->command_line, e) ||
+	    get_string(ld, meta, "recipe", &m->recipe, e) ||
+	    get_string(ld, meta, "thread_selection", &m->thread_selection, e) ||
 	    get_int(meta, "threads", &m->threads, e) ||
 	    get_double(meta, "frequency_asked_hz", &m->frequency_asked_hz, e) ||
 	    get_double(meta, "frequency_achieved_hz", &m->frequency_achieved_hz, e) ||
@@ -664,11 +699,11 @@ static int load_meta(struct profile *p, const cJSON *meta, struct xerr *e)
 	    get_double(meta, "held_median_ms", &m->held_median_ms, e) ||
 	    get_double(meta, "held_p99_ms", &m->held_p99_ms, e) ||
 	    get_double(meta, "thread_held_max_pct", &m->thread_held_max_pct, e) ||
-	    get_string(p, meta, "walker", &m->walker, e) ||
-	    get_string(p, meta, "stop_mode", &m->stop_mode, e) ||
-	    get_string(p, meta, "version", &m->version, e) ||
-	    get_string(p, meta, "start_time", &m->start_time, e) ||
-	    get_string(p, meta, "weight_unit", &m->weight_unit, e))
+	    get_string(ld, meta, "walker", &m->walker, e) ||
+	    get_string(ld, meta, "stop_mode", &m->stop_mode, e) ||
+	    get_string(ld, meta, "version", &m->version, e) ||
+	    get_string(ld, meta, "start_time", &m->start_time, e) ||
+	    get_string(ld, meta, "weight_unit", &m->weight_unit, e))
 		return xerr_prefix(e, "meta");
 	const cJSON *notes = cJSON_GetObjectItemCaseSensitive(meta, "notes"), *n;
 	if (notes && !cJSON_IsArray(notes))
@@ -676,6 +711,8 @@ static int load_meta(struct profile *p, const cJSON *meta, struct xerr *e)
 	cJSON_ArrayForEach(n, notes) {
 		if (!cJSON_IsString(n))
 			return xerr_set(e, "meta: \"notes\" must be an array of strings");
+		if (check_string_length(ld, "a note", n->valuestring, e) < 0)
+			return xerr_prefix(e, "meta");
 		if (profile_add_note(p, n->valuestring, e) < 0)
 			return -1;
 	}
@@ -711,20 +748,20 @@ static int upgrade_rust_name(struct profile *p, struct frame *f, struct xerr *e)
 	return rc;
 }
 
-static int load_frame(struct profile *p, const cJSON *o, struct frame *f, struct xerr *e)
+static int load_frame(struct loading *ld, const cJSON *o, struct frame *f, struct xerr *e)
 {
 	const char *lang = NULL, *source = NULL, *pc = NULL;
 	int64_t line = 0, column = 0, decl_line = 0;
 	memset(f, 0, sizeof *f);
 	if (!cJSON_IsObject(o))
 		return xerr_set(e, "a frame must be an object");
-	if (get_string(p, o, "function", &f->function, e) ||
-	    get_string(p, o, "full_function", &f->full_function, e) ||
-	    get_string(p, o, "file", &f->file, e) ||
-	    get_string(p, o, "module", &f->module, e) || get_int(o, "line", &line, e) ||
-	    get_int(o, "column", &column, e) || get_string(p, o, "lang", &lang, e) ||
-	    get_string(p, o, "source", &source, e) || get_string(p, o, "pc", &pc, e) ||
-	    get_string(p, o, "linkage", &f->linkage, e) || get_int(o, "decl_line", &decl_line, e))
+	if (get_string(ld, o, "function", &f->function, e) ||
+	    get_string(ld, o, "full_function", &f->full_function, e) ||
+	    get_string(ld, o, "file", &f->file, e) ||
+	    get_string(ld, o, "module", &f->module, e) || get_int(o, "line", &line, e) ||
+	    get_int(o, "column", &column, e) || get_string(ld, o, "lang", &lang, e) ||
+	    get_string(ld, o, "source", &source, e) || get_string(ld, o, "pc", &pc, e) ||
+	    get_string(ld, o, "linkage", &f->linkage, e) || get_int(o, "decl_line", &decl_line, e))
 		return -1;
 	f->line = line > 0 && line < INT32_MAX ? (int)line : 0;
 	f->decl_line = decl_line > 0 && decl_line < INT32_MAX ? (int)decl_line : 0;
@@ -740,40 +777,141 @@ static int load_frame(struct profile *p, const cJSON *o, struct frame *f, struct
 	f->source = (enum frame_source)s;
 	if (pc && parse_hex(pc, &f->pc) < 0)
 		return xerr_set(e, "frame pc \"%s\" is not a 0x hex number", pc);
-	return upgrade_rust_name(p, f, e);
+	return upgrade_rust_name(ld->p, f, e);
 }
 
 /* The optional "modules" array (files before it have none). */
-static int load_modules(struct profile *p, const cJSON *modules, struct xerr *e)
+static int load_modules(struct loading *ld, const cJSON *modules, struct xerr *e)
 {
 	const cJSON *it;
-	size_t i = 0;
+	size_t i = 0, n;
 	if (!modules || cJSON_IsNull(modules))
 		return 0;
 	if (!cJSON_IsArray(modules))
 		return xerr_set(e, "\"modules\" must be an array");
+	if ((n = (size_t)cJSON_GetArraySize(modules)) > ld->limits->modules)
+		return xerr_set(e, "\"modules\" holds %zu modules, more than a profile can (%zu at most)", n,
+				ld->limits->modules);
 	cJSON_ArrayForEach(it, modules) {
 		struct profile_module m = { 0 };
 		const char *start = NULL, *end = NULL, *offset = NULL;
 		if (!cJSON_IsObject(it))
 			return xerr_set(e, "module %zu must be an object", i);
-		if (get_string(p, it, "path", &m.path, e) || get_string(p, it, "build_id", &m.build_id, e) ||
-		    get_string(p, it, "start", &start, e) || get_string(p, it, "end", &end, e) ||
-		    get_string(p, it, "offset", &offset, e))
+		if (get_string(ld, it, "path", &m.path, e) || get_string(ld, it, "build_id", &m.build_id, e) ||
+		    get_string(ld, it, "start", &start, e) || get_string(ld, it, "end", &end, e) ||
+		    get_string(ld, it, "offset", &offset, e))
 			return xerr_prefix(e, "module %zu", i);
 		if (!m.path || !start || !end || !offset || parse_hex(start, &m.start) < 0 ||
 		    parse_hex(end, &m.end) < 0 || parse_hex(offset, &m.offset) < 0)
 			return xerr_set(e, "module %zu needs a \"path\", and \"start\", \"end\" and \"offset\" "
 					"as 0x hex numbers", i);
-		if (profile_add_module(p, &m, e) < 0)
+		if (profile_add_module(ld->p, &m, e) < 0)
 			return -1;
 		i++;
 	}
 	return 0;
 }
 
-static int load_body(struct profile *p, const cJSON *root, struct xerr *e)
+/* Bytes of a frame's strings: what renderers may write of it. */
+static uint64_t frame_text_bytes(const struct frame *f)
 {
+	const char *const strings[] = { f->function, f->full_function, f->file, f->module, f->linkage };
+	uint64_t n = 0;
+	for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
+		n += strings[i] ? strlen(strings[i]) : 0;
+	return n;
+}
+
+/* The frames "frames" lists, and each one's text bytes. */
+struct frame_list {
+	struct frame *frames;
+	uint64_t *text_bytes;
+	size_t n;
+};
+
+static int load_frames(struct loading *ld, const cJSON *frames, struct frame_list *fl, struct xerr *e)
+{
+	const cJSON *it;
+	size_t i = 0;
+	fl->n = (size_t)cJSON_GetArraySize(frames);
+	if (fl->n > ld->limits->frames)
+		return xerr_set(e, "\"frames\" holds %zu frames, more than a profile can (%zu at most)", fl->n,
+				ld->limits->frames);
+	fl->frames = calloc(fl->n ? fl->n : 1, sizeof *fl->frames);
+	fl->text_bytes = calloc(fl->n ? fl->n : 1, sizeof *fl->text_bytes);
+	if (!fl->frames || !fl->text_bytes)
+		return xerr_oom_doing(e, "loading the profile");
+	cJSON_ArrayForEach(it, frames) {
+		if (load_frame(ld, it, &fl->frames[i], e) < 0)
+			return xerr_prefix(e, "frame %zu", i);
+		fl->text_bytes[i] = frame_text_bytes(&fl->frames[i]);
+		i++;
+	}
+	return 0;
+}
+
+/* The frame standing for the outermost `dropped` frames of a stack cut to
+ * the limit: a name only, like a recipe map's key above a stack. */
+static int truncated_frame(struct loading *ld, size_t dropped, struct frame *out, struct xerr *e)
+{
+	char name[64];
+	snprintf(name, sizeof name, "[truncated: %zu frames]", dropped);
+	*out = (struct frame){ .lang = FRAME_LANG_UNKNOWN, .source = FRAME_SOURCE_NONE };
+	if (intern_into(ld->p, name, &out->function) < 0)
+		return xerr_oom(e);
+	ld->stack_text += strlen(name);
+	return 0;
+}
+
+/* Adds sample i (it) of the file. scratch holds room for
+ * ld->limits->stack_frames frames. */
+static int load_sample(struct loading *ld, const cJSON *it, size_t i, const struct frame_list *fl,
+		       struct frame *scratch, struct xerr *e)
+{
+	const struct profile_limits *lim = ld->limits;
+	const char *thread = NULL, *state = NULL;
+	int64_t weight = 0, tid = -1;
+	const cJSON *stack = cJSON_GetObjectItemCaseSensitive(it, "stack"), *ix;
+	if (!cJSON_IsObject(it) || get_string(ld, it, "thread", &thread, e) ||
+	    get_string(ld, it, "state", &state, e) || get_int(it, "weight", &weight, e) ||
+	    get_int(it, "tid", &tid, e))
+		return xerr_prefix(e, "sample %zu", i);
+	if (!cJSON_IsArray(stack) || weight <= 0)
+		return xerr_set(e, "sample %zu: needs a \"stack\" array and a positive \"weight\"", i);
+	size_t n = (size_t)cJSON_GetArraySize(stack), f = 0;
+	if (n > lim->stack_refs - ld->stack_refs)
+		return xerr_set(e, "sample %zu: the samples' stacks hold more than %zu frames in all, more than a "
+				"profile can", i, lim->stack_refs);
+	ld->stack_refs += n;
+	/* the leaf end is kept: frames[0] is the leaf */
+	size_t kept = n > lim->stack_frames ? lim->stack_frames - 1 : n;
+	cJSON_ArrayForEach(ix, stack) {
+		if (!cJSON_IsNumber(ix) || ix->valuedouble < 0 || ix->valuedouble >= (double)fl->n ||
+		    ix->valuedouble != floor(ix->valuedouble))
+			return xerr_set(e, "sample %zu: stack refers to a frame not in \"frames\"", i);
+		if (f < kept) {
+			scratch[f] = fl->frames[(size_t)ix->valuedouble];
+			ld->stack_text += fl->text_bytes[(size_t)ix->valuedouble];
+		}
+		f++;
+	}
+	if (kept < n) {
+		if (truncated_frame(ld, n - kept, &scratch[kept], e) < 0)
+			return -1;
+		ld->truncated++;
+		if (n > ld->deepest)
+			ld->deepest = n;
+	}
+	if (ld->stack_text > lim->stack_text_bytes)
+		return xerr_set(e, "sample %zu: the samples' stacks spell out to more than %" PRIu64 " bytes of names "
+				"and paths, more than a profile can", i, lim->stack_text_bytes);
+	struct stack s = { kept < n ? kept + 1 : n, scratch };
+	return profile_add_tid(ld->p, thread, tid, state && state[0] ? state[0] : '?', &s, (uint64_t)weight, e);
+}
+
+static int load_body(struct loading *ld, const cJSON *root, struct xerr *e)
+{
+	const struct profile_limits *lim = ld->limits;
 	const cJSON *format = cJSON_GetObjectItemCaseSensitive(root, "format");
 	const cJSON *version = cJSON_GetObjectItemCaseSensitive(root, "version");
 	if (!cJSON_IsString(format) || strcmp(format->valuestring, PROFILE_FORMAT_NAME) != 0)
@@ -782,74 +920,47 @@ static int load_body(struct profile *p, const cJSON *root, struct xerr *e)
 		return xerr_set(e, "profile format version %g is not supported (this xgdbprof reads %d)",
 				cJSON_IsNumber(version) ? version->valuedouble : -1.0,
 				PROFILE_FORMAT_VERSION);
-	if (load_meta(p, cJSON_GetObjectItemCaseSensitive(root, "meta"), e) < 0 ||
-	    load_modules(p, cJSON_GetObjectItemCaseSensitive(root, "modules"), e) < 0)
+	if (load_meta(ld, cJSON_GetObjectItemCaseSensitive(root, "meta"), e) < 0 ||
+	    load_modules(ld, cJSON_GetObjectItemCaseSensitive(root, "modules"), e) < 0)
 		return -1;
 
 	const cJSON *frames = cJSON_GetObjectItemCaseSensitive(root, "frames");
 	const cJSON *samples = cJSON_GetObjectItemCaseSensitive(root, "samples");
 	if (!cJSON_IsArray(frames) || !cJSON_IsArray(samples))
 		return xerr_set(e, "\"frames\" and \"samples\" must be arrays");
-	size_t nframes = (size_t)cJSON_GetArraySize(frames);
-	struct frame *table = calloc(nframes ? nframes : 1, sizeof *table);
-	struct frame *scratch = NULL;
-	size_t scratch_cap = 0, i = 0;
+	size_t nsamples = (size_t)cJSON_GetArraySize(samples);
+	if (nsamples > lim->samples)
+		return xerr_set(e, "\"samples\" holds %zu samples, more than a profile can (%zu at most)", nsamples,
+				lim->samples);
+	struct frame_list fl = { 0 };
+	struct frame *scratch = malloc(lim->stack_frames * sizeof *scratch);
+	size_t i = 0;
 	const cJSON *it;
 	int rc = -1;
-	if (!table)
-		return xerr_oom_doing(e, "loading the profile");
-	cJSON_ArrayForEach(it, frames) {
-		if (load_frame(p, it, &table[i], e) < 0) {
-			xerr_prefix(e, "frame %zu", i);
-			goto done;
+	if (!scratch)
+		xerr_oom_doing(e, "loading the profile");
+	else if (load_frames(ld, frames, &fl, e) == 0) {
+		rc = 0;
+		cJSON_ArrayForEach(it, samples) {
+			if ((rc = load_sample(ld, it, i++, &fl, scratch, e)) < 0)
+				break;
 		}
-		i++;
 	}
-	i = 0;
-	cJSON_ArrayForEach(it, samples) {
-		const char *thread = NULL, *state = NULL;
-		int64_t weight = 0, tid = -1;
-		const cJSON *stack = cJSON_GetObjectItemCaseSensitive(it, "stack"), *ix;
-		if (!cJSON_IsObject(it) || get_string(p, it, "thread", &thread, e) ||
-		    get_string(p, it, "state", &state, e) || get_int(it, "weight", &weight, e) ||
-		    get_int(it, "tid", &tid, e)) {
-			xerr_prefix(e, "sample %zu", i);
-			goto done;
-		}
-		if (!cJSON_IsArray(stack) || weight <= 0) {
-			xerr_set(e, "sample %zu: needs a \"stack\" array and a positive \"weight\"", i);
-			goto done;
-		}
-		size_t n = (size_t)cJSON_GetArraySize(stack), f = 0;
-		if (n > scratch_cap) {
-			struct frame *bigger = array_grow(scratch, &scratch_cap, n, sizeof *bigger);
-			if (!bigger) {
-				xerr_oom_doing(e, "loading the profile");
-				goto done;
-			}
-			scratch = bigger;
-		}
-		cJSON_ArrayForEach(ix, stack) {
-			if (!cJSON_IsNumber(ix) || ix->valuedouble < 0 || ix->valuedouble >= (double)nframes ||
-			    ix->valuedouble != floor(ix->valuedouble)) {
-				xerr_set(e, "sample %zu: stack refers to a frame not in \"frames\"", i);
-				goto done;
-			}
-			scratch[f++] = table[(size_t)ix->valuedouble];
-		}
-		struct stack s = { n, scratch };
-		if (profile_add_tid(p, thread, tid, state && state[0] ? state[0] : '?', &s, (uint64_t)weight, e) < 0)
-			goto done;
-		i++;
-	}
-	rc = 0;
-done:
-	free(table);
+	free(fl.frames);
+	free(fl.text_bytes);
 	free(scratch);
+	if (rc == 0 && ld->truncated) {
+		char note[256];
+		snprintf(note, sizeof note, "%zu stack%s deeper than %zu frames (the deepest %zu frames) cut to %s "
+			 "%zu innermost frames, where the time is spent, under a \"[truncated: N frames]\" frame",
+			 ld->truncated, ld->truncated == 1 ? "" : "s", lim->stack_frames, ld->deepest,
+			 ld->truncated == 1 ? "its" : "their", lim->stack_frames - 1);
+		rc = profile_add_note(ld->p, note, e);
+	}
 	return rc;
 }
 
-struct profile *profile_load(const char *path, struct xerr *e)
+struct profile *profile_load_within(const char *path, const struct profile_limits *limits, struct xerr *e)
 {
 	char *text = read_file(path, e);
 	if (!text)
@@ -866,11 +977,17 @@ struct profile *profile_load(const char *path, struct xerr *e)
 		xerr_oom_doing(e, "loading %s", path);
 		return NULL;
 	}
-	if (load_body(p, root, e) < 0) {
+	struct loading ld = { .p = p, .limits = limits };
+	if (load_body(&ld, root, e) < 0) {
 		xerr_prefix(e, "%s", path);
 		profile_free(p);
 		p = NULL;
 	}
 	cJSON_Delete(root);
 	return p;
+}
+
+struct profile *profile_load(const char *path, struct xerr *e)
+{
+	return profile_load_within(path, &profile_default_limits, e);
 }

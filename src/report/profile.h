@@ -180,11 +180,53 @@ int profile_save(const struct profile *p, const char *path, struct xerr *e);
  * several times the file's size in memory. */
 #define PROFILE_MAX_BYTES (1 << 30)
 
+/* What profile_load keeps of a file, bounded by what runs write
+ * (docs/reports.md, "Limits"), so that a planted or damaged file costs no
+ * more to read and render than a real one:
+ *  - stack_frames (at least 1): frames kept per stack. A run walks at most
+ *    STACK_MAX_MACHINE_FRAMES machine frames and each expands into its
+ *    inline chain: 16 frames each on average is far above what inlining
+ *    gives. A deeper stack keeps its leaf end, where the time is spent
+ *    (stack_frames - 1 frames), under a "[truncated: N frames]" frame
+ *    standing for the N outermost, as the sampler keeps the leaf end of a
+ *    stack deeper than its limit; one note says how many were cut.
+ *  - Beyond the others the file is refused: frames (entries of "frames"),
+ *    samples (entries of "samples"), modules (entries of "modules": a
+ *    process maps at most vm.max_map_count, 65530 by default), stack_refs
+ *    (the frames of all the samples' stacks, as the file lists them),
+ *    stack_text_bytes (the strings of the frames kept, over all stacks: what
+ *    renderers write out) and string_bytes (one string; the Rust demangler
+ *    stops at 1,000,000 bytes). */
+struct profile_limits {
+	size_t stack_frames;
+	size_t frames;
+	size_t samples;
+	size_t modules;
+	size_t stack_refs;
+	uint64_t stack_text_bytes;
+	size_t string_bytes;
+};
+
+#define PROFILE_MAX_STACK_FRAMES (16 * STACK_MAX_MACHINE_FRAMES)
+#define PROFILE_MAX_FRAMES ((size_t)1 << 24)
+#define PROFILE_MAX_SAMPLES ((size_t)1 << 24)
+#define PROFILE_MAX_MODULES ((size_t)1 << 16)
+#define PROFILE_MAX_STACK_REFS ((size_t)1 << 26)
+#define PROFILE_MAX_STACK_TEXT_BYTES ((uint64_t)1 << 30)
+#define PROFILE_MAX_STRING_BYTES ((size_t)1 << 20)
+
+/* The limits above, which profile_load applies. */
+extern const struct profile_limits profile_default_limits;
+
 /* Reads a file written by profile_save: a regular file of at most
  * PROFILE_MAX_BYTES (devices, FIFOs and larger files are refused without
- * being read). Returns NULL with the reason (not a regular file, too large,
- * not a profile, unsupported version, malformed field) in e. */
+ * being read) within profile_default_limits. Returns NULL with the reason
+ * (not a regular file, too large, not a profile, unsupported version,
+ * malformed field, over a limit) in e: one line, starting with path. */
 struct profile *profile_load(const char *path, struct xerr *e);
+
+/* profile_load within other limits (tests use small ones). */
+struct profile *profile_load_within(const char *path, const struct profile_limits *limits, struct xerr *e);
 
 /* Short names of the frame enums used in files and JSON reports. */
 const char *profile_lang_name(enum frame_lang lang);      /* "rust", "c", "c++", "unknown" */

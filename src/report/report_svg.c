@@ -9,6 +9,7 @@
 #include "report/report_diff.h"
 #include "util/array.h"
 #include "util/hash.h"
+#include "util/slot_index.h"
 #include "report/report_model.h"
 #include "symbols/source_map.h"
 #include "util/text_escape.h"
@@ -41,25 +42,61 @@ struct node {
 	uint64_t weight;
 	struct location *locs;     /* distinct file:line this node's frames had */
 	size_t nlocs, locs_cap;
+	const struct node *parent; /* NULL for the root */
 	struct node **children;
 	size_t nchildren, cap;
 };
 
+/* A flame graph: its root and every other node in a flat list, so that
+ * freeing and sorting it walk the list and drawing it keeps its own stack
+ * on the heap. A saved profile's stacks can be as deep as its reader keeps
+ * them (profile.h): a recursion on their depth would overflow the C stack.
+ * Children are found through a hash index, not by scanning their parent's
+ * list: one frame may call thousands of functions. */
+struct graph {
+	struct node *root;
+	struct node **nodes;       /* every node but the root, in creation order */
+	size_t nnodes, cap;
+	struct slot_index children; /* over nodes, by (parent, name, inlined) */
+	size_t depth;              /* of the deepest node, the root's being 0 */
+};
+
 static void node_free(struct node *n)
 {
-	for (size_t i = 0; i < n->nchildren; i++)
-		node_free(n->children[i]);
 	free(n->children);
 	free(n->locs);
 	free(n);
 }
 
-static struct node *node_child(struct node *parent, const char *name, bool inlined,
+static void graph_free(struct graph *g)
+{
+	for (size_t i = 0; i < g->nnodes; i++)
+		node_free(g->nodes[i]);
+	free(g->nodes);
+	slot_index_free(&g->children);
+	if (g->root)
+		node_free(g->root);
+	memset(g, 0, sizeof *g);
+}
+
+static uint64_t child_key_hash(const struct node *parent, const char *name, bool inlined)
+{
+	uintptr_t at = (uintptr_t)parent;
+	uint64_t h = hash_fnv1a(HASH_FNV1A_SEED, &at, sizeof at);
+	h = hash_fnv1a(h, name, strlen(name));
+	return hash_fnv1a(h, &inlined, sizeof inlined);
+}
+
+/* parent's child of that name and kind, added (last) if new; NULL when out
+ * of memory. */
+static struct node *node_child(struct graph *g, struct node *parent, const char *name, bool inlined,
 			       enum frame_lang lang)
 {
-	for (size_t i = 0; i < parent->nchildren; i++) {
-		struct node *c = parent->children[i];
-		if (c->inlined == inlined && strcmp(c->name, name) == 0)
+	uint64_t h = child_key_hash(parent, name, inlined);
+	struct slot_probe probe = slot_index_probe(&g->children, h);
+	for (size_t i; (i = slot_probe_next(&g->children, &probe)) != SLOT_INDEX_NONE;) {
+		struct node *c = g->nodes[i];
+		if (c->parent == parent && c->inlined == inlined && strcmp(c->name, name) == 0)
 			return c;
 	}
 	struct node **children = array_grow(parent->children, &parent->cap, parent->nchildren + 1, sizeof *children);
@@ -67,11 +104,19 @@ static struct node *node_child(struct node *parent, const char *name, bool inlin
 		return NULL;
 	parent->children = children;
 	struct node *c = calloc(1, sizeof *c);
-	if (!c)
+	if (!c || ARRAY_PUSH(g->nodes, g->nnodes, g->cap, c) < 0) {
+		free(c);
 		return NULL;
+	}
+	if (slot_index_add(&g->children, h, g->nnodes - 1) < 0) {
+		g->nnodes--;
+		free(c);
+		return NULL;
+	}
 	c->name = name;
 	c->inlined = inlined;
 	c->lang = lang;
+	c->parent = parent;
 	parent->children[parent->nchildren++] = c;
 	return c;
 }
@@ -95,22 +140,15 @@ static int cmp_nodes(const void *x, const void *y)
 
 static void node_sort(struct node *n)
 {
-	if (!n->nchildren)
-		return;
-	qsort(n->children, n->nchildren, sizeof *n->children, cmp_nodes);
-	for (size_t i = 0; i < n->nchildren; i++)
-		node_sort(n->children[i]);
+	if (n->nchildren > 1)
+		qsort(n->children, n->nchildren, sizeof *n->children, cmp_nodes);
 }
 
-static size_t node_depth(const struct node *n)
+static void graph_sort(struct graph *g)
 {
-	size_t d = 0;
-	for (size_t i = 0; i < n->nchildren; i++) {
-		size_t c = node_depth(n->children[i]) + 1;
-		if (c > d)
-			d = c;
-	}
-	return d;
+	node_sort(g->root);
+	for (size_t i = 0; i < g->nnodes; i++)
+		node_sort(g->nodes[i]);
 }
 
 /* ---- XML output --------------------------------------------------------- */
@@ -195,13 +233,14 @@ static bool profile_cpu_ns(const struct profile *p)
 }
 
 /* The base graph's node at the same place as a child of the new graph, or
- * NULL: matched as node_child merges (name and inlined). */
+ * NULL: matched as node_child merges (name and inlined), found by bisection
+ * in base's children, sorted by graph_sort on that same key. */
 static const struct node *base_child(const struct node *base, const struct node *child)
 {
-	for (size_t i = 0; base && i < base->nchildren; i++)
-		if (base->children[i]->inlined == child->inlined && strcmp(base->children[i]->name, child->name) == 0)
-			return base->children[i];
-	return NULL;
+	if (!base || !base->nchildren)
+		return NULL;
+	struct node *const *found = bsearch(&child, base->children, base->nchildren, sizeof *base->children, cmp_nodes);
+	return found ? *found : NULL;
 }
 
 /* Change of a frame's share, new - base, in points. */
@@ -210,24 +249,65 @@ static double node_change(const struct svg_ctx *c, const struct node *n, const s
 	return report_share(n->weight, c->total) - (base ? report_share(base->weight, c->base_total) : 0);
 }
 
-/* The largest |change| of a frame present in both graphs: the full colour. */
-static double max_change(const struct svg_ctx *c, const struct node *n, const struct node *base)
+/* A node still to visit, with its counterpart in the base graph (or NULL),
+ * the samples left of it on its row and its row. */
+struct visit {
+	const struct node *n, *base;
+	uint64_t start;
+	size_t depth;
+};
+
+struct visits {
+	struct visit *items;
+	size_t n, cap;
+};
+
+/* Pushes n's children, the first one last so that it is visited first;
+ * each starts where its elder siblings end. Returns 0 or -1 (out of memory). */
+static int push_children(struct visits *v, const struct visit *parent)
 {
-	double m = base ? fabs(node_change(c, n, base)) : 0;
-	for (size_t i = 0; i < n->nchildren; i++) {
-		double k = max_change(c, n->children[i], base_child(base, n->children[i]));
-		if (k > m)
-			m = k;
+	const struct node *n = parent->n;
+	uint64_t end = parent->start;
+	for (size_t i = 0; i < n->nchildren; i++)
+		end += n->children[i]->weight;
+	for (size_t i = n->nchildren; i-- > 0;) {
+		const struct node *child = n->children[i];
+		end -= child->weight;
+		struct visit next = { child, base_child(parent->base, child), end, parent->depth + 1 };
+		if (ARRAY_PUSH(v->items, v->n, v->cap, next) < 0)
+			return -1;
 	}
-	return m;
+	return 0;
 }
 
-static void emit_node(struct svg_ctx *c, const struct node *n, const struct node *base, uint64_t start,
-		      size_t depth)
+/* The largest |change| of a frame present in both graphs (the full colour)
+ * into *out. Returns 0 or -1 (out of memory). */
+static int max_change(const struct svg_ctx *c, const struct node *root, const struct node *base_root, double *out)
+{
+	struct visits v = { 0 };
+	int rc = 0;
+	*out = 0;
+	if (ARRAY_PUSH(v.items, v.n, v.cap, ((struct visit){ root, base_root, 0, 0 })) < 0)
+		return -1;
+	while (v.n && rc == 0) {
+		struct visit at = v.items[--v.n];
+		double k = at.base ? fabs(node_change(c, at.n, at.base)) : 0;
+		if (k > *out)
+			*out = k;
+		rc = push_children(&v, &at);
+	}
+	free(v.items);
+	return rc;
+}
+
+/* Writes n's frame; returns false when it is too narrow to draw (and so are
+ * its children). */
+static bool emit_frame(struct svg_ctx *c, const struct node *n, const struct node *base, uint64_t start,
+		       size_t depth)
 {
 	double x = PAD_X + (double)start * c->scale, w = (double)n->weight * c->scale;
 	if (w < MIN_FRAME_PX)
-		return;
+		return false;
 	double y = c->top_down ? HEADER_HEIGHT + (double)depth * FRAME_HEIGHT
 			       : c->height - FOOTER_HEIGHT - (double)(depth + 1) * FRAME_HEIGHT;
 	const struct location *best = NULL;
@@ -294,11 +374,24 @@ static void emit_node(struct svg_ctx *c, const struct node *n, const struct node
 	fprintf(out, "<text x=\"%.2f\" y=\"%.0f\">", x + 3, y + FRAME_HEIGHT - 4.5);
 	put_label(out, n->name, w);
 	fputs("</text></g>\n", out);
-	uint64_t child_start = start;
-	for (size_t i = 0; i < n->nchildren; i++) {
-		emit_node(c, n->children[i], base_child(base, n->children[i]), child_start, depth + 1);
-		child_start += n->children[i]->weight;
+	return true;
+}
+
+/* Writes the frames of the graph under root, depth first, each node before
+ * its children and children in order. Returns 0 or -1 (out of memory). */
+static int emit_graph(struct svg_ctx *c, const struct node *root, const struct node *base_root)
+{
+	struct visits v = { 0 };
+	int rc = 0;
+	if (ARRAY_PUSH(v.items, v.n, v.cap, ((struct visit){ root, base_root, 0, 0 })) < 0)
+		return -1;
+	while (v.n && rc == 0) {
+		struct visit at = v.items[--v.n];
+		if (emit_frame(c, at.n, at.base, at.start, at.depth))
+			rc = push_children(&v, &at);
 	}
+	free(v.items);
+	return rc;
 }
 
 static const char svg_style[] =
@@ -479,26 +572,30 @@ static void put_subtitle(FILE *out, const struct profile *p, uint64_t total)
 	}
 }
 
-/* The graph of the model's kept samples; NULL when out of memory. */
-static struct node *build_graph(const struct report_model *m)
+/* The graph of the model's kept samples into g. Returns 0, or -1 when out
+ * of memory (g freed). */
+static int build_graph(const struct report_model *m, struct graph *g)
 {
 	const struct profile *p = m->profile;
 	const struct report_options *o = &m->options;
-	struct node *root = calloc(1, sizeof *root);
+	memset(g, 0, sizeof *g);
+	struct node *root = g->root = calloc(1, sizeof *root);
 	if (!root)
-		return NULL;
+		return -1;
 	root->name = "all";
 	for (size_t i = 0; i < p->nentries; i++) {
 		const struct profile_entry *en = &p->entries[i];
 		if (!report_model_keeps(m, en))
 			continue;
 		struct node *n = root;
+		size_t depth = 0;
 		n->weight += en->weight;
 		if (o->thread_roots) {
-			n = node_child(n, en->thread_name ? en->thread_name : "(?)", false, FRAME_LANG_UNKNOWN);
+			n = node_child(g, n, en->thread_name ? en->thread_name : "(?)", false, FRAME_LANG_UNKNOWN);
 			if (!n)
 				goto oom;
 			n->weight += en->weight;
+			depth++;
 		}
 		/* frames[0] is the leaf */
 		for (size_t k = 0; k < en->stack.nframes; k++) {
@@ -509,21 +606,24 @@ static struct node *build_graph(const struct report_model *m)
 				size_t fi = report_model_func(m, fr);
 				fname = fi != (size_t)-1 ? m->funcs[fi].name : "?";
 			}
-			n = node_child(n, fname, fr->inlined, fr->lang);
+			n = node_child(g, n, fname, fr->inlined, fr->lang);
 			if (!n || node_add_location(n, fr->file, fr->line, en->weight) < 0)
 				goto oom;
+			depth++;
 			if (fr->full_function && !n->full)
 				n->full = fr->full_function;
 			else if (fr->full_function != n->full)
 				n->more_instances = true;   /* interned: pointers compare names */
 			n->weight += en->weight;
 		}
+		if (depth > g->depth)
+			g->depth = depth;
 	}
-	node_sort(root);
-	return root;
+	graph_sort(g);
+	return 0;
 oom:
-	node_free(root);
-	return NULL;
+	graph_free(g);
+	return -1;
 }
 
 int report_svg(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e)
@@ -537,17 +637,17 @@ int report_svg(const struct profile *p, FILE *out, const struct report_options *
 		return -1;
 	}
 	o = &m.options;
-	struct node *root = build_graph(&m), *base_root = diff ? build_graph(&mb) : NULL;
+	struct graph graph = { 0 }, base_graph = { 0 };
 	int rc = -1;
-	if (!root || (diff && !base_root))
+	if (build_graph(&m, &graph) < 0 || (diff && build_graph(&mb, &base_graph) < 0))
 		goto oom;
+	const struct node *root = graph.root, *base_root = base_graph.root;
 
 	struct svg_ctx c = { out, root->weight, m.total, 0, 0, o->inverted, diff, diff ? mb.total : 0, 0, false };
 	c.cpu_ns = profile_cpu_ns(m.profile);
-	if (diff)
-		c.diff_scale = max_change(&c, root, base_root);
-	size_t depth = node_depth(root);
-	c.height = HEADER_HEIGHT + FOOTER_HEIGHT + (int)(depth + 1) * FRAME_HEIGHT;
+	if (diff && max_change(&c, root, base_root, &c.diff_scale) < 0)
+		goto oom;
+	c.height = HEADER_HEIGHT + FOOTER_HEIGHT + (int)(graph.depth + 1) * FRAME_HEIGHT;
 	c.scale = root->weight ? (double)(IMAGE_WIDTH - 2 * PAD_X) / (double)root->weight : 0;
 
 	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n", out);
@@ -621,12 +721,9 @@ int report_svg(const struct profile *p, FILE *out, const struct report_options *
 	fprintf(out, "<text id=\"xgp-copy\" class=\"ctl\" x=\"%d\" y=\"%d\" text-anchor=\"end\">"
 		"Copy path</text>\n", IMAGE_WIDTH - PAD_X, c.height - 10);
 	fputs("<g id=\"xgp-frames\">\n", out);
-	if (root->weight) {
-		/* the root: "all" samples in the graph */
-		struct node all = *root;
-		all.name = "all";
-		emit_node(&c, &all, base_root, 0, 0);
-	}
+	/* the root: "all" samples in the graph */
+	if (root->weight && emit_graph(&c, root, base_root) < 0)
+		goto oom;
 	fputs("</g>\n", out);
 	fputs(svg_script, out);
 	fputs("</svg>\n", out);
@@ -635,10 +732,8 @@ int report_svg(const struct profile *p, FILE *out, const struct report_options *
 oom:
 	xerr_oom_doing(e, "building the flame graph");
 done:
-	if (root)
-		node_free(root);
-	if (base_root)
-		node_free(base_root);
+	graph_free(&graph);
+	graph_free(&base_graph);
 	report_model_release(&m);
 	if (diff)
 		report_model_release(&mb);

@@ -59,4 +59,10 @@ struct stack {
 	struct frame *frames;
 };
 
+/* The most machine frames a run walks per stack: the recipe's stack_depth
+ * goes up to it, and the sampler and the tracer stop there (keeping the
+ * leaf end). Symbolizing expands each into its inline chain, so a stack
+ * may hold more frames than this (profile.h bounds what a reader keeps). */
+#define STACK_MAX_MACHINE_FRAMES 1024
+
 #endif

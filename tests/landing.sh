@@ -125,23 +125,46 @@ if [ "$(id -u)" = 0 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; 
 	sleep 0.5
 	XGDBPROF_UNPINNED=$XGDBPROF
 	XGDBPROF="taskset -c 0 $XGDBPROF"
-	profile yield "$YIELD" running
+	# Other work on CPU 1 takes the yielder's CPU (each yield hands it
+	# over), and a yielder queued in sched_yield is not stopped: at load
+	# 10-17 it ran 10-19% of the time and got 1-23 stops in 5 s. Runs of
+	# 5 s are pooled, up to 3, until 20 stops; the kernel's run-queue time
+	# (schedstat's second field) says how long it waited for its CPU.
+	queued_ns() { awk '{ print $2 }' "/proc/$YIELD/schedstat"; }
+	queued_from=$(queued_ns)
+	wall_from=$(date +%s%N)
+	: >"$TMP/yield.pooled"
+	stops=0 waiting=0
+	for run in 1 2 3; do
+		rm -rf "$TMP/yield"
+		profile yield "$YIELD" running
+		cat "${folded:-/dev/null}" >>"$TMP/yield.pooled"
+		run_stops=$(sed -n 's/.*samples: \([0-9]*\) stops.*/\1/p' "$TMP/yield.out")
+		run_waiting=$(sed -n 's/.*note: \([0-9]*\) stacks of running threads were left out: the thread sat in a waiting.*/\1/p' "$TMP/yield.out")
+		stops=$((stops + ${run_stops:-0})) waiting=$((waiting + ${run_waiting:-0}))
+		[ "$stops" -ge 20 ] && break
+	done
+	queued_pct=$((100 * ($(queued_ns) - queued_from) / ($(date +%s%N) - wall_from)))
 	XGDBPROF=$XGDBPROF_UNPINNED
-	read -r in_yield total <<<"$(leaf_share "${folded:-/dev/null}" '^(__GI_)?_*sched_yield$')"
+	read -r in_yield total <<<"$(leaf_share "$TMP/yield.pooled" '^(__GI_)?_*sched_yield$')"
 	echo "  $in_yield of $total stacks end in sched_yield"
-	stops=$(sed -n 's/.*samples: \([0-9]*\) stops.*/\1/p' "$TMP/yield.out")
-	waiting=$(sed -n 's/.*note: \([0-9]*\) stacks of running threads were left out: the thread sat in a waiting.*/\1/p' "$TMP/yield.out")
-	echo "  ${stops:-no} stops, ${waiting:-none} of them left out as waiting"
-	# The stops that land elsewhere than in the call are few in a loop
-	# this tight (a stop lands at a call's return: "Where a stop lands"),
-	# and the yield's returns count up to the kernel's share of its CPU
-	# time (~90%) over them: not many stacks, so the check is on what
-	# became of the stops. A stop is called waiting when the yielder was
-	# queued behind other work on its CPU: a few, not most.
-	check "yield: the yielder's stops are mostly not called waiting (${waiting:-0} of ${stops:-0})" \
-		test "${stops:-0}" -ge 20 -a $((2 * ${waiting:-0})) -lt "${stops:-0}"
-	check "yield: most of its stacks end in sched_yield ($in_yield of $total, at least 5)" \
-		test "${in_yield:-0}" -ge 5 -a $((2 * ${in_yield:-0})) -gt "${total:-0}"
+	echo "  $stops stops in $run runs, $waiting of them left out as waiting; the yielder was queued for CPU 1 ${queued_pct}% of the time"
+	if [ "$stops" -lt 20 ] && [ "$queued_pct" -ge 50 ]; then
+		# Not a lone yielder: what the checks ask cannot be seen.
+		echo "ok - skipped: the yield checks need a yielder alone on CPU 1; other work kept it queued ${queued_pct}% of the time ($stops stops)"
+	else
+		# The stops that land elsewhere than in the call are few in a
+		# loop this tight (a stop lands at a call's return: "Where a stop
+		# lands"), and the yield's returns count up to the kernel's share
+		# of its CPU time (~90%) over them: not many stacks, so the check
+		# is on what became of the stops. A stop is called waiting when
+		# the yielder was queued behind other work on its CPU: a few, not
+		# most.
+		check "yield: the yielder's stops are mostly not called waiting ($waiting of $stops)" \
+			test "$stops" -ge 20 -a $((2 * waiting)) -lt "$stops"
+		check "yield: most of its stacks end in sched_yield ($in_yield of $total, at least 5)" \
+			test "${in_yield:-0}" -ge 5 -a $((2 * ${in_yield:-0})) -gt "${total:-0}"
+	fi
 	# Now it shares CPU 1 with another yielder: each yield hands the CPU to
 	# the other, and a stop asked while it is queued in sched_yield would
 	# land there and be left out. It is not stopped at all.

@@ -84,7 +84,7 @@ echo "  the report says ${unseen:-no}% of the CPU time was never sampled; the sh
 # A thread is seen only if a sample's listing of the threads comes while it
 # lives, and then for its CPU before that listing: for threads shorter than
 # the interval between listings that is less than half their CPU on
-# average (84-89% threads, 75-87% never sampled, quiet and loaded, here).
+# average (threads 84-94%, never sampled 75-87%, quiet and loaded, here).
 # Main's CPU is always seen; 10 points for the clock ticks both figures
 # are counted in and the few ms between our reads and the sampler's.
 check "short-lived threads: the report says most of their CPU time was never sampled (${unseen:-none}%, at least half the threads' ${threads_share}% of ${process_cpu} ticks, at least 10)" \

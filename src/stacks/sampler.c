@@ -70,6 +70,14 @@ static int plan_tick(struct sampler *sp, struct xerr *e)
 		t->proc = listing[k];
 		uint64_t runtime, queued;
 		t->sched_ok = proc_thread_sched_ns(pid, t->tid, &runtime, &queued) == 0;
+		if (!t->sched_ok && t->have_tick_runtime) {
+			/* Gone between the listing and the read (its schedstat reads
+			 * as 0): it ran nothing more that we know of. Taking the 0
+			 * wrapped its CPU since the last tick to near 2^64 and lost
+			 * what it ran before from the run's seen and gone CPU. */
+			runtime = t->tick_runtime_ns;
+			queued = t->sched_wait_ns;
+		}
 		t->sched_read_ns = monotonic_ns();
 		t->sched_run_ns = runtime;
 		t->sched_wait_ns = queued;

@@ -3,20 +3,6 @@
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
 require_attach
 
-expect_error() {   # expect_error "what" STATUS PATTERN command...
-	local what=$1 want_status=$2 pattern=$3; shift 3
-	"$@" >"$TMP/out" 2>"$TMP/err"
-	local status=$?
-	local lines
-	lines=$(wc -l <"$TMP/err")
-	if [ "$status" -eq "$want_status" ] && grep -q -- "$pattern" "$TMP/err" && [ "$lines" -eq 1 ]; then
-		ok "$what: $(cat "$TMP/err")"
-	else
-		not_ok "$what: status $status (want $want_status), $lines line(s) on stderr:"
-		sed 's/^/    /' "$TMP/err"
-	fi
-}
-
 # A PID that cannot exist (above pid_max).
 expect_error "no such PID" 2 "no process with PID" "$XGDBPROF" dump 999999999
 expect_error "not a PID" 2 "PID is a positive number" "$XGDBPROF" dump abc

@@ -141,3 +141,20 @@ gdb_child_of() {
 	done
 	return 1
 }
+
+# expect_error "what" STATUS PATTERN command...: the command exits with
+# STATUS and says one line on stderr matching PATTERN (bad input gets one
+# clear message).
+expect_error() {
+	local what=$1 want_status=$2 pattern=$3; shift 3
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	local status=$?
+	local lines
+	lines=$(wc -l <"$TMP/err")
+	if [ "$status" -eq "$want_status" ] && grep -q -- "$pattern" "$TMP/err" && [ "$lines" -eq 1 ]; then
+		ok "$what: $(cat "$TMP/err")"
+	else
+		not_ok "$what: status $status (want $want_status), $lines line(s) on stderr:"
+		sed 's/^/    /' "$TMP/err"
+	fi
+}

@@ -5,20 +5,6 @@
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
 require_attach
 
-expect_line() {   # expect_line "what" STATUS PATTERN command...: one line on stderr
-	local what=$1 want_status=$2 pattern=$3; shift 3
-	"$@" >"$TMP/out" 2>"$TMP/err"
-	local status=$?
-	local lines
-	lines=$(wc -l <"$TMP/err")
-	if [ "$status" -eq "$want_status" ] && grep -q -- "$pattern" "$TMP/err" && [ "$lines" -eq 1 ]; then
-		ok "$what: $(cat "$TMP/err")"
-	else
-		not_ok "$what: status $status (want $want_status), $lines line(s) on stderr:"
-		sed 's/^/    /' "$TMP/err"
-	fi
-}
-
 # The race made certain: xgdbprof's checks see the target alive, then the
 # gdb it starts (a wrapper) first kills the target and waits until /proc
 # shows STATE (Z: a zombie its parent does not reap; gone: reaped), then
@@ -63,7 +49,7 @@ start_unreaped_child() {
 for args in "-d 2s" "dump"; do
 	start_unreaped_child
 	# shellcheck disable=SC2086 # the words of args
-	expect_line "xgdbprof $args: target turned zombie while gdb attached" 1 \
+	expect_error "xgdbprof $args: target turned zombie while gdb attached" 1 \
 		"process $CHILD exited while xgdbprof attached" "$XGDBPROF" --gdb "$(gdb_killing "$CHILD" Z)" $args "$CHILD"
 	check "... not called a permission problem" sh -c "! grep -q 'permission denied' '$TMP/err'"
 	kill -9 "$PARENT"
@@ -74,7 +60,7 @@ sleep 60 &
 GONE=$!
 disown   # still reaped by this shell as it dies, without a "Killed"
 wait_exe "$GONE" "$SLEEP"
-expect_line "run: target gone while gdb attached" 1 "process $GONE exited while xgdbprof attached" \
+expect_error "run: target gone while gdb attached" 1 "process $GONE exited while xgdbprof attached" \
 	"$XGDBPROF" --gdb "$(gdb_killing "$GONE" gone)" -d 2s "$GONE"
 
 # Killed by a signal mid-run, sampling (all-stop, non-stop) and tracing:

@@ -29,10 +29,12 @@ const char *arch_syscall_name(int64_t nr);
 /* The call's number, or -1 for a name no x86-64 call has (or NULL). */
 int arch_syscall_number(const char *name);
 
-/* Numbers the code itself needs: futex (its operation decides whether it
- * waits), restart_syscall (what the kernel runs to resume a sleep a signal
- * interrupted, ERESTART_RESTARTBLOCK). */
+/* Numbers the code itself needs: sched_yield (a spinning waiter), futex
+ * (its operation decides whether it waits), restart_syscall (what the
+ * kernel runs to resume a sleep a signal interrupted,
+ * ERESTART_RESTARTBLOCK). */
 enum {
+	ARCH_SYSCALL_SCHED_YIELD = 24,
 	ARCH_SYSCALL_FUTEX = 202,
 	ARCH_SYSCALL_RESTART_SYSCALL = 219,
 };

@@ -180,8 +180,7 @@ void sampler_on_cpu_when_asked(const struct sampler *sp, struct tracked_thread *
 	t->entered_wait = false;
 	if (t->on_cpu_at_ask != 1)
 		return;
-	const char *call = arch_syscall_name((int64_t)orig_rax);
-	if (call && strcmp(call, "sched_yield") == 0)
+	if ((int64_t)orig_rax == ARCH_SYSCALL_SCHED_YIELD)
 		t->waiting_in = NULL;
 	/* One thread at a time: no other thread of ours is stopped, so a
 	 * thread on a CPU when asked that is found in a futex wait went into

@@ -20,6 +20,7 @@ static void test_syscall_numbers(void)
 	CHECK_STR(arch_syscall_name(232), "epoll_wait");
 	CHECK_STR(arch_syscall_name(450), "set_mempolicy_home_node");
 	CHECK_STR(arch_syscall_name(ARCH_SYSCALL_FUTEX), "futex");
+	CHECK_STR(arch_syscall_name(ARCH_SYSCALL_SCHED_YIELD), "sched_yield");
 	CHECK_STR(arch_syscall_name(ARCH_SYSCALL_RESTART_SYSCALL), "restart_syscall");
 	/* Holes in the numbering (335..423 were never assigned), past the
 	 * end, and orig_rax outside a call. */

@@ -62,7 +62,9 @@ void cli_put_source_location(FILE *out, const char *path, int line, int column, 
 /* Levenshtein distance between two short words (for "did you mean"). */
 size_t cli_edit_distance(const char *a, const char *b);
 
-/* Says "xgdbprof: MESSAGE" on stderr and returns status. cli_error is a
+/* Says "xgdbprof: MESSAGE" on stderr and returns status; MESSAGE is
+ * written as target text (util/text_escape.h), so callers pass user and
+ * target text as it is. cli_error is a
  * failure (XGP_EXIT_FAILURE); cli_input_error is bad input found after
  * option parsing (no such PID, permission denied, gdb missing:
  * XGP_EXIT_USAGE). */

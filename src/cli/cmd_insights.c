@@ -12,7 +12,6 @@
 #include "report/report_insights.h"
 #include "util/output_file.h"
 #include "util/array.h"
-#include "util/text_escape.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -208,14 +207,10 @@ static int load_window(struct window_list *l, const char *name, const char *path
 	struct xerr e = { "" };
 	struct profile *p = profile_load(path, &e);
 	if (!p) {
-		if (!l->quiet) {
-			/* folder names and the paths in e are anyone's text */
-			char *shown_name = text_escape_dup(name), *shown_why = text_escape_dup(e.msg);
-			cli_say(XGP_EXIT_OK, "window %s skipped: %s", shown_name ? shown_name : "?",
-				shown_why ? shown_why : "?");
-			free(shown_name);
-			free(shown_why);
-		}
+		/* folder names and the paths in e are anyone's text: cli_say
+		 * escapes them */
+		if (!l->quiet)
+			cli_say(XGP_EXIT_OK, "window %s skipped: %s", name, e.msg);
 		return add_window(l, name, NULL, e.msg, folder_start);
 	}
 	if (found && is_merged(p)) {

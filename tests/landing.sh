@@ -59,22 +59,30 @@ profile_pooled() {
 	done
 	folded=$TMP/$1.pooled
 }
+# profile_pinned NAME MODE: `inline_c MODE` on CPU 1 beside a busy loop
+# (each holds it about half the time), profiled as profile_pooled does
+# from CPU 0 (see the top); its PID in PINNED, the loop's in CORUNNER.
+can_pin() { [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; }
+profile_pinned() {
+	taskset -c 1 "$FIXTURES/inline_c" spin >/dev/null &
+	CORUNNER=$!
+	taskset -c 1 "$FIXTURES/inline_c" "$2" >/dev/null &
+	PINNED=$!
+	TEST_PIDS="$TEST_PIDS $CORUNNER $PINNED"
+	sleep 0.5
+	local unpinned=$XGDBPROF
+	XGDBPROF="taskset -c 0 $XGDBPROF"
+	profile_pooled "$1" "$PINNED"
+	XGDBPROF=$unpinned
+}
 
 # --- A busy thread that calls getpid every few microseconds ----------------
 # It shares CPU 1 with a busy loop, xgdbprof and gdb are on CPU 0 (see the
 # top): its stops land at a later getpid return when it held the CPU as we
 # asked, and where it was preempted when the loop did.
-if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
-	taskset -c 1 "$FIXTURES/inline_c" spin >/dev/null &
-	CORUNNER=$!
-	taskset -c 1 "$FIXTURES/inline_c" spin-syscall >/dev/null &
-	SPIN=$!
-	TEST_PIDS="$TEST_PIDS $CORUNNER $SPIN"
-	sleep 0.5
-	XGDBPROF_UNPINNED=$XGDBPROF
-	XGDBPROF="taskset -c 0 $XGDBPROF"
-	profile_pooled spin "$SPIN"
-	XGDBPROF=$XGDBPROF_UNPINNED
+if can_pin; then
+	profile_pinned spin spin-syscall
+	SPIN=$PINNED
 	read -r in_getpid total <<<"$(leaf_share "${folded:-/dev/null}" "$GETPID")"
 	read -r in_hot _ <<<"$(frame_share "${folded:-/dev/null}" '^hot_function$')"
 	kernel=$(awk '{ printf "%d", 100 * $15 / ($14 + $15 + 0.001) }' "/proc/$SPIN/stat")
@@ -99,17 +107,9 @@ fi
 # Set up as spin is, for the same reason: alone on an idle CPU nearly every
 # stop lands at a later getpid return and only the kernel's share of them
 # is kept (15 stacks in 40 s in a CI rehearsal after spin was pinned).
-if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
-	taskset -c 1 "$FIXTURES/inline_c" spin >/dev/null &
-	CORUNNER=$!
-	taskset -c 1 "$FIXTURES/inline_c" syscalls >/dev/null &
-	CALLS=$!
-	TEST_PIDS="$TEST_PIDS $CORUNNER $CALLS"
-	sleep 0.5
-	XGDBPROF_UNPINNED=$XGDBPROF
-	XGDBPROF="taskset -c 0 $XGDBPROF"
-	profile_pooled calls "$CALLS"
-	XGDBPROF=$XGDBPROF_UNPINNED
+if can_pin; then
+	profile_pinned calls syscalls
+	CALLS=$PINNED
 	read -r in_getpid total <<<"$(leaf_share "${folded:-/dev/null}" "$GETPID")"
 	kernel=$(awk '{ printf "%d", 100 * $15 / ($14 + $15 + 0.001) }' "/proc/$CALLS/stat")
 	echo "  $in_getpid of $total stacks end in getpid; the kernel says ${kernel}% of its CPU time was in system calls"
@@ -127,7 +127,7 @@ fi
 # it was on a CPU then; that file needs root, and says nothing of a thread
 # on the reader's own CPU (a yielder gives its CPU to the reader): the
 # fixture runs on CPU 1, xgdbprof and gdb on CPU 0.
-if [ "$(id -u)" = 0 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+if [ "$(id -u)" = 0 ] && can_pin; then
 	taskset -c 1 "$FIXTURES/inline_c" yield >/dev/null &
 	YIELD=$!
 	TEST_PIDS="$TEST_PIDS $YIELD"

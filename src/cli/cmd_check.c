@@ -82,12 +82,15 @@ int cmd_check(int argc, char **argv)
 			return usage();
 		}
 		char path[PATH_MAX];
-		if (recipe_resolve_name(a, path, sizeof path, &e) < 0) {
+		char note[512];
+		if (recipe_resolve_name(a, path, sizeof path, note, sizeof note, &e) < 0) {
 			fprintf(stderr, "xgdbprof check: %s\n", e.msg);
 			rc = XGP_EXIT_FAILURE;
 			checked++;
 			continue;
 		}
+		if (note[0])
+			fprintf(stderr, "xgdbprof check: %s\n", note);
 		if (check_one(strchr(a, '/') || !strcmp(a, path) ? a : path, path, NULL, &defs) != XGP_EXIT_OK)
 			rc = XGP_EXIT_FAILURE;
 		checked++;

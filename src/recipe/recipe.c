@@ -329,10 +329,14 @@ struct recipe *recipe_open(const char *recipe_arg, const char *text,
 	} else {
 		char path[4096];
 		struct xerr e;
-		if (recipe_resolve_name(recipe_arg, path, sizeof path, &e) < 0)
+		char note[512];
+		if (recipe_resolve_name(recipe_arg, path, sizeof path, note, sizeof note, &e) < 0) {
 			fprintf(errors, "xgdbprof: %s\n", e.msg);
-		else
+		} else {
+			if (note[0])
+				fprintf(errors, "xgdbprof: %s\n", note);
 			r = recipe_load_file(path, defs, &diags);
+		}
 	}
 	recipe_diag_list_print(&diags, errors);
 	recipe_diag_list_release(&diags);
@@ -390,23 +394,51 @@ static bool is_file(const char *p)
 	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-int recipe_resolve_name(const char *name, char *out, size_t outsz, struct xerr *e)
+/* A program given where a recipe was meant (`--recipe alloc` beside a binary
+ * named alloc) would otherwise be parsed as text and drown the user in
+ * UTF-8 errors. */
+static bool is_elf_file(const char *p)
 {
-	if (strchr(name, '/') || is_file(name)) {
-		if ((size_t)snprintf(out, outsz, "%s", name) >= outsz)
-			return xerr_set(e, "recipe path is too long");
-		if (!is_file(out))
-			return xerr_set(e, "no recipe file %s", name);
-		return 0;
-	}
+	char magic[4];
+	FILE *f = fopen(p, "rb");
+	if (!f)
+		return false;
+	bool elf = fread(magic, 1, sizeof magic, f) == sizeof magic && !memcmp(magic, "\177ELF", 4);
+	fclose(f);
+	return elf;
+}
+
+static int use_local_file(const char *name, char *out, size_t outsz, struct xerr *e)
+{
+	if ((size_t)snprintf(out, outsz, "%s", name) >= outsz)
+		return xerr_set(e, "recipe path is too long");
+	if (!is_file(out))
+		return xerr_set(e, "no recipe file %s", name);
+	if (is_elf_file(out))
+		return xerr_set(e, "%s is a program, not a recipe file (see `xgdbprof recipes` for the shipped ones)", name);
+	return 0;
+}
+
+int recipe_resolve_name(const char *name, char *out, size_t outsz, char *note, size_t notesz, struct xerr *e)
+{
+	if (note && notesz)
+		note[0] = '\0';
+	if (strchr(name, '/'))
+		return use_local_file(name, out, outsz, e);
 	size_t n = strlen(name);
 	const char *suffix = n > 7 && !strcmp(name + n - 7, ".recipe") ? "" : ".recipe";
 	for (size_t i = 0; search_dirs[i]; i++) {
 		if ((size_t)snprintf(out, outsz, "%s/%s%s", search_dirs[i], name, suffix) >= outsz)
 			continue;
-		if (is_file(out))
+		if (is_file(out)) {
+			if (note && notesz && is_file(name))
+				snprintf(note, notesz, "took the shipped recipe '%s', not the file ./%s in this directory (write ./%s for the file)",
+					 name, name, name);
 			return 0;
+		}
 	}
+	if (is_file(name))
+		return use_local_file(name, out, outsz, e);
 	return xerr_set(e, "no recipe named '%s' (see `xgdbprof recipes` for the list, or give a path)", name);
 }
 

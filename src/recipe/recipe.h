@@ -63,11 +63,15 @@ struct recipe *recipe_open(const char *recipe_arg, const char *text,
  * name given to recipe_load_text ("-e"). */
 const char *recipe_name(const struct recipe *r);
 
-/* Maps a recipe argument to a file: a string containing '/' or naming an
- * existing file is used as is; a bare name ("hot-cpu", "hot-cpu.recipe")
- * is looked up in XGDBPROF_RECIPEDIR (installed), then XGDBPROF_SRC_RECIPEDIR
- * (source tree). Returns 0 with the path in out, or -1. */
-int recipe_resolve_name(const char *name_or_path, char *out, size_t outsz, struct xerr *e);
+/* Maps a recipe argument to a file. A string containing '/' is a path. A
+ * bare name ("hot-cpu", "hot-cpu.recipe") means the shipped recipe, looked
+ * up in XGDBPROF_RECIPEDIR (installed), then XGDBPROF_SRC_RECIPEDIR (source
+ * tree); only when no shipped recipe has that name is a file of that name in
+ * the current directory taken. When both exist, `note` (if non-NULL) says
+ * which was taken; else it is "". An ELF file is refused as a recipe.
+ * Returns 0 with the path in out, or -1 with e set. */
+int recipe_resolve_name(const char *name_or_path, char *out, size_t outsz, char *note, size_t notesz,
+			struct xerr *e);
 
 /* The directories recipe_resolve_name searches, in order (NULL-terminated). */
 const char *const *recipe_search_dirs(void);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "check.h"
 
 
@@ -151,9 +152,36 @@ static void test_open_and_resolve(void)
 {
 	char path[4096];
 	struct xerr e;
-	CHECK(recipe_resolve_name("hot-cpu", path, sizeof path, &e) == 0 && strstr(path, "hot-cpu.recipe"));
-	CHECK(recipe_resolve_name("hot-cpu.recipe", path, sizeof path, &e) == 0);
-	CHECK(recipe_resolve_name("no-such-recipe", path, sizeof path, &e) < 0 && strstr(e.msg, "xgdbprof recipes"));
+	CHECK(recipe_resolve_name("hot-cpu", path, sizeof path, NULL, 0, &e) == 0 && strstr(path, "hot-cpu.recipe"));
+	CHECK(recipe_resolve_name("hot-cpu.recipe", path, sizeof path, NULL, 0, &e) == 0);
+	CHECK(recipe_resolve_name("no-such-recipe", path, sizeof path, NULL, 0, &e) < 0 && strstr(e.msg, "xgdbprof recipes"));
+	/* A bare name is the shipped recipe even beside a file of that name
+	 * (the program itself is often called like its recipe), and the note
+	 * says so; a local file is taken only when nothing shipped has its
+	 * name; a program is never parsed as a recipe. */
+	char cwd[4096], dir[] = "/tmp/test_recipe_XXXXXX", note[512];
+	CHECK(getcwd(cwd, sizeof cwd) != NULL && mkdtemp(dir) != NULL && chdir(dir) == 0);
+	FILE *f = fopen("hot-cpu", "w");
+	fputs("\177ELF\2\1\1", f);
+	fclose(f);
+	f = fopen("prog", "w");
+	fputs("\177ELF\2\1\1", f);
+	fclose(f);
+	f = fopen("mine.recipe", "w");
+	fputs("sample { @[ustack] = count(); }\n", f);
+	fclose(f);
+	CHECK(recipe_resolve_name("hot-cpu", path, sizeof path, note, sizeof note, &e) == 0 &&
+	      strstr(path, "/hot-cpu.recipe") && strstr(note, "took the shipped recipe 'hot-cpu'"));
+	CHECK(recipe_resolve_name("mine.recipe", path, sizeof path, note, sizeof note, &e) == 0 &&
+	      !strcmp(path, "mine.recipe") && note[0] == '\0');
+	CHECK(recipe_resolve_name("prog", path, sizeof path, note, sizeof note, &e) < 0 &&
+	      strstr(e.msg, "prog is a program, not a recipe file"));
+	CHECK(recipe_resolve_name("./prog", path, sizeof path, note, sizeof note, &e) < 0 &&
+	      strstr(e.msg, "is a program"));
+	unlink("hot-cpu");
+	unlink("prog");
+	unlink("mine.recipe");
+	CHECK(chdir(cwd) == 0 && rmdir(dir) == 0);
 	FILE *errs = fopen("/dev/null", "w");
 	struct recipe *r = recipe_open("hot-cpu", NULL, NULL, errs);
 	CHECK(r && recipe_options(r)->frequency_hz == 99 && recipe_options(r)->duration_ns == 30000000000LL);

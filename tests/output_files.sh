@@ -78,6 +78,28 @@ else
 	check "... and nothing was written where it points" test -z "$(ls -A "$TMP/elsewhere")"
 fi
 
+# -o FILE.svg (FILE.pb.gz, …) writes that one file, as py-spy's -o does:
+# no directory named flame.svg, nothing else beside it, and a link planted
+# at the name is replaced, not followed
+mkdir "$TMP/one"
+"$XGDBPROF" -d 1 -o "$TMP/one/flame.svg" "$COUNTER_PID" >/dev/null 2>"$TMP/one.err"
+check "-o flame.svg exits 0" test $? -eq 0 || show "$TMP/one.err"
+check "-o flame.svg writes a file, not a directory" test -f "$TMP/one/flame.svg" || ls -la "$TMP/one"
+check "... a flame graph of the run" grep -q 'spin_step' "$TMP/one/flame.svg"
+check "... and nothing else beside it" test "$(ls -A "$TMP/one")" = flame.svg || ls -A "$TMP/one"
+check "... and says where it went" grep -q "flame graph written to $TMP/one/flame.svg" "$TMP/one.err" || show "$TMP/one.err"
+ln -s "$TMP/victim-one" "$TMP/one/planted.svg"
+"$XGDBPROF" -d 0.5 -o "$TMP/one/planted.svg" "$COUNTER_PID" >/dev/null 2>"$TMP/one.err"
+check "-o over a planted link: the link's target was not created" test ! -e "$TMP/victim-one"
+check "... the link became the flame graph" test -f "$TMP/one/planted.svg" -a ! -L "$TMP/one/planted.svg"
+"$XGDBPROF" -d 0.5 -o "$TMP/one/cpu.pb.gz" "$COUNTER_PID" >/dev/null 2>"$TMP/one.err"
+check "-o cpu.pb.gz writes one gzip'd pprof file" gzip -t "$TMP/one/cpu.pb.gz" || show "$TMP/one.err"
+if command -v go >/dev/null; then
+	go tool pprof -top "$TMP/one/cpu.pb.gz" >"$TMP/one.top" 2>&1
+	check "... which go tool pprof reads" grep -q spin_step "$TMP/one.top" || show "$TMP/one.top"
+fi
+refused "a file in a directory nobody can write" "/proc/$COUNTER_PID/flame.svg" "give -o a file in a directory you can write"
+
 # a missing -o directory is created
 "$XGDBPROF" -d 0.5 -o "$TMP/new" "$COUNTER_PID" >/dev/null 2>"$TMP/new.err"
 check "a missing -o directory is created and used" test -f "$TMP/new/profile.json" || show "$TMP/new.err"

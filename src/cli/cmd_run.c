@@ -69,6 +69,10 @@ struct run_context {
 	bool profile_saved;        /* a profile.json in output_dir: `xgdbprof report DIR` works */
 	bool output_dir_made;      /* output_dir exists: made on the first file, not before */
 	struct cli_files_written written;  /* what output_dir holds of ours, in order */
+	/* `-o flame.svg`: the one file the user asked for, as py-spy writes
+	 * it, in the format its name ends with; no directory is made. */
+	const struct report_format *single_format;
+	bool single_written;
 	/* The recipe's probes, as handed to the producers; interval probes'
 	 * next due time per probe. */
 	size_t nprobes;
@@ -157,6 +161,37 @@ static int output_path(const struct run_context *rc, const char *name, char *out
 	return 0;
 }
 
+/* In single-file mode (`-o flame.svg`) only the first rendering in the
+ * file's format is written, to that file; the directory's other files
+ * (profile.json, the exports, snapshots) are not: the user asked for one
+ * file. */
+static bool single_file_skips(const struct run_context *rc, const struct report_format *f)
+{
+	return rc->single_format && (f != rc->single_format || rc->single_written);
+}
+
+/* The format a `-o PATH` names by its ending, when PATH is not an existing
+ * directory: "flame.svg" is a flame graph, "cpu.pb.gz" pprof. NULL: a
+ * directory. ".json" alone stays a directory name's ending (report.json,
+ * profile.json and speedscope share it). */
+static const struct report_format *single_file_format(const char *path)
+{
+	static const struct {
+		const char *ending, *format;
+	} endings[] = {{".svg", "svg"}, {".folded", "folded"}, {".pb.gz", "pprof"},
+		       {".speedscope.json", "speedscope"}, {".txt", "text"}};
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return NULL;
+	size_t n = strlen(path);
+	for (size_t i = 0; i < sizeof endings / sizeof endings[0]; i++) {
+		size_t m = strlen(endings[i].ending);
+		if (n > m && !strcmp(path + n - m, endings[i].ending) && path[n - m - 1] != '/')
+			return report_format_find(endings[i].format);
+	}
+	return NULL;
+}
+
 /* The output directory appears with the run's first file: a run that
  * writes nothing (a trace that only prints) leaves no directory behind,
  * even when it is killed. */
@@ -164,6 +199,8 @@ static int ensure_output_dir(struct run_context *rc, struct xerr *e)
 {
 	if (rc->output_dir_made)
 		return 0;
+	if (rc->single_format)   /* a writer single_file_skips missed: never a directory named flame.svg */
+		return xerr_set(e, "with -o %s only that file is written", rc->output_dir);
 	if (output_dir_prepare(rc->output_dir, true, e) < 0)
 		return -1;
 	rc->output_dir_made = true;
@@ -227,6 +264,8 @@ static int sink_report(void *ctx, const struct map *m, const struct recipe_repor
 	else
 		snprintf(name, sizeof name, "profile-%.200s.json", map_name(m));
 	snprintf(path, sizeof path, "%s/%s", rc->output_dir, name);
+	if (rc->single_format)
+		return result;
 	if (result == 0)
 		result = ensure_output_dir(rc, e);
 	if (result == 0)
@@ -246,6 +285,8 @@ static int sink_render(void *ctx, const struct report_format *f, const struct ma
 		       const struct recipe_report_opts *o, struct xerr *e)
 {
 	struct run_context *rc = ctx;
+	if (single_file_skips(rc, f))
+		return 0;
 	struct profile *p = profile_of_map(rc, m, e);
 	if (!p)
 		return -1;
@@ -271,11 +312,19 @@ static int sink_render(void *ctx, const struct report_format *f, const struct ma
 	}
 	char path[PATH_MAX + 64];
 	const char *name = o && o->path ? o->path : f->default_file;
-	int result = output_path(rc, name, path, sizeof path, e);
-	if (result == 0)
-		result = ensure_output_dir(rc, e);
-	if (result == 0)
+	int result;
+	if (rc->single_format) {
+		name = rc->output_dir;
+		snprintf(path, sizeof path, "%s", rc->output_dir);
 		result = report_to_file(f->render, p, path, &ro, e);
+		rc->single_written = result == 0;
+	} else {
+		result = output_path(rc, name, path, sizeof path, e);
+		if (result == 0)
+			result = ensure_output_dir(rc, e);
+		if (result == 0)
+			result = report_to_file(f->render, p, path, &ro, e);
+	}
 	if (result == 0) {
 		if (cli_globals.verbose)
 			fprintf(stderr, "xgdbprof: %s written to %s\n", f->what, path);
@@ -334,6 +383,8 @@ static int test_heap_now(struct run_context *rc, const char **why_unknown, struc
 static int sink_snapshot(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e)
 {
 	struct run_context *rc = ctx;
+	if (rc->single_format)
+		return 0;
 	char name[300], path[PATH_MAX + 320], note[512] = "";
 	snprintf(name, sizeof name, "%.250s-%d.json", o && o->path ? o->path : "snapshot", ++rc->snapshots);
 	if (output_path(rc, name, path, sizeof path, e) < 0)
@@ -619,7 +670,20 @@ static int run_open(struct run_context *rc)
 		return XGP_EXIT_USAGE;
 	}
 	/* A bad -o is found now, not after the run has collected its data. */
-	if (req->output_dir && output_dir_prepare(req->output_dir, false, &e) < 0) {
+	rc->single_format = req->output_dir ? single_file_format(req->output_dir) : NULL;
+	if (rc->single_format) {
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof dir, "%s", req->output_dir);
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			slash[slash == dir ? 1 : 0] = '\0';
+		if (access(slash ? dir : ".", W_OK) != 0) {
+			free(rc->probes);
+			recipe_free(rc->recipe);
+			return cli_input_error("cannot write %s: %s (give -o a file in a directory you can write)",
+					       req->output_dir, strerror(errno));
+		}
+	} else if (req->output_dir && output_dir_prepare(req->output_dir, false, &e) < 0) {
 		free(rc->probes);
 		recipe_free(rc->recipe);
 		return cli_input_error("%s", e.msg);
@@ -932,6 +996,17 @@ static void say_files_written(const struct run_context *rc)
 	fputc('\n', stderr);
 }
 
+static void say_single_file(const struct run_context *rc, bool sampled)
+{
+	if (rc->single_written)
+		fprintf(stderr, "xgdbprof: %s written to %s%s%s%s; give -o DIR to keep every file of the run\n",
+			rc->single_format->what, rc->output_dir, rc->single_format->read_by ? " (for " : "",
+			rc->single_format->read_by ? rc->single_format->read_by : "", rc->single_format->read_by ? ")" : "");
+	else
+		fprintf(stderr, "xgdbprof: nothing written to %s: %s\n", rc->output_dir,
+			sampled ? "the recipe wrote no report in that format" : "the run took no samples");
+}
+
 static void fill_outcome(const struct run_context *rc, struct run_outcome *o)
 {
 	bool sampled = !rc->tracing && rc->stats.run.stops > 0;
@@ -1011,7 +1086,21 @@ static int run_finish(struct run_context *rc, int exit_code)
 		bool sampled = rc->raw && rc->raw->nentries > 0;
 		if (sampled && !rc->meta_filled)
 			fill_meta(rc, rc->raw);
-		if (rc->reports_written == 0 && sampled) {
+		if (rc->single_format && !rc->single_written && sampled) {
+			/* the recipe rendered nothing in the file's format: every sample */
+			struct report_options ro;
+			report_defaults(rc, NULL, &ro);
+			ro.color = false;
+			ro.links = false;
+			if (report_to_file(rc->single_format->render, rc->raw, rc->output_dir, &ro, &e) < 0)
+				cli_error("%s", e.msg);
+			else
+				rc->single_written = true;
+		}
+		if (rc->single_format) {
+			if (!rc->request->quiet)
+				say_single_file(rc, sampled);
+		} else if (rc->reports_written == 0 && sampled) {
 			char path[PATH_MAX + 16];
 			snprintf(path, sizeof path, "%s/profile.json", rc->output_dir);
 			if (ensure_output_dir(rc, &e) < 0 || profile_save(rc->raw, path, &e) < 0) {
@@ -1023,7 +1112,7 @@ static int run_finish(struct run_context *rc, int exit_code)
 		}
 		if (sampled && rc->output_dir_made)
 			cli_save_profile_exports(rc->raw, rc->output_dir, &rc->written);
-		if (!rc->request->quiet)   /* --every names each window's files itself */
+		if (!rc->request->quiet && !rc->single_format)   /* --every names each window's files itself */
 			say_files_written(rc);
 	}
 	if (rc->request->outcome)

@@ -60,6 +60,8 @@ static const char usage_text[] =
 	"                          terminal without NO_COLOR)\n"
 	"  -o, --output DIR        where reports and the raw profile go (sampling runs\n"
 	"                          add profile.pb.gz for pprof, profile.speedscope.json)\n"
+	"  -o FILE.svg|.pb.gz|.folded|.speedscope.json|.txt\n"
+	"                          only that file, in the format its name ends with\n"
 	"  -s, --source-map FROM=TO  rewrite source paths under FROM to TO (repeatable);\n"
 	"                          Rust std paths map to the local rust-src by themselves\n"
 	"                          when its rustc (`rustc -vV`) is the commit that built them\n"

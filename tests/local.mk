@@ -118,6 +118,10 @@ check_PROGRAMS += tests/unit/test_text_escape
 tests_unit_test_text_escape_SOURCES = tests/unit/test_text_escape.c
 tests_unit_test_text_escape_LDADD = $(util_ldadd)
 TESTS += tests/unit/test_text_escape $(OUTPUT_SAFETY_TESTS)
+check_PROGRAMS += tests/unit/test_text_fit
+tests_unit_test_text_fit_SOURCES = tests/unit/test_text_fit.c
+tests_unit_test_text_fit_LDADD = $(util_ldadd)
+TESTS += tests/unit/test_text_fit
 EXTRA_DIST += $(OUTPUT_SAFETY_TESTS)
 
 ## Issue 15 item 3: continuous profiling (--every), docs/continuous.md.

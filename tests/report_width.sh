@@ -2,9 +2,11 @@
 # Reports that read at 80 columns (issue 17, item 3): every shipped recipe
 # that applies runs against the demo (cache-service) with COLUMNS=80, and no
 # line of its standard output may be wider than 80 characters (UTF-8
-# characters, not bytes). Also: the run's header comes before the maps END
-# prints, an empty map says "(no events)", off-cpu names threads (not S/t)
-# with their wait reasons and headlines the call that waits, the tracer's
+# characters, not bytes), and no figure is cut by a "…" (wide lines wrap
+# instead; tests/unit/test_text_fit is the check the old middle cut in
+# text_fit's emit_line fails: these runs may not reach it). Also: the run's header comes before the maps END prints, an
+# empty map says "(no events)", off-cpu names threads (not S/t) with their
+# wait reasons and headlines the call that waits, the tracer's
 # summary is a sentence, and a one-second run reports real CPU figures.
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
 require_attach
@@ -31,6 +33,9 @@ run() {   # run NAME ARGS...: xgdbprof at 80 columns into $TMP/NAME.{txt,err}
 	w=$(widest "$TMP/$name.txt")
 	check "$name: no line wider than 80 columns (widest ${w%% *})" test "${w%% *}" -le 80 ||
 		echo "    widest: ${w#* }"
+	# wide lines wrap; a figure is never shortened ("est. at least 14…+05/s")
+	check "$name: no figure cut by a …" sh -c '! grep -E "[0-9]…[0-9+.]|…[+][0-9]" "$1"' _ "$TMP/$name.txt" ||
+		grep -E "[0-9]…[0-9+.]|…[+][0-9]" "$TMP/$name.txt" | head -3
 }
 
 run hot-cpu --recipe hot-cpu

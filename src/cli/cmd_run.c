@@ -102,7 +102,8 @@ static void fill_meta(struct run_context *rc, struct profile *p)
 	m->threads = rc->stats.max_threads;
 	m->frequency_asked_hz = (double)o->frequency_hz;
 	m->frequency_achieved_hz = rc->stats.frequency_achieved_hz;
-	m->duration_asked_s = (double)o->duration_ns / 1e9;
+	/* 0 asks for no limit: the header says no "(asked 0 s)" */
+	m->duration_asked_s = o->duration_ns > 0 ? (double)o->duration_ns / 1e9 : NAN;
 	m->duration_actual_s = rc->ended->elapsed_s;
 	m->samples = (int64_t)rc->stats.run.stops;
 	m->thread_samples = (int64_t)rc->stats.thread_samples;

@@ -107,10 +107,57 @@ struct fit_stream {
 	size_t len, cap;
 };
 
+/* Bytes of the word at s: up to the next space outside an escape sequence
+ * (an OSC 8 link's URL and colours stay with their word). */
+static size_t word_len(const char *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n && s[i] != ' ')
+		i += s[i] == '\033' ? escape_len(s + i, n - i) : char_len(s + i, n - i);
+	return i;
+}
+
+/* A line wider than the width is wrapped at spaces onto lines indented four
+ * columns past its own indent, so that no figure is ever cut ("est. 14…+05/s"
+ * was): only a single word wider than a whole line (a long name or path) is
+ * shortened, in its middle. */
+static void emit_wrapped(struct fit_stream *fs)
+{
+	const char *s = fs->line;
+	size_t n = fs->len, i = 0, indent = 0;
+	while (i < n && s[i] == ' ')
+		i++, indent++;
+	if (indent > fs->width / 2)
+		indent = fs->width / 2;
+	size_t cont = indent + 4 < fs->width / 2 ? indent + 4 : fs->width / 2;
+	fprintf(fs->under, "%*s", (int)indent, "");
+	size_t col = indent, line_start_col = indent;
+	while (i < n) {
+		size_t spaces = 0;
+		while (i + spaces < n && s[i + spaces] == ' ')
+			spaces++;
+		if (i + spaces >= n)
+			break;   /* trailing spaces: dropped */
+		size_t w = word_len(s + i + spaces, n - i - spaces);
+		size_t wcols = text_columns(s + i + spaces, w);
+		if (col > line_start_col && col + spaces + wcols > fs->width) {
+			fprintf(fs->under, "\n%*s", (int)cont, "");
+			col = line_start_col = cont;
+			i += spaces;
+		} else {
+			fprintf(fs->under, "%*s", (int)spaces, "");
+			col += spaces;
+			i += spaces;
+		}
+		col += text_put_fit(fs->under, s + i, w, fs->width - col, 50);
+		i += w;
+	}
+}
+
 static void emit_line(struct fit_stream *fs, bool newline)
 {
-	if (fs->width)
-		text_put_fit(fs->under, fs->line, fs->len, fs->width, 50);
+	if (fs->width && text_columns(fs->line, fs->len) > fs->width)
+		emit_wrapped(fs);
 	else
 		fwrite(fs->line, 1, fs->len, fs->under);
 	if (newline)

@@ -29,8 +29,10 @@ size_t text_put_fit(FILE *out, const char *s, size_t n, size_t cols, unsigned he
  * number, else the width of the terminal fd is on, else 100 (a pipe). */
 size_t text_terminal_width(int fd);
 
-/* A stream that writes to under, line by line, and shortens (in the middle)
- * every line wider than width. width 0 = no limit. fclose() flushes it and
+/* A stream that writes to under, line by line, and wraps every line wider
+ * than width at its spaces onto lines indented four columns past its own
+ * indent: figures are never cut; only a single word wider than a line (a
+ * long name or path) is shortened in its middle. width 0 = no limit. fclose() flushes it and
  * leaves under open. NULL if out of memory. */
 FILE *text_fit_stream(FILE *under, size_t width);
 

@@ -145,3 +145,8 @@ EXTRA_DIST += tests/layers.sh tests/layers.py
 RELIABILITY_TESTS = tests/guardian.sh tests/target_exits.sh
 TESTS += $(RELIABILITY_TESTS)
 EXTRA_DIST += $(RELIABILITY_TESTS)
+
+# Source jumps into editors: `open`, --links=EDITOR (issue 29, item 1).
+EDITOR_TESTS = tests/editor_links.sh
+TESTS += $(EDITOR_TESTS)
+EXTRA_DIST += $(EDITOR_TESTS)

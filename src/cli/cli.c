@@ -8,6 +8,7 @@
 #include "util/clock.h"
 #include "procfs/proc.h"
 #include "report/report.h"
+#include "report/profile.h"
 #include "session/restore.h"
 
 #include <ctype.h>
@@ -19,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <time.h>
 
 struct cli_globals cli_globals;
@@ -162,12 +165,17 @@ int cli_duration_option(const char *subcommand, const char *arg, double low_s, d
 	return XGP_EXIT_OK;
 }
 
-bool cli_link_option(int c)
+int cli_link_option(int c)
 {
 	if (c != CLI_OPT_LINKS && c != CLI_OPT_NO_LINKS)
-		return false;
+		return 0;
 	cli_globals.links = c == CLI_OPT_LINKS ? CLI_LINKS_ALWAYS : CLI_LINKS_NEVER;
-	return true;
+	if (c == CLI_OPT_LINKS && optarg && hyperlink_set_format(optarg) < 0) {
+		cli_input_error("--links takes vscode, idea, kitty, file or a URL template with {path} "
+				"(e.g. 'vscode://file{path}:{line}:{col}'), not '%.100s'", optarg);
+		return -1;
+	}
+	return 1;
 }
 
 int cli_parse_frequency(const char *text, double *hz)
@@ -344,4 +352,23 @@ int cli_parse_size(const char *text, uint64_t *bytes)
 		return -1;
 	*bytes = (uint64_t)(value * scale);
 	return 0;
+}
+
+int cli_load_profile_arg(const char *arg, struct profile **out)
+{
+	struct xerr e = { "" };
+	char path[4096];
+	struct stat st;
+	*out = NULL;
+	if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(path, sizeof path, "%s/profile.json", arg);
+		if (access(path, F_OK) != 0 && errno == ENOENT)
+			return cli_input_error("%s holds no profile.json: give the directory a run wrote (-o DIR, "
+					       "named in its last line) or a profile.json", arg);
+	} else
+		snprintf(path, sizeof path, "%s", arg);
+	*out = profile_load(path, &e);
+	if (!*out)
+		return cli_input_error("%s", e.msg);
+	return XGP_EXIT_OK;
 }

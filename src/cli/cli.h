@@ -44,20 +44,28 @@ struct source_map *cli_source_map(struct xerr *e);
  * (a pipe or a file would keep the escape sequences as bytes). */
 bool cli_links_wanted(bool to_tty);
 
-/* --links and --no-links, the same in every subcommand that prints source
- * locations: put CLI_LINK_OPTIONS in the getopt table and pass getopt's c to
- * cli_link_option, which sets cli_globals.links and returns true for these
- * two, false for any other c. */
+/* --links[=EDITOR] and --no-links, the same in every subcommand that prints
+ * source locations: put CLI_LINK_OPTIONS in the getopt table and pass
+ * getopt's c to cli_link_option, which sets cli_globals.links (and, for
+ * --links=vscode|idea|kitty|file|TEMPLATE, the links' URL form: util/
+ * hyperlink.h) and returns 1 for these two, 0 for any other c, and -1 for a
+ * value it refuses (said on stderr: the caller exits with XGP_EXIT_USAGE). */
 enum { CLI_OPT_LINKS = 0x4c00, CLI_OPT_NO_LINKS };
 #define CLI_LINK_OPTIONS                                                        \
-	{ "links", no_argument, NULL, CLI_OPT_LINKS },                          \
+	{ "links", optional_argument, NULL, CLI_OPT_LINKS },                    \
 	{ "no-links", no_argument, NULL, CLI_OPT_NO_LINKS }
-bool cli_link_option(int c);
+int cli_link_option(int c);
 
 /* Writes "path:line" (":line:column" when column > 0; the path alone when
  * line <= 0), the path escaped as target text, as an OSC 8 hyperlink when
  * links and the file is here (util/hyperlink.h). */
 void cli_put_source_location(FILE *out, const char *path, int line, int column, bool links);
+
+/* The profile a DIR|FILE argument of report/open names (DIR: its
+ * profile.json). Returns XGP_EXIT_OK with *out set, or the exit code (said)
+ * with *out NULL. */
+struct profile;
+int cli_load_profile_arg(const char *arg, struct profile **out);
 
 /* Levenshtein distance between two short words (for "did you mean"). */
 size_t cli_edit_distance(const char *a, const char *b);

@@ -387,8 +387,10 @@ static int parse_dump_options(int argc, char **argv, struct dump_options *o)
 		case 'C': o->check_walkers = true; break;
 		case 'h': dump_usage(stdout); return XGP_EXIT_OK;
 		default:
-			if (!cli_link_option(c))
-				return cli_getopt_error("dump", c, argv);
+			switch (cli_link_option(c)) {
+			case 0: return cli_getopt_error("dump", c, argv);
+			case -1: return XGP_EXIT_USAGE;
+			}
 		}
 	}
 	if (o->gdb_walker && o->check_walkers)

@@ -42,8 +42,10 @@ int cmd_probes(int argc, char **argv)
 			fputs(probes_usage, stdout);
 			return XGP_EXIT_OK;
 		default:
-			if (!cli_link_option(c))
-				return cli_getopt_error("probes", c, argv);
+			switch (cli_link_option(c)) {
+			case 0: return cli_getopt_error("probes", c, argv);
+			case -1: return XGP_EXIT_USAGE;
+			}
 		}
 	}
 	if (argc - optind == 1)

@@ -70,27 +70,6 @@ static void report_usage(FILE *out)
 	      "  -h, --help              show this help\n", out);
 }
 
-/* The profile a DIR|FILE argument names. Returns XGP_EXIT_OK with *out set,
- * or the exit code (said) with *out NULL. */
-static int load_profile_arg(const char *arg, struct profile **out)
-{
-	struct xerr e = { "" };
-	char path[4096];
-	struct stat st;
-	*out = NULL;
-	if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
-		snprintf(path, sizeof path, "%s/profile.json", arg);
-		if (access(path, F_OK) != 0 && errno == ENOENT)
-			return cli_input_error("%s holds no profile.json: give the directory a run wrote (-o DIR, "
-					       "named in its last line) or a profile.json", arg);
-	} else
-		snprintf(path, sizeof path, "%s", arg);
-	*out = profile_load(path, &e);
-	if (!*out)
-		return cli_input_error("%s", e.msg);
-	return XGP_EXIT_OK;
-}
-
 /* Renders p in format f to output (NULL or "-": standard output), through
  * a temporary file committed only on success. ro holds the options parsed;
  * colour and width are settled here. Returns the exit code (said). */
@@ -187,7 +166,11 @@ int cmd_report(int argc, char **argv)
 		default:
 			rc = cli_display_option("report", c, optarg, &ro, &color);
 			if (rc == CLI_NOT_A_DISPLAY_OPTION)
-				rc = cli_link_option(c) ? XGP_EXIT_OK : cli_getopt_error("report", c, argv);
+				switch (cli_link_option(c)) {
+				case 0: rc = cli_getopt_error("report", c, argv); break;
+				case -1: rc = XGP_EXIT_USAGE; break;
+				default: rc = XGP_EXIT_OK;
+				}
 		}
 		if (rc != XGP_EXIT_OK) {
 			source_map_free(smap);
@@ -227,9 +210,9 @@ int cmd_report(int argc, char **argv)
 	}
 
 	struct profile *p, *base = NULL;
-	rc = load_profile_arg(argv[optind], &p);
+	rc = cli_load_profile_arg(argv[optind], &p);
 	if (rc == XGP_EXIT_OK && diff_base) {
-		rc = load_profile_arg(diff_base, &base);
+		rc = cli_load_profile_arg(diff_base, &base);
 		ro.diff_base = base;
 	}
 	if (rc == XGP_EXIT_OK)

@@ -12,6 +12,7 @@ int cmd_demangle(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_recipes(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_open(int argc, char **argv);
 int cmd_probes(int argc, char **argv);
 int cmd_insights(int argc, char **argv);
 int cmd_top(int argc, char **argv);

@@ -8,6 +8,7 @@ src_cli_libcli_a_SOURCES = \
 	src/cli/cmd_demangle.c \
 	src/cli/cmd_dump.c \
 	src/cli/cmd_insights.c \
+	src/cli/cmd_open.c \
 	src/cli/cmd_probes.c \
 	src/cli/cmd_recipes.c \
 	src/cli/cmd_report.c \

@@ -29,6 +29,7 @@ static const struct subcommand subcommands[] = {
 	{ "check", cmd_check, "parse and check recipes, reporting every error" },
 	{ "recipes", cmd_recipes, "list the shipped recipes with what each one answers" },
 	{ "report", cmd_report, "re-render a saved profile: text, SVG, folded, JSON, pprof, speedscope" },
+	{ "open", cmd_open, "open $EDITOR at hottest code path #N's deepest user frame of a saved profile" },
 	{ "probes", cmd_probes, "list what a function/return probe SPEC resolves to, without running anything" },
 	{ "insights", cmd_insights, "one report over many saved windows: hottest paths, CPU, timeline, diff" },
 	{ "top", cmd_top, "a live view: functions by self and total share of the last seconds' samples" },
@@ -56,8 +57,10 @@ static const char usage_text[] =
 	"                          overrides `set max_stopped`\n"
 	"  -n, --top N             hottest code paths in the run's text reports (default 5)\n"
 	"  -a, --annotate          add the hottest functions' source lines to text reports\n"
-	"      --links, --no-links source locations as terminal hyperlinks (default: on a\n"
-	"                          terminal without NO_COLOR)\n"
+	"      --links[=EDITOR], --no-links  source locations as terminal hyperlinks\n"
+	"                          (default: on a terminal without NO_COLOR); EDITOR is\n"
+	"                          vscode, idea, kitty, file or a URL template with {path},\n"
+	"                          {line}, {col} (default: $XGDBPROF_EDITOR_URL, else file)\n"
 	"  -o, --output DIR        where reports and the raw profile go (sampling runs\n"
 	"                          add profile.pb.gz for pprof, profile.speedscope.json)\n"
 	"  -o FILE.svg|.pb.gz|.folded|.speedscope.json|.txt\n"
@@ -222,7 +225,12 @@ static int take_run_option(int c, char **argv, struct run_request *run, struct c
 		break;
 	case 'h': print_usage(stdout); return XGP_EXIT_OK;
 	case 'V': printf("xgdbprof %s\n", PACKAGE_VERSION); return XGP_EXIT_OK;
-	default: return cli_link_option(c) ? -1 : cli_getopt_error(NULL, c, argv);
+	default:
+		switch (cli_link_option(c)) {
+		case 0: return cli_getopt_error(NULL, c, argv);
+		case -1: return XGP_EXIT_USAGE;
+		}
+		return -1;
 	}
 	return rc == XGP_EXIT_OK ? -1 : rc;
 }

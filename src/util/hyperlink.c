@@ -2,6 +2,7 @@
 #include "util/hyperlink.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -46,6 +47,43 @@ static void add_encoded(struct url_buf *b, const char *s)
 	}
 }
 
+static const struct {
+	const char *name, *format;
+} presets[] = {
+	{"vscode", "vscode://file{path}:{line}:{col}"},
+	{"idea", "idea://open?file={path}&line={line}"},
+	{"kitty", "file://{host}{path}#{line}"},
+	{"file", "file://{host}{path}"},
+};
+
+static char chosen_format[1024];
+
+int hyperlink_set_format(const char *name_or_template)
+{
+	for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
+		if (!strcmp(name_or_template, presets[i].name)) {
+			snprintf(chosen_format, sizeof chosen_format, "%s", presets[i].format);
+			return 0;
+		}
+	if (!strstr(name_or_template, "{path}") || strlen(name_or_template) >= sizeof chosen_format)
+		return -1;
+	snprintf(chosen_format, sizeof chosen_format, "%s", name_or_template);
+	return 0;
+}
+
+static const char *link_format(void)
+{
+	if (chosen_format[0])
+		return chosen_format;
+	const char *env = getenv("XGDBPROF_EDITOR_URL");
+	if (env && *env)
+		return env;
+	env = getenv("XGDBPROF_HYPERLINK_FORMAT");
+	if (env && *env)
+		return env;
+	return "file://{host}{path}";
+}
+
 bool hyperlink_url(const char *path, int line, char *out, size_t size)
 {
 	if (!path || path[0] != '/' || size == 0)
@@ -56,9 +94,7 @@ bool hyperlink_url(const char *path, int line, char *out, size_t size)
 	if (gethostname(host, sizeof host) != 0)
 		host[0] = '\0';
 	host[sizeof host - 1] = '\0';
-	const char *format = getenv("XGDBPROF_HYPERLINK_FORMAT");
-	if (!format || !*format)
-		format = "file://{host}{path}";
+	const char *format = link_format();
 	for (const char *f = format; *f; f++) {
 		if (!strncmp(f, "{host}", 6)) {
 			add_encoded(&b, host);
@@ -71,6 +107,9 @@ bool hyperlink_url(const char *path, int line, char *out, size_t size)
 			snprintf(digits, sizeof digits, "%d", line > 0 ? line : 1);
 			add_encoded(&b, digits);
 			f += 5;
+		} else if (!strncmp(f, "{col}", 5)) {
+			add_char(&b, '1');
+			f += 4;
 		} else if ((unsigned char)*f >= 0x20 && (unsigned char)*f < 0x7f) {
 			add_char(&b, *f);
 		}

@@ -24,8 +24,17 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* The URL for line of the local file path (absolute) into out. Returns
- * false when it does not fit or path is not absolute. */
+/* The links' URL form for this process, over the environment's: a preset
+ * name ("vscode": vscode://file{path}:{line}:{col}, "idea":
+ * idea://open?file={path}&line={line}, "kitty": file://{host}{path}#{line},
+ * "file": file://{host}{path}) or a template holding {path}. Returns 0, or
+ * -1 (nothing changed) for a name no preset has and no {path}. Without a
+ * call, XGDBPROF_EDITOR_URL, then XGDBPROF_HYPERLINK_FORMAT, then "file". */
+int hyperlink_set_format(const char *name_or_template);
+
+/* The URL for line of the local file path (absolute) into out ({col} is
+ * 1: a report's location has no column). Returns false when it does not
+ * fit or path is not absolute. */
 bool hyperlink_url(const char *path, int line, char *out, size_t size);
 
 /* Opens a link to path:line when path is absolute and exists here; returns

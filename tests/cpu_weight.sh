@@ -50,7 +50,7 @@ assert samples["plain"] >= 20 and samples["calls"] >= 1, samples
 for n in ("plain", "calls"):
     assert abs(100.0 * truth[n] / total - 100.0 * weight[n] / ours) <= 12, n
 PY
-check "the report's figures are CPU milliseconds" grep -q 'hottest code path ([0-9.]*%, [0-9]* ms CPU)' "$TMP/run.out" ||
+check "the report's figures are CPU milliseconds" grep -q 'hottest code path ([0-9.]*% ±[0-9.]*, [0-9]* ms CPU)' "$TMP/run.out" ||
 	grep 'hottest code path' "$TMP/run.out"
 check "target runs free afterwards" settles_running "$PID"
 kill "$PID"

@@ -6,6 +6,7 @@
 #include "symbols/name_pattern.h"
 #include "symbols/source_map.h"
 #include "util/hyperlink.h"
+#include "util/stats.h"
 #include "util/text_escape.h"
 #include "util/text_fit.h"
 
@@ -425,15 +426,42 @@ static void put_headline_names(FILE *out, const struct style *st, const struct r
 	}
 }
 
+/* " ±H": the 95% (Wilson) half-width, in points, of a headline's share as
+ * sampling error alone would move it: over the profile's samples when
+ * weights count them, over its thread stacks when they are CPU time (each
+ * stack one draw); "" for other weights (bytes, sums), where no count of
+ * draws is known. The larger side of the interval, so it never flatters. */
+static void put_share_interval(FILE *out, const struct report_model *m, uint64_t weight)
+{
+	const struct profile_meta *mt = &m->profile->meta;
+	double n, k;
+	if (cpu_ns_weights(m)) {
+		if (mt->thread_samples <= 0 || m->total == 0)
+			return;
+		n = (double)mt->thread_samples;
+		k = n * (double)weight / (double)m->total;
+	} else if (!mt->weight_unit) {
+		n = (double)m->total;
+		k = (double)weight;
+	} else {
+		return;
+	}
+	if (n <= 0)
+		return;
+	double lo, hi, p = k / n;
+	stats_wilson95(k, n, &lo, &hi);
+	fprintf(out, " ±%.1f", 100 * (hi - p > p - lo ? hi - p : p - lo));
+}
+
 static void print_headline(FILE *out, const struct style *st, const struct report_model *m,
 			   size_t rank, const struct report_code_path *cp, bool waits)
 {
+	fprintf(out, "%s#%zu hottest code path (%.1f%%", sgr(st, BOLD), rank, report_share(cp->weight, m->total));
+	put_share_interval(out, m, cp->weight);
 	if (cpu_ns_weights(m))
-		fprintf(out, "%s#%zu hottest code path (%.1f%%, %.0f ms CPU):%s ", sgr(st, BOLD), rank,
-			report_share(cp->weight, m->total), (double)cp->weight / 1e6, sgr(st, RESET));
+		fprintf(out, ", %.0f ms CPU):%s ", (double)cp->weight / 1e6, sgr(st, RESET));
 	else
-		fprintf(out, "%s#%zu hottest code path (%.1f%%, %" PRIu64 " sample%s):%s ", sgr(st, BOLD), rank,
-			report_share(cp->weight, m->total), cp->weight, cp->weight == 1 ? "" : "s", sgr(st, RESET));
+		fprintf(out, ", %" PRIu64 " sample%s):%s ", cp->weight, cp->weight == 1 ? "" : "s", sgr(st, RESET));
 	put_headline_names(out, st, m, cp, waits);
 	fputc('\n', out);
 }

@@ -47,3 +47,18 @@ double stats_t975(size_t df)
 		return table[df - 1];
 	return 1.959964 + 2.4 / (double)df;
 }
+
+void stats_wilson95(double k, double n, double *lo, double *hi)
+{
+	if (!(n > 0)) {
+		*lo = 0;
+		*hi = 1;
+		return;
+	}
+	const double z = 1.959964;
+	double p = k / n, z2n = z * z / n;
+	double center = (p + z2n / 2) / (1 + z2n);
+	double half = z * sqrt(p * (1 - p) / n + z2n / (4 * n)) / (1 + z2n);
+	*lo = center - half > 0 ? center - half : 0;
+	*hi = center + half < 1 ? center + half : 1;
+}

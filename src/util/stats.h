@@ -34,4 +34,10 @@ double stats_percentile(double *values, size_t n, double p);
  * never increases with df. df 0 (one value: no spread known) is taken as 1. */
 double stats_t975(size_t df);
 
+/* The Wilson score 95% interval (z = 1.96) on a proportion seen k times in
+ * n independent trials, into [*lo, *hi] within [0, 1]; sound at k = 0 or
+ * k = n, where the normal interval collapses to a point. n <= 0 gives
+ * [0, 1]. */
+void stats_wilson95(double k, double n, double *lo, double *hi);
+
 #endif

@@ -59,6 +59,6 @@ void stats_wilson95(double k, double n, double *lo, double *hi)
 	double p = k / n, z2n = z * z / n;
 	double center = (p + z2n / 2) / (1 + z2n);
 	double half = z * sqrt(p * (1 - p) / n + z2n / (4 * n)) / (1 + z2n);
-	*lo = center - half > 0 ? center - half : 0;
-	*hi = center + half < 1 ? center + half : 1;
+	*lo = k <= 0 || center - half < 0 ? 0 : center - half;
+	*hi = k >= n || center + half > 1 ? 1 : center + half;
 }

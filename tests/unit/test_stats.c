@@ -42,9 +42,26 @@ static void test_t975(void)
 	}
 }
 
+/* Wilson 95% against values computed independently (R's prop.test without
+ * continuity correction gives the same): 35 of 100 → [0.2636, 0.4474];
+ * 0 of 10 → [0, 0.2775]; 10 of 10 → [0.7225, 1]. */
+static void test_wilson(void)
+{
+	double lo, hi;
+	stats_wilson95(35, 100, &lo, &hi);
+	CHECK(fabs(lo - 0.2636) < 5e-4 && fabs(hi - 0.4474) < 5e-4);
+	stats_wilson95(0, 10, &lo, &hi);
+	CHECK(lo == 0 && fabs(hi - 0.2775) < 5e-4);
+	stats_wilson95(10, 10, &lo, &hi);
+	CHECK(fabs(lo - 0.7225) < 5e-4 && hi == 1);
+	stats_wilson95(3, 0, &lo, &hi);
+	CHECK(lo == 0 && hi == 1);
+}
+
 int main(void)
 {
 	test_t975();
+	test_wilson();
 	is("no values", stats_percentile(NULL, 0, 50), NAN);
 
 	double one[] = { 7 };

@@ -47,7 +47,7 @@ run panic --recipe panic
 
 # The run's header first, then what END prints.
 header_line() { grep -n '^xgdbprof .* profile of' "$1" | head -1 | cut -d: -f1; }
-first_map() { grep -n '^@' "$1" | head -1 | cut -d: -f1; }
+first_map() { grep -n '^@\|^what each thread was doing' "$1" | head -1 | cut -d: -f1; }
 for name in off-cpu sled-insert syscalls panic; do
 	h=$(header_line "$TMP/$name.txt"); m=$(first_map "$TMP/$name.txt")
 	check "$name: the header (line ${h:-none}) comes before the maps (line ${m:-none})" \
@@ -59,10 +59,12 @@ check "hot-cpu: one header" test "$(grep -c '^xgdbprof .* profile of' "$TMP/hot-
 # off-cpu: thread names and wait reasons; the headline names Mutex::lock.
 check "off-cpu: threads table names the connection threads" grep -q '^ *[0-9]* *[0-9.]*%  conn-[0-3]$' "$TMP/off-cpu.txt"
 check "off-cpu: no thread named S or t" sh -c "! grep -q '^ *[0-9]* *[0-9.]*%  [St]\$' '$TMP/off-cpu.txt'"
-check "off-cpu: conn threads wait on a futex" grep -q '^@threads\[conn-[0-3], futex wait\]: [1-9]' "$TMP/off-cpu.txt"
-check "off-cpu: main sleeps" grep -q '^@threads\[cache-service, sleep\]: [1-9]' "$TMP/off-cpu.txt"
+check "off-cpu: conn threads wait on a futex" grep -q '^ *[0-9.]* *[1-9][0-9]*  conn-[0-3], futex wait$' "$TMP/off-cpu.txt"
+check "off-cpu: main sleeps" grep -q '^ *[0-9.]* *[1-9][0-9]*  cache-service, sleep$' "$TMP/off-cpu.txt"
 check "off-cpu: our own ptrace stop is no wait (every thread has a reason)" \
-	sh -c "grep -q '^@threads\[' '$TMP/off-cpu.txt' && ! grep -q '^@threads\[.*, \(unknown\|t\)\]' '$TMP/off-cpu.txt'"
+	sh -c "grep -q '^what each thread was doing' '$TMP/off-cpu.txt' && ! grep -q ', \(unknown\|t\)$' '$TMP/off-cpu.txt'"
+check "off-cpu: a finished report, no raw map lines" sh -c "! grep -q '^@' '$TMP/off-cpu.txt'" ||
+	grep '^@' "$TMP/off-cpu.txt" | head -3
 check "off-cpu: a headline names Mutex::lock at cache_service.rs:79" \
 	grep -q 'waits in Mutex::lock (cache_service.rs:79)' "$TMP/off-cpu.txt" || sed -n '/^#/,+1p' "$TMP/off-cpu.txt"
 check "off-cpu: writes a flame graph" test -s "$TMP/out-off-cpu/off-cpu.svg"

@@ -742,6 +742,13 @@ static void print_func_table(FILE *out, const struct style *st, const struct rep
 
 static void print_threads(FILE *out, const struct style *st, const struct report_model *m, size_t width)
 {
+	/* A map keyed by stack alone (a trace's callers) knows no thread: a
+	 * table of one "(?)" row at 100% would only say that. */
+	bool named = false;
+	for (size_t i = 0; i < m->nthreads; i++)
+		named |= m->threads[i].name != NULL;
+	if (!named)
+		return;
 	size_t col = 6;
 	for (size_t i = 0; i < m->nthreads; i++) {
 		size_t len = m->threads[i].name ? shown_len(m->threads[i].name) : 3;

@@ -42,7 +42,7 @@ check "insights prints CPU min/avg/max across windows" \
 	show "$TMP/ins.out"
 check "insights prints the highest instantaneous CPU" grep -q "^highest instantaneous CPU: [0-9.]*% (window 2" "$TMP/ins.out"
 check "the hottest path over the period is the fixture's spin_alpha" \
-	grep -Eq "^#1 hottest code path \((9[0-9]|100)\.[0-9]%, [0-9]+ samples\): main → spin_alpha \(switch_hot.c:[0-9]+\)" \
+	grep -Eq "^#1 hottest code path \((9[0-9]|100)\.[0-9]% ±[0-9.]+, [0-9]+ ms CPU\): main → spin_alpha \(switch_hot.c:[0-9]+\)" \
 	"$TMP/ins.out" || show "$TMP/ins.out"
 check "the path's share per window: three windows, each above 90%" \
 	awk '/^#1 hottest/ { on = 1 }

@@ -73,6 +73,9 @@ int report_diff_init(struct report_diff *d, const struct profile *base, const st
 	}
 	d->base_samples = mb.total;
 	d->new_samples = mn.total;
+	d->base_draws = report_draws(base, mb.total);
+	d->new_draws = report_draws(cur, mn.total);
+	d->cpu_weighted = report_cpu_weighted(base) && report_cpu_weighted(cur);
 	size_t n = mb.nfuncs + mn.nfuncs;
 	all = calloc(n ? n : 1, sizeof *all);
 	d->funcs = calloc(n ? n : 1, sizeof *d->funcs);
@@ -124,11 +127,25 @@ done:
 	return rc;
 }
 
-/* "(+35%)", "(new)", "(gone)" */
-static void put_relative(FILE *out, double base, double now, bool in_base, bool in_new)
+bool report_diff_is_noise(const struct report_diff *d, double base_pct, double new_pct)
+{
+	if (d->base_draws <= 0 || d->new_draws <= 0)
+		return false;
+	double p1 = base_pct / 100, p2 = new_pct / 100;
+	/* the pooled share under "no change", so that a share of 0 on one side
+	 * still has a spread */
+	double pooled = (p1 * d->base_draws + p2 * d->new_draws) / (d->base_draws + d->new_draws);
+	double se = sqrt(pooled * (1 - pooled) * (1 / d->base_draws + 1 / d->new_draws));
+	return fabs(p2 - p1) < 1.959964 * se;
+}
+
+/* "(+35%)", "(new)", "(gone)"; "(noise)" for a change sampling alone gives */
+static void put_relative(FILE *out, double base, double now, bool in_base, bool in_new, bool noise)
 {
 	char buf[32];
-	if (!in_base || base <= 0)
+	if (noise && base != now)
+		snprintf(buf, sizeof buf, "(noise)");
+	else if (!in_base || base <= 0)
 		snprintf(buf, sizeof buf, "%s", now > 0 ? "(new)" : "");
 	else if (!in_new || now <= 0)
 		snprintf(buf, sizeof buf, "(gone)");
@@ -137,22 +154,31 @@ static void put_relative(FILE *out, double base, double now, bool in_base, bool 
 	fprintf(out, "%-8s", buf);
 }
 
-static void put_row(FILE *out, const struct report_diff_func *f)
+static void put_row(FILE *out, const struct report_diff *d, const struct report_diff_func *f)
 {
 	fprintf(out, "  %+6.1f ", f->new_total - f->base_total);
-	put_relative(out, f->base_total, f->new_total, f->in_base, f->in_new);
+	put_relative(out, f->base_total, f->new_total, f->in_base, f->in_new,
+		     report_diff_is_noise(d, f->base_total, f->new_total));
 	fprintf(out, "  %5.1f%% → %5.1f%%   %+6.1f ", f->base_total, f->new_total, f->new_self - f->base_self);
-	put_relative(out, f->base_self, f->new_self, f->in_base && f->base_self > 0, f->in_new);
+	put_relative(out, f->base_self, f->new_self, f->in_base && f->base_self > 0, f->in_new,
+		     report_diff_is_noise(d, f->base_self, f->new_self));
 	fprintf(out, "  %5.1f%% → %5.1f%%   ", f->base_self, f->new_self);
 	text_put(out, f->name, TEXT_FORM_TERMINAL);
 	fputc('\n', out);
 }
 
-static void put_side(FILE *out, const char *label, const struct profile *p, uint64_t samples)
+/* "new:  EXE: 1234 ms CPU in 312 stacks" (CPU weights) or ": 312 samples" */
+static void put_side(FILE *out, const char *label, const struct profile *p, uint64_t weight)
 {
 	fprintf(out, "%s ", label);
 	text_put(out, p->meta.exe ? p->meta.exe : "(profile)", TEXT_FORM_TERMINAL);
-	fprintf(out, ": %" PRIu64 " sample%s", samples, samples == 1 ? "" : "s");
+	if (report_cpu_weighted(p)) {
+		fprintf(out, ": %.0f ms CPU", (double)weight / 1e6);
+		if (p->meta.thread_samples >= 0)
+			fprintf(out, " in %" PRId64 " stack%s", p->meta.thread_samples, p->meta.thread_samples == 1 ? "" : "s");
+	} else {
+		fprintf(out, ": %" PRIu64 " sample%s", weight, weight == 1 ? "" : "s");
+	}
 	if (p->meta.start_time) {
 		fputs(", started ", out);
 		text_put(out, p->meta.start_time, TEXT_FORM_TERMINAL);
@@ -173,7 +199,7 @@ static void put_table(FILE *out, const char *heading, const struct report_diff *
 		double c = report_diff_change(f);
 		if (grew ? c < DIFF_MIN_CHANGE_PTS : c > -DIFF_MIN_CHANGE_PTS)
 			break;
-		put_row(out, f);
+		put_row(out, d, f);
 		shown++;
 	}
 	if (!shown)
@@ -213,7 +239,7 @@ static void put_bytes_tables(FILE *out, struct report_diff *d, size_t rows)
 				break;
 			fprintf(out, "  %+12" PRId64 " ", g);
 			put_relative(out, (double)f->base_self_weight, (double)f->new_self_weight,
-				     f->in_base && f->base_self_weight > 0, f->in_new);
+				     f->in_base && f->base_self_weight > 0, f->in_new, false);
 			fprintf(out, "  %12" PRIu64 " → %12" PRIu64 "   ", f->base_self_weight, f->new_self_weight);
 			text_put(out, f->name, TEXT_FORM_TERMINAL);
 			fputc('\n', out);
@@ -258,7 +284,12 @@ int report_diff_text(const struct profile *base, const struct profile *cur, FILE
 	put_side(out, "base:", base, d.base_samples);
 	fputs("Shares are of each profile's own samples; changes in percentage points, relative\n"
 	      "change in parentheses; total: samples with the function on the stack, self: those\n"
-	      "in the function itself.\n", out);
+	      "in the function itself.", out);
+	if (d.base_draws > 0 && d.new_draws > 0)
+		fprintf(out, " (noise): a change sampling alone gives at 95%%, over %.0f and %.0f %s.\n",
+			d.base_draws, d.new_draws, d.cpu_weighted ? "stacks" : "samples");
+	else
+		fputc('\n', out);
 	if (!d.base_samples || !d.new_samples)
 		fprintf(out, "\n(the %s profile holds no samples: nothing to compare)\n",
 			d.base_samples ? "new" : "base");

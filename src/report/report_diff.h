@@ -16,6 +16,10 @@
  *  - A function's change, the figure it is ranked by, is whichever of its
  *    self and total changes is larger in magnitude (a leaf that grew shows
  *    in self, a caller whose callees grew in total).
+ *  - A change is noise when a two-proportion test over the sides' draws
+ *    (thread stacks for CPU time, samples for counts) cannot tell it from
+ *    sampling error at 95%: the text report says "(noise)" instead of a
+ *    relative change (an 18-stack vs 112-stack diff printed "+1100%").
  *  - Deterministic: ties are broken by name.
  *  - Two heap snapshots (both profiles' weight_unit "bytes") compare
  *    amounts, not shares: the text report ranks functions by the growth
@@ -45,7 +49,16 @@ struct report_diff {
 	struct report_diff_func *funcs;  /* sorted by change, largest growth first */
 	size_t nfuncs;
 	uint64_t base_samples, new_samples;  /* weight of all samples of each */
+	/* The draws each side's shares rest on (report_draws: thread stacks
+	 * for CPU time, samples for counts; 0 unknown), for the noise test. */
+	double base_draws, new_draws;
+	bool cpu_weighted;                   /* both sides' weights are CPU ns */
 };
+
+/* Whether a change of a share from base_pct to new_pct (percent) is within
+ * what sampling alone gives at 95% (a two-proportion z test over the
+ * sides' draws); false when either side's draws are unknown. */
+bool report_diff_is_noise(const struct report_diff *d, double base_pct, double new_pct);
 
 /* Compares cur against base (o: NULL for defaults; focus applies to both).
  * Returns 0, or -1 (bad focus, out of memory) with e. */

@@ -63,6 +63,16 @@ static int merge_meta(struct profile *p, const struct insights_window *w, size_t
 	}
 	if (!last)
 		return 0;
+	/* The windows' weight unit, when they share one: CPU ns of hot-cpu
+	 * windows stay CPU time in the merged profile, not "samples". */
+	bool same_unit = true;
+	for (size_t i = 0; i < n; i++) {
+		const char *u = w[i].profile ? w[i].profile->meta.weight_unit : NULL, *f = first->meta.weight_unit;
+		if (w[i].profile && (u || f) && !(u && f && !strcmp(u, f)))
+			same_unit = false;
+	}
+	if (same_unit && first->meta.weight_unit)
+		m->weight_unit = profile_intern(p, first->meta.weight_unit);
 	const struct profile_meta *lm = &last->meta;
 	m->exe = profile_intern(p, lm->exe);
 	m->build_id = profile_intern(p, lm->build_id);
@@ -289,6 +299,28 @@ static void put_min_avg_max(FILE *out, const double *v, size_t n, size_t stride)
 		fputs("unknown", out);
 }
 
+/* A window whose shares rest on fewer draws than this is marked: one
+ * share of 50% over 30 stacks is ±17 points at 95%. */
+#define INSIGHTS_FEW_DRAWS 30
+
+/* "5.6 s CPU in 1234 stacks" for CPU-weighted profiles, "1234 samples" */
+static void put_amount(FILE *out, const struct profile *p, uint64_t weight)
+{
+	if (!report_cpu_weighted(p)) {
+		fprintf(out, "%" PRIu64 " sample%s", weight, weight == 1 ? "" : "s");
+		return;
+	}
+	fprintf(out, "%.1f s CPU", (double)weight / 1e9);
+	if (p->meta.thread_samples >= 0)
+		fprintf(out, " in %" PRId64 " stack%s", p->meta.thread_samples, p->meta.thread_samples == 1 ? "" : "s");
+}
+
+static bool few_draws(const struct profile *q)
+{
+	double draws = report_draws(q, profile_total_weight(q));
+	return draws > 0 && draws < INSIGHTS_FEW_DRAWS;
+}
+
 static void print_period(FILE *out, const struct insights_window *w, size_t n, const struct profile *merged)
 {
 	size_t nprofiles = 0, first = n, last = n;
@@ -319,8 +351,9 @@ static void print_period(FILE *out, const struct insights_window *w, size_t n, c
 		}
 		fputc(')', out);
 	}
-	uint64_t total = profile_total_weight(merged);
-	fprintf(out, ", %" PRIu64 " sample%s\n", total, total == 1 ? "" : "s");
+	fputs(", ", out);
+	put_amount(out, merged, profile_total_weight(merged));
+	fputc('\n', out);
 	if (merged->meta.exe) {
 		fputs("target: ", out);
 		text_put(out, merged->meta.exe, TEXT_FORM_TERMINAL);
@@ -431,8 +464,11 @@ static void print_windows(FILE *out, const struct insights_window *w, size_t n, 
 		if (len > namew)
 			namew = len;
 	}
-	fprintf(out, "\nper window:\n  %-*s  %8s  %7s  %7s  %7s", (int)namew, "window", "samples", "CPU avg",
-		"CPU max", "stopped");
+	bool cpu = false, any_few = false;
+	for (size_t i = 0; i < n; i++)
+		cpu |= w[i].profile && report_cpu_weighted(w[i].profile);
+	fprintf(out, "\nper window:\n  %-*s  %8s  %7s  %7s  %7s", (int)namew, "window", cpu ? "stacks" : "samples",
+		"CPU avg", "CPU max", "stopped");
 	for (size_t p = 0; p < npaths; p++)
 		fprintf(out, "  %6s#%zu", "", p + 1);
 	fputc('\n', out);
@@ -447,7 +483,13 @@ static void print_windows(FILE *out, const struct insights_window *w, size_t n, 
 			fputs(")\n", out);
 			continue;
 		}
-		fprintf(out, "  %8" PRIu64, profile_total_weight(q));
+		double draws = report_draws(q, profile_total_weight(q));
+		if (draws > 0)
+			fprintf(out, "  %8.0f", draws);
+		else
+			fprintf(out, "  %8s", "?");
+		bool few = few_draws(q);
+		any_few |= few;
 		const double figures[] = { q->meta.cpu_avg_pct, q->meta.cpu_max_pct, q->meta.stopped_pct };
 		for (size_t k = 0; k < 3; k++) {
 			if (known(figures[k]))
@@ -457,13 +499,18 @@ static void print_windows(FILE *out, const struct insights_window *w, size_t n, 
 		}
 		for (size_t p = 0; p < npaths; p++) {
 			double s = shares[p * n + i];
-			if (known(s))
+			if (known(s) && few)
+				fprintf(out, " (%5.1f%%)", s);
+			else if (known(s))
 				fprintf(out, "  %7.1f%%", s);
 			else
 				fprintf(out, "  %8s", "-");
 		}
 		fputc('\n', out);
 	}
+	if (any_few)
+		fprintf(out, "  (share): a window of fewer than %d %s, whose shares sampling alone moves by\n"
+			"  ±17 points or more: read them as noise\n", INSIGHTS_FEW_DRAWS, cpu ? "stacks" : "samples");
 }
 
 int report_insights_text(const struct insights_window *w, size_t n, const struct profile *merged, FILE *out,
@@ -486,8 +533,10 @@ int report_insights_text(const struct insights_window *w, size_t n, const struct
 	if (!npaths) {
 		fputs("no samples were recorded in the period\n", out);
 	} else {
-		fprintf(out, "hottest code paths over the period (the report's inference over the merged samples; "
-			"shares of all %" PRIu64 " samples; per window: the path's share of each window)\n", m.total);
+		fputs("hottest code paths over the period (the report's inference over the merged samples; "
+		      "shares of all ", out);
+		put_amount(out, merged, m.total);
+		fputs("; per window: the path's share of each window)\n", out);
 		for (size_t i = 0; i < npaths; i++) {
 			fputc('\n', out);
 			report_put_code_path(out, &m, i + 1, &m.code_paths[i], o->color, o->full_paths);
@@ -603,7 +652,8 @@ static void tl_header(const struct timeline *t, const struct profile *merged, co
 	size_t nprofiles = 0;
 	for (size_t i = 0; i < n; i++)
 		nprofiles += w[i].profile != NULL;
-	fprintf(out, "%zu window%s, %" PRIu64 " samples", nprofiles, nprofiles == 1 ? "" : "s", total);
+	fprintf(out, "%zu window%s, ", nprofiles, nprofiles == 1 ? "" : "s");
+	put_amount(out, merged, total);
 	if (nprofiles < n)
 		fprintf(out, ", %zu without a profile (grey marks)", n - nprofiles);
 	fputs("; hover a point for its figures</text>\n", out);
@@ -704,10 +754,15 @@ int report_insights_timeline(const struct insights_window *w, size_t n, const st
 		for (size_t i = 0; i < n; i++) {
 			if (!known(shares[p * n + i]))
 				continue;
-			fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>#%zu in ", tl_x(&t, i),
-				PATH_Y(shares[p * n + i]), path_colours[p], p + 1);
+			/* a window of few stacks: a hollow point, its tooltip says why */
+			bool few = few_draws(w[i].profile);
+			fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" %s%s\"><title>#%zu in ", tl_x(&t, i),
+				PATH_Y(shares[p * n + i]), few ? "fill=\"#fff\" stroke=\"" : "fill=\"", path_colours[p], p + 1);
 			tl_window_name(&t, i);
-			fprintf(out, ": %.1f%%</title></circle>\n", shares[p * n + i]);
+			fprintf(out, ": %.1f%%", shares[p * n + i]);
+			if (few)
+				fprintf(out, " (only %.0f stacks: noise)", report_draws(w[i].profile, profile_total_weight(w[i].profile)));
+			fputs("</title></circle>\n", out);
 		}
 	}
 #undef CPU_Y

@@ -68,6 +68,18 @@ int64_t report_sample_period_ns(const struct profile_meta *m)
 	return isfinite(rate) && rate > 0 ? llround(1e9 / rate) : 0;
 }
 
+bool report_cpu_weighted(const struct profile *p)
+{
+	return p->meta.weight_unit && strcmp(p->meta.weight_unit, "ns") == 0;
+}
+
+double report_draws(const struct profile *p, uint64_t total_weight)
+{
+	if (report_cpu_weighted(p))
+		return p->meta.thread_samples > 0 ? (double)p->meta.thread_samples : 0;
+	return p->meta.weight_unit ? 0 : (double)total_weight;
+}
+
 double report_share(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;

@@ -195,6 +195,16 @@ const char *report_frame_name(const struct frame *f, char *buf, size_t size);
  * at the rate asked; 0 when the profile was not sampled (tracing counts). */
 int64_t report_sample_period_ns(const struct profile_meta *m);
 
+/* Whether p's weights are CPU nanoseconds (hot-cpu: weight_unit "ns"). */
+bool report_cpu_weighted(const struct profile *p);
+
+/* The independent draws p's shares rest on, for their sampling error: its
+ * thread stacks when weights are CPU time (meta.thread_samples), its
+ * samples (total_weight, the sum of its count weights) when weights count
+ * samples; 0 when no count of draws is known (bytes, sums, an old profile
+ * without thread_samples). */
+double report_draws(const struct profile *p, uint64_t total_weight);
+
 /* 100 * part / whole, 0 when whole is 0. */
 double report_share(uint64_t part, uint64_t whole);
 

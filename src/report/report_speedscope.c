@@ -141,7 +141,7 @@ static void put_thread(FILE *out, const struct ss_builder *b, const struct repor
 		const struct profile_entry *en = &p->entries[i];
 		if (en->thread_name != t->name || en->tid != t->tid || !report_model_keeps(m, en))
 			continue;
-		bool cpu_ns = p->meta.weight_unit && strcmp(p->meta.weight_unit, "ns") == 0;
+		bool cpu_ns = report_cpu_weighted(p);
 		uint64_t w = period > 0 && !cpu_ns ? en->weight * (uint64_t)period : en->weight;
 		fprintf(out, first ? "%" PRIu64 : ", %" PRIu64, w);
 		total += w;

@@ -227,11 +227,6 @@ struct svg_ctx {
 	bool cpu_ns;              /* weights are on-CPU ns (hot-cpu): shown as CPU ms */
 };
 
-static bool profile_cpu_ns(const struct profile *p)
-{
-	return p->meta.weight_unit && strcmp(p->meta.weight_unit, "ns") == 0;
-}
-
 /* The base graph's node at the same place as a child of the new graph, or
  * NULL: matched as node_child merges (name and inlined), found by bisection
  * in base's children, sorted by graph_sort on that same key. */
@@ -546,7 +541,7 @@ static void put_subtitle(FILE *out, const struct profile *p, uint64_t total)
 {
 	const struct profile_meta *mt = &p->meta;
 	char buf[128];
-	if (profile_cpu_ns(p))
+	if (report_cpu_weighted(p))
 		fprintf(out, "%.0f ms CPU (weighted samples)", (double)total / 1e6);
 	else
 		fprintf(out, "%" PRIu64 " samples", total);
@@ -644,7 +639,7 @@ int report_svg(const struct profile *p, FILE *out, const struct report_options *
 	const struct node *root = graph.root, *base_root = base_graph.root;
 
 	struct svg_ctx c = { out, root->weight, m.total, 0, 0, o->inverted, diff, diff ? mb.total : 0, 0, false };
-	c.cpu_ns = profile_cpu_ns(m.profile);
+	c.cpu_ns = report_cpu_weighted(m.profile);
 	if (diff && max_change(&c, root, base_root, &c.diff_scale) < 0)
 		goto oom;
 	c.height = HEADER_HEIGHT + FOOTER_HEIGHT + (int)(graph.depth + 1) * FRAME_HEIGHT;

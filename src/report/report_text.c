@@ -184,8 +184,7 @@ static void print_timing(FILE *out, const struct report_model *m)
  * since its previous sample): weights print as CPU milliseconds. */
 static bool cpu_ns_weights(const struct report_model *m)
 {
-	const char *unit = m->profile->meta.weight_unit;
-	return unit && strcmp(unit, "ns") == 0;
+	return report_cpu_weighted(m->profile);
 }
 
 /* stops, thread stacks, reuse, walker and stop mode */
@@ -433,21 +432,10 @@ static void put_headline_names(FILE *out, const struct style *st, const struct r
  * draws is known. The larger side of the interval, so it never flatters. */
 static void put_share_interval(FILE *out, const struct report_model *m, uint64_t weight)
 {
-	const struct profile_meta *mt = &m->profile->meta;
-	double n, k;
-	if (cpu_ns_weights(m)) {
-		if (mt->thread_samples <= 0 || m->total == 0)
-			return;
-		n = (double)mt->thread_samples;
-		k = n * (double)weight / (double)m->total;
-	} else if (!mt->weight_unit) {
-		n = (double)m->total;
-		k = (double)weight;
-	} else {
+	double n = report_draws(m->profile, m->total);
+	if (n <= 0 || m->total == 0)
 		return;
-	}
-	if (n <= 0)
-		return;
+	double k = n * (double)weight / (double)m->total;
 	double lo, hi, p = k / n;
 	stats_wilson95(k, n, &lo, &hi);
 	fprintf(out, " ±%.1f", 100 * (hi - p > p - lo ? hi - p : p - lo));

@@ -197,6 +197,49 @@ int main(void)
 	report_diff_colour(-25, true, 50, colour, sizeof colour);
 	CHECK_STR(colour, "hsl(220,85%,73%)");
 
+	/* Noise: 2 of 18 samples against 20 of 112 (11.1% → 17.9%) is within
+	 * sampling error, and says so instead of "+61%"; 90 of 100 against 30
+	 * of 100 is not. (Mutation seen failing: report_diff_is_noise
+	 * returning false.) */
+	struct profile *small = window(2, 16, 40, 50, 60, "1970-01-01T00:16:40Z");
+	struct profile *large = window(20, 92, 40, 50, 60, "1970-01-01T00:21:40Z");
+	out = open_memstream(&dt, &len);
+	CHECK(report_diff_text(small, large, out, NULL, &e) == 0);
+	fclose(out);
+	CHECK_MSG(has(dt, "+6.7 (noise)    11.1% →  17.9%") && !strstr(dt, "(+61%)"), "%s", dt);
+	CHECK(has(dt, "over 18 and 112 samples"));
+	free(dt);
+	out = open_memstream(&dt, &len);
+	CHECK(report_diff_text(w[0].profile, w[3].profile, out, NULL, &e) == 0);
+	fclose(out);
+	CHECK_MSG(!strstr(dt, " (noise)  "), "%s", dt);
+	free(dt);
+
+	/* CPU-weighted windows: CPU time and stacks, never "N samples" of ns;
+	 * a window of few stacks is marked in the table */
+	struct insights_window cw[2] = {
+		{ "c1", window(900000000, 100000000, 40, 50, 60, "1970-01-01T00:16:40Z"), NULL, 1000 },
+		{ "c2", window(3000000, 7000000, 40, 50, 60, "1970-01-01T00:21:40Z"), NULL, 1300 },
+	};
+	for (size_t i = 0; i < 2; i++) {
+		cw[i].profile->meta.weight_unit = profile_intern(cw[i].profile, "ns");
+		cw[i].profile->meta.thread_samples = i ? 3 : 200;
+	}
+	struct profile *cmerged = NULL;
+	CHECK(report_insights_merge(cw, 2, &cmerged, &e) == 0 && cmerged != NULL);
+	char *ct = NULL;
+	out = open_memstream(&ct, &len);
+	CHECK(cmerged && report_insights_text(cw, 2, cmerged, out, &ro, &e) == 0);
+	fclose(out);
+	CHECK_MSG(has(ct, "1.0 s CPU in 203 stacks") && !strstr(ct, "1010000000 samples"), "%s", ct);
+	CHECK_MSG(has(ct, " stacks ") && has(ct, "(share): a window of fewer than 30 stacks"), "%s", ct);
+	free(ct);
+	profile_free(cmerged);
+	profile_free(small);
+	profile_free(large);
+	for (size_t i = 0; i < 2; i++)
+		profile_free(cw[i].profile);
+
 	profile_free(merged);
 	for (size_t i = 0; i < 4; i++)
 		profile_free(w[i].profile);

@@ -100,6 +100,12 @@ if command -v go >/dev/null; then
 fi
 refused "a file in a directory nobody can write" "/proc/$COUNTER_PID/flame.svg" "give -o a file in a directory you can write"
 
+# a run that took no stacks writes no empty folded file (mutation seen
+# failing: sink_render without its map_len check left a 0-byte hot-cpu.folded)
+"$XGDBPROF" -d 1 -o "$TMP/empty" -- /bin/sleep 0.05 >/dev/null 2>"$TMP/empty.err"
+check "a run of no stacks leaves no 0-byte file" test -z "$(find "$TMP/empty" -type f -size 0 2>/dev/null)" ||
+	ls -la "$TMP/empty"
+
 # a missing -o directory is created
 "$XGDBPROF" -d 0.5 -o "$TMP/new" "$COUNTER_PID" >/dev/null 2>"$TMP/new.err"
 check "a missing -o directory is created and used" test -f "$TMP/new/profile.json" || show "$TMP/new.err"

@@ -288,6 +288,13 @@ static int sink_render(void *ctx, const struct report_format *f, const struct ma
 	struct run_context *rc = ctx;
 	if (single_file_skips(rc, f))
 		return 0;
+	/* A folded file of no stacks is 0 bytes that every consumer rejects
+	 * or draws as nothing: not written (the last line lists what was). */
+	if (map_len(m) == 0 && !strcmp(f->name, "folded")) {
+		if (cli_globals.verbose)
+			fprintf(stderr, "xgdbprof: no stacks: no %s written\n", f->what);
+		return 0;
+	}
 	struct profile *p = profile_of_map(rc, m, e);
 	if (!p)
 		return -1;

@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define DEFAULT_FUNCTIONS 5
 #define CONTEXT_LINES 2        /* shown around each sampled line */
@@ -180,6 +181,16 @@ static void annotate_function(FILE *out, const struct report_model *m,
 	fputc('\n', out);
 }
 
+/* Whether the hottest line's file of fn can be read here (after the
+ * source maps): a routine whose source cannot be shown is left for last. */
+static bool source_readable(const struct report_options *o, const struct report_func *fn)
+{
+	char *mapped = o->source_map ? source_map_apply(o->source_map, fn->hot_file) : NULL;
+	bool ok = access(mapped ? mapped : fn->hot_file, R_OK) == 0;
+	free(mapped);
+	return ok;
+}
+
 int report_annotate(const struct profile *p, FILE *out, const struct report_options *o,
 		    struct xerr *e)
 {
@@ -193,16 +204,23 @@ int report_annotate(const struct profile *p, FILE *out, const struct report_opti
 		report_model_release(&m);
 		return xerr_oom(e);
 	}
-	/* hottest by self first (where the time is spent), then by total for
-	 * profiles whose leaves have no source (e.g. off-CPU: libc waits) */
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < m.nfuncs && n < want; i++) {
-			size_t f = pass == 0 ? m.by_self[i] : m.by_total[i];
-			if ((pass == 0 && !m.funcs[f].self) || !m.funcs[f].hot_file ||
-			    already_listed(chosen, n, f))
-				continue;
-			chosen[n++] = f;
-		}
+	/* Hottest by self first (where the time is spent), then by total for
+	 * profiles whose leaves have no source (e.g. off-CPU: libc waits); in
+	 * each, the user's own code first, then other code whose source is
+	 * here (crates), and only then routines whose file cannot be opened
+	 * (glibc's), which print no lines. */
+	for (int rank = 0; rank < 3; rank++)
+		for (int pass = 0; pass < 2; pass++)
+			for (size_t i = 0; i < m.nfuncs && n < want; i++) {
+				size_t f = pass == 0 ? m.by_self[i] : m.by_total[i];
+				const struct report_func *fn = &m.funcs[f];
+				if ((pass == 0 && !fn->self) || !fn->hot_file || already_listed(chosen, n, f))
+					continue;
+				bool readable = source_readable(o, fn);
+				if ((rank == 0 && !(fn->user && readable)) || (rank == 1 && !readable))
+					continue;
+				chosen[n++] = f;
+			}
 	if (!n)
 		fputs("no sampled function has source line information to annotate\n", out);
 	for (size_t i = 0; i < n; i++)

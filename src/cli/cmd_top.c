@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "procfs/proc.h"
+#include "report/report_model.h"
 #include "report/top_window.h"
 #include "stacks/sampler.h"
 #include "symbols/source_map.h"
@@ -325,6 +326,17 @@ static int draw(struct top_view *v, uint64_t now, struct xerr *e)
 	if (top_window_threads(v->window, &threads, &nthreads, e) < 0 ||
 	    top_window_rank(v->window, v->tid, v->sort, &rows, &nrows, &samples, e) < 0)
 		return -1;
+	/* By total, the functions on (almost) every sample (main, the thread
+	 * start, the runtime's frames) would fill the screen at 100%: they are
+	 * folded into one line, as the text report's "top functions by total"
+	 * does. Sorted by total, they are the first rows. */
+	size_t everywhere = 0;
+	while (v->sort == TOP_SORT_TOTAL && everywhere < nrows &&
+	       100 * rows[everywhere].total >= REPORT_EVERYWHERE_PCT * samples && samples > 0)
+		everywhere++;
+	const struct top_row *folded = rows;
+	rows += everywhere;
+	nrows -= everywhere;
 	char *text = NULL;
 	size_t text_size = 0;
 	FILE *out = open_memstream(&text, &text_size);
@@ -370,6 +382,20 @@ static int draw(struct top_view *v, uint64_t now, struct xerr *e)
 	describe_selection(line, sizeof line, v, threads, nthreads, samples);
 	put_line(out, v, row++, line, width);
 	put_line(out, v, row++, "", width);
+	if (everywhere) {
+		char name[256];
+		int n = snprintf(line, sizeof line, "leaving out %zu function%s on ≥ %d%% of the samples (", everywhere,
+				 everywhere == 1 ? "" : "s", REPORT_EVERYWHERE_PCT);
+		for (size_t i = 0; i < everywhere && i < 3 && n > 0 && (size_t)n < sizeof line; i++) {
+			text_escape(name, sizeof name, folded[i].function);
+			n += snprintf(line + n, sizeof line - (size_t)n, "%s%s", i ? ", " : "", name);
+		}
+		if (n > 0 && (size_t)n < sizeof line)
+			snprintf(line + n, sizeof line - (size_t)n, everywhere > 3 ? ", and %zu more)" : ")",
+				 everywhere - 3);
+		put_line(out, v, row++, line, width);
+		room--;
+	}
 	/* "  SELF%  TOTAL%  " then the function, then its file:line. */
 	const size_t lead = 17;
 	size_t shown_rows = nrows < (size_t)(room > 0 ? room : 0) ? nrows : (size_t)(room > 0 ? room : 0);

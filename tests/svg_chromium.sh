@@ -87,10 +87,13 @@ cat > "$TMP/plain.js" <<'JS'
     window.xgp.search('Tree::(insert|view_for_key)');
     matched = document.getElementById('xgp-matched').textContent;
     expect(matched.indexOf('Matched: 74.00%') === 0, 'nested matches count once: "' + matched + '"');
-    /* Copy path: the button copies the hovered frame's path:line, and
-     * Shift-click on a frame copies its path:line instead of zooming. The
-     * clipboard API is hidden so that the fallback (a selected textarea and
-     * execCommand('copy')) runs, and execCommand is watched. */
+    /* Copy path: the button copies the selected (clicked) frame's
+     * path:line, whatever the pointer crossed on its way to the button (it
+     * used to copy the last hovered frame: clone3.S instead of tree.rs),
+     * and Shift-click on a frame copies its path:line instead of zooming.
+     * The clipboard API is hidden so that the fallback (a selected
+     * textarea and execCommand('copy')) runs, and execCommand is watched.
+     * Mutation seen failing: copyBtn copying the last hovered frame. */
     window.xgp.clearSearch();
     var svgEl = document.getElementById('xgp-svg'), copyBtn = document.getElementById('xgp-copy'), seen = [];
     Object.defineProperty(navigator, 'clipboard', { value: undefined, configurable: true });
@@ -103,7 +106,18 @@ cat > "$TMP/plain.js" <<'JS'
     var want = g.getAttribute('data-l');
     expect(/\/tests\/report\/sled_tree\.rs:39$/.test(want), 'frame has no path:line: "' + want + '"');
     g.dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+    g.dispatchEvent(new MouseEvent('click', { bubbles: true }));
     g.dispatchEvent(new MouseEvent('mouseout', { bubbles: true }));
+    expect(g.classList.contains('sel'), 'click: the frame is not marked selected');
+    document.getElementById('xgp-reset').dispatchEvent(new MouseEvent('click', { bubbles: true }));
+    /* on the way to the button the pointer crosses other frames */
+    var crossed = [other, frames[frames.length - 1]];
+    for (var i = 0; i < crossed.length; i++) {
+      crossed[i].dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+      crossed[i].dispatchEvent(new MouseEvent('mouseout', { bubbles: true }));
+    }
+    expect(document.getElementById('xgp-details').textContent.indexOf('selected: sled::tree::Tree::view_for_key') === 0,
+           'after the pointer left: details "' + document.getElementById('xgp-details').textContent + '"');
     copyBtn.dispatchEvent(new MouseEvent('click', { bubbles: true }));
     expect(svgEl.getAttribute('data-copied') === want, 'copy button: copied "' + svgEl.getAttribute('data-copied') + '"');
     expect(seen.length === 1 && seen[0] === 'copy ' + want, 'copy button: clipboard got ' + JSON.stringify(seen));
@@ -118,6 +132,21 @@ cat > "$TMP/plain.js" <<'JS'
            'shift-click: copied ' + JSON.stringify(seen));
     expect(rect.getAttribute('width') === wBefore && !g.classList.contains('hide'), 'shift-click also zoomed');
     expect(document.getElementsByTagName('textarea').length === 0, 'the textarea was left in the page');
+    /* Layout in a 900-px window: the picture scales to it, the longest
+     * details line stays left of the button, "Matched" clear of the subtitle */
+    var longest = frames[0];
+    for (var i = 0; i < frames.length; i++)
+      if (frames[i].getAttribute('data-n').length > longest.getAttribute('data-n').length) longest = frames[i];
+    longest.dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+    var d = document.getElementById('xgp-details').getBoundingClientRect(), b = copyBtn.getBoundingClientRect();
+    expect(window.innerWidth <= 900, 'the window is ' + window.innerWidth + ' px, not 900');
+    expect(b.right <= window.innerWidth + 0.5, 'Copy path ends at ' + b.right + ' px in a ' + window.innerWidth + '-px window');
+    expect(d.right <= b.left, 'details line (to ' + d.right + ' px) runs into Copy path (from ' + b.left + ' px)');
+    window.xgp.search('Tree');
+    var mr = document.getElementById('xgp-matched').getBoundingClientRect(),
+        sr = document.getElementById('xgp-subtitle').getBoundingClientRect();
+    expect(mr.top >= sr.bottom || mr.bottom <= sr.top || mr.left >= sr.right || mr.right <= sr.left,
+           '"Matched" overlaps the subtitle');
 JS
 page "$TMP/flame.svg" "$TMP/plain.js" > "$TMP/harness.html"
 
@@ -168,7 +197,7 @@ page "$TMP/icicle.svg" "$TMP/icicle.js" > "$TMP/icicle.html"
 run_chromium() {
 	timeout 60 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
 		--disable-background-networking --disable-component-update --disable-sync \
-		--user-data-dir="$(mktemp -d "$TMP/profile.XXXXXX")" --virtual-time-budget=5000 \
+		--user-data-dir="$(mktemp -d "$TMP/profile.XXXXXX")" --virtual-time-budget=5000 --window-size=900,700 \
 		--dump-dom "$1" 2>"$TMP/chromium.err"
 }
 
@@ -178,6 +207,36 @@ if grep -q 'VERDICT: PASS' "$TMP/harness.dom"; then
 else
 	not_ok "flame graph in chromium: $(grep -o 'VERDICT:[^<]*' "$TMP/harness.dom" || tail -3 "$TMP/chromium.err")"
 fi
+
+# With an editor chosen (--links=vscode) and a source map, "Open in editor"
+# opens the selected frame at its line in the developer's checkout.
+"$XGDBPROF" --links=vscode -s "$TOP_SRCDIR/tests/report=/home/dev/checkout" report --format svg \
+	-o "$TMP/editor.svg" "$TMP/profile.json" || { echo "not ok - svg with --links=vscode"; exit 1; }
+cat > "$TMP/editor.js" <<'JS'
+    var frames = document.getElementsByClassName('f'), g = null, opened = [];
+    for (var i = 0; i < frames.length; i++)
+      if (frames[i].getAttribute('data-n') === 'sled::tree::Tree::view_for_key' &&
+          (!g || +frames[i].getAttribute('data-w') > +g.getAttribute('data-w'))) g = frames[i];
+    var openBtn = document.getElementById('xgp-open');
+    expect(openBtn && openBtn.textContent === 'Open in editor', 'no Open in editor button');
+    window.xgpOpen = function (u) { opened.push(u); };
+    openBtn.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+    expect(opened.length === 0 && document.getElementById('xgp-details').textContent.indexOf('click a frame first') === 0,
+           'Open with nothing selected: ' + JSON.stringify(opened));
+    g.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+    frames[1].dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+    openBtn.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+    expect(opened.length === 1 && opened[0] === 'vscode://file/home/dev/checkout/sled_tree.rs:39:1',
+           'Open: ' + JSON.stringify(opened));
+JS
+page "$TMP/editor.svg" "$TMP/editor.js" > "$TMP/editor.html"
+run_chromium "file://$TMP/editor.html" > "$TMP/editor.dom"
+if grep -q 'VERDICT: PASS' "$TMP/editor.dom"; then
+	ok "flame graph with --links=vscode: Open in editor opens the selected frame through the source map"
+else
+	not_ok "flame graph with --links=vscode: $(grep -o 'VERDICT:[^<]*' "$TMP/editor.dom" || tail -3 "$TMP/chromium.err")"
+fi
+check "without an editor chosen, no Open button" sh -c "! grep -q 'id=.xgp-open' '$TMP/flame.svg'"
 
 run_chromium "file://$TMP/icicle.html" > "$TMP/icicle.dom"
 if grep -q 'VERDICT: PASS' "$TMP/icicle.dom"; then

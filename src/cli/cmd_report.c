@@ -136,12 +136,14 @@ int cmd_report(int argc, char **argv)
 	struct report_options ro;
 	const char *format = DEFAULT_FORMAT, *output = NULL, *color = "auto", *diff_base = NULL;
 	bool annotate = false;
-	struct source_map *smap = source_map_new();
 	struct xerr e = { "" };
+	/* the global -s rules (before `report`), then report's own, which win
+	 * over global ones of equal length (added later) */
+	struct source_map *smap = cli_source_map(&e);
 	int c, rc = XGP_EXIT_OK;
 
 	if (!smap)
-		return cli_error("out of memory");
+		return cli_input_error("%s", e.msg);
 	report_options_init(&ro);
 	optind = 1;
 	opterr = 0;

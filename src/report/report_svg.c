@@ -12,6 +12,7 @@
 #include "util/slot_index.h"
 #include "report/report_model.h"
 #include "symbols/source_map.h"
+#include "util/hyperlink.h"
 #include "util/text_escape.h"
 
 #include <inttypes.h>
@@ -225,6 +226,10 @@ struct svg_ctx {
 	uint64_t base_total;      /* all samples of the base profile */
 	double diff_scale;        /* the largest change of a frame in the graph, points */
 	bool cpu_ns;              /* weights are on-CPU ns (hot-cpu): shown as CPU ms */
+	/* An editor URL template was chosen (--links=vscode, ...): frames carry
+	 * their local path (data-p, after the source maps) for "Open". */
+	bool editor;
+	struct source_map *source_map;
 };
 
 /* The base graph's node at the same place as a child of the new graph, or
@@ -336,6 +341,15 @@ static bool emit_frame(struct svg_ctx *c, const struct node *n, const struct nod
 			fputs(loc, out);
 		}
 	}
+	if (c->editor && best && best->file && best->line > 0) {
+		char *mapped = c->source_map ? source_map_apply(c->source_map, best->file) : NULL;
+		const char *local = mapped ? mapped : best->file;
+		if (local[0] == '/') {
+			fputs("\" data-p=\"", out);
+			xml_put(out, local);
+		}
+		free(mapped);
+	}
 	fputs("\"><title>", out);
 	xml_put(out, n->name);
 	if (file) {
@@ -400,6 +414,7 @@ static const char svg_style[] =
 	".f.parent { opacity: 0.5; }\n"
 	".f.hide { display: none; }\n"
 	".f.match rect { fill: rgb(230,0,230); }\n"
+	".f.sel rect { stroke: #000; stroke-width: 1.5; }\n"
 	".ctl { cursor: pointer; fill: #33c; }\n"
 	".legend rect { stroke: #888; stroke-width: 0.5; }\n"
 	"]]></style>\n";
@@ -417,8 +432,19 @@ static const char svg_script[] =
 	"  var matched = document.getElementById('xgp-matched');\n"
 	"  var reset = document.getElementById('xgp-reset');\n"
 	"  var searchBtn = document.getElementById('xgp-search');\n"
-	"  var copyBtn = document.getElementById('xgp-copy');\n"
-	"  var zoomed = null, currentRe = null, hovered = null;\n"
+	"  var copyBtn = document.getElementById('xgp-copy'), openBtn = document.getElementById('xgp-open');\n"
+	"  var zoomed = null, currentRe = null, selected = null;\n"
+	"  var EDITOR = svg.getAttribute('data-editor');\n"
+	/* the details line keeps within the picture, clear of the buttons:
+	 * cut in its middle (its end is path:line and the share) */
+	"  var DETAILS_MAX = Math.floor((W - 2 * PAD - (EDITOR ? 200 : 100)) / (12 * 0.59));\n"
+	"  function say(text) {\n"
+	"    if (text.length > DETAILS_MAX) {\n"
+	"      var head = Math.floor((DETAILS_MAX - 1) / 2);\n"
+	"      text = text.substring(0, head) + '\\u2026' + text.substring(text.length - (DETAILS_MAX - 1 - head));\n"
+	"    }\n"
+	"    details.textContent = text;\n"
+	"  }\n"
 	"  var CPU_NS = svg.getAttribute('data-unit') === 'ns';\n"
 	"  function amount(n) { return CPU_NS ? (n / 1e6).toFixed(1) + ' ms CPU' : n + ' samples'; }\n"
 	"  function pct(n) { return (TOTAL ? 100 * n / TOTAL : 0).toFixed(2) + '%'; }\n"
@@ -509,21 +535,44 @@ static const char svg_script[] =
 	"  }\n"
 	"  function copyPath(g) {\n"
 	"    var text = g && attr(g, 'data-l');\n"
-	"    if (!text) { details.textContent = 'no path:line to copy: hover a frame first'; return; }\n"
+	"    if (!text) { say(g ? 'this frame has no path:line' : 'click a frame first: Copy path copies the selected frame'); return; }\n"
 	"    svg.setAttribute('data-copied', text);\n"
-	"    details.textContent = 'copied ' + text;\n"
+	"    say('copied ' + text);\n"
 	"    if (navigator.clipboard && navigator.clipboard.writeText && window.isSecureContext)\n"
 	"      navigator.clipboard.writeText(text).catch(function () { copyFallback(text); });\n"
 	"    else copyFallback(text);\n"
 	"  }\n"
+	/* the editor's URL for a frame: the template's {path} (percent-encoded
+	 * as the text reports' links are), {line}, {col} */
+	"  function editorUrl(g) {\n"
+	"    var path = g && attr(g, 'data-p'), l = g && attr(g, 'data-l');\n"
+	"    if (!EDITOR || !path || !l) return null;\n"
+	"    var line = l.substring(l.lastIndexOf(':') + 1);\n"
+	"    var enc = encodeURIComponent(path).replace(/%2F/g, '/').replace(/[!'()*]/g, function (ch) {\n"
+	"      return '%' + ch.charCodeAt(0).toString(16).toUpperCase(); });\n"
+	"    return EDITOR.split('{path}').join(enc).split('{line}').join(line).split('{col}').join('1');\n"
+	"  }\n"
+	"  function openEditor(g) {\n"
+	"    var url = editorUrl(g);\n"
+	"    if (!url) { say(g ? 'this frame has no local source file' : 'click a frame first: Open opens the selected frame'); return; }\n"
+	"    svg.setAttribute('data-opened', url);\n"
+	"    say('opening ' + url);\n"
+	"    (window.xgpOpen || function (u) { window.location.assign(u); })(url);\n"
+	"  }\n"
+	"  function select(g) {\n"
+	"    if (selected) selected.classList.remove('sel');\n"
+	"    selected = +attr(g, 'data-d') > 0 ? g : null;\n"
+	"    if (selected) selected.classList.add('sel');\n"
+	"  }\n"
 	"  for (var i = 0; i < frames.length; i++) {\n"
-	"    frames[i].addEventListener('mouseover', function () { hovered = this; details.textContent = describe(this); });\n"
-	"    frames[i].addEventListener('mouseout', function () { details.textContent = ' '; });\n"
+	"    frames[i].addEventListener('mouseover', function () { say(describe(this)); });\n"
+	"    frames[i].addEventListener('mouseout', function () { say(selected ? 'selected: ' + describe(selected) : ' '); });\n"
 	"    frames[i].addEventListener('click', function (ev) {\n"
-	"      if (ev.shiftKey || ev.altKey) copyPath(this); else zoom(this);\n"
+	"      if (ev.shiftKey || ev.altKey) copyPath(this); else { select(this); zoom(this); }\n"
 	"    });\n"
 	"  }\n"
-	"  copyBtn.addEventListener('click', function () { copyPath(hovered); });\n"
+	"  copyBtn.addEventListener('click', function () { copyPath(selected); });\n"
+	"  if (openBtn) openBtn.addEventListener('click', function () { openEditor(selected); });\n"
 	"  reset.addEventListener('click', unzoom);\n"
 	"  searchBtn.addEventListener('click', askSearch);\n"
 	"  window.addEventListener('keydown', function (ev) {\n"
@@ -532,7 +581,7 @@ static const char svg_script[] =
 	"  });\n"
 	"  reset.style.display = 'none';\n"
 	"  window.xgp = { zoom: zoom, unzoom: unzoom, search: search, clearSearch: clearSearch, frames: frames,\n"
-	"                 copyPath: copyPath };\n"
+	"                 copyPath: copyPath, openEditor: openEditor, editorUrl: editorUrl };\n"
 	"  svg.setAttribute('data-ready', 'yes');\n"
 	"})();\n"
 	"]]></script>\n";
@@ -638,19 +687,30 @@ int report_svg(const struct profile *p, FILE *out, const struct report_options *
 		goto oom;
 	const struct node *root = graph.root, *base_root = base_graph.root;
 
-	struct svg_ctx c = { out, root->weight, m.total, 0, 0, o->inverted, diff, diff ? mb.total : 0, 0, false };
+	struct svg_ctx c = { out, root->weight, m.total, 0, 0, o->inverted, diff, diff ? mb.total : 0, 0, false,
+			     false, o->source_map };
 	c.cpu_ns = report_cpu_weighted(m.profile);
+	char editor[1024];
+	c.editor = hyperlink_editor_template(editor, sizeof editor);
 	if (diff && max_change(&c, root, base_root, &c.diff_scale) < 0)
 		goto oom;
 	c.height = HEADER_HEIGHT + FOOTER_HEIGHT + (int)(graph.depth + 1) * FRAME_HEIGHT;
 	c.scale = root->weight ? (double)(IMAGE_WIDTH - 2 * PAD_X) / (double)root->weight : 0;
 
 	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n", out);
-	fprintf(out, "<svg id=\"xgp-svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
+	/* width 100%: the picture scales to the window (a 900-px browser
+	 * window shows all of it, the details line and the buttons included) */
+	fprintf(out, "<svg id=\"xgp-svg\" version=\"1.1\" width=\"100%%\" "
 		"viewBox=\"0 0 %d %d\" xmlns=\"http://www.w3.org/2000/svg\" "
-		"data-width=\"%d\" data-pad=\"%d\" data-total=\"%" PRIu64 "\" data-root=\"%" PRIu64 "\"%s>\n",
-		IMAGE_WIDTH, c.height, IMAGE_WIDTH, c.height, IMAGE_WIDTH, PAD_X, m.total, root->weight,
+		"data-width=\"%d\" data-pad=\"%d\" data-total=\"%" PRIu64 "\" data-root=\"%" PRIu64 "\"%s",
+		IMAGE_WIDTH, c.height, IMAGE_WIDTH, PAD_X, m.total, root->weight,
 		c.cpu_ns ? " data-unit=\"ns\"" : "");
+	if (c.editor) {
+		fputs(" data-editor=\"", out);
+		xml_put(out, editor);
+		fputc('"', out);
+	}
+	fputs(">\n", out);
 	fputs(svg_style, out);
 	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fbfbf6\"/>\n",
 		IMAGE_WIDTH, c.height);
@@ -679,7 +739,8 @@ int report_svg(const struct profile *p, FILE *out, const struct report_options *
 	fprintf(out, "<text id=\"xgp-reset\" class=\"ctl\" x=\"%d\" y=\"22\">Reset Zoom</text>\n", PAD_X);
 	fprintf(out, "<text id=\"xgp-search\" class=\"ctl\" x=\"%d\" y=\"22\" text-anchor=\"end\">Search</text>\n",
 		IMAGE_WIDTH - PAD_X);
-	fprintf(out, "<text id=\"xgp-matched\" x=\"%d\" y=\"40\" text-anchor=\"end\"></text>\n",
+	/* on the legend's row, right: the subtitle (centred, y 40) can be wide */
+	fprintf(out, "<text id=\"xgp-matched\" x=\"%d\" y=\"57\" text-anchor=\"end\"></text>\n",
 		IMAGE_WIDTH - PAD_X);
 	/* legend: what the colours mean */
 	static const struct { const char *label; enum frame_lang lang; bool inl; } legend[] = {
@@ -712,9 +773,13 @@ int report_svg(const struct profile *p, FILE *out, const struct report_options *
 	}
 	fputs("</g>\n", out);
 	fprintf(out, "<text id=\"xgp-details\" x=\"%d\" y=\"%d\"> </text>\n", PAD_X, c.height - 10);
-	/* copies the last hovered frame's path:line (as does Shift- or Alt-click) */
+	/* copy the selected (last clicked) frame's path:line, never the last
+	 * hovered one: the pointer crosses other frames on its way here */
 	fprintf(out, "<text id=\"xgp-copy\" class=\"ctl\" x=\"%d\" y=\"%d\" text-anchor=\"end\">"
 		"Copy path</text>\n", IMAGE_WIDTH - PAD_X, c.height - 10);
+	if (c.editor)
+		fprintf(out, "<text id=\"xgp-open\" class=\"ctl\" x=\"%d\" y=\"%d\" text-anchor=\"end\">"
+			"Open in editor</text>\n", IMAGE_WIDTH - PAD_X - 90, c.height - 10);
 	fputs("<g id=\"xgp-frames\">\n", out);
 	/* the root: "all" samples in the graph */
 	if (root->weight && emit_graph(&c, root, base_root) < 0)

@@ -117,6 +117,28 @@ bool hyperlink_url(const char *path, int line, char *out, size_t size)
 	return !b.full;
 }
 
+bool hyperlink_editor_template(char *out, size_t size)
+{
+	const char *format = link_format();
+	if (!strcmp(format, "file://{host}{path}") || size == 0)
+		return false;
+	struct url_buf b = { out, 0, size, false };
+	out[0] = '\0';
+	char host[256] = "";
+	if (gethostname(host, sizeof host) != 0)
+		host[0] = '\0';
+	host[sizeof host - 1] = '\0';
+	for (const char *f = format; *f; f++) {
+		if (!strncmp(f, "{host}", 6)) {
+			add_encoded(&b, host);
+			f += 5;
+		} else if ((unsigned char)*f >= 0x20 && (unsigned char)*f < 0x7f) {
+			add_char(&b, *f);
+		}
+	}
+	return !b.full;
+}
+
 bool hyperlink_open(FILE *out, const char *path, int line)
 {
 	char url[8192];

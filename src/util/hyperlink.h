@@ -32,6 +32,13 @@
  * call, XGDBPROF_EDITOR_URL, then XGDBPROF_HYPERLINK_FORMAT, then "file". */
 int hyperlink_set_format(const char *name_or_template);
 
+/* The editor URL template chosen explicitly (hyperlink_set_format, else
+ * XGDBPROF_EDITOR_URL, else XGDBPROF_HYPERLINK_FORMAT), with {host}
+ * already filled in, into out; false when none was chosen (the plain
+ * file:// default) or it does not fit. For renderers that build the URL
+ * later themselves (the flame graph's script): {path}, {line}, {col} stay. */
+bool hyperlink_editor_template(char *out, size_t size);
+
 /* The URL for line of the local file path (absolute) into out ({col} is
  * 1: a report's location has no column). Returns false when it does not
  * fit or path is not absolute. */

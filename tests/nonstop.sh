@@ -34,9 +34,14 @@ TEST_PIDS="$TEST_PIDS $RATIO"
 sleep 0.5
 "$XGDBPROF" --recipe hot-cpu -F 99 -d 4s -o "$TMP/rate" "$RATIO" >"$TMP/rate.txt" 2>"$TMP/rate.err"
 check "rate run exits 0" test $? -eq 0 || show "$TMP/rate.err"
-check "the header says threads are stopped one at a time" \
-	grep -q 'observer effect: each thread stopped at most [0-9.]*% of its time (one at a time' "$TMP/rate.txt" ||
+check "the header gives the budget's figure, each thread's held share" \
+	grep -q "observer effect: each thread held at most [0-9.]*% of its time (the budget's measure" "$TMP/rate.txt" ||
 	grep 'observer effect' "$TMP/rate.txt"
+check "... and only that one: gdb's round trip waits for -v" sh -c "! grep -q \"gdb's round trip\" '$TMP/rate.txt'"
+"$XGDBPROF" -v report "$TMP/rate" >"$TMP/rate-v.txt" 2>&1
+check "-v adds gdb's round trip, each thread's stopped share" \
+	grep -q "gdb's round trip: each thread stopped at most [0-9.]*% of its time" "$TMP/rate-v.txt" ||
+	grep -A1 'observer effect' "$TMP/rate-v.txt"
 check "each busy thread sampled at >= 20 Hz, or the 5% budget was what limited it (busiest thread >= 3% stopped); no thread held over the budget (one stop's slack)" \
 	python3 - "$TMP/rate/profile.json" <<'PY'
 import collections, json, sys

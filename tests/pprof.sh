@@ -105,7 +105,7 @@ pprof -comments "$PB" >"$TMP/comments.txt"
 check "comments: the command line, xgdbprof's version, the observer effect" sh -c "
 	grep -q '^command line: .*inline_c spin\$' '$TMP/comments.txt' &&
 	grep -q '^xgdbprof [0-9]' '$TMP/comments.txt' &&
-	grep -Eq '^observer effect: (target|each thread) stopped (at most )?[0-9.]*% of (the|its) time' '$TMP/comments.txt'" || show "$TMP/comments.txt"
+	grep -Eq '^observer effect: (target|each thread) (stopped|held) (at most )?[0-9.]*% of (the|its) time' '$TMP/comments.txt'" || show "$TMP/comments.txt"
 
 # report --format pprof from the saved profile.json (the recipe's map: the
 # same samples here, no thread ids).

@@ -145,6 +145,7 @@ int cmd_report(int argc, char **argv)
 	if (!smap)
 		return cli_input_error("%s", e.msg);
 	report_options_init(&ro);
+	ro.verbose = cli_globals.verbose;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:f:ao:s:" CLI_DISPLAY_SHORT_OPTIONS, options, NULL)) != -1) {

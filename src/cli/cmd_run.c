@@ -230,6 +230,7 @@ static void report_defaults(const struct run_context *rc, const struct recipe_re
 	ro->color = rc->stdout_tty && !getenv("NO_COLOR");
 	ro->links = cli_links_wanted(rc->stdout_tty);
 	ro->source_map = rc->source_map;
+	ro->verbose = cli_globals.verbose;
 	if (rc->request->top > 0)
 		ro->top = rc->request->top;
 	ro->width = rc->width;

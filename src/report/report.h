@@ -42,6 +42,7 @@ struct report_options {
 				  * call the user's code waits in (e.g. Mutex::lock) */
 	size_t annotate_functions; /* annotate: how many functions; 0 = 5 */
 	struct source_map *source_map; /* annotate: path rewriting, or NULL */
+	bool verbose;            /* text: the header adds the figures -v asks for (gdb's round trip) */
 	const struct profile *diff_base; /* svg: a differential flame graph against this
 					  * profile (report_diff.h), or NULL */
 };

@@ -234,6 +234,28 @@ static void print_target_cost(FILE *out, const struct report_model *m)
 	/* Non-stop mode holds one thread at a time: the target as a whole is
 	 * never stopped, and what the budget bounds is each thread's share. */
 	bool per_thread = mt->stop_mode && strcmp(mt->stop_mode, "non-stop") == 0 && known(mt->thread_stopped_max_pct);
+	/* One figure: the one the budget keeps. In non-stop mode that is the
+	 * kernel's account of what the stops held each thread (docs/sampling.md)
+	 * and gdb's round trip, a larger figure no budget is kept on, shows
+	 * only with -v; in all-stop mode the budget keeps the stop itself. */
+	bool held = known(mt->held_median_ms) && known(mt->held_p99_ms) && known(mt->thread_held_max_pct);
+	if (held && per_thread) {
+		fprintf(out, "  observer effect: each thread held at most %.1f%% of its time (the budget's measure: "
+			"the kernel's account); per stop median %.2f ms, p99 %.2f ms\n",
+			mt->thread_held_max_pct, mt->held_median_ms, mt->held_p99_ms);
+		if (!m->options.verbose)
+			return;
+		fputs("  gdb's round trip:", out);
+		if (per_thread)
+			fprintf(out, " each thread stopped at most %.1f%% of its time", mt->thread_stopped_max_pct);
+		if (known(mt->stopped_pct))
+			fprintf(out, "%s%.1f%% %s", per_thread ? "; " : " ", mt->stopped_pct,
+				per_thread ? "summed over threads" : "of the time");
+		if (known(mt->stop_median_ms) && known(mt->stop_p99_ms))
+			fprintf(out, "; per stop median %.2f ms, p99 %.2f ms", mt->stop_median_ms, mt->stop_p99_ms);
+		fputc('\n', out);
+		return;
+	}
 	if (known(mt->stopped_pct) || known(mt->stop_median_ms) || known(mt->stop_p99_ms)) {
 		if (per_thread) {
 			fprintf(out, "  observer effect: each thread stopped at most %.1f%% of its time (one at a time",
@@ -257,10 +279,9 @@ static void print_target_cost(FILE *out, const struct report_model *m)
 			if (known(mt->stop_p99_ms))
 				fprintf(out, "p99 %.2f ms", mt->stop_p99_ms);
 		}
-		if (known(mt->held_median_ms) && known(mt->held_p99_ms) && known(mt->thread_held_max_pct))
+		if (held && m->options.verbose)
 			fprintf(out, "\n  held by the kernel's account: each thread at most %.1f%% of its time; per thread stop "
-				"median %.2f ms, p99 %.2f ms (the stop less what the thread ran or queued for a CPU meanwhile)",
-				mt->thread_held_max_pct, mt->held_median_ms, mt->held_p99_ms);
+				"median %.2f ms, p99 %.2f ms", mt->thread_held_max_pct, mt->held_median_ms, mt->held_p99_ms);
 		fputc('\n', out);
 	}
 }

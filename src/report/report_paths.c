@@ -504,12 +504,66 @@ done:
 	return rc;
 }
 
+/* Code paths whose headlines read the same (the same user frames at the
+ * same lines, entry to deepest) differ only below the headline's depth or
+ * in foreign frames between its names: a reader sees one path, so they
+ * count as one, at their summed weight (paths never nest: the sum is the
+ * samples through either), shown with the heaviest one's chain. Without
+ * this, insert's 69% was split over paths #2-#5 and a 9.7% path led. */
+static int merge_same_headlines(struct report_model *m)
+{
+	const size_t n = m->ncode_paths;
+	char **keys = calloc(n ? n : 1, sizeof *keys);
+	if (!keys)
+		return -1;
+	int rc = -1;
+	for (size_t i = 0; i < m->ncode_paths; i++) {
+		size_t len = 0;
+		FILE *f = open_memstream(&keys[i], &len);
+		if (!f)
+			goto done;
+		report_put_code_path_names(f, m, &m->code_paths[i]);
+		if (fclose(f) != 0)
+			goto done;
+	}
+	size_t kept = 0;
+	for (size_t i = 0; i < m->ncode_paths; i++) {
+		size_t into = kept;
+		for (size_t k = 0; k < kept; k++)
+			if (!strcmp(keys[k], keys[i])) {
+				into = k;
+				break;
+			}
+		if (into < kept) {
+			m->code_paths[into].weight += m->code_paths[i].weight;
+			free(keys[i]);
+			keys[i] = NULL;
+			continue;
+		}
+		m->code_paths[kept] = m->code_paths[i];
+		keys[kept] = keys[i];
+		if (kept != i)
+			keys[i] = NULL;
+		kept++;
+	}
+	m->ncode_paths = kept;
+	sort_model = m;
+	qsort(m->code_paths, m->ncode_paths, sizeof *m->code_paths, cmp_code_paths);
+	sort_model = NULL;
+	rc = 0;
+done:
+	for (size_t i = 0; i < n; i++)
+		free(keys[i]);
+	free(keys);
+	return rc;
+}
+
 int report_build_code_paths(struct report_model *m)
 {
 	size_t *entry_leaf = calloc(m->profile->nentries ? m->profile->nentries : 1, sizeof *entry_leaf);
 	int rc = -1;
 	if (entry_leaf && build_tree(m, entry_leaf) == 0 && infer_paths(m) == 0 &&
-	    path_lines(m, entry_leaf) == 0)
+	    path_lines(m, entry_leaf) == 0 && merge_same_headlines(m) == 0)
 		rc = 0;
 	free(entry_leaf);
 	return rc;

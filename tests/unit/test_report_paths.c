@@ -258,15 +258,15 @@ static void test_paths_text(const struct profile *p)
 	report_options_init(&o);
 	o.top = 10;
 	char *text = render(report_text, p, &o);
-	CHECK_MSG(text && strstr(text, "#1 hottest code path (29.7%, 55 samples): shop::worker → handle (main.rs:21) "
+	CHECK_MSG(text && strstr(text, "#1 hottest code path (29.7% ±6.9, 55 samples): shop::worker → handle (main.rs:21) "
 				       "→ lookup (store.rs:31)\n"), "#1 headline:\n%s", text ? text : "");
-	CHECK_MSG(text && strstr(text, "#2 hottest code path (24.3%, 45 samples): shop::worker → handle (main.rs:20) "
+	CHECK_MSG(text && strstr(text, "#2 hottest code path (24.3% ±6.7, 45 samples): shop::worker → handle (main.rs:20) "
 				       "→ parse (parse.rs:12)\n"), "#2 headline");
-	CHECK_MSG(text && strstr(text, "#3 hottest code path (10.8%, 20 samples): shop::janitor (main.rs:60)\n"),
+	CHECK_MSG(text && strstr(text, "#3 hottest code path (10.8% ±5.3, 20 samples): shop::janitor (main.rs:60)\n"),
 		  "#3 headline");
-	CHECK_MSG(text && strstr(text, "#5 hottest code path (5.4%, 10 samples): shop::janitor → lookup (store.rs:31)\n"),
+	CHECK_MSG(text && strstr(text, "#5 hottest code path (5.4% ±4.3, 10 samples): shop::janitor → lookup (store.rs:31)\n"),
 		  "#5 headline");
-	CHECK_MSG(text && strstr(text, "#6 hottest code path (2.7%, 5 samples): shop::main → spin (main.rs:70)\n"),
+	CHECK_MSG(text && strstr(text, "#6 hottest code path (2.7% ±3.5, 5 samples): shop::main → spin (main.rs:70)\n"),
 		  "#6 headline");
 	check_shares_never_grow(text);
 	const char *by_total = text ? strstr(text, "top functions by total\n") : NULL;
@@ -354,8 +354,38 @@ static void test_user_frames(void)
 	profile_free(p);
 }
 
+/* Two code paths that read the same: insert (tree.rs:10) fans out below
+ * the user's code into memcpy (40) and malloc (35), neither 60% of it, so
+ * the inference stops at both; their headlines are the same text, and the
+ * report shows one path of 75 samples ahead of get's 40, not 40 and 35
+ * behind it. (Mutation seen failing: report_build_code_paths without
+ * merge_same_headlines.) */
+static void test_same_headline_merged(void)
+{
+	struct profile *p = profile_new();
+	p->meta.exe = profile_intern(p, EXE);
+	const struct frame worker = fr("kv::worker", SRC "main.rs", 5, EXE);
+	const struct frame insert = fr("kv::Tree::insert", SRC "tree.rs", 10, EXE);
+	const struct frame get = fr("kv::Tree::get", SRC "tree.rs", 30, EXE);
+	const struct frame memcpy_ = fr("__memcpy_avx_unaligned", NULL, 0, LIBC);
+	const struct frame malloc_ = fr("malloc", NULL, 0, LIBC);
+	const struct frame spin = fr("kv::spin", SRC "tree.rs", 40, EXE);
+	ADD(p, "w", 40, worker, insert, memcpy_);
+	ADD(p, "w", 35, worker, insert, malloc_);
+	ADD(p, "w", 40, worker, get, spin);
+	struct report_options o;
+	report_options_init(&o);
+	char *text = render(report_text, p, &o);
+	CHECK_MSG(text && strstr(text, "#1 hottest code path (65.2% ±9.1, 75 samples): kv::worker → Tree::insert (tree.rs:10)\n"),
+		  "merged headline:\n%s", text ? text : "");
+	CHECK_MSG(text && !strstr(text, "#3 hottest code path"), "three paths where two read differently:\n%s", text);
+	free(text);
+	profile_free(p);
+}
+
 int main(void)
 {
+	test_same_headline_merged();
 	struct profile *p = shop_profile(5000, 60);
 	test_paths_json(p);
 	test_paths_text(p);

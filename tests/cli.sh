@@ -77,7 +77,7 @@ expect_hint "delete()" "clear(@m)" 'sample { @m[tid] = count(); } end { delete(@
 TREE=$FIXTURES/trace_tree
 "$XGDBPROF" probes 'trace_tree::tree::*' "$TREE" >"$TMP/glob" 2>&1
 check "a glob selects a module's functions" \
-	sh -c "grep -q 'function trace_tree::tree::Tree<K,V>::insert' '$TMP/glob' && ! grep -v '^0x.*trace_tree::tree::' '$TMP/glob' | grep -q '^0x'"
+	sh -c "grep -q 'function trace_tree::tree::Tree::insert  \[instance trace_tree::tree::Tree<K,V>::insert' '$TMP/glob' && ! grep -v '^0x.*trace_tree::tree::' '$TMP/glob' | grep -q '^0x'"
 "$XGDBPROF" probes Tree::insert "$TREE" >"$TMP/suffix" 2>&1
 check "a trailing path selects every function it ends, not BTreeMap's" \
 	sh -c "grep -q '^Tree::insert: 2 sites' '$TMP/suffix' && ! grep -q BTree '$TMP/suffix'"

@@ -150,3 +150,16 @@ EXTRA_DIST += $(RELIABILITY_TESTS)
 EDITOR_TESTS = tests/editor_links.sh
 TESTS += $(EDITOR_TESTS)
 EXTRA_DIST += $(EDITOR_TESTS)
+
+# Async Rust reads as async (issue 29, item 9): a std-only executor polling
+# async fns, built with legacy and v0 mangling.
+$(FIXTURE_BIN)/async_names: tests/fixtures/async_names.rs $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_GEN)$(RUSTC_QUIET) --edition 2021 -C opt-level=2 -g $(srcdir)/tests/fixtures/async_names.rs -o $@
+$(FIXTURE_BIN)/async_names_v0: tests/fixtures/async_names.rs $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_GEN)$(RUSTC_QUIET) --edition 2021 -C opt-level=2 -g -C symbol-mangling-version=v0 \
+		$(srcdir)/tests/fixtures/async_names.rs -o $@
+ASYNC_TESTS = tests/async_names.sh
+check_DATA += $(FIXTURE_BIN)/async_names $(FIXTURE_BIN)/async_names_v0
+CLEANFILES += $(FIXTURE_BIN)/async_names $(FIXTURE_BIN)/async_names_v0
+TESTS += $(ASYNC_TESTS)
+EXTRA_DIST += $(ASYNC_TESTS) tests/fixtures/async_names.rs

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "cli/commands.h"
 #include "cli/cli.h"
+#include "symbols/demangle.h"
 #include "symbols/symbolize.h"
 #include "trace/tracer_resolve.h"
 #include "util/text_escape.h"
@@ -94,7 +95,16 @@ int cmd_probes(int argc, char **argv)
 		for (size_t i = 0; i < sites.n; i++) {
 			const struct tracer_site *s = &sites.v[i];
 			printf("0x%016llx  %-8s ", (unsigned long long)s->addr, s->inlined ? "inlined" : "function");
-			text_put(stdout, s->name, TEXT_FORM_TERMINAL);
+			/* the reports' spelling ({closure}, no generics), then the
+			 * instance as its symbol or DWARF names it when that differs */
+			char *shown = demangle_display_name(s->name);
+			text_put(stdout, shown ? shown : s->name, TEXT_FORM_TERMINAL);
+			if (shown && strcmp(shown, s->name) != 0 && strchr(s->name, '<')) {
+				fputs("  [instance ", stdout);
+				text_put(stdout, s->name, TEXT_FORM_TERMINAL);
+				putchar(']');
+			}
+			free(shown);
 			if (s->file) {
 				printf("  (%s ", s->inlined ? "inlined at" : "at");
 				cli_put_source_location(stdout, s->file, s->line, 0, links);

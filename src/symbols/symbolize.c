@@ -374,6 +374,34 @@ static struct shown_name provided_method_name(struct symbolizer *sym, struct sym
 	return names;
 }
 
+/* An async fn's body is a closure to both manglings (legacy
+ * `handle_write::{{closure}}`, v0 `handle_write::{closure#0}`); DWARF names
+ * it `{async_fn#0}` (an async block `{async_block#0}`). Reports name it as
+ * the function it is: `handle_write (async)`, `serve::{async block}`. */
+static const char *async_display_name(struct symbolizer *sym, Dwarf_Die *die, const char *name)
+{
+	const char *dw = die_string(die, DW_AT_name);
+	static const char closure[] = "::{closure}";
+	size_t n = name ? strlen(name) : 0, c = sizeof closure - 1;
+	if (!dw || n <= c || strcmp(name + n - c, closure) != 0)
+		return name;
+	bool async_fn = !strncmp(dw, "{async_fn#", 10), async_block = !strncmp(dw, "{async_block#", 13);
+	if (!async_fn && !async_block)
+		return name;
+	/* An async block sits in the closures of the async fn (or closure)
+	 * around it: `serve::{closure}::{closure}` is serve's block. Those
+	 * levels are dropped, so a block in a plain closure reads as its
+	 * function's too. */
+	size_t keep = n - c;
+	while (async_block && keep > c && strncmp(name + keep - c, closure, c) == 0)
+		keep -= c;
+	char buf[4096];
+	if ((size_t)snprintf(buf, sizeof buf, "%.*s%s", (int)keep, name, async_fn ? " (async)" : "::{async block}") >=
+	    sizeof buf)
+		return name;
+	return intern(&sym->strings, buf);
+}
+
 static void entry_names(struct symbolizer *sym, struct sym_module *m, struct scope_index_cu *cu,
 			struct scope_index_entry *e)
 {
@@ -404,6 +432,7 @@ static void entry_names(struct symbolizer *sym, struct sym_module *m, struct sco
 		e->user_name = intern(&sym->strings, die_string(&die, DW_AT_name));
 		e->user_linkage = e->user_name;
 	}
+	e->user_name = async_display_name(sym, &die, e->user_name);
 	/* Follows DW_AT_abstract_origin/specification: an inlined copy
 	 * declares nothing itself. */
 	int decl_line = 0;

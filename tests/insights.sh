@@ -37,6 +37,16 @@ FIRST=$(ls "$W" | head -1)
 rc=$?
 check "insights over 3 windows exits 0" [ "$rc" = 0 ] || { show "$TMP/ins.out"; show "$TMP/ins.err"; }
 check "insights counts the 3 windows" grep -q "^insights over 3 windows: " "$TMP/ins.out" || show "$TMP/ins.out"
+# In a pipe (a journal, a log) the text keeps to 100 columns, and to
+# $COLUMNS when set: wide lines wrap (38 of 73 lines were over 100, up to
+# 269; mutation seen failing: cmd_insights writing to stdout unfitted).
+widest() { python3 -c 'import sys; print(max(len(l) for l in open(sys.argv[1], encoding="utf-8").read().split("\n")))' "$1"; }
+env -u COLUMNS "$XGDBPROF" insights "$W" >"$TMP/ins100.out" 2>/dev/null   # lib.sh sets 10000 for the greps
+check "insights in a pipe: no line over 100 columns (widest $(widest "$TMP/ins100.out"))" test "$(widest "$TMP/ins100.out")" -le 100 ||
+	awk 'length > 100' "$TMP/ins100.out" | head -3
+COLUMNS=60 "$XGDBPROF" insights "$W" >"$TMP/ins60.out" 2>/dev/null
+check "insights at COLUMNS=60: no line over 60 columns (widest $(widest "$TMP/ins60.out"))" test "$(widest "$TMP/ins60.out")" -le 60 ||
+	awk 'length > 60' "$TMP/ins60.out" | head -3
 check "insights prints CPU min/avg/max across windows" \
 	grep -Eq "^CPU across windows .*: min [0-9.]+%, avg [0-9.]+%, max [0-9.]+%$" "$TMP/ins.out" ||
 	show "$TMP/ins.out"

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "cli/commands.h"
 #include "cli/cli.h"
+#include "util/text_fit.h"
 #include "report/profile.h"
 #include "report/report.h"
 #include "report/report_diff.h"
@@ -510,25 +511,32 @@ static int run_insights(struct insights_request *rq)
 	if (rc == XGP_EXIT_OK && (rq->diff_base || rq->vs) &&
 	    report_insights_merge(base_windows.items, base_windows.n, &base, &e) < 0)
 		rc = cli_error("%s", e.msg);
+	/* Laid out for the terminal's width (100 in a pipe or a journal), and
+	 * whatever is still wider wraps (util/text_fit.h): never past it. */
+	rq->ro.width = text_terminal_width(STDOUT_FILENO);
+	FILE *fitted = rc == XGP_EXIT_OK ? text_fit_stream(stdout, rq->ro.width) : NULL;
+	if (rc == XGP_EXIT_OK && !fitted)
+		rc = cli_error("out of memory");
 	if (rc == XGP_EXIT_OK) {
-		if (report_insights_text(all.items, all.n, merged, stdout, &rq->ro, &e) < 0)
+		if (report_insights_text(all.items, all.n, merged, fitted, &rq->ro, &e) < 0)
 			rc = cli_error("%s", e.msg);
 	}
 	if (rc == XGP_EXIT_OK && base) {
-		printf("\nwhat changed against %s%s (%zu window%s):\n", rq->vs ? "the --vs period " : "",
-		       rq->vs ? rq->vs : rq->diff_base, profiles_in(&base_windows),
-		       profiles_in(&base_windows) == 1 ? "" : "s");
-		if (report_diff_text(base, merged, stdout, &rq->ro, &e) < 0)
+		fprintf(fitted, "\nwhat changed against %s%s (%zu window%s):\n", rq->vs ? "the --vs period " : "",
+			rq->vs ? rq->vs : rq->diff_base, profiles_in(&base_windows),
+			profiles_in(&base_windows) == 1 ? "" : "s");
+		if (report_diff_text(base, merged, fitted, &rq->ro, &e) < 0)
 			rc = cli_error("%s", e.msg);
 	}
 	if (rc == XGP_EXIT_OK)
 		rc = write_outputs(outdir, &all, merged, base, &rq->ro);
-	if (rc == XGP_EXIT_OK) {
-		printf("\ninsights written to %s/: timeline.svg, flamegraph.svg, profile.json, profile.pb.gz, "
-		       "profile.speedscope.json%s\n", outdir, base ? ", diff.svg" : "");
-		if (fflush(stdout) != 0)
-			rc = cli_error("cannot write to standard output");
-	}
+	if (rc == XGP_EXIT_OK)
+		fprintf(fitted, "\ninsights written to %s/: timeline.svg, flamegraph.svg, profile.json, profile.pb.gz, "
+			"profile.speedscope.json%s\n", outdir, base ? ", diff.svg" : "");
+	if (fitted)
+		fclose(fitted);   /* flushes; stdout stays open */
+	if (rc == XGP_EXIT_OK && fflush(stdout) != 0)
+		rc = cli_error("cannot write to standard output");
 	profile_free(merged);
 	profile_free(base);
 	window_list_free(&all);

@@ -6,6 +6,7 @@
 #include "util/compare.h"
 #include "report/report_model.h"
 #include "util/text_escape.h"
+#include "util/text_fit.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -539,7 +540,7 @@ int report_insights_text(const struct insights_window *w, size_t n, const struct
 		fputs("; per window: the path's share of each window)\n", out);
 		for (size_t i = 0; i < npaths; i++) {
 			fputc('\n', out);
-			report_put_code_path(out, &m, i + 1, &m.code_paths[i], o->color, o->full_paths);
+			report_put_code_path(out, &m, i + 1, &m.code_paths[i], o->color, o->full_paths, o->width);
 			fputs("    per window: ", out);
 			put_sparkline(out, &shares[i * n], n);
 			fputs("  ", out);
@@ -671,11 +672,25 @@ static void tl_legend(FILE *out, const struct report_model *m, size_t npaths)
 			fclose(mem);
 		}
 		int y = TL_LEGEND_TOP + 20 * (int)p;
-		fprintf(out, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"4\" fill=\"%s\"/>"
+		/* Within the picture: Verdana at 12 px is at most ~7.5 px a
+		 * character; a headline too long is shortened in its middle (its
+		 * deepest frame and line kept), the whole of it in the tooltip. */
+		const size_t room = (TL_WIDTH - TL_LEFT - 20 - TL_RIGHT) * 2 / 15 - 32;
+		char *fitted = NULL;
+		size_t fitted_len = 0;
+		FILE *fit = names ? open_memstream(&fitted, &fitted_len) : NULL;
+		if (fit) {
+			text_put_fit(fit, names, strlen(names), room, 40);
+			fclose(fit);
+		}
+		fputs("<g><title>", out);
+		text_put(out, names ? names : "?", TEXT_FORM_XML);   /* target text, already in terminal form */
+		fprintf(out, "</title><rect x=\"%d\" y=\"%d\" width=\"14\" height=\"4\" fill=\"%s\"/>"
 			"<text x=\"%d\" y=\"%d\">#%zu (%.1f%% of the period): ", TL_LEFT, y - 4, path_colours[p], TL_LEFT + 20,
 			y, p + 1, report_share(m->code_paths[p].weight, m->total));
-		text_put(out, names ? names : "?", TEXT_FORM_XML);   /* target text, already in terminal form */
-		fputs("</text>\n", out);
+		text_put(out, fitted ? fitted : names ? names : "?", TEXT_FORM_XML);
+		fputs("</text></g>\n", out);
+		free(fitted);
 		free(names);
 	}
 }

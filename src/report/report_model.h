@@ -175,9 +175,9 @@ int report_build_code_paths(struct report_model *m);
 /* The terminal report's code path (report_text.c): "#rank hottest code
  * path (share, samples): headline", then its frames root → leaf, with
  * ANSI colours or not, every frame (full) or runs of foreign frames
- * collapsed. */
+ * collapsed, laid out within width columns (0: no limit). */
 void report_put_code_path(FILE *out, const struct report_model *m, size_t rank, const struct report_code_path *cp,
-			  bool color, bool full);
+			  bool color, bool full, size_t width);
 /* The headline's names alone, "entry → … → deepest (file.rs:47)", in the
  * terminal form of target text, without colours. */
 void report_put_code_path_names(FILE *out, const struct report_model *m, const struct report_code_path *cp);

@@ -608,10 +608,10 @@ static void print_code_path(FILE *out, const struct style *st, const struct repo
 }
 
 void report_put_code_path(FILE *out, const struct report_model *m, size_t rank, const struct report_code_path *cp,
-			  bool color, bool full)
+			  bool color, bool full, size_t width)
 {
 	struct style st = { .on = color };
-	print_code_path(out, &st, m, rank, cp, full, 0, false);
+	print_code_path(out, &st, m, rank, cp, full, width, false);
 }
 
 /* ---- tables ------------------------------------------------------------- */

@@ -52,7 +52,7 @@ check "insights prints CPU min/avg/max across windows" \
 	show "$TMP/ins.out"
 check "insights prints the highest instantaneous CPU" grep -q "^highest instantaneous CPU: [0-9.]*% (window 2" "$TMP/ins.out"
 check "the hottest path over the period is the fixture's spin_alpha" \
-	grep -Eq "^#1 hottest code path \((9[0-9]|100)\.[0-9]% ±[0-9.]+, [0-9]+ ms CPU\): main → spin_alpha \(switch_hot.c:[0-9]+\)" \
+	grep -Eq "^#1 hottest code path \((9[0-9]|100)\.[0-9]% ±[0-9.]+, [0-9]+ ms CPU\): main \(switch_hot.c:[0-9]+\) → spin_alpha \(switch_hot.c:[0-9]+\)" \
 	"$TMP/ins.out" || show "$TMP/ins.out"
 check "the path's share per window: three windows, each above 90%" \
 	awk '/^#1 hottest/ { on = 1 }
@@ -82,7 +82,7 @@ EOF
 check "timeline.svg is well-formed: 3 CPU points, path #1 (spin_alpha) with 3 points" [ $? = 0 ] ||
 	show "$TMP/timeline.check"
 "$XGDBPROF" report "$OUT" >"$TMP/merged.out" 2>&1
-check "report reads the merged profile" grep -q "main → spin_alpha" "$TMP/merged.out" || show "$TMP/merged.out"
+check "report reads the merged profile" grep -Eq "main \(switch_hot.c:[0-9]+\) → spin_alpha" "$TMP/merged.out" || show "$TMP/merged.out"
 "$XGDBPROF" insights "$W" >"$TMP/ins2.out" 2>&1
 check "a second insights does not take its own output for a window" grep -q "^insights over 3 windows: " "$TMP/ins2.out" ||
 	show "$TMP/ins2.out"

@@ -129,8 +129,8 @@ int main(void)
 	CHECK(has(text, "highest instantaneous CPU: 120.0% (window w2)"));
 	CHECK(has(text, "windows without a profile: w3 (vanished)"));
 	CHECK(has(text, "gaps: no window from "));
-	CHECK(has(text, "#1 hottest code path (60.0% ±5.6, 180 samples): main → alpha (main.c:17)"));
-	CHECK(has(text, "#2 hottest code path (40.0% ±5.6, 120 samples): main → " BETA " (main.c:23)"));
+	CHECK(has(text, "#1 hottest code path (60.0% ±5.6, 180 samples): main (main.c:40) → alpha (main.c:17)"));
+	CHECK(has(text, "#2 hottest code path (40.0% ±5.6, 120 samples): main (main.c:40) → " BETA " (main.c:23)"));
 	/* path #1 per window: 90, 60, (none), 30 */
 	CHECK(has(text, "min 30.0%, avg 60.0%, max 90.0%"));
 	CHECK(has(text, "min 10.0%, avg 40.0%, max 70.0%"));
@@ -138,8 +138,8 @@ int main(void)
 	free(text);
 
 	char *svg = render(report_insights_timeline, w, 4, merged);
-	CHECK(has(svg, "#1 (60.0% of the period): main → alpha (main.c:17)"));
-	CHECK(has(svg, "main → beta&lt;x&gt;&amp; (main.c:23)"));
+	CHECK(has(svg, "#1 (60.0% of the period): main (main.c:40) → alpha (main.c:17)"));
+	CHECK(has(svg, "main (main.c:40) → beta&lt;x&gt;&amp; (main.c:23)"));
 	CHECK(!strstr(svg, BETA));
 	CHECK(has(svg, "w2: CPU average 80.0%, min 70.0%, max 120.0%"));
 	CHECK(has(svg, "#1 in w4: 30.0%"));

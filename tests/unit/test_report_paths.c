@@ -258,15 +258,15 @@ static void test_paths_text(const struct profile *p)
 	report_options_init(&o);
 	o.top = 10;
 	char *text = render(report_text, p, &o);
-	CHECK_MSG(text && strstr(text, "#1 hottest code path (29.7% ±6.9, 55 samples): shop::worker → handle (main.rs:21) "
+	CHECK_MSG(text && strstr(text, "#1 hottest code path (29.7% ±6.9, 55 samples): shop::worker (main.rs:14) → handle (main.rs:21) "
 				       "→ lookup (store.rs:31)\n"), "#1 headline:\n%s", text ? text : "");
-	CHECK_MSG(text && strstr(text, "#2 hottest code path (24.3% ±6.7, 45 samples): shop::worker → handle (main.rs:20) "
+	CHECK_MSG(text && strstr(text, "#2 hottest code path (24.3% ±6.7, 45 samples): shop::worker (main.rs:14) → handle (main.rs:20) "
 				       "→ parse (parse.rs:12)\n"), "#2 headline");
 	CHECK_MSG(text && strstr(text, "#3 hottest code path (10.8% ±5.3, 20 samples): shop::janitor (main.rs:60)\n"),
 		  "#3 headline");
-	CHECK_MSG(text && strstr(text, "#5 hottest code path (5.4% ±4.3, 10 samples): shop::janitor → lookup (store.rs:31)\n"),
+	CHECK_MSG(text && strstr(text, "#5 hottest code path (5.4% ±4.3, 10 samples): shop::janitor (main.rs:61) → lookup (store.rs:31)\n"),
 		  "#5 headline");
-	CHECK_MSG(text && strstr(text, "#6 hottest code path (2.7% ±3.5, 5 samples): shop::main → spin (main.rs:70)\n"),
+	CHECK_MSG(text && strstr(text, "#6 hottest code path (2.7% ±3.5, 5 samples): shop::main (main.rs:9) → spin (main.rs:70)\n"),
 		  "#6 headline");
 	check_shares_never_grow(text);
 	const char *by_total = text ? strstr(text, "top functions by total\n") : NULL;
@@ -376,7 +376,7 @@ static void test_same_headline_merged(void)
 	struct report_options o;
 	report_options_init(&o);
 	char *text = render(report_text, p, &o);
-	CHECK_MSG(text && strstr(text, "#1 hottest code path (65.2% ±9.1, 75 samples): kv::worker → Tree::insert (tree.rs:10)\n"),
+	CHECK_MSG(text && strstr(text, "#1 hottest code path (65.2% ±9.1, 75 samples): kv::worker (main.rs:5) → Tree::insert (tree.rs:10)\n"),
 		  "merged headline:\n%s", text ? text : "");
 	CHECK_MSG(text && !strstr(text, "#3 hottest code path"), "three paths where two read differently:\n%s", text);
 	free(text);

@@ -181,9 +181,11 @@ static void put_message_line(FILE *out, const struct map *m, const struct map_en
 		free(t);
 		sep = " · ";
 	}
-	if (fclose(f) == 0) {
-		put_fit(out, text, room_after(width, used), false);
-	}
+	/* Messages are what tells panics apart: up to four lines' worth is
+	 * written whole (the run's stream wraps it, util/text_fit.h); only a
+	 * longer one is shortened, in its middle. */
+	if (fclose(f) == 0)
+		put_fit(out, text, width ? room_after(4 * width, used) : 0, false);
 	free(text);
 	fputc('\n', out);
 }

@@ -117,5 +117,29 @@ int main(void)
 	CHECK(rc < 0);
 	free(text);
 	map_free(m);
+	/* Messages alike but for their end stay apart at 60 columns: each is
+	 * written whole and the run's stream wraps it (the three rows used to
+	 * read the same, the part that differs cut). Mutation seen failing:
+	 * put_message_line cutting to the width. */
+	m = map_new("panics", MAP_AGG_COUNT, 3, 0, 0, 0, 0);
+	update(m, "src/main.rs:12:9", "validation rejected the request: field customer_id out of range (got 17)", &parse, 3);
+	update(m, "src/main.rs:12:9", "validation rejected the request: field customer_id out of range (got 42)", &parse, 2);
+	update(m, "src/main.rs:12:9", "validation rejected the request: field customer_id out of range (got 99)", &parse, 1);
+	char *wrapped = NULL;
+	size_t wrapped_len = 0;
+	FILE *under = open_memstream(&wrapped, &wrapped_len);
+	FILE *fitted = text_fit_stream(under, 60);
+	struct xerr e2 = { "" };
+	CHECK(panic_report_print(m, fitted, 60, false, &e2) == 0);
+	fclose(fitted);
+	fclose(under);
+	CHECK_MSG(strstr(wrapped, "(got 17)") && strstr(wrapped, "(got 42)") && strstr(wrapped, "(got 99)"),
+		  "a message's distinguishing end was cut:\n%s", wrapped);
+	for (const char *line = wrapped; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		size_t n = strchr(line, '\n') ? (size_t)(strchr(line, '\n') - line) : strlen(line);
+		CHECK_MSG(text_columns(line, n) <= 60, "a line over 60 columns: %.*s", (int)n, line);
+	}
+	free(wrapped);
+	map_free(m);
 	return test_exit_code();
 }

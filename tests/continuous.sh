@@ -137,6 +137,13 @@ wait "$A_RUN"
 check "... exit status 0" test $? -eq 0 || show "$TMP/a.err"
 wait "$WATCH" 2>/dev/null
 check "3 windows in the index" test "$(lines "$A")" -eq 3 || show "$A/index.jsonl"
+# In a pipe (a journal), each window is one plain line and SIGTERM says a
+# summary (both were silent off a terminal; mutation seen failing:
+# say_window returning when !c->tty).
+check "in a pipe: one plain line per window on stderr" \
+	test "$(grep -c '^xgdbprof: window [0-9]* ([0-9_]* UTC), pid [0-9]*: ok' "$TMP/a.err")" -eq 3 || show "$TMP/a.err"
+check "... no terminal escapes in them" sh -c "! grep -q \$(printf '\033') '$TMP/a.err'"
+check "... and a summary at SIGTERM" grep -q '^xgdbprof: stopped after 3 windows; index in ' "$TMP/a.err" || show "$TMP/a.err"
 PROFILES=$(cd "$A" && ls cpu_profile_*.pb.gz 2>/dev/null)
 check "3 timestamped pprof files, cpu_profile_YYYYmmdd_HHMMSS.pb.gz" sh -c \
 	"test \$(echo '$PROFILES' | grep -cE '^cpu_profile_[0-9]{8}_[0-9]{6}\.pb\.gz\$') -eq 3" || echo "$PROFILES"

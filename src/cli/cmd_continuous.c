@@ -37,6 +37,7 @@
 #define PROFILE_PREFIX "cpu_profile_"
 #define PROFILE_SUFFIX ".pb.gz"
 #define INDEX_NAME "index.jsonl"
+#define CONTINUOUS_FEW_SAMPLES 30   /* insights marks windows of fewer stacks alike */
 /* A run's own fixed names: what retention may delete in a window's folder
  * when the index no longer lists that window's files. */
 static const char *const run_fixed_names[] = {
@@ -282,6 +283,10 @@ static cJSON *window_json(const struct window *w)
 	cJSON_AddItemToObject(o, "stopped_pct", number_or_null(w->outcome.stopped_pct));
 	cJSON_AddItemToObject(o, "samples", w->outcome.samples >= 0 ? cJSON_CreateNumber((double)w->outcome.samples)
 								     : cJSON_CreateNull());
+	/* insights marks such a window too: its shares are noise */
+	if (w->outcome.samples >= 0 && w->outcome.samples < CONTINUOUS_FEW_SAMPLES)
+		cJSON_AddStringToObject(o, "note", "fewer than 30 samples: a share over so few moves by "
+						   "±17 points or more by chance alone");
 	cJSON_AddItemToObject(o, "files", cJSON_Duplicate(w->files, true));
 	return o;
 }
@@ -549,17 +554,18 @@ static int retain(struct continuous *c, struct index *ix)
 
 /* --- The loop ------------------------------------------------------- */
 
+/* One line per window on standard error: on a terminal it replaces the
+ * countdown; in a pipe or a journal it is a plain line, so a service's log
+ * shows each window. */
 static void say_window(const struct continuous *c, const struct window *w)
 {
-	if (!c->tty)
-		return;
 	char figures[160] = "";
 	if (w->outcome.samples >= 0)
 		snprintf(figures, sizeof figures, ", CPU %.0f/%.0f/%.0f%% min/avg/max, stopped %.2f%%, %lld samples",
 			 w->outcome.cpu_min_pct, w->outcome.cpu_avg_pct, w->outcome.cpu_max_pct, w->outcome.stopped_pct,
 			 (long long)w->outcome.samples);
 	const cJSON *first = cJSON_GetArrayItem(w->files, 0);
-	fprintf(stderr, "\r\033[Kxgdbprof: window %d (%s UTC)", w->number, w->stamp);
+	fprintf(stderr, "%sxgdbprof: window %d (%s UTC)", c->tty ? "\r\033[K" : "", w->number, w->stamp);
 	if (w->pid)
 		fprintf(stderr, ", pid %d", (int)w->pid);
 	fprintf(stderr, ": %s%s", w->status, figures);
@@ -736,7 +742,8 @@ int run_continuous(const struct run_request *run, const struct continuous_reques
 		if (signals_pending())
 			break;
 	}
-	if (signals_pending() && c.tty)
+	/* the summary at SIGINT/SIGTERM: on a terminal and in a journal alike */
+	if (signals_pending())
 		fprintf(stderr, "xgdbprof: stopped after %d window%s; index in %s/" INDEX_NAME "\n", windows,
 			windows == 1 ? "" : "s", c.dir);
 	return exit_code;

@@ -209,18 +209,22 @@ int report_annotate(const struct profile *p, FILE *out, const struct report_opti
 	 * each, the user's own code first, then other code whose source is
 	 * here (crates), and only then routines whose file cannot be opened
 	 * (glibc's), which print no lines. */
-	for (int rank = 0; rank < 3; rank++)
-		for (int pass = 0; pass < 2; pass++)
-			for (size_t i = 0; i < m.nfuncs && n < want; i++) {
-				size_t f = pass == 0 ? m.by_self[i] : m.by_total[i];
-				const struct report_func *fn = &m.funcs[f];
-				if ((pass == 0 && !fn->self) || !fn->hot_file || already_listed(chosen, n, f))
-					continue;
-				bool readable = source_readable(o, fn);
-				if ((rank == 0 && !(fn->user && readable)) || (rank == 1 && !readable))
-					continue;
-				chosen[n++] = f;
-			}
+	/* rounds: self and user's, self and readable, total and user's,
+	 * total and readable, then self, then total, whatever the source */
+	for (int round = 0; round < 6; round++) {
+		bool by_self = round == 0 || round == 1 || round == 4;
+		for (size_t i = 0; i < m.nfuncs && n < want; i++) {
+			size_t f = by_self ? m.by_self[i] : m.by_total[i];
+			const struct report_func *fn = &m.funcs[f];
+			if ((by_self && !fn->self) || !fn->hot_file || already_listed(chosen, n, f))
+				continue;
+			if (round < 4 && !source_readable(o, fn))
+				continue;
+			if ((round == 0 || round == 2) && !fn->user)
+				continue;
+			chosen[n++] = f;
+		}
+	}
 	if (!n)
 		fputs("no sampled function has source line information to annotate\n", out);
 	for (size_t i = 0; i < n; i++)

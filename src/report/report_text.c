@@ -826,6 +826,9 @@ static void wrap_pieces(FILE *out, const char *line, size_t n, size_t width, siz
 	size_t seplen = strlen(sep);
 	for (const char *piece = line; piece < end;) {
 		const char *next = piece + 1 < end ? memmem(piece + 1, (size_t)(end - piece - 1), sep, seplen) : NULL;
+		/* between words, a name and its "(file:line)" stay together */
+		while (next && seplen == 1 && next + 1 < end && next[1] == '(')
+			next = next + 2 < end ? memmem(next + 2, (size_t)(end - next - 2), sep, seplen) : NULL;
 		if (!next)
 			next = end;
 		const char *p = piece;

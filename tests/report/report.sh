@@ -42,7 +42,8 @@ check "--focus" diff -u "$R/text-focus.expected" "$TMP/focus"
 NO_COLOR= "$XGDBPROF" report --color never "$TMP/run" > "$TMP/nocolor"
 check "no escape sequences when not asked" sh -c "! grep -q \"$(printf '\033')\" '$TMP/nocolor'"
 
-RUSTC=/nonexistent/rustc "$XGDBPROF" report --annotate "$TMP/run" > "$TMP/annotate"
+# --functions 12: std routines come after the user's own and the crates' (docs/reports.md, "--annotate")
+RUSTC=/nonexistent/rustc "$XGDBPROF" report --annotate --functions 12 "$TMP/run" > "$TMP/annotate"
 check "--annotate lists the hottest function" grep -q '^ROUTINE sled::tree::below_leaf ' "$TMP/annotate"
 check "--annotate shows the hot source line with its share" \
 	grep -q ' 65.0%   65.0%     21      key.cmp(leaf_low) == Ordering::Less // LINE: below-leaf' "$TMP/annotate"
@@ -62,13 +63,13 @@ fake_toolchain() {   # fake_toolchain DIR COMMIT: a rustc in DIR and its sysroot
 }
 fake_toolchain "$TMP/same" "$STD_COMMIT"
 fake_toolchain "$TMP/other" fedcba9876543210fedcba9876543210fedcba98
-RUSTC=$TMP/same/rustc "$XGDBPROF" report --annotate "$TMP/run" > "$TMP/annotate-same"
+RUSTC=$TMP/same/rustc "$XGDBPROF" report --annotate --functions 12 "$TMP/run" > "$TMP/annotate-same"
 check "--annotate reads std sources from the rust-src of the same rustc commit" \
 	grep -q '   5.0%    5.0%   3850  // fake rust-src line 3850' "$TMP/annotate-same" || show "$TMP/annotate-same"
 check "--annotate names the local file and the short std path" \
 	grep -qF "$TMP/same/sysroot/lib/rustlib/src/rust/library/alloc/src/vec/mod.rs (from alloc/src/vec/mod.rs)" \
 	"$TMP/annotate-same"
-RUSTC=$TMP/other/rustc "$XGDBPROF" report --annotate "$TMP/run" > "$TMP/annotate-other"
+RUSTC=$TMP/other/rustc "$XGDBPROF" report --annotate --functions 12 "$TMP/run" > "$TMP/annotate-other"
 check "--annotate never shows another rustc commit's std sources" \
 	sh -c "! grep -q 'fake rust-src line' '$TMP/annotate-other'"
 check "--annotate says the local rustc is another commit" \

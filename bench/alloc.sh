@@ -233,10 +233,11 @@ for r in $(seq 0 $((rounds - 1))); do
 	done
 	pairs=$observed
 	loss=$(awk -v b="$base" -v p="$pairs" 'BEGIN { if (b > 0) printf "%.1f", 100 * (1 - p / b); else print "-" }')
-	ratio=$(awk -v e="${est:-0}" -v i="$inner" -v o="$outer" 'BEGIN { if (i + o > 0) printf "%.2f", e / ((i + o) / 2); else print "-" }')
+	# the truth lies between what it kept during the trace and around it
+	ratio=$(awk -v e="${est:-0}" -v i="$inner" -v o="$outer" 'BEGIN { if (i > 0 && o > 0) printf "%.2f..%.2f", e / o, e / i; else print "-" }')
 	echo "$loss" >>"$tmp/gc-loss"; echo "${stopped:--}" >>"$tmp/gc-stopped"; echo "$ratio" >>"$tmp/gc-ratio"
 	printf '%-5s baseline    %9s\n' "$r" "$base"
 	printf '%-5s heap-growth %9s  %5s  %8s  %s / %s..%s  %s\n' "$r" "$pairs" "$loss" "${stopped:--}" \
 		"${est:--}" "$inner" "$outer" "$ratio"
 done
-echo "median: loss $(median <"$tmp/gc-loss")%, stopped $(median <"$tmp/gc-stopped")%, leak_block est÷truth $(median <"$tmp/gc-ratio") (truth: the middle of what it kept during and around the trace)"
+echo "median: loss $(median <"$tmp/gc-loss")%, stopped $(median <"$tmp/gc-stopped")%, leak_block est÷truth $(sed 's/\.\./ /' "$tmp/gc-ratio" | cut -d' ' -f1 | median)..$(sed 's/\.\./ /' "$tmp/gc-ratio" | cut -d' ' -f2 | median) (truth: between what it kept during the trace and around it)"

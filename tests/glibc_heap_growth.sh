@@ -36,19 +36,21 @@ growth_of() {
 
 # switched_off REPORT: the budget's note, when it switched the probes off
 switched_off() { grep -o 'probes were switched off [0-9]* times' "$1" | head -1; }
-# judge_2x WHAT EST LO HI REPORT: EST within [LO/2, HI*2]; when the budget
-# switched the probes off (a hit costs 10-50 ms at this machine's load) and
-# could only give a lower bound (`est. at least`: its CPU-share estimate
-# does not fit growths timed by the wall clock in a thread that hardly
-# runs, docs/alloc.md) that cannot be judged, and is said
+# judge_2x WHAT EST LO HI REPORT: EST within [LO/2, HI*2]. When it is not
+# and the budget switched the probes off (a hit costs 10-50 ms at this
+# machine's load) so that leak_block's estimate is a lower bound only
+# (`est. at least`: the budget's CPU-share estimate does not fit growths
+# timed by the wall clock in a thread that hardly runs, docs/alloc.md), that
+# cannot be judged, and is said
 judge_2x() {
-	local off; off=$(switched_off "$5")
-	if [ -n "$off" ] && map_entry growth leak_block "$5" | grep -q ' est\. at least'; then
-		ok "skipped: $1: the $off at load $(cut -d' ' -f1 /proc/loadavg) (est. $2, truth $3-$4)"
-		return 0
+	if awk -v e="${2:-0}" -v lo="${3:-0}" -v hi="${4:-0}" 'BEGIN { exit !(lo > 0 && e >= lo / 2 && e <= hi * 2) }'; then
+		ok "$1"
+	elif [ -n "$(switched_off "$5")" ] && map_entry growth leak_block "$5" | grep -q ' est\. at least'; then
+		ok "skipped: $1: the $(switched_off "$5") at load $(cut -d' ' -f1 /proc/loadavg), leaving a lower bound (est. $2, truth $3-$4)"
+	else
+		not_ok "$1"
+		show "$5"
 	fi
-	check "$1" awk -v e="${2:-0}" -v lo="${3:-0}" -v hi="${4:-0}" 'BEGIN { exit !(lo > 0 && e >= lo / 2 && e <= hi * 2) }' \
-		|| show "$5"
 }
 
 "$XGDBPROF" --recipe "$TOP_SRCDIR/recipes/heap-growth.recipe" -d 30s -o "$TMP/run" \

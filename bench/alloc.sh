@@ -182,3 +182,62 @@ if [ -x "$kv" ]; then
 else
 	echo "kvservice: not built (make tests/fixtures/bin/kvservice): row skipped"
 fi
+
+# glibc_churn (issue 25): two threads doing millions of 4096-B and 64-B
+# malloc+free pairs a second, a third keeping one 64 KiB block every 100 ms
+# (leak_block); its own count lines every second are the truth. Each round
+# runs it for window + 3 s alone and with heap-growth attached for the
+# window after 1.5 s: the churn pairs a second over the whole run (the
+# cost, diluted by the 3 s unobserved), the stopped share, and the growth
+# attributed to leak_block against what its own lines say it kept while
+# traced (the lines printed during the trace, and around it).
+churn=$build/tests/fixtures/bin/glibc_churn
+make -s -C "$build" tests/fixtures/bin/glibc_churn >&2
+echo
+echo "glibc_churn (2 churners, leak 64 KiB / 100 ms), heap-growth attached for ${window} s: truth from its own counts"
+echo "round config       pairs/s  loss%  stopped%  leak_block bytes: est. / kept during..around  est÷truth"
+: >"$tmp/gc-loss"; : >"$tmp/gc-stopped"; : >"$tmp/gc-ratio"
+for r in $(seq 0 $((rounds - 1))); do
+	base=
+	for config in $(rotated "baseline heap-growth" "$r"); do
+		out=$tmp/gc-$config-$r
+		"$churn" 2 "$((window + 3))" >"$out.lines" &
+		pid=$!
+		sleep 1.5
+		before=$(grep -c '^t=' "$out.lines" || true)
+		if [ "$config" = baseline ]; then
+			sleep "$window"
+		else
+			"$xgdbprof" --recipe "$src/recipes/heap-growth.recipe" -d "${window}s" -o "$out.d" "$pid" \
+				>"$out.out" 2>"$out.err" || true
+		fi
+		sleep 1.2
+		after=$(grep -c '^t=' "$out.lines" || true)
+		wait "$pid" || true
+		pairs=$(awk '/^t=/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
+			END { if (v["t"] > 0) printf "%.0f", (v["page_calls"] + v["small_calls"]) / 2 / v["t"] }' "$out.lines")
+		if [ "$config" = baseline ]; then
+			base=$pairs
+			continue
+		fi
+		observed=$pairs
+		read -r outer inner <<-EOF2
+		$(awk -v a="$before" -v b="$after" '/^t=/ { n++; sub(/.* retained=/, ""); r[n] = $0 }
+			END { printf "%d %d\n", r[b] - r[a], (b - 1 > a + 1) ? r[b - 1] - r[a + 1] : 0 }' "$out.lines")
+		EOF2
+		est=$(awk 'index($0, "@growth[") == 1 { want = 1; first = 1; next }
+			want && first { first = 0; hit = ($1 == "leak_block"); next }
+			want && /^\]: / { if (hit) print; want = 0 }' "$out.out" | head -1 |
+			sed -n -e 's/.* est\. \(at least \)\{0,1\}\([0-9]*\) .*/\2/p;t' -e 's/^\]: \([0-9]*\).*/\1/p')
+		stopped=$(sed -n 's/.* target held stopped \([0-9.]*\)% of the time.*/\1/p' "$out.err")
+	done
+	pairs=$observed
+	loss=$(awk -v b="$base" -v p="$pairs" 'BEGIN { if (b > 0) printf "%.1f", 100 * (1 - p / b); else print "-" }')
+	# the truth lies between what it kept during the trace and around it
+	ratio=$(awk -v e="${est:-0}" -v i="$inner" -v o="$outer" 'BEGIN { if (i > 0 && o > 0) printf "%.2f..%.2f", e / o, e / i; else print "-" }')
+	echo "$loss" >>"$tmp/gc-loss"; echo "${stopped:--}" >>"$tmp/gc-stopped"; echo "$ratio" >>"$tmp/gc-ratio"
+	printf '%-5s baseline    %9s\n' "$r" "$base"
+	printf '%-5s heap-growth %9s  %5s  %8s  %s / %s..%s  %s\n' "$r" "$pairs" "$loss" "${stopped:--}" \
+		"${est:--}" "$inner" "$outer" "$ratio"
+done
+echo "median: loss $(median <"$tmp/gc-loss")%, stopped $(median <"$tmp/gc-stopped")%, leak_block est÷truth $(sed 's/\.\./ /' "$tmp/gc-ratio" | cut -d' ' -f1 | median)..$(sed 's/\.\./ /' "$tmp/gc-ratio" | cut -d' ' -f2 | median) (truth: between what it kept during the trace and around it)"

@@ -91,7 +91,7 @@ for r in "$TOP_SRCDIR"/recipes/*.recipe; do
 done
 # `xgdbprof recipes` lists each shipped recipe with its one-line description.
 "$XGDBPROF" recipes >"$tmp/list" 2>&1
-for n in hot-cpu off-cpu panic sled-insert func-latency syscalls alloc heap; do
+for n in hot-cpu off-cpu panic sled-insert func-latency syscalls alloc heap heap-growth; do
 	if grep -q "^$n  *[a-z]" "$tmp/list"; then pass=$((pass + 1)); else echo "FAIL recipes lists $n"; cat "$tmp/list"; fail=$((fail + 1)); fi
 done
 # -e text, and the exit status of check with one bad recipe among good ones.

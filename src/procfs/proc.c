@@ -242,6 +242,17 @@ long long proc_cpu_ticks(pid_t pid)
 	return (long long)(st.utime + st.stime);
 }
 
+int64_t proc_vm_data_bytes(pid_t pid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	if (read_small_file(path, buf, sizeof buf) < 0)
+		return -1;
+	struct proc_status status;
+	proc_parse_status(buf, &status);
+	return (int64_t)(status.vm_data_kb * 1024);
+}
+
 /* The PID already tracing pid (TracerPid in status), 0 if none, -1 if gone. */
 static pid_t proc_tracer_pid(pid_t pid)
 {

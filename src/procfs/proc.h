@@ -108,6 +108,11 @@ int proc_other_mount_ns(pid_t pid);
 int proc_map_files_entry(pid_t pid, const char *path, uint64_t low, uint64_t high,
 			 char *buf, size_t size);
 
+/* The process's writable private memory (VmData: its heap, its allocator's
+ * arenas as they are committed, mmapped blocks; not the main stack) in
+ * bytes, or -1 when unreadable (gone). Reads status, no ptrace. */
+int64_t proc_vm_data_bytes(pid_t pid);
+
 /* Process-wide CPU time (utime+stime of all threads) in clock ticks, or -1. */
 long long proc_cpu_ticks(pid_t pid);
 

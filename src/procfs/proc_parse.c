@@ -77,12 +77,15 @@ int proc_parse_status(const char *text, struct proc_status *out)
 	const char *tracer = line_value(text, "TracerPid:");
 	const char *voluntary = line_value(text, "voluntary_ctxt_switches:");
 	const char *involuntary = line_value(text, "nonvoluntary_ctxt_switches:");
+	const char *vm_data = line_value(text, "VmData:");
 	if (tracer)
 		out->tracer_pid = (pid_t)strtol(tracer, NULL, 10);
 	if (voluntary)
 		out->voluntary_switches = strtoull(voluntary, NULL, 10);
 	if (involuntary)
 		out->involuntary_switches = strtoull(involuntary, NULL, 10);
+	if (vm_data)
+		out->vm_data_kb = strtoull(vm_data, NULL, 10);
 	return voluntary ? 0 : -1;
 }
 

@@ -44,6 +44,7 @@ struct proc_status {
 	pid_t tracer_pid;                   /* TracerPid: 0 when none */
 	uint64_t voluntary_switches;        /* voluntary_ctxt_switches */
 	uint64_t involuntary_switches;      /* nonvoluntary_ctxt_switches */
+	uint64_t vm_data_kb;                /* VmData: writable private memory, kB (0: no line, a kernel thread) */
 };
 
 /* Reads each field from its own "Name:" line (a line's start, so

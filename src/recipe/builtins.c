@@ -25,6 +25,8 @@ static const struct recipe_builtin builtins[] = {
 	{"pid", B_PID, T_INT, -1, ALL_PROBES, NULL, 0, "the target's process id"},
 	{"nsecs", B_NSECS, T_INT, -1, ALL_PROBES, NULL, 0, "a monotonic timestamp, ns"},
 	{"uptime", B_UPTIME, T_INT, -1, ALL_PROBES, NULL, 0, "ns since the recipe started"},
+	{"vm_data", B_VM_DATA, T_INT, -1, ALL_PROBES, NULL, 0,
+	 "the target's writable private memory now (VmData), bytes; -1 when unreadable"},
 	{"probe", B_PROBE, T_STR, -1, ALL_PROBES, NULL, 0, "the probe that fired, like function:main"},
 	{"elapsed", B_ELAPSED, T_INT, -1, PROBE_BIT(PROBE_RETURN) | PROBE_BIT(PROBE_SYSCALL),
 	 "return and syscall probes", 0, "time spent in the call, ns"},

@@ -11,6 +11,7 @@
 #include "util/compare.h"
 #include "recipe/maps.h"
 #include "recipe/locks_report.h"
+#include "procfs/proc.h"
 #include "report/report_format.h"
 #include "util/output_file.h"
 #include "util/text_escape.h"
@@ -386,6 +387,7 @@ static int eval_builtin(struct recipe_run *run, const struct expr *e, struct val
 	case B_THREAD_CPU_NS: out->i = (int64_t)ev->cpu_ns; return 0;
 	case B_NSECS: out->i = (int64_t)ev->timestamp_ns; return 0;
 	case B_UPTIME: out->i = (int64_t)ev->since_start_ns; return 0;
+	case B_VM_DATA: out->i = ev->pid > 0 ? proc_vm_data_bytes(ev->pid) : -1; return 0;
 	case B_TARGET_NSECS: out->i = (int64_t)(ev->target_ns ? ev->target_ns : ev->timestamp_ns); return 0;
 	case B_WINDOW: out->i = ev->window; return 0;
 	case B_CALLER: out->s = caller_function(ev); return 0;

@@ -150,7 +150,7 @@ static void test_stat_huge(void)
 
 static const char status_text[] =
 	"Name:\tworker\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t4321\nNgid:\t0\nPid:\t4322\nPPid:\t1\n"
-	"TracerPid:\t8765\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t64\nThreads:\t3\n"
+	"TracerPid:\t8765\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t64\nVmData:\t   15648 kB\nThreads:\t3\n"
 	"Cpus_allowed_list:\t0-1\nvoluntary_ctxt_switches:\t150\nnonvoluntary_ctxt_switches:\t7\n";
 
 static void test_status(void)
@@ -160,6 +160,7 @@ static void test_status(void)
 	CHECK(s.tracer_pid == 8765);
 	/* voluntary_ctxt_switches is not read inside nonvoluntary_'s name */
 	CHECK(s.voluntary_switches == 150 && s.involuntary_switches == 7);
+	CHECK(s.vm_data_kb == 15648);
 
 	static const char nonvoluntary_first[] = "Name:\tx\nnonvoluntary_ctxt_switches:\t9\nvoluntary_ctxt_switches:\t4\n";
 	CHECK(proc_parse_status(nonvoluntary_first, &s) == 0);

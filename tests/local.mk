@@ -163,3 +163,14 @@ check_DATA += $(FIXTURE_BIN)/async_names $(FIXTURE_BIN)/async_names_v0
 CLEANFILES += $(FIXTURE_BIN)/async_names $(FIXTURE_BIN)/async_names_v0
 TESTS += $(ASYNC_TESTS)
 EXTRA_DIST += $(ASYNC_TESTS) tests/fixtures/async_names.rs
+
+# Byte-weighted heap evidence on glibc (the heap-growth recipe) against a
+# churn-plus-leak fixture that prints its own counts (docs/alloc.md,
+# "Byte-weighted evidence on glibc").
+$(FIXTURE_BIN)/glibc_churn: tests/fixtures/glibc_churn.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/glibc_churn.c
+check_DATA += $(FIXTURE_BIN)/glibc_churn
+CLEANFILES += $(FIXTURE_BIN)/glibc_churn
+GLIBC_MEM_TESTS = tests/glibc_heap_growth.sh
+TESTS += $(GLIBC_MEM_TESTS)
+EXTRA_DIST += $(GLIBC_MEM_TESTS)

@@ -131,15 +131,3 @@ check_DATA += $(FIXTURE_BIN)/locks_c $(FIXTURE_BIN)/locks_rust $(FIXTURE_BIN)/ow
 CLEANFILES += $(FIXTURE_BIN)/locks_c $(FIXTURE_BIN)/locks_rust $(FIXTURE_BIN)/own_clock
 TESTS += tests/locks.sh tests/locks_rw.sh tests/target_clock.sh
 EXTRA_DIST += tests/locks.sh tests/locks_rw.sh tests/target_clock.sh tests/fixtures/own_clock.c tests/fixtures/locks_c.c tests/fixtures/locks_rust.rs bench/locks.sh
-
-## Issue 25 items 2, 3, 5 for glibc: byte-weighted heap evidence (the
-## heap-growth recipe) against a churn-plus-leak fixture that prints its
-## own counts (docs/alloc.md, "Byte-weighted evidence on glibc").
-dist_recipes_DATA += recipes/heap-growth.recipe
-$(FIXTURE_BIN)/glibc_churn: tests/fixtures/glibc_churn.c $(FIXTURE_BIN)/.dirstamp
-	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/glibc_churn.c
-check_DATA += $(FIXTURE_BIN)/glibc_churn
-CLEANFILES += $(FIXTURE_BIN)/glibc_churn
-GLIBC_MEM_TESTS = tests/glibc_heap_growth.sh
-TESTS += $(GLIBC_MEM_TESTS)
-EXTRA_DIST += $(GLIBC_MEM_TESTS)

@@ -174,3 +174,9 @@ CLEANFILES += $(FIXTURE_BIN)/glibc_churn
 GLIBC_MEM_TESTS = tests/glibc_heap_growth.sh
 TESTS += $(GLIBC_MEM_TESTS)
 EXTRA_DIST += $(GLIBC_MEM_TESTS)
+
+# A fleet view (issue 30): continuous mode's --metrics-file read by a real
+# Prometheus through the node exporter's textfile collector.
+PROMETHEUS_TESTS = tests/prometheus.sh
+TESTS += $(PROMETHEUS_TESTS)
+EXTRA_DIST += $(PROMETHEUS_TESTS)

@@ -216,6 +216,8 @@ struct continuous_request {
 	long keep;                 /* --keep: windows kept; 0: the default */
 	uint64_t max_size;         /* --max-size in bytes; 0: no limit */
 	bool keep_set, max_size_set;
+	const char *metrics_file;  /* --metrics-file: Prometheus text of the last window */
+	size_t metrics_top;        /* --metrics-top: functions exported; 0: the default */
 };
 #define CONTINUOUS_DEFAULT_KEEP 288   /* a day of 5-minute windows */
 

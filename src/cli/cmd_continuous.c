@@ -14,6 +14,8 @@
 #include "config.h"
 #include "cli/cli.h"
 #include "procfs/proc.h"
+#include "report/profile.h"
+#include "report/report_metrics.h"
 #include "session/signals.h"
 #include "util/clock.h"
 #include "util/output_file.h"
@@ -107,8 +109,25 @@ static void format_period(double seconds, char *out, size_t size)
 static int check_request(const struct run_request *run, const struct continuous_request *cont)
 {
 	if (cont->every_s <= 0)
-		return cli_usage_error(NULL, "--keep, --max-size and --name go with --every PERIOD "
+		return cli_usage_error(NULL, "--keep, --max-size, --name and --metrics-file go with --every PERIOD "
 				       "(e.g. --every 5m --duration 60s -o DIR)");
+	if (cont->metrics_top && !cont->metrics_file)
+		return cli_usage_error(NULL, "--metrics-top goes with --metrics-file PATH");
+	if (cont->metrics_file) {
+		/* the file is replaced each window by a rename in its directory:
+		 * that directory must exist and take files (checked now, not after
+		 * the first window) */
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof dir, "%s", cont->metrics_file);
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			slash[slash == dir ? 1 : 0] = '\0';
+		size_t n = strlen(cont->metrics_file);
+		if (!n || cont->metrics_file[n - 1] == '/' || access(slash ? dir : ".", W_OK) != 0)
+			return cli_usage_error(NULL, "--metrics-file takes a file in a directory that exists and that "
+					       "xgdbprof can write (the node exporter's --collector.textfile.directory), "
+					       "e.g. /var/lib/prometheus/node-exporter/xgdbprof.prom");
+	}
 	if (run->launch)
 		return cli_usage_error(NULL, "--every samples a running process: give a PID or --name NAME, "
 				       "not -- COMMAND");
@@ -552,6 +571,45 @@ static int retain(struct continuous *c, struct index *ix)
 	return rc;
 }
 
+/* --- Prometheus metrics ------------------------------------------------ */
+
+/* The window's figures as Prometheus text, into --metrics-file by a new
+ * file renamed over it (a reader sees the old file or the new one, never
+ * half of one; a link planted at the name is replaced, not followed). A
+ * window without a profile (the target gone, not found) removes the file:
+ * its series go stale rather than repeat the last window's. */
+static void write_metrics(const struct continuous *c, const struct window *w)
+{
+	const char *path = c->req->metrics_file;
+	if (!path)
+		return;
+	char profile_path[PATH_MAX + 64];
+	snprintf(profile_path, sizeof profile_path, "%s/%s/profile.json", c->dir, w->stamp);
+	struct xerr e = { "" };
+	struct profile *p = access(profile_path, F_OK) == 0 ? profile_load(profile_path, &e) : NULL;
+	if (!p) {
+		if (unlink(path) != 0 && errno != ENOENT)
+			cli_error("cannot remove %s: %s", path, strerror(errno));
+		return;
+	}
+	struct timespec end;
+	clock_gettime(CLOCK_REALTIME, &end);
+	struct report_metrics_window fig = {
+		.cpu_min_pct = w->outcome.cpu_min_pct, .cpu_avg_pct = w->outcome.cpu_avg_pct,
+		.cpu_max_pct = w->outcome.cpu_max_pct, .end_unix_s = (double)end.tv_sec + end.tv_nsec / 1e9,
+	};
+	struct output_file out;
+	if (output_file_open(&out, path, &e) < 0) {
+		cli_error("%s", e.msg);
+	} else if (report_metrics_prometheus(p, &fig, c->req->metrics_top, out.stream, &e) < 0) {
+		output_file_abort(&out);
+		cli_error("%s", e.msg);
+	} else if (output_file_commit(&out, &e) < 0) {
+		cli_error("%s", e.msg);
+	}
+	profile_free(p);
+}
+
 /* --- The loop ------------------------------------------------------- */
 
 /* One line per window on standard error: on a terminal it replaces the
@@ -693,6 +751,7 @@ static int run_window(struct continuous *c, int number, bool *stop)
 	if (retain(c, &ix) != 0)
 		exit_code = exit_code != XGP_EXIT_OK ? exit_code : XGP_EXIT_FAILURE;
 	index_free(&ix);
+	write_metrics(c, &w);
 	say_window(c, &w);
 	if (!c->req->name && *stop && exit_code == XGP_EXIT_OK)
 		fprintf(stderr, "xgdbprof: process %d is gone; stopping after %d window%s (--name NAME follows a "
@@ -742,6 +801,10 @@ int run_continuous(const struct run_request *run, const struct continuous_reques
 		if (signals_pending())
 			break;
 	}
+	/* Continuous mode over: its series disappear rather than go on saying
+	 * the last window is now. */
+	if (req.metrics_file && unlink(req.metrics_file) != 0 && errno != ENOENT)
+		cli_error("cannot remove %s: %s", req.metrics_file, strerror(errno));
 	/* the summary at SIGINT/SIGTERM: on a terminal and in a journal alike */
 	if (signals_pending())
 		fprintf(stderr, "xgdbprof: stopped after %d window%s; index in %s/" INDEX_NAME "\n", windows,

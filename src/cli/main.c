@@ -15,7 +15,7 @@
 #include <string.h>
 
 /* Long-only options, numbered past any letter. */
-enum { OPT_EVERY = 256, OPT_NAME, OPT_KEEP, OPT_MAX_SIZE };
+enum { OPT_EVERY = 256, OPT_NAME, OPT_KEEP, OPT_MAX_SIZE, OPT_METRICS_FILE, OPT_METRICS_TOP };
 
 struct subcommand {
 	const char *name;
@@ -84,6 +84,9 @@ static const char usage_text[] =
 	"                          across restarts, in place of a PID\n"
 	"      --keep N            with --every: keep the newest N windows (default 288)\n"
 	"      --max-size SIZE     with --every: delete the oldest windows beyond SIZE (500M, 2G)\n"
+	"      --metrics-file PATH with --every: each window's figures as Prometheus metrics,\n"
+	"                          for the node exporter's textfile collector (removed at exit)\n"
+	"      --metrics-top N     with --metrics-file: functions exported (default 20)\n"
 	"  -v, --verbose           log each gdb command and its time on stderr\n"
 	"  -h, --help              show this help\n"
 	"  -V, --version           show the version\n"
@@ -223,6 +226,11 @@ static int take_run_option(int c, char **argv, struct run_request *run, struct c
 			return cli_usage_error(NULL, "--max-size takes a size such as 500M or 2G");
 		cont->max_size_set = true;
 		break;
+	case OPT_METRICS_FILE: cont->metrics_file = optarg; break;
+	case OPT_METRICS_TOP:
+		rc = parse_bounded("--metrics-top", optarg, 1, 1000, " functions", &number);
+		cont->metrics_top = (size_t)number;
+		break;
 	case 'h': print_usage(stdout); return XGP_EXIT_OK;
 	case 'V': printf("xgdbprof %s\n", PACKAGE_VERSION); return XGP_EXIT_OK;
 	default:
@@ -261,6 +269,8 @@ int main(int argc, char **argv)
 		{ "name", required_argument, NULL, OPT_NAME },
 		{ "keep", required_argument, NULL, OPT_KEEP },
 		{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
+		{ "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
+		{ "metrics-top", required_argument, NULL, OPT_METRICS_TOP },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct run_request run = { 0 };
@@ -297,7 +307,8 @@ int main(int argc, char **argv)
 		if ((rc = take_run_option(c, argv, &run, &cont)) >= 0)
 			return rc;
 	}
-	bool continuous = cont.every_s > 0 || cont.name || cont.keep_set || cont.max_size_set;
+	bool continuous = cont.every_s > 0 || cont.name || cont.keep_set || cont.max_size_set || cont.metrics_file ||
+			  cont.metrics_top;
 	if (after_dashes) {
 		if (npositional > 0)
 			return cli_usage_error(NULL, "give a PID or -- COMMAND, not both");

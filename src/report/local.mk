@@ -16,6 +16,8 @@ src_report_libreport_a_SOURCES = \
 	src/report/report_insights.c \
 	src/report/report_insights.h \
 	src/report/report_json.c \
+	src/report/report_metrics.c \
+	src/report/report_metrics.h \
 	src/report/report_model.c \
 	src/report/report_model.h \
 	src/report/report_paths.c \

@@ -56,6 +56,9 @@ bad "--keep without --every" "go with --every" --keep 3 -o "$TMP/x" 1
 bad "a PID and --name" "not both" --every 5s --duration 1s -o "$TMP/x" --name foo 1
 bad "--every with -- COMMAND" "not -- COMMAND" --every 5s --duration 1s -o "$TMP/x" -- true
 bad "--max-size nonsense" "--max-size takes a size" --every 5s --duration 1s --max-size lots -o "$TMP/x" 1
+bad "--metrics-file without --every" "go with --every" --metrics-file "$TMP/m.prom" -o "$TMP/x" 1
+bad "--metrics-top without --metrics-file" "--metrics-top goes with --metrics-file" --every 5s --duration 1s --metrics-top 5 -o "$TMP/x" 1
+bad "--metrics-file in a missing directory" "a directory that exists" --every 5s --duration 1s --metrics-file "$TMP/nowhere/m.prom" -o "$TMP/x" 1
 check "bad combinations created no directory" test ! -e "$TMP/x"
 
 # --- A: three windows on a PID, the target untraced between windows. ---

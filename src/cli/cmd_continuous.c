@@ -113,21 +113,13 @@ static int check_request(const struct run_request *run, const struct continuous_
 				       "(e.g. --every 5m --duration 60s -o DIR)");
 	if (cont->metrics_top && !cont->metrics_file)
 		return cli_usage_error(NULL, "--metrics-top goes with --metrics-file PATH");
-	if (cont->metrics_file) {
-		/* the file is replaced each window by a rename in its directory:
-		 * that directory must exist and take files (checked now, not after
-		 * the first window) */
-		char dir[PATH_MAX];
-		snprintf(dir, sizeof dir, "%s", cont->metrics_file);
-		char *slash = strrchr(dir, '/');
-		if (slash)
-			slash[slash == dir ? 1 : 0] = '\0';
-		size_t n = strlen(cont->metrics_file);
-		if (!n || cont->metrics_file[n - 1] == '/' || access(slash ? dir : ".", W_OK) != 0)
-			return cli_usage_error(NULL, "--metrics-file takes a file in a directory that exists and that "
-					       "xgdbprof can write (the node exporter's --collector.textfile.directory), "
-					       "e.g. /var/lib/prometheus/node-exporter/xgdbprof.prom");
-	}
+	/* the file is replaced each window by a rename in its directory: that
+	 * directory must exist and take files (checked now, not after the
+	 * first window) */
+	if (cont->metrics_file && !output_file_dir_writable(cont->metrics_file))
+		return cli_usage_error(NULL, "--metrics-file takes a file in a directory that exists and that "
+				       "xgdbprof can write (the node exporter's --collector.textfile.directory), "
+				       "e.g. /var/lib/prometheus/node-exporter/xgdbprof.prom");
 	if (run->launch)
 		return cli_usage_error(NULL, "--every samples a running process: give a PID or --name NAME, "
 				       "not -- COMMAND");

@@ -681,12 +681,7 @@ static int run_open(struct run_context *rc)
 	/* A bad -o is found now, not after the run has collected its data. */
 	rc->single_format = req->output_dir ? single_file_format(req->output_dir) : NULL;
 	if (rc->single_format) {
-		char dir[PATH_MAX];
-		snprintf(dir, sizeof dir, "%s", req->output_dir);
-		char *slash = strrchr(dir, '/');
-		if (slash)
-			slash[slash == dir ? 1 : 0] = '\0';
-		if (access(slash ? dir : ".", W_OK) != 0) {
+		if (!output_file_dir_writable(req->output_dir)) {
 			free(rc->probes);
 			recipe_free(rc->recipe);
 			return cli_input_error("cannot write %s: %s (give -o a file in a directory you can write)",

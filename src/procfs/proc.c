@@ -242,27 +242,28 @@ long long proc_cpu_ticks(pid_t pid)
 	return (long long)(st.utime + st.stime);
 }
 
-int64_t proc_vm_data_bytes(pid_t pid)
+/* /proc/PID/status parsed. 0, or -1 when the process is gone. */
+static int read_status(pid_t pid, struct proc_status *status)
 {
 	char path[64], buf[4096];
 	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
 	if (read_small_file(path, buf, sizeof buf) < 0)
 		return -1;
+	proc_parse_status(buf, status);
+	return 0;
+}
+
+int64_t proc_vm_data_bytes(pid_t pid)
+{
 	struct proc_status status;
-	proc_parse_status(buf, &status);
-	return (int64_t)(status.vm_data_kb * 1024);
+	return read_status(pid, &status) < 0 ? -1 : (int64_t)(status.vm_data_kb * 1024);
 }
 
 /* The PID already tracing pid (TracerPid in status), 0 if none, -1 if gone. */
 static pid_t proc_tracer_pid(pid_t pid)
 {
-	char path[64], buf[4096];
-	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	if (read_small_file(path, buf, sizeof buf) < 0)
-		return -1;
 	struct proc_status status;
-	proc_parse_status(buf, &status);
-	return status.tracer_pid;
+	return read_status(pid, &status) < 0 ? -1 : status.tracer_pid;
 }
 
 /* Target text into a message: comm may hold any byte but NUL and '/'. */

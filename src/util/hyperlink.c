@@ -84,16 +84,22 @@ static const char *link_format(void)
 	return "file://{host}{path}";
 }
 
+/* This machine's name for {host}, "" when it has none. */
+static void local_host(char *host, size_t size)
+{
+	if (gethostname(host, size) != 0)
+		host[0] = '\0';
+	host[size - 1] = '\0';
+}
+
 bool hyperlink_url(const char *path, int line, char *out, size_t size)
 {
 	if (!path || path[0] != '/' || size == 0)
 		return false;
 	struct url_buf b = { out, 0, size, false };
 	out[0] = '\0';
-	char host[256] = "";
-	if (gethostname(host, sizeof host) != 0)
-		host[0] = '\0';
-	host[sizeof host - 1] = '\0';
+	char host[256];
+	local_host(host, sizeof host);
 	const char *format = link_format();
 	for (const char *f = format; *f; f++) {
 		if (!strncmp(f, "{host}", 6)) {
@@ -124,10 +130,8 @@ bool hyperlink_editor_template(char *out, size_t size)
 		return false;
 	struct url_buf b = { out, 0, size, false };
 	out[0] = '\0';
-	char host[256] = "";
-	if (gethostname(host, sizeof host) != 0)
-		host[0] = '\0';
-	host[sizeof host - 1] = '\0';
+	char host[256];
+	local_host(host, sizeof host);
 	for (const char *f = format; *f; f++) {
 		if (!strncmp(f, "{host}", 6)) {
 			add_encoded(&b, host);

@@ -4,6 +4,7 @@
 #include "util/output_file.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -190,4 +191,22 @@ int output_name_check(const char *name, struct xerr *e)
 		return xerr_set(e, "file name \"%s\" must be a plain name (no '/'): outputs go into the "
 				"run's directory, choose it with -o DIR", name);
 	return 0;
+}
+
+bool output_file_dir_writable(const char *path)
+{
+	size_t n = strlen(path);
+	if (!n || path[n - 1] == '/') {
+		errno = EISDIR;
+		return false;
+	}
+	char dir[PATH_MAX];
+	if ((size_t)snprintf(dir, sizeof dir, "%s", path) >= sizeof dir) {
+		errno = ENAMETOOLONG;
+		return false;
+	}
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		slash[slash == dir ? 1 : 0] = '\0';
+	return access(slash ? dir : ".", W_OK) == 0;
 }

@@ -44,6 +44,12 @@ void output_file_abort(struct output_file *out);
 
 int output_dir_prepare(const char *dir, bool create, struct xerr *e);
 
+/* Whether the directory that would hold the file path ("." for a bare
+ * name) exists and this process may create files in it (access(2)), so a
+ * -o FILE or --metrics-file is refused before any work; false for a path
+ * ending in '/'. Sets errno when false. */
+bool output_file_dir_writable(const char *path);
+
 /* A file name a recipe gives (flamegraph(@m, "NAME")) is a plain name inside
  * the output directory: no '/', not "", "." or "..". Returns 0 or -1. */
 int output_name_check(const char *name, struct xerr *e);

@@ -158,3 +158,74 @@ expect_error() {
 		sed 's/^/    /' "$TMP/err"
 	fi
 }
+
+# --- Statistical checks: a share judged by its sample count (issue 31) -----
+# A share K of N samples is judged by its Wilson score interval with
+# continuity correction at z = 3.719, the one-sided 10^-4 quantile: a check
+# fails only when the whole interval lies on the wrong side of its
+# threshold, so a correct program fails it at most about once in 10^4 runs
+# whatever N is. The interval narrows as N grows: each test takes enough
+# samples that the broken variant it guards against falls outside (the
+# mutation that shows it is in the test's header). The TAP line gives K, N
+# and the interval. With N too small for any K to fail the check, it cannot
+# judge: it prints "ok - skipped: ..." with the count it would need.
+STAT_Z=3.719
+# wilson K N: "LOW HIGH", the interval in percent (N = 0: "0 100").
+wilson() {
+	awk -v k="$1" -v n="$2" -v z="$STAT_Z" 'BEGIN {
+		if (n <= 0) { print 0, 100; exit }
+		p = k / n; d = 2 * (n + z * z)
+		lo = (k == 0) ? 0 : (2 * n * p + z * z - 1 - z * sqrt(z * z - 2 - 1 / n + 4 * p * (n * (1 - p) + 1))) / d
+		hi = (k == n) ? 1 : (2 * n * p + z * z + 1 + z * sqrt(z * z + 2 - 1 / n + 4 * p * (n * (1 - p) - 1))) / d
+		if (lo < 0) lo = 0; if (hi > 1) hi = 1
+		printf "%.1f %.1f\n", 100 * lo, 100 * hi }'
+}
+# min_samples_for PCT SIDE: the least N at which K = 0 (SIDE "least") or
+# K = N (SIDE "most") would fail a threshold of PCT percent.
+min_samples_for() {
+	local n=1 lo hi
+	while [ "$n" -lt 100000 ]; do
+		if [ "$2" = least ]; then read -r lo hi <<<"$(wilson 0 "$n")"; awk -v h="$hi" -v t="$1" 'BEGIN { exit !(h < t) }' && break
+		else read -r lo hi <<<"$(wilson "$n" "$n")"; awk -v l="$lo" -v t="$1" 'BEGIN { exit !(l > t) }' && break; fi
+		n=$((n < 200 ? n + 1 : n + n / 10))
+	done
+	echo "$n"
+}
+# share_text K N: "K of N = S%, 1e-4 interval LO-HI%".
+share_text() {
+	local lo hi
+	read -r lo hi <<<"$(wilson "$1" "$2")"
+	awk -v k="$1" -v n="$2" -v lo="$lo" -v hi="$hi" \
+		'BEGIN { printf "%d of %d = %.1f%%, 1e-4 interval %s-%s%%", k, n, n ? 100 * k / n : 0, lo, hi }'
+}
+# check_share_at_least WHAT K N PCT: passes unless the share's interval is
+# wholly below PCT percent.
+check_share_at_least() {
+	local what=$1 k=${2:-0} n=${3:-0} pct=$4 lo hi
+	read -r lo hi <<<"$(wilson 0 "$n")"
+	if awk -v h="$hi" -v t="$pct" 'BEGIN { exit !(h >= t) }'; then
+		ok "skipped: $what: $n samples cannot tell a share below ${pct}% at 1e-4 (needs $(min_samples_for "$pct" least) or more)"
+		return 0
+	fi
+	read -r lo hi <<<"$(wilson "$k" "$n")"
+	check "$what: $(share_text "$k" "$n") reaches >= ${pct}%" awk -v h="$hi" -v t="$pct" 'BEGIN { exit !(h >= t) }'
+}
+# check_share_at_most WHAT K N PCT: passes unless the share's interval is
+# wholly above PCT percent.
+check_share_at_most() {
+	local what=$1 k=${2:-0} n=${3:-0} pct=$4 lo hi
+	read -r lo hi <<<"$(wilson "$n" "$n")"
+	if awk -v l="$lo" -v t="$pct" 'BEGIN { exit !(l <= t) }'; then
+		ok "skipped: $what: $n samples cannot tell a share above ${pct}% at 1e-4 (needs $(min_samples_for "$pct" most) or more)"
+		return 0
+	fi
+	read -r lo hi <<<"$(wilson "$k" "$n")"
+	check "$what: $(share_text "$k" "$n") reaches <= ${pct}%" awk -v l="$lo" -v t="$pct" 'BEGIN { exit !(l <= t) }'
+}
+# check_share_between WHAT K N LO HI: both of the above.
+check_share_between() {
+	local status=0
+	check_share_at_least "$1" "$2" "$3" "$4" || status=1
+	check_share_at_most "$1" "$2" "$3" "$5" || status=1
+	return $status
+}

@@ -229,3 +229,43 @@ check_share_between() {
 	check_share_at_most "$1" "$2" "$3" "$5" || status=1
 	return $status
 }
+
+# --- Timing checks: judged only when the machine's other work allows ------
+# A rate or a duration measured on a 2-CPU machine says something of the
+# tool only when other work left it the CPUs. load_begin PIDS... starts
+# counting; others_load_pct then prints the share of all CPUs' time (in
+# percent) that went to anything but this test's shell, its waited-for
+# children (xgdbprof, gdb) and PIDS (the targets it started): /proc/stat's
+# busy and steal time less /proc/PID/stat's user, system and children's
+# times. check_timing WHAT COMMAND... runs the check when that share stayed
+# under TIMING_LOAD_LIMIT (25%: half a CPU of 2) and otherwise prints
+# "ok - skipped: WHAT: other work used N% ..." (never a silent pass). Call
+# it after the timed command has been waited for.
+TIMING_LOAD_LIMIT=${TIMING_LOAD_LIMIT:-25}
+load_jiffies() {   # "BUSY_ALL OWN" in clock ticks now
+	local own=0 p t
+	own=$(awk '{ print $14 + $15 + $16 + $17 }' "/proc/$$/stat")
+	for p in $LOAD_PIDS; do
+		t=$(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null) && own=$((own + t))
+	done
+	awk -v own="$own" '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, own; exit }' /proc/stat
+}
+load_begin() { LOAD_PIDS="$*"; LOAD_FROM=$(load_jiffies); LOAD_FROM_NS=$(date +%s%N); }
+others_load_pct() {
+	local b0 o0 b1 o1
+	read -r b0 o0 <<<"$LOAD_FROM"
+	read -r b1 o1 <<<"$(load_jiffies)"
+	awk -v b="$((b1 - b0))" -v o="$((o1 - o0))" -v ns="$(($(date +%s%N) - LOAD_FROM_NS))" \
+		-v hz="$(getconf CLK_TCK)" -v cpus="$(nproc)" \
+		'BEGIN { x = 100 * (b - o) / hz / (ns / 1e9) / cpus; if (x < 0) x = 0; printf "%d", x + 0.5 }'
+}
+check_timing() {
+	local what=$1 pct
+	shift
+	pct=$(others_load_pct)
+	if [ "$pct" -gt "$TIMING_LOAD_LIMIT" ]; then
+		ok "skipped: $what: other work used ${pct}% of the $(nproc) CPUs meanwhile (over ${TIMING_LOAD_LIMIT}%: the timing cannot be judged)"
+		return 0
+	fi
+	check "$what (other work: ${pct}% of the CPUs)" "$@"
+}

@@ -22,6 +22,16 @@
 # it: the thread shares CPU 1 with a busy loop (each holds it about half the
 # time) and xgdbprof and gdb run on CPU 0. About half its stops then land at
 # a later getpid return, and the rest in its own code.
+#
+# The shares are judged by their sample counts (tests/lib.sh, 1e-4 each).
+# Mutations that showed them failing (./dev test --repeat 1 tests/landing.sh):
+#   sed -i 's/else if (sampler_landing_kept(t))/else if (1 || sampler_landing_kept(t))/' src/stacks/sampler.c
+#     every late landing kept: "spin: hot_function leads" (458 of 952 =
+#     48.1%, interval 42.1-54.2%) and "spin: getpid holds no more than the
+#     kernel's share + 15" (476 of 952, 44.0-56.0% over 17%) fail;
+#   sed -i 's/else if (sampler_landing_kept(t))/else if (0 \&\& sampler_landing_kept(t))/' src/stacks/sampler.c
+#     every stop at a call's return left out: the yielder keeps 1 stack,
+#     "yield: enough stacks to judge" fails.
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
 require_attach
 
@@ -89,10 +99,9 @@ if can_pin; then
 	stops=$(sed -n 's/.*samples: \([0-9]*\) stops.*/\1/p' "$TMP/spin.out")
 	echo "  $in_getpid of $total stacks end in getpid, $in_hot pass through hot_function; the kernel says ${kernel}% of its CPU time was in system calls"
 	check "spin: enough stacks to judge ($total >= 20)" test "${total:-0}" -ge 20
-	check "spin: hot_function leads (on $in_hot of $total stacks, at least 70%)" \
-		test $((100 * ${in_hot:-0})) -ge $((70 * ${total:-1}))
-	check "spin: getpid holds no more than the kernel's share + 15 points ($in_getpid of $total, kernel ${kernel}%)" \
-		test $((100 * ${in_getpid:-0})) -le $(((${kernel:-0} + 15) * ${total:-1}))
+	check_share_at_least "spin: hot_function leads" "$in_hot" "$total" 70
+	check_share_at_most "spin: getpid holds no more than the kernel's share (${kernel}%) + 15 points" \
+		"$in_getpid" "$total" $((${kernel:-0} + 15))
 	left_out=$(sed -n "s/.*note: \([0-9]*\) samples landed at a later system call's return and were left out.*/\1/p" "$TMP/spin.out")
 	echo "  the report says ${left_out:-no} of ${stops:-no} stops were left out (the last run's)"
 	check "spin: the report says how many samples landed at a later call's return (${left_out:-none})" \
@@ -114,8 +123,8 @@ if can_pin; then
 	kernel=$(awk '{ printf "%d", 100 * $15 / ($14 + $15 + 0.001) }' "/proc/$CALLS/stat")
 	echo "  $in_getpid of $total stacks end in getpid; the kernel says ${kernel}% of its CPU time was in system calls"
 	check "calls: enough stacks to judge ($total >= 20)" test "${total:-0}" -ge 20
-	check "calls: getpid holds at least the kernel's share - 15 points ($in_getpid of $total, kernel ${kernel}%)" \
-		test $((100 * ${in_getpid:-0})) -ge $(((${kernel:-0} - 15) * ${total:-1}))
+	check_share_at_least "calls: getpid holds at least the kernel's share (${kernel}%) - 15 points" \
+		"$in_getpid" "$total" $((${kernel:-0} - 15))
 	kill "$CALLS" "$CORUNNER"
 else
 	echo "ok - skipped: the calls case needs 2 CPUs and taskset (the thread shares one CPU with a busy loop, gdb runs on the other)"
@@ -169,10 +178,11 @@ if [ "$(id -u)" = 0 ] && can_pin; then
 		# is on what became of the stops. A stop is called waiting when
 		# the yielder was queued behind other work on its CPU: a few, not
 		# most.
-		check "yield: the yielder's stops are mostly not called waiting ($waiting of $stops)" \
-			test "$stops" -ge 20 -a $((2 * waiting)) -lt "$stops"
-		check "yield: most of its stacks end in sched_yield ($in_yield of $total, at least 5)" \
-			test "${in_yield:-0}" -ge 5 -a $((2 * ${in_yield:-0})) -gt "${total:-0}"
+		check_share_at_most "yield: the yielder's stops are mostly not called waiting" "$waiting" "$stops" 50
+		# 16 stacks at least: fewer cannot show a share under 50% at 1e-4,
+		# and a sampler that left the yields out keeps 0-1 (see the top).
+		check "yield: enough stacks to judge ($total >= 16)" test "${total:-0}" -ge 16
+		check_share_at_least "yield: most of its stacks end in sched_yield" "$in_yield" "$total" 50
 	fi
 	# Now it shares CPU 1 with another yielder: each yield hands the CPU to
 	# the other, and a stop asked while it is queued in sched_yield would

@@ -269,3 +269,18 @@ check_timing() {
 	fi
 	check "$what (other work: ${pct}% of the CPUs)" "$@"
 }
+
+# fewest_to_hold N COVERAGE: the least K such that a procedure right with
+# probability COVERAGE (0.95 for a 95% interval) is right in fewer than K
+# of N independent runs with probability at most 10^-4 (binomial tail).
+fewest_to_hold() {
+	awk -v n="$1" -v p="$2" 'BEGIN {
+		k = 0; tail = 0
+		while (k <= n) {
+			c = 1; for (i = 0; i < k; i++) c = c * (n - i) / (i + 1)
+			pk = c * p ^ k * (1 - p) ^ (n - k)
+			if (tail + pk > 1e-4) break
+			tail += pk; k++
+		}
+		print k }'
+}

@@ -170,9 +170,11 @@ expect_error() {
 # and the interval. With N too small for any K to fail the check, it cannot
 # judge: it prints "ok - skipped: ..." with the count it would need.
 STAT_Z=3.719
-# wilson K N: "LOW HIGH", the interval in percent (N = 0: "0 100").
+# wilson K N: "LOW HIGH", the interval in percent (N = 0: "0 100"; K
+# outside 0..N, a test's own mistake: "nan nan").
 wilson() {
 	awk -v k="$1" -v n="$2" -v z="$STAT_Z" 'BEGIN {
+		if (k < 0 || k > n) { print "nan", "nan"; exit }
 		if (n <= 0) { print 0, 100; exit }
 		p = k / n; d = 2 * (n + z * z)
 		lo = (k == 0) ? 0 : (2 * n * p + z * z - 1 - z * sqrt(z * z - 2 - 1 / n + 4 * p * (n * (1 - p) + 1))) / d
@@ -198,10 +200,16 @@ share_text() {
 	awk -v k="$1" -v n="$2" -v lo="$lo" -v hi="$hi" \
 		'BEGIN { printf "%d of %d = %.1f%%, 1e-4 interval %s-%s%%", k, n, n ? 100 * k / n : 0, lo, hi }'
 }
+# share_counts_valid WHAT K N: K and N are counts with K <= N, else "not ok".
+share_counts_valid() {
+	case "$2$3" in ''|*[!0-9]*) not_ok "$1: '$2' of '$3' are not counts"; return 1 ;; esac
+	[ "$2" -le "$3" ] || { not_ok "$1: $2 of $3 is not a share (more than the whole)"; return 1; }
+}
 # check_share_at_least WHAT K N PCT: passes unless the share's interval is
 # wholly below PCT percent.
 check_share_at_least() {
 	local what=$1 k=${2:-0} n=${3:-0} pct=$4 lo hi
+	share_counts_valid "$what" "$k" "$n" || return 1
 	read -r lo hi <<<"$(wilson 0 "$n")"
 	if awk -v h="$hi" -v t="$pct" 'BEGIN { exit !(h >= t) }'; then
 		ok "skipped: $what: $n samples cannot tell a share below ${pct}% at 1e-4 (needs $(min_samples_for "$pct" least) or more)"
@@ -214,6 +222,7 @@ check_share_at_least() {
 # wholly above PCT percent.
 check_share_at_most() {
 	local what=$1 k=${2:-0} n=${3:-0} pct=$4 lo hi
+	share_counts_valid "$what" "$k" "$n" || return 1
 	read -r lo hi <<<"$(wilson "$n" "$n")"
 	if awk -v l="$lo" -v t="$pct" 'BEGIN { exit !(l <= t) }'; then
 		ok "skipped: $what: $n samples cannot tell a share above ${pct}% at 1e-4 (needs $(min_samples_for "$pct" most) or more)"

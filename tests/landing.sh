@@ -54,15 +54,15 @@ sample { @s[ustack] = count(); } end { report(@s); folded(@s); }" -o "$TMP/$1" "
 	folded=$(ls "$TMP/$1"/*.folded 2>/dev/null | head -1)
 }
 GETPID='^(__GI_getpid|getpid|__getpid)$'
-# profile_pooled NAME PID: runs of 10 s, up to 4, their stacks pooled until
-# there are 20 to judge by. Most stops of a thread that calls getpid in a
+# profile_pooled NAME PID: runs of 5 s, up to 8, their stacks pooled until
+# there are 20 to judge by (one run has given 380-490 since the pinning). Most stops of a thread that calls getpid in a
 # loop land at a later getpid return, and only the kernel's share of those
 # is kept. $TMP/NAME.out is the last run's report.
 profile_pooled() {
 	: >"$TMP/$1.pooled"
-	for run in 1 2 3 4; do
+	for run in 1 2 3 4 5 6 7 8; do
 		rm -rf "$TMP/$1"
-		profile "$1" "$2" running 10
+		profile "$1" "$2" running 5
 		cat "${folded:-/dev/null}" >>"$TMP/$1.pooled"
 		read -r _ pooled <<<"$(leaf_share "$TMP/$1.pooled" '^$')"
 		[ "${pooled:-0}" -ge 20 ] && break

@@ -150,5 +150,5 @@ PARALLEL_SAFE_TESTS += tests/cli.sh tests/bad_input.sh tests/dump.sh tests/names
 	tests/recipes.sh tests/recipe-docs.sh tests/output_files.sh tests/hostile_text.sh \
 	tests/report_width.sh tests/symbol_fallbacks.sh tests/deep_stacks.sh \
 	tests/trace_registers.sh tests/gdb_lost.sh tests/trace_args.sh tests/trace_panic.sh \
-	tests/trace_safety.sh tests/recursion.sh tests/layers.sh \
+	tests/trace_safety.sh tests/recursion.sh tests/layers.sh tests/safety.sh \
 	tests/fuzz/recipe-corpus.sh tests/fuzz/replay_mi_parse.sh

@@ -204,10 +204,13 @@ check "hostile names: the target runs on, not traced" runs_untraced "$HOSTILE"
 tm kill-server 2>/dev/null
 
 # ---- stdout not a terminal: a plain snapshot per refresh ----
+load_begin "$RATIO"
 "$XGDBPROF" top "$RATIO" -d 6s --refresh 2s -n 5 --max-stopped 20 >"$TMP/plain.out" 2>"$TMP/plain.err" </dev/null
 check "in a pipe: exit 0 at the end of -d" test $? -eq 0 || show "$TMP/plain.err"
 snapshots=$(grep -c '^xgdbprof top · process' "$TMP/plain.out")
-check "in a pipe: a snapshot per refresh ($snapshots in 6 s, every 2 s)" between "$snapshots" 2 3 ||
+# How many refreshes fit in 6 s is timing; that there is one is not.
+check "in a pipe: snapshots are printed ($snapshots)" test "$snapshots" -ge 1 || show "$TMP/plain.err"
+check_timing "in a pipe: a snapshot per refresh ($snapshots in 6 s, every 2 s)" between "$snapshots" 2 3 ||
 	show "$TMP/plain.err"
 check "in a pipe: no escape sequences" sh -c "! grep -q \$(printf '\\033') '$TMP/plain.out'"
 check "in a pipe: -n 5 rows at most per snapshot" \

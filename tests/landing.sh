@@ -26,9 +26,10 @@
 # The shares are judged by their sample counts (tests/lib.sh, 1e-4 each).
 # Mutations that showed them failing (./dev test --repeat 1 tests/landing.sh):
 #   sed -i 's/else if (sampler_landing_kept(t))/else if (1 || sampler_landing_kept(t))/' src/stacks/sampler.c
-#     every late landing kept: "spin: hot_function leads" (458 of 952 =
-#     48.1%, interval 42.1-54.2%) and "spin: getpid holds no more than the
-#     kernel's share + 15" (476 of 952, 44.0-56.0% over 17%) fail;
+#     every late landing kept: "spin: hot_function leads" (221 of 418 =
+#     52.9%, interval 43.7-61.8%, with runs of 5 s) and "spin: getpid holds
+#     no more than the kernel's share + 15" (193 of 418, 37.3-55.3% over
+#     17%) fail;
 #   sed -i 's/else if (sampler_landing_kept(t))/else if (0 \&\& sampler_landing_kept(t))/' src/stacks/sampler.c
 #     every stop at a call's return left out: the yielder keeps 1 stack,
 #     "yield: enough stacks to judge" fails.

@@ -37,7 +37,10 @@ measured=$(sed -n 's/.*schedstat (wall - on CPU) for \([0-9]*\) of [0-9]* hits.*
 all_hits=$(sed -n 's/.*schedstat (wall - on CPU) for [0-9]* of \([0-9]*\) hits.*/\1/p' "$TMP/err")
 echo "# fixture stopped ${true_pct}% over 3 s by its own clocks; xgdbprof says ${xg_pct}%, ${measured:-0} of ${hits:-0} hits measured"
 check "budget note printed" grep -q 'probes were switched off .* <= 5% of the time' "$TMP/err"
-check_share_at_least "the hidden part of most hits read from the thread's clocks" "${measured:-0}" "${all_hits:-0}" 50
+# 70%, judged by the hit count (tests/lib.sh): 202 of 202 measured here; a
+# clock that measured every other hit (145 of 290, interval 39.2-60.8%) fails:
+#   sed -i '78s/if (tid > 0 \&\& w->exact) {/if (tid > 0 \&\& w->exact \&\& c->bounded++ % 3 == 0) {/' src/trace/stop_clock.c
+check_share_at_least "the hidden part of most hits read from the thread's clocks" "${measured:-0}" "${all_hits:-0}" 70
 check "the fixture was really stopped at most 2x the budget (${true_pct}%)" \
 	awk -v t="$true_pct" 'BEGIN { exit !(t <= 10) }'
 check "the probes did run: stopped at least 1% (${true_pct}%)" awk -v t="$true_pct" 'BEGIN { exit !(t >= 1) }'

@@ -22,6 +22,17 @@
 # it: the thread shares CPU 1 with a busy loop (each holds it about half the
 # time) and xgdbprof and gdb run on CPU 0. About half its stops then land at
 # a later getpid return, and the rest in its own code.
+#
+# The shares are judged by their sample counts (tests/lib.sh, 1e-4 each).
+# Mutations that showed them failing (./dev test --repeat 1 tests/landing.sh):
+#   sed -i 's/else if (sampler_landing_kept(t))/else if (1 || sampler_landing_kept(t))/' src/stacks/sampler.c
+#     every late landing kept: "spin: hot_function leads" (221 of 418 =
+#     52.9%, interval 43.7-61.8%, with runs of 5 s) and "spin: getpid holds
+#     no more than the kernel's share + 15" (193 of 418, 37.3-55.3% over
+#     17%) fail;
+#   sed -i 's/else if (sampler_landing_kept(t))/else if (0 \&\& sampler_landing_kept(t))/' src/stacks/sampler.c
+#     every stop at a call's return left out: the yielder keeps 1 stack,
+#     "yield: enough stacks to judge" fails.
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
 require_attach
 
@@ -44,15 +55,15 @@ sample { @s[ustack] = count(); } end { report(@s); folded(@s); }" -o "$TMP/$1" "
 	folded=$(ls "$TMP/$1"/*.folded 2>/dev/null | head -1)
 }
 GETPID='^(__GI_getpid|getpid|__getpid)$'
-# profile_pooled NAME PID: runs of 10 s, up to 4, their stacks pooled until
-# there are 20 to judge by. Most stops of a thread that calls getpid in a
+# profile_pooled NAME PID: runs of 5 s, up to 8, their stacks pooled until
+# there are 20 to judge by (one run has given 380-490 since the pinning). Most stops of a thread that calls getpid in a
 # loop land at a later getpid return, and only the kernel's share of those
 # is kept. $TMP/NAME.out is the last run's report.
 profile_pooled() {
 	: >"$TMP/$1.pooled"
-	for run in 1 2 3 4; do
+	for run in 1 2 3 4 5 6 7 8; do
 		rm -rf "$TMP/$1"
-		profile "$1" "$2" running 10
+		profile "$1" "$2" running 5
 		cat "${folded:-/dev/null}" >>"$TMP/$1.pooled"
 		read -r _ pooled <<<"$(leaf_share "$TMP/$1.pooled" '^$')"
 		[ "${pooled:-0}" -ge 20 ] && break
@@ -89,10 +100,9 @@ if can_pin; then
 	stops=$(sed -n 's/.*samples: \([0-9]*\) stops.*/\1/p' "$TMP/spin.out")
 	echo "  $in_getpid of $total stacks end in getpid, $in_hot pass through hot_function; the kernel says ${kernel}% of its CPU time was in system calls"
 	check "spin: enough stacks to judge ($total >= 20)" test "${total:-0}" -ge 20
-	check "spin: hot_function leads (on $in_hot of $total stacks, at least 70%)" \
-		test $((100 * ${in_hot:-0})) -ge $((70 * ${total:-1}))
-	check "spin: getpid holds no more than the kernel's share + 15 points ($in_getpid of $total, kernel ${kernel}%)" \
-		test $((100 * ${in_getpid:-0})) -le $(((${kernel:-0} + 15) * ${total:-1}))
+	check_share_at_least "spin: hot_function leads" "$in_hot" "$total" 70
+	check_share_at_most "spin: getpid holds no more than the kernel's share (${kernel}%) + 15 points" \
+		"$in_getpid" "$total" $((${kernel:-0} + 15))
 	left_out=$(sed -n "s/.*note: \([0-9]*\) samples landed at a later system call's return and were left out.*/\1/p" "$TMP/spin.out")
 	echo "  the report says ${left_out:-no} of ${stops:-no} stops were left out (the last run's)"
 	check "spin: the report says how many samples landed at a later call's return (${left_out:-none})" \
@@ -114,8 +124,8 @@ if can_pin; then
 	kernel=$(awk '{ printf "%d", 100 * $15 / ($14 + $15 + 0.001) }' "/proc/$CALLS/stat")
 	echo "  $in_getpid of $total stacks end in getpid; the kernel says ${kernel}% of its CPU time was in system calls"
 	check "calls: enough stacks to judge ($total >= 20)" test "${total:-0}" -ge 20
-	check "calls: getpid holds at least the kernel's share - 15 points ($in_getpid of $total, kernel ${kernel}%)" \
-		test $((100 * ${in_getpid:-0})) -ge $(((${kernel:-0} - 15) * ${total:-1}))
+	check_share_at_least "calls: getpid holds at least the kernel's share (${kernel}%) - 15 points" \
+		"$in_getpid" "$total" $((${kernel:-0} - 15))
 	kill "$CALLS" "$CORUNNER"
 else
 	echo "ok - skipped: the calls case needs 2 CPUs and taskset (the thread shares one CPU with a busy loop, gdb runs on the other)"
@@ -137,21 +147,24 @@ if [ "$(id -u)" = 0 ] && can_pin; then
 	# Other work on CPU 1 takes the yielder's CPU (each yield hands it
 	# over), and a yielder queued in sched_yield is not stopped: at load
 	# 10-17 it ran 10-19% of the time and got 1-23 stops in 5 s. Runs of
-	# 5 s are pooled, up to 3, until 20 stops; the kernel's run-queue time
+	# 5 s are pooled, up to 4, until 20 stops and 16 stacks (14 in one run
+	# here at load 3: most yield returns are left out as late landings);
+	# the kernel's run-queue time
 	# (schedstat's second field) says how long it waited for its CPU.
 	queued_ns() { awk '{ print $2 }' "/proc/$YIELD/schedstat"; }
 	queued_from=$(queued_ns)
 	wall_from=$(date +%s%N)
 	: >"$TMP/yield.pooled"
 	stops=0 waiting=0
-	for run in 1 2 3; do
+	for run in 1 2 3 4; do
 		rm -rf "$TMP/yield"
 		profile yield "$YIELD" running
 		cat "${folded:-/dev/null}" >>"$TMP/yield.pooled"
 		run_stops=$(sed -n 's/.*samples: \([0-9]*\) stops.*/\1/p' "$TMP/yield.out")
 		run_waiting=$(sed -n 's/.*note: \([0-9]*\) stacks of running threads were left out: the thread sat in a waiting.*/\1/p' "$TMP/yield.out")
 		stops=$((stops + ${run_stops:-0})) waiting=$((waiting + ${run_waiting:-0}))
-		[ "$stops" -ge 20 ] && break
+		read -r _ pooled <<<"$(leaf_share "$TMP/yield.pooled" '^$')"
+		[ "$stops" -ge 20 ] && [ "${pooled:-0}" -ge 16 ] && break
 	done
 	queued_pct=$((100 * ($(queued_ns) - queued_from) / ($(date +%s%N) - wall_from)))
 	XGDBPROF=$XGDBPROF_UNPINNED
@@ -169,10 +182,11 @@ if [ "$(id -u)" = 0 ] && can_pin; then
 		# is on what became of the stops. A stop is called waiting when
 		# the yielder was queued behind other work on its CPU: a few, not
 		# most.
-		check "yield: the yielder's stops are mostly not called waiting ($waiting of $stops)" \
-			test "$stops" -ge 20 -a $((2 * waiting)) -lt "$stops"
-		check "yield: most of its stacks end in sched_yield ($in_yield of $total, at least 5)" \
-			test "${in_yield:-0}" -ge 5 -a $((2 * ${in_yield:-0})) -gt "${total:-0}"
+		check_share_at_most "yield: the yielder's stops are mostly not called waiting" "$waiting" "$stops" 50
+		# 16 stacks at least: fewer cannot show a share under 50% at 1e-4,
+		# and a sampler that left the yields out keeps 0-1 (see the top).
+		check "yield: enough stacks to judge ($total >= 16)" test "${total:-0}" -ge 16
+		check_share_at_least "yield: most of its stacks end in sched_yield" "$in_yield" "$total" 50
 	fi
 	# Now it shares CPU 1 with another yielder: each yield hands the CPU to
 	# the other, and a stop asked while it is queued in sched_yield would

@@ -158,3 +158,138 @@ expect_error() {
 		sed 's/^/    /' "$TMP/err"
 	fi
 }
+
+# --- Statistical checks: a share judged by its sample count (issue 31) -----
+# A share K of N samples is judged by its Wilson score interval with
+# continuity correction at z = 3.719, the one-sided 10^-4 quantile: a check
+# fails only when the whole interval lies on the wrong side of its
+# threshold, so a correct program fails it at most about once in 10^4 runs
+# whatever N is. The interval narrows as N grows: each test takes enough
+# samples that the broken variant it guards against falls outside (the
+# mutation that shows it is in the test's header). The TAP line gives K, N
+# and the interval. With N too small for any K to fail the check, it cannot
+# judge: it prints "ok - skipped: ..." with the count it would need.
+STAT_Z=3.719
+# wilson K N: "LOW HIGH", the interval in percent (N = 0: "0 100"; K
+# outside 0..N, a test's own mistake: "nan nan").
+wilson() {
+	awk -v k="$1" -v n="$2" -v z="$STAT_Z" 'BEGIN {
+		if (k < 0 || k > n) { print "nan", "nan"; exit }
+		if (n <= 0) { print 0, 100; exit }
+		p = k / n; d = 2 * (n + z * z)
+		lo = (k == 0) ? 0 : (2 * n * p + z * z - 1 - z * sqrt(z * z - 2 - 1 / n + 4 * p * (n * (1 - p) + 1))) / d
+		hi = (k == n) ? 1 : (2 * n * p + z * z + 1 + z * sqrt(z * z + 2 - 1 / n + 4 * p * (n * (1 - p) - 1))) / d
+		if (lo < 0) lo = 0; if (hi > 1) hi = 1
+		printf "%.1f %.1f\n", 100 * lo, 100 * hi }'
+}
+# min_samples_for PCT SIDE: the least N at which K = 0 (SIDE "least") or
+# K = N (SIDE "most") would fail a threshold of PCT percent.
+min_samples_for() {
+	local n=1 lo hi
+	while [ "$n" -lt 100000 ]; do
+		if [ "$2" = least ]; then read -r lo hi <<<"$(wilson 0 "$n")"; awk -v h="$hi" -v t="$1" 'BEGIN { exit !(h < t) }' && break
+		else read -r lo hi <<<"$(wilson "$n" "$n")"; awk -v l="$lo" -v t="$1" 'BEGIN { exit !(l > t) }' && break; fi
+		n=$((n < 200 ? n + 1 : n + n / 10))
+	done
+	echo "$n"
+}
+# share_text K N: "K of N = S%, 1e-4 interval LO-HI%".
+share_text() {
+	local lo hi
+	read -r lo hi <<<"$(wilson "$1" "$2")"
+	awk -v k="$1" -v n="$2" -v lo="$lo" -v hi="$hi" \
+		'BEGIN { printf "%d of %d = %.1f%%, 1e-4 interval %s-%s%%", k, n, n ? 100 * k / n : 0, lo, hi }'
+}
+# share_counts_valid WHAT K N: K and N are counts with K <= N, else "not ok".
+share_counts_valid() {
+	case "$2$3" in ''|*[!0-9]*) not_ok "$1: '$2' of '$3' are not counts"; return 1 ;; esac
+	[ "$2" -le "$3" ] || { not_ok "$1: $2 of $3 is not a share (more than the whole)"; return 1; }
+}
+# check_share_at_least WHAT K N PCT: passes unless the share's interval is
+# wholly below PCT percent.
+check_share_at_least() {
+	local what=$1 k=${2:-0} n=${3:-0} pct=$4 lo hi
+	share_counts_valid "$what" "$k" "$n" || return 1
+	read -r lo hi <<<"$(wilson 0 "$n")"
+	if awk -v h="$hi" -v t="$pct" 'BEGIN { exit !(h >= t) }'; then
+		ok "skipped: $what: $n samples cannot tell a share below ${pct}% at 1e-4 (needs $(min_samples_for "$pct" least) or more)"
+		return 0
+	fi
+	read -r lo hi <<<"$(wilson "$k" "$n")"
+	check "$what: $(share_text "$k" "$n") reaches >= ${pct}%" awk -v h="$hi" -v t="$pct" 'BEGIN { exit !(h >= t) }'
+}
+# check_share_at_most WHAT K N PCT: passes unless the share's interval is
+# wholly above PCT percent.
+check_share_at_most() {
+	local what=$1 k=${2:-0} n=${3:-0} pct=$4 lo hi
+	share_counts_valid "$what" "$k" "$n" || return 1
+	read -r lo hi <<<"$(wilson "$n" "$n")"
+	if awk -v l="$lo" -v t="$pct" 'BEGIN { exit !(l <= t) }'; then
+		ok "skipped: $what: $n samples cannot tell a share above ${pct}% at 1e-4 (needs $(min_samples_for "$pct" most) or more)"
+		return 0
+	fi
+	read -r lo hi <<<"$(wilson "$k" "$n")"
+	check "$what: $(share_text "$k" "$n") reaches <= ${pct}%" awk -v l="$lo" -v t="$pct" 'BEGIN { exit !(l <= t) }'
+}
+# check_share_between WHAT K N LO HI: both of the above.
+check_share_between() {
+	local status=0
+	check_share_at_least "$1" "$2" "$3" "$4" || status=1
+	check_share_at_most "$1" "$2" "$3" "$5" || status=1
+	return $status
+}
+
+# --- Timing checks: judged only when the machine's other work allows ------
+# A rate or a duration measured on a 2-CPU machine says something of the
+# tool only when other work left it the CPUs. load_begin PIDS... starts
+# counting; others_load_pct then prints the share of all CPUs' time (in
+# percent) that went to anything but this test's shell, its waited-for
+# children (xgdbprof, gdb) and PIDS (the targets it started): /proc/stat's
+# busy and steal time less /proc/PID/stat's user, system and children's
+# times. check_timing WHAT COMMAND... runs the check when that share stayed
+# under TIMING_LOAD_LIMIT (25%: half a CPU of 2) and otherwise prints
+# "ok - skipped: WHAT: other work used N% ..." (never a silent pass). Call
+# it after the timed command has been waited for.
+TIMING_LOAD_LIMIT=${TIMING_LOAD_LIMIT:-25}
+load_jiffies() {   # "BUSY_ALL OWN" in clock ticks now
+	local own=0 p t
+	own=$(awk '{ print $14 + $15 + $16 + $17 }' "/proc/$$/stat")
+	for p in $LOAD_PIDS; do
+		t=$(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null) && own=$((own + t))
+	done
+	awk -v own="$own" '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, own; exit }' /proc/stat
+}
+load_begin() { LOAD_PIDS="$*"; LOAD_FROM=$(load_jiffies); LOAD_FROM_NS=$(date +%s%N); }
+others_load_pct() {
+	local b0 o0 b1 o1
+	read -r b0 o0 <<<"$LOAD_FROM"
+	read -r b1 o1 <<<"$(load_jiffies)"
+	awk -v b="$((b1 - b0))" -v o="$((o1 - o0))" -v ns="$(($(date +%s%N) - LOAD_FROM_NS))" \
+		-v hz="$(getconf CLK_TCK)" -v cpus="$(nproc)" \
+		'BEGIN { x = 100 * (b - o) / hz / (ns / 1e9) / cpus; if (x < 0) x = 0; printf "%d", x + 0.5 }'
+}
+check_timing() {
+	local what=$1 pct
+	shift
+	pct=$(others_load_pct)
+	if [ "$pct" -gt "$TIMING_LOAD_LIMIT" ]; then
+		ok "skipped: $what: other work used ${pct}% of the $(nproc) CPUs meanwhile (over ${TIMING_LOAD_LIMIT}%: the timing cannot be judged)"
+		return 0
+	fi
+	check "$what (other work: ${pct}% of the CPUs)" "$@"
+}
+
+# fewest_to_hold N COVERAGE: the least K such that a procedure right with
+# probability COVERAGE (0.95 for a 95% interval) is right in fewer than K
+# of N independent runs with probability at most 10^-4 (binomial tail).
+fewest_to_hold() {
+	awk -v n="$1" -v p="$2" 'BEGIN {
+		k = 0; tail = 0
+		while (k <= n) {
+			c = 1; for (i = 0; i < k; i++) c = c * (n - i) / (i + 1)
+			pk = c * p ^ k * (1 - p) ^ (n - k)
+			if (tail + pk > 1e-4) break
+			tail += pk; k++
+		}
+		print k }'
+}

@@ -180,3 +180,14 @@ EXTRA_DIST += $(GLIBC_MEM_TESTS)
 PROMETHEUS_TESTS = tests/prometheus.sh
 TESTS += $(PROMETHEUS_TESTS)
 EXTRA_DIST += $(PROMETHEUS_TESTS)
+
+## Issue 31 item 4: end-to-end tests that may run beside another under
+## ./dev test's `make -j2 check` (tests/timed-driver's lock): exact checks
+## only, no rate, duration or CPU share. A new test runs alone unless it is
+## added here; add it only if nothing it checks depends on the CPU it gets.
+PARALLEL_SAFE_TESTS += tests/cli.sh tests/bad_input.sh tests/dump.sh tests/names.sh \
+	tests/recipes.sh tests/recipe-docs.sh tests/output_files.sh tests/hostile_text.sh \
+	tests/report_width.sh tests/symbol_fallbacks.sh tests/deep_stacks.sh \
+	tests/trace_registers.sh tests/gdb_lost.sh tests/trace_args.sh tests/trace_panic.sh \
+	tests/trace_safety.sh tests/recursion.sh tests/layers.sh tests/safety.sh \
+	tests/fuzz/recipe-corpus.sh tests/fuzz/replay_mi_parse.sh

@@ -125,6 +125,10 @@ for line in lines:
 PY
 
 # --- A C program with a known 3:1 split between two functions -------------
+# The split is judged by the sample count (tests/lib.sh, 1e-4 per bound).
+# Shares over twice the samples (heavy_work 142 of 386 = 36.8%, interval
+# 28.1-46.4%; all-stop 64 of 160) fail "75% within 10 points":
+#   sed -i '131s/share(fn->self, m->total)/share(fn->self, 2 * m->total)/' src/report/report_json.c
 "$FIXTURES/ratio" &
 RATIO=$!
 TEST_PIDS="$TEST_PIDS $RATIO"
@@ -140,18 +144,24 @@ sample { @s[thread.name, ustack] = count(); }
 end { report(@s); }' -d "$seconds" -F 49 -o "$TMP/$name" "$RATIO" >"$TMP/$name.txt" 2>"$TMP/$name.err"
 	check "$name run exits 0" test $? -eq 0
 	"$XGDBPROF" report --format json "$TMP/$name" >"$TMP/$name.json"
-	check "$name ($stop_mode): heavy_work:light_work shares are 75:25 within 10 points" \
-		python3 - "$TMP/$name.json" "$min_samples" "$stop_mode" <<'PY'
+	check "$name ($stop_mode): the stop mode, and at least $min_samples samples" \
+		python3 - "$TMP/$name.json" "$min_samples" "$stop_mode" "$TMP/$name.counts" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
 min_samples, stop_mode = int(sys.argv[2]), sys.argv[3]
 share = {f["function"]: f["self_share"] for f in report["top_self"]}
 heavy, light = share.get("heavy_work", 0), share.get("light_work", 0)
-print("  %s: heavy_work %.1f%%, light_work %.1f%% of %d samples" % (stop_mode, heavy, light, report["total_samples"]))
+n = report["total_samples"]
+print("  %s: heavy_work %.1f%%, light_work %.1f%% of %d samples" % (stop_mode, heavy, light, n))
+open(sys.argv[4], "w").write("%d %d %d\n" % (round(heavy * n / 100), round(light * n / 100), n))
 assert report["run"]["stop_mode"] == stop_mode, report["run"].get("stop_mode")
-assert report["total_samples"] >= min_samples, report["total_samples"]
-assert abs(heavy - 75) <= 10 and abs(light - 25) <= 10, share
+assert n >= min_samples, n
 PY
+	# Judged by the sample count (tests/lib.sh): 75:25 within 10 points.
+	local heavy light n
+	read -r heavy light n <"$TMP/$name.counts" 2>/dev/null
+	check_share_between "$name ($stop_mode): heavy_work's share is 75% within 10 points" "${heavy:-0}" "${n:-0}" 65 85
+	check_share_between "$name ($stop_mode): light_work's share is 25% within 10 points" "${light:-0}" "${n:-0}" 15 35
 }
 
 ratio_run ratio 5s 100 non-stop

@@ -33,10 +33,14 @@ true_pct=$(echo "$a $b" | awk '{ w = $4 - $1; printf "%.1f", 100 * (w - ($5 - $2
 xg_pct=$(sed -n 's/^xgdbprof: traced .*target held stopped \([0-9.]*\)% of the time.*/\1/p' "$TMP/err")
 hits=$(sed -n 's/^xgdbprof: traced [0-9.]* s: \([0-9]*\) hits* at .*/\1/p' "$TMP/err")
 measured=$(sed -n 's/.*schedstat (wall - on CPU) for \([0-9]*\) of [0-9]* hits.*/\1/p' "$TMP/err")
+# Of the hits that note counts (calibration hits included).
+all_hits=$(sed -n 's/.*schedstat (wall - on CPU) for [0-9]* of \([0-9]*\) hits.*/\1/p' "$TMP/err")
 echo "# fixture stopped ${true_pct}% over 3 s by its own clocks; xgdbprof says ${xg_pct}%, ${measured:-0} of ${hits:-0} hits measured"
 check "budget note printed" grep -q 'probes were switched off .* <= 5% of the time' "$TMP/err"
-check "the hidden part of most hits read from the thread's clocks (${measured:-0} of ${hits:-0})" \
-	test "${measured:-0}" -gt 0 -a "$((2 * ${measured:-0}))" -ge "${hits:-0}"
+# 70%, judged by the hit count (tests/lib.sh): 202 of 202 measured here; a
+# clock that measured every other hit (145 of 290, interval 39.2-60.8%) fails:
+#   sed -i '78s/if (tid > 0 \&\& w->exact) {/if (tid > 0 \&\& w->exact \&\& c->bounded++ % 3 == 0) {/' src/trace/stop_clock.c
+check_share_at_least "the hidden part of most hits read from the thread's clocks" "${measured:-0}" "${all_hits:-0}" 70
 check "the fixture was really stopped at most 2x the budget (${true_pct}%)" \
 	awk -v t="$true_pct" 'BEGIN { exit !(t <= 10) }'
 check "the probes did run: stopped at least 1% (${true_pct}%)" awk -v t="$true_pct" 'BEGIN { exit !(t >= 1) }'

@@ -3,17 +3,23 @@
 # account: from gdb's attach request to the resume, an upper bound). gdb reading a Rust
 # program's symbols while the target waited held it 0.3-1.3 s before; the
 # tracer needs none of gdb's symbols unless a recipe asks for arg().
+# The 100 ms is a timing check: judged when other work left the CPUs
+# (check_timing in tests/lib.sh), skipped with the load printed otherwise.
+# Judged whatever the load and broken on purpose, all three fail (1445 ms):
+#   sed -i '257s/st->attach_hold_s \* 1e3,/st->attach_hold_s * 1e5,/' src/trace/tracer_estimate.c
+#   make -C build check TESTS=tests/trace_hold.sh TESTS_ENVIRONMENT="TIMING_LOAD_LIMIT=100; export TIMING_LOAD_LIMIT;"
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
 require_attach
 
 hold_of() {   # hold_of NAME PID RECIPE...: runs it, checks its attach+arm hold
 	local name=$1 pid=$2; shift 2
+	load_begin "$pid"
 	"$XGDBPROF" "$@" -d 1s -o "$TMP/out-$name" "$pid" >"$TMP/$name.out" 2>"$TMP/$name.err"
 	check "$name: xgdbprof exits 0" test $? -eq 0 || show "$TMP/$name.err"
 	ours=$(sed -n 's/.*attaching held the target stopped at most \([0-9.]*\) ms and arming the probes \([0-9.]*\) ms (not counted above)/\1 \2/p' "$TMP/$name.err")
 	read -r attach arm <<<"$ours"
 	echo "  $name: attaching held it ${attach:-?} ms, arming ${arm:-?} ms"
-	check "$name: attach and arming together hold the target at most 100 ms (${attach:-?} + ${arm:-?})" \
+	check_timing "$name: attach and arming together hold the target at most 100 ms (${attach:-?} + ${arm:-?})" \
 		awk -v a="${attach:-1e9}" -v r="${arm:-1e9}" 'BEGIN { exit !(a + r <= 100) }'
 }
 

@@ -180,3 +180,13 @@ EXTRA_DIST += $(GLIBC_MEM_TESTS)
 PROMETHEUS_TESTS = tests/prometheus.sh
 TESTS += $(PROMETHEUS_TESTS)
 EXTRA_DIST += $(PROMETHEUS_TESTS)
+
+# elapsed by the kernel's account of the thread (issue 26 item 2): a thread
+# pool whose handler times itself.
+$(FIXTURE_BIN)/timed_calls: tests/fixtures/timed_calls.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/timed_calls.c
+check_DATA += $(FIXTURE_BIN)/timed_calls
+CLEANFILES += $(FIXTURE_BIN)/timed_calls
+LATENCY_TESTS = tests/trace_latency.sh
+TESTS += $(LATENCY_TESTS)
+EXTRA_DIST += $(LATENCY_TESTS) tests/fixtures/timed_calls.c

@@ -38,7 +38,9 @@
 #     xgdbprof's exit (the detach included), per second and per hit;
 #   - attach hold: the ms attaching and arming held the running service
 #     (xgdbprof's own figures from the budget run).
-# `--only "trace_hot"` or `--only "kvservice"` runs one part.
+# Then timed_calls (issue 26): elapsed / the handler's own timing, the
+# count's estimate / its own count, and the cost to the target.
+# `--only "trace_hot"`, `--only "kvservice"` or `--only "timed_calls"` runs one part.
 # See bench/README.md. Needs: cc, gdb, cargo (the fixture).
 set -eu
 
@@ -48,13 +50,15 @@ window=6
 [ -z "$other_xgdbprof" ] || { echo "$0: --compare is bench/profile.sh's" >&2; exit 2; }
 case " ${only:-trace_hot kvservice} " in *" trace_hot "*) part_hot=1 ;; *) part_hot= ;; esac
 case " ${only:-trace_hot kvservice} " in *" kvservice "*) part_kv=1 ;; *) part_kv= ;; esac
-[ -n "$part_hot$part_kv" ] || { echo "$0: --only takes trace_hot and/or kvservice" >&2; exit 2; }
+case " ${only:-trace_hot kvservice timed_calls} " in *" timed_calls "*) part_tc=1 ;; *) part_tc= ;; esac
+[ -n "$part_hot$part_kv$part_tc" ] || { echo "$0: --only takes trace_hot, kvservice and/or timed_calls" >&2; exit 2; }
 hot=$build/tests/fixtures/bin/trace_hot
 kv=$build/tests/fixtures/bin/kvservice
 spin=$build/tests/fixtures/bin/spin_hit
 
 log "building xgdbprof and the fixtures in $build"
-make -s -C "$build" xgdbprof tests/fixtures/bin/trace_hot tests/fixtures/bin/kvservice tests/fixtures/bin/spin_hit >&2
+make -s -C "$build" xgdbprof tests/fixtures/bin/trace_hot tests/fixtures/bin/kvservice tests/fixtures/bin/spin_hit \
+	tests/fixtures/bin/timed_calls >&2
 
 # The recipe shipped as func-latency, with a 10% budget: the budget is a
 # recipe setting (no command-line option).
@@ -173,6 +177,45 @@ echo "loss% = against the median baseline; rloss% = median over rounds of the lo
 echo "stopped% = (wall - on CPU - waiting for a CPU) / wall of the fixture's thread over the window, from /proc schedstat"
 echo "runq% = waiting for a CPU / wall; xg_stop% = xgdbprof's own figure over its whole trace"
 echo "measured = hits whose hidden part xgdbprof read from the thread's clocks; gdb_ms = gdb's part of a hit (median)"
+fi
+
+# timed_calls (issue 26): a 2-worker pool whose handler times itself (its
+# wall time and its thread's CPU per call) and counts its calls. Per round
+# and call size, a run untraced and one traced with a return probe under
+# the default budget, 4 s each: elapsed / the handler's own CPU and wall
+# per call, the count's estimate / the handler's own count, and the cost to
+# the target (its calls/s traced over untraced).
+if [ -n "$part_tc" ]; then
+	tc=$build/tests/fixtures/bin/timed_calls
+	: >"$tmp/tc"
+	r=0
+	while [ "$r" -lt "$rounds" ]; do
+		r=$((r + 1))
+		for work in 20 200; do
+			base=$("$tc" 2 "$work" 4 | sed -n 's/^calls \([0-9]*\) .*/\1/p')
+			"$xgdbprof" -e 'return "handle_request" { @lat = avg(elapsed); @n = count(); }' \
+				-- "$tc" 2 "$work" 4 >"$tmp/tc.out" 2>"$tmp/tc.err" || true
+			own=$(sed -n 's/^calls \([0-9]*\) .*/\1/p' "$tmp/tc.out")
+			wall=$(sed -n 's/^calls [0-9]* mean_us \([0-9.]*\) .*/\1/p' "$tmp/tc.out")
+			cpu=$(sed -n 's/.* cpu_us \([0-9.]*\)$/\1/p' "$tmp/tc.out")
+			lat=$(sed -n 's/^@lat: \([0-9]*\).*/\1/p' "$tmp/tc.out")
+			est=$(sed -n 's/^@n: .* est\. \(at least \)\{0,1\}\([0-9]*\).*/\2/p' "$tmp/tc.out")
+			low=$(grep -q '^@n: .* est\. at least' "$tmp/tc.out" && echo '>=' || echo '')
+			echo "$work ${base:-0} ${own:-0} ${wall:-0} ${cpu:-0} ${lat:-0} ${est:-0} ${low:--}" >>"$tmp/tc"
+		done
+	done
+	echo "timed_calls: 2 workers, handle_request self-timed; medians over $rounds rounds"
+	printf '%-8s %12s %12s %14s %10s\n' work_us lat/own_cpu lat/own_wall est/own_count cost%
+	for work in 20 200; do
+		awk -v w="$work" '$1 == w {
+			n++; lc[n] = $6 / 1e3 / $5; lw[n] = $6 / 1e3 / $4; ec[n] = $7 / $3; c[n] = 100 * (1 - $3 / $2); b = $8 }
+		function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+		END { printf "%-8s %12.2f %12.2f %14s %10.1f\n", w, med(lc, n), med(lw, n),
+			(b == ">=" ? ">=" : "") sprintf("%.3f", med(ec, n)), med(c, n) }' "$tmp/tc"
+	done
+	echo "lat = mean elapsed (the thread's CPU in the call, schedstat); own_cpu/own_wall = the handler's own means;"
+	echo "est = the count's whole-run estimate (>=: a lower bound); cost% = calls/s lost traced vs untraced"
 fi
 
 [ -n "$part_kv" ] || exit 0

@@ -191,3 +191,13 @@ PARALLEL_SAFE_TESTS += tests/cli.sh tests/bad_input.sh tests/dump.sh tests/names
 	tests/trace_registers.sh tests/gdb_lost.sh tests/trace_args.sh tests/trace_panic.sh \
 	tests/trace_safety.sh tests/recursion.sh tests/layers.sh tests/safety.sh \
 	tests/fuzz/recipe-corpus.sh tests/fuzz/replay_mi_parse.sh
+
+# elapsed by the kernel's account of the thread (issue 26 item 2): a thread
+# pool whose handler times itself.
+$(FIXTURE_BIN)/timed_calls: tests/fixtures/timed_calls.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/timed_calls.c
+check_DATA += $(FIXTURE_BIN)/timed_calls
+CLEANFILES += $(FIXTURE_BIN)/timed_calls
+LATENCY_TESTS = tests/trace_latency.sh
+TESTS += $(LATENCY_TESTS)
+EXTRA_DIST += $(LATENCY_TESTS) tests/fixtures/timed_calls.c

@@ -123,6 +123,13 @@ struct tracer_stats {
 	size_t breakpoints;           /* breakpoints + catchpoints inserted, return sites included */
 	uint64_t hits;                /* stops handled */
 	uint64_t entries, returns, unmatched_returns, panics, syscalls;
+	/* Returns timed by the kernel's account of the thread (elapsed is its
+	 * CPU in the call), and those whose thread also slept in the call:
+	 * their time off the CPU is wall time less a median of our stops. */
+	uint64_t returns_cpu_timed, returns_slept;
+	uint64_t returns_below_error;  /* CPU-timed, shorter than the least cost of a hit subtracted */
+	double return_hit_cost_us;     /* that least cost: the correction's error is of its order */
+	double returns_cpu_ns;        /* sum of elapsed over returns_cpu_timed */
 	uint64_t syscalls_restarted;  /* calls our stops interrupted and the kernel restarted: one call each */
 	bool bad_probe;               /* a function/return SPEC matched nothing: bad input, nothing armed */
 	double attach_hold_s;         /* the target held stopped by the attach (session_attach_hold_ms) */

@@ -212,6 +212,27 @@ void tracer_finish_stats(struct tracer *t, uint64_t end)
 				      "cost more than a window's slack): there the estimates lean towards the calls that "
 				      "come first after the probes are armed", st->windows_cut);
 	}
+	if (st->returns_cpu_timed && st->return_hit_cost_us > 0)
+		run_notes_add(notes, "elapsed: %" PRIu64 " return%s timed by the thread's own CPU in the call (the kernel's "
+			      "schedstat, still while we hold it), less %.0f us, the least a hit costs the thread; "
+			      "waits for a CPU left out; mean %.1f us", st->returns_cpu_timed,
+			      st->returns_cpu_timed == 1 ? "" : "s", st->return_hit_cost_us,
+			      st->returns_cpu_ns / 1e3 / (double)st->returns_cpu_timed);
+	else if (st->returns_cpu_timed)
+		run_notes_add(notes, "elapsed: %" PRIu64 " return%s timed by the thread's own CPU in the call (the kernel's "
+			      "schedstat, still while we hold it), our hits' CPU not taken out (no calibration yet: each is "
+			      "an upper bound by that CPU, 20-50 us a call on the test machine); waits for a CPU left out; mean %.1f us",
+			      st->returns_cpu_timed, st->returns_cpu_timed == 1 ? "" : "s",
+			      st->returns_cpu_ns / 1e3 / (double)st->returns_cpu_timed);
+	if (st->returns_below_error)
+		run_notes_add(notes, "elapsed: %" PRIu64 " of those read under %.0f us, within the error of that "
+			      "correction: what remains of them may be ours", st->returns_below_error,
+			      st->return_hit_cost_us);
+	if (st->returns_slept)
+		run_notes_add(notes, "elapsed: %" PRIu64 " return%s whose thread also slept in the call: %s time off the "
+			      "CPU is wall time less our stops' median (%.2f ms), only an estimate, not to be "
+			      "trusted below a few ms", st->returns_slept, st->returns_slept == 1 ? "" : "s",
+			      st->returns_slept == 1 ? "its" : "their", st->gdb_hit_ms);
 	if (st->unmatched_returns)
 		run_notes_add(notes, "%" PRIu64 " stops at return sites matched no recorded entry (calls begun while "
 			 "probes were off)", st->unmatched_returns);

@@ -151,28 +151,68 @@ static int on_entry(struct tracer *t, struct site *site, struct thread_info *th,
 		(void)when;
 		struct pending p = { .tid = th->tid, .sp_after = regs[ARCH_RSP] + 8, .t0_ns = 0,
 				     .site = (size_t)(site - t->probes.sites) };
+		p.clocks_read = proc_thread_schedstat(t->pid, th->tid, &p.clocks) == 0;
+		p.hits_at_entry = t->st->hits;
 		if (pending_push(t, &p, e) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-/* A call's own time: from the resume after its entry stop to the report of
- * its return, less what our stops cost it meanwhile — the stops of other
- * hits in between (all-stop mode holds every thread; stopped_ns counts
- * them, gdb's hidden parts included; non-stop mode holds only the thread
- * that hit, so none of them) and gdb's part of this return's own hit
- * (the step over the entry breakpoint, the trap, the report: gdb_hit_ns,
- * the median measured). A call of a few ns then reads near 0, not the
- * 0.5-2 ms of gdb's own work. */
-static uint64_t call_time_ns(const struct tracer *t, const struct pending *p, uint64_t when)
+/* The wall-clock account of a call: from the resume after its entry stop
+ * to the report of its return, less what our stops cost it meanwhile — the
+ * stops of other hits in between (all-stop mode holds every thread;
+ * stopped_ns counts them; non-stop mode holds only the thread that hit)
+ * and the median of gdb's part of a hit. What is left is mostly the spread
+ * of our own stops: used only when the kernel's account is unreadable. */
+static double call_wall_ns(const struct tracer *t, const struct pending *p, uint64_t when)
 {
 	if (!p->t0_ns || when <= p->t0_ns)
 		return 0;
-	/* Non-stop: other threads' hits did not hold this one. */
 	double ours = (t->non_stop ? 0 : t->duty_cycle.stopped_ns - p->stopped_at_t0_ns) + t->duty_cycle.gdb_hit_ns;
 	double wall = (double)(when - p->t0_ns);
-	return wall > ours ? (uint64_t)(wall - ours) : 0;
+	return wall > ours ? wall - ours : 0;
+}
+
+/* A call's own time by the kernel's account of the thread (docs/recipes.md,
+ * "What elapsed is"): its CPU time between the entry stop and the return
+ * stop, read from schedstat, which stands still while we hold the thread.
+ * It holds the CPU the step over the entry breakpoint and the return trap
+ * cost the thread (st->hit_cpu_cost_us bounds it) and leaves out waits for
+ * a CPU (right after our resume they are mostly ours). A thread that also
+ * slept in the call (more voluntary switches than our ptrace stops make:
+ * the step and the trap, plus in all-stop one per other hit) was off the
+ * CPU for reasons of its own too: that part can only come from the wall
+ * clock, less our stops' median, and such returns are counted apart. */
+static uint64_t call_time_ns(struct tracer *t, const struct pending *p, uint64_t when)
+{
+	struct proc_schedstat now;
+	if (!p->clocks_read || proc_thread_schedstat(t->pid, p->tid, &now) < 0 || now.run_ns < p->clocks.run_ns)
+		return (uint64_t)call_wall_ns(t, p, when);
+	double cpu = (double)(now.run_ns - p->clocks.run_ns);
+	uint64_t our_switches = 2 + (t->non_stop ? 0 : t->st->hits - p->hits_at_entry);
+	if (now.voluntary_switches - p->clocks.voluntary_switches > our_switches) {
+		t->st->returns_slept++;
+		double off = call_wall_ns(t, p, when) - cpu - (double)(now.wait_ns - p->clocks.wait_ns);
+		return (uint64_t)(cpu + (off > 0 ? off : 0));
+	}
+	/* Less the least a hit costs the thread (the calibration's median):
+	 * what remains is the call's, or ours beyond that least; below that
+	 * figure the two cannot be told apart. */
+	double least = 0;
+	const struct hit_cpu *h = &t->hit_cpu;
+	if (h->ncalibrations >= 3) {
+		double sorted[TRACER_CALIBRATIONS];
+		memcpy(sorted, h->calibrations, h->ncalibrations * sizeof *sorted);
+		least = stats_percentile(sorted, h->ncalibrations, 50);
+	}
+	double own = cpu > least ? cpu - least : 0;
+	t->st->returns_cpu_timed++;
+	t->st->returns_cpu_ns += own;
+	t->st->return_hit_cost_us = least / 1e3;
+	if (least > 0 && own < least)
+		t->st->returns_below_error++;
+	return (uint64_t)own;
 }
 
 static int on_return(struct tracer *t, struct thread_info *th, const uint64_t *regs, uint64_t when, struct xerr *e)

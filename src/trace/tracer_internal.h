@@ -78,6 +78,12 @@ struct pending {
 	uint64_t t0_ns;               /* the resume after the entry stop */
 	double stopped_at_t0_ns;      /* the tracer's stopped_ns then */
 	size_t site;
+	/* The thread's own clocks frozen at its entry stop (schedstat and
+	 * voluntary switches): the kernel's account of the call, which does
+	 * not advance while we hold the thread. */
+	bool clocks_read;
+	struct proc_schedstat clocks;
+	uint64_t hits_at_entry;       /* the tracer's hits then (all-stop: each other hit stops it too) */
 };
 
 struct thread_info {

@@ -16,6 +16,9 @@
 #   B. The test's shell reaps the target: xgdbprof must say it is gone (the
 #      cause unknown, or SIGTRAP if it looked before the reaping), never
 #      that it was left running.
+# Mutation for the OOM shield: delete the shield_gdb_from_oom_killer() call
+# in src/session/session_gdb.c: "gdb ran with oom_score_adj -1000" fails
+# where CAP_SYS_RESOURCE is held (it is not in this container: skipped).
 # Mutation: in src/session/restore.c, restore_report_fate(), make the first
 # test `if (1 || r->pid <= 0 ...)`: the three checks on the wording fail (as
 # on main before the fix), the checks on the truth still pass.
@@ -40,7 +43,7 @@ try_kill() {
 		>"$TMP/out.$label" 2>"$TMP/err.$label" &
 	xg=$!
 	wait_for 1500 grep -q "attached" "$TMP/err.$label" && sleep 0.3
-	gdb=$(gdb_child_of "$xg") && kill -KILL "$gdb"
+	gdb=$(gdb_child_of "$xg") && cat "/proc/$gdb/oom_score_adj" >"$TMP/oom.$label" && kill -KILL "$gdb"
 	wait "$xg"
 }
 gone() { local s; s=$(sed -n 's/^[0-9]* (.*) \(.\) .*/\1/p' "/proc/$1/stat" 2>/dev/null); [ -z "$s" -o "$s" = Z ]; }
@@ -74,6 +77,13 @@ if [ -n "$landed" ]; then
 fi
 kill "$REAPER" 2>/dev/null
 wait "$REAPER" 2>/dev/null
+# Where oom_score_adj may be lowered (CAP_SYS_RESOURCE), gdb is the OOM
+# killer's last choice while it holds the target.
+if sh -c 'echo -1 >/proc/$$/oom_score_adj' 2>/dev/null; then
+	check "A: gdb ran with oom_score_adj -1000" test "$(cat "$TMP/oom.A" 2>/dev/null)" = -1000
+else
+	echo "ok - skipped: oom_score_adj cannot be lowered here (no CAP_SYS_RESOURCE), gdb's is $(cat "$TMP/oom.A" 2>/dev/null)"
+fi
 
 # B. Our shell reaps the target as soon as it dies.
 landed=""

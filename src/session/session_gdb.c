@@ -44,6 +44,25 @@ static void parse_gdb_version(const char *text, int *major, int *minor)
 		*major = *minor = 0;
 }
 
+/* gdb killed with its int3s in the target kills the target (restore.h), and
+ * the kernel's OOM killer picks by size: gdb (35 MB) can go before a bigger
+ * program, or before xgdbprof, whose death is harmless (the guardian and
+ * gdb's own detach see to it). So gdb is made the OOM killer's last choice
+ * for as long as the run lasts: we end it at the end of every run. Lowering
+ * oom_score_adj takes CAP_SYS_RESOURCE: as anyone else nothing changes. */
+static void shield_gdb_from_oom_killer(pid_t gdb, bool verbose)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/oom_score_adj", (int)gdb);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	bool done = fd >= 0 && write(fd, "-1000", 5) == 5;
+	if (verbose)
+		fprintf(stderr, "xgdbprof: gdb's oom_score_adj %s\n", done ? "set to -1000 (the OOM killer's last choice)"
+									     : "left as it was (not permitted)");
+	if (fd >= 0)
+		close(fd);
+}
+
 struct session *session_new(const struct session_options *opts, struct xerr *e)
 {
 	const char *gdb_path = gdb_default_path(opts);
@@ -65,6 +84,7 @@ struct session *session_new(const struct session_options *opts, struct xerr *e)
 		free(s);
 		return NULL;
 	}
+	shield_gdb_from_oom_killer(mi_conn_gdb_pid(s->gdb), s->verbose);
 	/* The running gdb tells its version (a separate `gdb --version` would
 	 * cost a whole gdb start-up). MI3 exists since gdb 9; we need 10. */
 	struct mi_record *version = NULL;

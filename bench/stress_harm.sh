@@ -15,6 +15,14 @@
 # seed replays the same rounds (their timing is the machine's). --kinds,
 # --modes, --actions draw from a subset only (names as in the table). Exit 0
 # whatever was found; 2 on bad options.
+# Actions added for issue 28: kill-gdb-in-trap waits (up to 1.5 s) until a
+# canary thread is in trace stop (a trap gdb is handling), then SIGKILLs gdb;
+# the round says whether the canary died, whether xgdbprof said so, and the
+# exposure measured before the kill: the share of /proc polls (about one a
+# millisecond, 300 ms) that found a thread in trace stop. stop-xg holds
+# xgdbprof stopped for 3 s, then continues it, and says how much of that the
+# canary spent stopped; stop-guardian stops the guardian for the rest of the
+# round. The table ends with the mean exposure per mode where measured.
 set -u
 
 seed=1
@@ -23,7 +31,7 @@ build=./build
 xg_timeout=
 verbose=0
 modes="sample-allstop sample-nonstop trace-budget trace-exact dump"
-actions="none kill-gdb stop-gdb int-xg term-xg kill-xg"
+actions="none kill-gdb stop-gdb int-xg term-xg kill-xg kill-gdb-in-trap stop-xg stop-guardian"
 kinds="plain fork exec"
 all_modes=$modes all_actions=$actions all_kinds=$kinds
 while [ $# -gt 0 ]; do
@@ -99,6 +107,40 @@ gdb_of() {   # the gdb child of xgdbprof $1
 	return 1
 }
 
+# Share (%) of polls of /proc/$1/task/*/stat over $2 ms that found a thread
+# in state $3 (t: trace stop, held in a trap or by gdb; T|t: any stop).
+# Builtins only: a poll every millisecond or so, no fork per poll.
+stopped_share() {
+	local pid=$1 ms=$2 want=$3 polls=0 hits=0 line st task deadline
+	deadline=$(( $(now_ms) + ms ))
+	while [ "$(now_ms)" -lt "$deadline" ]; do
+		polls=$((polls + 1))
+		for task in /proc/"$pid"/task/*/stat; do
+			read -r line <"$task" 2>/dev/null || continue
+			st=${line##*) }; st=${st%% *}
+			case "$st" in [$want]) hits=$((hits + 1)); break ;; esac
+		done
+	done
+	echo $(( polls ? 100 * hits / polls : 0 ))
+}
+any_thread_in() {   # any_thread_in PID STATES: one thread of PID in one of STATES now
+	local line st task
+	for task in /proc/"$1"/task/*/stat; do
+		read -r line <"$task" 2>/dev/null || continue
+		st=${line##*) }; st=${st%% *}
+		case "$st" in [$2]) return 0 ;; esac
+	done
+	return 1
+}
+guardian_of() {   # the child of xgdbprof $1 that is not gdb
+	local p
+	for p in $(pgrep -P "$1" 2>/dev/null); do
+		case "$(cat /proc/"$p"/comm 2>/dev/null)" in gdb*) ;; *) echo "$p"; return 0 ;; esac
+	done
+	return 1
+}
+declare -A exposure_sum exposure_n
+
 # pick VAR "A B C": one at random into VAR (no subshell, where RANDOM would
 # not advance the parent's sequence).
 pick() { local a=($2); printf -v "$1" '%s' "${a[$((RANDOM % ${#a[@]}))]}"; }
@@ -141,6 +183,7 @@ function "canary_step" { @c = count(); }') ;;
 	# Found now, not earlier: xgdbprof may run more than one gdb in turn.
 	gdb_pid=$(gdb_of "$xg_pid")
 	did=$action
+	act_note=
 	xg_alive=1
 	kill -0 "$xg_pid" 2>/dev/null && [ "$(harm__state "/proc/$xg_pid")" != Z ] || xg_alive=0
 	[ "$action" != none ] && [ "$xg_alive" = 0 ] && did="$action(late)"
@@ -150,8 +193,34 @@ function "canary_step" { @c = count(); }') ;;
 	int-xg) kill -INT "$xg_pid" 2>/dev/null ;;
 	term-xg) kill -TERM "$xg_pid" 2>/dev/null ;;
 	kill-xg) kill -9 "$xg_pid" 2>/dev/null ;;
+	kill-gdb-in-trap)
+		# gdb may not be there yet at a short delay: wait for it and its attach.
+		for _ in $(seq 1 200); do
+			[ -n "$gdb_pid" ] && [ "$(sed -n 's/^TracerPid:[[:space:]]*//p' /proc/"$canary_pid"/status 2>/dev/null)" = "$gdb_pid" ] && break
+			sleep 0.01
+			gdb_pid=$(gdb_of "$xg_pid")
+		done
+		if [ -n "$gdb_pid" ]; then
+			exposure=$(stopped_share "$canary_pid" 300 t)
+			exposure_sum[$mode]=$(( ${exposure_sum[$mode]:-0} + exposure ))
+			exposure_n[$mode]=$(( ${exposure_n[$mode]:-0} + 1 ))
+			in_trap=no
+			deadline=$(( $(now_ms) + 1500 ))
+			while [ "$(now_ms)" -lt "$deadline" ]; do
+				any_thread_in "$canary_pid" t && { in_trap=yes; break; }
+			done
+			kill -9 "$gdb_pid" 2>/dev/null
+			act_note="exposure ${exposure}% of 300 ms; killed with a thread in trace stop: $in_trap;"
+		fi ;;
+	stop-xg)
+		kill -STOP "$xg_pid" 2>/dev/null
+		held=$(stopped_share "$canary_pid" 3000 Tt)
+		kill -CONT "$xg_pid" 2>/dev/null
+		act_note="canary stopped ${held}% of the 3 s xgdbprof was stopped;" ;;
+	stop-guardian)
+		guardian_pid=$(guardian_of "$xg_pid") && kill -STOP "$guardian_pid" 2>/dev/null ;;
 	esac
-	note=
+	note=$act_note
 	verdict=
 	nharm=0
 	# Bounded: xgdbprof must give up on a stopped gdb by itself (its
@@ -178,6 +247,19 @@ function "canary_step" { @c = count(); }') ;;
 		sleep 1
 		verdict=$(harm_check "$canary_pid" "$status" "$codecheck")
 		nharm=$?
+	fi
+	if [ "$action" = kill-gdb-in-trap ]; then
+		if [ -z "$(harm__state "/proc/$canary_pid")" ] || [ "$(harm__state "/proc/$canary_pid")" = Z ]; then
+			if grep -Eq "process $canary_pid (died of|is gone|was killed)" "$tmp/xg.err.$round"; then
+				note="$note canary died, xgdbprof said so;"
+			else
+				note="$note canary died, xgdbprof did NOT say so;"
+			fi
+		fi
+	fi
+	if [ -n "${guardian_pid:-}" ]; then
+		kill -CONT "$guardian_pid" 2>/dev/null
+		guardian_pid=
 	fi
 	# Only now let a stopped or orphaned gdb go.
 	if [ -n "$gdb_pid" ] && kill -0 "$gdb_pid" 2>/dev/null; then
@@ -220,5 +302,9 @@ for m in $modes; do
 		fi
 	done
 	printf '\n'
+done
+for m in $modes; do
+	[ -n "${exposure_n[$m]:-}" ] &&
+		echo "exposure ($m): a canary thread in trace stop in $(( exposure_sum[$m] / exposure_n[$m] ))% of polls (mean of ${exposure_n[$m]} rounds)"
 done
 echo "harmed: $total_harmed of $rounds"

@@ -143,6 +143,7 @@ EXTRA_DIST += tests/layers.sh tests/layers.py
 ## guardian is not waited on for ever; a target that ends by itself is
 ## reported as it ended.
 RELIABILITY_TESTS = tests/guardian.sh tests/target_exits.sh
+RELIABILITY_TESTS += tests/trap_pending.sh tests/xg_stopped.sh tests/stripped_name.sh
 TESTS += $(RELIABILITY_TESTS)
 EXTRA_DIST += $(RELIABILITY_TESTS)
 

@@ -282,12 +282,10 @@ int cli_rescue_if_gdb_lost(struct session *s, int rc)
 	if (rescued < 0)
 		return cli_error("gdb was lost and the target could not be healed: %s", e.msg);
 	if (rescued > 0) {
-		char what[200];
+		char what[200], fate[240];
 		restore_report_describe(&report, what, sizeof what);
-		char state = proc_state(session_pid(s));
-		if (state == 0 || state == 'Z' || state == 'X')
-			fprintf(stderr, "xgdbprof: gdb was lost, and process %d is gone (it may have met an int3 of "
-				"gdb's before xgdbprof could take it out)\n", (int)session_pid(s));
+		if (restore_report_fate(&report, fate, sizeof fate))
+			fprintf(stderr, "xgdbprof: gdb was lost, and %s (xgdbprof %s)\n", fate, what);
 		else
 			fprintf(stderr, "xgdbprof: gdb was lost; xgdbprof %s and left process %d running, detached\n",
 				what, (int)session_pid(s));

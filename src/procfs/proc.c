@@ -402,6 +402,32 @@ uint64_t proc_start_ticks(pid_t pid)
 	return st.start_ticks;
 }
 
+int proc_zombie_wait_status(pid_t pid, int *wait_status)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (read_small_file(path, buf, sizeof buf) <= 0)
+		return -1;
+	const char *after_comm = strrchr(buf, ')');
+	if (!after_comm || after_comm[1] != ' ' || after_comm[2] != 'Z')
+		return -1;
+	/* field 3 (the state) follows ") "; field 52 is 49 fields later */
+	const char *field = after_comm + 2;
+	for (int n = 3; n < 52; n++) {
+		field = strchr(field, ' ');
+		if (!field)
+			return -1;
+		field++;
+	}
+	char *end;
+	errno = 0;
+	long status = strtol(field, &end, 10);
+	if (end == field || errno || status < 0 || status > 0xffff)
+		return -1;
+	*wait_status = (int)status;
+	return 0;
+}
+
 /* Whether the last component of pid's argv[0] is name. */
 static bool argv0_is(pid_t pid, const char *name)
 {

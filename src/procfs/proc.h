@@ -136,6 +136,11 @@ int proc_thread_sched_ns(pid_t pid, pid_t tid, uint64_t *run_ns, uint64_t *wait_
  * process for good: a PID reused by a newer process has a later start. */
 uint64_t proc_start_ticks(pid_t pid);
 
+/* How a zombie ended, as waitpid would report it (proc(5) stat field 52,
+ * exit_code): 0 and *wait_status while pid is a zombie no one has reaped,
+ * -1 when it is alive, gone or the field is missing (kernels before 3.5). */
+int proc_zombie_wait_status(pid_t pid, int *wait_status);
+
 /* The oldest live process (no zombie, no kernel thread, never ourselves or
  * a child of ours) whose name is `name`: its comm, which the kernel cuts
  * to 15 bytes, equals name, and for a longer name the last component of its

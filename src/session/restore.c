@@ -27,6 +27,7 @@ void restore_set_init(struct restore_set *rs, pid_t pid)
 {
 	memset(rs, 0, sizeof *rs);
 	rs->pid = pid;
+	rs->start_ticks = proc_start_ticks(pid);
 }
 
 void restore_set_release(struct restore_set *rs)
@@ -274,6 +275,36 @@ long restore_count_code_differences(pid_t pid, struct xerr *e)
 
 /* ---- the gdb-death path ------------------------------------------------ */
 
+bool restore_report_fate(const struct restore_report *r, char *buf, size_t size)
+{
+	if (size)
+		buf[0] = '\0';
+	if (r->pid <= 0 || size == 0)
+		return false;
+	char state = proc_state(r->pid);
+	uint64_t started = proc_start_ticks(r->pid);
+	bool same = !r->start_ticks || !started || started == r->start_ticks;
+	if (state && state != 'Z' && state != 'X' && same)
+		return false;
+	int status;
+	if (state == 'Z' && proc_zombie_wait_status(r->pid, &status) == 0) {
+		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGTRAP)
+			snprintf(buf, size, "process %d died of SIGTRAP%s when gdb died: a thread of it was in, or ran "
+				 "into, an int3 of gdb's before xgdbprof could take it out (a limit of ptrace: "
+				 "docs/safety.md)", (int)r->pid, WCOREDUMP(status) ? " (core dumped)" : "");
+		else if (WIFSIGNALED(status))
+			snprintf(buf, size, "process %d was killed by %s%s", (int)r->pid,
+				 sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "a signal",
+				 WCOREDUMP(status) ? " (core dumped)" : "");
+		else
+			snprintf(buf, size, "process %d exited with status %d", (int)r->pid, WEXITSTATUS(status));
+		return true;
+	}
+	snprintf(buf, size, "process %d is gone and its parent has reaped it, so how it ended is unknown here: "
+		 "gdb's death turns a pending breakpoint trap into a fatal SIGTRAP (docs/safety.md)", (int)r->pid);
+	return true;
+}
+
 void restore_report_describe(const struct restore_report *r, char *buf, size_t size)
 {
 	snprintf(buf, size, "restored %zu code byte%s itself (%zu already intact, %zu other int3 healed, "
@@ -285,6 +316,8 @@ int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
 			       struct restore_report *report, struct xerr *e)
 {
 	memset(report, 0, sizeof *report);
+	report->pid = rs->pid;
+	report->start_ticks = rs->start_ticks;
 	char state = proc_state(rs->pid);
 	if (state == 0 || state == 'Z' || state == 'X')
 		return 0;  /* the target is gone: nothing to restore */

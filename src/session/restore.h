@@ -38,12 +38,15 @@ struct restore_entry {
 
 struct restore_set {
 	pid_t pid;
+	uint64_t start_ticks;       /* when pid started (proc_start_ticks): names the process for good */
 	bool leave_stopped;         /* the process was stopped (T) before we came: no SIGCONT */
 	struct restore_entry *entries;
 	size_t n, cap;
 };
 
 struct restore_report {
+	pid_t pid;                  /* the target, and when it started: */
+	uint64_t start_ticks;       /* the describe below tells its fate */
 	size_t threads_stopped;     /* threads seized and stopped */
 	size_t bytes_restored;      /* remembered bytes that read 0xCC and were written back */
 	size_t bytes_intact;        /* remembered bytes already original */
@@ -70,6 +73,15 @@ int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
 /* One sentence for the user: what the rescue did ("restored 1 code byte
  * itself (0 already intact, 1 other int3 healed, 0 threads rewound)"). */
 void restore_report_describe(const struct restore_report *report, char *buf, size_t size);
+
+/* The target's fate, read from /proc now, when it did not survive gdb's
+ * death: "process N died of SIGTRAP when gdb died: ..." (a zombie tells how
+ * it ended), or that it is gone and how it ended is unknown (its parent
+ * reaped it). A thread in, or running into, one of gdb's int3 traps when
+ * gdb dies gets a fatal SIGTRAP before anything of ours can run: the user
+ * must hear it. Fits a run note (< 240 bytes). Returns true (buf filled)
+ * when the target is gone, false (buf empty) when it runs on. */
+bool restore_report_fate(const struct restore_report *report, char *buf, size_t size);
 
 /* Compares the executable file mappings of pid with their files and
  * counts bytes that differ (int3 left behind or otherwise). Used by tests

@@ -2,6 +2,8 @@
 #include "config.h"
 #include "session/session_internal.h"
 
+#include <poll.h>
+
 static const char *gdb_default_path(const struct session_options *opts)
 {
 	/* --gdb, then $XGDBPROF_GDB, then the configured default. */
@@ -44,6 +46,25 @@ static void parse_gdb_version(const char *text, int *major, int *minor)
 		*major = *minor = 0;
 }
 
+/* gdb killed with its int3s in the target kills the target (restore.h), and
+ * the kernel's OOM killer picks by size: gdb (35 MB) can go before a bigger
+ * program, or before xgdbprof, whose death is harmless (the guardian and
+ * gdb's own detach see to it). So gdb is made the OOM killer's last choice
+ * for as long as the run lasts: we end it at the end of every run. Lowering
+ * oom_score_adj takes CAP_SYS_RESOURCE: as anyone else nothing changes. */
+static void shield_gdb_from_oom_killer(pid_t gdb, bool verbose)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/oom_score_adj", (int)gdb);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	bool done = fd >= 0 && write(fd, "-1000", 5) == 5;
+	if (verbose)
+		fprintf(stderr, "xgdbprof: gdb's oom_score_adj %s\n", done ? "set to -1000 (the OOM killer's last choice)"
+									     : "left as it was (not permitted)");
+	if (fd >= 0)
+		close(fd);
+}
+
 struct session *session_new(const struct session_options *opts, struct xerr *e)
 {
 	const char *gdb_path = gdb_default_path(opts);
@@ -65,6 +86,7 @@ struct session *session_new(const struct session_options *opts, struct xerr *e)
 		free(s);
 		return NULL;
 	}
+	shield_gdb_from_oom_killer(mi_conn_gdb_pid(s->gdb), s->verbose);
 	/* The running gdb tells its version (a separate `gdb --version` would
 	 * cost a whole gdb start-up). MI3 exists since gdb 9; we need 10. */
 	struct mi_record *version = NULL;
@@ -185,6 +207,51 @@ void session_continue_stopped_target(pid_t pid, bool only_untraced, int calm_tic
 	}
 }
 
+/* A stopped xgdbprof (kill -STOP, a cgroup freeze, a debugger on it) would
+ * hold the target as long as it stays stopped: gdb waits for our next
+ * command with the target's threads in trace stop. The guardian looks every
+ * GUARDIAN_WATCH_MS; xgdbprof in state T or t for over GUARDIAN_HELD_MS
+ * while a thread of the target sits in trace stop means heal and let go. */
+#define GUARDIAN_WATCH_MS 100
+#define GUARDIAN_HELD_MS 1000
+
+static bool xgdbprof_held_target_too_long(pid_t xgdbprof, pid_t target, uint64_t *stopped_since)
+{
+	char state = proc_state(xgdbprof);
+	if (state != 'T' && state != 't') {
+		*stopped_since = 0;
+		return false;
+	}
+	uint64_t now = monotonic_ns();
+	if (!*stopped_since)
+		*stopped_since = now;
+	return now - *stopped_since > (uint64_t)GUARDIAN_HELD_MS * 1000000u && proc_any_thread_in(target, "t");
+}
+
+/* Ends gdb as xgdbprof does with a gdb that stopped answering (SIGTERM, on
+ * which gdb takes its breakpoints out and detaches; SIGKILL a second later),
+ * then heals whatever int3 is left in the target's code from its files and
+ * wakes threads left stopped (restore.h, with no remembered byte: every
+ * int3 that differs from the file is gdb's). xgdbprof, once continued, finds
+ * gdb gone and takes its gdb-lost path: it reports and exits. */
+static void heal_for_stopped_xgdbprof(pid_t target, pid_t gdb)
+{
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	if (gdb > 0) {
+		kill(gdb, SIGTERM);
+		for (int i = 0; i < 100 && kill(gdb, 0) == 0 && proc_state(gdb) != 'Z'; i++)
+			nanosleep(&tick, NULL);
+		if (kill(gdb, 0) == 0 && proc_state(gdb) != 'Z')
+			kill(gdb, SIGKILL);
+	}
+	struct restore_set nothing_remembered;
+	restore_set_init(&nothing_remembered, target);
+	struct restore_report report;
+	restore_set_after_gdb_died(&nothing_remembered, 2000, &report, NULL);
+	restore_set_release(&nothing_remembered);
+	session_continue_stopped_target(target, true, 30);
+}
+
 /* The guardian's side: blocks until xgdbprof says it is done
  * (GUARDIAN_DONE) or is gone (end of file: killed, SIGKILL runs no
  * handler). Then gdb, which sees its input close and detaches, is left to
@@ -206,9 +273,21 @@ static void guard(int fd, pid_t target, pid_t gdb)
 		dup2(null, 2);
 	}
 	bool stopped_by_other = false;
+	pid_t xgdbprof = getppid();
+	uint64_t xgdbprof_stopped_since = 0;
+	bool healed = false;
 	for (;;) {
+		struct pollfd wait_for_word = { .fd = fd, .events = POLLIN };
+		int ready = poll(&wait_for_word, 1, healed ? -1 : GUARDIAN_WATCH_MS);
+		if (ready == 0) {
+			if (xgdbprof_held_target_too_long(xgdbprof, target, &xgdbprof_stopped_since)) {
+				heal_for_stopped_xgdbprof(target, gdb);
+				healed = true;
+			}
+			continue;
+		}
 		char said;
-		ssize_t n = read(fd, &said, 1);
+		ssize_t n = ready < 0 ? -1 : read(fd, &said, 1);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n != 1)

@@ -9,6 +9,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <gelf.h>
 #include <pcre2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -362,6 +363,50 @@ static int resolve_line(struct symbolizer *sym, const char *file, int line, stru
 	return added;
 }
 
+/* A name not found in a stripped executable is no typo: say so. The
+ * executable is the module with a PT_INTERP (or, static, ET_EXEC); stripped
+ * is no .symtab and no DWARF (libraries such as libc often ship so: only
+ * the program's own file is named). */
+struct stripped_walk {
+	char path[512];
+};
+
+static bool elf_is_stripped_program(Elf *elf, Dwfl_Module *mod)
+{
+	GElf_Ehdr ehdr;
+	if (!elf || !gelf_getehdr(elf, &ehdr))
+		return false;
+	bool program = ehdr.e_type == ET_EXEC;
+	size_t phnum = 0;
+	elf_getphdrnum(elf, &phnum);
+	for (size_t i = 0; i < phnum && !program; i++) {
+		GElf_Phdr phdr;
+		if (gelf_getphdr(elf, (int)i, &phdr) && phdr.p_type == PT_INTERP)
+			program = true;
+	}
+	if (!program)
+		return false;
+	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr shdr;
+		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_SYMTAB)
+			return false;
+	}
+	Dwarf_Addr dwbias;
+	return dwfl_module_getdwarf(mod, &dwbias) == NULL;
+}
+
+static int find_stripped_program(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
+{
+	(void)userdata;
+	(void)start;
+	struct stripped_walk *w = arg;
+	Dwarf_Addr bias;
+	if (!name || name[0] == '[' || !elf_is_stripped_program(dwfl_module_getelf(mod, &bias), mod))
+		return DWARF_CB_OK;
+	snprintf(w->path, sizeof w->path, "%s", name);
+	return DWARF_CB_ABORT;
+}
+
 int tracer_resolve(struct symbolizer *sym, enum probe_spec_kind kind, const char *spec,
 		   const char *file, int line, bool with_inlined, struct tracer_sites *out, struct xerr *e)
 {
@@ -416,9 +461,14 @@ int tracer_resolve(struct symbolizer *sym, enum probe_spec_kind kind, const char
 			size_t used = strlen(list);
 			snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", sw.best[i]);
 		}
-		return xerr_set(e, "no function %s '%s' in process or file%s%s",
+		struct stripped_walk stripped = { "" };
+		dwfl_getmodules(symbolizer_dwfl(sym), find_stripped_program, &stripped, 0);
+		return xerr_set(e, "no function %s '%s' in process or file%s%s%s%s%s",
 				name_pattern_is_glob(m.key) ? "matches" : "named", spec,
-				list[0] ? "; closest names: " : "", list);
+				list[0] ? "; closest names: " : "", list,
+				stripped.path[0] ? "; " : "", stripped.path,
+				stripped.path[0] ? " is stripped (no symbol table, no debug info): only its exported "
+						   "symbols have names; trace a build with symbols, or install its debug file" : "");
 	}
 	return added;
 }

@@ -368,6 +368,37 @@ static void test_read_syscall(void)
 	CHECK(proc_thread_syscall(child, child, &sc) == -1);
 }
 
+/* A zombie's wait status from /proc equals what waitpid then reaps: killed
+ * by SIGTRAP (as a target whose gdb died with a trap pending), and an exit
+ * status; alive or reaped: -1. (Mutation: read field 51 instead of 52, and
+ * both equalities fail.) */
+static void test_zombie_wait_status(void)
+{
+	int status = -1, reaped;
+	CHECK(proc_zombie_wait_status(getpid(), &status) == -1);
+	int ends[2][2] = { { 1, SIGTRAP }, { 0, 42 } };  /* {by signal?, which} */
+	for (int i = 0; i < 2; i++) {
+		pid_t child = fork();
+		if (child == 0) {
+			if (ends[i][0]) {
+				signal(SIGTRAP, SIG_DFL);
+				raise(SIGTRAP);
+			}
+			_exit(ends[i][1]);
+		}
+		CHECK(child > 0);
+		siginfo_t info;
+		/* WNOWAIT: wait until it is a zombie, leaving it one. */
+		CHECK(waitid(P_PID, (id_t)child, &info, WEXITED | WNOWAIT) == 0);
+		status = -1;
+		CHECK(proc_zombie_wait_status(child, &status) == 0);
+		CHECK(waitpid(child, &reaped, 0) == child);
+		CHECK_MSG(status == reaped, "/proc said %#x, waitpid %#x", status, reaped);
+		CHECK(ends[i][0] ? WIFSIGNALED(reaped) && WTERMSIG(reaped) == SIGTRAP : WEXITSTATUS(reaped) == 42);
+		CHECK(proc_zombie_wait_status(child, &status) == -1);
+	}
+}
+
 int main(void)
 {
 	test_stat_fields();
@@ -383,5 +414,6 @@ int main(void)
 	test_names();
 	test_read_self();
 	test_read_syscall();
+	test_zombie_wait_status();
 	return test_exit_code();
 }

@@ -130,5 +130,5 @@ $(FIXTURE_BIN)/own_clock: tests/fixtures/own_clock.c $(FIXTURE_BIN)/.dirstamp
 	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/own_clock.c
 check_DATA += $(FIXTURE_BIN)/locks_c $(FIXTURE_BIN)/locks_rust $(FIXTURE_BIN)/own_clock
 CLEANFILES += $(FIXTURE_BIN)/locks_c $(FIXTURE_BIN)/locks_rust $(FIXTURE_BIN)/own_clock
-TESTS += tests/locks.sh tests/locks_rw.sh tests/target_clock.sh tests/locks_output_dir.sh
-EXTRA_DIST += tests/locks.sh tests/locks_rw.sh tests/target_clock.sh tests/locks_output_dir.sh tests/fixtures/own_clock.c tests/fixtures/locks_c.c tests/fixtures/locks_rust.rs bench/locks.sh
+TESTS += tests/locks.sh tests/locks_rw.sh tests/target_clock.sh tests/locks_output_dir.sh tests/locks_malloc_arena.sh
+EXTRA_DIST += tests/locks.sh tests/locks_rw.sh tests/target_clock.sh tests/locks_output_dir.sh tests/locks_malloc_arena.sh tests/fixtures/own_clock.c tests/fixtures/locks_c.c tests/fixtures/locks_rust.rs bench/locks.sh

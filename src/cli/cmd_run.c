@@ -27,6 +27,7 @@
 #include "trace/tracer_resolve.h"
 #include "util/clock.h"
 #include "util/text_fit.h"
+#include "util/tee_stream.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -87,6 +88,9 @@ struct run_context {
 	size_t width;              /* the terminal's columns (text_terminal_width) */
 	bool out_fitted;           /* out is our text_fit_stream over it */
 	FILE *out;                 /* report() and print() text (stdout, or the caller's stream), every line within width */
+	FILE *copy_tee, *copy;     /* with -o DIR: out also goes to copy (memory), kept as report.txt when no file is */
+	char *copy_text;
+	size_t copy_len;
 };
 
 static void fill_meta(struct run_context *rc, struct profile *p)
@@ -838,6 +842,15 @@ static int run_start(struct run_context *rc)
 	struct recipe_report_sink sink = {
 		.ctx = rc, .report = sink_report, .render = sink_render, .snapshot = sink_snapshot,
 	};
+	/* A trace that only prints (locks, syscalls) would leave -o DIR empty:
+	 * its printed report is kept there instead (report.txt). */
+	if (rc->request->output_dir && !rc->single_format) {
+		rc->copy = open_memstream(&rc->copy_text, &rc->copy_len);
+		rc->copy_tee = rc->copy ? tee_stream(rc->out, rc->copy) : NULL;
+		if (!rc->copy_tee)
+			return cli_error("out of memory");
+		rc->out = rc->copy_tee;
+	}
 	FILE *fitted = text_fit_stream(rc->out, rc->width);
 	if (!fitted)
 		return cli_error("out of memory");
@@ -980,6 +993,34 @@ static int run_collect(struct run_context *rc)
 	return exit_code;
 }
 
+/* -o DIR and no file written: the printed report, as report.txt. */
+static void save_report_copy(struct run_context *rc)
+{
+	fflush(rc->out);
+	fflush(rc->copy_tee);
+	fflush(rc->copy);
+	if (rc->copy_len == 0)
+		return;
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof path, "%s/report.txt", rc->output_dir);
+	struct xerr e = { 0 };
+	struct output_file file;
+	if (ensure_output_dir(rc, &e) < 0 || output_file_open(&file, path, &e) < 0) {
+		cli_error("%s", e.msg);
+		return;
+	}
+	if (fwrite(rc->copy_text, 1, rc->copy_len, file.stream) != rc->copy_len) {
+		output_file_abort(&file);
+		cli_error("writing %s: %s", path, strerror(errno));
+		return;
+	}
+	if (output_file_commit(&file, &e) < 0) {
+		cli_error("%s", e.msg);
+		return;
+	}
+	cli_files_written_add(&rc->written, "report.txt");
+}
+
 /* The run's last line: the directory and every file written there, or
  * nothing when nothing was (and no directory was made). */
 static void say_files_written(const struct run_context *rc)
@@ -1116,6 +1157,8 @@ static int run_finish(struct run_context *rc, int exit_code)
 		}
 		if (sampled && rc->output_dir_made)
 			cli_save_profile_exports(rc->raw, rc->output_dir, &rc->written);
+		if (rc->copy && rc->written.n == 0)
+			save_report_copy(rc);
 		if (!rc->request->quiet && !rc->single_format)   /* --every names each window's files itself */
 			say_files_written(rc);
 	}
@@ -1124,6 +1167,11 @@ static int run_finish(struct run_context *rc, int exit_code)
 	recipe_run_free(rc->run);
 	if (rc->out_fitted)
 		fclose(rc->out);   /* the fitting stream; leaves stdout or the caller's stream open */
+	if (rc->copy_tee)
+		fclose(rc->copy_tee);
+	if (rc->copy)
+		fclose(rc->copy);
+	free(rc->copy_text);
 	free(rc->interval_next_ns);
 	for (size_t i = 0; rc->resolved && i < rc->nprobes; i++)
 		tracer_sites_release(&rc->resolved[i]);

@@ -73,13 +73,14 @@ tests_unit_test_tracer_codecheck_LDADD = $(session_ldadd)
 
 TESTS += tests/unit/test_tracer tests/unit/test_tracer_estimate \
 	tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh tests/trace_safety.sh \
-	tests/trace_budget.sh tests/trace_registers.sh tests/gdb_lost.sh tests/exec_fork.sh tests/trace_exact.sh tests/trace_hold.sh tests/trace_estimate.sh tests/trace_args.sh
+	tests/trace_budget.sh tests/trace_registers.sh tests/gdb_lost.sh tests/exec_fork.sh tests/trace_exact.sh tests/trace_hold.sh tests/trace_estimate.sh tests/trace_args.sh \
+	tests/trace_syscalls_attach.sh
 EXTRA_DIST += tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh tests/trace_safety.sh \
 	tests/trace_budget.sh tests/trace_registers.sh tests/fixtures/regs_hot.c \
 	tests/gdb_lost.sh tests/fixtures/dlopen_loop.c tests/fixtures/dlopen_plugin.c \
 	tests/exec_fork.sh tests/fixtures/exec_later.c tests/fixtures/fork_loop.c tests/trace_exact.sh tests/trace_hold.sh \
 	tests/trace_estimate.sh tests/fixtures/steady_calls.c tests/trace_args.sh tests/fixtures/opt_args.rs \
-	tests/fixtures/opt_args_c.c
+	tests/fixtures/opt_args_c.c tests/trace_syscalls_attach.sh
 
 ## Issue 14 item 4: a hit stops only the thread that hit (non-stop tracing).
 $(FIXTURE_BIN)/spin_hit: tests/fixtures/spin_hit.c $(FIXTURE_BIN)/.dirstamp
@@ -129,5 +130,5 @@ $(FIXTURE_BIN)/own_clock: tests/fixtures/own_clock.c $(FIXTURE_BIN)/.dirstamp
 	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/own_clock.c
 check_DATA += $(FIXTURE_BIN)/locks_c $(FIXTURE_BIN)/locks_rust $(FIXTURE_BIN)/own_clock
 CLEANFILES += $(FIXTURE_BIN)/locks_c $(FIXTURE_BIN)/locks_rust $(FIXTURE_BIN)/own_clock
-TESTS += tests/locks.sh tests/locks_rw.sh tests/target_clock.sh
-EXTRA_DIST += tests/locks.sh tests/locks_rw.sh tests/target_clock.sh tests/fixtures/own_clock.c tests/fixtures/locks_c.c tests/fixtures/locks_rust.rs bench/locks.sh
+TESTS += tests/locks.sh tests/locks_rw.sh tests/target_clock.sh tests/locks_output_dir.sh tests/locks_malloc_arena.sh
+EXTRA_DIST += tests/locks.sh tests/locks_rw.sh tests/target_clock.sh tests/locks_output_dir.sh tests/locks_malloc_arena.sh tests/fixtures/own_clock.c tests/fixtures/locks_c.c tests/fixtures/locks_rust.rs bench/locks.sh

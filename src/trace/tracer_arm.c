@@ -330,6 +330,15 @@ int tracer_insert_probes(struct tracer *t, const struct arming *a, struct xerr *
 		rc = tracer_insert_breakpoint(t, a->rust_panic, false, &t->probes.rust_panic_bp, e);
 	if (rc == 0 && a->any_syscall)
 		rc = insert_syscall_catchpoint(t, a->sys_nrs, a->sys_all ? 0 : a->nsys, e);
+	/* gdb chooses PTRACE_SYSCALL over PTRACE_CONT when it resumes a
+	 * thread: a thread already running (non-stop attach; above all one
+	 * asleep in a futex wait, which no event ever stops) never reports a
+	 * system call. Stopping them all lets the resume that follows arm
+	 * every thread (issue 26: 0 hits on a service of futex waiters). */
+	if (rc == 0 && a->any_syscall && t->non_stop && !session_is_stopped(t->s)) {
+		t->duty_cycle.arm_stop_ns = monotonic_ns();
+		rc = session_stop(t->s, e);
+	}
 	if (rc == 0 && t->probes.nall)
 		rc = insert_fork_catchpoint(t, e);
 	if (rc == 0)

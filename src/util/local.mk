@@ -16,6 +16,8 @@ src_util_libutil_a_SOURCES = \
 	src/util/hyperlink.h \
 	src/util/output_file.c \
 	src/util/output_file.h \
+	src/util/tee_stream.c \
+	src/util/tee_stream.h \
 	src/util/path.c \
 	src/util/path.h \
 	src/util/slot_index.c \

@@ -88,6 +88,7 @@ struct sampler_stats {
 				       * waits_in_kernel) */
 	uint64_t entered_wait;        /* non-stop: on-CPU walks kept that landed in a futex wait the thread, on a
 				       * CPU when asked, entered by itself meanwhile (sampler.c, on_cpu_when_asked) */
+	uint64_t landed_late_fault;   /* of landed_late, those at a page fault's return (sampler_note_faults) */
 	uint64_t landed_late;         /* on-CPU walks left out: the stop landed at the return of a system call
 				       * the thread made after it was asked to stop, beyond the kernel's
 				       * share of its CPU time (sampler_policy.c, sampler_landing_kept) */

@@ -180,3 +180,13 @@ EXTRA_DIST += $(GLIBC_MEM_TESTS)
 PROMETHEUS_TESTS = tests/prometheus.sh
 TESTS += $(PROMETHEUS_TESTS)
 EXTRA_DIST += $(PROMETHEUS_TESTS)
+
+# CPU truth where stops land late (issue 32): a lock, compute and a copy
+# into fresh pages, each phase timed by the thread's own CPU clock.
+$(FIXTURE_BIN)/phase_mix: tests/fixtures/phase_mix.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -pthread -fno-builtin-memcpy -o $@ $(srcdir)/tests/fixtures/phase_mix.c
+check_DATA += $(FIXTURE_BIN)/phase_mix
+CLEANFILES += $(FIXTURE_BIN)/phase_mix
+EXTRA_DIST += tests/fixtures/phase_mix.c
+TESTS += tests/phase_mix.sh
+EXTRA_DIST += tests/phase_mix.sh

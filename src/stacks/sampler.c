@@ -324,6 +324,49 @@ static int stop_landed(struct session *s, struct sampler_stats *st, int stop_rc,
 	return ROUND_ON;
 }
 
+/* The frame a kept on-CPU sample gets under its user leaf when its stop
+ * landed in the kernel's way out (a completed call's return, a page
+ * fault's): the time it stands for was kernel time there, and the flat
+ * profile should say so rather than charge it to the user leaf's own code
+ * (issue 32: "memcpy 32%" hid its page faults). Static names: frames
+ * outlive the run. NULL for a stop in user code. */
+static const char *kernel_marker(const struct tracked_thread *t)
+{
+	static const struct { const char *call, *marker; } known[] = {
+		{ "futex", "[in kernel: futex]" }, { "pwrite64", "[in kernel: pwrite]" },
+		{ "write", "[in kernel: write]" }, { "read", "[in kernel: read]" },
+		{ "pread64", "[in kernel: pread]" }, { "writev", "[in kernel: writev]" },
+		{ "mmap", "[in kernel: mmap]" }, { "munmap", "[in kernel: munmap]" },
+		{ "madvise", "[in kernel: madvise]" }, { "mprotect", "[in kernel: mprotect]" },
+		{ "brk", "[in kernel: brk]" }, { "sched_yield", "[in kernel: sched_yield]" },
+		{ "clock_gettime", "[in kernel: clock_gettime]" }, { "fsync", "[in kernel: fsync]" },
+		{ "fdatasync", "[in kernel: fdatasync]" }, { "openat", "[in kernel: openat]" },
+		{ "close", "[in kernel: close]" }, { "getpid", "[in kernel: getpid]" },
+	};
+	if (t->at_return) {
+		const char *call = arch_syscall_name(t->syscall_nr);
+		for (size_t i = 0; call && i < sizeof known / sizeof known[0]; i++)
+			if (strcmp(call, known[i].call) == 0)
+				return known[i].marker;
+		return "[in kernel: system call]";
+	}
+	return t->faulted ? "[in kernel: page fault]" : NULL;
+}
+
+/* Puts kernel_marker's frame at the leaf of t's stack; 0, or -1 out of memory. */
+static int add_kernel_marker(struct tracked_thread *t, const char *marker, struct xerr *e)
+{
+	struct frame *grown = realloc(t->stack.frames, (t->stack.nframes + 1) * sizeof *grown);
+	if (!grown)
+		return xerr_oom(e);
+	memmove(grown + 1, grown, t->stack.nframes * sizeof *grown);
+	grown[0] = (struct frame){ .pc = grown[1].pc, .function = marker, .lang = FRAME_LANG_UNKNOWN,
+				   .source = FRAME_SOURCE_NONE };
+	t->stack.frames = grown;
+	t->stack.nframes++;
+	return 0;
+}
+
 /* Called once the stop of t has landed (faults_at_ask read just before the
  * interrupt). A page fault is a way back to user mode too, where the
  * stopping signal is noticed: a thread that ran its own code when asked
@@ -506,6 +549,7 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, const str
 		if (!t->have_stack)
 			continue;
 		char state = t->proc.state;
+		const char *marker = NULL;
 		if (t->walk && t->waiting_in && state == 'R') {
 			/* Runnable when the round began, but waiting in a system
 			 * call when gdb stopped it: off the CPU at its sample's
@@ -530,6 +574,9 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, const str
 				st->landed_late_fault += t->faulted && !t->at_return;
 				continue;
 			}
+			marker = kernel_marker(t);
+			if (marker && t->stack.nframes > 0 && add_kernel_marker(t, marker, e) < 0)
+				return -1;
 		}
 		if (state == 't')
 			/* Stopped by ptrace when /proc was read: by us (gdb stopping
@@ -541,6 +588,8 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, const str
 		uint64_t cpu_ns = t->tick_runtime_ns > t->sample_base_ns ? t->tick_runtime_ns - t->sample_base_ns : 0;
 		t->sample_base_ns = t->tick_runtime_ns > t->sample_base_ns ? t->tick_runtime_ns : t->sample_base_ns;
 		sp->sampled_cpu_ns += cpu_ns;
+		if (marker)
+			st->cpu_sampled_kernel_s += (double)cpu_ns / 1e9;
 		struct event ev = {
 			.kind = EVENT_SAMPLE, .probe = -1, .timestamp_ns = stop_start, .cpu_ns = cpu_ns,
 			.since_start_ns = stop_start - sp->start_ns, .pid = session_pid(s), .cpu = t->proc.last_cpu,
@@ -643,6 +692,10 @@ static void add_run_notes(const struct sampler_config *cfg, struct sampler_stats
 			 "ran its own code when asked to stop and was caught at its next call's return (counted up to "
 			 "the kernel's share of its CPU time; docs/sampling.md)",
 			 (double)(st->landed_late - st->landed_late_fault));
+	if (st->cpu_sampled_kernel_s > 0 && st->cpu_sampled_s > 0)
+		run_notes_add(notes, "%.0f%% of the sampled CPU time was kernel time: samples caught on the kernel's way "
+			 "out (a system call's or a page fault's return), shown as [in kernel: ...] under their user frame",
+			 100.0 * st->cpu_sampled_kernel_s / st->cpu_sampled_s);
 	if (st->landed_late_fault)
 		run_notes_add(notes, "%.0f samples landed at a later page fault's return and were left out: the thread "
 			 "ran its own code when asked to stop and was caught at its next page fault, in new memory "

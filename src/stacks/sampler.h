@@ -116,6 +116,7 @@ struct sampler_stats {
 	double cpu_total_s;           /* the target's CPU time over the run (/proc/PID/stat, every thread,
 				       * the exited ones included) */
 	double cpu_seen_s;            /* of which used by threads while a tick could see them */
+	double cpu_sampled_kernel_s;  /* of cpu_sampled_s, what samples with an [in kernel: ...] frame stand for */
 	double cpu_sampled_s;         /* of which the samples handed on stand for (event cpu_ns, summed) */
 	double cpu_unsampled_listed_s;  /* CPU of listed threads that no sample stands for: after each one's
 					 * last sample (to its exit, or the end) */

@@ -72,6 +72,7 @@ struct tracked_thread {
 	const char *waiting_in;   /* the waiting system call it sat in when stopped, or NULL */
 	const char *wait;         /* arch_syscall_wait_reason of that stop */
 	bool at_return;           /* that stop landed at a completed system call's return */
+	int64_t syscall_nr;       /* orig_rax at that stop: the call it was in or returning from, -1 none */
 	int64_t faults_at_ask;    /* proc_thread_faults just before the interrupt, -1 unknown */
 	bool faulted;             /* the thread took a page fault between the ask and the stop: the stop
 				   * landed on a fault's way out, like at_return (sampler_note_faults) */

@@ -414,10 +414,21 @@ def table(path):
             print("  %-14s overlap %s%%  Hz/busy thread (min) %s  stop median %s ms  p99 %s ms  thread max stopped %s%%  loss %s" % (
                 mode, span(mode, "overlap_pct"), span(mode, "busy_hz_min"), span(mode, "stop_median_ms", "%.2f"),
                 span(mode, "stop_p99_ms", "%.2f"), span(mode, "thread_stopped_max_pct"), loss_span(mode)))
+    print("overlap against a perfect sampler with as many stacks (median, min-max over rounds):")
+    for mode in modes:
+        if mode in ("baseline", "perf-only") or not numbers(mode, "perfect_overlap_pct"):
+            continue
+        print("  %-14s overlap %s (%s)  perfect sampler %s (%s)  functions outside 2x of perf's >= 5%%: %s" % (
+            mode, med(mode, "overlap_pct"), span(mode, "overlap_pct"), med(mode, "perfect_overlap_pct"),
+            span(mode, "perfect_overlap_pct"),
+            "; ".join(v for v in results[mode].get("off_2x", []) if v != "-") or "none"))
     for mode in modes:
         headline = results[mode].get("headline")
         if headline:
-            print("%s headline: %s" % (mode, headline[-1]))
+            # the #1 path's first frame, each round: the same in every round?
+            firsts = [re.sub(r"^#1 hottest code path \([^)]*\): ", "", h) for h in headline]
+            print("%s headline: %s (#1 the same in %d of %d rounds)" % (
+                mode, headline[-1], max(firsts.count(f) for f in firsts), len(firsts)))
 
 
 def main(argv):

@@ -272,11 +272,16 @@ def compare(perf_path, profile_path, busy_regex, top, perf_seconds):
     put("overlap_pct", "%.1f" % overlap(p, q) if p and q else "-")
     # What a sampler without bias would reach with as many stacks as ours
     # (judge the overlap against this, not against 100%).
-    perfect = perfect_sampler_overlap(theirs, meta.get("thread_samples") or sum(meta["samples_per_thread"].values()))
+    stacks = meta.get("thread_samples") or sum(meta["samples_per_thread"].values())
+    perfect = perfect_sampler_overlap(theirs, stacks)
     put("perfect_overlap_pct", "%.1f" % perfect if perfect is not None else "-")
-    # Functions perf gives >= 5% that we put outside [perf/2, 2 perf].
-    put("off_2x", ",".join("%s:%.1f/%.1f" % (k.replace(" ", "_"), p[k], q.get(k, 0)) for k in sorted(p)
-                           if p[k] >= 5 and not p[k] / 2 <= q.get(k, 0) <= 2 * p[k]) or "-")
+    # Functions perf gives >= 5% that we put outside [perf/2, 2 perf], judged
+    # only where our stack count makes 2x wider than the binomial bound at
+    # 1e-4 (z 3.89: stacks >= 4 z^2 (1-p)/p, 1150 stacks at 5%, 242 at 20%).
+    judged = [k for k in sorted(p) if p[k] >= 5 and stacks >= 4 * 3.89 ** 2 * (100 - p[k]) / p[k]]
+    put("judged_2x", len(judged))
+    put("off_2x", ",".join("%s:%.1f/%.1f" % (k.replace(" ", "_"), p[k], q.get(k, 0)) for k in judged
+                           if not p[k] / 2 <= q.get(k, 0) <= 2 * p[k]) or "-")
     # The same without sched_yield in either profile (shares renormalized):
     # how much of the gap that one artefact is.
     p_rest = shares(Counter({k: v for k, v in theirs.items() if k != "sched_yield"}))

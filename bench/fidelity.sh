@@ -120,7 +120,7 @@ measure() {   # MODE
 		a=$(read_progress "$prog")
 		perf record -F 499 --call-graph dwarf -p "$target_pid" -o "$tmp/perf.data" -- sleep "$window" >"$tmp/perf.log" 2>&1 || true
 		b=$(read_progress "$prog")
-		perf script -i "$tmp/perf.data" -F comm,tid,ip,sym,dso >"$tmp/perf-$mode.txt" 2>/dev/null || true
+		perf script --no-inline -i "$tmp/perf.data" -F comm,tid,ip,sym,dso >"$tmp/perf-$mode.txt" 2>/dev/null || true
 		$analyse perf "$tmp/perf-$mode.txt" --perf-seconds "$window" | while read -r key value; do record "$key" "$value"; done
 		;;
 	all-stop | non-stop | default | all-stop-min | non-stop-min | default-min | all-stop-alone | non-stop-alone | default-alone | \
@@ -150,7 +150,7 @@ measure() {   # MODE
 		fi
 		b=$(read_progress "$prog")
 		if $with_perf; then
-			perf script -i "$tmp/perf.data" -F comm,tid,ip,sym,dso >"$tmp/perf-$mode.txt" 2>/dev/null || true
+			perf script --no-inline -i "$tmp/perf.data" -F comm,tid,ip,sym,dso >"$tmp/perf-$mode.txt" 2>/dev/null || true
 		else
 			: >"$tmp/perf-$mode.txt"   # no perf: the comparison's perf side is empty
 		fi

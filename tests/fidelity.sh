@@ -48,7 +48,7 @@ check "perf recorded the fixture" test $? -eq 0 || show "$TMP/perf.log"
 wait "$XG"
 check "hot-cpu run exits 0" test $? -eq 0 || show "$TMP/hot.err"
 check "the fixture runs free after the profile" target_runs_free "$KV" "$TMP/kv.progress"
-perf script -i "$TMP/perf.data" -F comm,tid,ip,sym,dso >"$TMP/perf.txt" 2>/dev/null
+perf script --no-inline -i "$TMP/perf.data" -F comm,tid,ip,sym,dso >"$TMP/perf.txt" 2>/dev/null
 $ANALYSE compare "$TMP/perf.txt" "$TMP/hot/profile.json" --top 12 --perf-seconds "$WINDOW" >"$TMP/compare.txt"
 check "the profiles were compared" test $? -eq 0
 show "$TMP/compare.txt"

@@ -179,7 +179,7 @@ while [ "$round" -lt "$rounds" ]; do
 	round=$((round + 1))
 done
 
-echo "bench/fidelity.sh: kvservice ($workers workers), window ${window} s, warm-up ${warmup} s, perf -F 499 -g; load average $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs"
+echo "bench/fidelity.sh: kvservice ($workers workers), window ${window} s, warm-up ${warmup} s, perf -F 499 --call-graph dwarf; load average $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs"
 $analyse table "$results"
 for m in $modes; do
 	[ -s "$tmp/top-$m.txt" ] || continue

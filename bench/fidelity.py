@@ -37,6 +37,7 @@ samples whose function is sched_yield, where parking_lot's spinning waiters
 (and crossbeam's) give up the CPU: runnable, but mostly not running.
 """
 import json
+import random
 import re
 import statistics
 import sys
@@ -57,6 +58,10 @@ GLIBC_ALIASES = {"cfree": "free", "__libc_free": "free", "__libc_malloc": "mallo
 # glibc's system call wrappers have a __name alias (__mprotect, mprotect).
 GLIBC_SYSCALL_WRAPPER = re.compile(r"^__(mprotect|munmap|mmap|mmap64|madvise|mremap|brk|sbrk|sched_yield|"
                                    r"nanosleep|clock_nanosleep|write|read|close|open64|openat64|rename)$")
+MEMCPY_ALIAS = re.compile(r"^__memcpy_(\w*_unaligned(?:_erms)?)$")
+# Our [in kernel: futex] frames (a sample caught on the kernel's way out):
+# perf's samples are charged to their first user frame, so ours are too.
+KERNEL_MARKER = re.compile(r"^\[in kernel: .*\]$")
 
 
 def _matching(text, start):
@@ -131,6 +136,9 @@ def normalize(name):
     if name.startswith("__GI_"):
         name = name[len("__GI_"):]
     name = GLIBC_SYSCALL_WRAPPER.sub(r"\1", name)
+    # glibc's multiarch memcpy_*_unaligned* is the memmove of the same name
+    # (one address, two symbols): perf and we may each pick either.
+    name = MEMCPY_ALIAS.sub(r"__memmove_\1", name)
     return GLIBC_ALIASES.get(name, name)
 
 
@@ -190,7 +198,8 @@ def our_profile(path):
         # a CPU-weighted profile (hot-cpu: weight = on-CPU ns) says how
         # many samples each weight sums in "events"
         samples_per_thread[sample.get("thread") or "?"] += sample.get("events", weight)
-        stack = [frames[i] for i in sample["stack"]]
+        stack = [frames[i] for i in sample["stack"]
+                 if not KERNEL_MARKER.match(frames[i].get("function") or "")]
         if not stack:
             continue
         total += weight
@@ -210,6 +219,25 @@ def shares(counts):
 
 def overlap(p, q):
     return sum(min(p.get(k, 0.0), q.get(k, 0.0)) for k in set(p) | set(q))
+
+
+def perfect_sampler_overlap(theirs, stacks, draws=200, seed=1):
+    """The overlap with perf's flat profile that a sampler without bias
+    reaches with `stacks` stacks: perf's own distribution resampled (seeded,
+    so a run's figure is repeatable), the median over `draws` draws."""
+    names, counts = list(theirs), list(theirs.values())
+    if not names or stacks <= 0:
+        return None
+    p = shares(theirs)
+    rng = random.Random(seed)
+    figures = [overlap(p, shares(Counter(rng.choices(names, weights=counts, k=stacks)))) for _ in range(draws)]
+    return statistics.median(figures)
+
+
+def largest_differences(p, q, n=5):
+    """The n functions whose shares differ most (points), with both shares."""
+    names = sorted(set(p) | set(q), key=lambda k: -abs(p.get(k, 0) - q.get(k, 0)))[:n]
+    return [(k, p.get(k, 0), q.get(k, 0)) for k in names]
 
 
 def perf_only(perf_path, seconds, busy_regex):
@@ -242,6 +270,18 @@ def compare(perf_path, profile_path, busy_regex, top, perf_seconds):
     put("perf_samples", perf_total)
     put("our_samples", sum(meta["samples_per_thread"].values()))
     put("overlap_pct", "%.1f" % overlap(p, q) if p and q else "-")
+    # What a sampler without bias would reach with as many stacks as ours
+    # (judge the overlap against this, not against 100%).
+    stacks = meta.get("thread_samples") or sum(meta["samples_per_thread"].values())
+    perfect = perfect_sampler_overlap(theirs, stacks)
+    put("perfect_overlap_pct", "%.1f" % perfect if perfect is not None else "-")
+    # Functions perf gives >= 5% that we put outside [perf/2, 2 perf], judged
+    # only where our stack count makes 2x wider than the binomial bound at
+    # 1e-4 (z 3.89: stacks >= 4 z^2 (1-p)/p, 1150 stacks at 5%, 242 at 20%).
+    judged = [k for k in sorted(p) if p[k] >= 5 and stacks >= 4 * 3.89 ** 2 * (100 - p[k]) / p[k]]
+    put("judged_2x", len(judged))
+    put("off_2x", ",".join("%s:%.1f/%.1f" % (k.replace(" ", "_"), p[k], q.get(k, 0)) for k in judged
+                           if not p[k] / 2 <= q.get(k, 0) <= 2 * p[k]) or "-")
     # The same without sched_yield in either profile (shares renormalized):
     # how much of the gap that one artefact is.
     p_rest = shares(Counter({k: v for k, v in theirs.items() if k != "sched_yield"}))
@@ -266,6 +306,9 @@ def compare(perf_path, profile_path, busy_regex, top, perf_seconds):
     cpu = [100.0 * perf_threads.get(t, 0) / (499.0 * perf_duration) for t in busy_names]
     put("busy_cpu_pct_median", "%.0f" % statistics.median(cpu) if cpu else "-")
     print("\n".join(out))
+    if p and q:
+        print("largest differences (points): " + "; ".join(
+            "%s perf %.1f%% ours %.1f%%" % (k, a, b) for k, a, b in largest_differences(p, q)))
     if top:
         print("function self time                                              perf    ours")
         names = sorted(set(p) | set(q), key=lambda k: -max(p.get(k, 0), q.get(k, 0)))[:top]
@@ -376,10 +419,21 @@ def table(path):
             print("  %-14s overlap %s%%  Hz/busy thread (min) %s  stop median %s ms  p99 %s ms  thread max stopped %s%%  loss %s" % (
                 mode, span(mode, "overlap_pct"), span(mode, "busy_hz_min"), span(mode, "stop_median_ms", "%.2f"),
                 span(mode, "stop_p99_ms", "%.2f"), span(mode, "thread_stopped_max_pct"), loss_span(mode)))
+    print("overlap against a perfect sampler with as many stacks (median, min-max over rounds):")
+    for mode in modes:
+        if mode in ("baseline", "perf-only") or not numbers(mode, "perfect_overlap_pct"):
+            continue
+        print("  %-14s overlap %s (%s)  perfect sampler %s (%s)  functions outside 2x of perf's >= 5%%: %s" % (
+            mode, med(mode, "overlap_pct"), span(mode, "overlap_pct"), med(mode, "perfect_overlap_pct"),
+            span(mode, "perfect_overlap_pct"),
+            "; ".join(v for v in results[mode].get("off_2x", []) if v != "-") or "none"))
     for mode in modes:
         headline = results[mode].get("headline")
         if headline:
-            print("%s headline: %s" % (mode, headline[-1]))
+            # the #1 path's first frame, each round: the same in every round?
+            firsts = [re.sub(r"^#1 hottest code path \([^)]*\): ", "", h) for h in headline]
+            print("%s headline: %s (#1 the same in %d of %d rounds)" % (
+                mode, headline[-1], max(firsts.count(f) for f in firsts), len(firsts)))
 
 
 def main(argv):

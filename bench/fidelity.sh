@@ -11,7 +11,7 @@
 # invocation, each round runs every mode on a fresh fixture warmed up for 5 s:
 #   baseline   no profiler: the fixture's own throughput (its --progress
 #              counters, by its own clock) over the window
-#   perf-only  `perf record -F 499 -g -p PID` alone: what perf itself costs
+#   perf-only  `perf record -F 499 --call-graph dwarf -p PID` alone: what perf costs
 #   all-stop   xgdbprof --recipe hot-cpu --all-stop, and perf record on the
 #              same process over the same time (perf starts as soon as
 #              xgdbprof has attached, for the window xgdbprof samples)
@@ -118,9 +118,9 @@ measure() {   # MODE
 		;;
 	perf-only)
 		a=$(read_progress "$prog")
-		perf record -F 499 -g -p "$target_pid" -o "$tmp/perf.data" -- sleep "$window" >"$tmp/perf.log" 2>&1 || true
+		perf record -F 499 --call-graph dwarf -p "$target_pid" -o "$tmp/perf.data" -- sleep "$window" >"$tmp/perf.log" 2>&1 || true
 		b=$(read_progress "$prog")
-		perf script -i "$tmp/perf.data" -F comm,tid,ip,sym,dso >"$tmp/perf-$mode.txt" 2>/dev/null || true
+		perf script --no-inline -i "$tmp/perf.data" -F comm,tid,ip,sym,dso >"$tmp/perf-$mode.txt" 2>/dev/null || true
 		$analyse perf "$tmp/perf-$mode.txt" --perf-seconds "$window" | while read -r key value; do record "$key" "$value"; done
 		;;
 	all-stop | non-stop | default | all-stop-min | non-stop-min | default-min | all-stop-alone | non-stop-alone | default-alone | \
@@ -139,7 +139,7 @@ measure() {   # MODE
 		wait_traced "$target_pid" 30 || log "$mode: xgdbprof did not attach in 30 s"
 		a=$(read_progress "$prog")
 		if $with_perf; then
-			perf record -F 499 -g -p "$target_pid" -o "$tmp/perf.data" -- sleep "$window" >"$tmp/perf.log" 2>&1 &
+			perf record -F 499 --call-graph dwarf -p "$target_pid" -o "$tmp/perf.data" -- sleep "$window" >"$tmp/perf.log" 2>&1 &
 			perf_pid=$!
 		fi
 		wait "$xg_pid" || log "$mode: xgdbprof failed: $(tail -n 3 "$tmp/xg.err")"
@@ -150,7 +150,7 @@ measure() {   # MODE
 		fi
 		b=$(read_progress "$prog")
 		if $with_perf; then
-			perf script -i "$tmp/perf.data" -F comm,tid,ip,sym,dso >"$tmp/perf-$mode.txt" 2>/dev/null || true
+			perf script --no-inline -i "$tmp/perf.data" -F comm,tid,ip,sym,dso >"$tmp/perf-$mode.txt" 2>/dev/null || true
 		else
 			: >"$tmp/perf-$mode.txt"   # no perf: the comparison's perf side is empty
 		fi
@@ -179,7 +179,7 @@ while [ "$round" -lt "$rounds" ]; do
 	round=$((round + 1))
 done
 
-echo "bench/fidelity.sh: kvservice ($workers workers), window ${window} s, warm-up ${warmup} s, perf -F 499 -g; load average $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs"
+echo "bench/fidelity.sh: kvservice ($workers workers), window ${window} s, warm-up ${warmup} s, perf -F 499 --call-graph dwarf; load average $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs"
 $analyse table "$results"
 for m in $modes; do
 	[ -s "$tmp/top-$m.txt" ] || continue

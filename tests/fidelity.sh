@@ -43,12 +43,12 @@ for _ in $(seq 1 600); do   # perf starts once xgdbprof has attached
 	grep -q '^TracerPid:[[:space:]]*[1-9]' /proc/"$KV"/task/*/status 2>/dev/null && break
 	sleep 0.05
 done
-perf record -F 499 -g -p "$KV" -o "$TMP/perf.data" -- sleep "$WINDOW" >"$TMP/perf.log" 2>&1
+perf record -F 499 --call-graph dwarf -p "$KV" -o "$TMP/perf.data" -- sleep "$WINDOW" >"$TMP/perf.log" 2>&1
 check "perf recorded the fixture" test $? -eq 0 || show "$TMP/perf.log"
 wait "$XG"
 check "hot-cpu run exits 0" test $? -eq 0 || show "$TMP/hot.err"
 check "the fixture runs free after the profile" target_runs_free "$KV" "$TMP/kv.progress"
-perf script -i "$TMP/perf.data" -F comm,tid,ip,sym,dso >"$TMP/perf.txt" 2>/dev/null
+perf script --no-inline -i "$TMP/perf.data" -F comm,tid,ip,sym,dso >"$TMP/perf.txt" 2>/dev/null
 $ANALYSE compare "$TMP/perf.txt" "$TMP/hot/profile.json" --top 12 --perf-seconds "$WINDOW" >"$TMP/compare.txt"
 check "the profiles were compared" test $? -eq 0
 show "$TMP/compare.txt"
@@ -64,6 +64,24 @@ overlap=$(value overlap_pct)
 # stacks and 84.4% at 449.
 check "issue 13: flat self-time overlap with perf >= 70% (measured: ${overlap:-none}%, $(value our_samples) thread stacks)" \
 	awk -v o="${overlap:--1}" 'BEGIN { exit !(o != "-" && o >= 70) }'
+# Issue 32: judged against what a sampler without bias reaches with as
+# many stacks (perf's distribution resampled: fidelity.py's
+# perfect_overlap_pct), at 300 stacks or more; and no function perf gives
+# >= 5% is off by more than 2x. Measured at load 8: 89.0% against a
+# perfect sampler's 92.7% at 554 stacks. No mutation has been seen to fail
+# it yet: the two tried (fidelity.py keeping the [in kernel: ...] frames;
+# sampler_round keeping stops found in a waiting call) gave 99 and 199
+# stacks at load 7-8, under the 300 it judges at (80.0/84.2%, 79.8/87.9%).
+perfect=$(value perfect_overlap_pct)
+stacks=$(value our_samples)
+if [ "${stacks:-0}" -ge 300 ] && [ "${perfect:--}" != "-" ]; then
+	check "issue 32: overlap within 8 points of a perfect sampler's for ${stacks} stacks (${overlap:-none}% against ${perfect}%)" \
+		awk -v o="${overlap:--1}" -v p="$perfect" 'BEGIN { exit !(o != "-" && o >= p - 8) }'
+else
+	echo "ok - skipped: issue 32's overlap against a perfect sampler needs >= 300 stacks (${stacks:-0} here, load $(cut -d' ' -f1 /proc/loadavg))"
+fi
+check "issue 32: no function perf gives >= 5% differs from perf by more than 2x ($(value judged_2x) judged at ${stacks:-0} stacks: 2x must be wider than the 1e-4 binomial bound; off: $(value off_2x))" \
+	test "$(value off_2x)" = "-"
 check "issue 13: the #1 hottest path's headline names the fixture's own code (kvstore::/kvservice::)" \
 	sh -c "grep -m 1 '^#1 hottest' '$TMP/hot.txt' | grep -q -e 'kvstore::' -e 'kvservice::'"
 finish

@@ -54,7 +54,7 @@ sample { @s[ustack] = count(); } end { report(@s); folded(@s); }" -o "$TMP/$1" "
 	check "$1: the run exits 0" test $? -eq 0 || show "$TMP/$1.err"
 	folded=$(ls "$TMP/$1"/*.folded 2>/dev/null | head -1)
 }
-GETPID='^(__GI_getpid|getpid|__getpid)$'
+GETPID='^(__GI_getpid|getpid|__getpid|\[in kernel: getpid\])$'
 # profile_pooled NAME PID: runs of 5 s, up to 8, their stacks pooled until
 # there are 20 to judge by (one run has given 380-490 since the pinning). Most stops of a thread that calls getpid in a
 # loop land at a later getpid return, and only the kernel's share of those
@@ -168,7 +168,7 @@ if [ "$(id -u)" = 0 ] && can_pin; then
 	done
 	queued_pct=$((100 * ($(queued_ns) - queued_from) / ($(date +%s%N) - wall_from)))
 	XGDBPROF=$XGDBPROF_UNPINNED
-	read -r in_yield total <<<"$(leaf_share "$TMP/yield.pooled" '^(__GI_)?_*sched_yield$')"
+	read -r in_yield total <<<"$(leaf_share "$TMP/yield.pooled" '^((__GI_)?_*sched_yield|\[in kernel: sched_yield\])$')"
 	echo "  $in_yield of $total stacks end in sched_yield"
 	echo "  $stops stops in $run runs, $waiting of them left out as waiting; the yielder was queued for CPU 1 ${queued_pct}% of the time"
 	if [ "$stops" -lt 20 ] && [ "$queued_pct" -ge 50 ]; then

@@ -202,3 +202,13 @@ CLEANFILES += $(FIXTURE_BIN)/timed_calls
 LATENCY_TESTS = tests/trace_latency.sh
 TESTS += $(LATENCY_TESTS)
 EXTRA_DIST += $(LATENCY_TESTS) tests/fixtures/timed_calls.c
+
+# CPU truth where stops land late (issue 32): a lock, compute and a copy
+# into fresh pages, each phase timed by the thread's own CPU clock.
+$(FIXTURE_BIN)/phase_mix: tests/fixtures/phase_mix.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -pthread -fno-builtin-memcpy -o $@ $(srcdir)/tests/fixtures/phase_mix.c
+check_DATA += $(FIXTURE_BIN)/phase_mix
+CLEANFILES += $(FIXTURE_BIN)/phase_mix
+EXTRA_DIST += tests/fixtures/phase_mix.c
+TESTS += tests/phase_mix.sh
+EXTRA_DIST += tests/phase_mix.sh

@@ -15,6 +15,7 @@ wait_for_file "$TMP/contend.progress"
 # Waiting leaves: glibc's futex wait paths and the raw syscall wrapper.
 waiting_share() {   # waiting_share FOLDED: "WAITING TOTAL" thread samples
 	awk '{ n = $NF; total += n; split($0, f, ";"); leaf = f[length(f)]; sub(/ [0-9]+$/, "", leaf)
+	       if (leaf ~ /^\[in kernel: / && length(f) > 1) leaf = f[length(f) - 1]   # our marker: its user frame
 	       if (leaf ~ /^(futex_wait|__futex_abstimed_wait_common|__futex_abstimed_wait_common64|__GI___lll_lock_wait|__lll_lock_wait|__lll_lock_wait_private|syscall)$/) waiting += n }
 	     END { print waiting + 0, total + 0 }' "$1"
 }

@@ -120,6 +120,16 @@ int proc_thread_on_cpu(pid_t pid, pid_t tid, char *where, size_t size)
 	return st.processor == sched_getcpu() ? -1 : 0;
 }
 
+int64_t proc_thread_faults(pid_t pid, pid_t tid)
+{
+	char path[96], stat[1024];
+	struct proc_stat st;
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	if (read_small_file(path, stat, sizeof stat) < 0 || proc_parse_stat(stat, &st) < 0)
+		return -1;
+	return (int64_t)(st.minflt + st.majflt);
+}
+
 char proc_state(pid_t pid)
 {
 	char path[64], buf[1024];

@@ -75,6 +75,10 @@ int proc_thread_schedstat(pid_t pid, pid_t tid, struct proc_schedstat *out);
  * "__do_sys_sched_yield", ...) goes to where (else "").  */
 int proc_thread_on_cpu(pid_t pid, pid_t tid, char *where, size_t size);
 
+/* The page faults a thread has taken (minor and major, from its stat):
+ * the count, or -1 when the thread is gone or the file unreadable. */
+int64_t proc_thread_faults(pid_t pid, pid_t tid);
+
 /* What /proc/PID/task/TID/syscall says of a thread that is not running
  * (stopped by a tracer, or asleep): in_syscall with nr and args[0..5]
  * when it is inside a system call (nr, as orig_rax, also after a wait that

@@ -32,6 +32,8 @@ int proc_parse_stat(const char *text, struct proc_stat *out)
 		switch (field) {
 		case 4: out->ppid = (pid_t)strtol(value, NULL, 10); break;
 		case 9: out->flags = strtoul(value, NULL, 10); break;
+		case 10: out->minflt = strtoull(value, NULL, 10); break;
+		case 12: out->majflt = strtoull(value, NULL, 10); break;
 		case 14: out->utime = strtoull(value, NULL, 10); break;
 		case 15: out->stime = strtoull(value, NULL, 10); break;
 		case 22: out->start_ticks = strtoull(value, NULL, 10); break;

@@ -25,6 +25,7 @@ struct proc_stat {
 	char state;                /* 3 */
 	pid_t ppid;                /* 4 */
 	unsigned long flags;       /* 9: PF_* (PF_KTHREAD 0x00200000) */
+	uint64_t minflt, majflt;   /* 10, 12: page faults taken */
 	uint64_t utime, stime;     /* 14, 15: clock ticks */
 	uint64_t start_ticks;      /* 22: clock ticks since boot */
 	int processor;             /* 39: the CPU it last ran on; -1 when the text ends before */

@@ -324,16 +324,83 @@ static int stop_landed(struct session *s, struct sampler_stats *st, int stop_rc,
 	return ROUND_ON;
 }
 
+/* The frame a kept on-CPU sample gets under its user leaf when its stop
+ * landed in the kernel's way out (a completed call's return, a page
+ * fault's): the time it stands for was kernel time there, and the flat
+ * profile should say so rather than charge it to the user leaf's own code
+ * (issue 32: "memcpy 32%" hid its page faults). Static names: frames
+ * outlive the run. NULL for a stop in user code. */
+static const char *kernel_marker(const struct tracked_thread *t)
+{
+	static const struct { const char *call, *marker; } known[] = {
+		{ "futex", "[in kernel: futex]" }, { "pwrite64", "[in kernel: pwrite]" },
+		{ "write", "[in kernel: write]" }, { "read", "[in kernel: read]" },
+		{ "pread64", "[in kernel: pread]" }, { "writev", "[in kernel: writev]" },
+		{ "mmap", "[in kernel: mmap]" }, { "munmap", "[in kernel: munmap]" },
+		{ "madvise", "[in kernel: madvise]" }, { "mprotect", "[in kernel: mprotect]" },
+		{ "brk", "[in kernel: brk]" }, { "sched_yield", "[in kernel: sched_yield]" },
+		{ "clock_gettime", "[in kernel: clock_gettime]" }, { "fsync", "[in kernel: fsync]" },
+		{ "fdatasync", "[in kernel: fdatasync]" }, { "openat", "[in kernel: openat]" },
+		{ "close", "[in kernel: close]" }, { "getpid", "[in kernel: getpid]" },
+	};
+	if (t->at_return) {
+		const char *call = arch_syscall_name(t->syscall_nr);
+		for (size_t i = 0; call && i < sizeof known / sizeof known[0]; i++)
+			if (strcmp(call, known[i].call) == 0)
+				return known[i].marker;
+		return "[in kernel: system call]";
+	}
+	return t->faulted ? "[in kernel: page fault]" : NULL;
+}
+
+/* Puts kernel_marker's frame at the leaf of t's stack; 0, or -1 out of memory. */
+static int add_kernel_marker(struct tracked_thread *t, const char *marker, struct xerr *e)
+{
+	struct frame *grown = realloc(t->stack.frames, (t->stack.nframes + 1) * sizeof *grown);
+	if (!grown)
+		return xerr_oom(e);
+	memmove(grown + 1, grown, t->stack.nframes * sizeof *grown);
+	grown[0] = (struct frame){ .pc = grown[1].pc, .function = marker, .lang = FRAME_LANG_UNKNOWN,
+				   .source = FRAME_SOURCE_NONE };
+	t->stack.frames = grown;
+	t->stack.nframes++;
+	return 0;
+}
+
+/* Called once the stop of t has landed (faults_at_ask read just before the
+ * interrupt). A page fault is a way back to user mode too, where the
+ * stopping signal is noticed: a thread that ran its own code when asked
+ * and then touched a fresh page (a large copy into new memory takes one
+ * every 4 KiB) is caught at the fault's return, in the copy, not where it
+ * was. Such stops say where the thread went next, as a completed call's
+ * return does (sampler_at_completed_return), and are kept on the same
+ * kernel-time allowance (sampler_landing_kept). A thread in the fault
+ * when asked counts its fault too: that is kernel time, which the
+ * allowance is. Without the count (-1) the stop is taken as it lands. */
+void sampler_note_faults(const struct sampler *sp, struct tracked_thread *t)
+{
+	t->faulted = false;
+	if (t->faults_at_ask < 0)
+		return;
+	int64_t now = proc_thread_faults(session_pid(sp->session), t->tid);
+	t->faulted = now > t->faults_at_ask;
+}
+
 static int all_threads_at_once(struct sampler *sp, struct sampler_stats *st, struct xerr *e)
 {
 	struct session *s = sp->session;
 	for (size_t i = 0; i < sp->nthreads; i++)
-		if (sp->threads[i].walk)
+		if (sp->threads[i].walk) {
 			sp->threads[i].on_cpu_at_ask = proc_thread_on_cpu(session_pid(s), sp->threads[i].tid, NULL, 0);
+			sp->threads[i].faults_at_ask = proc_thread_faults(session_pid(s), sp->threads[i].tid);
+		}
 	uint64_t stop_start = monotonic_ns(), t_stopped;
 	int landed = stop_landed(s, st, session_stop(s, e), stop_start, &t_stopped);
 	if (landed != ROUND_ON)
 		return landed;
+	for (size_t i = 0; i < sp->nthreads; i++)
+		if (sp->threads[i].walk)
+			sampler_note_faults(sp, &sp->threads[i]);
 	int round = sampler_stopped_round(sp, st, e);
 	uint64_t t_walked = monotonic_ns();
 	st->phase_walk_s += (double)(t_walked - t_stopped) / 1e9;
@@ -391,6 +458,7 @@ static int one_thread_at_a_time(struct sampler *sp, struct sampler_stats *st, st
 			st->waiting_when_asked++;
 			continue;
 		}
+		t->faults_at_ask = proc_thread_faults(session_pid(s), t->tid);
 		uint64_t stop_start = monotonic_ns(), t_stopped;
 		int stop_rc = session_stop_thread(s, t->gdb_id, e);
 		int landed = stop_landed(s, st, stop_rc, stop_start, &t_stopped);
@@ -400,6 +468,7 @@ static int one_thread_at_a_time(struct sampler *sp, struct sampler_stats *st, st
 			t->walk = t->wanted = false;   /* it exited before it could be stopped */
 			continue;
 		}
+		sampler_note_faults(sp, t);
 		int learned = sampler_learn_register_numbers(sp, e);
 		int usual_way = 1;
 		uint64_t t_walked = 0;
@@ -480,6 +549,7 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, const str
 		if (!t->have_stack)
 			continue;
 		char state = t->proc.state;
+		const char *marker = NULL;
 		if (t->walk && t->waiting_in && state == 'R') {
 			/* Runnable when the round began, but waiting in a system
 			 * call when gdb stopped it: off the CPU at its sample's
@@ -492,16 +562,21 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, const str
 		}
 		if (t->walk && state == 'R' && !sp->snapshot) {
 			st->entered_wait += t->entered_wait;
-			if (!t->at_return)
+			if (!t->at_return && !t->faulted)
 				t->on_cpu_elsewhere++;
 			else if (sampler_landing_kept(t))
 				t->on_cpu_at_return++;
 			else {
-				/* Caught at the return of a call it made after we
-				 * asked it to stop: not where it was. */
+				/* Caught at the return of a call, or of a page
+				 * fault, it made after we asked it to stop: not
+				 * where it was. */
 				st->landed_late++;
+				st->landed_late_fault += t->faulted && !t->at_return;
 				continue;
 			}
+			marker = kernel_marker(t);
+			if (marker && t->stack.nframes > 0 && add_kernel_marker(t, marker, e) < 0)
+				return -1;
 		}
 		if (state == 't')
 			/* Stopped by ptrace when /proc was read: by us (gdb stopping
@@ -513,6 +588,8 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, const str
 		uint64_t cpu_ns = t->tick_runtime_ns > t->sample_base_ns ? t->tick_runtime_ns - t->sample_base_ns : 0;
 		t->sample_base_ns = t->tick_runtime_ns > t->sample_base_ns ? t->tick_runtime_ns : t->sample_base_ns;
 		sp->sampled_cpu_ns += cpu_ns;
+		if (marker)
+			st->cpu_sampled_kernel_s += (double)cpu_ns / 1e9;
 		struct event ev = {
 			.kind = EVENT_SAMPLE, .probe = -1, .timestamp_ns = stop_start, .cpu_ns = cpu_ns,
 			.since_start_ns = stop_start - sp->start_ns, .pid = session_pid(s), .cpu = t->proc.last_cpu,
@@ -610,10 +687,20 @@ static void add_run_notes(const struct sampler_config *cfg, struct sampler_stats
 		run_notes_add(notes, "%.0f times a running thread was not stopped: /proc showed it queued in a waiting "
 			 "system call (sched_yield, a futex wait, a sleep, a poll) just before, off the CPU",
 			 (double)st->waiting_when_asked);
-	if (st->landed_late)
+	if (st->landed_late - st->landed_late_fault)
 		run_notes_add(notes, "%.0f samples landed at a later system call's return and were left out: the thread "
 			 "ran its own code when asked to stop and was caught at its next call's return (counted up to "
-			 "the kernel's share of its CPU time; docs/sampling.md)", (double)st->landed_late);
+			 "the kernel's share of its CPU time; docs/sampling.md)",
+			 (double)(st->landed_late - st->landed_late_fault));
+	if (st->cpu_sampled_kernel_s > 0 && st->cpu_sampled_s > 0)
+		run_notes_add(notes, "%.0f%% of the sampled CPU time was kernel time: samples caught on the kernel's way "
+			 "out (a system call's or a page fault's return), shown as [in kernel: ...] under their user frame",
+			 100.0 * st->cpu_sampled_kernel_s / st->cpu_sampled_s);
+	if (st->landed_late_fault)
+		run_notes_add(notes, "%.0f samples landed at a later page fault's return and were left out: the thread "
+			 "ran its own code when asked to stop and was caught at its next page fault, in new memory "
+			 "(counted up to the kernel's share of its CPU time; docs/sampling.md)",
+			 (double)st->landed_late_fault);
 	/* CPU time no tick could see: threads born and gone between two ticks
 	 * (the clock-tick figures are 10 ms coarse: 10% slack). */
 	double unseen = st->cpu_total_s - st->cpu_seen_s;

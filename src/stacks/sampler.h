@@ -88,6 +88,7 @@ struct sampler_stats {
 				       * waits_in_kernel) */
 	uint64_t entered_wait;        /* non-stop: on-CPU walks kept that landed in a futex wait the thread, on a
 				       * CPU when asked, entered by itself meanwhile (sampler.c, on_cpu_when_asked) */
+	uint64_t landed_late_fault;   /* of landed_late, those at a page fault's return (sampler_note_faults) */
 	uint64_t landed_late;         /* on-CPU walks left out: the stop landed at the return of a system call
 				       * the thread made after it was asked to stop, beyond the kernel's
 				       * share of its CPU time (sampler_policy.c, sampler_landing_kept) */
@@ -115,6 +116,7 @@ struct sampler_stats {
 	double cpu_total_s;           /* the target's CPU time over the run (/proc/PID/stat, every thread,
 				       * the exited ones included) */
 	double cpu_seen_s;            /* of which used by threads while a tick could see them */
+	double cpu_sampled_kernel_s;  /* of cpu_sampled_s, what samples with an [in kernel: ...] frame stand for */
 	double cpu_sampled_s;         /* of which the samples handed on stand for (event cpu_ns, summed) */
 	double cpu_unsampled_listed_s;  /* CPU of listed threads that no sample stands for: after each one's
 					 * last sample (to its exit, or the end) */

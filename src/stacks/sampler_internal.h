@@ -72,6 +72,10 @@ struct tracked_thread {
 	const char *waiting_in;   /* the waiting system call it sat in when stopped, or NULL */
 	const char *wait;         /* arch_syscall_wait_reason of that stop */
 	bool at_return;           /* that stop landed at a completed system call's return */
+	int64_t syscall_nr;       /* orig_rax at that stop: the call it was in or returning from, -1 none */
+	int64_t faults_at_ask;    /* proc_thread_faults just before the interrupt, -1 unknown */
+	bool faulted;             /* the thread took a page fault between the ask and the stop: the stop
+				   * landed on a fault's way out, like at_return (sampler_note_faults) */
 	int on_cpu_at_ask;        /* proc_thread_on_cpu just before the interrupt: 1, 0, -1 unknown */
 	bool entered_wait;        /* this stop landed in a futex wait the thread, on a CPU when asked,
 				   * went into by itself meanwhile (sampler_on_cpu_when_asked) */
@@ -142,6 +146,7 @@ void sampler_stack_release(struct stack *st);
 int sampler_map_gdb_ids(struct sampler *sp, struct xerr *e);
 void sampler_on_cpu_when_asked(const struct sampler *sp, struct tracked_thread *t, uint64_t orig_rax);
 int sampler_learn_register_numbers(struct sampler *sp, struct xerr *e);
+void sampler_note_faults(const struct sampler *sp, struct tracked_thread *t);
 
 /* sampler_policy.c: pure (no gdb, no /proc). A share is in percent of the
  * span from the thread's first listing to `until`, -1 for a span under

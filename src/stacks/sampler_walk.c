@@ -12,6 +12,7 @@ static void take_syscall_registers(const struct sampler *sp, struct tracked_thre
 	t->waiting_in = arch_syscall_waiting((int64_t)orig_rax, second_arg);
 	t->wait = arch_syscall_wait_reason((int64_t)orig_rax, second_arg);
 	t->at_return = sampler_at_completed_return(orig_rax, rax);
+	t->syscall_nr = (int64_t)orig_rax;
 	sampler_on_cpu_when_asked(sp, t, orig_rax);
 }
 

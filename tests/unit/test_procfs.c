@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "check.h"
@@ -39,6 +41,7 @@ static void test_stat_fields(void)
 	CHECK(st.pid == 4321 && st.state == 'R' && st.ppid == 77);
 	CHECK_STR(st.comm, "worker-1");
 	CHECK(st.flags == 4194560);
+	CHECK(st.minflt == 10 && st.majflt == 12);
 	CHECK(st.utime == 1234 && st.stime == 56);
 	CHECK(st.start_ticks == 499553);
 	CHECK(st.processor == 1);
@@ -399,9 +402,30 @@ static void test_zombie_wait_status(void)
 	}
 }
 
+/* This thread's fault count grows by about a fault a page when it
+ * touches fresh anonymous pages (sampler_note_faults relies on it).
+ * Mutation shown to fail: proc_parse_stat reading minflt from field 11. */
+static void test_thread_faults(void)
+{
+	enum { PAGES = 64 };
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	int64_t before = proc_thread_faults(getpid(), tid);
+	CHECK(before >= 0);
+	long page = sysconf(_SC_PAGESIZE);
+	char *fresh = mmap(NULL, (size_t)page * PAGES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(fresh != MAP_FAILED);
+	for (int i = 0; i < PAGES; i++)
+		((volatile char *)fresh)[(long)i * page] = 1;
+	int64_t after = proc_thread_faults(getpid(), tid);
+	CHECK(after - before >= PAGES / 2);
+	munmap(fresh, (size_t)page * PAGES);
+	CHECK(proc_thread_faults(getpid(), 999999999) == -1);
+}
+
 int main(void)
 {
 	test_stat_fields();
+	test_thread_faults();
 	test_stat_hostile_comm();
 	test_stat_comm_lengths();
 	test_stat_cut();

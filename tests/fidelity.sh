@@ -62,8 +62,16 @@ overlap=$(value overlap_pct)
 # measured 70-75% at 100-220 stacks (the bound was 60% then); since session
 # 10's cheaper stops and futex-wait rule, CI rehearsals measured 80.2% at 424
 # stacks and 84.4% at 449.
-check "issue 13: flat self-time overlap with perf >= 70% (measured: ${overlap:-none}%, $(value our_samples) thread stacks)" \
-	awk -v o="${overlap:--1}" 'BEGIN { exit !(o != "-" && o >= 70) }'
+# Judged at 100 stacks or more: at 14 (a CI rehearsal at load 11) a
+# perfect sampler itself reaches little more than 50%. The run must have
+# taken stacks at all (exact).
+check "the run took thread stacks ($(value our_samples))" test "$(value our_samples)" -gt 0 2>/dev/null
+if [ "$(value our_samples)" -ge 100 ] 2>/dev/null; then
+	check "issue 13: flat self-time overlap with perf >= 70% (measured: ${overlap:-none}%, $(value our_samples) thread stacks)" \
+		awk -v o="${overlap:--1}" 'BEGIN { exit !(o != "-" && o >= 70) }'
+else
+	echo "ok - skipped: issue 13's 70% overlap needs >= 100 stacks ($(value our_samples) here, load $(cut -d' ' -f1 /proc/loadavg))"
+fi
 # Issue 32: judged against what a sampler without bias reaches with as
 # many stacks (perf's distribution resampled: fidelity.py's
 # perfect_overlap_pct), at 300 stacks or more; and no function perf gives

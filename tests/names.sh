@@ -45,10 +45,19 @@ names_at "$TMP/legacy.json" 20 | sort >"$TMP/legacy.names"
 names_at "$TMP/v0.json" 20 | sort >"$TMP/v0.names"
 names_at "$TMP/legacy.json" 0 | sort >"$TMP/legacy.all"
 names_at "$TMP/v0.json" 0 | sort >"$TMP/v0.all"
-check "legacy and v0 builds show the same top functions" \
-	sh -c "test -z \"\$(comm -23 '$TMP/legacy.names' '$TMP/v0.all')\" && test -z \"\$(comm -23 '$TMP/v0.names' '$TMP/legacy.all')\"" ||
-	{ comm -23 "$TMP/legacy.names" "$TMP/v0.all" | sed 's/^/    | only legacy: /'
-	  comm -23 "$TMP/v0.names" "$TMP/legacy.all" | sed 's/^/    | only v0: /'; }
+# A function on a fifth of one build's stacks is missed by n stacks of the
+# other with probability 0.8^n: judged at 45 or more each (under 1e-4; a CI
+# rehearsal at load 11 took too few and missed three).
+stacks_of() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["meta"].get("thread_samples", 0))' "$TMP/$1/profile.json" 2>/dev/null || echo 0; }
+fewest=$(stacks_of legacy); [ "$(stacks_of v0)" -lt "$fewest" ] && fewest=$(stacks_of v0)
+if [ "$fewest" -ge 45 ]; then
+	check "legacy and v0 builds show the same top functions ($fewest stacks or more each)" \
+		sh -c "test -z \"\$(comm -23 '$TMP/legacy.names' '$TMP/v0.all')\" && test -z \"\$(comm -23 '$TMP/v0.names' '$TMP/legacy.all')\"" ||
+		{ comm -23 "$TMP/legacy.names" "$TMP/v0.all" | sed 's/^/    | only legacy: /'
+		  comm -23 "$TMP/v0.names" "$TMP/legacy.all" | sed 's/^/    | only v0: /'; }
+else
+	echo "ok - skipped: the two builds' top functions need 45 stacks each to compare (the fewer had $fewest; load $(cut -d' ' -f1 /proc/loadavg))"
+fi
 for name in 'names_fixture::Store::probe' \
 	'<names_fixture::Store as names_fixture::Visit>::visit' \
 	'<names_fixture::Store as names_fixture::Visit>::visit::{closure}' \

@@ -71,12 +71,20 @@ one_case() {
 	local before
 	before=$(cat "$progress")
 	for i in $(seq 1 300); do [ "$(cat "$progress")" != "$before" ] && break; sleep 0.005; done
+	load_begin "$target" "$xg" "$gdb"
 	kill -"$sig" "$gdb"
 	local t0 released took
 	t0=$(now_ms)
-	released=$(wait_released "$target" 5)
-	check "$label: the target was released ${released} ms after gdb got SIG$sig (at most 5 s)" \
-		test "$released" -lt 5000
+	# Released at all is the guarantee (waited for up to 15 s); within 5 s
+	# is a timing check, judged when other work left the CPUs (a CI
+	# rehearsal at load 11 took 5.0 s).
+	released=$(wait_released "$target" 15)
+	check "$label: the target was released (${released} ms after gdb got SIG$sig)" test "$released" -lt 15000
+	if [ "$released" -lt 5000 ]; then
+		check "$label: ... within 5 s (${released} ms)" true
+	else
+		check_timing "$label: ... within 5 s (${released} ms)" false
+	fi
 	wait_exit "$xg" 10
 	took=$(( $(now_ms) - t0 ))
 	check "$label: xgdbprof ended ${took} ms after gdb got SIG$sig (at most 10 s)" \

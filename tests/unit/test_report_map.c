@@ -63,5 +63,29 @@ int main(void)
 	CHECK_MSG(recipe_profile_add_map(p, m, &e) < 0 && strstr(e.msg, "weigh"), "hist: %s", e.msg);
 	map_free(m);
 	profile_free(p);
+	/* print() folds a run of two or more runtime frames into one line and
+	 * keeps the leaf and the user's frames (mutation seen failing:
+	 * FOLD_RUNTIME_RUN at 99) */
+	struct frame deep[6] = {
+		{ .pc = 0x30, .function = "alloc::vec::Vec::push", .file = "/rustc/0123456789abcdef0123456789abcdef01234567/library/alloc/src/vec/mod.rs", .line = 9 },
+		{ .pc = 0x40, .function = "app::store", .file = "/src/app.rs", .line = 12 },
+		{ .pc = 0x50, .function = "std::rt::lang_start", .file = "/rustc/0123456789abcdef0123456789abcdef01234567/library/std/src/rt.rs", .line = 1 },
+		{ .pc = 0x60, .function = "std::panicking::try", .file = "/rustc/0123456789abcdef0123456789abcdef01234567/library/std/src/panicking.rs", .line = 2 },
+		{ .pc = 0x70, .function = "start_thread", .file = "./nptl/pthread_create.c", .line = 442 },
+		{ .pc = 0x80, .function = "app::main", .file = "/src/app.rs", .line = 3 },
+	};
+	struct stack ds = { 6, deep };
+	struct map *pm = map_new("bytes", MAP_AGG_COUNT, 1, 0, 0, 0, 0);
+	struct map_key dk = { .type = MAP_KEY_STACK, .stack = &ds };
+	map_update(pm, &dk, 0, NULL);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	map_print(pm, f, 0, NULL);
+	fclose(f);
+	CHECK_MSG(strstr(text, "alloc::vec::Vec::push") && strstr(text, "app::store") && strstr(text, "app::main") &&
+		  strstr(text, "… 3 runtime frames") && !strstr(text, "std::rt::lang_start"), "%s", text);
+	free(text);
+	map_free(pm);
 	return test_exit_code();
 }

@@ -191,3 +191,14 @@ PARALLEL_SAFE_TESTS += tests/cli.sh tests/bad_input.sh tests/dump.sh tests/names
 	tests/trace_registers.sh tests/gdb_lost.sh tests/trace_args.sh tests/trace_panic.sh \
 	tests/trace_safety.sh tests/recursion.sh tests/layers.sh tests/safety.sh \
 	tests/fuzz/recipe-corpus.sh tests/fuzz/replay_mi_parse.sh
+
+# jemalloc's own heap profile read live (issue 25 item 1): a tokio service
+# whose global allocator is the system's jemalloc (-ljemalloc), built offline
+# against Debian's librust-tokio-dev; it prints its own counts every second.
+JEMSERVICE_FILES = tests/fixtures/jemservice/Cargo.toml tests/fixtures/jemservice/src/main.rs \
+	tests/fixtures/cargo_build.sh
+$(FIXTURE_BIN)/jemservice: $(JEMSERVICE_FILES) $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_GEN)$(CARGO_FIXTURE) $(abs_srcdir)/tests/fixtures/jemservice tests/fixtures/cargo/jemservice legacy $@
+check_DATA += $(FIXTURE_BIN)/jemservice
+CLEANFILES += $(FIXTURE_BIN)/jemservice
+EXTRA_DIST += $(JEMSERVICE_FILES)

@@ -73,7 +73,8 @@ static bool jemalloc_frame(const struct gdb_frame *f)
 /* 0 when no thread has a jemalloc frame (*first_thread: the first thread's
  * gdb id, for the calls), 1 with the thread named in e when one has, -1
  * with e on failure. */
-static int check_threads(struct session *s, int *first_thread, struct xerr *e)
+static int check_threads(struct session *s, const struct jemalloc_hooks *hooks, int *first_thread,
+			 struct xerr *e)
 {
 	struct session_thread *threads = NULL;
 	size_t n = 0;
@@ -93,7 +94,8 @@ static int check_threads(struct session *s, int *first_thread, struct xerr *e)
 			break;
 		}
 		for (size_t f = 0; f < nframes; f++)
-			if (jemalloc_frame(&frames[f])) {
+			if (hooks && hooks->in_jemalloc ? hooks->in_jemalloc(hooks->ctx, frames[f].pc)
+							 : jemalloc_frame(&frames[f])) {
 				xerr_set(e, "thread %d is inside jemalloc (%s): not a safe point to call mallctl",
 					 (int)threads[i].tid, frames[f].function ? frames[f].function : "?");
 				rc = 1;
@@ -108,10 +110,11 @@ static int check_threads(struct session *s, int *first_thread, struct xerr *e)
 /* Stops the target where no thread is inside jemalloc: a busy allocator is
  * often caught inside, so the target is let run a few milliseconds and
  * stopped again, up to SAFE_POINT_TRIES times (each try is one stop). */
-static int check_safe_point(struct session *s, int *first_thread, struct xerr *e)
+static int check_safe_point(struct session *s, const struct jemalloc_hooks *hooks, int *first_thread,
+			    struct xerr *e)
 {
 	for (int try = 1;; try++) {
-		int rc = check_threads(s, first_thread, e);
+		int rc = check_threads(s, hooks, first_thread, e);
 		if (rc <= 0)
 			return rc;
 		if (try == SAFE_POINT_TRIES)
@@ -130,6 +133,7 @@ struct call_scope {
 	struct session *s;
 	int thread;
 	uint64_t page;
+	uint64_t munmap;   /* 0: by gdb's name */
 };
 
 static int gdb_set(struct session *s, const char *name, const char *value, struct xerr *e)
@@ -138,14 +142,19 @@ static int gdb_set(struct session *s, const char *name, const char *value, struc
 	return session_call(s, NULL, e, "-gdb-set", args);
 }
 
-static int scope_open(struct call_scope *c, struct session *s, int thread, struct xerr *e)
+static int scope_open(struct call_scope *c, struct session *s, const struct jemalloc_target *t, struct xerr *e)
 {
-	*c = (struct call_scope){ .s = s, .thread = thread };
+	*c = (struct call_scope){ .s = s, .thread = t->gdb_thread, .munmap = t->munmap };
 	if (gdb_set(s, "scheduler-locking", "on", e) < 0 || gdb_set(s, "unwindonsignal", "on", e) < 0)
 		return -1;
 	/* PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS */
-	if (eval_u64(s, thread, "((long (*)(long, long, long, long, long, long))mmap)(0, 4096, 3, 34, -1, 0)",
-		     &c->page, e) < 0)
+	char fn[32], expr[160];
+	if (t->mmap)
+		snprintf(fn, sizeof fn, "%" PRIu64, t->mmap);
+	else
+		snprintf(fn, sizeof fn, "mmap");
+	snprintf(expr, sizeof expr, "((long (*)(long, long, long, long, long, long))%s)(0, 4096, 3, 34, -1, 0)", fn);
+	if (eval_u64(s, c->thread, expr, &c->page, e) < 0)
 		return xerr_prefix(e, "mapping a scratch page in the target");
 	if (c->page == UINT64_MAX || c->page == 0) {
 		c->page = 0;
@@ -160,7 +169,12 @@ static int scope_close(struct call_scope *c, struct xerr *e)
 	if (c->page) {
 		char expr[128];
 		uint64_t result = 0;
-		snprintf(expr, sizeof expr, "((int (*)(long, long))munmap)(%" PRIu64 ", %d)", c->page, PAGE_BYTES);
+		char fn[32];
+		if (c->munmap)
+			snprintf(fn, sizeof fn, "%" PRIu64, c->munmap);
+		else
+			snprintf(fn, sizeof fn, "munmap");
+		snprintf(expr, sizeof expr, "((int (*)(long, long))%s)(%" PRIu64 ", %d)", fn, c->page, PAGE_BYTES);
 		if (eval_u64(c->s, c->thread, expr, &result, e) < 0 || result != 0)
 			rc = -1;
 		c->page = 0;
@@ -272,17 +286,28 @@ static int inspect_in(struct call_scope *c, struct jemalloc_target *t, struct xe
 	return 0;
 }
 
-int jemalloc_inspect(struct session *s, struct jemalloc_target *out, struct xerr *e)
+int jemalloc_inspect(struct session *s, const struct jemalloc_hooks *hooks, struct jemalloc_target *out,
+		     struct xerr *e)
 {
-	*out = (struct jemalloc_target){ .state = JEMALLOC_ABSENT };
+	*out = (struct jemalloc_target){ .state = JEMALLOC_ABSENT, .hooks = hooks };
+	if (hooks && hooks->mallctl) {
+		out->mallctl = hooks->mallctl;
+		snprintf(out->mallctl_name, sizeof out->mallctl_name, "%s", hooks->mallctl_name);
+		out->mmap = hooks->mmap;
+		out->munmap = hooks->munmap;
+		if (!out->mmap || !out->munmap)
+			return xerr_set(e, "the target's mmap and munmap are not known");
+	} else if (hooks) {
+		return 0;   /* the caller's symbols have no mallctl */
+	}
 	int thread;
-	if (check_safe_point(s, &thread, e) < 0)
+	if (check_safe_point(s, hooks, &thread, e) < 0)
 		return -1;
 	out->gdb_thread = thread;
-	if (!find_mallctl(s, thread, out))
+	if (!out->mallctl && !find_mallctl(s, thread, out))
 		return 0;
 	struct call_scope c;
-	int rc = scope_open(&c, s, thread, e);
+	int rc = scope_open(&c, s, out, e);
 	if (rc == 0) {
 		out->scratch_page = c.page;
 		rc = inspect_in(&c, out, e);
@@ -296,13 +321,12 @@ int jemalloc_set_active(struct session *s, struct jemalloc_target *t, bool on, s
 {
 	if (t->state != JEMALLOC_PROF_ACTIVE && t->state != JEMALLOC_PROF_INACTIVE)
 		return xerr_set(e, "%s", jemalloc_state_text(t->state));
-	int thread;
-	if (check_safe_point(s, &thread, e) < 0)
+	if (check_safe_point(s, t->hooks, &t->gdb_thread, e) < 0)
 		return -1;
 	struct call_scope c;
 	int status = 0;
 	unsigned char value = on;
-	int rc = scope_open(&c, s, t->gdb_thread, e);
+	int rc = scope_open(&c, s, t, e);
 	if (rc == 0)
 		rc = call_mallctl(&c, t->mallctl, "prof.active", 0, NULL, &value, 1, &status, e);
 	if (scope_close(&c, rc < 0 ? NULL : e) < 0)
@@ -321,12 +345,12 @@ int jemalloc_dump(struct session *s, const struct jemalloc_target *t, const char
 	size_t len = strlen(path);
 	if (path[0] != '/' || len >= PATH_MAX_BYTES || len + 1 > PAGE_BYTES - AT_PATH)
 		return xerr_set(e, "the dump's path must be absolute and shorter than %d bytes", PATH_MAX_BYTES);
-	int thread;
-	if (check_safe_point(s, &thread, e) < 0)
+	struct jemalloc_target at = *t;
+	if (check_safe_point(s, t->hooks, &at.gdb_thread, e) < 0)
 		return -1;
 	struct call_scope c;
 	int status = 0;
-	int rc = scope_open(&c, s, t->gdb_thread, e);
+	int rc = scope_open(&c, s, &at, e);
 	if (rc == 0)
 		rc = write_bytes(&c, AT_PATH, path, len + 1, e);
 	if (rc == 0) {

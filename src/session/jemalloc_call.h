@@ -33,6 +33,18 @@ enum jemalloc_state {
 	JEMALLOC_PROF_ACTIVE,     /* sampling: a dump holds the live heap's samples */
 };
 
+/* What the caller knows from its own symbols (a session may run gdb
+ * without any): addresses of the target's functions, and a test of a PC
+ * for the safe point. Zero addresses and a NULL test: gdb looks the names
+ * up and names the frames (a session with symbols). */
+struct jemalloc_hooks {
+	uint64_t mallctl;         /* with mallctl_name */
+	char mallctl_name[16];
+	uint64_t mmap, munmap;
+	bool (*in_jemalloc)(void *ctx, uint64_t pc);
+	void *ctx;
+};
+
 struct jemalloc_target {
 	enum jemalloc_state state;
 	char mallctl_name[16];    /* "mallctl" or tikv-jemallocator's "_rjem_mallctl" */
@@ -41,6 +53,8 @@ struct jemalloc_target {
 	unsigned lg_prof_sample;  /* opt.lg_prof_sample (with profiling) */
 	bool prof_accum;          /* opt.prof_accum: dumps carry allocations since the start */
 	uint64_t scratch_page;    /* where inspect's scratch page was (unmapped since): for tests */
+	uint64_t mmap, munmap;    /* their addresses, 0: gdb's names */
+	const struct jemalloc_hooks *hooks;   /* the caller's, kept for the calls after inspect; may be NULL */
 };
 
 /* A sentence for the state, for messages ("jemalloc is profiling"). */
@@ -51,7 +65,8 @@ const char *jemalloc_state_text(enum jemalloc_state state);
  * point first: while a thread is inside jemalloc the target is resumed for
  * a few milliseconds and stopped again, up to 50 times, then -1 with the
  * thread named. Every function below does the same. */
-int jemalloc_inspect(struct session *s, struct jemalloc_target *out, struct xerr *e);
+int jemalloc_inspect(struct session *s, const struct jemalloc_hooks *hooks, struct jemalloc_target *out,
+		     struct xerr *e);
 
 /* Writes prof.active (the caller turns it off again at the end when it
  * turned it on). The safe point is checked again. */

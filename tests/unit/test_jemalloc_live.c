@@ -131,7 +131,7 @@ static enum jemalloc_state state_of(const char *bin, const char *arg, const char
 	struct session *s = attach_stopped(t.pid);
 	struct jemalloc_target jt;
 	struct xerr e = { 0 };
-	if (s && jemalloc_inspect(s, &jt, &e) == 0)
+	if (s && jemalloc_inspect(s, NULL, &jt, &e) == 0)
 		state = jt.state;
 	else
 		fprintf(stderr, "inspect: %s\n", e.msg);
@@ -155,7 +155,7 @@ static void profiling(const char *bin)
 	}
 	struct jemalloc_target jt;
 	struct xerr e = { 0 };
-	CHECK_MSG(jemalloc_inspect(s, &jt, &e) == 0, "%s", e.msg);
+	CHECK_MSG(jemalloc_inspect(s, NULL, &jt, &e) == 0, "%s", e.msg);
 	CHECK(jt.state == JEMALLOC_PROF_ACTIVE && jt.lg_prof_sample == 16 && !jt.prof_accum);
 	CHECK_STR(jt.mallctl_name, "mallctl");
 	CHECK(jt.scratch_page != 0 && !maps_have(t.pid, jt.scratch_page));
@@ -202,12 +202,12 @@ static void inactive(const char *bin)
 	struct session *s = attach_stopped(t.pid);
 	struct jemalloc_target jt;
 	struct xerr e = { 0 };
-	CHECK(s && jemalloc_inspect(s, &jt, &e) == 0 && jt.state == JEMALLOC_PROF_INACTIVE);
+	CHECK(s && jemalloc_inspect(s, NULL, &jt, &e) == 0 && jt.state == JEMALLOC_PROF_INACTIVE);
 	CHECK_MSG(s && jemalloc_set_active(s, &jt, true, &e) == 0, "%s", e.msg);
 	struct jemalloc_target again;
-	CHECK(s && jemalloc_inspect(s, &again, &e) == 0 && again.state == JEMALLOC_PROF_ACTIVE);
+	CHECK(s && jemalloc_inspect(s, NULL, &again, &e) == 0 && again.state == JEMALLOC_PROF_ACTIVE);
 	CHECK(s && jemalloc_set_active(s, &jt, false, &e) == 0 && jt.state == JEMALLOC_PROF_INACTIVE);
-	CHECK(s && jemalloc_inspect(s, &again, &e) == 0 && again.state == JEMALLOC_PROF_INACTIVE);
+	CHECK(s && jemalloc_inspect(s, NULL, &again, &e) == 0 && again.state == JEMALLOC_PROF_INACTIVE);
 	CHECK(s && session_end(s, &e) == 0);
 	stop(&t);
 }

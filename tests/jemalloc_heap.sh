@@ -15,13 +15,16 @@
 #     >= 90% of the live bytes, and so does ours (the same top stack);
 #  5. the target runs on, untraced, none of its threads stopped.
 # Without profiling (no MALLOC_CONF) the run says that jemalloc's profiling
-# is off and uses the probes.
+# is off and uses the probes; with prof_active:false it says so and names
+# --jemalloc-activate, which takes the profile and switches it off after.
 # Mutations seen to fail: in src/cli/jemalloc_heap.c, no skip_leaf
 # (s/if (rc == 0 \&\& skip_leaf \&\& skip_leaf\[0\])/if (0)/: 2 fails, the top is
 # RawVecInner::try_allocate_in); in src/procfs/jemalloc_profile.c, no scale
 # (s/c->est_bytes = (double)c->bytes \* scale;/c->est_bytes = (double)c->bytes;/:
 # 3 fails, 4.5x low); in src/cli/cmd_run.c, never from jemalloc
-# (s/rc.from_jemalloc = got == 1;/rc.from_jemalloc = false;/: 1 fails).
+# (s/rc.from_jemalloc = got == 1;/rc.from_jemalloc = false;/: 1 fails); in
+# src/cli/jemalloc_heap.c, never switched off (s/if (activated && session_is_stopped(s))/if (0)/:
+# the third inactive run fails).
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
 require_attach
 require_tool go golang-go
@@ -97,4 +100,25 @@ wait_lines "$TMP/plain.out" 1
 check "without MALLOC_CONF: jemalloc's profiling is said to be off" grep -q "jemalloc's profiling is off" "$TMP/plain.err" ||
 	show "$TMP/plain.err"
 check "... and the probes are used" grep -q 'attached [0-9]* probes' "$TMP/plain.err"
+kill "$pid"; wait "$pid" 2>/dev/null
+
+# profiling on but inactive: said, with the flag that switches it on;
+# --jemalloc-activate then takes jemalloc's profile and switches it off
+# again (a third run finds it inactive)
+MALLOC_CONF=prof:true,prof_active:false,lg_prof_sample:16 JEMSERVICE_KEEP_MAX=1024 \
+	"$FIXTURES/jemservice" >"$TMP/inactive.out" &
+pid=$!
+TEST_PIDS="$pid"
+wait_lines "$TMP/inactive.out" 1
+"$XGDBPROF" --recipe heap -d 1s -o "$TMP/inactive1" "$pid" >/dev/null 2>"$TMP/inactive1.err"
+check "inactive: said, naming --jemalloc-activate" grep -q "inactive (prof.active is false).*--jemalloc-activate" \
+	"$TMP/inactive1.err" || show "$TMP/inactive1.err"
+"$XGDBPROF" --recipe heap --jemalloc-activate -d 2s -o "$TMP/inactive2" "$pid" >"$TMP/inactive2.out" 2>"$TMP/inactive2.err"
+check "--jemalloc-activate: jemalloc's profile, the switch noted" grep -q "prof.active was switched on for the run" \
+	"$TMP/inactive2.out" || show "$TMP/inactive2.err"
+first=$(go tool pprof -sample_index=inuse_space -top "$TMP/inactive2/profile.pb.gz" 2>/dev/null | awk '/flat%/ { getline; print $NF; exit }')
+check "--jemalloc-activate: keep_snapshot first ($first)" [ "$first" = "jemservice::keep_snapshot" ]
+"$XGDBPROF" --recipe heap -d 1s -o "$TMP/inactive3" "$pid" >/dev/null 2>"$TMP/inactive3.err"
+check "--jemalloc-activate: prof.active off again after the run" grep -q "inactive (prof.active is false)" \
+	"$TMP/inactive3.err" || show "$TMP/inactive3.err"
 finish

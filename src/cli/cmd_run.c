@@ -1176,8 +1176,8 @@ int run_recipe(const struct run_request *req)
 	if (exit_code == XGP_EXIT_OK && req->recipe && strcmp(req->recipe, "heap") == 0 && !req->launch) {
 		struct xerr e;
 		const struct recipe_options *o = recipe_options(rc.recipe);
-		int got = cli_jemalloc_heap(rc.session, rc.sym, (double)o->duration_ns / 1e9, o->skip_leaf, rc.raw,
-					    &rc.stats.run, &e);
+		int got = cli_jemalloc_heap(rc.session, rc.sym, (double)o->duration_ns / 1e9, o->skip_leaf,
+					    req->jemalloc_activate, rc.raw, &rc.stats.run, &e);
 		if (got < 0)
 			exit_code = cli_error("heap from jemalloc's profile: %s", e.msg);
 		rc.from_jemalloc = got == 1;

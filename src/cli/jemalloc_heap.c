@@ -140,7 +140,7 @@ static int private_dir(pid_t pid, char *dir, size_t size, struct xerr *e)
 }
 
 int cli_jemalloc_heap(struct session *s, struct symbolizer *sym, double duration_s, const char *skip_leaf,
-		      struct profile *out, struct run_stats *stats, struct xerr *e)
+		      bool activate, struct profile *out, struct run_stats *stats, struct xerr *e)
 {
 	struct jemalloc_hooks hooks = { .in_jemalloc = pc_in_jemalloc, .ctx = sym };
 	if (symbolizer_foreach_function(sym, NULL, find_functions, &hooks, e) < 0)
@@ -152,6 +152,11 @@ int cli_jemalloc_heap(struct session *s, struct symbolizer *sym, double duration
 		return -1;
 	struct jemalloc_target jt;
 	int rc = jemalloc_inspect(s, &hooks, &jt, e);
+	bool activated = false;
+	if (rc == 0 && jt.state == JEMALLOC_PROF_INACTIVE && activate) {
+		rc = jemalloc_set_active(s, &jt, true, e);
+		activated = rc == 0;
+	}
 	double stopped_s = (double)(monotonic_ns() - t0) / 1e9;
 	if (session_resume(s, rc < 0 ? NULL : e) < 0 || rc < 0)
 		return -1;
@@ -159,7 +164,7 @@ int cli_jemalloc_heap(struct session *s, struct symbolizer *sym, double duration
 		if (jt.state != JEMALLOC_ABSENT)
 			fprintf(stderr, "xgdbprof: heap: %s%s; using the allocator probes instead\n",
 				jemalloc_state_text(jt.state),
-				jt.state == JEMALLOC_PROF_INACTIVE ? " (`mallctl(\"prof.active\")` switches it on)" : "");
+				jt.state == JEMALLOC_PROF_INACTIVE ? " (--jemalloc-activate switches it on for the run)" : "");
 		return 0;
 	}
 	uint64_t end = monotonic_ns() + (uint64_t)(duration_s * 1e9);
@@ -174,6 +179,12 @@ int cli_jemalloc_heap(struct session *s, struct symbolizer *sym, double duration
 	rc = session_stop(s, e);
 	if (rc == 0)
 		rc = jemalloc_dump(s, &jt, path, e);
+	if (activated && session_is_stopped(s)) {
+		/* off again as found, whether the dump worked or not */
+		struct xerr off;
+		if (jemalloc_set_active(s, &jt, false, &off) < 0 && rc == 0)
+			rc = xerr_set(e, "switching jemalloc's prof.active off again: %s", off.msg);
+	}
 	stopped_s += (double)(monotonic_ns() - t1) / 1e9;
 	if (session_resume(s, rc < 0 ? NULL : e) < 0)
 		rc = -1;
@@ -202,6 +213,9 @@ int cli_jemalloc_heap(struct session *s, struct symbolizer *sym, double duration
 			 "%.0f bytes live in %.0f objects, estimated from %" PRIu64 " sampled",
 			 jp->sample_period, jp->live.est_bytes, jp->live.est_objects, jp->live.objects);
 		profile_add_note(out, note, NULL);
+		if (activated)
+			profile_add_note(out, "jemalloc's prof.active was switched on for the run (--jemalloc-activate) "
+					 "and off after it: only allocations made during the run were sampled", NULL);
 		out->meta.value_types = "inuse_objects/count,inuse_space/bytes";
 		out->meta.weight_unit = "bytes";
 		stats->elapsed_s = (double)(monotonic_ns() - t0) / 1e9;

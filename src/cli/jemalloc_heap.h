@@ -22,7 +22,9 @@
 
 /* skip_leaf: the recipe's pattern of allocator wrappers dropped from each
  * stack's leaf end (jemalloc's own frames always are); NULL or "": none. */
+/* activate: when profiling is on but inactive, switch prof.active on for
+ * the run and off again after the dump (also when the dump fails). */
 int cli_jemalloc_heap(struct session *s, struct symbolizer *sym, double duration_s, const char *skip_leaf,
-		      struct profile *out, struct run_stats *stats, struct xerr *e);
+		      bool activate, struct profile *out, struct run_stats *stats, struct xerr *e);
 
 #endif

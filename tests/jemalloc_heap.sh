@@ -24,7 +24,8 @@
 # 3 fails, 4.5x low); in src/cli/cmd_run.c, never from jemalloc
 # (s/rc.from_jemalloc = got == 1;/rc.from_jemalloc = false;/: 1 fails); in
 # src/cli/jemalloc_heap.c, never switched off (s/if (activated && session_is_stopped(s))/if (0)/:
-# the third inactive run fails).
+# the third inactive run fails); in src/cli/cmd_continuous.c, window_prefix
+# always PROFILE_PREFIX (the --every checks fail).
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
 require_attach
 require_tool go golang-go
@@ -121,4 +122,32 @@ check "--jemalloc-activate: keep_snapshot first ($first)" [ "$first" = "jemservi
 "$XGDBPROF" --recipe heap -d 1s -o "$TMP/inactive3" "$pid" >/dev/null 2>"$TMP/inactive3.err"
 check "--jemalloc-activate: prof.active off again after the run" grep -q "inactive (prof.active is false)" \
 	"$TMP/inactive3.err" || show "$TMP/inactive3.err"
+kill "$pid"; wait "$pid" 2>/dev/null
+
+# --every with the heap recipe (issue 25 item 4): memory_profile_*.pb.gz per
+# window, listed in index.jsonl, no cpu_profile_*; the ring never fills, so
+# keep_snapshot's inuse_space grows from the first window to the last
+MALLOC_CONF=prof:true,lg_prof_sample:16 JEMSERVICE_KEEP_MAX=100000 "$FIXTURES/jemservice" >"$TMP/every.out" &
+pid=$!
+TEST_PIDS="$pid"
+wait_lines "$TMP/every.out" 1
+"$XGDBPROF" --every 3s --duration 1s --recipe heap -o "$TMP/every" "$pid" >/dev/null 2>"$TMP/every.err" &
+xg=$!
+TEST_PIDS="$pid $xg"
+for i in $(seq 1 200); do
+	[ "$(ls "$TMP"/every/memory_profile_*.pb.gz 2>/dev/null | wc -l)" -ge 2 ] && break
+	sleep 0.1
+done
+kill -INT "$xg"; wait "$xg" 2>/dev/null
+set -- "$TMP"/every/memory_profile_*.pb.gz
+check "--every: memory_profile files written ($#)" [ -f "$1" ] && [ "$#" -ge 2 ] || show "$TMP/every.err"
+check "--every: no cpu_profile files" [ -z "$(ls "$TMP"/every/cpu_profile_* 2>/dev/null)" ]
+listed=yes
+for f in "$@"; do grep -q "\"${f##*/}\"" "$TMP/every/index.jsonl" || listed=no; done
+check "--every: each listed in index.jsonl" [ "$listed" = yes ]
+inuse() { go tool pprof -sample_index=inuse_space -unit=B -top "$1" 2>/dev/null |
+	awk '$NF == "jemservice::keep_snapshot" { sub(/B$/, "", $1); print $1; exit }'; }
+first=$(inuse "$1"); eval "last=\$(inuse \"\${$#}\")"
+check "--every: keep_snapshot grew from the first window (${first:-?}) to the last (${last:-?})" \
+	awk -v a="${first:-0}" -v b="${last:-0}" 'BEGIN { exit !(a > 0 && b > a) }'
 finish

@@ -241,3 +241,56 @@ for r in $(seq 0 $((rounds - 1))); do
 		"${est:--}" "$inner" "$outer" "$ratio"
 done
 echo "median: loss $(median <"$tmp/gc-loss")%, stopped $(median <"$tmp/gc-stopped")%, leak_block est÷truth $(sed 's/\.\./ /' "$tmp/gc-ratio" | cut -d' ' -f1 | median)..$(sed 's/\.\./ /' "$tmp/gc-ratio" | cut -d' ' -f2 | median) (truth: between what it kept during the trace and around it)"
+
+# jemservice (issue 25): a tokio service on the system's jemalloc,
+# MALLOC_CONF=prof:true,lg_prof_sample:16, keeping a 16 KiB vector every
+# 50th write in a ring of 1024 (16 MiB, full after ~2.6 s); its own lines
+# every second are the truth. Each round runs it for window + 5 s alone and
+# with `--recipe heap` (jemalloc's own profile: no probe, one dump at the
+# end) attached for the window after 4 s: the allocations a second over
+# the whole run (the cost), the stopped share, and keep_snapshot's
+# inuse_space in pprof over the ring's 16 MiB.
+jem=$build/tests/fixtures/bin/jemservice
+if make -s -C "$build" tests/fixtures/bin/jemservice >&2 2>/dev/null && command -v go >/dev/null; then
+	echo
+	echo "jemservice (tokio on jemalloc, 16 KiB kept every 50th write, ring 16 MiB), heap from jemalloc's profile for ${window} s"
+	echo "round config      allocs/s  loss%  stopped%  keep_snapshot inuse_space: est. / truth  est÷truth"
+	: >"$tmp/jm-loss"; : >"$tmp/jm-stopped"; : >"$tmp/jm-ratio"
+	for r in $(seq 0 $((rounds - 1))); do
+		base=
+		for config in $(rotated "baseline heap" "$r"); do
+			out=$tmp/jm-$config-$r
+			MALLOC_CONF=prof:true,lg_prof_sample:16 JEMSERVICE_KEEP_MAX=1024 "$jem" >"$out.lines" &
+			pid=$!
+			sleep 4
+			if [ "$config" = baseline ]; then
+				sleep "$window"
+			else
+				"$xgdbprof" --recipe heap -d "${window}s" -o "$out.d" "$pid" >"$out.out" 2>"$out.err" || true
+			fi
+			sleep 1.2
+			kill "$pid"
+			wait "$pid" 2>/dev/null || true
+			allocs=$(awk '/^truth / { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
+				END { if (v["t"] > 0) printf "%.0f", v["allocs"] / v["t"] }' "$out.lines")
+			if [ "$config" = baseline ]; then
+				base=$allocs
+				continue
+			fi
+			observed=$allocs
+			truth=$(sed -n 's/^truth .* retained_bytes=\([0-9]*\) .*/\1/p' "$out.lines" | tail -1)
+			est=$(go tool pprof -sample_index=inuse_space -unit=B -top "$out.d/profile.pb.gz" 2>/dev/null |
+				awk '$NF == "jemservice::keep_snapshot" { sub(/B$/, "", $1); print $1; exit }')
+			stopped=$(sed -n 's/.*"stopped_pct": *\([0-9.]*\).*/\1/p' "$out.d/profile.json" 2>/dev/null | head -1)
+		done
+		loss=$(awk -v b="$base" -v p="$observed" 'BEGIN { if (b > 0) printf "%.1f", 100 * (1 - p / b); else print "-" }')
+		ratio=$(awk -v e="${est:-0}" -v t="${truth:-0}" 'BEGIN { if (e > 0 && t > 0) printf "%.2f", e / t; else print "-" }')
+		stopped=$(awk -v s="${stopped:-}" 'BEGIN { if (s != "") printf "%.2f", s; else print "-" }')
+		echo "$loss" >>"$tmp/jm-loss"; echo "$stopped" >>"$tmp/jm-stopped"; echo "$ratio" >>"$tmp/jm-ratio"
+		printf '%-5s baseline   %9s\n' "$r" "$base"
+		printf '%-5s heap       %9s  %5s  %8s  %s / %s  %s\n' "$r" "$observed" "$loss" "$stopped" "${est:--}" "${truth:--}" "$ratio"
+	done
+	echo "median: loss $(median <"$tmp/jm-loss")%, stopped $(median <"$tmp/jm-stopped")%, keep_snapshot est÷truth $(median <"$tmp/jm-ratio")"
+else
+	echo "jemservice: not built (make tests/fixtures/bin/jemservice: cargo, librust-tokio-dev, libjemalloc-dev) or no go: row skipped"
+fi

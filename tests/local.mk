@@ -212,3 +212,17 @@ CLEANFILES += $(FIXTURE_BIN)/phase_mix
 EXTRA_DIST += tests/fixtures/phase_mix.c
 TESTS += tests/phase_mix.sh
 EXTRA_DIST += tests/phase_mix.sh
+
+# jemalloc's own heap profile read live (issue 25 item 1): a tokio service
+# whose global allocator is the system's jemalloc (-ljemalloc), built offline
+# against Debian's librust-tokio-dev; it prints its own counts every second.
+JEMSERVICE_FILES = tests/fixtures/jemservice/Cargo.toml tests/fixtures/jemservice/src/main.rs \
+	tests/fixtures/cargo_build.sh
+$(FIXTURE_BIN)/jemservice: $(JEMSERVICE_FILES) $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_GEN)$(CARGO_FIXTURE) $(abs_srcdir)/tests/fixtures/jemservice tests/fixtures/cargo/jemservice legacy $@
+check_DATA += $(FIXTURE_BIN)/jemservice
+CLEANFILES += $(FIXTURE_BIN)/jemservice
+EXTRA_DIST += $(JEMSERVICE_FILES)
+JEMALLOC_TESTS = tests/jemalloc_heap.sh
+TESTS += $(JEMALLOC_TESTS)
+EXTRA_DIST += $(JEMALLOC_TESTS)

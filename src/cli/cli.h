@@ -192,6 +192,7 @@ struct run_request {
 	int max_stopped_percent;   /* --max-stopped; 0: as the recipe says */
 	size_t top;                /* --top: paths in text reports; 0: as the recipe says */
 	bool annotate;             /* --annotate: source lines after each text report */
+	bool jemalloc_activate;    /* --jemalloc-activate: prof.active on for a heap run, off after */
 	const char *output_dir;
 	bool launch;               /* argv is a command to start, not a PID */
 	char **argv;

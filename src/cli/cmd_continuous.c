@@ -3,7 +3,8 @@
  * (docs/continuous.md).
  *
  * Layout of -o DIR, which other tools (`xgdbprof insights`) rely on:
- *   DIR/cpu_profile_YYYYmmdd_HHMMSS.pb.gz  the window's pprof (UTC start)
+ *   DIR/cpu_profile_YYYYmmdd_HHMMSS.pb.gz  the window's pprof (UTC start);
+ *                                          memory_profile_... with --recipe heap
  *   DIR/YYYYmmdd_HHMMSS/                   the run's usual outputs, and its
  *                                          report text in report.txt
  *   DIR/index.jsonl                        one JSON object per window
@@ -37,6 +38,7 @@
 
 #define STAMP_LEN 15   /* YYYYmmdd_HHMMSS */
 #define PROFILE_PREFIX "cpu_profile_"
+#define MEMORY_PROFILE_PREFIX "memory_profile_"   /* the heap recipe's windows */
 #define PROFILE_SUFFIX ".pb.gz"
 #define INDEX_NAME "index.jsonl"
 #define CONTINUOUS_FEW_SAMPLES 30   /* insights marks windows of fewer stacks alike */
@@ -79,8 +81,10 @@ static bool is_stamp(const char *s)
 /* The stamp of DIR's entry `name` if it is one of our pprof files, else NULL. */
 static const char *profile_file_stamp(const char *name, char *stamp)
 {
-	size_t prefix = strlen(PROFILE_PREFIX);
-	if (strncmp(name, PROFILE_PREFIX, prefix) != 0 || strlen(name) != prefix + STAMP_LEN + strlen(PROFILE_SUFFIX) ||
+	const char *kind = strncmp(name, MEMORY_PROFILE_PREFIX, strlen(MEMORY_PROFILE_PREFIX)) == 0 ? MEMORY_PROFILE_PREFIX
+												      : PROFILE_PREFIX;
+	size_t prefix = strlen(kind);
+	if (strncmp(name, kind, prefix) != 0 || strlen(name) != prefix + STAMP_LEN + strlen(PROFILE_SUFFIX) ||
 	    strcmp(name + prefix + STAMP_LEN, PROFILE_SUFFIX) != 0)
 		return NULL;
 	memcpy(stamp, name + prefix, STAMP_LEN);
@@ -176,6 +180,13 @@ static pid_t find_target(struct continuous *c, struct window *w)
 	return pid;
 }
 
+/* The window pprof's prefix: a heap run's profile is memory, not CPU. */
+static const char *window_prefix(const struct continuous *c)
+{
+	const char *r = c->base->recipe;
+	return r && strcmp(r, "heap") == 0 ? MEMORY_PROFILE_PREFIX : PROFILE_PREFIX;
+}
+
 /* Copies the window's DIR/STAMP/profile.pb.gz to DIR/cpu_profile_STAMP.pb.gz
  * (through output_file: a fresh file renamed into place). 1 copied, 0 no
  * such profile, -1 failed (said). */
@@ -183,7 +194,7 @@ static int copy_pprof(const struct continuous *c, const struct window *w)
 {
 	char from[PATH_MAX + 64], to[PATH_MAX + 64];
 	snprintf(from, sizeof from, "%s/%s/profile.pb.gz", c->dir, w->stamp);
-	snprintf(to, sizeof to, "%s/" PROFILE_PREFIX "%s" PROFILE_SUFFIX, c->dir, w->stamp);
+	snprintf(to, sizeof to, "%s/%s%s" PROFILE_SUFFIX, c->dir, window_prefix(c), w->stamp);
 	int in = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (in < 0 && errno == ENOENT)
 		return 0;   /* a run that sampled nothing */
@@ -229,7 +240,7 @@ static void list_window_files(const struct continuous *c, struct window *w, bool
 	snprintf(path, sizeof path, "%s/%s", c->dir, w->stamp);
 	if (copied) {
 		char name[64];
-		snprintf(name, sizeof name, PROFILE_PREFIX "%s" PROFILE_SUFFIX, w->stamp);
+		snprintf(name, sizeof name, "%s%s" PROFILE_SUFFIX, window_prefix(c), w->stamp);
 		cJSON_AddItemToArray(w->files, cJSON_CreateString(name));
 	}
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -494,6 +505,8 @@ static void delete_window(struct continuous *c, int dir_fd, const struct stored_
 	char name[PATH_MAX];
 	if (w->has_pprof) {
 		snprintf(name, sizeof name, PROFILE_PREFIX "%s" PROFILE_SUFFIX, w->stamp);
+		remove_regular(dir_fd, name);
+		snprintf(name, sizeof name, MEMORY_PROFILE_PREFIX "%s" PROFILE_SUFFIX, w->stamp);
 		remove_regular(dir_fd, name);
 	}
 	if (!w->has_folder)

@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "events/event.h"
 #include "procfs/glibc_heap.h"
+#include "cli/jemalloc_heap.h"
 #include "recipe/maps.h"
 #include "recipe/panic_report.h"
 #include "util/output_file.h"
@@ -62,6 +63,7 @@ struct run_context {
 	const char *walker;
 	const char *stop_mode;
 	bool wants_samples;        /* the recipe has `sample` probes */
+	bool from_jemalloc;        /* the heap recipe's profile is jemalloc's own (jemalloc_heap.h) */
 	bool tracing;              /* breakpoint probes rather than sampling */
 	pid_t pid;
 	int threads_seen;
@@ -1103,7 +1105,8 @@ static int run_finish(struct run_context *rc, int exit_code)
 	pid_t child = session_launched_child(rc->session);
 	if (!rc->tracing)   /* the tracer has done it, and said so */
 		exit_code = cli_rescue_if_gdb_lost(rc->session, exit_code);
-	test_live_allocations(rc);
+	if (!rc->from_jemalloc)   /* jemalloc's profile is the heap; no glibc chunks to test */
+		test_live_allocations(rc);
 	if (session_end(rc->session, &e) < 0) {
 		cli_error("%s", e.msg);
 		exit_code = XGP_EXIT_FAILURE;
@@ -1117,12 +1120,13 @@ static int run_finish(struct run_context *rc, int exit_code)
 			report_defaults(rc, NULL, &ro);
 			fill_meta(rc, rc->raw);
 			rc->meta_filled = true;
-			if (report_text_header(rc->raw, rc->out, &ro, &e) < 0)
+			/* jemalloc's profile: its stacks are the report, not END's maps */
+			if ((rc->from_jemalloc ? report_text : report_text_header)(rc->raw, rc->out, &ro, &e) < 0)
 				cli_error("%s", e.msg);
 			fputc('\n', rc->out);
 			fflush(rc->out);
 		}
-		if (fire(rc, EVENT_END, -1, &e) < 0) {
+		if (!rc->from_jemalloc && fire(rc, EVENT_END, -1, &e) < 0) {
 			cli_error("%s", e.msg);
 			exit_code = XGP_EXIT_FAILURE;
 		}
@@ -1217,7 +1221,16 @@ int run_recipe(const struct run_request *req)
 		return exit_code;
 	}
 	exit_code = run_start(&rc);
-	if (exit_code == XGP_EXIT_OK)
+	if (exit_code == XGP_EXIT_OK && req->recipe && strcmp(req->recipe, "heap") == 0 && !req->launch) {
+		struct xerr e;
+		const struct recipe_options *o = recipe_options(rc.recipe);
+		int got = cli_jemalloc_heap(rc.session, rc.sym, (double)o->duration_ns / 1e9, o->skip_leaf,
+					    req->jemalloc_activate, rc.raw, &rc.stats.run, &e);
+		if (got < 0)
+			exit_code = cli_error("heap from jemalloc's profile: %s", e.msg);
+		rc.from_jemalloc = got == 1;
+	}
+	if (exit_code == XGP_EXIT_OK && !rc.from_jemalloc)
 		exit_code = run_collect(&rc);
 	return run_finish(&rc, exit_code);
 }

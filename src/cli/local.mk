@@ -15,6 +15,8 @@ src_cli_libcli_a_SOURCES = \
 	src/cli/cmd_run.c \
 	src/cli/cmd_top.c \
 	src/cli/commands.h \
+	src/cli/jemalloc_heap.c \
+	src/cli/jemalloc_heap.h \
 	src/cli/profile_exports.c
 
 xgdbprof_SOURCES = src/cli/main.c

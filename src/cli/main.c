@@ -16,6 +16,7 @@
 
 /* Long-only options, numbered past any letter. */
 enum { OPT_EVERY = 256, OPT_NAME, OPT_KEEP, OPT_MAX_SIZE, OPT_METRICS_FILE, OPT_METRICS_TOP };
+enum { OPT_JEMALLOC_ACTIVATE = 320 };
 
 struct subcommand {
 	const char *name;
@@ -57,6 +58,8 @@ static const char usage_text[] =
 	"                          overrides `set max_stopped`\n"
 	"  -n, --top N             hottest code paths in the run's text reports (default 5)\n"
 	"  -a, --annotate          add the hottest functions' source lines to text reports\n"
+	"      --jemalloc-activate heap on a jemalloc whose profiling is on but inactive\n"
+	"                          (prof.active false): switch it on for the run, off after\n"
 	"      --links[=EDITOR], --no-links  source locations as terminal hyperlinks\n"
 	"                          (default: on a terminal without NO_COLOR); EDITOR is\n"
 	"                          vscode, idea, kitty, file or a URL template with {path},\n"
@@ -188,6 +191,7 @@ static int take_run_option(int c, char **argv, struct run_request *run, struct c
 			return cli_usage_error(NULL, "--frequency takes a rate from 1 to 10000 Hz, such as 99");
 		break;
 	case 'T': run->threads = optarg; break;
+	case OPT_JEMALLOC_ACTIVATE: run->jemalloc_activate = true; break;
 	case 'M':
 		rc = parse_bounded("--max-stopped", optarg, 1, 100, "%", &number);
 		run->max_stopped_percent = (int)number;
@@ -259,6 +263,7 @@ int main(int argc, char **argv)
 		{ "non-stop", no_argument, NULL, 'N' },
 		{ "threads", required_argument, NULL, 'T' },
 		{ "max-stopped", required_argument, NULL, 'M' },
+		{ "jemalloc-activate", no_argument, NULL, OPT_JEMALLOC_ACTIVATE },
 		{ "top", required_argument, NULL, 'n' },
 		{ "annotate", no_argument, NULL, 'a' },
 		CLI_LINK_OPTIONS,

@@ -5,6 +5,7 @@
 #include "report/profile.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "check.h"
 

@@ -914,6 +914,8 @@ static int run_trace(struct run_context *rc, const struct sampler_config *cfg, c
 		recipe_run_set_coverage(rc->run, tstats->armed_fraction, tstats->estimate_lower_bound);
 		recipe_run_set_coverage_range(rc->run, tstats->armed_fraction_low, tstats->armed_fraction_high);
 		recipe_run_set_coverage_windows(rc->run, tstats->windows_armed, tstats->count_dispersion);
+		if (tstats->counters_complete)
+			recipe_run_set_coverage_counted(rc->run, tstats->entries_counted, tstats->entries);
 		recipe_run_set_seconds(rc->run, tstats->run.elapsed_s);
 	}
 	return exit_code;

@@ -866,6 +866,36 @@ static void print_rate(FILE *out, double est, double lo, double hi, const struct
 		fprintf(out, " · %.4g/s (95%% %.4g–%.4g)", est / c->seconds, lo / c->seconds, hi / c->seconds);
 }
 
+/* Counted in the target (c->counted): a map that saw every entry the
+ * probes saw holds the count itself; a key that saw n of them is that
+ * share of the count, with a Wilson interval on the share (the entries
+ * seen are a sample of the calls, the first after each arming leaning
+ * it: docs/tracing.md, "Counted in the target"). A sum scales by its
+ * mean value per update. */
+static void print_counted(FILE *out, const struct map_value *v, int64_t n, bool is_sum, const struct map_coverage *c)
+{
+	double seen = (double)c->counted_seen, mean = is_sum && n > 0 ? (double)v->sum / (double)n : 1;
+	if (!is_sum && (double)n >= seen) {
+		fprintf(out, " %.0f counted in the target (exact; %" PRId64 " seen at the breakpoints)", c->counted, n);
+		if (c->seconds > 0)
+			fprintf(out, " · %.4g/s", c->counted / c->seconds);
+		fputc('\n', out);
+		return;
+	}
+	double lo, hi, share = (double)n / seen;
+	stats_wilson95((double)n, seen, &lo, &hi);
+	if (is_sum)
+		fprintf(out, " %" PRId64 " measured in %" PRId64 " updates", v->sum, n);
+	else
+		fprintf(out, " %" PRId64 " measured", n);
+	fprintf(out, " · est. %.0f (95%% %.0f–%.0f)", share * c->counted * mean, lo * c->counted * mean,
+		hi * c->counted * mean);
+	if (c->seconds > 0)
+		fprintf(out, " · %.4g/s", share * c->counted * mean / c->seconds);
+	fprintf(out, ": %.2g%% of the %" PRIu64 " entries seen, of %.0f counted in the target\n", 100 * share,
+		c->counted_seen, c->counted);
+}
+
 /* A count: the Poisson interval on it over the armed share. A sum (bytes
  * of sampled allocations): the interval of its number of updates, scaled
  * by their mean — it treats the values of one entry as alike, and says
@@ -873,6 +903,10 @@ static void print_rate(FILE *out, double est, double lo, double hi, const struct
 static void print_estimate(FILE *out, const struct map_value *v, bool is_sum, const struct map_coverage *c)
 {
 	int64_t n = (int64_t)v->count;
+	if (c->counted > 0) {
+		print_counted(out, v, n, is_sum, c);
+		return;
+	}
 	double est, lo, hi;
 	map_coverage_estimate(c, n, &est, &lo, &hi);
 	if (is_sum && n > 0) {

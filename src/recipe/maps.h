@@ -182,6 +182,9 @@ struct map_coverage {
 	size_t windows;       /* > 0: the armed windows the run had, each a sample of the rate */
 	double dispersion;    /* >= 1 (0 means 1): how much more the per-window counts spread than
 			       * Poisson counts; intervals widen by it (counts in bursts) */
+	double counted;       /* > 0: the entries, counted in the target (no stop per call) */
+	uint64_t counted_seen;/* of which the probes saw this many: a count's share of them
+			       * times `counted` is its estimate */
 };
 void map_print(const struct map *m, FILE *out, size_t top, const struct map_coverage *coverage);
 

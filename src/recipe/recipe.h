@@ -186,6 +186,11 @@ void recipe_run_set_coverage_range(struct recipe_run *run, double low, double hi
  * seen in fewer than MAP_MIN_ESTIMATE_WINDOWS windows gets no estimate.
  * After recipe_run_set_coverage. */
 void recipe_run_set_coverage_windows(struct recipe_run *run, size_t windows, double dispersion);
+/* The entries were counted in the target (counted > 0) while the probes
+ * saw `seen` of them: a count's estimate is its share of those seen times
+ * the count, exact for a map that saw them all. After
+ * recipe_run_set_coverage. */
+void recipe_run_set_coverage_counted(struct recipe_run *run, double counted, uint64_t seen);
 /* The traced run's length (wall seconds): count() and sum() maps then also
  * print their whole-run estimates as rates per second. 0: no rates. */
 void recipe_run_set_seconds(struct recipe_run *run, double seconds);

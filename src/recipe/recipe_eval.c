@@ -207,6 +207,13 @@ void recipe_run_set_coverage_windows(struct recipe_run *run, size_t windows, dou
 	run->coverage.dispersion = dispersion;
 }
 
+void recipe_run_set_coverage_counted(struct recipe_run *run, double counted, uint64_t seen)
+{
+	bool usable = counted > 0 && seen > 0 && run->coverage.armed_share < 1;
+	run->coverage.counted = usable ? counted : 0;
+	run->coverage.counted_seen = usable ? seen : 0;
+}
+
 void recipe_run_set_coverage_range(struct recipe_run *run, double low, double high)
 {
 	bool partial = run->coverage.armed_share < 1;

@@ -36,6 +36,16 @@ int session_breaks_delete(struct session *s, const int *numbers, size_t n, struc
  * system call). Only numbers reach gdb's console command. */
 int session_catch_syscalls(struct session *s, const int *nrs, size_t n, int *number, struct xerr *e);
 
+/* Reads n bytes of the target's memory at addr as gdb sees them: under a
+ * breakpoint of gdb's, the original byte, not its int3. */
+int session_read_memory(struct session *s, uint64_t addr, void *buf, size_t n, struct xerr *e);
+
+/* Writes n bytes at addr through gdb, which keeps the copies it holds of
+ * bytes under its breakpoints in step. Code bytes: the caller asks
+ * session_remember_patch first, and writes only with every thread
+ * stopped. */
+int session_write_memory(struct session *s, uint64_t addr, const void *buf, size_t n, struct xerr *e);
+
 /* A catchpoint on fork: its stops call session_on_fork's callback while
  * gdb holds the child. */
 int session_catch_fork(struct session *s, struct xerr *e);

@@ -80,6 +80,25 @@ int restore_set_remember(struct restore_set *rs, uint64_t addr, struct xerr *e)
 	return 0;
 }
 
+int restore_set_remember_patch(struct restore_set *rs, uint64_t addr, const uint8_t *original,
+			       const uint8_t *patched, size_t n, enum restore_kind kind, struct xerr *e)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint8_t old;
+		if (restore_set_lookup(rs, addr + i, &old))
+			return xerr_set(e, "the byte at 0x%llx of process %d is already one of ours",
+					(unsigned long long)(addr + i), (int)rs->pid);
+	}
+	struct restore_entry *grown = array_grow(rs->entries, &rs->cap, rs->n + n, sizeof *grown);
+	if (!grown)
+		return xerr_oom(e);
+	rs->entries = grown;
+	for (size_t i = 0; i < n; i++)
+		rs->entries[rs->n++] = (struct restore_entry){ .addr = addr + i, .original = original[i],
+							      .patched = patched ? patched[i] : 0, .kind = (uint8_t)kind };
+	return 0;
+}
+
 /* ---- stopping every thread ourselves ----------------------------------- */
 
 struct seized {
@@ -339,22 +358,45 @@ int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
 		struct user_regs_struct regs;
 		if (ptrace(PTRACE_GETREGS, threads[t].tid, NULL, &regs) < 0)
 			continue;
-		uint8_t orig, now;
+		uint8_t now;
 		uint64_t bp = regs.rip - ARCH_BREAKPOINT_LEN;
-		if (restore_set_lookup(rs, bp, &orig) && pread(mem_fd, &now, 1, (off_t)bp) == 1 && now == ARCH_BREAKPOINT_INSN) {
+		bool ours = false;
+		for (size_t i = 0; i < rs->n && !ours; i++)
+			ours = rs->entries[i].addr == bp && rs->entries[i].kind == RESTORE_INT3;
+		if (ours && pread(mem_fd, &now, 1, (off_t)bp) == 1 && now == ARCH_BREAKPOINT_INSN) {
 			regs.rip = bp;
 			if (ptrace(PTRACE_SETREGS, threads[t].tid, NULL, &regs) == 0)
 				report->pcs_rewound++;
 		}
+	}
+	/* Our code in unused memory (an entry counter's) goes back too, unless
+	 * a thread runs in it: with the jumps to it restored nothing enters it
+	 * again, so a byte within 64 of a thread's PC stays (unreachable once
+	 * the thread has left). */
+	uint64_t *pcs = calloc(report->threads_stopped ? report->threads_stopped : 1, sizeof *pcs);
+	size_t npcs = 0;
+	for (size_t t = 0; pcs && t < report->threads_stopped; t++) {
+		struct user_regs_struct regs;
+		if (ptrace(PTRACE_GETREGS, threads[t].tid, NULL, &regs) == 0)
+			pcs[npcs++] = regs.rip;
 	}
 	int rc = 0;
 	for (size_t i = 0; i < rs->n; i++) {
 		uint8_t now;
 		if (pread(mem_fd, &now, 1, (off_t)rs->entries[i].addr) != 1)
 			continue;  /* unmapped since (library unloaded) */
+		if (rs->entries[i].kind == RESTORE_KEEP) {
+			bool near = !pcs;
+			for (size_t k = 0; k < npcs && !near; k++)
+				near = pcs[k] + 64 > rs->entries[i].addr && pcs[k] < rs->entries[i].addr + 64;
+			if (!near && now != rs->entries[i].original &&
+			    pwrite(mem_fd, &rs->entries[i].original, 1, (off_t)rs->entries[i].addr) == 1)
+				report->bytes_restored++;
+			continue;
+		}
 		if (now == rs->entries[i].original) {
 			report->bytes_intact++;
-		} else if (now == ARCH_BREAKPOINT_INSN) {
+		} else if (now == (rs->entries[i].kind == RESTORE_PATCH ? rs->entries[i].patched : ARCH_BREAKPOINT_INSN)) {
 			if (pwrite(mem_fd, &rs->entries[i].original, 1, (off_t)rs->entries[i].addr) == 1)
 				report->bytes_restored++;
 			else
@@ -362,6 +404,7 @@ int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
 					      (unsigned long long)rs->entries[i].addr, (int)rs->pid, strerror(errno));
 		}
 	}
+	free(pcs);
 	struct heal_state h = { .pid = rs->pid, .mem_fd = mem_fd, .write = true, .ours = rs };
 	scratch_buffer(rs->pid, &h.scratch_start, &h.scratch_end);
 	foreach_code_mapping(rs->pid, heal_mapping, &h, NULL);

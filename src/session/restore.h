@@ -12,6 +12,7 @@
  *    /proc/PID/mem before any breakpoint of ours covers it.
  *  - restore_set_after_gdb_died() stops every thread (PTRACE_SEIZE +
  *    PTRACE_INTERRUPT), writes back each remembered byte that reads 0xCC,
+ *    writes back each RESTORE_PATCH byte that still reads what we wrote,
  *    rewinds a thread whose PC sits just past one of our int3s (it trapped
  *    and gdb never handled it), also heals any other int3 gdb left in
  *    executable file mappings (its internal breakpoints) by comparing with
@@ -31,9 +32,21 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+enum restore_kind {
+	RESTORE_INT3,     /* under a breakpoint: put back when it reads 0xCC */
+	RESTORE_PATCH,    /* a byte of ours written over code (a jump): put back
+			   * when it still reads `patched` */
+	RESTORE_KEEP,     /* ours in unused memory (a trampoline a thread may be
+			   * running in): put back by the rescue unless a
+			   * thread's PC lies within 64 bytes, never taken for
+			   * gdb's by the heal */
+};
+
 struct restore_entry {
 	uint64_t addr;
 	uint8_t original;
+	uint8_t patched;            /* RESTORE_PATCH: the byte we wrote */
+	uint8_t kind;               /* enum restore_kind */
 };
 
 struct restore_set {
@@ -60,6 +73,12 @@ void restore_set_release(struct restore_set *rs);
 /* Reads and remembers the byte at addr (no-op if already remembered).
  * Returns 0, or -1 when the memory cannot be read. */
 int restore_set_remember(struct restore_set *rs, uint64_t addr, struct xerr *e);
+
+/* Remembers bytes we are about to write ourselves (kind RESTORE_PATCH or
+ * RESTORE_KEEP), their original values given. An address already
+ * remembered is an error: two writers would fight over it. */
+int restore_set_remember_patch(struct restore_set *rs, uint64_t addr, const uint8_t *original,
+			       const uint8_t *patched, size_t n, enum restore_kind kind, struct xerr *e);
 
 /* The remembered original byte at addr: 1 and *out, or 0 if unknown. */
 int restore_set_lookup(const struct restore_set *rs, uint64_t addr, uint8_t *out);

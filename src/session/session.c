@@ -619,6 +619,12 @@ int session_remember_code_byte(struct session *s, uint64_t addr, struct xerr *e)
 	return restore_set_remember(&s->code, addr, e);
 }
 
+int session_remember_patch(struct session *s, uint64_t addr, const uint8_t *original, const uint8_t *patched,
+			   size_t n, bool keep, struct xerr *e)
+{
+	return restore_set_remember_patch(&s->code, addr, original, patched, n, keep ? RESTORE_KEEP : RESTORE_PATCH, e);
+}
+
 const struct restore_set *session_code_bytes(const struct session *s)
 {
 	return &s->code;

@@ -191,6 +191,12 @@ pid_t session_launched_child(const struct session *s);
  * gdb die with its int3 in place. 0, or -1 when the byte cannot be read. */
 int session_remember_code_byte(struct session *s, uint64_t addr, struct xerr *e);
 
+/* Remembers n bytes at addr that the caller is about to write itself
+ * (restore.h's RESTORE_PATCH: put back by session_rescue while they still
+ * read `patched`; RESTORE_KEEP: left alone). original: their values now. */
+int session_remember_patch(struct session *s, uint64_t addr, const uint8_t *original, const uint8_t *patched,
+			   size_t n, bool keep, struct xerr *e);
+
 /* The bytes remembered so far, for a module that must put them back in a
  * copy of the target (a forked child); read-only. */
 struct restore_set;

@@ -111,6 +111,48 @@ int session_catch_syscalls(struct session *s, const int *nrs, size_t n, int *num
 	return 0;
 }
 
+int session_read_memory(struct session *s, uint64_t addr, void *buf, size_t n, struct xerr *e)
+{
+	char from[32], count[32];
+	snprintf(from, sizeof from, "0x%" PRIx64, addr);
+	snprintf(count, sizeof count, "%zu", n);
+	const char *args[] = { from, count, NULL };
+	struct mi_record *res = NULL;
+	if (session_call(s, &res, e, "-data-read-memory-bytes", args) < 0)
+		return -1;
+	const struct mi_value *blocks = mi_value_get(res->results, "memory");
+	const struct mi_value *block = mi_value_count(blocks) == 1 ? mi_value_at(blocks, 0) : NULL;
+	const char *hex = block ? mi_value_get_string(block, "contents") : NULL;
+	const char *begin = block ? mi_value_get_string(block, "begin") : NULL;
+	int rc = 0;
+	if (!hex || !begin || strtoull(begin, NULL, 0) != addr || strlen(hex) != 2 * n) {
+		rc = xerr_set(e, "gdb could not read %zu bytes at 0x%" PRIx64, n, addr);
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			char pair[3] = { hex[2 * i], hex[2 * i + 1], 0 };
+			((unsigned char *)buf)[i] = (unsigned char)strtoul(pair, NULL, 16);
+		}
+	}
+	mi_record_free(res);
+	return rc;
+}
+
+int session_write_memory(struct session *s, uint64_t addr, const void *buf, size_t n, struct xerr *e)
+{
+	char at[32];
+	char *hex = malloc(n * 2 + 1);
+	if (!hex)
+		return xerr_oom(e);
+	for (size_t i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", ((const unsigned char *)buf)[i]);
+	hex[2 * n] = 0;
+	snprintf(at, sizeof at, "0x%" PRIx64, addr);
+	const char *args[] = { at, hex, NULL };
+	int rc = session_call(s, NULL, e, "-data-write-memory-bytes", args);
+	free(hex);
+	return rc;
+}
+
 int session_catch_fork(struct session *s, struct xerr *e)
 {
 	const char *args[] = { "console", "catch fork", NULL };

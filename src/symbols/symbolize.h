@@ -121,6 +121,19 @@ const char *symbolizer_note(const struct symbolizer *sym, size_t i);
 int symbolizer_module_info(struct symbolizer *sym, uint64_t pc,
 			   struct symbolizer_module *out, struct xerr *err);
 
+/* Memory of the module containing pc that its program never uses: the
+ * tail of the last page of its executable segment past the segment's end
+ * (mapped executable with it), and the tail of the last page of its
+ * writable segment past .bss (mapped writable, zero). Runtime addresses,
+ * [lo, hi); an empty range (lo == hi) when the segment ends on a page
+ * boundary, or another segment or RELRO shares that page. Returns 1 and
+ * fills *out, 0 when no module contains pc, -1 with err on error. */
+struct symbolizer_slack {
+	uint64_t code_lo, code_hi;
+	uint64_t data_lo, data_hi;
+};
+int symbolizer_module_slack(struct symbolizer *sym, uint64_t pc, struct symbolizer_slack *out, struct xerr *err);
+
 /* Calls fn for each module in address order. fn returns non-zero to stop;
  * that value is returned, else 0; -1 with err set on error. */
 int symbolizer_foreach_module(struct symbolizer *sym,

@@ -590,6 +590,61 @@ int symbolizer_module_info(struct symbolizer *sym, uint64_t pc,
 	return 1;
 }
 
+/* The page's tail past end, unless another loadable segment (or RELRO,
+ * made read-only after start) begins in that page. */
+static void page_tail(Elf *elf, size_t nphdr, uint64_t end, uint64_t page, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t tail_end = (end + page - 1) / page * page;
+	*lo = *hi = end;
+	for (size_t i = 0; i < nphdr; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || (ph.p_type != PT_LOAD && ph.p_type != PT_GNU_RELRO))
+			continue;
+		uint64_t start = ph.p_vaddr / page * page, stop = ph.p_vaddr + ph.p_memsz;
+		if (ph.p_type == PT_LOAD && stop == end)
+			continue;  /* the segment itself */
+		if (start < tail_end && (ph.p_type == PT_GNU_RELRO ? (stop + page - 1) / page * page : stop) > end)
+			return;
+	}
+	*hi = tail_end;
+}
+
+int symbolizer_module_slack(struct symbolizer *sym, uint64_t pc, struct symbolizer_slack *out, struct xerr *err)
+{
+	*out = (struct symbolizer_slack){ 0 };
+	Dwfl_Module *mod = dwfl_addrmodule(sym->dwfl, pc);
+	if (!mod)
+		return 0;
+	GElf_Addr bias = 0;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	size_t nphdr = 0;
+	if (!elf || elf_getphdrnum(elf, &nphdr) != 0)
+		return xerr_set(err, "cannot read the program headers of the module at 0x%llx", (unsigned long long)pc);
+	long page_size = sysconf(_SC_PAGESIZE);
+	uint64_t page = page_size > 0 ? (uint64_t)page_size : 4096, code_end = 0, data_end = 0;
+	for (size_t i = 0; i < nphdr; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		uint64_t start = ph.p_vaddr + bias, end = ph.p_vaddr + ph.p_memsz;
+		if ((ph.p_flags & PF_X) && pc >= start && pc < end + bias)
+			code_end = end;
+		if ((ph.p_flags & PF_W) && !(ph.p_flags & PF_X) && end > data_end)
+			data_end = end;
+	}
+	if (code_end) {
+		page_tail(elf, nphdr, code_end, page, &out->code_lo, &out->code_hi);
+		out->code_lo += bias;
+		out->code_hi += bias;
+	}
+	if (data_end) {
+		page_tail(elf, nphdr, data_end, page, &out->data_lo, &out->data_hi);
+		out->data_lo += bias;
+		out->data_hi += bias;
+	}
+	return 1;
+}
+
 static int collect_module_cb(Dwfl_Module *mod, void **userdata, const char *name,
 			     Dwarf_Addr start, void *arg)
 {

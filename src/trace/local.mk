@@ -17,7 +17,9 @@ src_trace_libtrace_a_SOURCES = \
 	src/trace/tracer_resolve.c \
 	src/trace/tracer_resolve.h \
 	src/trace/stop_clock.c \
-	src/trace/stop_clock.h
+	src/trace/stop_clock.h \
+	src/trace/entry_counter.c \
+	src/trace/entry_counter.h
 
 ## The tracer: function/return/panic/syscall probes through gdb breakpoints
 ## and catchpoints; it has the session remember each breakpoint's code byte,
@@ -74,7 +76,7 @@ tests_unit_test_tracer_codecheck_LDADD = $(session_ldadd)
 TESTS += tests/unit/test_tracer tests/unit/test_tracer_estimate \
 	tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh tests/trace_safety.sh \
 	tests/trace_budget.sh tests/trace_registers.sh tests/gdb_lost.sh tests/exec_fork.sh tests/trace_exact.sh tests/trace_hold.sh tests/trace_estimate.sh tests/trace_args.sh \
-	tests/trace_syscalls_attach.sh
+	tests/trace_syscalls_attach.sh tests/trace_counted.sh
 EXTRA_DIST += tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh tests/trace_safety.sh \
 	tests/trace_budget.sh tests/trace_registers.sh tests/fixtures/regs_hot.c \
 	tests/gdb_lost.sh tests/fixtures/dlopen_loop.c tests/fixtures/dlopen_plugin.c \

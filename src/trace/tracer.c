@@ -172,6 +172,16 @@ int tracer_disarm(struct tracer *t, struct xerr *e)
 	 * on one meanwhile is reported (or resumed by gdb) as usual. */
 	if (!execed && !t->non_stop && session_stop(t->s, e) < 0)
 		return -1;
+	/* Entry counters come off with every thread stopped, also in non-stop
+	 * mode; their bytes went with the old program on an exec. */
+	if (!execed && t->st->counters_installed) {
+		if (!session_is_stopped(t->s) && session_stop(t->s, e) < 0)
+			return -1;
+		if (tracer_counters_remove(t, e) < 0)
+			return -1;
+	} else if (!execed) {
+		tracer_counters_remove(t, e);
+	}
 	if (t->hit_cpu.pending_bp) {
 		/* a calibration breakpoint its thread never reached (the thread
 		 * ended, or the trace did first); gone already if it was hit */
@@ -209,6 +219,8 @@ static void tracer_release(struct tracer *t)
 	free(t->estimates.hit_stops);
 	free(t->estimates.windows);
 	free(t->target_clock.frozen_by_thread);
+	free(t->counters);
+	entry_counter_spaces_release(&t->counter_spaces);
 	tracer_release_strings(t);
 	free(t->cur.arg_strings);
 	if (t->unwinder)
@@ -255,7 +267,11 @@ static int tracer_start(struct tracer *t, struct xerr *e)
 	if (rc == 0)
 		rc = refresh_threads(t, e);
 	if (rc == 0)
+		rc = tracer_counters_plan(t, e);
+	if (rc == 0)
 		rc = tracer_insert_probes(t, &arming, e);
+	if (rc == 0)
+		rc = tracer_counters_install(t, e);
 	free(arming.sys_nrs);
 	stop_clock_init(&t->duty_cycle.clock, t->pid);
 	if (rc == 0) {

@@ -145,6 +145,14 @@ struct tracer_stats {
 	uint64_t hits_measured;       /* hits whose hidden part was read from the thread's scheduler clocks */
 	uint64_t hits_bounded;        /* hits whose window also held a sleep: min(bound, median) counted */
 	bool clocks_unavailable;      /* the kernel gives no schedstat: every hit estimated */
+	/* Entry counters (entry_counter.h): the calls of the probed functions
+	 * counted in the target itself, no stop per call. entries_counted is
+	 * their sum when every entry site had one (counters_complete), and
+	 * entries_seen_counted the entries the breakpoints saw meanwhile. */
+	double entries_counted;
+	bool counters_complete;
+	size_t counters_installed, counters_wanted;
+	char counter_why[240];        /* the first site without one: which, and why */
 	double entries_estimated;     /* duty cycled: entries extrapolated to the whole run */
 	double armed_fraction;        /* share of the target's CPU time spent with the entry probes armed:
 				       * 1 unless duty cycled; what measured counts stand for */

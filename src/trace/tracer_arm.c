@@ -127,9 +127,11 @@ static void heal_fork_child(void *ctx, pid_t child)
 	for (size_t i = 0; i < ours->n; i++) {
 		const struct restore_entry *r = &ours->entries[i];
 		uint8_t byte;
-		if (r->original != ARCH_BREAKPOINT_INSN && pread(fd, &byte, 1, (off_t)r->addr) == 1 &&
-		    byte == ARCH_BREAKPOINT_INSN &&
-		    pwrite(fd, &r->original, 1, (off_t)r->addr) == 1)
+		/* a jump of an entry counter (entry_counter.h) is put back too:
+		 * the child has its own copy of the counter, nobody reads it */
+		uint8_t planted = r->kind == RESTORE_PATCH ? r->patched : ARCH_BREAKPOINT_INSN;
+		if (r->kind != RESTORE_KEEP && r->original != planted && pread(fd, &byte, 1, (off_t)r->addr) == 1 &&
+		    byte == planted && pwrite(fd, &r->original, 1, (off_t)r->addr) == 1)
 			t->fork_bytes_healed++;
 	}
 	close(fd);
@@ -205,6 +207,7 @@ static int add_sites(struct tracer *t, size_t probe, const struct probe_spec *in
 			memset(&t->probes.sites[k], 0, sizeof t->probes.sites[k]);
 			t->probes.sites[k].addr = f->addr;
 			t->probes.sites[k].inlined = f->inlined;
+			t->probes.sites[k].size = f->size;
 			t->probes.sites[k].name = f->name;
 			f->name = NULL;
 		}
@@ -346,3 +349,90 @@ int tracer_insert_probes(struct tracer *t, const struct arming *a, struct xerr *
 	return rc;
 }
 
+
+/* ---- entry counters ---------------------------------------------------- */
+
+/* Under the budget, every out-of-line site with an entry or return probe
+ * gets a counter if it can (entry_counter.h); the others say why. */
+int tracer_counters_plan(struct tracer *t, struct xerr *e)
+{
+	/* (tracer_budgeted() needs the breakpoints, inserted after this) */
+	if (t->cfg->exact || !(t->cfg->max_stopped_percent > 0) || !t->probes.nsites)
+		return 0;
+	t->counters = calloc(t->probes.nsites, sizeof *t->counters);
+	uint64_t *avoid = calloc(t->probes.nsites * 2, sizeof *avoid);
+	if (!t->counters || !avoid) {
+		free(avoid);
+		return xerr_oom(e);
+	}
+	size_t navoid = 0;
+	for (size_t i = 0; i < t->probes.nsites; i++)
+		avoid[navoid++] = t->probes.sites[i].addr;
+	t->ncounters = t->probes.nsites;
+	t->st->counters_wanted = t->probes.nsites;
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < t->probes.nsites; i++) {
+		const struct site *site = &t->probes.sites[i];
+		struct entry_counter *c = &t->counters[i];
+		if (site->inlined) {
+			memset(c, 0, sizeof *c);
+			snprintf(c->why, sizeof c->why, "an inlined copy has no entry of its own to count");
+			continue;
+		}
+		rc = entry_counter_plan(t->s, t->sym, site->addr, site->size, avoid, navoid, &t->counter_spaces, c, e);
+	}
+	free(avoid);
+	return rc;
+}
+
+int tracer_counters_install(struct tracer *t, struct xerr *e)
+{
+	size_t planned = 0;
+	for (size_t i = 0; i < t->ncounters; i++)
+		planned += t->counters[i].planned;
+	if (!planned)
+		return 0;
+	if (!session_is_stopped(t->s)) {
+		if (!t->duty_cycle.arm_stop_ns)
+			t->duty_cycle.arm_stop_ns = monotonic_ns();
+		if (session_stop(t->s, e) < 0)
+			return -1;
+	}
+	if (entry_counters_install(t->s, t->counters, t->ncounters, e) < 0)
+		return -1;
+	for (size_t i = 0; i < t->ncounters; i++) {
+		t->st->counters_installed += t->counters[i].installed;
+		if (t->cfg->verbose && t->counters[i].installed)
+			fprintf(stderr, "xgdbprof: entry counter at 0x%" PRIx64 " (%s): jump at 0x%" PRIx64 ", code at 0x%" PRIx64
+				", counter at 0x%" PRIx64 "\n", t->counters[i].site, t->probes.sites[i].name,
+				t->counters[i].patch, t->counters[i].tramp, t->counters[i].counter);
+	}
+	return 0;
+}
+
+/* With the target stopped (the caller stops it). */
+int tracer_counters_remove(struct tracer *t, struct xerr *e)
+{
+	if (!t->ncounters)
+		return 0;
+	if (t->st->counters_installed && entry_counters_remove(t->s, t->counters, t->ncounters, e) < 0)
+		return -1;
+	double total = 0;
+	bool complete = true;
+	for (size_t i = 0; i < t->ncounters; i++) {
+		const struct site *site = &t->probes.sites[i];
+		if (!site->entry_probes.n && !site->return_probes.n)
+			continue;
+		if (t->counters[i].installed) {
+			total += (double)t->counters[i].count;
+			continue;
+		}
+		if (complete)
+			snprintf(t->st->counter_why, sizeof t->st->counter_why, "%s: %s", site->name ? site->name : "?",
+				 t->counters[i].why);
+		complete = false;
+	}
+	t->st->entries_counted = t->st->counters_installed ? total : 0;
+	t->st->counters_complete = complete && t->st->counters_installed;
+	return 0;
+}

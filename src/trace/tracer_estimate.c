@@ -197,7 +197,14 @@ void tracer_finish_stats(struct tracer *t, uint64_t end)
 			if (st->estimate_lower_bound && share < st->armed_fraction_high)
 				st->armed_fraction = st->armed_fraction_low = st->armed_fraction_high = share;
 		}
-		if (st->entries && st->armed_fraction > 0) {
+		if (st->counters_complete && st->entries_counted > 0) {
+			/* Counted in the target: what the breakpoints saw is a known
+			 * share of the calls, whatever our stops cost. */
+			st->entries_estimated = st->entries_counted;
+			st->armed_fraction = fmin(1, (double)st->entries / st->entries_counted);
+			st->armed_fraction_low = st->armed_fraction_high = st->armed_fraction;
+			st->estimate_lower_bound = st->interval_vetoed = false;
+		} else if (st->entries && st->armed_fraction > 0) {
 			st->entries_estimated = (double)st->entries / st->armed_fraction;
 			run_notes_add(notes, "function entries: %" PRIu64 " measured while the probes were armed (%.2g%% "
 				 "of the target's CPU time); %s %.0f over the whole run", st->entries,
@@ -212,6 +219,17 @@ void tracer_finish_stats(struct tracer *t, uint64_t end)
 				      "cost more than a window's slack): there the estimates lean towards the calls that "
 				      "come first after the probes are armed", st->windows_cut);
 	}
+	if (st->counters_complete)
+		run_notes_add(notes, "function entries: %.0f counted in the target (a counter at each probed function's "
+			      "entry, no stop per call: exact), %" PRIu64 " of them seen at the breakpoints%s",
+			      st->entries_counted, st->entries,
+			      st->duty_cycles ? ", whose maps are scaled to the count" : "");
+	else if (st->counters_installed)
+		run_notes_add(notes, "function entries: counted in the target at %zu of %zu probed sites only (%s): "
+			      "estimates rest on the armed share", st->counters_installed, st->counters_wanted, st->counter_why);
+	else if (st->counters_wanted && st->counter_why[0])
+		run_notes_add(notes, "function entries: not counted in the target (%s): estimates rest on the armed share",
+			      st->counter_why);
 	if (st->returns_cpu_timed && st->return_hit_cost_us > 0)
 		run_notes_add(notes, "elapsed: %" PRIu64 " return%s timed by the thread's own CPU in the call (the kernel's "
 			      "schedstat, still while we hold it), less %.0f us, the least a hit costs the thread; "

@@ -30,6 +30,7 @@
 #include "util/stats.h"
 #include "events/stop_budget.h"
 #include "trace/stop_clock.h"
+#include "trace/entry_counter.h"
 #include "trace/tracer_resolve.h"
 #include "stacks/unwind.h"
 #include "util/clock.h"
@@ -56,6 +57,7 @@ struct site {
 	uint64_t addr;
 	char *name;
 	bool inlined;
+	uint64_t size;                /* bytes of the out-of-line function, 0 if unknown */
 	struct probe_list entry_probes, return_probes;
 	int bp;                       /* gdb number */
 	uint64_t next_insn;           /* the instruction after addr, for calibration hits; 0 not looked up,
@@ -295,7 +297,19 @@ struct tracer {
 	struct tracer_target_clock target_clock;
 	struct hit_cpu hit_cpu;
 	struct tracer_estimates estimates;
+	/* exact entry counts under the budget (entry_counter.h): one per site,
+	 * planned before the inserts */
+	struct entry_counter *counters;
+	size_t ncounters;
+	struct entry_counter_spaces counter_spaces;
 };
+
+/* Plans and installs the entry counters (budgeted runs), and removes
+ * them (the target stopped for both); tracer_counters_finish fills the
+ * stats. tracer_arm.c. */
+int tracer_counters_plan(struct tracer *t, struct xerr *e);
+int tracer_counters_install(struct tracer *t, struct xerr *e);
+int tracer_counters_remove(struct tracer *t, struct xerr *e);
 
 
 /* What arming inserts, resolved with the target running (tracer_resolve_probes). */

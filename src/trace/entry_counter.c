@@ -1,0 +1,365 @@
+/* entry_counter.c — a counting trampoline at a function's first block
+ * (entry_counter.h). */
+#include "trace/entry_counter.h"
+#include "arch/insn.h"
+#include "session/probes.h"
+#include "util/array.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* lea -0x80(%rsp),%rsp; pushfq; lock incq disp32(%rip) — the disp32
+ * follows — then popfq; lea 0x80(%rsp),%rsp. The red zone below the
+ * function's stack pointer is stepped over, the flags kept: the jump may
+ * sit where the function already set flags it tests later. */
+static const uint8_t PROLOGUE[] = { 0x48, 0x8d, 0x64, 0x24, 0x80, 0x9c, 0xf0, 0x48, 0xff, 0x05 };
+static const uint8_t EPILOGUE[] = { 0x9d, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00 };
+#define JMP_LEN 5
+#define MAX_FUNCTION_CHECK (256u * 1024u)
+
+static int why(struct entry_counter *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int why(struct entry_counter *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->why, sizeof c->why, fmt, ap);
+	va_end(ap);
+	c->planned = false;
+	return 0;
+}
+
+static bool fits_rel32(uint64_t from_next, uint64_t to)
+{
+	int64_t d = (int64_t)(to - from_next);
+	return d >= INT32_MIN && d <= INT32_MAX;
+}
+
+static void put_rel32(uint8_t *at, uint64_t from_next, uint64_t to)
+{
+	int32_t d = (int32_t)(int64_t)(to - from_next);
+	memcpy(at, &d, 4);
+}
+
+/* The target of a direct branch or call as gdb prints it ("jne 0x4011a6
+ * <f+38>", "call 0x401020 <g>", "bnd jmp 0x..."): 1 and *to, 0 for any
+ * other instruction (an indirect one included). */
+static int direct_target(const char *text, uint64_t *to)
+{
+	if (!arch_insn_transfers_control(text))
+		return 0;
+	const char *p = text;
+	for (;;) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		const char *word = p;
+		while (*p && *p != ' ' && *p != '\t')
+			p++;
+		size_t len = (size_t)(p - word);
+		if (len == 0)
+			return 0;
+		bool prefix = (len == 3 && !strncmp(word, "bnd", 3)) || (len == 7 && !strncmp(word, "notrack", 7)) ||
+			      (len == 4 && !strncmp(word, "lock", 4)) || !strncmp(word, "rep", 3) || (len > 1 && !strncmp(word, "ds", 2) && len == 2);
+		if (!prefix)
+			break;
+	}
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (strncmp(p, "0x", 2) != 0)
+		return 0;
+	char *end;
+	unsigned long long v = strtoull(p, &end, 16);
+	if (end == p + 2)
+		return 0;
+	*to = v;
+	return 1;
+}
+
+/* Whether a direct branch of the function [site, site+size) lands in
+ * (lo, hi): 1 and *from, 0 if none, -1 with e. */
+static int branch_into(struct session *s, uint64_t site, uint64_t size, uint64_t lo, uint64_t hi, uint64_t *from,
+		       struct xerr *e)
+{
+	enum { CHUNK = 256 };
+	struct session_insn *insns = malloc(CHUNK * sizeof *insns);
+	if (!insns)
+		return xerr_oom(e);
+	uint64_t at = site, end = site + size;
+	int found = 0;
+	while (at < end && !found) {
+		int n = session_disassemble(s, at, end, insns, CHUNK, e);
+		if (n < 0) {
+			free(insns);
+			return -1;
+		}
+		for (int i = 0; i < n && !found; i++) {
+			uint64_t to;
+			if (direct_target(insns[i].text, &to) && to > lo && to < hi) {
+				*from = insns[i].addr;
+				found = 1;
+			}
+		}
+		/* the last one listed starts the next chunk (its length is not
+		 * given), unless it was the only one */
+		if (n < CHUNK || n < 2)
+			break;
+		at = insns[n - 1].addr;
+	}
+	free(insns);
+	return found;
+}
+
+static struct entry_counter_space *space_for(struct session *s, struct symbolizer *sym, uint64_t site,
+					     struct entry_counter_spaces *spaces, struct xerr *e)
+{
+	struct symbolizer_slack slack;
+	int got = symbolizer_module_slack(sym, site, &slack, e);
+	if (got <= 0)
+		return NULL;
+	for (size_t i = 0; i < spaces->n; i++)
+		if (spaces->v[i].code_lo == slack.code_lo)
+			return &spaces->v[i];
+	(void)s;
+	/* 16-byte aligned code, 8-byte aligned counters */
+	struct entry_counter_space sp = {
+		.code_lo = slack.code_lo,
+		.code_next = (slack.code_lo + 15) & ~(uint64_t)15,
+		.code_end = slack.code_hi,
+		.data_next = (slack.data_lo + 7) & ~(uint64_t)7,
+		.data_end = slack.data_hi,
+	};
+	if (ARRAY_PUSH(spaces->v, spaces->n, spaces->cap, sp) < 0) {
+		xerr_oom(e);
+		return NULL;
+	}
+	return &spaces->v[spaces->n - 1];
+}
+
+int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site, uint64_t size, const uint64_t *avoid,
+		       size_t navoid, struct entry_counter_spaces *spaces, struct entry_counter *c, struct xerr *e)
+{
+	memset(c, 0, sizeof *c);
+	c->site = site;
+	if (size < 16)
+		return why(c, "its size is not known, or under 16 bytes");
+	if (size > MAX_FUNCTION_CHECK)
+		return why(c, "it is %" PRIu64 " bytes long, too long to check every branch in it", size);
+	struct session_insn insns[12];
+	int n = session_disassemble(s, site, site + (size < 64 ? size : 64), insns, 12, e);
+	if (n < 0)
+		return -1;
+	if (n < 3)
+		return why(c, "gdb could not decode its first instructions");
+	for (int i = 0; i < 2; i++)
+		if (!insns[i].text[0] || arch_insn_transfers_control(insns[i].text))
+			return why(c, "its first instructions do not fall through (%s)", insns[i].text);
+	c->patch = insns[2].addr;
+	int k = 2;
+	uint64_t end = c->patch;
+	while (end - c->patch < JMP_LEN) {
+		if (k >= n || !insns[k].text[0])
+			return why(c, "gdb could not decode the instructions after its first two");
+		if (arch_insn_transfers_control(insns[k].text) || arch_insn_rip_relative(insns[k].text))
+			return why(c, "the instruction at +%" PRIu64 " (%s) cannot be moved", insns[k].addr - site,
+				   insns[k].text);
+		if (k + 1 >= n)
+			return why(c, "gdb could not decode the instructions after its first two");
+		end = insns[k + 1].addr;
+		k++;
+	}
+	c->patch_len = (uint8_t)(end - c->patch);
+	if (c->patch_len > sizeof c->original || end > site + size)
+		return why(c, "its first instructions are too long to move");
+	for (size_t i = 0; i < navoid; i++)
+		if (avoid[i] >= c->patch && avoid[i] < end)
+			return why(c, "another probe sits in its first block, at 0x%" PRIx64, avoid[i]);
+	uint64_t from = 0;
+	int into = branch_into(s, site, size, site, end, &from, e);
+	if (into < 0)
+		return -1;
+	if (into)
+		return why(c, "a branch at +%" PRIu64 " goes into its first instructions", from - site);
+	struct entry_counter_space *sp = space_for(s, sym, site, spaces, e);
+	if (!sp) {
+		if (e && e->msg[0])
+			return why(c, "%s", e->msg);
+		return why(c, "its module is not known");
+	}
+	c->tramp_len = (uint8_t)(sizeof PROLOGUE + 4 + sizeof EPILOGUE + c->patch_len + JMP_LEN);
+	if (sp->code_next + ENTRY_COUNTER_TRAMP > sp->code_end)
+		return why(c, "its module's code segment ends on a page boundary, or too close to one: no unused "
+			   "bytes there for the counting code");
+	if (sp->data_next + 8 > sp->data_end)
+		return why(c, "its module's .bss ends on a page boundary, or too close to one: no unused bytes for "
+			   "the counter");
+	c->tramp = sp->code_next;
+	c->counter = sp->data_next;
+	uint64_t inc_next = c->tramp + sizeof PROLOGUE + 4;
+	if (!fits_rel32(c->patch + JMP_LEN, c->tramp) || !fits_rel32(inc_next, c->counter) ||
+	    !fits_rel32(c->tramp + c->tramp_len, end))
+		return why(c, "its unused bytes lie beyond a 32-bit displacement");
+	if (session_read_memory(s, c->patch, c->original, c->patch_len, e) < 0 ||
+	    session_read_memory(s, c->tramp, c->tramp_original, ENTRY_COUNTER_TRAMP, e) < 0 ||
+	    session_read_memory(s, c->counter, c->counter_original, 8, e) < 0)
+		return -1;
+	static const uint8_t zero[8];
+	if (memcmp(c->counter_original, zero, 8) != 0)
+		return why(c, "the bytes past its module's .bss are not zero: something uses them");
+	/* the code */
+	uint8_t *t = c->tramp_code;
+	memset(t, 0xcc, ENTRY_COUNTER_TRAMP);
+	memcpy(t, PROLOGUE, sizeof PROLOGUE);
+	put_rel32(t + sizeof PROLOGUE, inc_next, c->counter);
+	memcpy(t + sizeof PROLOGUE + 4, EPILOGUE, sizeof EPILOGUE);
+	size_t moved_at = sizeof PROLOGUE + 4 + sizeof EPILOGUE;
+	memcpy(t + moved_at, c->original, c->patch_len);
+	uint8_t *jmp = t + moved_at + c->patch_len;
+	jmp[0] = 0xe9;
+	put_rel32(jmp + 1, c->tramp + c->tramp_len, end);
+	sp->code_next += ENTRY_COUNTER_TRAMP;
+	sp->data_next += 8;
+	c->planned = true;
+	return 0;
+}
+
+static int thread_pcs(struct session *s, uint64_t **pcs, size_t *n, struct xerr *e)
+{
+	struct session_thread *threads = NULL;
+	size_t count = 0;
+	*pcs = NULL;
+	*n = 0;
+	if (session_threads(s, &threads, &count, e) < 0)
+		return -1;
+	static const char *const rip[] = { "rip" };
+	int number;
+	if (session_register_numbers(s, rip, 1, &number, e) < 0 || number < 0) {
+		free(threads);
+		return number < 0 ? xerr_set(e, "gdb has no register rip") : -1;
+	}
+	*pcs = calloc(count ? count : 1, sizeof **pcs);
+	if (!*pcs) {
+		free(threads);
+		return xerr_oom(e);
+	}
+	for (size_t i = 0; i < count; i++) {
+		struct xerr ignored;
+		/* a thread that ended since the list is no PC anywhere */
+		if (session_thread_registers(s, threads[i].gdb_id, &number, 1, &(*pcs)[*n], &ignored) == 0)
+			(*n)++;
+	}
+	free(threads);
+	return 0;
+}
+
+static bool any_pc_in(const uint64_t *pcs, size_t n, uint64_t lo, uint64_t hi)
+{
+	for (size_t i = 0; i < n; i++)
+		if (pcs[i] >= lo && pcs[i] < hi)
+			return true;
+	return false;
+}
+
+int entry_counters_install(struct session *s, struct entry_counter *c, size_t n, struct xerr *e)
+{
+	uint64_t *pcs = NULL;
+	size_t npcs = 0;
+	if (thread_pcs(s, &pcs, &npcs, e) < 0)
+		return -1;
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		if (!c[i].planned)
+			continue;
+		/* a thread stopped between two of the moved instructions would
+		 * resume in the middle of the jump */
+		if (any_pc_in(pcs, npcs, c[i].patch + 1, c[i].patch + c[i].patch_len)) {
+			why(&c[i], "a thread stood inside the instructions to move when the probes were armed");
+			continue;
+		}
+		uint8_t jmp[24];
+		memcpy(jmp, c[i].original, c[i].patch_len);
+		jmp[0] = 0xe9;
+		put_rel32(jmp + 1, c[i].patch + JMP_LEN, c[i].tramp);
+		/* the moved instructions' bytes past the jump stay as they were:
+		 * nothing reaches them (no branch lands there, no PC is there) */
+		rc = session_remember_patch(s, c[i].tramp, c[i].tramp_original, NULL, c[i].tramp_len, true, e);
+		if (rc == 0)
+			rc = session_remember_patch(s, c[i].patch, c[i].original, jmp, JMP_LEN, false, e);
+		if (rc == 0)
+			rc = session_write_memory(s, c[i].tramp, c[i].tramp_code, c[i].tramp_len, e);
+		if (rc == 0)
+			rc = session_write_memory(s, c[i].patch, jmp, JMP_LEN, e);
+		if (rc == 0)
+			c[i].installed = true;
+	}
+	free(pcs);
+	return rc;
+}
+
+int entry_counters_read(struct session *s, struct entry_counter *c, size_t n, struct xerr *e)
+{
+	for (size_t i = 0; i < n; i++)
+		if (c[i].installed && session_read_memory(s, c[i].counter, &c[i].count, 8, e) < 0)
+			return -1;
+	return 0;
+}
+
+int entry_counters_remove(struct session *s, struct entry_counter *c, size_t n, struct xerr *e)
+{
+	bool any = false;
+	for (size_t i = 0; i < n; i++) {
+		if (!c[i].installed)
+			continue;
+		if (session_write_memory(s, c[i].patch, c[i].original, JMP_LEN, e) < 0)
+			return -1;
+		any = true;
+	}
+	if (!any)
+		return 0;
+	/* A thread inside a trampoline leaves it within a few instructions
+	 * of running: let the target run 2 ms at a time until none is. */
+	for (int attempt = 0; attempt < 20; attempt++) {
+		uint64_t *pcs = NULL;
+		size_t npcs = 0;
+		if (thread_pcs(s, &pcs, &npcs, e) < 0)
+			return -1;
+		bool inside = false;
+		for (size_t i = 0; i < n; i++)
+			if (c[i].installed && any_pc_in(pcs, npcs, c[i].tramp, c[i].tramp + c[i].tramp_len))
+				inside = true;
+		free(pcs);
+		if (!inside)
+			break;
+		if (attempt == 19) {
+			for (size_t i = 0; i < n; i++)
+				if (c[i].installed)
+					c[i].left_in_place = true;
+			break;
+		}
+		if (session_resume(s, e) < 0)
+			return -1;
+		struct timespec pause = { 0, 2 * 1000 * 1000 };
+		nanosleep(&pause, NULL);
+		if (session_stop(s, e) < 0)
+			return -1;
+	}
+	if (entry_counters_read(s, c, n, e) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (!c[i].installed || c[i].left_in_place)
+			continue;
+		if (session_write_memory(s, c[i].tramp, c[i].tramp_original, c[i].tramp_len, e) < 0 ||
+		    session_write_memory(s, c[i].counter, c[i].counter_original, 8, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+void entry_counter_spaces_release(struct entry_counter_spaces *spaces)
+{
+	free(spaces->v);
+	memset(spaces, 0, sizeof *spaces);
+}

@@ -1,0 +1,97 @@
+/* entry_counter.h — exact call counts of a function with no stop per call
+ * (docs/tracing.md, "Counted in the target").
+ *
+ * A breakpoint costs the calling thread a stop (~0.5 ms, tens of µs of its
+ * CPU); a function called every few microseconds cannot be counted that
+ * way, and sampled stops cannot tell its rate (issue 26). Instead, a 5-byte
+ * `jmp` replaces whole instructions of the function's first block (after
+ * its first two, where the tracer's breakpoint and calibration hits go)
+ * and sends each call through a few bytes of ours: lea the red zone away,
+ * pushfq, `lock incq` of a counter, popfq, lea back, the instructions the
+ * jump replaced, a jump back. The code lives in the unused tail of the last
+ * page of the module's executable segment and the counter in the unused
+ * tail of its .bss page (symbolizer_module_slack): nothing is mapped or
+ * called in the target. The count is read at the end.
+ *
+ * A function gets no counter (and c->why says why) when: it is an inlined
+ * copy or its size is unknown; its first two instructions do not fall
+ * through; the instructions to move are RIP-relative or transfer control;
+ * a direct branch of the function lands inside the replaced bytes; the
+ * module has no unused tail large enough; another probe's address lies in
+ * the bytes. Indirect jumps (jump tables) are assumed not to land in a
+ * function's prologue.
+ *
+ * Safety: installed and removed only with every thread stopped, and only
+ * when no thread's PC lies inside the bytes being replaced. The jump's
+ * bytes are remembered with the session (RESTORE_PATCH), so session_rescue
+ * puts them back should gdb die; the trampoline's (RESTORE_KEEP) too,
+ * unless a thread is running in it (then they stay, unreachable). Removal
+ * puts the jump's bytes back first, then waits (resuming for 2 ms at a
+ * time) until no thread is inside the trampoline before restoring it.
+ *
+ * Functions return 0 on success, -1 with e (gdb gone or refused).
+ */
+#ifndef XGDBPROF_ENTRY_COUNTER_H
+#define XGDBPROF_ENTRY_COUNTER_H
+
+#include "session/session.h"
+#include "symbols/symbolize.h"
+#include "util/error.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ENTRY_COUNTER_TRAMP 64   /* bytes of code per counter */
+
+struct entry_counter {
+	uint64_t site;                 /* the function's entry */
+	uint64_t patch;                /* where the jump goes */
+	uint8_t patch_len;             /* whole instructions it replaces (>= 5 bytes) */
+	uint8_t original[24];          /* their bytes */
+	uint64_t tramp;
+	uint8_t tramp_len;
+	uint8_t tramp_code[ENTRY_COUNTER_TRAMP], tramp_original[ENTRY_COUNTER_TRAMP];
+	uint64_t counter;              /* 8 bytes in the .bss page's tail */
+	uint8_t counter_original[8];
+	bool planned, installed;
+	bool left_in_place;            /* removed the jump, but a thread stayed in the trampoline */
+	uint64_t count;                /* calls counted, read at removal */
+	char why[200];                 /* not planned or not installed: why */
+};
+
+/* Unused memory of one module, handed out to counters in turn. */
+struct entry_counter_space {
+	uint64_t code_lo, code_next, code_end;
+	uint64_t data_next, data_end;
+};
+
+struct entry_counter_spaces {
+	struct entry_counter_space *v;
+	size_t n, cap;
+};
+
+/* Plans a counter for the out-of-line function at site, size bytes long,
+ * with the target running or stopped: decodes its first instructions and
+ * checks every direct branch of the function through gdb, finds room in
+ * spaces (adding the module's). avoid[0..navoid): addresses where other
+ * breakpoints of ours go. Returns 0 with c->planned set, or c->why filled
+ * when it cannot have one; -1 with e when gdb failed. */
+int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site, uint64_t size, const uint64_t *avoid,
+		       size_t navoid, struct entry_counter_spaces *spaces, struct entry_counter *c, struct xerr *e);
+
+/* With every thread stopped: installs each planned counter (one whose
+ * bytes a thread's PC lies in is skipped, with why). */
+int entry_counters_install(struct session *s, struct entry_counter *c, size_t n, struct xerr *e);
+
+/* Reads the installed counters' counts now (into c->count); the target
+ * may run. */
+int entry_counters_read(struct session *s, struct entry_counter *c, size_t n, struct xerr *e);
+
+/* With every thread stopped: reads the final counts and removes every
+ * installed counter (see above); returns with every thread stopped. */
+int entry_counters_remove(struct session *s, struct entry_counter *c, size_t n, struct xerr *e);
+
+void entry_counter_spaces_release(struct entry_counter_spaces *spaces);
+
+#endif

@@ -362,7 +362,11 @@ int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
 		uint64_t bp = regs.rip - ARCH_BREAKPOINT_LEN;
 		bool ours = false;
 		for (size_t i = 0; i < rs->n && !ours; i++)
-			ours = rs->entries[i].addr == bp && rs->entries[i].kind == RESTORE_INT3;
+			/* gdb's int3 over the first byte of one of our jumps (a
+			 * one-shot breakpoint a thread trapped on) too */
+			ours = rs->entries[i].addr == bp &&
+			       (rs->entries[i].kind == RESTORE_INT3 ||
+				(rs->entries[i].kind == RESTORE_PATCH && rs->entries[i].patched == 0xe9));
 		if (ours && pread(mem_fd, &now, 1, (off_t)bp) == 1 && now == ARCH_BREAKPOINT_INSN) {
 			regs.rip = bp;
 			if (ptrace(PTRACE_SETREGS, threads[t].tid, NULL, &regs) == 0)
@@ -396,7 +400,8 @@ int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
 		}
 		if (now == rs->entries[i].original) {
 			report->bytes_intact++;
-		} else if (now == (rs->entries[i].kind == RESTORE_PATCH ? rs->entries[i].patched : ARCH_BREAKPOINT_INSN)) {
+		} else if (now == ARCH_BREAKPOINT_INSN ||
+			   (rs->entries[i].kind == RESTORE_PATCH && now == rs->entries[i].patched)) {
 			if (pwrite(mem_fd, &rs->entries[i].original, 1, (off_t)rs->entries[i].addr) == 1)
 				report->bytes_restored++;
 			else

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* lea -0x80(%rsp),%rsp; pushfq; lock incq disp32(%rip) — the disp32
  * follows — then popfq; lea 0x80(%rsp),%rsp. The red zone below the
@@ -152,28 +153,47 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 	int n = session_disassemble(s, site, site + (size < 64 ? size : 64), insns, 12, e);
 	if (n < 0)
 		return -1;
-	if (n < 3)
+	if (n < 2)
 		return why(c, "gdb could not decode its first instructions");
-	for (int i = 0; i < 2; i++)
-		if (!insns[i].text[0] || arch_insn_transfers_control(insns[i].text))
-			return why(c, "its first instructions do not fall through (%s)", insns[i].text);
-	c->patch = insns[2].addr;
-	int k = 2;
+	if (!insns[0].text[0] || arch_insn_transfers_control(insns[0].text))
+		return why(c, "its first instruction does not fall through (%s)", insns[0].text);
+	/* The jump goes after the first instruction, where the tracer's
+	 * breakpoint is. */
+	c->patch = insns[1].addr;
+	int k = 1;
 	uint64_t end = c->patch;
+	c->nfixups = 0;
 	while (end - c->patch < JMP_LEN) {
 		if (k >= n || !insns[k].text[0])
-			return why(c, "gdb could not decode the instructions after its first two");
-		if (arch_insn_transfers_control(insns[k].text) || arch_insn_rip_relative(insns[k].text))
-			return why(c, "the instruction at +%" PRIu64 " (%s) cannot be moved", insns[k].addr - site,
-				   insns[k].text);
-		if (k + 1 >= n)
-			return why(c, "gdb could not decode the instructions after its first two");
-		end = insns[k + 1].addr;
+			return why(c, "gdb could not decode the instructions after its first");
+		const char *text = insns[k].text;
+		bool is_ret = !strncmp(text, "ret", 3) && (text[3] == 0 || text[3] == ' ' || text[3] == 'q');
+		if (arch_insn_transfers_control(text) && !is_ret)
+			return why(c, "the instruction at +%" PRIu64 " (%s) cannot be moved", insns[k].addr - site, text);
+		if (k + 1 >= n && !is_ret)
+			return why(c, "gdb could not decode the instructions after its first");
+		uint64_t next = k + 1 < n ? insns[k + 1].addr : insns[k].addr + 1;
+		if (arch_insn_rip_relative(text)) {
+			/* gdb's comment names the operand's address ("# 0x4010
+			 * <calls>"): its displacement is found in the bytes, to be
+			 * rewritten for the instruction's new place */
+			const char *hash = strstr(text, "# 0x");
+			if (!hash || c->nfixups >= 2)
+				return why(c, "the RIP-relative instruction at +%" PRIu64 " (%s) names no address",
+					   insns[k].addr - site, text);
+			c->fixups[c->nfixups].insn = insns[k].addr;
+			c->fixups[c->nfixups].next = next;
+			c->fixups[c->nfixups].target = strtoull(hash + 2, NULL, 16);
+			c->nfixups++;
+		}
+		end = next;
 		k++;
+		if (is_ret)
+			break;
 	}
 	c->patch_len = (uint8_t)(end - c->patch);
 	if (c->patch_len > sizeof c->original || end > site + size)
-		return why(c, "its first instructions are too long to move");
+		return why(c, "its first instructions are too long to move, or the function too short");
 	for (size_t i = 0; i < navoid; i++)
 		if (avoid[i] >= c->patch && avoid[i] < end)
 			return why(c, "another probe sits in its first block, at 0x%" PRIx64, avoid[i]);
@@ -217,6 +237,24 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 	memcpy(t + sizeof PROLOGUE + 4, EPILOGUE, sizeof EPILOGUE);
 	size_t moved_at = sizeof PROLOGUE + 4 + sizeof EPILOGUE;
 	memcpy(t + moved_at, c->original, c->patch_len);
+	for (unsigned f = 0; f < c->nfixups; f++) {
+		/* the displacement's bytes: the one place in the instruction
+		 * holding target - next */
+		const struct entry_counter_fixup *fx = &c->fixups[f];
+		size_t off = (size_t)(fx->insn - c->patch), len = (size_t)(fx->next - fx->insn), at = SIZE_MAX;
+		int32_t old_disp = (int32_t)(int64_t)(fx->target - fx->next);
+		for (size_t b = 0; b + 4 <= len; b++)
+			if (!memcmp(c->original + off + b, &old_disp, 4)) {
+				if (at != SIZE_MAX)
+					return why(c, "the displacement of the RIP-relative instruction at +%" PRIu64
+						   " is ambiguous", fx->insn - site);
+				at = b;
+			}
+		uint64_t new_next = c->tramp + moved_at + (fx->next - c->patch);
+		if (at == SIZE_MAX || !fits_rel32(new_next, fx->target))
+			return why(c, "the RIP-relative instruction at +%" PRIu64 " cannot be moved", fx->insn - site);
+		put_rel32(t + moved_at + off + at, new_next, fx->target);
+	}
 	uint8_t *jmp = t + moved_at + c->patch_len;
 	jmp[0] = 0xe9;
 	put_rel32(jmp + 1, c->tramp + c->tramp_len, end);
@@ -299,12 +337,19 @@ int entry_counters_install(struct session *s, struct entry_counter *c, size_t n,
 	return rc;
 }
 
-int entry_counters_read(struct session *s, struct entry_counter *c, size_t n, struct xerr *e)
+int entry_counters_read(int mem_fd, struct entry_counter *c, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		if (c[i].installed && session_read_memory(s, c[i].counter, &c[i].count, 8, e) < 0)
-			return -1;
-	return 0;
+	int rc = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v;
+		if (c[i].installed && !c[i].removed) {
+			if (pread(mem_fd, &v, sizeof v, (off_t)c[i].counter) == (ssize_t)sizeof v)
+				c[i].count = v;
+			else
+				rc = -1;
+		}
+	}
+	return rc;
 }
 
 int entry_counters_remove(struct session *s, struct entry_counter *c, size_t n, struct xerr *e)
@@ -346,9 +391,11 @@ int entry_counters_remove(struct session *s, struct entry_counter *c, size_t n, 
 		if (session_stop(s, e) < 0)
 			return -1;
 	}
-	if (entry_counters_read(s, c, n, e) < 0)
-		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (c[i].installed && session_read_memory(s, c[i].counter, &c[i].count, 8, e) < 0)
+			return -1;
 	for (size_t i = 0; i < n; i++) {
+		c[i].removed = c[i].installed;
 		if (!c[i].installed || c[i].left_in_place)
 			continue;
 		if (session_write_memory(s, c[i].tramp, c[i].tramp_original, c[i].tramp_len, e) < 0 ||

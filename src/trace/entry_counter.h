@@ -5,7 +5,9 @@
  * CPU); a function called every few microseconds cannot be counted that
  * way, and sampled stops cannot tell its rate (issue 26). Instead, a 5-byte
  * `jmp` replaces whole instructions of the function's first block (after
- * its first two, where the tracer's breakpoint and calibration hits go)
+ * its first, where the tracer's breakpoint goes; a calibration hit's
+ * one-shot breakpoint may land on the jump, which gdb handles as any
+ * other byte it wrote)
  * and sends each call through a few bytes of ours: lea the red zone away,
  * pushfq, `lock incq` of a counter, popfq, lea back, the instructions the
  * jump replaced, a jump back. The code lives in the unused tail of the last
@@ -14,8 +16,10 @@
  * called in the target. The count is read at the end.
  *
  * A function gets no counter (and c->why says why) when: it is an inlined
- * copy or its size is unknown; its first two instructions do not fall
- * through; the instructions to move are RIP-relative or transfer control;
+ * copy or its size is unknown; its first instruction does not fall
+ * through; an instruction to move transfers control (a `ret` may end
+ * them), or is RIP-relative with no address in gdb's comment or an
+ * ambiguous displacement (otherwise the displacement is rewritten);
  * a direct branch of the function lands inside the replaced bytes; the
  * module has no unused tail large enough; another probe's address lies in
  * the bytes. Indirect jumps (jump tables) are assumed not to land in a
@@ -56,7 +60,12 @@ struct entry_counter {
 	uint8_t counter_original[8];
 	bool planned, installed;
 	bool left_in_place;            /* removed the jump, but a thread stayed in the trampoline */
-	uint64_t count;                /* calls counted, read at removal */
+	bool removed;
+	struct entry_counter_fixup {   /* a moved RIP-relative instruction */
+		uint64_t insn, next, target;
+	} fixups[2];
+	unsigned nfixups;
+	uint64_t count;                /* calls counted: the last read, or at removal */
 	char why[200];                 /* not planned or not installed: why */
 };
 
@@ -84,9 +93,10 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
  * bytes a thread's PC lies in is skipped, with why). */
 int entry_counters_install(struct session *s, struct entry_counter *c, size_t n, struct xerr *e);
 
-/* Reads the installed counters' counts now (into c->count); the target
- * may run. */
-int entry_counters_read(struct session *s, struct entry_counter *c, size_t n, struct xerr *e);
+/* Reads the installed counters' counts now (into c->count) through the
+ * target's /proc/PID/mem (mem_fd), with the target running or not; kept
+ * as the last count should it exit. 0, or -1 when one could not be read. */
+int entry_counters_read(int mem_fd, struct entry_counter *c, size_t n);
 
 /* With every thread stopped: reads the final counts and removes every
  * installed counter (see above); returns with every thread stopped. */

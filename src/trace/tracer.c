@@ -346,6 +346,9 @@ static int check_trace_end(struct tracer *t, struct loop_clock *lc, uint64_t now
 	 * looked for in /proc every 100 ms. */
 	if (now - lc->last_exec_check >= 100000000u) {
 		lc->last_exec_check = now;
+		/* kept should the target exit: its memory goes with it */
+		if (t->st->counters_installed && entry_counters_read(t->mem_fd, t->counters, t->ncounters) == 0)
+			t->counters_read_ns = now;
 		if (session_target_execed(s) || exit_unreported(t, lc, now))
 			return 0;
 	}
@@ -523,6 +526,22 @@ static int tracer_end(struct tracer *t, int rc, struct xerr *e)
 			rc = -1;
 		else
 			run_notes_add(&stats->run.notes, "removing breakpoints: %s", local.msg);
+	}
+	if (stats->counters_installed && !t->counters_removed) {
+		/* Not removed: the target exited (before or during the
+		 * removal), or gdb died (the rescue put the jumps back). What
+		 * counts is the last read while it ran. */
+		tracer_counters_summarize(t);
+		if (!t->counters_read_ns)
+			stats->counters_complete = false;
+		if (stats->counters_complete)
+			run_notes_add(&stats->run.notes, "function entries: the counters were last read %.0f ms before the "
+				      "end of the trace (the target %s): the calls after that are not counted",
+				      (double)(end > t->counters_read_ns ? end - t->counters_read_ns : 0) / 1e6,
+				      gdb_gone(t) ? "was rescued after gdb died" : "exited");
+		else
+			snprintf(stats->counter_why, sizeof stats->counter_why, "the target %s before they were read",
+				 gdb_gone(t) ? "was rescued after gdb died" : "exited");
 	}
 	session_on_fork(s, NULL, NULL);
 	stats->forks = session_forks(s);

@@ -129,9 +129,9 @@ static void heal_fork_child(void *ctx, pid_t child)
 		uint8_t byte;
 		/* a jump of an entry counter (entry_counter.h) is put back too:
 		 * the child has its own copy of the counter, nobody reads it */
-		uint8_t planted = r->kind == RESTORE_PATCH ? r->patched : ARCH_BREAKPOINT_INSN;
-		if (r->kind != RESTORE_KEEP && r->original != planted && pread(fd, &byte, 1, (off_t)r->addr) == 1 &&
-		    byte == planted && pwrite(fd, &r->original, 1, (off_t)r->addr) == 1)
+		if (r->kind != RESTORE_KEEP && pread(fd, &byte, 1, (off_t)r->addr) == 1 && byte != r->original &&
+		    (byte == ARCH_BREAKPOINT_INSN || (r->kind == RESTORE_PATCH && byte == r->patched)) &&
+		    pwrite(fd, &r->original, 1, (off_t)r->addr) == 1)
 			t->fork_bytes_healed++;
 	}
 	close(fd);
@@ -410,13 +410,9 @@ int tracer_counters_install(struct tracer *t, struct xerr *e)
 	return 0;
 }
 
-/* With the target stopped (the caller stops it). */
-int tracer_counters_remove(struct tracer *t, struct xerr *e)
+/* The stats from the counters' counts (final, or the last read). */
+void tracer_counters_summarize(struct tracer *t)
 {
-	if (!t->ncounters)
-		return 0;
-	if (t->st->counters_installed && entry_counters_remove(t->s, t->counters, t->ncounters, e) < 0)
-		return -1;
 	double total = 0;
 	bool complete = true;
 	for (size_t i = 0; i < t->ncounters; i++) {
@@ -434,5 +430,16 @@ int tracer_counters_remove(struct tracer *t, struct xerr *e)
 	}
 	t->st->entries_counted = t->st->counters_installed ? total : 0;
 	t->st->counters_complete = complete && t->st->counters_installed;
+}
+
+/* With the target stopped (the caller stops it). */
+int tracer_counters_remove(struct tracer *t, struct xerr *e)
+{
+	if (!t->ncounters)
+		return 0;
+	if (t->st->counters_installed && entry_counters_remove(t->s, t->counters, t->ncounters, e) < 0)
+		return -1;
+	t->counters_removed = true;
+	tracer_counters_summarize(t);
 	return 0;
 }

@@ -302,6 +302,8 @@ struct tracer {
 	struct entry_counter *counters;
 	size_t ncounters;
 	struct entry_counter_spaces counter_spaces;
+	uint64_t counters_read_ns;    /* last read while the target ran (monotonic ns) */
+	bool counters_removed;        /* and their final counts read */
 };
 
 /* Plans and installs the entry counters (budgeted runs), and removes
@@ -310,6 +312,7 @@ struct tracer {
 int tracer_counters_plan(struct tracer *t, struct xerr *e);
 int tracer_counters_install(struct tracer *t, struct xerr *e);
 int tracer_counters_remove(struct tracer *t, struct xerr *e);
+void tracer_counters_summarize(struct tracer *t);
 
 
 /* What arming inserts, resolved with the target running (tracer_resolve_probes). */

@@ -29,6 +29,7 @@ struct cli_globals {
 	int timeout_ms;            /* --timeout */
 	enum cli_links { CLI_LINKS_AUTO, CLI_LINKS_ALWAYS, CLI_LINKS_NEVER } links;  /* --links, --no-links */
 	uint64_t start_ns;         /* CLOCK_MONOTONIC when xgdbprof started */
+	bool no_entry_counters;    /* --no-entry-counters: no counting jumps (trace/entry_counter.h) */
 };
 
 extern struct cli_globals cli_globals;

@@ -16,7 +16,7 @@
 
 /* Long-only options, numbered past any letter. */
 enum { OPT_EVERY = 256, OPT_NAME, OPT_KEEP, OPT_MAX_SIZE, OPT_METRICS_FILE, OPT_METRICS_TOP };
-enum { OPT_JEMALLOC_ACTIVATE = 320 };
+enum { OPT_JEMALLOC_ACTIVATE = 320, OPT_NO_ENTRY_COUNTERS };
 
 struct subcommand {
 	const char *name;
@@ -60,6 +60,9 @@ static const char usage_text[] =
 	"  -a, --annotate          add the hottest functions' source lines to text reports\n"
 	"      --jemalloc-activate heap on a jemalloc whose profiling is on but inactive\n"
 	"                          (prof.active false): switch it on for the run, off after\n"
+	"      --no-entry-counters tracing under the budget: no counting jump in the probed\n"
+	"                          functions (counts are then estimated from the share of\n"
+	"                          the target's CPU time the probes were armed)\n"
 	"      --links[=EDITOR], --no-links  source locations as terminal hyperlinks\n"
 	"                          (default: on a terminal without NO_COLOR); EDITOR is\n"
 	"                          vscode, idea, kitty, file or a URL template with {path},\n"
@@ -192,6 +195,7 @@ static int take_run_option(int c, char **argv, struct run_request *run, struct c
 		break;
 	case 'T': run->threads = optarg; break;
 	case OPT_JEMALLOC_ACTIVATE: run->jemalloc_activate = true; break;
+	case OPT_NO_ENTRY_COUNTERS: cli_globals.no_entry_counters = true; break;
 	case 'M':
 		rc = parse_bounded("--max-stopped", optarg, 1, 100, "%", &number);
 		run->max_stopped_percent = (int)number;
@@ -264,6 +268,7 @@ int main(int argc, char **argv)
 		{ "threads", required_argument, NULL, 'T' },
 		{ "max-stopped", required_argument, NULL, 'M' },
 		{ "jemalloc-activate", no_argument, NULL, OPT_JEMALLOC_ACTIVATE },
+		{ "no-entry-counters", no_argument, NULL, OPT_NO_ENTRY_COUNTERS },
 		{ "top", required_argument, NULL, 'n' },
 		{ "annotate", no_argument, NULL, 'a' },
 		CLI_LINK_OPTIONS,

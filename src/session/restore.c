@@ -326,9 +326,12 @@ bool restore_report_fate(const struct restore_report *r, char *buf, size_t size)
 
 void restore_report_describe(const struct restore_report *r, char *buf, size_t size)
 {
-	snprintf(buf, size, "restored %zu code byte%s itself (%zu already intact, %zu other int3 healed, "
-		 "%zu thread%s rewound)", r->bytes_restored, r->bytes_restored == 1 ? "" : "s", r->bytes_intact,
-		 r->foreign_restored, r->pcs_rewound, r->pcs_rewound == 1 ? "" : "s");
+	int n = snprintf(buf, size, "restored %zu code byte%s itself (%zu already intact, %zu other int3 healed, "
+			 "%zu thread%s rewound)", r->bytes_restored, r->bytes_restored == 1 ? "" : "s", r->bytes_intact,
+			 r->foreign_restored, r->pcs_rewound, r->pcs_rewound == 1 ? "" : "s");
+	if (n > 0 && (size_t)n < size && (r->patch_bytes_restored || r->patch_bytes_intact || r->patch_bytes_left))
+		snprintf(buf + n, size - (size_t)n, ", and %zu bytes of entry counters (%zu already intact, %zu left where "
+			 "a thread ran in them)", r->patch_bytes_restored, r->patch_bytes_intact, r->patch_bytes_left);
 }
 
 int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
@@ -393,17 +396,21 @@ int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
 			bool near = !pcs;
 			for (size_t k = 0; k < npcs && !near; k++)
 				near = pcs[k] + 64 > rs->entries[i].addr && pcs[k] < rs->entries[i].addr + 64;
-			if (!near && now != rs->entries[i].original &&
-			    pwrite(mem_fd, &rs->entries[i].original, 1, (off_t)rs->entries[i].addr) == 1)
-				report->bytes_restored++;
+			if (near)
+				report->patch_bytes_left++;
+			else if (now == rs->entries[i].original)
+				report->patch_bytes_intact++;
+			else if (pwrite(mem_fd, &rs->entries[i].original, 1, (off_t)rs->entries[i].addr) == 1)
+				report->patch_bytes_restored++;
 			continue;
 		}
+		bool patch = rs->entries[i].kind == RESTORE_PATCH;
 		if (now == rs->entries[i].original) {
-			report->bytes_intact++;
+			*(patch ? &report->patch_bytes_intact : &report->bytes_intact) += 1;
 		} else if (now == ARCH_BREAKPOINT_INSN ||
 			   (rs->entries[i].kind == RESTORE_PATCH && now == rs->entries[i].patched)) {
 			if (pwrite(mem_fd, &rs->entries[i].original, 1, (off_t)rs->entries[i].addr) == 1)
-				report->bytes_restored++;
+				*(patch ? &report->patch_bytes_restored : &report->bytes_restored) += 1;
 			else
 				rc = xerr_set(e, "cannot write the code byte at 0x%llx of process %d: %s",
 					      (unsigned long long)rs->entries[i].addr, (int)rs->pid, strerror(errno));

@@ -65,6 +65,8 @@ struct restore_report {
 	size_t bytes_intact;        /* remembered bytes already original */
 	size_t foreign_restored;    /* other int3 bytes healed from the file */
 	size_t pcs_rewound;         /* threads moved back onto a restored instruction */
+	size_t patch_bytes_restored, patch_bytes_intact;  /* entry counters' (RESTORE_PATCH and _KEEP) */
+	size_t patch_bytes_left;    /* _KEEP bytes a thread ran in: left, unreachable */
 };
 
 void restore_set_init(struct restore_set *rs, pid_t pid);

@@ -69,6 +69,7 @@ struct tracer_config {
 	double duration_s;            /* 0: until a signal, exit() or the target exits */
 	double max_stopped_percent;   /* 0: no budget */
 	bool exact;                   /* every hit, no budget */
+	bool no_entry_counters;       /* under the budget, no counting jumps (entry_counter.h) */
 	int max_frames;               /* machine frames per ustack; 0 means 64 */
 	bool no_stacks;               /* skip stack walks (when no probe uses ustack/func) */
 	bool verbose;                 /* a line per armed probe on stderr */

@@ -357,7 +357,7 @@ int tracer_insert_probes(struct tracer *t, const struct arming *a, struct xerr *
 int tracer_counters_plan(struct tracer *t, struct xerr *e)
 {
 	/* (tracer_budgeted() needs the breakpoints, inserted after this) */
-	if (t->cfg->exact || !(t->cfg->max_stopped_percent > 0) || !t->probes.nsites)
+	if (t->cfg->exact || t->cfg->no_entry_counters || !(t->cfg->max_stopped_percent > 0) || !t->probes.nsites)
 		return 0;
 	t->counters = calloc(t->probes.nsites, sizeof *t->counters);
 	uint64_t *avoid = calloc(t->probes.nsites * 2, sizeof *avoid);

@@ -154,6 +154,8 @@ struct tracer_stats {
 	bool counters_complete;
 	size_t counters_installed, counters_wanted;
 	char counter_why[240];        /* the first site without one: which, and why */
+	double call_cpu_bound_us;     /* > 0: with a count, the most a call's mean CPU can be (the
+				       * target's CPU over the run / the calls counted) */
 	double entries_estimated;     /* duty cycled: entries extrapolated to the whole run */
 	double armed_fraction;        /* share of the target's CPU time spent with the entry probes armed:
 				       * 1 unless duty cycled; what measured counts stand for */

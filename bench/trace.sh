@@ -281,7 +281,9 @@ kv_measure() {
 	target_pid=
 	truth=$(( ${after:-0} - ${before:-0} ))
 	# "est. N (95% LO–HI)", or "est. at least N" (a lower bound: LO = N, HI = -)
-	est=$(sed -n 's/^@calls: .* est\. \([0-9]*\) (95% \([0-9]*\)–\([0-9]*\)).*/\1 \2 \3/p
+	# or "N counted in the target" (exact over the run: LO = HI = N)
+	est=$(sed -n 's/^@calls: \([0-9]*\) counted in the target.*/\1 \1 \1/p
+		s/^@calls: .* est\. \([0-9]*\) (95% \([0-9]*\)–\([0-9]*\)).*/\1 \2 \3/p
 		s/^@calls: .* est\. at least \([0-9]*\).*/>=\1 \1 -/p' "$tmp/kvb.out" | head -n 1)
 	[ -n "$est" ] || est="$(sed -n 's/^@calls: \([0-9]*\)$/\1/p' "$tmp/kvb.out") - -"
 	hold=$(sed -n 's/.*attaching held the target stopped at most \([0-9.]*\) ms and arming the probes \([0-9.]*\) ms.*/\1 \2/p' "$tmp/kvb.err" |
@@ -321,21 +323,25 @@ kv_load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 echo
 echo "kvservice tracing bench: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, $rounds round(s); gdb $("$gdb_full" --version | head -n 1 | sed 's/.* //')${GDB_MINIMAL:+, gdb-minimal $GDB_MINIMAL}"
 echo "load average before: $kv_load_before, after: $kv_load_after"
-printf '%-12s %13s %15s %22s %9s %11s %8s\n' configuration exact/own "hit ms med/p99" "est (95%) / truth" inside attach+arm others
+printf '%-12s %13s %15s %22s %9s %7s %11s %8s\n' configuration exact/own "hit ms med/p99" "est (95%) / truth" inside est/tru attach+arm others
 for c in $kv_configs; do
 	awk -v c="$c" '$1 == c' "$tmp/kv" | while read -r _ ex own med p99 est lo hi truth hold sps sph rr; do
 		inside=-
-		[ "$lo" != - ] && inside=$(awk -v t="$truth" -v l="$lo" -v h="$hi" 'BEGIN { print (t >= l && (h == "-" || t <= h)) ? "yes" : "no" }')
+		[ "$lo" = "$est" ] && [ "$hi" = "$est" ] && inside=count
+		[ "$lo" != - ] && [ "$inside" = - ] && inside=$(awk -v t="$truth" -v l="$lo" -v h="$hi" 'BEGIN { print (t >= l && (h == "-" || t <= h)) ? "yes" : "no" }')
 		shown="$est ($lo-$hi)/$truth"
 		[ "$hi" = - ] && shown="$est/$truth"
-		printf '%-12s %13s %15s %22s %9s %11s %8s\n' "$c" "$ex/$own" "$med/$p99" "$shown" "$inside" \
+		ratio=$(awk -v e="${est#>=}" -v t="$truth" 'BEGIN { if (t > 0 && e + 0 > 0) printf "%.2f", e / t; else print "-" }')
+		printf '%-12s %13s %15s %22s %9s %7s %11s %8s\n' "$c" "$ex/$own" "$med/$p99" "$shown" "$inside" "$ratio" \
 			"$hold ms" "${sps}ms/s"
 	done
 done
 echo "exact/own = kvservice::handle_request counted by an exact trace of a launched 3 s run / by the service (must be equal)"
 echo "hit ms = the hitting thread's stop per hit in that run (xgdbprof: its part + gdb's, from the thread's clocks)"
 echo "est = the 5%-budget estimate over 5 s of a running service and its 95% interval (>=N: a lower bound); truth = the"
-echo "service's own count then; inside = the truth lies in the interval (or above the bound)"
+echo "service's own count then; inside = the truth lies in the interval (or above the bound); N (N-N) is a count in"
+echo "the target (docs/tracing.md, \"Counted in the target\"), which covers the probes' 5 s while the truth's window"
+echo "also holds the attach and the detach; est/tru = est / truth"
 echo "attach+arm = ms attaching and arming held the running service; others = ms per second of trace that spin_hit's"
 echo "spinner (a thread that never sleeps, beside one hitting a probe) was held stopped (wall - on CPU - runnable),"
 echo "from the probes armed to xgdbprof's exit"

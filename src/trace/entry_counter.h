@@ -7,10 +7,11 @@
  * `jmp` replaces whole instructions of the function's first block (after
  * its first, where the tracer's breakpoint goes; a calibration hit's
  * one-shot breakpoint may land on the jump, which gdb handles as any
- * other byte it wrote)
- * and sends each call through a few bytes of ours: lea the red zone away,
- * pushfq, `lock incq` of a counter, popfq, lea back, the instructions the
- * jump replaced, a jump back. The code lives in the unused tail of the last
+ * other byte it wrote) and sends each call through a few bytes of ours:
+ * lea the red zone away, save the flags, rax and rcx, `lock incq` of one
+ * of up to 8 counter slots chosen by the stack pointer (one per thread,
+ * mostly: no cache line bouncing between busy threads), restore, the
+ * instructions the jump replaced, a jump back. The code lives in the unused tail of the last
  * page of the module's executable segment and the counter in the unused
  * tail of its .bss page (symbolizer_module_slack): nothing is mapped or
  * called in the target. The count is read at the end.
@@ -46,7 +47,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ENTRY_COUNTER_TRAMP 64   /* bytes of code per counter */
+#define ENTRY_COUNTER_TRAMP 96   /* bytes of code per counter */
 
 struct entry_counter {
 	uint64_t site;                 /* the function's entry */
@@ -56,8 +57,10 @@ struct entry_counter {
 	uint64_t tramp;
 	uint8_t tramp_len;
 	uint8_t tramp_code[ENTRY_COUNTER_TRAMP], tramp_original[ENTRY_COUNTER_TRAMP];
-	uint64_t counter;              /* 8 bytes in the .bss page's tail */
-	uint8_t counter_original[8];
+	uint64_t counter;              /* its slots, in the .bss page's tail */
+	unsigned nslots;               /* 1, 2, 4 or 8 slots 64 bytes apart (1: 8 bytes) */
+	size_t counter_len;
+	uint8_t counter_original[512];
 	bool planned, installed;
 	bool left_in_place;            /* removed the jump, but a thread stayed in the trampoline */
 	bool removed;

@@ -222,7 +222,8 @@ static struct profile *profile_of_map(struct run_context *rc, const struct map *
 		return NULL;
 	}
 	fill_meta(rc, p);
-	if (recipe_profile_add_map(p, m, e) < 0) {
+	const struct map_coverage *c = rc->run ? recipe_run_coverage(rc->run) : NULL;
+	if (recipe_profile_add_map_estimated(p, m, c, e) < 0) {
 		profile_free(p);
 		return NULL;
 	}
@@ -915,8 +916,9 @@ static int run_trace(struct run_context *rc, const struct sampler_config *cfg, c
 		recipe_run_set_coverage(rc->run, tstats->armed_fraction, tstats->estimate_lower_bound);
 		recipe_run_set_coverage_range(rc->run, tstats->armed_fraction_low, tstats->armed_fraction_high);
 		recipe_run_set_coverage_windows(rc->run, tstats->windows_armed, tstats->count_dispersion);
-		if (tstats->counters_complete)
-			recipe_run_set_coverage_counted(rc->run, tstats->entries_counted, tstats->entries);
+		if (tstats->counters_installed)
+			recipe_run_set_coverage_counted(rc->run, tstats->entries_counted, tstats->counters_complete,
+							tstats->site_scales, tstats->nsite_scales, tstats->weighted_hits);
 		recipe_run_set_seconds(rc->run, tstats->run.elapsed_s);
 	}
 	return exit_code;
@@ -1172,6 +1174,7 @@ static int run_finish(struct run_context *rc, int exit_code)
 	if (rc->request->outcome)
 		fill_outcome(rc, rc->request->outcome);
 	recipe_run_free(rc->run);
+	tracer_stats_release(&rc->trace_stats);
 	if (rc->out_fitted)
 		fclose(rc->out);   /* the fitting stream; leaves stdout or the caller's stream open */
 	if (rc->copy_tee)

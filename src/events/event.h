@@ -35,6 +35,8 @@
  *                   profile. A stop left out (a waiting call, a later call's
  *                   return) or a round that passed the thread over hands
  *                   its CPU on to the thread's next sample.
+ *  weighted, weight_site, weight  FUNCTION_ENTRY at a site counted in the
+ *                   target: its index, and the calls per hit there so far.
  *  walk             SAMPLE: the machine PCs behind the stack (the fast
  *                   walker's, and gdb's when both walked), and whether the
  *                   stack was reused from the thread's previous walk.
@@ -113,6 +115,13 @@ struct event {
 	int cpu;
 	struct event_thread thread;
 	uint64_t cpu_ns;
+	/* FUNCTION_ENTRY with weighted set: the site's index among the
+	 * producer's counted sites (trace/entry_counter.h), whose hits stand
+	 * each for an equal share of the calls counted there over the run;
+	 * weight is that share as known so far (calls counted / hits) */
+	bool weighted;
+	int weight_site;
+	double weight;
 	const struct stack *stack;
 	struct event_walk {
 		const uint64_t *pcs;     /* 0 entries when reused */

@@ -21,6 +21,8 @@ struct map {
 	size_t max_keys;
 	uint64_t dropped;
 	int64_t window;               /* map_set_window */
+	int weight_site;              /* map_set_weight (< 0: none) */
+	double weight;
 
 	struct map_entry **entries;   /* insertion order */
 	size_t len, cap;
@@ -264,6 +266,8 @@ struct map *map_new(const char *name, enum map_agg agg, size_t nkeys,
 		    size_t max_keys)
 {
 	struct map *m = calloc(1, sizeof *m);
+	if (m)
+		m->weight_site = -1;
 	if (!m)
 		return NULL;
 	m->name = strdup(name);
@@ -408,6 +412,23 @@ static int map_entry_update(struct map *m, struct map_entry *e, int64_t x, const
 		v->windows++;
 		v->last_window = m->window;
 	}
+	if (m->weight_site >= 0) {
+		size_t k = 0;
+		while (k < v->nstrata && v->strata[k].id != m->weight_site)
+			k++;
+		if (k == v->nstrata && k < 4)
+			v->strata[v->nstrata++] = (struct map_stratum){ .id = m->weight_site };
+		if (k < v->nstrata) {
+			v->strata[k].n++;
+			v->strata[k].xsum = (int64_t)((uint64_t)v->strata[k].xsum + (uint64_t)x);
+		} else {
+			v->wide = true;
+		}
+		v->wn++;
+		v->wcount += m->weight;
+		v->wsum += m->weight * (double)x;
+		v->wxsum = (int64_t)((uint64_t)v->wxsum + (uint64_t)x);
+	}
 	switch (m->agg) {
 	case MAP_AGG_COUNT:
 		break;
@@ -542,6 +563,12 @@ int map_update(struct map *m, const struct map_key *keys, int64_t x, const char 
 void map_set_window(struct map *m, int64_t window)
 {
 	m->window = window;
+}
+
+void map_set_weight(struct map *m, int site, double weight)
+{
+	m->weight_site = site;
+	m->weight = weight;
 }
 
 int64_t map_lhist_step(const struct map *m)
@@ -866,34 +893,66 @@ static void print_rate(FILE *out, double est, double lo, double hi, const struct
 		fprintf(out, " · %.4g/s (95%% %.4g–%.4g)", est / c->seconds, lo / c->seconds, hi / c->seconds);
 }
 
-/* Counted in the target (c->counted): a map that saw every entry the
- * probes saw holds the count itself; a key that saw n of them is that
- * share of the count, with a Wilson interval on the share (the entries
- * seen are a sample of the calls, the first after each arming leaning
- * it: docs/tracing.md, "Counted in the target"). A sum scales by its
- * mean value per update. */
+bool map_counted_estimate(const struct map_value *v, bool is_sum, const struct map_coverage *c, double *estimate)
+{
+	if (!c || !c->nsite_scales || !v->wn)
+		return false;
+	double share = c->armed_share > 0 ? c->armed_share : 1;
+	/* each stratum's hits times what one stands for there; a key fed by
+	 * more than 4 strata: the weights as they were when it was updated */
+	double wcount = v->wcount, wsum = v->wsum;
+	if (!v->wide) {
+		wcount = wsum = 0;
+		for (size_t k = 0; k < v->nstrata; k++) {
+			size_t id = (size_t)v->strata[k].id;
+			double scale = id < c->nsite_scales ? c->site_scales[id] : 0;
+			wcount += (double)v->strata[k].n * scale;
+			wsum += (double)v->strata[k].xsum * scale;
+		}
+	}
+	*estimate = is_sum ? wsum + (double)(v->sum - v->wxsum) / share
+			   : wcount + (double)(v->count - v->wn) / share;
+	return true;
+}
+
+/* Counted in the target: each hit stands for an equal share of the
+ * calls counted in its stratum (a site's counter slot, mostly one
+ * thread: c->site_scales), so a key's estimate is its hits times that,
+ * stratum by stratum; its updates without one (sites with no counter)
+ * are scaled by the armed share as usual. A map that
+ * took every weighted hit of a fully counted run prints the count itself.
+ * The interval is the Poisson one of the updates behind the estimate, on
+ * its relative spread (the calls between two hits are attributed to the
+ * first's key: the key of a hit after a long off window stands for those,
+ * docs/tracing.md, "Counted in the target"). A sum weighs each value. */
 static void print_counted(FILE *out, const struct map_value *v, int64_t n, bool is_sum, const struct map_coverage *c)
 {
-	double seen = (double)c->counted_seen, mean = is_sum && n > 0 ? (double)v->sum / (double)n : 1;
-	if (!is_sum && (double)n >= seen) {
+	if (!is_sum && c->counted_all && v->wn == v->count && v->wn >= c->counted_seen) {
 		fprintf(out, " %.0f counted in the target (exact; %" PRId64 " seen at the breakpoints)", c->counted, n);
 		if (c->seconds > 0)
 			fprintf(out, " · %.4g/s", c->counted / c->seconds);
 		fputc('\n', out);
 		return;
 	}
-	double lo, hi, share = (double)n / seen;
-	stats_wilson95((double)n, seen, &lo, &hi);
+	double unweighted = (double)(n - (int64_t)v->wn);
+	double share = c->armed_share > 0 ? c->armed_share : 1;
+	double est = 0;
+	map_counted_estimate(v, is_sum, c, &est);
+	double lo, hi;
+	poisson_interval((double)n, 1.959964, &lo, &hi);
+	double rel_lo = n > 0 ? lo / (double)n : 0, rel_hi = n > 0 ? hi / (double)n : 0;
 	if (is_sum)
 		fprintf(out, " %" PRId64 " measured in %" PRId64 " updates", v->sum, n);
 	else
 		fprintf(out, " %" PRId64 " measured", n);
-	fprintf(out, " · est. %.0f (95%% %.0f–%.0f)", share * c->counted * mean, lo * c->counted * mean,
-		hi * c->counted * mean);
+	fprintf(out, " · est. %.0f (95%% %.0f–%.0f)", est, est * rel_lo, est * rel_hi);
 	if (c->seconds > 0)
-		fprintf(out, " · %.4g/s", share * c->counted * mean / c->seconds);
-	fprintf(out, ": %.2g%% of the %" PRIu64 " entries seen, of %.0f counted in the target\n", 100 * share,
-		c->counted_seen, c->counted);
+		fprintf(out, " · %.4g/s", est / c->seconds);
+	if (v->wn == (uint64_t)n)
+		fprintf(out, ": its hits' share of the calls counted in the target\n");
+	else
+		fprintf(out, ": %" PRIu64 " hits weighed by the calls counted in the target, %.0f scaled by the "
+			"armed share (%.2g%%)\n", v->wn, unweighted, 100 * share);
 }
 
 /* A count: the Poisson interval on it over the armed share. A sum (bytes
@@ -903,7 +962,7 @@ static void print_counted(FILE *out, const struct map_value *v, int64_t n, bool 
 static void print_estimate(FILE *out, const struct map_value *v, bool is_sum, const struct map_coverage *c)
 {
 	int64_t n = (int64_t)v->count;
-	if (c->counted > 0) {
+	if (c->nsite_scales > 0 && v->wn > 0) {
 		print_counted(out, v, n, is_sum, c);
 		return;
 	}

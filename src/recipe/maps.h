@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "util/error.h"
 #include "util/stack.h"
 
 enum map_agg {
@@ -83,6 +84,20 @@ struct map_value {
 	uint64_t *buckets;        /* HIST/LHIST: map_nbuckets() counters */
 	struct map_live *live;    /* LIVE */
 	uint32_t windows;         /* distinct armed windows (map_set_window) its updates fell in */
+	/* updates from a stratum of calls counted in the target
+	 * (map_set_weight): how many, their values' total; per stratum for
+	 * up to 4 (more: wide), and their weights as known when made (for a
+	 * wide key): weights' total, weight times value's total */
+	uint64_t wn;
+	int64_t wxsum;
+	struct map_stratum {
+		int32_t id;
+		uint32_t n;
+		int64_t xsum;
+	} strata[4];
+	uint8_t nstrata;
+	bool wide;
+	double wcount, wsum;
 	int64_t last_window;
 };
 
@@ -119,6 +134,9 @@ int map_update(struct map *m, const struct map_key *keys, int64_t x, const char 
 /* The armed window (events' window, 0: none) the next updates fall in:
  * each entry counts the distinct windows it was updated in. */
 void map_set_window(struct map *m, int64_t window);
+/* The counted site (< 0: none) and weight so far of the updates that
+ * follow: see map_value. */
+void map_set_weight(struct map *m, int site, double weight);
 
 /* live(ptr, size): records one allocation under keys (as map_update). */
 int map_update_live(struct map *m, const struct map_key *keys, uint64_t addr, int64_t size, uint64_t seq);
@@ -183,10 +201,25 @@ struct map_coverage {
 	double dispersion;    /* >= 1 (0 means 1): how much more the per-window counts spread than
 			       * Poisson counts; intervals widen by it (counts in bursts) */
 	double counted;       /* > 0: the entries, counted in the target (no stop per call) */
-	uint64_t counted_seen;/* of which the probes saw this many: a count's share of them
-			       * times `counted` is its estimate */
+	uint64_t counted_seen;/* the hits at counted sites */
+	const double *site_scales;  /* per counted site: calls counted / hits (each of its hits
+			       * stands for that many); updates without a site divide by
+			       * armed_share */
+	size_t nsite_scales;
+	bool counted_all;     /* every probed site was counted */
 };
 void map_print(const struct map *m, FILE *out, size_t top, const struct map_coverage *coverage);
+
+/* The whole-run estimate of a value whose updates were counted in the
+ * target (coverage->site_scales): of its count, or of its sum (is_sum).
+ * false when c has no counts or v no update from a counted site. */
+bool map_counted_estimate(const struct map_value *v, bool is_sum, const struct map_coverage *c, double *estimate);
+
+/* recipe_profile_add_map (report/profile.h), each entry with its whole-run
+ * estimate when c holds counts in the target (profile_map.c). */
+struct profile;
+int recipe_profile_add_map_estimated(struct profile *p, const struct map *m, const struct map_coverage *c,
+				     struct xerr *e);
 
 /* A table of maps that share keys, one row per key of the first map,
  * largest first: the first map's share of its total, then each map's value

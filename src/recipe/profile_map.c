@@ -20,7 +20,22 @@ static void key_text(const struct map_key *k, char *buf, size_t size)
 		snprintf(buf, size, "%s", k->s ? k->s : "");
 }
 
+static int add_map(struct profile *p, const struct map *m, const struct map_coverage *c, struct xerr *e);
+
 int recipe_profile_add_map(struct profile *p, const struct map *m, struct xerr *e)
+{
+	return add_map(p, m, NULL, e);
+}
+
+int recipe_profile_add_map_estimated(struct profile *p, const struct map *m, const struct map_coverage *c,
+				     struct xerr *e)
+{
+	if (c && c->nsite_scales)
+		p->meta.per_entry_estimates = true;
+	return add_map(p, m, c && c->nsite_scales ? c : NULL, e);
+}
+
+static int add_map(struct profile *p, const struct map *m, const struct map_coverage *c, struct xerr *e)
 {
 	size_t nkeys = map_nkeys(m), stack_key = nkeys, nstack = 0;
 	enum map_agg agg = map_agg(m);
@@ -83,7 +98,11 @@ int recipe_profile_add_map(struct profile *p, const struct map *m, struct xerr *
 			j++;
 		}
 		struct stack st = { n + npseudo, frames };
-		rc = profile_add_events(p, thread, '?', &st, (uint64_t)weight, en->value.count, e);
+		double estimated = 0;
+		if (c && !map_counted_estimate(&en->value, agg != MAP_AGG_COUNT, c, &estimated))
+			estimated = (double)weight;   /* nothing counted behind it: as measured */
+		rc = c ? profile_add_events_estimated(p, thread, '?', &st, (uint64_t)weight, en->value.count, estimated, e)
+		       : profile_add_events(p, thread, '?', &st, (uint64_t)weight, en->value.count, e);
 	}
 	free(frames);
 	free(texts);

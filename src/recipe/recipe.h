@@ -186,11 +186,17 @@ void recipe_run_set_coverage_range(struct recipe_run *run, double low, double hi
  * seen in fewer than MAP_MIN_ESTIMATE_WINDOWS windows gets no estimate.
  * After recipe_run_set_coverage. */
 void recipe_run_set_coverage_windows(struct recipe_run *run, size_t windows, double dispersion);
-/* The entries were counted in the target (counted > 0) while the probes
- * saw `seen` of them: a count's estimate is its share of those seen times
- * the count, exact for a map that saw them all. After
- * recipe_run_set_coverage. */
-void recipe_run_set_coverage_counted(struct recipe_run *run, double counted, uint64_t seen);
+/* Entries counted in the target (trace/entry_counter.h): `counted` at the
+ * counted sites (all_sites: every probed site had a counter), and per
+ * site (events' weight_site) what each of its hits stands for, kept by
+ * the caller for the run's life; weighted_hits: the hits at counted
+ * sites (maps.h, map_coverage). After recipe_run_set_coverage. */
+/* The coverage the setters above made (what map estimates divide by). */
+struct map_coverage;
+const struct map_coverage *recipe_run_coverage(const struct recipe_run *run);
+
+void recipe_run_set_coverage_counted(struct recipe_run *run, double counted, bool all_sites, const double *site_scales,
+				     size_t nsite_scales, uint64_t weighted_hits);
 /* The traced run's length (wall seconds): count() and sum() maps then also
  * print their whole-run estimates as rates per second. 0: no rates. */
 void recipe_run_set_seconds(struct recipe_run *run, double seconds);

@@ -207,11 +207,20 @@ void recipe_run_set_coverage_windows(struct recipe_run *run, size_t windows, dou
 	run->coverage.dispersion = dispersion;
 }
 
-void recipe_run_set_coverage_counted(struct recipe_run *run, double counted, uint64_t seen)
+const struct map_coverage *recipe_run_coverage(const struct recipe_run *run)
 {
-	bool usable = counted > 0 && seen > 0 && run->coverage.armed_share < 1;
+	return &run->coverage;
+}
+
+void recipe_run_set_coverage_counted(struct recipe_run *run, double counted, bool all_sites, const double *site_scales,
+				     size_t nsite_scales, uint64_t weighted_hits)
+{
+	bool usable = counted > 0 && nsite_scales > 0 && weighted_hits > 0 && run->coverage.armed_share < 1;
 	run->coverage.counted = usable ? counted : 0;
-	run->coverage.counted_seen = usable ? seen : 0;
+	run->coverage.counted_all = usable && all_sites;
+	run->coverage.counted_seen = usable ? weighted_hits : 0;
+	run->coverage.site_scales = usable ? site_scales : NULL;
+	run->coverage.nsite_scales = usable ? nsite_scales : 0;
 }
 
 void recipe_run_set_coverage_range(struct recipe_run *run, double low, double high)
@@ -877,6 +886,10 @@ static int exec_stmt(struct recipe_run *run, const struct stmt *s)
 			return EXEC_ERROR;
 		struct map *m = run->maps[s->target->map->index];
 		map_set_window(m, run->ev ? run->ev->window : 0);
+		if (run->ev && run->ev->weighted)
+			map_set_weight(m, run->ev->weight_site, run->ev->weight);
+		else
+			map_set_weight(m, -1, 0);
 		struct val v = {0};
 		const struct expr *x = s->value;
 		if (x->type == T_AGG && x->builtin == B_LIVE) {

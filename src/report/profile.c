@@ -215,7 +215,7 @@ int profile_add(struct profile *p, const char *thread_name, char state,
 }
 
 static int add_entry(struct profile *p, const char *thread_name, int64_t tid, char state,
-		     const struct stack *stack, uint64_t weight, uint64_t events, struct xerr *e)
+		     const struct stack *stack, uint64_t weight, uint64_t events, double estimated, struct xerr *e)
 {
 	struct profile_index *ix = p->index;
 	struct stack key;
@@ -238,6 +238,7 @@ static int add_entry(struct profile *p, const char *thread_name, int64_t tid, ch
 		if (entry_key_eq(en, thread, tid, state, &key)) {
 			en->weight += weight;
 			en->events += events;
+			en->estimated += estimated;
 			free(key.frames);
 			return 0;
 		}
@@ -245,7 +246,7 @@ static int add_entry(struct profile *p, const char *thread_name, int64_t tid, ch
 	if (array_reserve(&p->entries, &p->cap, p->nentries + 1, sizeof *p->entries) < 0 ||
 	    slot_index_add(&ix->entry_index, h, p->nentries) < 0)
 		goto oom;
-	p->entries[p->nentries++] = (struct profile_entry){ thread, tid, state, weight, key, events };
+	p->entries[p->nentries++] = (struct profile_entry){ thread, tid, state, weight, key, events, estimated };
 	return 0;
 oom:
 	free(key.frames);
@@ -255,19 +256,25 @@ oom:
 int profile_add_tid_events(struct profile *p, const char *thread_name, int64_t tid, char state,
 			   const struct stack *stack, uint64_t weight, uint64_t events, struct xerr *e)
 {
-	return add_entry(p, thread_name, tid, state, stack, weight, events, e);
+	return add_entry(p, thread_name, tid, state, stack, weight, events, 0, e);
 }
 
 int profile_add_tid(struct profile *p, const char *thread_name, int64_t tid, char state,
 		    const struct stack *stack, uint64_t weight, struct xerr *e)
 {
-	return add_entry(p, thread_name, tid, state, stack, weight, 0, e);
+	return add_entry(p, thread_name, tid, state, stack, weight, 0, 0, e);
 }
 
 int profile_add_events(struct profile *p, const char *thread_name, char state,
 		       const struct stack *stack, uint64_t weight, uint64_t events, struct xerr *e)
 {
-	return add_entry(p, thread_name, -1, state, stack, weight, events, e);
+	return add_entry(p, thread_name, -1, state, stack, weight, events, 0, e);
+}
+
+int profile_add_events_estimated(struct profile *p, const char *thread_name, char state, const struct stack *stack,
+				 uint64_t weight, uint64_t events, double estimated, struct xerr *e)
+{
+	return add_entry(p, thread_name, -1, state, stack, weight, events, estimated, e);
 }
 
 int profile_add_module(struct profile *p, const struct profile_module *m, struct xerr *e)

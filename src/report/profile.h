@@ -86,6 +86,10 @@ struct profile_meta {
 	 * together to time against our stops: docs/tracing.md, "Estimates"), so
 	 * the scaled values are lower bounds and pprof's comment says so. */
 	bool value_scale_lower_bound;
+	/* each entry carries its own whole-run estimate (entry.estimated:
+	 * calls counted in the target, stratum by stratum), used in place of
+	 * value_scale */
+	bool per_entry_estimates;
 	/* What an entry's weight counts when it is not samples: "bytes" in a
 	 * heap snapshot (live bytes by allocating stack), so that a diff of
 	 * two snapshots compares amounts, not shares. NULL: samples. Saved
@@ -100,6 +104,7 @@ struct profile_entry {
 	uint64_t weight;
 	struct stack stack;           /* frames owned by the profile, strings interned */
 	uint64_t events;              /* what the weight sums over (a sum() map's updates); 0 unknown */
+	double estimated;             /* meta.per_entry_estimates: the whole run's estimate of weight */
 };
 
 struct profile_module {
@@ -162,6 +167,11 @@ const struct profile_module *profile_module(const struct profile *p, const char 
  * no file, lang unknown), so `@[pid, ustack]` splits the graph by pid first.
  * Entries get state '?'. Returns 0, or -1 for another map shape. */
 int recipe_profile_add_map(struct profile *p, const struct map *m, struct xerr *e);
+
+/* profile_add_events with the entry's whole-run estimate of its weight
+ * (added up when entries merge). */
+int profile_add_events_estimated(struct profile *p, const char *thread_name, char state, const struct stack *stack,
+				 uint64_t weight, uint64_t events, double estimated, struct xerr *e);
 
 /* Hash and equality of two stacks held by the same profile (entry identity
  * without the thread), for consumers that merge entries across threads. */

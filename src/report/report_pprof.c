@@ -516,7 +516,11 @@ static void build_comments(struct builder *b, struct messages *m, pb_profile *ms
 			add_comment(b, m->comments, &nc, "observer effect: target stopped %.1f%% of the time%s",
 				    meta->stopped_pct, per_stop);
 	}
-	if (scaled && meta->value_scale_lower_bound)
+	if (scaled && meta->per_entry_estimates)
+		add_comment(b, m->comments, &nc, "values: whole-run estimates, each stack's measured values times "
+			    "what its hits stand for of the calls counted in the target (docs/tracing.md, \"Counted in "
+			    "the target\"); the sampled_ types are the measured values");
+	else if (scaled && meta->value_scale_lower_bound)
 		add_comment(b, m->comments, &nc, "values: lower bounds for the whole run, the measured values times "
 			    "%.4g (the probes were armed at most %.3g%% of the target's CPU time once our stops' cost "
 			    "is taken out; the calls came too close together to time against it); the sampled_ types "
@@ -625,7 +629,7 @@ static int build_messages(struct builder *b, struct messages *m, pb_profile *msg
 	/* A recipe's weighted profile names its own types: the weight is
 	 * the last value, the events (if named) the first. */
 	bool typed = meta->value_types != NULL;
-	bool scaled = typed && isfinite(meta->value_scale) && meta->value_scale > 1;
+	bool scaled = typed && (meta->per_entry_estimates || (isfinite(meta->value_scale) && meta->value_scale > 1));
 	if (typed) {
 		char names[4][128];
 		int n = sscanf(meta->value_types, "%127[^/]/%127[^,],%127[^/]/%127s", names[0], names[1],
@@ -687,11 +691,14 @@ static int build_messages(struct builder *b, struct messages *m, pb_profile *msg
 				s->value[1] = (int64_t)en->weight;
 			}
 		}
-		if (scaled)
+		if (scaled) {
+			double factor = meta->per_entry_estimates ? (en->weight ? en->estimated / (double)en->weight : 1)
+								  : meta->value_scale;
 			for (size_t v = 0; v < nmeasured; v++) {
 				s->value[nmeasured + v] = s->value[v];
-				s->value[v] = llround((double)s->value[v] * meta->value_scale);
+				s->value[v] = llround((double)s->value[v] * factor);
 			}
+		}
 		pb_label *l = &m->labels[LABELS_PER_SAMPLE * kept];
 		s->label = &m->label_ptrs[LABELS_PER_SAMPLE * kept];
 		put_labels(b, s, l, en, label_keys);

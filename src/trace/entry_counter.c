@@ -125,30 +125,105 @@ static int branch_into(struct session *s, uint64_t site, uint64_t size, uint64_t
 	return found;
 }
 
-static struct entry_counter_space *space_for(struct session *s, struct symbolizer *sym, uint64_t site,
-					     struct entry_counter_spaces *spaces, struct xerr *e)
+/* The index of the space of a module whose unused tails are slack (one
+ * entry per module: known by its data tail, else its code tail), added if
+ * new; -1 with e. */
+static ssize_t space_add(struct entry_counter_spaces *spaces, const struct symbolizer_slack *slack, struct xerr *e)
+{
+	for (size_t i = 0; i < spaces->n; i++) {
+		struct entry_counter_space *sp = &spaces->v[i];
+		bool same = (slack->data_lo && sp->data_lo == slack->data_lo) || (slack->code_lo && sp->code_lo == slack->code_lo);
+		if (!same)
+			continue;
+		if (!sp->code_lo && slack->code_lo) {
+			sp->code_lo = slack->code_lo;
+			sp->code_next = (slack->code_lo + 15) & ~(uint64_t)15;
+			sp->code_end = slack->code_hi;
+		}
+		return (ssize_t)i;
+	}
+	/* 16-byte aligned code, 8-byte aligned counters */
+	struct entry_counter_space sp = {
+		.code_lo = slack->code_lo,
+		.code_next = slack->code_lo ? (slack->code_lo + 15) & ~(uint64_t)15 : 0,
+		.code_end = slack->code_hi,
+		.data_lo = slack->data_lo,
+		.data_next = (slack->data_lo + 7) & ~(uint64_t)7,
+		.data_end = slack->data_hi,
+	};
+	if (ARRAY_PUSH(spaces->v, spaces->n, spaces->cap, sp) < 0)
+		return xerr_oom(e);
+	return (ssize_t)spaces->n - 1;
+}
+
+/* The dynamic loader allocates from the end of its own .bss to the end of
+ * that page (glibc's rtld minimal malloc, from `_end`): its tail is not
+ * unused (seen non-zero). */
+static bool is_dynamic_loader(const char *path)
+{
+	const char *base = path ? strrchr(path, '/') : NULL;
+	base = base ? base + 1 : path;
+	return base && (!strncmp(base, "ld-", 3) || !strncmp(base, "ld.so", 5) || !strncmp(base, "ld64.so", 7));
+}
+
+static int add_module_space(const struct symbolizer_module *m, void *arg)
+{
+	struct { struct symbolizer *sym; struct entry_counter_spaces *spaces; struct xerr *e; } *w = arg;
+	struct symbolizer_slack slack;
+	struct xerr ignored;
+	if (is_dynamic_loader(m->path))
+		return 0;
+	if (symbolizer_module_slack(w->sym, m->start, &slack, &ignored) == 1 && slack.data_hi > slack.data_lo &&
+	    space_add(w->spaces, &slack, w->e) < 0)
+		return -1;
+	return 0;
+}
+
+/* Room for 8 slots (64 bytes each, the first 64-aligned) at a data tail. */
+static uint64_t slot_room(const struct entry_counter_space *sp)
+{
+	uint64_t at = (sp->data_next + 63) & ~(uint64_t)63;
+	return sp->data_end > at ? sp->data_end - at : 0;
+}
+
+/* The code space for site (its module's) and the data space for its slots:
+ * its module's, or, when that tail is short of 8 slots, the roomiest of any
+ * module's within a 32-bit displacement of the code (libc's .bss tail holds
+ * 2; ld.so's or the program's may hold 8). -1 with e, or why set. */
+static int spaces_for(struct symbolizer *sym, uint64_t site, struct entry_counter_spaces *spaces, struct entry_counter *c,
+		      ssize_t *code, ssize_t *data, struct xerr *e)
 {
 	struct symbolizer_slack slack;
 	int got = symbolizer_module_slack(sym, site, &slack, e);
-	if (got <= 0)
-		return NULL;
-	for (size_t i = 0; i < spaces->n; i++)
-		if (spaces->v[i].code_lo == slack.code_lo)
-			return &spaces->v[i];
-	(void)s;
-	/* 16-byte aligned code, 8-byte aligned counters */
-	struct entry_counter_space sp = {
-		.code_lo = slack.code_lo,
-		.code_next = (slack.code_lo + 15) & ~(uint64_t)15,
-		.code_end = slack.code_hi,
-		.data_next = (slack.data_lo + 7) & ~(uint64_t)7,
-		.data_end = slack.data_hi,
-	};
-	if (ARRAY_PUSH(spaces->v, spaces->n, spaces->cap, sp) < 0) {
-		xerr_oom(e);
-		return NULL;
+	if (got < 0)
+		return why(c, "%s", e->msg);
+	if (got == 0)
+		return why(c, "its module is not known");
+	struct symbolizer_module mod;
+	struct xerr ignored;
+	if (symbolizer_module_info(sym, site, &mod, &ignored) == 1 && is_dynamic_loader(mod.path))
+		slack.data_lo = slack.data_hi = 0;   /* its code tail is fine, its data tail is rtld's heap */
+	*code = space_add(spaces, &slack, e);
+	if (*code < 0)
+		return -1;
+	*data = *code;
+	if (slot_room(&spaces->v[*code]) >= 512)
+		return 0;
+	if (!spaces->all_modules) {
+		struct { struct symbolizer *sym; struct entry_counter_spaces *spaces; struct xerr *e; } w = { sym, spaces, e };
+		if (symbolizer_foreach_module(sym, add_module_space, &w, e) < 0)
+			return -1;
+		spaces->all_modules = true;
 	}
-	return &spaces->v[spaces->n - 1];
+	uint64_t code_at = spaces->v[*code].code_next, best = slot_room(&spaces->v[*data]);
+	for (size_t i = 0; i < spaces->n; i++) {
+		uint64_t room = slot_room(&spaces->v[i]);
+		if (room > best && fits_rel32(code_at, spaces->v[i].data_end) && fits_rel32(code_at, spaces->v[i].data_next)) {
+			best = room;
+			*data = (ssize_t)i;
+		}
+	}
+	return 0;
 }
 
 int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site, uint64_t size, const uint64_t *avoid,
@@ -214,26 +289,26 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 		return -1;
 	if (into)
 		return why(c, "a branch at +%" PRIu64 " goes into its first instructions", from - site);
-	struct entry_counter_space *sp = space_for(s, sym, site, spaces, e);
-	if (!sp) {
-		if (e && e->msg[0])
-			return why(c, "%s", e->msg);
-		return why(c, "its module is not known");
-	}
+	ssize_t code_index = -1, data_index = -1;
+	if (spaces_for(sym, site, spaces, c, &code_index, &data_index, e) < 0)
+		return -1;
+	if (code_index < 0)
+		return 0;   /* why is set */
+	struct entry_counter_space *sp = &spaces->v[code_index], *dsp = &spaces->v[data_index];
 	c->tramp_len = (uint8_t)(sizeof PROLOGUE + 4 + sizeof EPILOGUE + c->patch_len + JMP_LEN);
 	if (c->tramp_len > ENTRY_COUNTER_TRAMP)
 		return why(c, "its first instructions are too long to move");
 	/* as many slots as the .bss tail holds, up to 8 */
-	uint64_t data_at = (sp->data_next + 63) & ~(uint64_t)63;
+	uint64_t data_at = (dsp->data_next + 63) & ~(uint64_t)63;
 	c->nslots = 8;
-	while (c->nslots > 1 && data_at + 64 * c->nslots > sp->data_end)
+	while (c->nslots > 1 && data_at + 64 * c->nslots > dsp->data_end)
 		c->nslots /= 2;
 	if (c->nslots == 1)
-		data_at = sp->data_next;
+		data_at = dsp->data_next;
 	if (sp->code_next + ENTRY_COUNTER_TRAMP > sp->code_end)
 		return why(c, "its module's code segment ends on a page boundary, or too close to one: no unused "
 			   "bytes there for the counting code");
-	if (data_at + 8 > sp->data_end)
+	if (data_at + 8 > dsp->data_end)
 		return why(c, "its module's .bss ends on a page boundary, or too close to one: no unused bytes for "
 			   "the counter");
 	c->tramp = sp->code_next;
@@ -249,7 +324,7 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 		return -1;
 	static const uint8_t zero[sizeof c->counter_original];
 	if (memcmp(c->counter_original, zero, c->counter_len) != 0)
-		return why(c, "the bytes past its module's .bss are not zero: something uses them");
+		return why(c, "the bytes at 0x%" PRIx64 ", past a module's .bss, are not zero: something uses them", c->counter);
 	/* the code */
 	uint8_t *t = c->tramp_code;
 	memset(t, 0xcc, ENTRY_COUNTER_TRAMP);
@@ -281,7 +356,7 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 	jmp[0] = 0xe9;
 	put_rel32(jmp + 1, c->tramp + c->tramp_len, end);
 	sp->code_next += ENTRY_COUNTER_TRAMP;
-	sp->data_next = c->counter + c->counter_len;
+	dsp->data_next = c->counter + c->counter_len;
 	c->planned = true;
 	return 0;
 }
@@ -359,15 +434,34 @@ int entry_counters_install(struct session *s, struct entry_counter *c, size_t n,
 	return rc;
 }
 
-static uint64_t sum_slots(const struct entry_counter *c, const uint8_t *bytes)
+static uint64_t sum_slots(struct entry_counter *c, const uint8_t *bytes)
 {
 	uint64_t sum = 0;
 	for (unsigned k = 0; k < c->nslots; k++) {
 		uint64_t v;
 		memcpy(&v, bytes + 64 * k, sizeof v);
+		c->slot_counts[k] = v;
 		sum += v;
 	}
 	return sum;
+}
+
+unsigned entry_counter_slot(const struct entry_counter *c, uint64_t rsp)
+{
+	uint64_t x = rsp >> 21;
+	x ^= x >> 2;
+	return (unsigned)(x & (c->nslots ? c->nslots - 1 : 0));
+}
+
+int entry_counter_read_one(int mem_fd, struct entry_counter *c)
+{
+	uint8_t bytes[sizeof c->counter_original];
+	if (!c->installed || c->removed)
+		return -1;
+	if (pread(mem_fd, bytes, c->counter_len, (off_t)c->counter) != (ssize_t)c->counter_len)
+		return -1;
+	c->count = sum_slots(c, bytes);
+	return 0;
 }
 
 int entry_counters_read(int mem_fd, struct entry_counter *c, size_t n)

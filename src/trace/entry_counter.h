@@ -13,7 +13,8 @@
  * mostly: no cache line bouncing between busy threads), restore, the
  * instructions the jump replaced, a jump back. The code lives in the unused tail of the last
  * page of the module's executable segment and the counter in the unused
- * tail of its .bss page (symbolizer_module_slack): nothing is mapped or
+ * tail of its .bss page, or of another module's within reach when that is
+ * short of 8 slots (symbolizer_module_slack): nothing is mapped or
  * called in the target. The count is read at the end.
  *
  * A function gets no counter (and c->why says why) when: it is an inlined
@@ -69,18 +70,21 @@ struct entry_counter {
 	} fixups[2];
 	unsigned nfixups;
 	uint64_t count;                /* calls counted: the last read, or at removal */
+	uint64_t slot_counts[8];       /* per slot, as last read (count is their sum) */
+	uint64_t slot_hits[8];         /* the site's breakpoint hits while installed, per slot */
 	char why[200];                 /* not planned or not installed: why */
 };
 
 /* Unused memory of one module, handed out to counters in turn. */
 struct entry_counter_space {
 	uint64_t code_lo, code_next, code_end;
-	uint64_t data_next, data_end;
+	uint64_t data_lo, data_next, data_end;
 };
 
 struct entry_counter_spaces {
 	struct entry_counter_space *v;
 	size_t n, cap;
+	bool all_modules;              /* every module's tails are listed */
 };
 
 /* Plans a counter for the out-of-line function at site, size bytes long,
@@ -104,6 +108,13 @@ int entry_counters_read(int mem_fd, struct entry_counter *c, size_t n);
 /* With every thread stopped: reads the final counts and removes every
  * installed counter (see above); returns with every thread stopped. */
 int entry_counters_remove(struct session *s, struct entry_counter *c, size_t n, struct xerr *e);
+
+/* The slot a thread whose stack pointer is rsp counts in (as the code
+ * does: rsp >> 21, xor itself >> 2, modulo the slots). */
+unsigned entry_counter_slot(const struct entry_counter *c, uint64_t rsp);
+
+/* One counter's count now (through mem_fd), into c->count: 0, or -1. */
+int entry_counter_read_one(int mem_fd, struct entry_counter *c);
 
 void entry_counter_spaces_release(struct entry_counter_spaces *spaces);
 

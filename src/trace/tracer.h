@@ -154,6 +154,14 @@ struct tracer_stats {
 	bool counters_complete;
 	size_t counters_installed, counters_wanted;
 	char counter_why[240];        /* the first site without one: which, and why */
+	/* per stratum, 8 per probed site (site * 8 + counter slot, events'
+	 * weight_site): the calls counted there over its hits, what each of
+	 * its hits stands for (0: no counter or no hit); owned by the stats
+	 * (tracer_stats_release) */
+	double *site_scales;
+	size_t nsite_scales;
+	uint64_t weighted_hits;       /* hits at counted sites */
+	double counted_unseen;        /* calls counted in strata no hit saw: in no map */
 	double call_cpu_bound_us;     /* > 0: with a count, the most a call's mean CPU can be (the
 				       * target's CPU over the run / the calls counted) */
 	double entries_estimated;     /* duty cycled: entries extrapolated to the whole run */
@@ -192,6 +200,9 @@ bool tracer_wanted(const struct probe_spec *probes, size_t nprobes);
 
 int tracer_run(struct session *s, struct symbolizer *sym, const struct tracer_config *cfg,
 	       const struct event_sink *sink, struct tracer_stats *stats, struct xerr *e);
+
+/* Frees what the stats own. */
+void tracer_stats_release(struct tracer_stats *stats);
 
 /* Prints the stats' summary (hits, stopped share, coverage, notes) to out,
  * for the end of a run. */

@@ -428,6 +428,19 @@ void tracer_counters_summarize(struct tracer *t)
 				 t->counters[i].why);
 		complete = false;
 	}
+	free(t->st->site_scales);
+	/* strata: 8 per site, one per counter slot */
+	t->st->site_scales = calloc(t->ncounters ? 8 * t->ncounters : 1, sizeof *t->st->site_scales);
+	t->st->nsite_scales = t->st->site_scales ? 8 * t->ncounters : 0;
+	t->st->counted_unseen = 0;
+	for (size_t i = 0; t->st->site_scales && i < t->ncounters; i++)
+		for (unsigned k = 0; t->counters[i].installed && k < t->counters[i].nslots; k++) {
+			if (t->counters[i].slot_hits[k] > 0)
+				t->st->site_scales[8 * i + k] =
+					(double)t->counters[i].slot_counts[k] / (double)t->counters[i].slot_hits[k];
+			else
+				t->st->counted_unseen += (double)t->counters[i].slot_counts[k];
+		}
 	t->st->entries_counted = t->st->counters_installed ? total : 0;
 	t->st->counters_complete = complete && t->st->counters_installed;
 }

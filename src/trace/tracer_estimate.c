@@ -279,6 +279,13 @@ static void put_count(FILE *out, const char **sep, uint64_t n, const char *one, 
 }
 
 /* One plain sentence per line (docs/tracing.md, "What a trace reports"). */
+void tracer_stats_release(struct tracer_stats *stats)
+{
+	free(stats->site_scales);
+	stats->site_scales = NULL;
+	stats->nsite_scales = 0;
+}
+
 void tracer_stats_print(const struct tracer_stats *st, FILE *out)
 {
 	double armed_pct = st->run.elapsed_s > 0 ? 100 * st->covered_s / st->run.elapsed_s : 100;

@@ -29,6 +29,7 @@ static const uint8_t PROLOGUE[] = { 0x48, 0x8d, 0x64, 0x24, 0x80, 0x9c, 0x50, 0x
 				    0xc1, 0xe8, 0x15, 0x48, 0x89, 0xc1, 0x48, 0xc1, 0xe9, 0x02, 0x48, 0x31,
 				    0xc8, 0x83, 0xe0, 0x07, 0xc1, 0xe0, 0x06, 0x48, 0x8d, 0x0d };
 #define PROLOGUE_MASK_AT 27      /* the and's immediate */
+#define PROLOGUE_SHIFT_AT 30     /* the shl's: log2 of the slots' stride */
 static const uint8_t EPILOGUE[] = { 0xf0, 0x48, 0xff, 0x04, 0x01, 0x59, 0x58, 0x9d,
 				    0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00 };
 #define JMP_LEN 5
@@ -298,13 +299,19 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 	c->tramp_len = (uint8_t)(sizeof PROLOGUE + 4 + sizeof EPILOGUE + c->patch_len + JMP_LEN);
 	if (c->tramp_len > ENTRY_COUNTER_TRAMP)
 		return why(c, "its first instructions are too long to move");
-	/* as many slots as the .bss tail holds, up to 8 */
+	/* 8 slots, a cache line apart when the tail holds 512 bytes, else
+	 * closer (down to 8 bytes: threads apart, for the estimates' strata,
+	 * though some then share a line); fewer only below 64 bytes */
 	uint64_t data_at = (dsp->data_next + 63) & ~(uint64_t)63;
 	c->nslots = 8;
-	while (c->nslots > 1 && data_at + 64 * c->nslots > dsp->data_end)
-		c->nslots /= 2;
-	if (c->nslots == 1)
-		data_at = dsp->data_next;
+	c->stride = 64;
+	while (c->stride > 8 && data_at + c->stride * 8 > dsp->data_end)
+		c->stride /= 2;
+	if (data_at + c->stride * 8 > dsp->data_end) {
+		data_at = (dsp->data_next + 7) & ~(uint64_t)7;
+		while (c->nslots > 1 && data_at + 8 * c->nslots > dsp->data_end)
+			c->nslots /= 2;
+	}
 	if (sp->code_next + ENTRY_COUNTER_TRAMP > sp->code_end)
 		return why(c, "its module's code segment ends on a page boundary, or too close to one: no unused "
 			   "bytes there for the counting code");
@@ -313,7 +320,7 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 			   "the counter");
 	c->tramp = sp->code_next;
 	c->counter = data_at;
-	c->counter_len = c->nslots == 1 ? 8 : 64 * c->nslots;
+	c->counter_len = c->stride * c->nslots;
 	uint64_t inc_next = c->tramp + sizeof PROLOGUE + 4;
 	if (!fits_rel32(c->patch + JMP_LEN, c->tramp) || !fits_rel32(inc_next, c->counter) ||
 	    !fits_rel32(c->tramp + c->tramp_len, end))
@@ -330,6 +337,7 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 	memset(t, 0xcc, ENTRY_COUNTER_TRAMP);
 	memcpy(t, PROLOGUE, sizeof PROLOGUE);
 	t[PROLOGUE_MASK_AT] = (uint8_t)(c->nslots - 1);
+	t[PROLOGUE_SHIFT_AT] = (uint8_t)(c->stride == 64 ? 6 : c->stride == 32 ? 5 : c->stride == 16 ? 4 : 3);
 	put_rel32(t + sizeof PROLOGUE, inc_next, c->counter);
 	memcpy(t + sizeof PROLOGUE + 4, EPILOGUE, sizeof EPILOGUE);
 	size_t moved_at = sizeof PROLOGUE + 4 + sizeof EPILOGUE;
@@ -439,7 +447,7 @@ static uint64_t sum_slots(struct entry_counter *c, const uint8_t *bytes)
 	uint64_t sum = 0;
 	for (unsigned k = 0; k < c->nslots; k++) {
 		uint64_t v;
-		memcpy(&v, bytes + 64 * k, sizeof v);
+		memcpy(&v, bytes + c->stride * k, sizeof v);
 		c->slot_counts[k] = v;
 		sum += v;
 	}

@@ -59,7 +59,8 @@ struct entry_counter {
 	uint8_t tramp_len;
 	uint8_t tramp_code[ENTRY_COUNTER_TRAMP], tramp_original[ENTRY_COUNTER_TRAMP];
 	uint64_t counter;              /* its slots, in the .bss page's tail */
-	unsigned nslots;               /* 1, 2, 4 or 8 slots 64 bytes apart (1: 8 bytes) */
+	unsigned nslots;               /* 8 (1, 2 or 4 in a tail under 64 bytes) */
+	unsigned stride;               /* bytes between slots: 64 (a cache line each), 32, 16 or 8 */
 	size_t counter_len;
 	uint8_t counter_original[512];
 	bool planned, installed;

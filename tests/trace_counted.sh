@@ -47,6 +47,20 @@ for mode in "" --all-stop; do
 	check "$name: the target keeps serving ($ops1 -> $ops2 operations)" test "$ops2" -gt "$ops1"
 done
 
+# Several functions in one map, keyed by function: each key's estimate is
+# its own site's count (its hits stand for their stratum's calls).
+cp "$TMP/kv.progress" "$TMP/before"
+"$XGDBPROF" -d 3s -e 'function /^kvstore::store::Store::(get|put|scan)$/ { @c[func] = count(); }' "$KV" \
+	>"$TMP/multi.out" 2>"$TMP/multi.err"
+cp "$TMP/kv.progress" "$TMP/after"
+for f in get put scan; do
+	name="kvstore::store::Store::$f"
+	truth=$(( $(count_of "$name" "$TMP/after") - $(count_of "$name" "$TMP/before") ))
+	est=$(sed -n "s/^@c\[$name\]: .* est\. \([0-9]*\) .*/\1/p" "$TMP/multi.out")
+	echo "# @c[$name]: est. ${est:-none}; the program's own count over a window holding the run: $truth"
+	check "@c[$name] within 2x of the program's own count" \
+		test -n "$est" -a "${est:-0}" -ge $(( truth / 2 )) -a "${est:-0}" -le $(( truth * 2 ))
+done
 diffs=$("$CODECHECK" "$KV")
 check "the target's code equals its files at the end ($diffs bytes differ)" test "$diffs" = 0
 kill "$KV" 2>/dev/null

@@ -10,7 +10,7 @@ expect_error "unknown option" 2 "unknown option" "$XGDBPROF" --no-such-option
 expect_error "no target" 2 "give a PID" "$XGDBPROF"
 
 # A zombie: a child whose parent never reaps it (exec replaces the shell).
-bash -c 'sleep 0 & exec sleep 30' &
+bash -c 'sleep 0.3 & exec sleep 30' &   # the child outlives the exec: bash cannot reap it first (with sleep 0 it sometimes did, and no zombie came)
 PARENT=$!
 TEST_PIDS="$TEST_PIDS $PARENT"
 ZOMBIE=

@@ -49,6 +49,9 @@
 #include <stdint.h>
 
 #define ENTRY_COUNTER_TRAMP 96   /* bytes of code per counter */
+/* Strata of a site's calls for the estimates: its 8 slots, and the whole
+ * site (for hits whose stack pointer was not known) */
+#define ENTRY_COUNTER_STRATA 9
 
 struct entry_counter {
 	uint64_t site;                 /* the function's entry */
@@ -73,6 +76,7 @@ struct entry_counter {
 	uint64_t count;                /* calls counted: the last read, or at removal */
 	uint64_t slot_counts[8];       /* per slot, as last read (count is their sum) */
 	uint64_t slot_hits[8];         /* the site's breakpoint hits while installed, per slot */
+	uint64_t site_hits;            /* and those whose slot was not known (the site as one stratum) */
 	char why[200];                 /* not planned or not installed: why */
 };
 

@@ -154,10 +154,10 @@ struct tracer_stats {
 	bool counters_complete;
 	size_t counters_installed, counters_wanted;
 	char counter_why[240];        /* the first site without one: which, and why */
-	/* per stratum, 8 per probed site (site * 8 + counter slot, events'
-	 * weight_site): the calls counted there over its hits, what each of
-	 * its hits stands for (0: no counter or no hit); owned by the stats
-	 * (tracer_stats_release) */
+	/* per stratum, ENTRY_COUNTER_STRATA per probed site (site * 9 +
+	 * counter slot, or + 8: the whole site; events' weight_site): the
+	 * calls counted there over its hits, what each of its hits stands for
+	 * (0: no counter or no hit); owned by the stats (tracer_stats_release) */
 	double *site_scales;
 	size_t nsite_scales;
 	uint64_t weighted_hits;       /* hits at counted sites */

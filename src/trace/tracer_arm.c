@@ -430,17 +430,28 @@ void tracer_counters_summarize(struct tracer *t)
 	}
 	free(t->st->site_scales);
 	/* strata: 8 per site, one per counter slot */
-	t->st->site_scales = calloc(t->ncounters ? 8 * t->ncounters : 1, sizeof *t->st->site_scales);
-	t->st->nsite_scales = t->st->site_scales ? 8 * t->ncounters : 0;
+	const size_t per = ENTRY_COUNTER_STRATA;
+	t->st->site_scales = calloc(t->ncounters ? per * t->ncounters : 1, sizeof *t->st->site_scales);
+	t->st->nsite_scales = t->st->site_scales ? per * t->ncounters : 0;
 	t->st->counted_unseen = 0;
-	for (size_t i = 0; t->st->site_scales && i < t->ncounters; i++)
-		for (unsigned k = 0; t->counters[i].installed && k < t->counters[i].nslots; k++) {
-			if (t->counters[i].slot_hits[k] > 0)
-				t->st->site_scales[8 * i + k] =
-					(double)t->counters[i].slot_counts[k] / (double)t->counters[i].slot_hits[k];
-			else
-				t->st->counted_unseen += (double)t->counters[i].slot_counts[k];
+	for (size_t i = 0; t->st->site_scales && i < t->ncounters; i++) {
+		const struct entry_counter *c = &t->counters[i];
+		if (!c->installed)
+			continue;
+		if (c->site_hits) {
+			/* some hits had no slot: the site is one stratum for them,
+			 * and the slots' strata keep the rest */
+			t->st->site_scales[per * i + per - 1] = (double)c->count /
+				(double)(c->site_hits + c->slot_hits[0] + c->slot_hits[1] + c->slot_hits[2] + c->slot_hits[3] +
+					 c->slot_hits[4] + c->slot_hits[5] + c->slot_hits[6] + c->slot_hits[7]);
 		}
+		for (unsigned k = 0; k < c->nslots; k++) {
+			if (c->slot_hits[k] > 0)
+				t->st->site_scales[per * i + k] = (double)c->slot_counts[k] / (double)c->slot_hits[k];
+			else if (!c->site_hits)
+				t->st->counted_unseen += (double)c->slot_counts[k];
+		}
+	}
 	t->st->entries_counted = t->st->counters_installed ? total : 0;
 	t->st->counters_complete = complete && t->st->counters_installed;
 }

@@ -150,12 +150,24 @@ static int on_entry(struct tracer *t, struct site *site, struct thread_info *th,
 		 * share for the whole site gave a leak thread's 30 calls an
 		 * estimate of 418,385, each hit standing for a hot thread's) */
 		struct entry_counter *c = &t->counters[index];
-		unsigned slot = entry_counter_slot(c, regs[ARCH_RSP]);
-		c->slot_hits[slot]++;
+		/* a hit that only counts read no registers: the stack pointer
+		 * from /proc (~10 us), else the site as one stratum */
+		uint64_t rsp = regs[ARCH_RSP];
+		struct proc_syscall where;
+		if (!rsp && proc_thread_syscall(t->pid, th->tid, &where) == 0)
+			rsp = where.sp;
 		entry_counter_read_one(t->mem_fd, c);
 		ev.weighted = true;
-		ev.weight_site = (int)(index * 8 + slot);
-		ev.weight = (double)c->slot_counts[slot] / (double)c->slot_hits[slot];
+		if (rsp) {
+			unsigned slot = entry_counter_slot(c, rsp);
+			c->slot_hits[slot]++;
+			ev.weight_site = (int)(index * ENTRY_COUNTER_STRATA + slot);
+			ev.weight = (double)c->slot_counts[slot] / (double)c->slot_hits[slot];
+		} else {
+			c->site_hits++;
+			ev.weight_site = (int)(index * ENTRY_COUNTER_STRATA + ENTRY_COUNTER_STRATA - 1);
+			ev.weight = (double)c->count / (double)c->site_hits;
+		}
 		t->st->weighted_hits++;
 	}
 	if (fire(t, &site->entry_probes, &ev, e) < 0)

@@ -186,17 +186,7 @@ static int scope_close(struct call_scope *c, struct xerr *e)
 
 static int write_bytes(struct call_scope *c, uint64_t offset, const void *bytes, size_t n, struct xerr *e)
 {
-	char addr[32];
-	char *hex = malloc(n * 2 + 1);
-	if (!hex)
-		return xerr_oom(e);
-	for (size_t i = 0; i < n; i++)
-		snprintf(hex + 2 * i, 3, "%02x", ((const unsigned char *)bytes)[i]);
-	snprintf(addr, sizeof addr, "0x%" PRIx64, c->page + offset);
-	const char *args[] = { addr, hex, NULL };
-	int rc = session_call(c->s, NULL, e, "-data-write-memory-bytes", args);
-	free(hex);
-	return rc;
+	return session_write_memory(c->s, c->page + offset, bytes, n, e);
 }
 
 /* mallctl(name, old?, old? &len, new?, newlen): returns mallctl's own result

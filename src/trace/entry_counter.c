@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <stdarg.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -369,32 +370,46 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 	return 0;
 }
 
-static int thread_pcs(struct session *s, uint64_t **pcs, size_t *n, struct xerr *e)
+/* The stopped threads' PCs, and their stack pointers (sps may be NULL). */
+static int thread_pcs(struct session *s, uint64_t **pcs, uint64_t **sps, size_t *n, struct xerr *e)
 {
 	struct session_thread *threads = NULL;
 	size_t count = 0;
 	*pcs = NULL;
+	if (sps)
+		*sps = NULL;
 	*n = 0;
 	if (session_threads(s, &threads, &count, e) < 0)
 		return -1;
-	static const char *const rip[] = { "rip" };
-	int number;
-	if (session_register_numbers(s, rip, 1, &number, e) < 0 || number < 0) {
+	static const char *const names[] = { "rip", "rsp" };
+	int numbers[2];
+	if (session_register_numbers(s, names, 2, numbers, e) < 0 || numbers[0] < 0 || numbers[1] < 0) {
 		free(threads);
-		return number < 0 ? xerr_set(e, "gdb has no register rip") : -1;
+		return xerr_set(e, "gdb has no register rip or rsp");
 	}
 	*pcs = calloc(count ? count : 1, sizeof **pcs);
-	if (!*pcs) {
+	uint64_t *stack = sps ? calloc(count ? count : 1, sizeof *stack) : NULL;
+	if (!*pcs || (sps && !stack)) {
 		free(threads);
+		free(*pcs);
+		*pcs = NULL;
+		free(stack);
 		return xerr_oom(e);
 	}
 	for (size_t i = 0; i < count; i++) {
 		struct xerr ignored;
+		uint64_t values[2];
 		/* a thread that ended since the list is no PC anywhere */
-		if (session_thread_registers(s, threads[i].gdb_id, &number, 1, &(*pcs)[*n], &ignored) == 0)
+		if (session_thread_registers(s, threads[i].gdb_id, numbers, 2, values, &ignored) == 0) {
+			(*pcs)[*n] = values[0];
+			if (stack)
+				stack[*n] = values[1];
 			(*n)++;
+		}
 	}
 	free(threads);
+	if (sps)
+		*sps = stack;
 	return 0;
 }
 
@@ -406,20 +421,49 @@ static bool any_pc_in(const uint64_t *pcs, size_t n, uint64_t lo, uint64_t hi)
 	return false;
 }
 
+/* Whether a word of the top 16 KiB of some thread's stack points into
+ * (lo, hi): a signal frame's saved PC would resume there, in the middle of
+ * the jump, once its handler returns (a return address cannot: no call is
+ * moved). Conservative: any such word, saved PC or not, says yes. */
+static bool stack_points_into(int mem_fd, const uint64_t *sps, size_t n, uint64_t lo, uint64_t hi)
+{
+	enum { WORDS = 2048 };
+	uint64_t *words = malloc(WORDS * sizeof *words);
+	if (!words)
+		return true;
+	bool found = false;
+	for (size_t t = 0; t < n && !found; t++) {
+		ssize_t got = pread(mem_fd, words, WORDS * sizeof *words, (off_t)(sps[t] & ~(uint64_t)7));
+		for (ssize_t w = 0; w < got / (ssize_t)sizeof *words && !found; w++)
+			found = words[w] > lo && words[w] < hi;
+	}
+	free(words);
+	return found;
+}
+
 int entry_counters_install(struct session *s, struct entry_counter *c, size_t n, struct xerr *e)
 {
-	uint64_t *pcs = NULL;
+	uint64_t *pcs = NULL, *sps = NULL;
 	size_t npcs = 0;
-	if (thread_pcs(s, &pcs, &npcs, e) < 0)
+	if (thread_pcs(s, &pcs, &sps, &npcs, e) < 0)
 		return -1;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)session_pid(s));
+	int mem_fd = open(path, O_RDONLY | O_CLOEXEC);
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		if (!c[i].planned)
 			continue;
 		/* a thread stopped between two of the moved instructions would
-		 * resume in the middle of the jump */
+		 * resume in the middle of the jump; so would one whose signal
+		 * handler interrupted it there */
 		if (any_pc_in(pcs, npcs, c[i].patch + 1, c[i].patch + c[i].patch_len)) {
 			why(&c[i], "a thread stood inside the instructions to move when the probes were armed");
+			continue;
+		}
+		if (mem_fd < 0 || stack_points_into(mem_fd, sps, npcs, c[i].patch, c[i].patch + c[i].patch_len)) {
+			why(&c[i], "a thread's stack holds an address inside the instructions to move (a signal "
+				   "handler's saved PC could return there)");
 			continue;
 		}
 		uint8_t jmp[24];
@@ -438,7 +482,10 @@ int entry_counters_install(struct session *s, struct entry_counter *c, size_t n,
 		if (rc == 0)
 			c[i].installed = true;
 	}
+	if (mem_fd >= 0)
+		close(mem_fd);
 	free(pcs);
+	free(sps);
 	return rc;
 }
 
@@ -493,6 +540,16 @@ int entry_counters_remove(struct session *s, struct entry_counter *c, size_t n, 
 	for (size_t i = 0; i < n; i++) {
 		if (!c[i].installed)
 			continue;
+		/* Still ours? A library unloaded since (dlclose) took the bytes
+		 * with it, and another may sit there now: write nothing. */
+		uint8_t now[JMP_LEN], tramp[ENTRY_COUNTER_TRAMP];
+		struct xerr ignored;
+		if (session_read_memory(s, c[i].patch, now, JMP_LEN, &ignored) < 0 ||
+		    session_read_memory(s, c[i].tramp, tramp, c[i].tramp_len, &ignored) < 0 ||
+		    now[0] != 0xe9 || memcmp(tramp, c[i].tramp_code, c[i].tramp_len) != 0) {
+			c[i].gone = true;
+			continue;
+		}
 		if (session_write_memory(s, c[i].patch, c[i].original, JMP_LEN, e) < 0)
 			return -1;
 		any = true;
@@ -504,11 +561,11 @@ int entry_counters_remove(struct session *s, struct entry_counter *c, size_t n, 
 	for (int attempt = 0; attempt < 20; attempt++) {
 		uint64_t *pcs = NULL;
 		size_t npcs = 0;
-		if (thread_pcs(s, &pcs, &npcs, e) < 0)
+		if (thread_pcs(s, &pcs, NULL, &npcs, e) < 0)
 			return -1;
 		bool inside = false;
 		for (size_t i = 0; i < n; i++)
-			if (c[i].installed && any_pc_in(pcs, npcs, c[i].tramp, c[i].tramp + c[i].tramp_len))
+			if (c[i].installed && !c[i].gone && any_pc_in(pcs, npcs, c[i].tramp, c[i].tramp + c[i].tramp_len))
 				inside = true;
 		free(pcs);
 		if (!inside)
@@ -528,7 +585,7 @@ int entry_counters_remove(struct session *s, struct entry_counter *c, size_t n, 
 	}
 	for (size_t i = 0; i < n; i++) {
 		uint8_t bytes[sizeof c[i].counter_original];
-		if (!c[i].installed)
+		if (!c[i].installed || c[i].gone)
 			continue;
 		if (session_read_memory(s, c[i].counter, bytes, c[i].counter_len, e) < 0)
 			return -1;
@@ -536,7 +593,7 @@ int entry_counters_remove(struct session *s, struct entry_counter *c, size_t n, 
 	}
 	for (size_t i = 0; i < n; i++) {
 		c[i].removed = c[i].installed;
-		if (!c[i].installed || c[i].left_in_place)
+		if (!c[i].installed || c[i].left_in_place || c[i].gone)
 			continue;
 		if (session_write_memory(s, c[i].tramp, c[i].tramp_original, c[i].tramp_len, e) < 0 ||
 		    session_write_memory(s, c[i].counter, c[i].counter_original, c[i].counter_len, e) < 0)

@@ -28,7 +28,10 @@
  * function's prologue.
  *
  * Safety: installed and removed only with every thread stopped, and only
- * when no thread's PC lies inside the bytes being replaced. The jump's
+ * when no thread's PC lies inside the bytes being replaced, nor any word
+ * of the top 16 KiB of its stack (a signal handler's saved PC). Removal
+ * writes only where the jump and the code still read as ours (a library
+ * unloaded meanwhile may have left another in its place). The jump's
  * bytes are remembered with the session (RESTORE_PATCH), so session_rescue
  * puts them back should gdb die; the trampoline's (RESTORE_KEEP) too,
  * unless a thread is running in it (then they stay, unreachable). Removal
@@ -69,6 +72,8 @@ struct entry_counter {
 	bool planned, installed;
 	bool left_in_place;            /* removed the jump, but a thread stayed in the trampoline */
 	bool removed;
+	bool gone;                     /* at removal its bytes were no longer ours (a library unloaded):
+				       * nothing written, its last read count kept */
 	struct entry_counter_fixup {   /* a moved RIP-relative instruction */
 		uint64_t insn, next, target;
 	} fixups[2];

@@ -538,10 +538,10 @@ static int tracer_end(struct tracer *t, int rc, struct xerr *e)
 			run_notes_add(&stats->run.notes, "function entries: the counters were last read %.0f ms before the "
 				      "end of the trace (the target %s): the calls after that are not counted",
 				      (double)(end > t->counters_read_ns ? end - t->counters_read_ns : 0) / 1e6,
-				      gdb_gone(t) ? "was rescued after gdb died" : "exited");
+				      gdb_gone(t) ? "was rescued after gdb died" : session_exec_path(s) ? "exec'd" : "exited");
 		else
 			snprintf(stats->counter_why, sizeof stats->counter_why, "the target %s before they were read",
-				 gdb_gone(t) ? "was rescued after gdb died" : "exited");
+				 gdb_gone(t) ? "was rescued after gdb died" : session_exec_path(s) ? "exec'd" : "exited");
 	}
 	session_on_fork(s, NULL, NULL);
 	stats->forks = session_forks(s);

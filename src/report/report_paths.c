@@ -441,7 +441,8 @@ static int infer_paths(struct report_model *m)
 	}
 	for (size_t i = 0; i < m->ncode_paths; i++)
 		choose_headline(m, &m->code_paths[i]);
-	qsort(m->code_paths, m->ncode_paths, sizeof *m->code_paths, cmp_code_paths);
+	if (m->ncode_paths > 1)   /* (qsort's pointer may not be NULL, even for none) */
+		qsort(m->code_paths, m->ncode_paths, sizeof *m->code_paths, cmp_code_paths);
 	rc = 0;
 done:
 	sort_model = NULL;
@@ -548,7 +549,8 @@ static int merge_same_headlines(struct report_model *m)
 	}
 	m->ncode_paths = kept;
 	sort_model = m;
-	qsort(m->code_paths, m->ncode_paths, sizeof *m->code_paths, cmp_code_paths);
+	if (m->ncode_paths > 1)
+		qsort(m->code_paths, m->ncode_paths, sizeof *m->code_paths, cmp_code_paths);
 	sort_model = NULL;
 	rc = 0;
 done:

@@ -453,7 +453,8 @@ int tracer_resolve(struct symbolizer *sym, enum probe_spec_kind kind, const char
 		pcre2_code_free(m.re);
 	if (rc < 0)
 		return -1;
-	qsort(out->v + before, out->n - before, sizeof *out->v, compare_sites);
+	if (out->n - before > 1)   /* (qsort's pointer may not be NULL, even for none) */
+		qsort(out->v + before, out->n - before, sizeof *out->v, compare_sites);
 	int added = (int)(out->n - before);
 	if (added == 0 && kind == PROBE_SPEC_NAME) {
 		char list[900] = "";

@@ -24,21 +24,27 @@ ops_of() { sed -n '1s/^\([0-9]*\) .*/\1/p' "$1"; }
 
 for mode in "" --all-stop; do
 	name=${mode:-non-stop}
-	cp "$TMP/kv.progress" "$TMP/before"
+	# the program's count from when the probes are armed to xgdbprof's
+	# exit: under load the attach alone can take longer than the run
 	"$XGDBPROF" $mode -d 3s -e 'function "kvstore::tree::Tree::insert" { @calls = count(); }' "$KV" \
-		>"$TMP/$name.out" 2>"$TMP/$name.err"
+		>"$TMP/$name.out" 2>"$TMP/$name.err" &
+	xg=$!
+	for _ in $(seq 600); do grep -q "attached" "$TMP/$name.err" 2>/dev/null && break; sleep 0.02; done
+	cp "$TMP/kv.progress" "$TMP/before"
+	wait "$xg"
 	rc=$?
-	sleep 0.1
 	cp "$TMP/kv.progress" "$TMP/after"
 	check "$name: xgdbprof ran (rc 0)" test "$rc" = 0 || show "$TMP/$name.err"
 	truth=$(( $(count_of 'kvstore::tree::Tree::insert' "$TMP/after") - $(count_of 'kvstore::tree::Tree::insert' "$TMP/before") ))
 	counted=$(sed -n 's/^@calls: \([0-9]*\) counted in the target (exact.*/\1/p' "$TMP/$name.out")
-	echo "# $name: counted ${counted:-none} in the target; the program's own count over a window holding the run: $truth"
+	held=$(sed -n 's/.*: [0-9]* hits at .* target held stopped \([0-9.]*\)% of the time.*/\1/p' "$TMP/$name.err")
+	check "$name: no hit held the target (${held:-?}% held)" test "${held:-x}" = 0.0 || show "$TMP/$name.err"
+	echo "# $name: counted ${counted:-none} in the target; the program's own count from the arming to xgdbprof's exit: $truth"
 	check "$name: the count is printed as counted in the target" test -n "$counted" || show "$TMP/$name.out"
 	check "$name: the count is within 2x of the program's own (at least half of $truth, at most all of it)" \
 		test -n "$counted" -a "${counted:-0}" -ge $(( truth / 2 )) -a "${counted:-0}" -le "$truth"
-	check "$name: the breakpoints still saw only a small share (the budget held)" \
-		grep -q 'seen at the breakpoints' "$TMP/$name.out"
+	check "$name: a probe that only counts sets no breakpoint: nothing stopped the target for it" \
+		grep -q 'no breakpoint: the probe only counts' "$TMP/$name.out"
 	sleep 0.5
 	diffs=$("$CODECHECK" "$KV")
 	check "$name: the target's code equals its files afterwards ($diffs bytes differ)" test "$diffs" = 0
@@ -47,6 +53,18 @@ for mode in "" --all-stop; do
 	check "$name: the target keeps serving ($ops1 -> $ops2 operations)" test "$ops2" -gt "$ops1"
 done
 
+# A probe that also keys by thread needs its breakpoint: the count stays
+# exact, and the breakpoints see a budget's share of the calls.
+cp "$TMP/kv.progress" "$TMP/before"
+"$XGDBPROF" -d 3s -e 'function "kvstore::tree::Tree::insert" { @calls = count(); @by_thread[tid] = count(); }' "$KV" \
+	>"$TMP/keyed.out" 2>"$TMP/keyed.err"
+cp "$TMP/kv.progress" "$TMP/after"
+truth=$(( $(count_of 'kvstore::tree::Tree::insert' "$TMP/after") - $(count_of 'kvstore::tree::Tree::insert' "$TMP/before") ))
+counted=$(sed -n 's/^@calls: \([0-9]*\) counted in the target (exact; [0-9]* seen at the breakpoints).*/\1/p' "$TMP/keyed.out")
+echo "# keyed: counted ${counted:-none} with the breakpoints in; the program's own over a window holding the run: $truth"
+check "keyed: @calls counted in the target with the breakpoints in, within 2x of the program's own" \
+	test -n "$counted" -a "${counted:-0}" -ge $(( truth / 2 )) -a "${counted:-0}" -le "$truth" || show "$TMP/keyed.out"
+
 # Several functions in one map, keyed by function: each key's estimate is
 # its own site's count (its hits stand for their stratum's calls).
 cp "$TMP/kv.progress" "$TMP/before"
@@ -54,6 +72,12 @@ cp "$TMP/kv.progress" "$TMP/before"
 	>"$TMP/multi.out" 2>"$TMP/multi.err"
 cp "$TMP/kv.progress" "$TMP/after"
 for f in get put scan; do
+	# (scan, a sixth of the calls, can go unseen in 3 s on a loaded machine:
+	# a key with no hit is not in the map)
+	if [ "$f" = scan ] && ! grep -q "^@c\[kvstore::store::Store::scan\]" "$TMP/multi.out"; then
+		echo "# @c[kvstore::store::Store::scan]: no hit this run"
+		continue
+	fi
 	name="kvstore::store::Store::$f"
 	truth=$(( $(count_of "$name" "$TMP/after") - $(count_of "$name" "$TMP/before") ))
 	est=$(sed -n "s/^@c\[$name\]: .* est\. \([0-9]*\) .*/\1/p" "$TMP/multi.out")

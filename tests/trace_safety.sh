@@ -7,7 +7,9 @@ CODECHECK=$TOP_BUILDDIR/tests/unit/test_tracer_codecheck
 
 wait_attached() { for i in $(seq 1 400); do grep -q "attached" "$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 
-# 1. gdb killed while probes are inserted
+# 1. gdb killed while probes are inserted (keyed by thread: a breakpoint
+# and, under the budget, a counting jump; a probe that only counts would
+# have no breakpoint)
 TRACE_HOT_TRIGGER=$TMP/trigger "$FIXTURES/trace_hot" 60 >"$TMP/hot.out" &
 HOT=$!
 TEST_PIDS="$TEST_PIDS $HOT"
@@ -16,7 +18,7 @@ sleep 0.3
 # memory unhit until then. (A gdb killed while a thread sits in an unhandled
 # breakpoint trap leaves that SIGTRAP to the target, which no rescue can
 # take back: docs/safety.md. A probe that is not hit keeps that race out.)
-"$XGDBPROF" -o "$TMP/o1" -e 'function "on_trigger" { @c = count(); }' "$HOT" >"$TMP/out1" 2>"$TMP/err1" &
+"$XGDBPROF" -o "$TMP/o1" -e 'function "on_trigger" { @c[tid] = count(); }' "$HOT" >"$TMP/out1" 2>"$TMP/err1" &
 XG=$!
 check "probes armed" wait_attached "$TMP/err1"
 GDB=$(pgrep -P "$XG" gdb | head -1)

@@ -178,6 +178,10 @@ struct probe_spec {
 	int recipe_line;         /* where the probe is written */
 	bool entry_registers;    /* FUNCTION: reads the argument registers (arg0..arg5), which
 				  * only a function's first instruction has: inlined copies are left out */
+	bool count_only;         /* FUNCTION: no predicate, and its body only counts into maps
+				  * without keys (`@calls = count();`): the producer may count the
+				  * calls without seeing them one by one (one event at the end,
+				  * weighted by their number) */
 };
 
 /* "function", "return", "syscall", ... as a recipe spells the kind. */

@@ -927,6 +927,20 @@ bool map_counted_estimate(const struct map_value *v, bool is_sum, const struct m
  * docs/tracing.md, "Counted in the target"). A sum weighs each value. */
 static void print_counted(FILE *out, const struct map_value *v, int64_t n, bool is_sum, const struct map_coverage *c)
 {
+	/* every update the one event of a site that was only counted (its
+	 * whole-site stratum, once): the count itself */
+	bool only_counted = !is_sum && c->counted_no_stops && v->wn == v->count && !v->wide && v->nstrata > 0;
+	for (size_t k = 0; only_counted && k < v->nstrata; k++)
+		only_counted = v->strata[k].n == 1 && v->strata[k].id % MAP_STRATA_PER_SITE == MAP_STRATA_PER_SITE - 1;
+	if (only_counted) {
+		double est = 0;
+		map_counted_estimate(v, false, c, &est);
+		fprintf(out, " %.0f counted in the target (exact; no breakpoint: the probe only counts)", est);
+		if (c->seconds > 0)
+			fprintf(out, " · %.4g/s", est / c->seconds);
+		fputc('\n', out);
+		return;
+	}
 	if (!is_sum && c->counted_all && v->wn == v->count && v->wn >= c->counted_seen) {
 		fprintf(out, " %.0f counted in the target (exact; %" PRId64 " seen at the breakpoints)", c->counted, n);
 		if (c->seconds > 0)
@@ -1080,7 +1094,8 @@ void map_print(const struct map *m, FILE *out, size_t top, const struct map_cove
 		} else if (m->agg == MAP_AGG_LIVE) {
 			print_live(out, &e->value, coverage);
 		} else if ((m->agg == MAP_AGG_COUNT || m->agg == MAP_AGG_SUM) && coverage &&
-			   coverage->armed_share > 0 && coverage->armed_share < 1)
+			   ((coverage->armed_share > 0 && coverage->armed_share < 1) ||
+			    (coverage->counted_no_stops && e->value.wn > 0)))
 			print_estimate(out, &e->value, m->agg == MAP_AGG_SUM, coverage);
 		else
 			fprintf(out, " %" PRId64 "\n", map_entry_number(m, e));

@@ -202,12 +202,16 @@ struct map_coverage {
 			       * Poisson counts; intervals widen by it (counts in bursts) */
 	double counted;       /* > 0: the entries, counted in the target (no stop per call) */
 	uint64_t counted_seen;/* the hits at counted sites */
+	/* per stratum (MAP_STRATA_PER_SITE per site, the last the whole site:
+	 * trace/entry_counter.h's ENTRY_COUNTER_STRATA) */
 	const double *site_scales;  /* per counted site: calls counted / hits (each of its hits
 			       * stands for that many); updates without a site divide by
 			       * armed_share */
 	size_t nsite_scales;
 	bool counted_all;     /* every probed site was counted */
+	bool counted_no_stops;/* some sites only counted, with no breakpoint */
 };
+#define MAP_STRATA_PER_SITE 9
 void map_print(const struct map *m, FILE *out, size_t top, const struct map_coverage *coverage);
 
 /* The whole-run estimate of a value whose updates were counted in the

@@ -462,6 +462,31 @@ static int line_of(const struct recipe *r, size_t off)
 	return line;
 }
 
+/* Whether probe p only counts: no predicate, and every statement is
+ * `@map = count();` with no key, into a map no other probe writes. */
+static bool only_counts(const struct recipe *r, const struct probe *p)
+{
+	if (p->kind != PROBE_FUNCTION || p->pred || p->body.n == 0)
+		return false;
+	for (size_t k = 0; k < p->body.n; k++) {
+		const struct stmt *st = p->body.v[k];
+		if (st->kind != S_MAP_ASSIGN || !st->target || st->target->nargs != 0 || !st->value ||
+		    st->value->builtin != B_COUNT)
+			return false;
+		for (size_t q = 0; q < r->prog.nprobes; q++) {
+			const struct probe *other = r->prog.probes[q];
+			if (other == p)
+				continue;
+			for (size_t j = 0; j < other->body.n; j++) {
+				const struct stmt *os = other->body.v[j];
+				if (os->kind == S_MAP_ASSIGN && os->target && os->target->map == st->target->map)
+					return false;
+			}
+		}
+	}
+	return true;
+}
+
 int recipe_probe(const struct recipe *r, size_t i, struct probe_spec *out)
 {
 	if (i >= r->prog.nprobes)
@@ -474,6 +499,7 @@ int recipe_probe(const struct recipe *r, size_t i, struct probe_spec *out)
 	out->interval_ns = p->interval_ns;
 	out->recipe_line = line_of(r, p->loc.off);
 	out->entry_registers = p->reads_entry_registers;
+	out->count_only = only_counts(r, p);
 	if (p->spec_kind == PROBE_SPEC_FILELINE) {
 		out->file = p->spec_file;
 		out->line = p->spec_line;

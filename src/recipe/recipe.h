@@ -190,13 +190,15 @@ void recipe_run_set_coverage_windows(struct recipe_run *run, size_t windows, dou
  * counted sites (all_sites: every probed site had a counter), and per
  * site (events' weight_site) what each of its hits stands for, kept by
  * the caller for the run's life; weighted_hits: the hits at counted
- * sites (maps.h, map_coverage). After recipe_run_set_coverage. */
+ * sites (maps.h, map_coverage); no_stops: some sites were only counted,
+ * with no breakpoint (their one event came at the end). After
+ * recipe_run_set_coverage. */
 /* The coverage the setters above made (what map estimates divide by). */
 struct map_coverage;
 const struct map_coverage *recipe_run_coverage(const struct recipe_run *run);
 
 void recipe_run_set_coverage_counted(struct recipe_run *run, double counted, bool all_sites, const double *site_scales,
-				     size_t nsite_scales, uint64_t weighted_hits);
+				     size_t nsite_scales, uint64_t weighted_hits, bool no_stops);
 /* The traced run's length (wall seconds): count() and sum() maps then also
  * print their whole-run estimates as rates per second. 0: no rates. */
 void recipe_run_set_seconds(struct recipe_run *run, double seconds);

@@ -213,9 +213,10 @@ const struct map_coverage *recipe_run_coverage(const struct recipe_run *run)
 }
 
 void recipe_run_set_coverage_counted(struct recipe_run *run, double counted, bool all_sites, const double *site_scales,
-				     size_t nsite_scales, uint64_t weighted_hits)
+				     size_t nsite_scales, uint64_t weighted_hits, bool no_stops)
 {
-	bool usable = counted > 0 && nsite_scales > 0 && weighted_hits > 0 && run->coverage.armed_share < 1;
+	bool usable = counted > 0 && nsite_scales > 0 && weighted_hits > 0 && (run->coverage.armed_share < 1 || no_stops);
+	run->coverage.counted_no_stops = usable && no_stops;
 	run->coverage.counted = usable ? counted : 0;
 	run->coverage.counted_all = usable && all_sites;
 	run->coverage.counted_seen = usable ? weighted_hits : 0;

@@ -161,7 +161,8 @@ static int settle_forks(struct tracer *t, struct xerr *e)
 
 int tracer_disarm(struct tracer *t, struct xerr *e)
 {
-	if (!t->probes.nall)
+	/* (sites that only count have a counter and no breakpoint) */
+	if (!t->probes.nall && !t->st->counters_installed)
 		return 0;
 	if (!session_gdb_alive(t->s) || !session_target_alive(t->s))
 		return 0;
@@ -543,6 +544,9 @@ static int tracer_end(struct tracer *t, int rc, struct xerr *e)
 			snprintf(stats->counter_why, sizeof stats->counter_why, "the target %s before they were read",
 				 gdb_gone(t) ? "was rescued after gdb died" : session_exec_path(s) ? "exec'd" : "exited");
 	}
+	struct xerr fire_error;
+	if (tracer_fire_counted_only(t, &fire_error) < 0 && rc == 0)
+		rc = xerr_set(e, "%s", fire_error.msg);
 	session_on_fork(s, NULL, NULL);
 	stats->forks = session_forks(s);
 	stats->fork_bytes_healed = t->fork_bytes_healed;

@@ -321,6 +321,14 @@ int tracer_insert_probes(struct tracer *t, const struct arming *a, struct xerr *
 	}
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < t->probes.nsites; i++) {
+		struct site *site = &t->probes.sites[i];
+		site->counted_only = site->entry_probes.n && !site->return_probes.n;
+		for (size_t k = 0; k < site->entry_probes.n; k++)
+			site->counted_only = site->counted_only && t->cfg->probes[site->entry_probes.v[k]].count_only;
+		/* a site that only counts, with a counter to come: no breakpoint
+		 * (tracer_counters_install inserts one if the counter fails) */
+		if (site->counted_only && i < t->ncounters && t->counters[i].planned)
+			continue;
 		rc = tracer_insert_breakpoint(t, t->probes.sites[i].addr, true, &t->probes.sites[i].bp, e);
 		if (rc == 0 && t->cfg->verbose)
 			fprintf(stderr, "xgdbprof: probe at 0x%" PRIx64 " %s%s\n", t->probes.sites[i].addr, t->probes.sites[i].name,
@@ -342,7 +350,11 @@ int tracer_insert_probes(struct tracer *t, const struct arming *a, struct xerr *
 		t->duty_cycle.arm_stop_ns = monotonic_ns();
 		rc = session_stop(t->s, e);
 	}
-	if (rc == 0 && t->probes.nall)
+	/* (a counter's jump is in a forked child too: heal_fork_child) */
+	bool counters_to_come = false;
+	for (size_t i = 0; i < t->ncounters; i++)
+		counters_to_come = counters_to_come || t->counters[i].planned;
+	if (rc == 0 && (t->probes.nall || counters_to_come))
 		rc = insert_fork_catchpoint(t, e);
 	if (rc == 0)
 		rc = learn_register_numbers(t, e);
@@ -401,6 +413,15 @@ int tracer_counters_install(struct tracer *t, struct xerr *e)
 	if (entry_counters_install(t->s, t->counters, t->ncounters, e) < 0)
 		return -1;
 	for (size_t i = 0; i < t->ncounters; i++) {
+		struct site *site = &t->probes.sites[i];
+		if (site->counted_only && !site->bp && !t->counters[i].installed &&
+		    tracer_insert_breakpoint(t, site->addr, true, &site->bp, e) < 0)
+			return -1;
+		if (site->counted_only && t->counters[i].installed && !site->bp) {
+			/* its one hit: the event at the end, for all its calls */
+			t->counters[i].site_hits = 1;
+			t->st->counted_no_stop_sites++;
+		}
 		t->st->counters_installed += t->counters[i].installed;
 		if (t->cfg->verbose && t->counters[i].installed)
 			fprintf(stderr, "xgdbprof: entry counter at 0x%" PRIx64 " (%s): jump at 0x%" PRIx64 ", code at 0x%" PRIx64

@@ -219,7 +219,10 @@ void tracer_finish_stats(struct tracer *t, uint64_t end)
 				      "cost more than a window's slack): there the estimates lean towards the calls that "
 				      "come first after the probes are armed", st->windows_cut);
 	}
-	if (st->counters_complete)
+	if (st->counters_complete && st->counted_no_stop_sites == st->counters_installed)
+		run_notes_add(notes, "function entries: %.0f counted in the target (a counter at each probed function's "
+			      "entry; the probes only count, so no breakpoint was set: no stop, no trap)", st->entries_counted);
+	else if (st->counters_complete)
 		run_notes_add(notes, "function entries: %.0f counted in the target (a counter at each probed function's "
 			      "entry, no stop per call: exact), %" PRIu64 " of them seen at the breakpoints%s",
 			      st->entries_counted, st->entries,

@@ -112,6 +112,28 @@ bool tracer_is_return_bp_addr(const struct tracer *t, uint64_t addr)
 	return false;
 }
 
+int tracer_fire_counted_only(struct tracer *t, struct xerr *e)
+{
+	for (size_t i = 0; i < t->probes.nsites && i < t->ncounters && !t->sink_done; i++) {
+		struct site *site = &t->probes.sites[i];
+		const struct entry_counter *c = &t->counters[i];
+		if (!site->counted_only || site->bp || !c->installed)
+			continue;
+		struct event ev = { .kind = EVENT_FUNCTION_ENTRY, .probe = -1, .timestamp_ns = monotonic_ns() };
+		ev.since_start_ns = ev.timestamp_ns > t->start_ns ? ev.timestamp_ns - t->start_ns : 0;
+		ev.pid = t->pid;
+		ev.thread.id = -1;
+		ev.function = site->name;
+		ev.weighted = true;
+		ev.weight_site = (int)(i * ENTRY_COUNTER_STRATA + ENTRY_COUNTER_STRATA - 1);
+		ev.weight = (double)c->count;
+		t->st->weighted_hits++;
+		if (fire(t, &site->entry_probes, &ev, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 bool tracer_is_return_bp(const struct tracer *t, int bp)
 {
 	for (size_t i = 0; i < t->probes.nreturns; i++)

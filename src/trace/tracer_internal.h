@@ -59,6 +59,9 @@ struct site {
 	bool inlined;
 	uint64_t size;                /* bytes of the out-of-line function, 0 if unknown */
 	struct probe_list entry_probes, return_probes;
+	/* every probe here only counts (probe_spec.count_only) and none
+	 * returns: with a counter in the target it needs no breakpoint */
+	bool counted_only;
 	int bp;                       /* gdb number */
 	uint64_t next_insn;           /* the instruction after addr, for calibration hits; 0 not looked up,
 				       * UINT64_MAX none usable */
@@ -312,6 +315,9 @@ struct tracer {
 int tracer_counters_plan(struct tracer *t, struct xerr *e);
 int tracer_counters_install(struct tracer *t, struct xerr *e);
 int tracer_counters_remove(struct tracer *t, struct xerr *e);
+/* At the end: one event per site that was only counted (no breakpoint),
+ * weighted by its count (tracer_events.c). */
+int tracer_fire_counted_only(struct tracer *t, struct xerr *e);
 void tracer_counters_summarize(struct tracer *t);
 
 

@@ -15,6 +15,9 @@
 # seed replays the same rounds (their timing is the machine's). --kinds,
 # --modes, --actions draw from a subset only (names as in the table). Exit 0
 # whatever was found; 2 on bad options.
+# Mode trace-counted (issue 26): canary_mix counted in the target by a
+# counting jump, with no breakpoint (its probe only counts): the jump and
+# its code run on every call of the canary's workers, whatever happens.
 # Actions added for issue 28: kill-gdb-in-trap waits (up to 1.5 s) until a
 # canary thread is in trace stop (a trap gdb is handling), then SIGKILLs gdb;
 # the round says whether the canary died, whether xgdbprof said so, and the
@@ -30,7 +33,7 @@ rounds=100
 build=./build
 xg_timeout=
 verbose=0
-modes="sample-allstop sample-nonstop trace-budget trace-exact dump"
+modes="sample-allstop sample-nonstop trace-budget trace-counted trace-exact dump"
 actions="none kill-gdb stop-gdb int-xg term-xg kill-xg kill-gdb-in-trap stop-xg stop-guardian"
 kinds="plain fork exec"
 all_modes=$modes all_actions=$actions all_kinds=$kinds
@@ -172,6 +175,7 @@ for round in $(seq 1 "$rounds"); do
 	sample-allstop) opts+=(--recipe hot-cpu --all-stop -d 3s) ;;
 	sample-nonstop) opts+=(--recipe hot-cpu --non-stop -d 3s) ;;
 	trace-budget) opts+=(-d 3s -e 'function "canary_step" { @c = count(); }') ;;
+	trace-counted) opts+=(-d 3s -e 'function "canary_mix" { @c = count(); }') ;;
 	trace-exact) opts+=(-d 3s -e 'set exact true
 function "canary_step" { @c = count(); }') ;;
 	dump) opts+=(dump) ;;

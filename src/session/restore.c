@@ -171,7 +171,34 @@ static size_t seize_all(pid_t pid, struct seized **out, int timeout_ms)
 static void detach_all(struct seized *list, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		ptrace(PTRACE_DETACH, list[i].tid, NULL, (void *)(long)list[i].pending_signal);
+		if (list[i].tid > 0)
+			ptrace(PTRACE_DETACH, list[i].tid, NULL, (void *)(long)list[i].pending_signal);
+}
+
+/* Lets every seized thread run ms milliseconds and stops it again; a
+ * signal that stops one meanwhile is kept for the detach (if it had none),
+ * a thread that exited is dropped (tid 0). */
+static void run_briefly(struct seized *list, size_t n, int ms)
+{
+	for (size_t i = 0; i < n; i++)
+		if (list[i].tid > 0)
+			ptrace(PTRACE_CONT, list[i].tid, NULL, NULL);
+	struct timespec pause = { 0, (long)ms * 1000 * 1000 };
+	nanosleep(&pause, NULL);
+	for (size_t i = 0; i < n; i++) {
+		if (list[i].tid <= 0)
+			continue;
+		ptrace(PTRACE_INTERRUPT, list[i].tid, NULL, NULL);
+		int status = 0;
+		if (waitpid(list[i].tid, &status, __WALL) < 0 || !WIFSTOPPED(status)) {
+			list[i].tid = 0;
+			continue;
+		}
+		int sig = WSTOPSIG(status);
+		bool event_stop = (status >> 16) != 0;
+		if (!event_stop && sig != SIGTRAP && sig != SIGSTOP && !list[i].pending_signal)
+			list[i].pending_signal = sig;
+	}
 }
 
 /* ---- healing foreign int3s from the files ---------------------------- */
@@ -376,34 +403,13 @@ int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
 				report->pcs_rewound++;
 		}
 	}
-	/* Our code in unused memory (an entry counter's) goes back too, unless
-	 * a thread runs in it: with the jumps to it restored nothing enters it
-	 * again, so a byte within 64 of a thread's PC stays (unreachable once
-	 * the thread has left). */
-	uint64_t *pcs = calloc(report->threads_stopped ? report->threads_stopped : 1, sizeof *pcs);
-	size_t npcs = 0;
-	for (size_t t = 0; pcs && t < report->threads_stopped; t++) {
-		struct user_regs_struct regs;
-		if (ptrace(PTRACE_GETREGS, threads[t].tid, NULL, &regs) == 0)
-			pcs[npcs++] = regs.rip;
-	}
 	int rc = 0;
 	for (size_t i = 0; i < rs->n; i++) {
 		uint8_t now;
+		if (rs->entries[i].kind == RESTORE_KEEP)
+			continue;
 		if (pread(mem_fd, &now, 1, (off_t)rs->entries[i].addr) != 1)
 			continue;  /* unmapped since (library unloaded) */
-		if (rs->entries[i].kind == RESTORE_KEEP) {
-			bool near = !pcs;
-			for (size_t k = 0; k < npcs && !near; k++)
-				near = pcs[k] + 64 > rs->entries[i].addr && pcs[k] < rs->entries[i].addr + 64;
-			if (near)
-				report->patch_bytes_left++;
-			else if (now == rs->entries[i].original)
-				report->patch_bytes_intact++;
-			else if (pwrite(mem_fd, &rs->entries[i].original, 1, (off_t)rs->entries[i].addr) == 1)
-				report->patch_bytes_restored++;
-			continue;
-		}
 		bool patch = rs->entries[i].kind == RESTORE_PATCH;
 		if (now == rs->entries[i].original) {
 			*(patch ? &report->patch_bytes_intact : &report->bytes_intact) += 1;
@@ -415,6 +421,48 @@ int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
 				rc = xerr_set(e, "cannot write the code byte at 0x%llx of process %d: %s",
 					      (unsigned long long)rs->entries[i].addr, (int)rs->pid, strerror(errno));
 		}
+	}
+	/* Our code in unused memory (an entry counter's) goes back too, once
+	 * no thread runs in it: with the jumps to it restored above nothing
+	 * enters it again, and a thread inside leaves within a few
+	 * instructions, so the threads run 2 ms at a time until none is
+	 * within 64 bytes of it (20 tries; then those bytes stay, unreachable). */
+	uint64_t *pcs = calloc(report->threads_stopped ? report->threads_stopped : 1, sizeof *pcs);
+	for (int attempt = 0; attempt < 20; attempt++) {
+		size_t npcs = 0;
+		for (size_t t = 0; pcs && t < report->threads_stopped; t++) {
+			struct user_regs_struct regs;
+			if (threads[t].tid > 0 && ptrace(PTRACE_GETREGS, threads[t].tid, NULL, &regs) == 0)
+				pcs[npcs++] = regs.rip;
+		}
+		bool any_near = !pcs;
+		for (size_t i = 0; i < rs->n && !any_near; i++) {
+			uint8_t now;
+			if (rs->entries[i].kind != RESTORE_KEEP || pread(mem_fd, &now, 1, (off_t)rs->entries[i].addr) != 1 ||
+			    now == rs->entries[i].original)
+				continue;
+			for (size_t k = 0; k < npcs && !any_near; k++)
+				any_near = pcs[k] + 64 > rs->entries[i].addr && pcs[k] < rs->entries[i].addr + 64;
+		}
+		if (any_near && attempt < 19 && pcs) {
+			run_briefly(threads, report->threads_stopped, 2);
+			continue;
+		}
+		for (size_t i = 0; i < rs->n; i++) {
+			uint8_t now;
+			if (rs->entries[i].kind != RESTORE_KEEP || pread(mem_fd, &now, 1, (off_t)rs->entries[i].addr) != 1)
+				continue;
+			bool near = !pcs;
+			for (size_t k = 0; k < npcs && !near; k++)
+				near = pcs[k] + 64 > rs->entries[i].addr && pcs[k] < rs->entries[i].addr + 64;
+			if (now == rs->entries[i].original)
+				report->patch_bytes_intact++;
+			else if (near)
+				report->patch_bytes_left++;
+			else if (pwrite(mem_fd, &rs->entries[i].original, 1, (off_t)rs->entries[i].addr) == 1)
+				report->patch_bytes_restored++;
+		}
+		break;
 	}
 	free(pcs);
 	struct heal_state h = { .pid = rs->pid, .mem_fd = mem_fd, .write = true, .ours = rs };

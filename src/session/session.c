@@ -622,7 +622,16 @@ int session_remember_code_byte(struct session *s, uint64_t addr, struct xerr *e)
 int session_remember_patch(struct session *s, uint64_t addr, const uint8_t *original, const uint8_t *patched,
 			   size_t n, bool keep, struct xerr *e)
 {
-	return restore_set_remember_patch(&s->code, addr, original, patched, n, keep ? RESTORE_KEEP : RESTORE_PATCH, e);
+	if (restore_set_remember_patch(&s->code, addr, original, patched, n, keep ? RESTORE_KEEP : RESTORE_PATCH, e) < 0)
+		return -1;
+	/* the guardian puts them back should xgdbprof be killed outright:
+	 * gdb's detach takes out its breakpoints, not what we wrote */
+	for (size_t i = 0; i < n; i++) {
+		struct guardian_patch p = { .addr = addr + i, .original = original[i], .patched = patched ? patched[i] : 0,
+					    .kind = (uint8_t)(keep ? RESTORE_KEEP : RESTORE_PATCH) };
+		session_tell_guardian_patch(s, &p);
+	}
+	return 0;
 }
 
 const struct restore_set *session_code_bytes(const struct session *s)

@@ -234,7 +234,7 @@ static bool xgdbprof_held_target_too_long(pid_t xgdbprof, pid_t target, uint64_t
  * wakes threads left stopped (restore.h, with no remembered byte: every
  * int3 that differs from the file is gdb's). xgdbprof, once continued, finds
  * gdb gone and takes its gdb-lost path: it reports and exits. */
-static void heal_for_stopped_xgdbprof(pid_t target, pid_t gdb)
+static void heal_for_stopped_xgdbprof(pid_t target, pid_t gdb, const struct restore_set *ours)
 {
 	struct timespec tick = { 0, 10 * 1000 * 1000 };
 	if (gdb > 0) {
@@ -244,11 +244,8 @@ static void heal_for_stopped_xgdbprof(pid_t target, pid_t gdb)
 		if (kill(gdb, 0) == 0 && proc_state(gdb) != 'Z')
 			kill(gdb, SIGKILL);
 	}
-	struct restore_set nothing_remembered;
-	restore_set_init(&nothing_remembered, target);
 	struct restore_report report;
-	restore_set_after_gdb_died(&nothing_remembered, 2000, &report, NULL);
-	restore_set_release(&nothing_remembered);
+	restore_set_after_gdb_died(ours, 2000, &report, NULL);
 	session_continue_stopped_target(target, true, 30);
 }
 
@@ -276,12 +273,17 @@ static void guard(int fd, pid_t target, pid_t gdb)
 	pid_t xgdbprof = getppid();
 	uint64_t xgdbprof_stopped_since = 0;
 	bool healed = false;
+	/* the bytes xgdbprof wrote itself (GUARDIAN_PATCH): an entry
+	 * counter's jump and code (restore.h); the rest is gdb's, healed
+	 * from the files */
+	struct restore_set ours;
+	restore_set_init(&ours, target);
 	for (;;) {
 		struct pollfd wait_for_word = { .fd = fd, .events = POLLIN };
 		int ready = poll(&wait_for_word, 1, healed ? -1 : GUARDIAN_WATCH_MS);
 		if (ready == 0) {
 			if (xgdbprof_held_target_too_long(xgdbprof, target, &xgdbprof_stopped_since)) {
-				heal_for_stopped_xgdbprof(target, gdb);
+				heal_for_stopped_xgdbprof(target, gdb, &ours);
 				healed = true;
 			}
 			continue;
@@ -296,12 +298,35 @@ static void guard(int fd, pid_t target, pid_t gdb)
 			_exit(0);
 		if (said == GUARDIAN_STOPPED_BY_OTHER || said == GUARDIAN_CONTINUED)
 			stopped_by_other = said == GUARDIAN_STOPPED_BY_OTHER;
+		if (said == GUARDIAN_PATCH) {
+			struct guardian_patch p;
+			size_t got = 0;
+			while (got < sizeof p) {
+				ssize_t r = read(fd, (char *)&p + got, sizeof p - got);
+				if (r < 0 && errno == EINTR)
+					continue;
+				if (r <= 0)
+					break;
+				got += (size_t)r;
+			}
+			if (got == sizeof p)
+				restore_set_remember_patch(&ours, p.addr, &p.original, &p.patched, 1,
+							   (enum restore_kind)p.kind, NULL);
+		}
 	}
-	if (stopped_by_other)
-		_exit(0);
 	struct timespec tick = { 0, 10 * 1000 * 1000 };
 	for (int i = 0; i < 3000 && gdb > 0 && kill(gdb, 0) == 0; i++)
 		nanosleep(&tick, NULL);
+	if (ours.n && !healed) {
+		/* gdb detached, its breakpoints out; our own bytes are still in:
+		 * stop every thread ourselves and put them back (a target its
+		 * user stopped stays stopped) */
+		struct restore_report report;
+		ours.leave_stopped = stopped_by_other;
+		restore_set_after_gdb_died(&ours, 2000, &report, NULL);
+	}
+	if (stopped_by_other)
+		_exit(0);
 	/* Another tracer that came since is left alone: untraced threads only;
 	 * a calm second, as the pending SIGSTOP lands when its thread runs. */
 	session_continue_stopped_target(target, true, 100);
@@ -357,6 +382,18 @@ void session_tell_guardian(struct session *s, enum guardian_word word)
 /* How long the guardian has to take our "done" byte and exit before it is
  * killed: it exits at once unless something holds it (kill -STOP). */
 #define GUARDIAN_EXIT_MS 1000
+
+void session_tell_guardian_patch(struct session *s, const struct guardian_patch *p)
+{
+	if (s->guardian <= 0)
+		return;
+	/* one write, under PIPE_BUF: whole or not at all */
+	char record[1 + sizeof *p];
+	record[0] = GUARDIAN_PATCH;
+	memcpy(record + 1, p, sizeof *p);
+	ssize_t ignored = write(s->guardian_fd, record, sizeof record);
+	(void)ignored;
+}
 
 /* Tells the guardian we ended the session ourselves, and reaps it. The
  * session ended cleanly, so the guardian has nothing left to do: one that

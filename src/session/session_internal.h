@@ -111,7 +111,14 @@ enum guardian_word {
 	GUARDIAN_DONE = 'D',              /* we ended the session ourselves: nothing to heal */
 	GUARDIAN_STOPPED_BY_OTHER = 'S',  /* someone stopped the target: leave it stopped */
 	GUARDIAN_CONTINUED = 'C',         /* ... and continued it since: heal as usual */
+	GUARDIAN_PATCH = 'P',             /* followed by one byte of ours written over the target's
+					   * memory (struct guardian_patch): put back should we die */
 };
+struct guardian_patch {
+	uint64_t addr;
+	uint8_t original, patched, kind;  /* restore.h's restore_entry */
+};
+void session_tell_guardian_patch(struct session *s, const struct guardian_patch *p);
 void session_start_guardian(struct session *s, pid_t target);
 void session_tell_guardian(struct session *s, enum guardian_word word);
 void session_stop_guardian(struct session *s);

@@ -55,22 +55,28 @@ done
 
 # A probe that also keys by thread needs its breakpoint: the count stays
 # exact, and the breakpoints see a budget's share of the calls.
-cp "$TMP/kv.progress" "$TMP/before"
-"$XGDBPROF" -d 3s -e 'function "kvstore::tree::Tree::insert" { @calls = count(); @by_thread[tid] = count(); }' "$KV" \
-	>"$TMP/keyed.out" 2>"$TMP/keyed.err"
-cp "$TMP/kv.progress" "$TMP/after"
+# traced NAME ARGS...: runs xgdbprof, the program's counts read when the
+# probes are armed ($TMP/before) and at its exit ($TMP/after)
+traced() {
+	local name=$1 xg
+	shift
+	"$XGDBPROF" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+	xg=$!
+	for _ in $(seq 600); do grep -q "attached" "$TMP/$name.err" 2>/dev/null && break; sleep 0.02; done
+	cp "$TMP/kv.progress" "$TMP/before"
+	wait "$xg"
+	cp "$TMP/kv.progress" "$TMP/after"
+}
+traced keyed -d 3s -e 'function "kvstore::tree::Tree::insert" { @calls = count(); @by_thread[tid] = count(); }' "$KV"
 truth=$(( $(count_of 'kvstore::tree::Tree::insert' "$TMP/after") - $(count_of 'kvstore::tree::Tree::insert' "$TMP/before") ))
 counted=$(sed -n 's/^@calls: \([0-9]*\) counted in the target (exact; [0-9]* seen at the breakpoints).*/\1/p' "$TMP/keyed.out")
-echo "# keyed: counted ${counted:-none} with the breakpoints in; the program's own over a window holding the run: $truth"
+echo "# keyed: counted ${counted:-none} with the breakpoints in; the program's own from the arming to the exit: $truth"
 check "keyed: @calls counted in the target with the breakpoints in, within 2x of the program's own" \
 	test -n "$counted" -a "${counted:-0}" -ge $(( truth / 2 )) -a "${counted:-0}" -le "$truth" || show "$TMP/keyed.out"
 
 # Several functions in one map, keyed by function: each key's estimate is
 # its own site's count (its hits stand for their stratum's calls).
-cp "$TMP/kv.progress" "$TMP/before"
-"$XGDBPROF" -d 3s -e 'function /^kvstore::store::Store::(get|put|scan)$/ { @c[func] = count(); }' "$KV" \
-	>"$TMP/multi.out" 2>"$TMP/multi.err"
-cp "$TMP/kv.progress" "$TMP/after"
+traced multi -d 3s -e 'function /^kvstore::store::Store::(get|put|scan)$/ { @c[func] = count(); }' "$KV"
 for f in get put scan; do
 	# (scan, a sixth of the calls, can go unseen in 3 s on a loaded machine:
 	# a key with no hit is not in the map)
@@ -81,7 +87,7 @@ for f in get put scan; do
 	name="kvstore::store::Store::$f"
 	truth=$(( $(count_of "$name" "$TMP/after") - $(count_of "$name" "$TMP/before") ))
 	est=$(sed -n "s/^@c\[$name\]: .* est\. \([0-9]*\) .*/\1/p" "$TMP/multi.out")
-	echo "# @c[$name]: est. ${est:-none}; the program's own count over a window holding the run: $truth"
+	echo "# @c[$name]: est. ${est:-none}; the program's own count from the arming to the exit: $truth"
 	check "@c[$name] within 2x of the program's own count" \
 		test -n "$est" -a "${est:-0}" -ge $(( truth / 2 )) -a "${est:-0}" -le $(( truth * 2 ))
 done

@@ -30,6 +30,8 @@ static const uint8_t PROLOGUE[] = { 0x48, 0x8d, 0x64, 0x24, 0x80, 0x9c, 0x50, 0x
 				    0xc1, 0xe8, 0x15, 0x48, 0x89, 0xc1, 0x48, 0xc1, 0xe9, 0x02, 0x48, 0x31,
 				    0xc8, 0x83, 0xe0, 0x07, 0xc1, 0xe0, 0x06, 0x48, 0x8d, 0x0d };
 #define PROLOGUE_MASK_AT 27      /* the and's immediate */
+#define PROLOGUE_FOLD1_AT 14     /* shr $21,%rax's immediate */
+#define PROLOGUE_FOLD2_AT 21     /* shr $2,%rcx's */
 #define PROLOGUE_SHIFT_AT 30     /* the shl's: log2 of the slots' stride */
 static const uint8_t EPILOGUE[] = { 0xf0, 0x48, 0xff, 0x04, 0x01, 0x59, 0x58, 0x9d,
 				    0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00 };
@@ -441,6 +443,8 @@ static bool stack_points_into(int mem_fd, const uint64_t *sps, size_t n, uint64_
 	return found;
 }
 
+static void choose_fold(struct entry_counter *c, const uint64_t *sps, size_t n);
+
 int entry_counters_install(struct session *s, struct entry_counter *c, size_t n, struct xerr *e)
 {
 	uint64_t *pcs = NULL, *sps = NULL;
@@ -466,6 +470,7 @@ int entry_counters_install(struct session *s, struct entry_counter *c, size_t n,
 				   "handler's saved PC could return there)");
 			continue;
 		}
+		choose_fold(&c[i], sps, npcs);
 		uint8_t jmp[24];
 		memcpy(jmp, c[i].original, c[i].patch_len);
 		jmp[0] = 0xe9;
@@ -501,11 +506,42 @@ static uint64_t sum_slots(struct entry_counter *c, const uint8_t *bytes)
 	return sum;
 }
 
+static unsigned slot_of(uint64_t rsp, unsigned fold1, unsigned fold2, unsigned nslots)
+{
+	uint64_t x = rsp >> fold1;
+	x ^= x >> fold2;
+	return (unsigned)(x & (nslots ? nslots - 1 : 0));
+}
+
 unsigned entry_counter_slot(const struct entry_counter *c, uint64_t rsp)
 {
-	uint64_t x = rsp >> 21;
-	x ^= x >> 2;
-	return (unsigned)(x & (c->nslots ? c->nslots - 1 : 0));
+	return slot_of(rsp, c->fold1 ? c->fold1 : 21, c->fold2 ? c->fold2 : 2, c->nslots);
+}
+
+/* The hash's two shifts that spread the threads there are now (their
+ * stack pointers) over the most slots: the estimates' strata are the
+ * slots, and a thread that calls rarely sharing one with a hot thread is
+ * over-estimated (stacks 8 MiB + a guard page apart hashed alike ~1 time in
+ * 4 with fixed shifts). Ties keep the smaller shifts. */
+static void choose_fold(struct entry_counter *c, const uint64_t *sps, size_t n)
+{
+	unsigned best = 0;
+	c->fold1 = 21;
+	c->fold2 = 2;
+	for (unsigned f1 = 12; f1 <= 26; f1++)
+		for (unsigned f2 = 1; f2 <= 5; f2++) {
+			unsigned used = 0;
+			for (size_t i = 0; i < n; i++)
+				used |= 1u << slot_of(sps[i], f1, f2, c->nslots);
+			unsigned distinct = (unsigned)__builtin_popcount(used);
+			if (distinct > best) {
+				best = distinct;
+				c->fold1 = f1;
+				c->fold2 = f2;
+			}
+		}
+	c->tramp_code[PROLOGUE_FOLD1_AT] = (uint8_t)c->fold1;
+	c->tramp_code[PROLOGUE_FOLD2_AT] = (uint8_t)c->fold2;
 }
 
 int entry_counter_read_one(int mem_fd, struct entry_counter *c)

@@ -67,6 +67,8 @@ struct entry_counter {
 	uint64_t counter;              /* its slots, in the .bss page's tail */
 	unsigned nslots;               /* 8 (1, 2 or 4 in a tail under 64 bytes) */
 	unsigned stride;               /* bytes between slots: 64 (a cache line each), 32, 16 or 8 */
+	unsigned fold1, fold2;         /* the slot: ((rsp >> fold1) ^ (rsp >> fold1 >> fold2)) & (nslots - 1),
+				       * the shifts chosen at install to spread the threads there are */
 	size_t counter_len;
 	uint8_t counter_original[512];
 	bool planned, installed;

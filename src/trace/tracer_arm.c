@@ -466,10 +466,17 @@ void tracer_counters_summarize(struct tracer *t)
 				(double)(c->site_hits + c->slot_hits[0] + c->slot_hits[1] + c->slot_hits[2] + c->slot_hits[3] +
 					 c->slot_hits[4] + c->slot_hits[5] + c->slot_hits[6] + c->slot_hits[7]);
 		}
+		/* calls in slots no hit saw (a thread the budget's windows
+		 * missed) are spread over the site's seen slots, in proportion */
+		double seen = 0, unseen = 0;
+		for (unsigned k = 0; k < c->nslots; k++)
+			*(c->slot_hits[k] ? &seen : &unseen) += (double)c->slot_counts[k];
+		double spread = seen > 0 ? (seen + unseen) / seen : 1;
 		for (unsigned k = 0; k < c->nslots; k++) {
 			if (c->slot_hits[k] > 0)
-				t->st->site_scales[per * i + k] = (double)c->slot_counts[k] / (double)c->slot_hits[k];
-			else if (!c->site_hits)
+				t->st->site_scales[per * i + k] =
+					spread * (double)c->slot_counts[k] / (double)c->slot_hits[k];
+			else if (!c->site_hits && seen == 0)
 				t->st->counted_unseen += (double)c->slot_counts[k];
 		}
 	}

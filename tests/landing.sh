@@ -198,12 +198,16 @@ if [ "$(id -u)" = 0 ] && can_pin; then
 	XGDBPROF="taskset -c 0 $XGDBPROF_UNPINNED"
 	# 15 s: how often it is found queued when asked varies (4 to 40 times
 	# in 5 s between CI rehearsals)
+	# Other work on CPU 1 (a loaded machine) is a third party in the
+	# handover the check relies on: judged only when the two yielders had
+	# the CPUs to themselves (check_timing; once 1 time at load 3+)
+	load_begin "$YIELD" "$BUSY"
 	profile shared "$YIELD" running 15
 	XGDBPROF=$XGDBPROF_UNPINNED
 	skipped=$(sed -n 's/.*note: \([0-9]*\) times a running thread was not stopped: \/proc showed it queued in a waiting.*/\1/p' "$TMP/shared.out")
 	stops=$(sed -n 's/.*samples: \([0-9]*\) stops.*/\1/p' "$TMP/shared.out")
 	echo "  sharing its CPU: ${stops:-no} stops, ${skipped:-no} times not stopped as queued in a wait"
-	check "shared: a yielder queued in sched_yield is not stopped (${skipped:-0} times)" test "${skipped:-0}" -ge 5
+	check_timing "shared: a yielder queued in sched_yield is not stopped (${skipped:-0} times)" test "${skipped:-0}" -ge 5
 	kill "$BUSY" "$YIELD"
 else
 	echo "ok - skipped: the on-CPU test of sched_yield needs root (it reads /proc/PID/task/TID/stack), 2 CPUs and taskset"

@@ -60,8 +60,10 @@ check "the path's share per window: three windows, each above 90%" \
 				   seen = 1; exit }
 	     END { exit !(seen && high) }' \
 	"$TMP/ins.out" || show "$TMP/ins.out"
+# (a window of few stacks, as on a loaded machine, shows its share in
+# parentheses: noise)
 check "the windows table lists each window with its share" \
-	[ "$(grep -cE '^  20[0-9]{6}_[0-9]{6} +[0-9]+ .*%$' "$TMP/ins.out")" = 3 ]
+	[ "$(grep -cE '^  20[0-9]{6}_[0-9]{6} +[0-9]+ .*%\)?$' "$TMP/ins.out")" = 3 ]
 OUT=$W/insights
 check "timeline, flame graph and merged profile are written to DIR/insights" \
 	[ -s "$OUT/timeline.svg" ] && [ -s "$OUT/flamegraph.svg" ] && [ -s "$OUT/profile.json" ] && [ -s "$OUT/profile.pb.gz" ]

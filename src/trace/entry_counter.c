@@ -525,21 +525,27 @@ unsigned entry_counter_slot(const struct entry_counter *c, uint64_t rsp)
  * 4 with fixed shifts). Ties keep the smaller shifts. */
 static void choose_fold(struct entry_counter *c, const uint64_t *sps, size_t n)
 {
+	/* First tried, and kept on a tie (a launched command has one thread
+	 * at arming): the stack pointer in 8 MiB units, unfolded (a shift by
+	 * 63 leaves nothing to fold in), which gives glibc's threads, whose
+	 * stacks lie 8 MiB and a guard page apart, consecutive slots. */
+	static const unsigned prior1 = 23, prior2 = 63;
 	unsigned best = 0;
-	c->fold1 = 21;
-	c->fold2 = 2;
-	for (unsigned f1 = 12; f1 <= 26; f1++)
-		for (unsigned f2 = 1; f2 <= 5; f2++) {
-			unsigned used = 0;
-			for (size_t i = 0; i < n; i++)
-				used |= 1u << slot_of(sps[i], f1, f2, c->nslots);
-			unsigned distinct = (unsigned)__builtin_popcount(used);
-			if (distinct > best) {
-				best = distinct;
-				c->fold1 = f1;
-				c->fold2 = f2;
+	c->fold1 = prior1;
+	c->fold2 = prior2;
+	for (int round = 0; round < 2; round++)
+		for (unsigned f1 = round ? 12 : prior1; f1 <= (round ? 26u : prior1); f1++)
+			for (unsigned f2 = round ? 1 : prior2; f2 <= (round ? 5u : prior2); f2++) {
+				unsigned used = 0;
+				for (size_t i = 0; i < n; i++)
+					used |= 1u << slot_of(sps[i], f1, f2, c->nslots);
+				unsigned distinct = (unsigned)__builtin_popcount(used);
+				if (distinct > best) {
+					best = distinct;
+					c->fold1 = f1;
+					c->fold2 = f2;
+				}
 			}
-		}
 	c->tramp_code[PROLOGUE_FOLD1_AT] = (uint8_t)c->fold1;
 	c->tramp_code[PROLOGUE_FOLD2_AT] = (uint8_t)c->fold2;
 }

@@ -74,8 +74,7 @@ int restore_set_remember(struct restore_set *rs, uint64_t addr, struct xerr *e)
 	if (!grown)
 		return xerr_oom(e);
 	rs->entries = grown;
-	rs->entries[rs->n].addr = addr;
-	rs->entries[rs->n].original = byte;
+	rs->entries[rs->n] = (struct restore_entry){ .addr = addr, .original = byte, .kind = RESTORE_INT3 };
 	rs->n++;
 	return 0;
 }

@@ -98,6 +98,22 @@ int restore_set_remember_patch(struct restore_set *rs, uint64_t addr, const uint
 	return 0;
 }
 
+bool restore_entry_planted(const struct restore_entry *r, uint8_t now)
+{
+	return r->kind != RESTORE_KEEP && now != r->original &&
+	       (now == ARCH_BREAKPOINT_INSN || (r->kind == RESTORE_PATCH && now == r->patched));
+}
+
+/* Whether one of pcs lies within 64 bytes of addr (a thread running in
+ * our code there: RESTORE_KEEP). */
+static bool pc_near(const uint64_t *pcs, size_t npcs, uint64_t addr)
+{
+	for (size_t k = 0; k < npcs; k++)
+		if (pcs[k] + 64 > addr && pcs[k] < addr + 64)
+			return true;
+	return false;
+}
+
 /* ---- stopping every thread ourselves ----------------------------------- */
 
 struct seized {
@@ -412,8 +428,7 @@ int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
 		bool patch = rs->entries[i].kind == RESTORE_PATCH;
 		if (now == rs->entries[i].original) {
 			*(patch ? &report->patch_bytes_intact : &report->bytes_intact) += 1;
-		} else if (now == ARCH_BREAKPOINT_INSN ||
-			   (rs->entries[i].kind == RESTORE_PATCH && now == rs->entries[i].patched)) {
+		} else if (restore_entry_planted(&rs->entries[i], now)) {
 			if (pwrite(mem_fd, &rs->entries[i].original, 1, (off_t)rs->entries[i].addr) == 1)
 				*(patch ? &report->patch_bytes_restored : &report->bytes_restored) += 1;
 			else
@@ -440,8 +455,7 @@ int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
 			if (rs->entries[i].kind != RESTORE_KEEP || pread(mem_fd, &now, 1, (off_t)rs->entries[i].addr) != 1 ||
 			    now == rs->entries[i].original)
 				continue;
-			for (size_t k = 0; k < npcs && !any_near; k++)
-				any_near = pcs[k] + 64 > rs->entries[i].addr && pcs[k] < rs->entries[i].addr + 64;
+			any_near = pc_near(pcs, npcs, rs->entries[i].addr);
 		}
 		if (any_near && attempt < 19 && pcs) {
 			run_briefly(threads, report->threads_stopped, 2);
@@ -451,9 +465,7 @@ int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
 			uint8_t now;
 			if (rs->entries[i].kind != RESTORE_KEEP || pread(mem_fd, &now, 1, (off_t)rs->entries[i].addr) != 1)
 				continue;
-			bool near = !pcs;
-			for (size_t k = 0; k < npcs && !near; k++)
-				near = pcs[k] + 64 > rs->entries[i].addr && pcs[k] < rs->entries[i].addr + 64;
+			bool near = !pcs || pc_near(pcs, npcs, rs->entries[i].addr);
 			if (now == rs->entries[i].original)
 				report->patch_bytes_intact++;
 			else if (near)

@@ -82,6 +82,11 @@ int restore_set_remember(struct restore_set *rs, uint64_t addr, struct xerr *e);
 int restore_set_remember_patch(struct restore_set *rs, uint64_t addr, const uint8_t *original,
 			       const uint8_t *patched, size_t n, enum restore_kind kind, struct xerr *e);
 
+/* Whether a remembered byte that reads `now` is ours to put back: gdb's
+ * int3 over it, or (RESTORE_PATCH) what we wrote there; never a
+ * RESTORE_KEEP byte (the rescue decides those by the threads' PCs). */
+bool restore_entry_planted(const struct restore_entry *r, uint8_t now);
+
 /* The remembered original byte at addr: 1 and *out, or 0 if unknown. */
 int restore_set_lookup(const struct restore_set *rs, uint64_t addr, uint8_t *out);
 

@@ -5,7 +5,6 @@
 #include "session/probes.h"
 #include "util/array.h"
 
-#include <ctype.h>
 #include <stdarg.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -16,7 +15,8 @@
 #include <unistd.h>
 
 /* lea -0x80(%rsp),%rsp; pushfq; push %rax; push %rcx; the slot from
- * the stack pointer: rax = rsp >> 21, rax ^= rax >> 2, and $MASK, shl $6;
+ * the stack pointer: rax = rsp >> FOLD1, rax ^= rax >> FOLD2, and $MASK,
+ * shl $log2(stride) (the immediates set per counter: choose_fold);
  * lea disp32(%rip),%rcx — the disp32 follows — then lock incq
  * (%rcx,%rax); pop %rcx; pop %rax; popfq; lea 0x80(%rsp),%rsp. The red
  * zone below the function's stack pointer is stepped over, the flags and
@@ -79,7 +79,8 @@ static int direct_target(const char *text, uint64_t *to)
 		if (len == 0)
 			return 0;
 		bool prefix = (len == 3 && !strncmp(word, "bnd", 3)) || (len == 7 && !strncmp(word, "notrack", 7)) ||
-			      (len == 4 && !strncmp(word, "lock", 4)) || !strncmp(word, "rep", 3) || (len > 1 && !strncmp(word, "ds", 2) && len == 2);
+			      (len == 4 && !strncmp(word, "lock", 4)) || (len == 2 && !strncmp(word, "ds", 2)) ||
+			      !strncmp(word, "rep", 3);
 		if (!prefix)
 			break;
 	}
@@ -515,7 +516,7 @@ static unsigned slot_of(uint64_t rsp, unsigned fold1, unsigned fold2, unsigned n
 
 unsigned entry_counter_slot(const struct entry_counter *c, uint64_t rsp)
 {
-	return slot_of(rsp, c->fold1 ? c->fold1 : 21, c->fold2 ? c->fold2 : 2, c->nslots);
+	return slot_of(rsp, c->fold1, c->fold2, c->nslots);
 }
 
 /* The hash's two shifts that spread the threads there are now (their
@@ -564,15 +565,9 @@ int entry_counter_read_one(int mem_fd, struct entry_counter *c)
 int entry_counters_read(int mem_fd, struct entry_counter *c, size_t n)
 {
 	int rc = 0;
-	for (size_t i = 0; i < n; i++) {
-		uint8_t bytes[sizeof c[i].counter_original];
-		if (c[i].installed && !c[i].removed) {
-			if (pread(mem_fd, bytes, c[i].counter_len, (off_t)c[i].counter) == (ssize_t)c[i].counter_len)
-				c[i].count = sum_slots(&c[i], bytes);
-			else
-				rc = -1;
-		}
-	}
+	for (size_t i = 0; i < n; i++)
+		if (c[i].installed && !c[i].removed && entry_counter_read_one(mem_fd, &c[i]) < 0)
+			rc = -1;
 	return rc;
 }
 

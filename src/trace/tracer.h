@@ -162,7 +162,6 @@ struct tracer_stats {
 	size_t nsite_scales;
 	uint64_t weighted_hits;       /* hits at counted sites */
 	size_t counted_no_stop_sites; /* sites that only count: a counter and no breakpoint at all */
-	double counted_unseen;        /* calls counted in strata no hit saw: in no map */
 	double call_cpu_bound_us;     /* > 0: with a count, the most a call's mean CPU can be (the
 				       * target's CPU over the run / the calls counted) */
 	double entries_estimated;     /* duty cycled: entries extrapolated to the whole run */

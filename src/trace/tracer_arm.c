@@ -129,8 +129,7 @@ static void heal_fork_child(void *ctx, pid_t child)
 		uint8_t byte;
 		/* a jump of an entry counter (entry_counter.h) is put back too:
 		 * the child has its own copy of the counter, nobody reads it */
-		if (r->kind != RESTORE_KEEP && pread(fd, &byte, 1, (off_t)r->addr) == 1 && byte != r->original &&
-		    (byte == ARCH_BREAKPOINT_INSN || (r->kind == RESTORE_PATCH && byte == r->patched)) &&
+		if (r->kind != RESTORE_KEEP && pread(fd, &byte, 1, (off_t)r->addr) == 1 && restore_entry_planted(r, byte) &&
 		    pwrite(fd, &r->original, 1, (off_t)r->addr) == 1)
 			t->fork_bytes_healed++;
 	}
@@ -454,7 +453,6 @@ void tracer_counters_summarize(struct tracer *t)
 	const size_t per = ENTRY_COUNTER_STRATA;
 	t->st->site_scales = calloc(t->ncounters ? per * t->ncounters : 1, sizeof *t->st->site_scales);
 	t->st->nsite_scales = t->st->site_scales ? per * t->ncounters : 0;
-	t->st->counted_unseen = 0;
 	for (size_t i = 0; t->st->site_scales && i < t->ncounters; i++) {
 		const struct entry_counter *c = &t->counters[i];
 		if (!c->installed)
@@ -462,9 +460,10 @@ void tracer_counters_summarize(struct tracer *t)
 		if (c->site_hits) {
 			/* some hits had no slot: the site is one stratum for them,
 			 * and the slots' strata keep the rest */
-			t->st->site_scales[per * i + per - 1] = (double)c->count /
-				(double)(c->site_hits + c->slot_hits[0] + c->slot_hits[1] + c->slot_hits[2] + c->slot_hits[3] +
-					 c->slot_hits[4] + c->slot_hits[5] + c->slot_hits[6] + c->slot_hits[7]);
+			uint64_t hits = c->site_hits;
+			for (unsigned k = 0; k < 8; k++)
+				hits += c->slot_hits[k];
+			t->st->site_scales[per * i + per - 1] = (double)c->count / (double)hits;
 		}
 		/* calls in slots no hit saw (a thread the budget's windows
 		 * missed) are spread over the site's seen slots, in proportion */
@@ -472,13 +471,10 @@ void tracer_counters_summarize(struct tracer *t)
 		for (unsigned k = 0; k < c->nslots; k++)
 			*(c->slot_hits[k] ? &seen : &unseen) += (double)c->slot_counts[k];
 		double spread = seen > 0 ? (seen + unseen) / seen : 1;
-		for (unsigned k = 0; k < c->nslots; k++) {
+		for (unsigned k = 0; k < c->nslots; k++)
 			if (c->slot_hits[k] > 0)
 				t->st->site_scales[per * i + k] =
 					spread * (double)c->slot_counts[k] / (double)c->slot_hits[k];
-			else if (!c->site_hits && seen == 0)
-				t->st->counted_unseen += (double)c->slot_counts[k];
-		}
 	}
 	t->st->entries_counted = t->st->counters_installed ? total : 0;
 	t->st->counters_complete = complete && t->st->counters_installed;

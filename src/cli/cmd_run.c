@@ -945,8 +945,9 @@ static int run_trace(struct run_context *rc, const struct sampler_config *cfg, c
 		recipe_run_set_coverage(rc->run, tstats->armed_fraction, tstats->estimate_lower_bound);
 		recipe_run_set_coverage_range(rc->run, tstats->armed_fraction_low, tstats->armed_fraction_high);
 		recipe_run_set_coverage_windows(rc->run, tstats->windows_armed, tstats->count_dispersion);
-		if (tstats->counters_installed)
-			recipe_run_set_coverage_counted(rc->run, tstats->entries_counted, tstats->counters_complete,
+		if (tstats->counters_installed || tstats->panic_counter_installed)
+			recipe_run_set_coverage_counted(rc->run, tstats->entries_counted + (double)tstats->panics_counted,
+							tstats->counters_complete && !tstats->panic_counter_installed,
 							tstats->site_scales, tstats->nsite_scales, tstats->weighted_hits,
 							tstats->counted_no_stop_sites > 0);
 		recipe_run_set_seconds(rc->run, tstats->run.elapsed_s);

@@ -135,3 +135,12 @@ check_DATA += $(FIXTURE_BIN)/locks_c $(FIXTURE_BIN)/locks_rust $(FIXTURE_BIN)/ow
 CLEANFILES += $(FIXTURE_BIN)/locks_c $(FIXTURE_BIN)/locks_rust $(FIXTURE_BIN)/own_clock
 TESTS += tests/locks.sh tests/locks_rw.sh tests/target_clock.sh tests/locks_output_dir.sh tests/locks_malloc_arena.sh
 EXTRA_DIST += tests/locks.sh tests/locks_rw.sh tests/target_clock.sh tests/locks_output_dir.sh tests/locks_malloc_arena.sh tests/fixtures/own_clock.c tests/fixtures/locks_c.c tests/fixtures/locks_rust.rs bench/locks.sh
+
+# Panics keep to the budget (issue 26 item 5): a service panicking 200
+# times a second, counting its panics itself.
+$(FIXTURE_BIN)/panic_storm: tests/fixtures/panic_storm.rs $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_GEN)$(RUSTC_QUIET) $(RUSTFLAGS_FIXTURE) $(srcdir)/tests/fixtures/panic_storm.rs -o $@
+check_DATA += $(FIXTURE_BIN)/panic_storm
+CLEANFILES += $(FIXTURE_BIN)/panic_storm
+TESTS += tests/trace_panic_budget.sh
+EXTRA_DIST += tests/trace_panic_budget.sh tests/fixtures/panic_storm.rs

@@ -162,7 +162,7 @@ static int settle_forks(struct tracer *t, struct xerr *e)
 int tracer_disarm(struct tracer *t, struct xerr *e)
 {
 	/* (sites that only count have a counter and no breakpoint) */
-	if (!t->probes.nall && !t->st->counters_installed)
+	if (!t->probes.nall && !tracer_counters_any(t))
 		return 0;
 	if (!session_gdb_alive(t->s) || !session_target_alive(t->s))
 		return 0;
@@ -175,7 +175,7 @@ int tracer_disarm(struct tracer *t, struct xerr *e)
 		return -1;
 	/* Entry counters come off with every thread stopped, also in non-stop
 	 * mode; their bytes went with the old program on an exec. */
-	if (!execed && t->st->counters_installed) {
+	if (!execed && tracer_counters_any(t)) {
 		if (!session_is_stopped(t->s) && session_stop(t->s, e) < 0)
 			return -1;
 		if (tracer_counters_remove(t, e) < 0)
@@ -268,7 +268,7 @@ static int tracer_start(struct tracer *t, struct xerr *e)
 	if (rc == 0)
 		rc = refresh_threads(t, e);
 	if (rc == 0)
-		rc = tracer_counters_plan(t, e);
+		rc = tracer_counters_plan(t, &arming, e);
 	if (rc == 0)
 		rc = tracer_insert_probes(t, &arming, e);
 	if (rc == 0)
@@ -350,6 +350,8 @@ static int check_trace_end(struct tracer *t, struct loop_clock *lc, uint64_t now
 		/* kept should the target exit: its memory goes with it */
 		if (t->st->counters_installed && entry_counters_read(t->mem_fd, t->counters, t->ncounters) == 0)
 			t->counters_read_ns = now;
+		if (t->st->panic_counter_installed && entry_counter_read_one(t->mem_fd, &t->panic_counter) == 0)
+			t->st->panics_counted = t->panic_counter.count;
 		if (session_target_execed(s) || exit_unreported(t, lc, now))
 			return 0;
 	}
@@ -528,6 +530,8 @@ static int tracer_end(struct tracer *t, int rc, struct xerr *e)
 		else
 			run_notes_add(&stats->run.notes, "removing breakpoints: %s", local.msg);
 	}
+	if (stats->panic_counter_installed && !stats->counters_installed && !t->counters_removed)
+		tracer_counters_summarize(t);   /* the panics' scale, from the last read */
 	if (stats->counters_installed && !t->counters_removed) {
 		/* Not removed: the target exited (before or during the
 		 * removal), or gdb died (the rescue put the jumps back). What

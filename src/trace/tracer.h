@@ -124,6 +124,15 @@ struct tracer_stats {
 	size_t breakpoints;           /* breakpoints + catchpoints inserted, return sites included */
 	uint64_t hits;                /* stops handled */
 	uint64_t entries, returns, unmatched_returns, panics, syscalls;
+	/* Under the budget the panic breakpoints are switched off with the
+	 * other probes: panics passed over then, and the total counted in the
+	 * target at the panic hook's entry (panics_counted valid when
+	 * panic_counter_installed). */
+	uint64_t panics_passed_over;
+	uint64_t panics_counted;
+	bool panic_counter_installed;
+	bool panic_counter_final;     /* read at its removal: else the last read while the target ran */
+	char panic_counter_why[200];
 	/* Returns timed by the kernel's account of the thread (elapsed is its
 	 * CPU in the call), and those whose thread also slept in the call:
 	 * their time off the CPU is wall time less a median of our stops. */

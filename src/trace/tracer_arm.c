@@ -290,7 +290,7 @@ int tracer_resolve_probes(struct tracer *t, struct arming *a, struct xerr *e)
 		if (rc < 0)
 			return -1;
 	}
-	if (t->probes.has_panic_probe && tracer_resolve_panic(t->sym, &a->hook, &a->rust_panic, &t->probes.panic_old_abi, e) < 0)
+	if (t->probes.has_panic_probe && tracer_resolve_panic(t->sym, &a->hook, &a->hook_size, &a->rust_panic, &t->probes.panic_old_abi, e) < 0)
 		return -1;
 	return 0;
 }
@@ -334,10 +334,13 @@ int tracer_insert_probes(struct tracer *t, const struct arming *a, struct xerr *
 				t->probes.sites[i].inlined ? " (inlined)" : "");
 	}
 	t->st->sites = t->probes.nsites;
+	/* Panics keep to the budget too (issue 26: a service panicking
+	 * 5 times a second was held 52% of the time): both breakpoints go
+	 * off with the other probes; the hook's counter counts them all. */
 	if (rc == 0 && a->hook)
-		rc = tracer_insert_breakpoint(t, a->hook, false, &t->probes.panic_hook_bp, e);
+		rc = tracer_insert_breakpoint(t, a->hook, true, &t->probes.panic_hook_bp, e);
 	if (rc == 0 && a->rust_panic)
-		rc = tracer_insert_breakpoint(t, a->rust_panic, false, &t->probes.rust_panic_bp, e);
+		rc = tracer_insert_breakpoint(t, a->rust_panic, true, &t->probes.rust_panic_bp, e);
 	if (rc == 0 && a->any_syscall)
 		rc = insert_syscall_catchpoint(t, a->sys_nrs, a->sys_all ? 0 : a->nsys, e);
 	/* gdb chooses PTRACE_SYSCALL over PTRACE_CONT when it resumes a
@@ -363,12 +366,40 @@ int tracer_insert_probes(struct tracer *t, const struct arming *a, struct xerr *
 
 /* ---- entry counters ---------------------------------------------------- */
 
+/* The panic hook's counter: every panic, the ones the budget passes over
+ * too. Not where a function probe sits on the hook (its own counter). */
+static int plan_panic_counter(struct tracer *t, const struct arming *a, struct xerr *e)
+{
+	uint64_t *avoid = calloc(t->probes.nsites + 1, sizeof *avoid);
+	if (!avoid)
+		return xerr_oom(e);
+	size_t navoid = 0;
+	for (size_t i = 0; i < t->probes.nsites; i++) {
+		if (t->probes.sites[i].addr == a->hook) {
+			free(avoid);
+			snprintf(t->panic_counter.why, sizeof t->panic_counter.why, "a function probe sits on the hook");
+			return 0;
+		}
+		avoid[navoid++] = t->probes.sites[i].addr;
+	}
+	if (a->rust_panic)
+		avoid[navoid++] = a->rust_panic;
+	int rc = entry_counter_plan(t->s, t->sym, a->hook, a->hook_size, avoid, navoid, &t->counter_spaces,
+				    &t->panic_counter, e);
+	free(avoid);
+	return rc;
+}
+
 /* Under the budget, every out-of-line site with an entry or return probe
  * gets a counter if it can (entry_counter.h); the others say why. */
-int tracer_counters_plan(struct tracer *t, struct xerr *e)
+int tracer_counters_plan(struct tracer *t, const struct arming *a, struct xerr *e)
 {
 	/* (tracer_budgeted() needs the breakpoints, inserted after this) */
-	if (t->cfg->exact || t->cfg->no_entry_counters || !(t->cfg->max_stopped_percent > 0) || !t->probes.nsites)
+	if (t->cfg->exact || t->cfg->no_entry_counters || !(t->cfg->max_stopped_percent > 0))
+		return 0;
+	if (a->hook && plan_panic_counter(t, a, e) < 0)
+		return -1;
+	if (!t->probes.nsites)
 		return 0;
 	t->counters = calloc(t->probes.nsites, sizeof *t->counters);
 	uint64_t *avoid = calloc(t->probes.nsites * 2, sizeof *avoid);
@@ -398,7 +429,7 @@ int tracer_counters_plan(struct tracer *t, struct xerr *e)
 
 int tracer_counters_install(struct tracer *t, struct xerr *e)
 {
-	size_t planned = 0;
+	size_t planned = t->panic_counter.planned;
 	for (size_t i = 0; i < t->ncounters; i++)
 		planned += t->counters[i].planned;
 	if (!planned)
@@ -411,6 +442,11 @@ int tracer_counters_install(struct tracer *t, struct xerr *e)
 	}
 	if (entry_counters_install(t->s, t->counters, t->ncounters, e) < 0)
 		return -1;
+	if (t->panic_counter.planned && entry_counters_install(t->s, &t->panic_counter, 1, e) < 0)
+		return -1;
+	t->st->panic_counter_installed = t->panic_counter.installed;
+	if (!t->panic_counter.installed)
+		snprintf(t->st->panic_counter_why, sizeof t->st->panic_counter_why, "%s", t->panic_counter.why);
 	for (size_t i = 0; i < t->ncounters; i++) {
 		struct site *site = &t->probes.sites[i];
 		if (site->counted_only && !site->bp && !t->counters[i].installed &&
@@ -449,10 +485,16 @@ void tracer_counters_summarize(struct tracer *t)
 		complete = false;
 	}
 	free(t->st->site_scales);
-	/* strata: 8 per site, one per counter slot */
+	/* strata: 8 per site, one per counter slot; then the panics' one */
 	const size_t per = ENTRY_COUNTER_STRATA;
-	t->st->site_scales = calloc(t->ncounters ? per * t->ncounters : 1, sizeof *t->st->site_scales);
-	t->st->nsite_scales = t->st->site_scales ? per * t->ncounters : 0;
+	size_t nscales = per * t->ncounters + (t->st->panic_counter_installed ? 1 : 0);
+	t->st->site_scales = calloc(nscales ? nscales : 1, sizeof *t->st->site_scales);
+	t->st->nsite_scales = t->st->site_scales ? nscales : 0;
+	/* each panic reported stands for an equal share of those counted */
+	if (t->st->site_scales && t->st->panic_counter_installed && t->st->panics)
+		t->st->site_scales[tracer_panic_stratum(t)] =
+			(double)(t->st->panics_counted > t->st->panics ? t->st->panics_counted : t->st->panics) /
+			(double)t->st->panics;
 	for (size_t i = 0; t->st->site_scales && i < t->ncounters; i++) {
 		const struct entry_counter *c = &t->counters[i];
 		if (!c->installed)
@@ -480,10 +522,26 @@ void tracer_counters_summarize(struct tracer *t)
 	t->st->counters_complete = complete && t->st->counters_installed;
 }
 
+size_t tracer_panic_stratum(const struct tracer *t)
+{
+	return ENTRY_COUNTER_STRATA * t->ncounters;
+}
+
+bool tracer_counters_any(const struct tracer *t)
+{
+	return t->st->counters_installed || t->st->panic_counter_installed;
+}
+
 /* With the target stopped (the caller stops it). */
 int tracer_counters_remove(struct tracer *t, struct xerr *e)
 {
-	if (!t->ncounters)
+	if (t->st->panic_counter_installed) {
+		if (entry_counters_remove(t->s, &t->panic_counter, 1, e) < 0)
+			return -1;
+		t->st->panics_counted = t->panic_counter.count;
+		t->st->panic_counter_final = true;
+	}
+	if (!t->ncounters && !t->st->panic_counter_installed)
 		return 0;
 	if (t->st->counters_installed && entry_counters_remove(t->s, t->counters, t->ncounters, e) < 0)
 		return -1;

@@ -134,6 +134,27 @@ uint64_t tracer_window_clock_ns(const struct tracer *t, uint64_t now)
 	return read_process_cpu(&t->duty_cycle.cpu, &cpu) ? cpu : now;
 }
 
+/* Threads between the panic hook and rust_panic: their panic is reported
+ * at the second breakpoint, which a drain keeps on for them. */
+static bool panics_pending(const struct tracer *t)
+{
+	for (size_t i = 0; i < t->nthreads; i++)
+		if (t->threads[i].panic_pending)
+			return true;
+	return false;
+}
+
+/* Switched off with a panic still pending: its rust_panic may pass
+ * unseen, and a later one must not take its location. */
+static void pass_over_pending_panics(struct tracer *t)
+{
+	for (size_t i = 0; i < t->nthreads; i++)
+		if (t->threads[i].panic_pending) {
+			t->threads[i].panic_pending = false;
+			t->st->panics_passed_over++;
+		}
+}
+
 static int set_duty(struct tracer *t, enum duty next, uint64_t when, struct xerr *e)
 {
 	/* The CPU time up to the switch goes to the share it was spent in.
@@ -156,11 +177,15 @@ static int set_duty(struct tracer *t, enum duty next, uint64_t when, struct xerr
 		if (session_breaks_disable(t->s, t->probes.duty_bps, t->probes.nduty, e) < 0)
 			return -1;
 		t->cur.npending = 0;
+		pass_over_pending_panics(t);
 	} else {
-		/* Draining: entries off, returns stay until the calls in flight end. */
+		/* Draining: entries off, returns stay until the calls in flight
+		 * end; the panic hook off, rust_panic on for panics under way. */
 		for (size_t i = 0; i < t->probes.nsites; i++)
 			if (session_breaks_disable(t->s, &t->probes.sites[i].bp, 1, e) < 0)
 				return -1;
+		if (t->probes.panic_hook_bp > 0 && session_breaks_disable(t->s, &t->probes.panic_hook_bp, 1, e) < 0)
+			return -1;
 	}
 	if (next == DUTY_OFF || (t->duty_cycle.duty == DUTY_ON && next != DUTY_ON))
 		t->st->duty_cycles += t->duty_cycle.duty == DUTY_ON;
@@ -178,7 +203,8 @@ static int set_duty(struct tracer *t, enum duty next, uint64_t when, struct xerr
 enum duty tracer_budget_duty_after_stop(struct tracer *t, uint64_t now)
 {
 	stop_budget_charge(&t->duty_cycle.budget, t->duty_cycle.stopped_ns / 1e9, now);
-	if (t->duty_cycle.duty == DUTY_DRAINING && (t->cur.npending == 0 || now - t->duty_cycle.duty_changed_ns > 50000000u))
+	if (t->duty_cycle.duty == DUTY_DRAINING &&
+	    ((t->cur.npending == 0 && !panics_pending(t)) || now - t->duty_cycle.duty_changed_ns > 50000000u))
 		return DUTY_OFF;
 	if (t->duty_cycle.duty != DUTY_ON)
 		return t->duty_cycle.duty;
@@ -193,7 +219,7 @@ enum duty tracer_budget_duty_after_stop(struct tracer *t, uint64_t now)
 		t->st->windows_cut += cut;
 		t->duty_cycle.close_requested = false;
 		t->duty_cycle.off_until_ns = stop_budget_clear_at(&t->duty_cycle.budget, now);
-		return t->cur.npending ? DUTY_DRAINING : DUTY_OFF;
+		return t->cur.npending || panics_pending(t) ? DUTY_DRAINING : DUTY_OFF;
 	}
 	return DUTY_ON;
 }

@@ -219,6 +219,21 @@ void tracer_finish_stats(struct tracer *t, uint64_t end)
 				      "cost more than a window's slack): there the estimates lean towards the calls that "
 				      "come first after the probes are armed", st->windows_cut);
 	}
+	if (st->panic_counter_installed && (st->panics_counted || st->panics))
+		run_notes_add(notes, "panics: %" PRIu64 " in all, counted in the target (a counter at the panic hook's "
+			      "entry: %s); %" PRIu64 " reported with message, location and stack%s",
+			      st->panics_counted > st->panics ? st->panics_counted : st->panics,
+			      st->panic_counter_final ? "exact" : "exact up to its last read, at most 100 ms before the end",
+			      st->panics,
+			      st->panics_counted <= st->panics ? ""
+			      : st->duty_cycles ? ", the others passed over while the probes were off to keep the budget "
+						  "(their locations are not known)"
+						: ", the others still under way when the trace ended");
+	else if (st->panics_passed_over)
+		run_notes_add(notes, "panics: %" PRIu64 " reported with message, location and stack, %" PRIu64 " more "
+			      "seen passing while the probes were off (not counted in the target: %s); others may have "
+			      "passed unseen", st->panics, st->panics_passed_over,
+			      st->panic_counter_why[0] ? st->panic_counter_why : "no counter");
 	if (st->counters_complete && st->counted_no_stop_sites == st->counters_installed)
 		run_notes_add(notes, "function entries: %.0f counted in the target (a counter at each probed function's "
 			      "entry; the probes only count, so no breakpoint was set: no stop, no trap)", st->entries_counted);

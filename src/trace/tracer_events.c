@@ -320,6 +320,13 @@ static int report_panic(struct tracer *t, struct thread_info *th, const uint64_t
 		event_init(t, &ev, EVENT_PANIC, th, when);
 		ev.panic_message = message ? message : "(message unreadable)";
 		ev.panic_location = th->location[0] ? th->location : "(unknown location)";
+		if (t->st->panic_counter_installed) {
+			/* what each panic seen stands for: tracer_counters_summarize */
+			ev.weighted = true;
+			ev.weight_site = (int)tracer_panic_stratum(t);
+			ev.weight = t->panic_counter.count > t->st->panics ? (double)t->panic_counter.count / (double)t->st->panics : 1;
+			t->st->weighted_hits++;
+		}
 		rc = fire(t, &t->probes.panic_probes, &ev, e);
 	}
 	free(message);
@@ -476,8 +483,15 @@ int tracer_handle_stop(struct tracer *t, const struct session_stop *ev, uint64_t
 			tracer_read_location(t, second, th->location, sizeof th->location);
 		return 0;
 	}
-	if (bp == t->probes.rust_panic_bp && bp > 0)
+	if (bp == t->probes.rust_panic_bp && bp > 0) {
+		/* Its hook came while the probes were off: no location, and
+		 * part of the budget's passing over. */
+		if (!th->panic_pending && t->probes.panic_hook_bp > 0 && tracer_budgeted(t)) {
+			t->st->panics_passed_over++;
+			return 0;
+		}
 		return report_panic(t, th, regs, regs[arch_call_arg_reg(0)], regs[arch_call_arg_reg(1)], when, e);
+	}
 	if (tracer_is_return_bp(t, bp)) {
 		if (on_return(t, th, regs, when, e) < 0)
 			return -1;

@@ -303,6 +303,7 @@ struct tracer {
 	/* exact entry counts under the budget (entry_counter.h): one per site,
 	 * planned before the inserts */
 	struct entry_counter *counters;
+	struct entry_counter panic_counter;  /* at the panic hook's entry, under the budget */
 	size_t ncounters;
 	struct entry_counter_spaces counter_spaces;
 	uint64_t counters_read_ns;    /* last read while the target ran (monotonic ns) */
@@ -312,9 +313,14 @@ struct tracer {
 /* Plans and installs the entry counters (budgeted runs), and removes
  * them (the target stopped for both); tracer_counters_finish fills the
  * stats. tracer_arm.c. */
-int tracer_counters_plan(struct tracer *t, struct xerr *e);
+struct arming;
+int tracer_counters_plan(struct tracer *t, const struct arming *a, struct xerr *e);
 int tracer_counters_install(struct tracer *t, struct xerr *e);
 int tracer_counters_remove(struct tracer *t, struct xerr *e);
+/* Whether any counter (a site's, the panic hook's) is in the target. */
+bool tracer_counters_any(const struct tracer *t);
+/* The stratum (events' weight_site) of the panics the hook's counter counts. */
+size_t tracer_panic_stratum(const struct tracer *t);
 /* At the end: one event per site that was only counted (no breakpoint),
  * weighted by its count (tracer_events.c). */
 int tracer_fire_counted_only(struct tracer *t, struct xerr *e);
@@ -326,7 +332,7 @@ struct arming {
 	int *sys_nrs;
 	size_t nsys;
 	bool sys_all, any_syscall;
-	uint64_t hook, rust_panic;
+	uint64_t hook, hook_size, rust_panic;
 };
 
 /* tracer.c */

@@ -477,7 +477,7 @@ int tracer_resolve(struct symbolizer *sym, enum probe_spec_kind kind, const char
 /* ---- panic machinery ------------------------------------------------------ */
 
 struct panic_walk {
-	uint64_t hook, rust_panic;
+	uint64_t hook, hook_size, rust_panic;
 	bool old_abi;
 };
 
@@ -494,10 +494,12 @@ static int on_panic_function(const struct symbolizer_function *f, void *arg)
 		return 0;
 	if (!w->hook && (strcmp(f->name, "std::panicking::panic_with_hook") == 0)) {
 		w->hook = f->addr;
+		w->hook_size = f->size;
 		w->old_abi = false;
 	} else if (!w->hook && ends_with_component(f->name, "rust_panic_with_hook") &&
 		   !strchr(f->name, '{')) {
 		w->hook = f->addr;
+		w->hook_size = f->size;
 		w->old_abi = true;
 	} else if (!w->rust_panic && (strcmp(f->name, "rust_panic") == 0 ||
 				      strcmp(f->name, "__rustc::rust_panic") == 0 ||
@@ -507,13 +509,14 @@ static int on_panic_function(const struct symbolizer_function *f, void *arg)
 	return 0;
 }
 
-int tracer_resolve_panic(struct symbolizer *sym, uint64_t *hook_addr, uint64_t *rust_panic_addr,
+int tracer_resolve_panic(struct symbolizer *sym, uint64_t *hook_addr, uint64_t *hook_size, uint64_t *rust_panic_addr,
 			 bool *old_hook_abi, struct xerr *e)
 {
 	struct panic_walk w = { 0 };
 	if (symbolizer_foreach_function(sym, NULL, on_panic_function, &w, e) < 0)
 		return -1;
 	*hook_addr = w.hook;
+	*hook_size = w.hook_size;
 	*rust_panic_addr = w.rust_panic;
 	*old_hook_abi = w.old_abi;
 	if (!w.hook && !w.rust_panic)

@@ -65,8 +65,9 @@ int tracer_parse_spec(const char *text, enum probe_spec_kind *kind, char **patte
  * rust_panic_with_hook, and rust_panic / __rustc::rust_panic): 0 each when
  * absent. Returns 0, or -1 when the process has neither (not Rust, or std
  * without symbols) with e saying so. *old_hook_abi is set when the hook is
- * the pre-1.7x `rust_panic_with_hook(payload, message, location, ..)`. */
-int tracer_resolve_panic(struct symbolizer *sym, uint64_t *hook_addr, uint64_t *rust_panic_addr,
+ * the pre-1.7x `rust_panic_with_hook(payload, message, location, ..)`.
+ * *hook_size is the hook's size from the symbol table (0: unknown). */
+int tracer_resolve_panic(struct symbolizer *sym, uint64_t *hook_addr, uint64_t *hook_size, uint64_t *rust_panic_addr,
 			 bool *old_hook_abi, struct xerr *e);
 
 #endif

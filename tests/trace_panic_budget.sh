@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# trace_panic_budget.sh — panic tracing keeps to the budget (issue 26 item
+# 5: a service panicking 5 times a second was held 52% of the time), and
+# says how many panics there were in all. panic_storm's two workers panic
+# 100 times a second each (caught) and count their panics themselves.
+# Attached for 3 s, in non-stop and all-stop mode:
+# - the budget switched the probes off (said in a note);
+# - the panics counted in the target at the panic hook's entry lie within
+#   2x of the program's own count over the run (at most all of it), and the
+#   map's estimate too;
+# - the target held stopped at most 10% (the budget's 5% with room for a
+#   loaded machine; a timing check: judged when other work left the CPUs);
+# - afterwards the target's code equals its files, no thread is stopped,
+#   and it keeps running.
+# `set exact true` still reports every panic, each with its location.
+# Seen to fail on the commit before (ae0ad39): held 62-67%, no panic count;
+# and with the hook's breakpoint inserted as not budgeted
+# (`tracer_insert_breakpoint(t, a->hook, false, ...)` in tracer_arm.c).
+. "$TOP_SRCDIR/tests/lib.sh" || exit 99
+require_attach
+CODECHECK=$TOP_BUILDDIR/tests/unit/test_tracer_codecheck
+panics_of() { sed -n 's/^panics \([0-9]*\).*/\1/p' "$1"; }
+
+"$FIXTURES/panic_storm" 2 100 120 "$TMP/storm.progress" >/dev/null 2>&1 &
+STORM=$!
+TEST_PIDS="$TEST_PIDS $STORM"
+wait_for_file "$TMP/storm.progress"
+sleep 0.5
+
+for mode in "" --all-stop; do
+	name=${mode:-non-stop}
+	load_begin "$STORM"
+	"$XGDBPROF" $mode -d 3s -e 'panic { @n = count(); @at[panic.location] = count(); }' "$STORM" \
+		>"$TMP/$name.out" 2>"$TMP/$name.err" &
+	xg=$!
+	for _ in $(seq 600); do grep -q "attached" "$TMP/$name.err" 2>/dev/null && break; sleep 0.02; done
+	cp "$TMP/storm.progress" "$TMP/before"
+	wait "$xg"
+	rc=$?
+	cp "$TMP/storm.progress" "$TMP/after"
+	check "$name: xgdbprof ran (rc 0)" test "$rc" = 0 || show "$TMP/$name.err"
+	truth=$(( $(panics_of "$TMP/after") - $(panics_of "$TMP/before") ))
+	counted=$(sed -n 's/^note: panics: \([0-9]*\) in all, counted in the target.*/\1/p' "$TMP/$name.err")
+	est=$(sed -n 's/^@n: [0-9]* measured · est\. \([0-9]*\) .*/\1/p' "$TMP/$name.out")
+	held=$(sed -n 's/.*: [0-9]* hits* at .* target held stopped \([0-9.]*\)% of the time.*/\1/p' "$TMP/$name.err")
+	echo "# $name: ${counted:-?} panics counted in the target, @n est. ${est:-?}; the program's own count over the run: $truth; held ${held:-?}%"
+	grep '^note: panics' "$TMP/$name.err" | sed 's/^/#   /'
+	check "$name: the budget switched the panic probes off" grep -q '^note: probes were switched off' "$TMP/$name.err" ||
+		show "$TMP/$name.err"
+	check "$name: the panics counted are within 2x of the program's own (half of $truth to all of it)" \
+		test -n "$counted" -a "${counted:-0}" -ge $(( truth / 2 )) -a "${counted:-0}" -le "$truth"
+	check "$name: @n's estimate is within 2x of the program's own count ($truth)" \
+		test -n "$est" -a "${est:-0}" -ge $(( truth / 2 )) -a "${est:-0}" -le $(( truth * 2 ))
+	check "$name: the location map scales the same way" \
+		grep -q '^@at\[.*panic_storm.rs:[0-9]*:[0-9]*\]: [0-9]* measured · est\. [0-9]' "$TMP/$name.out"
+	check_timing "$name: the target was held stopped at most 10% (${held:-?}%)" \
+		awk -v h="${held:-100}" 'BEGIN { exit !(h <= 10) }'
+	sleep 0.3
+	diffs=$("$CODECHECK" "$STORM")
+	check "$name: the target's code equals its files afterwards ($diffs bytes differ)" test "$diffs" = 0
+	check "$name: no thread of the target is left stopped" target_runs_free "$STORM" "$TMP/storm.progress"
+done
+kill "$STORM" 2>/dev/null
+
+# exact: every panic, each with its location
+{ echo "set exact true"; echo 'panic { @n = count(); @at[panic.location] = count(); }'; } >"$TMP/exact.recipe"
+"$XGDBPROF" --recipe "$TMP/exact.recipe" -- "$FIXTURES/panic_storm" 2 10 2 >"$TMP/exact.out" 2>"$TMP/exact.err"
+check "exact: xgdbprof ran (rc 0)" test $? = 0 || show "$TMP/exact.err"
+truth=$(panics_of "$TMP/exact.out")
+n=$(sed -n 's/^@n: \([0-9]*\)$/\1/p' "$TMP/exact.out")
+echo "# exact: @n ${n:-?}, the program's own count $truth"
+check "exact: every panic reported (@n = $truth)" test -n "$truth" -a "${n:-x}" = "$truth" || show "$TMP/exact.out"
+check "exact: no probe switched off" test -z "$(grep '^note: probes were switched off' "$TMP/exact.err")"
+finish

@@ -231,6 +231,51 @@ static int spaces_for(struct symbolizer *sym, uint64_t site, struct entry_counte
 	return 0;
 }
 
+/* Lays out the code at the code space and the slots at the data space
+ * (c->patch_len known) and reads the slots' bytes, which must be zero.
+ * Returns 1 when placed, 0 when not: why set, or, when the data tail
+ * turned out to be in use, that tail struck off (retry); -1 with e. */
+static int place_slots(struct session *s, struct entry_counter_spaces *spaces, ssize_t code_index, ssize_t data_index,
+		       struct entry_counter *c, struct xerr *e)
+{
+	struct entry_counter_space *sp = &spaces->v[code_index], *dsp = &spaces->v[data_index];
+	c->tramp_len = (uint8_t)(sizeof PROLOGUE + 4 + sizeof EPILOGUE + c->patch_len + JMP_LEN);
+	if (c->tramp_len > ENTRY_COUNTER_TRAMP)
+		return why(c, "its first instructions are too long to move");
+	/* 8 slots, a cache line apart when the tail holds 512 bytes, else
+	 * closer (down to 8 bytes: threads apart, for the estimates' strata,
+	 * though some then share a line); fewer only below 64 bytes */
+	uint64_t data_at = (dsp->data_next + 63) & ~(uint64_t)63;
+	c->nslots = 8;
+	c->stride = 64;
+	while (c->stride > 8 && data_at + c->stride * 8 > dsp->data_end)
+		c->stride /= 2;
+	if (data_at + c->stride * 8 > dsp->data_end) {
+		data_at = (dsp->data_next + 7) & ~(uint64_t)7;
+		while (c->nslots > 1 && data_at + 8 * c->nslots > dsp->data_end)
+			c->nslots /= 2;
+	}
+	if (sp->code_next + ENTRY_COUNTER_TRAMP > sp->code_end)
+		return why(c, "its module's code segment ends on a page boundary, or too close to one: no unused "
+			   "bytes there for the counting code");
+	if (data_at + 8 > dsp->data_end)
+		return why(c, "its module's .bss ends on a page boundary, or too close to one: no unused bytes for "
+			   "the counter");
+	c->tramp = sp->code_next;
+	c->counter = data_at;
+	c->counter_len = c->stride * c->nslots;
+	if (session_read_memory(s, c->counter, c->counter_original, c->counter_len, e) < 0)
+		return -1;
+	static const uint8_t zero[sizeof c->counter_original];
+	if (memcmp(c->counter_original, zero, c->counter_len) != 0) {
+		/* libgcc_s's tail, seen holding data on a Rust service: no
+		 * longer offered (ours is then the next roomiest) */
+		dsp->data_next = dsp->data_end;
+		return 0;
+	}
+	return 1;
+}
+
 int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site, uint64_t size, const uint64_t *avoid,
 		       size_t navoid, struct entry_counter_spaces *spaces, struct entry_counter *c, struct xerr *e)
 {
@@ -295,47 +340,30 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 	if (into)
 		return why(c, "a branch at +%" PRIu64 " goes into its first instructions", from - site);
 	ssize_t code_index = -1, data_index = -1;
-	if (spaces_for(sym, site, spaces, c, &code_index, &data_index, e) < 0)
-		return -1;
-	if (code_index < 0)
-		return 0;   /* why is set */
-	struct entry_counter_space *sp = &spaces->v[code_index], *dsp = &spaces->v[data_index];
-	c->tramp_len = (uint8_t)(sizeof PROLOGUE + 4 + sizeof EPILOGUE + c->patch_len + JMP_LEN);
-	if (c->tramp_len > ENTRY_COUNTER_TRAMP)
-		return why(c, "its first instructions are too long to move");
-	/* 8 slots, a cache line apart when the tail holds 512 bytes, else
-	 * closer (down to 8 bytes: threads apart, for the estimates' strata,
-	 * though some then share a line); fewer only below 64 bytes */
-	uint64_t data_at = (dsp->data_next + 63) & ~(uint64_t)63;
-	c->nslots = 8;
-	c->stride = 64;
-	while (c->stride > 8 && data_at + c->stride * 8 > dsp->data_end)
-		c->stride /= 2;
-	if (data_at + c->stride * 8 > dsp->data_end) {
-		data_at = (dsp->data_next + 7) & ~(uint64_t)7;
-		while (c->nslots > 1 && data_at + 8 * c->nslots > dsp->data_end)
-			c->nslots /= 2;
+	/* a tail found in use is struck off and the next roomiest taken */
+	for (int attempt = 0;; attempt++) {
+		if (spaces_for(sym, site, spaces, c, &code_index, &data_index, e) < 0)
+			return -1;
+		if (code_index < 0)
+			return 0;   /* why is set */
+		int placed = place_slots(s, spaces, code_index, data_index, c, e);
+		if (placed < 0)
+			return -1;
+		if (placed > 0)
+			break;
+		if (c->why[0])
+			return 0;
+		if (attempt == 3)
+			return why(c, "the unused bytes past the .bss of the modules within reach are in use");
 	}
-	if (sp->code_next + ENTRY_COUNTER_TRAMP > sp->code_end)
-		return why(c, "its module's code segment ends on a page boundary, or too close to one: no unused "
-			   "bytes there for the counting code");
-	if (data_at + 8 > dsp->data_end)
-		return why(c, "its module's .bss ends on a page boundary, or too close to one: no unused bytes for "
-			   "the counter");
-	c->tramp = sp->code_next;
-	c->counter = data_at;
-	c->counter_len = c->stride * c->nslots;
+	struct entry_counter_space *sp = &spaces->v[code_index], *dsp = &spaces->v[data_index];
 	uint64_t inc_next = c->tramp + sizeof PROLOGUE + 4;
 	if (!fits_rel32(c->patch + JMP_LEN, c->tramp) || !fits_rel32(inc_next, c->counter) ||
 	    !fits_rel32(c->tramp + c->tramp_len, end))
 		return why(c, "its unused bytes lie beyond a 32-bit displacement");
 	if (session_read_memory(s, c->patch, c->original, c->patch_len, e) < 0 ||
-	    session_read_memory(s, c->tramp, c->tramp_original, ENTRY_COUNTER_TRAMP, e) < 0 ||
-	    session_read_memory(s, c->counter, c->counter_original, c->counter_len, e) < 0)
+	    session_read_memory(s, c->tramp, c->tramp_original, ENTRY_COUNTER_TRAMP, e) < 0)
 		return -1;
-	static const uint8_t zero[sizeof c->counter_original];
-	if (memcmp(c->counter_original, zero, c->counter_len) != 0)
-		return why(c, "the bytes at 0x%" PRIx64 ", past a module's .bss, are not zero: something uses them", c->counter);
 	/* the code */
 	uint8_t *t = c->tramp_code;
 	memset(t, 0xcc, ENTRY_COUNTER_TRAMP);

@@ -26,6 +26,15 @@ bool arch_insn_rip_relative(const char *text)
 	return false;
 }
 
+bool arch_insn_conditional_jump(const char *text)
+{
+	if (!text || text[0] != 'j' || starts_with(text, "jmp") || starts_with(text, "jrcxz") ||
+	    starts_with(text, "jecxz") || starts_with(text, "jcxz"))
+		return false;
+	size_t n = strcspn(text, " \t");
+	return n >= 2 && n <= 4;
+}
+
 bool arch_insn_transfers_control(const char *text)
 {
 	if (!text)

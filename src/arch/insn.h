@@ -27,6 +27,10 @@
  * operands in this sense. */
 bool arch_insn_rip_relative(const char *text);
 
+/* Whether gdb's text is a conditional jump on the flags ("je 0x…", "jne",
+ * "js", …): not jmp, not jrcxz/jecxz/jcxz, not a prefixed form. */
+bool arch_insn_conditional_jump(const char *text);
+
 /* Whether the instruction does not fall through to the next one: a jump
  * (any j* mnemonic), a return, a loop, bnd- or notrack-prefixed branches;
  * or makes the next one a callee's return address (a call). */

@@ -231,6 +231,59 @@ static int spaces_for(struct symbolizer *sym, uint64_t site, struct entry_counte
 	return 0;
 }
 
+/* Where the moved instruction at addr (in [patch, end]) lies in the code:
+ * after it, each conditional jump before it is 6 bytes long. */
+static size_t moved_offset(const struct entry_counter *c, uint64_t addr)
+{
+	size_t off = (size_t)(addr - c->patch);
+	for (unsigned j = 0; j < c->njccs; j++)
+		if (c->jccs[j].insn < addr)
+			off += 6 - (size_t)(c->jccs[j].next - c->jccs[j].insn);
+	return off;
+}
+
+/* Writes the moved instructions (c->original) to out, which runs at
+ * out_addr: as they were, but each conditional jump as `0F 8X rel32` to
+ * its target. 0, or -1 with why set. */
+static int move_instructions(struct entry_counter *c, uint8_t *out, uint64_t out_addr, uint64_t end)
+{
+	uint64_t pos = c->patch;
+	for (unsigned j = 0; j < c->njccs; j++) {
+		struct entry_counter_jcc *jc = &c->jccs[j];
+		memcpy(out + moved_offset(c, pos), c->original + (pos - c->patch), (size_t)(jc->insn - pos));
+		const uint8_t *b = c->original + (jc->insn - c->patch);
+		size_t len = (size_t)(jc->next - jc->insn);
+		if (len == 2 && (b[0] & 0xf0) == 0x70) {
+			jc->condition = b[0] & 0x0f;
+			jc->target = jc->next + (uint64_t)(int64_t)(int8_t)b[1];
+		} else if (len == 6 && b[0] == 0x0f && (b[1] & 0xf0) == 0x80) {
+			int32_t rel;
+			memcpy(&rel, b + 2, 4);
+			jc->condition = b[1] & 0x0f;
+			jc->target = jc->next + (uint64_t)(int64_t)rel;
+		} else {
+			why(c, "the conditional jump at 0x%" PRIx64 " has an encoding not moved (prefixed)", jc->insn);
+			return -1;
+		}
+		/* into the moved bytes: it would land inside the jump */
+		if (jc->target >= c->patch && jc->target < end) {
+			why(c, "the conditional jump at 0x%" PRIx64 " goes into its first instructions", jc->insn);
+			return -1;
+		}
+		size_t at = moved_offset(c, jc->insn);
+		if (!fits_rel32(out_addr + at + 6, jc->target)) {
+			why(c, "the conditional jump at 0x%" PRIx64 " cannot reach its target from the counting code", jc->insn);
+			return -1;
+		}
+		out[at] = 0x0f;
+		out[at + 1] = (uint8_t)(0x80 | jc->condition);
+		put_rel32(out + at + 2, out_addr + at + 6, jc->target);
+		pos = jc->next;
+	}
+	memcpy(out + moved_offset(c, pos), c->original + (pos - c->patch), (size_t)(end - pos));
+	return 0;
+}
+
 /* Lays out the code at the code space and the slots at the data space
  * (c->patch_len known) and reads the slots' bytes, which must be zero.
  * Returns 1 when placed, 0 when not: why set, or, when the data tail
@@ -239,22 +292,31 @@ static int place_slots(struct session *s, struct entry_counter_spaces *spaces, s
 		       struct entry_counter *c, struct xerr *e)
 {
 	struct entry_counter_space *sp = &spaces->v[code_index], *dsp = &spaces->v[data_index];
-	c->tramp_len = (uint8_t)(sizeof PROLOGUE + 4 + sizeof EPILOGUE + c->patch_len + JMP_LEN);
+	c->tramp_len = (uint8_t)(sizeof PROLOGUE + 4 + sizeof EPILOGUE + c->moved_len + JMP_LEN);
 	if (c->tramp_len > ENTRY_COUNTER_TRAMP)
 		return why(c, "its first instructions are too long to move");
-	/* 8 slots, a cache line apart when the tail holds 512 bytes, else
-	 * closer (down to 8 bytes: threads apart, for the estimates' strata,
-	 * though some then share a line); fewer only below 64 bytes */
-	uint64_t data_at = (dsp->data_next + 63) & ~(uint64_t)63;
+	/* 8 slots, a cache line apart when the tail holds 512 bytes for
+	 * each counter still to place, else closer (down to 8 bytes: threads
+	 * apart, for the estimates' strata, though some then share a line);
+	 * fewer only when the tail is down to under 64 bytes (libc's is 176:
+	 * valloc took 128 of it, and free and malloc found none) */
+	uint64_t at8 = (dsp->data_next + 7) & ~(uint64_t)7, at64 = (dsp->data_next + 63) & ~(uint64_t)63;
+	uint64_t room = dsp->data_end > at8 ? dsp->data_end - at8 : 0;
+	/* this one and those to come; at least 8 slots of 8 bytes while the
+	 * tail lasts (the strata keep a rare caller's thread apart: with 2
+	 * slots glibc_churn's leak thread shared a churner's) */
+	uint64_t share = room / (spaces->to_place + 1);
+	if (share < 64)
+		share = room < 64 ? room : 64;
+	uint64_t data_at = at8;
 	c->nslots = 8;
 	c->stride = 64;
-	while (c->stride > 8 && data_at + c->stride * 8 > dsp->data_end)
-		c->stride /= 2;
-	if (data_at + c->stride * 8 > dsp->data_end) {
-		data_at = (dsp->data_next + 7) & ~(uint64_t)7;
-		while (c->nslots > 1 && data_at + 8 * c->nslots > dsp->data_end)
-			c->nslots /= 2;
-	}
+	if (at64 + 512 <= dsp->data_end && at64 + 512 - at8 <= share)
+		data_at = at64;
+	else
+		c->stride = share >= 256 ? 32 : share >= 128 ? 16 : 8;
+	while (c->nslots > 1 && c->stride * c->nslots > share)
+		c->nslots /= 2;
 	if (sp->code_next + ENTRY_COUNTER_TRAMP > sp->code_end)
 		return why(c, "its module's code segment ends on a page boundary, or too close to one: no unused "
 			   "bytes there for the counting code");
@@ -304,11 +366,19 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 			return why(c, "gdb could not decode the instructions after its first");
 		const char *text = insns[k].text;
 		bool is_ret = !strncmp(text, "ret", 3) && (text[3] == 0 || text[3] == ' ' || text[3] == 'q');
-		if (arch_insn_transfers_control(text) && !is_ret)
+		/* a conditional jump moves as its rel32 form, to the same
+		 * target (glibc's free, valloc, memalign test at once) */
+		bool is_jcc = arch_insn_conditional_jump(text);
+		if (arch_insn_transfers_control(text) && !is_ret && !(is_jcc && c->njccs < 3))
 			return why(c, "the instruction at +%" PRIu64 " (%s) cannot be moved", insns[k].addr - site, text);
 		if (k + 1 >= n && !is_ret)
 			return why(c, "gdb could not decode the instructions after its first");
 		uint64_t next = k + 1 < n ? insns[k + 1].addr : insns[k].addr + 1;
+		if (is_jcc) {
+			c->jccs[c->njccs].insn = insns[k].addr;
+			c->jccs[c->njccs].next = next;
+			c->njccs++;
+		}
 		if (arch_insn_rip_relative(text)) {
 			/* gdb's comment names the operand's address ("# 0x4010
 			 * <calls>"): its displacement is found in the bytes, to be
@@ -330,6 +400,9 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 	c->patch_len = (uint8_t)(end - c->patch);
 	if (c->patch_len > sizeof c->original || end > site + size)
 		return why(c, "its first instructions are too long to move, or the function too short");
+	c->moved_len = c->patch_len;
+	for (unsigned j = 0; j < c->njccs; j++)
+		c->moved_len = (uint8_t)(c->moved_len + 6 - (c->jccs[j].next - c->jccs[j].insn));
 	for (size_t i = 0; i < navoid; i++)
 		if (avoid[i] >= c->patch && avoid[i] < end)
 			return why(c, "another probe sits in its first block, at 0x%" PRIx64, avoid[i]);
@@ -340,6 +413,8 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 	if (into)
 		return why(c, "a branch at +%" PRIu64 " goes into its first instructions", from - site);
 	ssize_t code_index = -1, data_index = -1;
+	if (spaces->to_place > 0)
+		spaces->to_place--;
 	/* a tail found in use is struck off and the next roomiest taken */
 	for (int attempt = 0;; attempt++) {
 		if (spaces_for(sym, site, spaces, c, &code_index, &data_index, e) < 0)
@@ -373,7 +448,8 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 	put_rel32(t + sizeof PROLOGUE, inc_next, c->counter);
 	memcpy(t + sizeof PROLOGUE + 4, EPILOGUE, sizeof EPILOGUE);
 	size_t moved_at = sizeof PROLOGUE + 4 + sizeof EPILOGUE;
-	memcpy(t + moved_at, c->original, c->patch_len);
+	if (move_instructions(c, t + moved_at, c->tramp + moved_at, end) < 0)
+		return 0;   /* why is set */
 	for (unsigned f = 0; f < c->nfixups; f++) {
 		/* the displacement's bytes: the one place in the instruction
 		 * holding target - next */
@@ -387,12 +463,12 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 						   " is ambiguous", fx->insn - site);
 				at = b;
 			}
-		uint64_t new_next = c->tramp + moved_at + (fx->next - c->patch);
+		uint64_t new_next = c->tramp + moved_at + moved_offset(c, fx->next);
 		if (at == SIZE_MAX || !fits_rel32(new_next, fx->target))
 			return why(c, "the RIP-relative instruction at +%" PRIu64 " cannot be moved", fx->insn - site);
-		put_rel32(t + moved_at + off + at, new_next, fx->target);
+		put_rel32(t + moved_at + moved_offset(c, fx->insn) + at, new_next, fx->target);
 	}
-	uint8_t *jmp = t + moved_at + c->patch_len;
+	uint8_t *jmp = t + moved_at + c->moved_len;
 	jmp[0] = 0xe9;
 	put_rel32(jmp + 1, c->tramp + c->tramp_len, end);
 	sp->code_next += ENTRY_COUNTER_TRAMP;

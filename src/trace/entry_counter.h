@@ -80,6 +80,12 @@ struct entry_counter {
 		uint64_t insn, next, target;
 	} fixups[2];
 	unsigned nfixups;
+	struct entry_counter_jcc {     /* a moved conditional jump: rel32 in the code */
+		uint64_t insn, next, target;
+		uint8_t condition;     /* the low nibble of its opcode (0x7X / 0x0F 0x8X) */
+	} jccs[3];
+	unsigned njccs;
+	uint8_t moved_len;             /* the moved instructions' bytes in the code (jcc made rel32) */
 	uint64_t count;                /* calls counted: the last read, or at removal */
 	uint64_t slot_counts[8];       /* per slot, as last read (count is their sum) */
 	uint64_t slot_hits[8];         /* the site's breakpoint hits while installed, per slot */
@@ -97,6 +103,8 @@ struct entry_counter_spaces {
 	struct entry_counter_space *v;
 	size_t n, cap;
 	bool all_modules;              /* every module's tails are listed */
+	unsigned to_place;             /* counters still to plan (the caller's count, less each plan):
+				       * a short tail is shared among them, not taken by the first */
 };
 
 /* Plans a counter for the out-of-line function at site, size bytes long,

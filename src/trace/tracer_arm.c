@@ -397,6 +397,9 @@ int tracer_counters_plan(struct tracer *t, const struct arming *a, struct xerr *
 	/* (tracer_budgeted() needs the breakpoints, inserted after this) */
 	if (t->cfg->exact || t->cfg->no_entry_counters || !(t->cfg->max_stopped_percent > 0))
 		return 0;
+	t->counter_spaces.to_place = a->hook ? 1 : 0;
+	for (size_t i = 0; i < t->probes.nsites; i++)
+		t->counter_spaces.to_place += !t->probes.sites[i].inlined;
 	if (a->hook && plan_panic_counter(t, a, e) < 0)
 		return -1;
 	if (!t->probes.nsites)

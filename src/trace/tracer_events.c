@@ -117,7 +117,8 @@ int tracer_fire_counted_only(struct tracer *t, struct xerr *e)
 	for (size_t i = 0; i < t->probes.nsites && i < t->ncounters && !t->sink_done; i++) {
 		struct site *site = &t->probes.sites[i];
 		const struct entry_counter *c = &t->counters[i];
-		if (!site->counted_only || site->bp || !c->installed)
+		/* (no call: no event; a map of counts then has none) */
+		if (!site->counted_only || site->bp || !c->installed || !c->count)
 			continue;
 		struct event ev = { .kind = EVENT_FUNCTION_ENTRY, .probe = -1, .timestamp_ns = monotonic_ns() };
 		ev.since_start_ns = ev.timestamp_ns > t->start_ns ? ev.timestamp_ns - t->start_ns : 0;

@@ -223,6 +223,6 @@ $(FIXTURE_BIN)/jemservice: $(JEMSERVICE_FILES) $(FIXTURE_BIN)/.dirstamp
 check_DATA += $(FIXTURE_BIN)/jemservice
 CLEANFILES += $(FIXTURE_BIN)/jemservice
 EXTRA_DIST += $(JEMSERVICE_FILES)
-JEMALLOC_TESTS = tests/jemalloc_heap.sh
+JEMALLOC_TESTS = tests/jemalloc_heap.sh tests/alloc_jemalloc.sh
 TESTS += $(JEMALLOC_TESTS)
 EXTRA_DIST += $(JEMALLOC_TESTS)

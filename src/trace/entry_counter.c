@@ -231,6 +231,12 @@ static int spaces_for(struct symbolizer *sym, uint64_t site, struct entry_counte
 	return 0;
 }
 
+/* A moved jump's length in the code: `E9 rel32`, or `0F 8X rel32`. */
+static size_t jump_len(const struct entry_counter_jcc *jc)
+{
+	return jc->unconditional ? 5 : 6;
+}
+
 /* Where the moved instruction at addr (in [patch, end]) lies in the code:
  * after it, each conditional jump before it is 6 bytes long. */
 static size_t moved_offset(const struct entry_counter *c, uint64_t addr)
@@ -238,7 +244,7 @@ static size_t moved_offset(const struct entry_counter *c, uint64_t addr)
 	size_t off = (size_t)(addr - c->patch);
 	for (unsigned j = 0; j < c->njccs; j++)
 		if (c->jccs[j].insn < addr)
-			off += 6 - (size_t)(c->jccs[j].next - c->jccs[j].insn);
+			off += jump_len(&c->jccs[j]) - (size_t)(c->jccs[j].next - c->jccs[j].insn);
 	return off;
 }
 
@@ -253,10 +259,17 @@ static int move_instructions(struct entry_counter *c, uint8_t *out, uint64_t out
 		memcpy(out + moved_offset(c, pos), c->original + (pos - c->patch), (size_t)(jc->insn - pos));
 		const uint8_t *b = c->original + (jc->insn - c->patch);
 		size_t len = (size_t)(jc->next - jc->insn);
-		if (len == 2 && (b[0] & 0xf0) == 0x70) {
+		if (jc->unconditional && ((len == 2 && b[0] == 0xeb) || (len == 5 && b[0] == 0xe9))) {
+			int32_t rel = 0;
+			if (len == 2)
+				rel = (int8_t)b[1];
+			else
+				memcpy(&rel, b + 1, 4);
+			jc->target = jc->next + (uint64_t)(int64_t)rel;
+		} else if (!jc->unconditional && len == 2 && (b[0] & 0xf0) == 0x70) {
 			jc->condition = b[0] & 0x0f;
 			jc->target = jc->next + (uint64_t)(int64_t)(int8_t)b[1];
-		} else if (len == 6 && b[0] == 0x0f && (b[1] & 0xf0) == 0x80) {
+		} else if (!jc->unconditional && len == 6 && b[0] == 0x0f && (b[1] & 0xf0) == 0x80) {
 			int32_t rel;
 			memcpy(&rel, b + 2, 4);
 			jc->condition = b[1] & 0x0f;
@@ -270,14 +283,18 @@ static int move_instructions(struct entry_counter *c, uint8_t *out, uint64_t out
 			why(c, "the conditional jump at 0x%" PRIx64 " goes into its first instructions", jc->insn);
 			return -1;
 		}
-		size_t at = moved_offset(c, jc->insn);
-		if (!fits_rel32(out_addr + at + 6, jc->target)) {
-			why(c, "the conditional jump at 0x%" PRIx64 " cannot reach its target from the counting code", jc->insn);
+		size_t at = moved_offset(c, jc->insn), n = jump_len(jc);
+		if (!fits_rel32(out_addr + at + n, jc->target)) {
+			why(c, "the jump at 0x%" PRIx64 " cannot reach its target from the counting code", jc->insn);
 			return -1;
 		}
-		out[at] = 0x0f;
-		out[at + 1] = (uint8_t)(0x80 | jc->condition);
-		put_rel32(out + at + 2, out_addr + at + 6, jc->target);
+		if (jc->unconditional) {
+			out[at] = 0xe9;
+		} else {
+			out[at] = 0x0f;
+			out[at + 1] = (uint8_t)(0x80 | jc->condition);
+		}
+		put_rel32(out + at + n - 4, out_addr + at + n, jc->target);
 		pos = jc->next;
 	}
 	memcpy(out + moved_offset(c, pos), c->original + (pos - c->patch), (size_t)(end - pos));
@@ -343,8 +360,8 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 {
 	memset(c, 0, sizeof *c);
 	c->site = site;
-	if (size < 16)
-		return why(c, "its size is not known, or under 16 bytes");
+	if (size == 0)
+		return why(c, "its size is not known");
 	if (size > MAX_FUNCTION_CHECK)
 		return why(c, "it is %" PRIu64 " bytes long, too long to check every branch in it", size);
 	struct session_insn insns[12];
@@ -368,15 +385,20 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 		bool is_ret = !strncmp(text, "ret", 3) && (text[3] == 0 || text[3] == ' ' || text[3] == 'q');
 		/* a conditional jump moves as its rel32 form, to the same
 		 * target (glibc's free, valloc, memalign test at once) */
-		bool is_jcc = arch_insn_conditional_jump(text);
+		bool is_jmp = !strncmp(text, "jmp", 3) && text[3] == ' ' && !strchr(text, '*');
+		bool is_jcc = arch_insn_conditional_jump(text) || is_jmp;
 		if (arch_insn_transfers_control(text) && !is_ret && !(is_jcc && c->njccs < 3))
 			return why(c, "the instruction at +%" PRIu64 " (%s) cannot be moved", insns[k].addr - site, text);
-		if (k + 1 >= n && !is_ret)
+		/* a function's last instruction: a ret (1 byte), or a jmp that
+		 * ends the function's bytes */
+		bool last_of_function = k + 1 >= n && (is_ret || (is_jmp && size <= 64));
+		if (k + 1 >= n && !last_of_function)
 			return why(c, "gdb could not decode the instructions after its first");
-		uint64_t next = k + 1 < n ? insns[k + 1].addr : insns[k].addr + 1;
+		uint64_t next = k + 1 < n ? insns[k + 1].addr : is_ret ? insns[k].addr + 1 : site + size;
 		if (is_jcc) {
 			c->jccs[c->njccs].insn = insns[k].addr;
 			c->jccs[c->njccs].next = next;
+			c->jccs[c->njccs].unconditional = is_jmp;
 			c->njccs++;
 		}
 		if (arch_insn_rip_relative(text)) {
@@ -394,7 +416,9 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 		}
 		end = next;
 		k++;
-		if (is_ret)
+		/* a direct jmp moves as the last (jemalloc's rallocx is
+		 * `xor ecx,ecx; jmp do_rallocx`): nothing after it runs */
+		if (is_ret || is_jmp)
 			break;
 	}
 	c->patch_len = (uint8_t)(end - c->patch);
@@ -402,7 +426,7 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 		return why(c, "its first instructions are too long to move, or the function too short");
 	c->moved_len = c->patch_len;
 	for (unsigned j = 0; j < c->njccs; j++)
-		c->moved_len = (uint8_t)(c->moved_len + 6 - (c->jccs[j].next - c->jccs[j].insn));
+		c->moved_len = (uint8_t)(c->moved_len + jump_len(&c->jccs[j]) - (c->jccs[j].next - c->jccs[j].insn));
 	for (size_t i = 0; i < navoid; i++)
 		if (avoid[i] >= c->patch && avoid[i] < end)
 			return why(c, "another probe sits in its first block, at 0x%" PRIx64, avoid[i]);

@@ -80,9 +80,10 @@ struct entry_counter {
 		uint64_t insn, next, target;
 	} fixups[2];
 	unsigned nfixups;
-	struct entry_counter_jcc {     /* a moved conditional jump: rel32 in the code */
+	struct entry_counter_jcc {     /* a moved direct jump: rel32 in the code */
 		uint64_t insn, next, target;
 		uint8_t condition;     /* the low nibble of its opcode (0x7X / 0x0F 0x8X) */
+		bool unconditional;    /* a jmp (EB / E9): the last moved, a thunk's tail call */
 	} jccs[3];
 	unsigned njccs;
 	uint8_t moved_len;             /* the moved instructions' bytes in the code (jcc made rel32) */

@@ -247,7 +247,8 @@ static int sink_report(void *ctx, const struct map *m, const struct recipe_repor
 {
 	struct run_context *rc = ctx;
 	if (o && o->panics) {
-		int result = panic_report_print(m, rc->out, rc->width, cli_links_wanted(rc->stdout_tty), e);
+		int result = panic_report_print(m, rc->out, rc->width, cli_links_wanted(rc->stdout_tty),
+						rc->run ? recipe_run_coverage(rc->run) : NULL, e);
 		fflush(rc->out);
 		return result;
 	}

@@ -329,7 +329,8 @@ static int print_group(FILE *out, const struct map *m, const struct tally *loc, 
 	return rc;
 }
 
-int panic_report_print(const struct map *m, FILE *out, size_t width, bool links, struct xerr *e)
+int panic_report_print(const struct map *m, FILE *out, size_t width, bool links, const struct map_coverage *coverage,
+		       struct xerr *e)
 {
 	if (map_len(m) == 0) {
 		fprintf(out, "@%s: (no events)\n", map_name(m));
@@ -347,10 +348,13 @@ int panic_report_print(const struct map *m, FILE *out, size_t width, bool links,
 
 	struct tallies locations = {0};
 	uint64_t total = 0;
+	double estimated = 0;
 	for (size_t i = 0; i < map_len(m); i++) {
 		const struct map_entry *en = map_entry_at(m, i);
 		uint64_t n = (uint64_t)map_entry_number(m, en);
+		double est;
 		total += n;
+		estimated += map_counted_estimate(&en->value, false, coverage, &est) ? est : (double)n;
 		if (tally_add(&locations, en, n, same_location, NULL) < 0) {
 			free(locations.v);
 			return xerr_oom(e);
@@ -358,8 +362,12 @@ int panic_report_print(const struct map *m, FILE *out, size_t width, bool links,
 	}
 	sort_tallies(&locations);
 	char *name = text_escape_dup(map_name(m));
-	put_line(out, width, "@%s: %" PRIu64 " panic%s at %zu location%s, most frequent first", name ? name : "?",
-		 total, total == 1 ? "" : "s", locations.n, locations.n == 1 ? "" : "s");
+	bool passed_over = estimated >= (double)total + 1;
+	put_line(out, width, "@%s: %" PRIu64 " panic%s %sat %zu location%s, most frequent first", name ? name : "?",
+		 total, total == 1 ? "" : "s", passed_over ? "seen " : "", locations.n, locations.n == 1 ? "" : "s");
+	if (passed_over)
+		put_line(out, width, "    of %.0f in all, counted in the target (the rest passed over to keep the budget)",
+			 estimated);
 	free(name);
 	int rc = 0;
 	for (size_t i = 0; i < locations.n && rc == 0; i++)

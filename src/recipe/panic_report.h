@@ -24,12 +24,16 @@
 #include "util/error.h"
 
 struct map;
+struct map_coverage;
 
 #define PANIC_REPORT_MESSAGES 3
 
 /* Returns 0, or -1 with e set (out of memory, or a map without a string or
  * integer first key to group by). links: OSC 8 links on local source files
- * (util/hyperlink.h). */
-int panic_report_print(const struct map *m, FILE *out, size_t width, bool links, struct xerr *e);
+ * (util/hyperlink.h). coverage (may be NULL): the run's, for the whole-run
+ * estimate when the budget passed panics over and the panic hook counted
+ * them in the target (docs/tracing.md, "Panics under the budget"). */
+int panic_report_print(const struct map *m, FILE *out, size_t width, bool links, const struct map_coverage *coverage,
+		       struct xerr *e);
 
 #endif

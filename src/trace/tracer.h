@@ -118,6 +118,11 @@ struct tracer_progress {
  * "Budget". */
 #define TRACER_WINDOW_CPU_NS 8000000.0
 
+/* Under the budget the first this many panics are reported whatever it
+ * costs; those after follow the probes' duty (docs/tracing.md, "Panics
+ * under the budget"). */
+#define TRACER_PANICS_ALWAYS 20
+
 struct tracer_stats {
 	struct run_stats run;         /* traced time (from the resume after arming), stopped time, end, notes */
 	size_t sites;                 /* code addresses probed at entry */

@@ -335,12 +335,14 @@ int tracer_insert_probes(struct tracer *t, const struct arming *a, struct xerr *
 	}
 	t->st->sites = t->probes.nsites;
 	/* Panics keep to the budget too (issue 26: a service panicking
-	 * 5 times a second was held 52% of the time): both breakpoints go
-	 * off with the other probes; the hook's counter counts them all. */
+	 * 5 times a second was held 52% of the time): set_duty switches them
+	 * off with the other probes once the first few were reported; the
+	 * hook's counter counts them all. */
 	if (rc == 0 && a->hook)
-		rc = tracer_insert_breakpoint(t, a->hook, true, &t->probes.panic_hook_bp, e);
+		rc = tracer_insert_breakpoint(t, a->hook, false, &t->probes.panic_hook_bp, e);
 	if (rc == 0 && a->rust_panic)
-		rc = tracer_insert_breakpoint(t, a->rust_panic, true, &t->probes.rust_panic_bp, e);
+		rc = tracer_insert_breakpoint(t, a->rust_panic, false, &t->probes.rust_panic_bp, e);
+	t->probes.panic_hook_on = t->probes.rust_panic_on = true;
 	if (rc == 0 && a->any_syscall)
 		rc = insert_syscall_catchpoint(t, a->sys_nrs, a->sys_all ? 0 : a->nsys, e);
 	/* gdb chooses PTRACE_SYSCALL over PTRACE_CONT when it resumes a

@@ -121,7 +121,7 @@ void tracer_armed_window_close(struct tracer *t)
 
 bool tracer_budgeted(const struct tracer *t)
 {
-	return !t->cfg->exact && t->cfg->max_stopped_percent > 0 && t->probes.nduty > 0;
+	return !t->cfg->exact && t->cfg->max_stopped_percent > 0 && (t->probes.nduty > 0 || t->probes.panic_hook_bp > 0);
 }
 
 static bool read_process_cpu(const struct process_cpu *c, uint64_t *ns);
@@ -155,6 +155,33 @@ static void pass_over_pending_panics(struct tracer *t)
 		}
 }
 
+/* The panic breakpoints follow the duty, but the first
+ * TRACER_PANICS_ALWAYS panics are always reported: a short program's few
+ * panics, the first walking cold symbol tables (~100 ms under load), are
+ * what a user came for; a storm is switched off after them. A drain keeps
+ * rust_panic on for the panics under way. */
+static int set_panic_bp(struct tracer *t, int bp, bool *on_now, bool on, struct xerr *e)
+{
+	if (bp <= 0 || *on_now == on)
+		return 0;
+	if ((on ? session_breaks_enable : session_breaks_disable)(t->s, &bp, 1, e) < 0)
+		return -1;
+	*on_now = on;
+	return 0;
+}
+
+static int set_panic_duty(struct tracer *t, enum duty next, struct xerr *e)
+{
+	bool on = next == DUTY_ON || t->st->panics < TRACER_PANICS_ALWAYS;
+	bool rust_was_on = t->probes.rust_panic_on;
+	if (set_panic_bp(t, t->probes.panic_hook_bp, &t->probes.panic_hook_on, on, e) < 0 ||
+	    set_panic_bp(t, t->probes.rust_panic_bp, &t->probes.rust_panic_on, on || next == DUTY_DRAINING, e) < 0)
+		return -1;
+	if (rust_was_on && !t->probes.rust_panic_on)
+		pass_over_pending_panics(t);
+	return 0;
+}
+
 static int set_duty(struct tracer *t, enum duty next, uint64_t when, struct xerr *e)
 {
 	/* The CPU time up to the switch goes to the share it was spent in.
@@ -177,16 +204,14 @@ static int set_duty(struct tracer *t, enum duty next, uint64_t when, struct xerr
 		if (session_breaks_disable(t->s, t->probes.duty_bps, t->probes.nduty, e) < 0)
 			return -1;
 		t->cur.npending = 0;
-		pass_over_pending_panics(t);
 	} else {
-		/* Draining: entries off, returns stay until the calls in flight
-		 * end; the panic hook off, rust_panic on for panics under way. */
+		/* Draining: entries off, returns stay until the calls in flight end. */
 		for (size_t i = 0; i < t->probes.nsites; i++)
 			if (session_breaks_disable(t->s, &t->probes.sites[i].bp, 1, e) < 0)
 				return -1;
-		if (t->probes.panic_hook_bp > 0 && session_breaks_disable(t->s, &t->probes.panic_hook_bp, 1, e) < 0)
-			return -1;
 	}
+	if (set_panic_duty(t, next, e) < 0)
+		return -1;
 	if (next == DUTY_OFF || (t->duty_cycle.duty == DUTY_ON && next != DUTY_ON))
 		t->st->duty_cycles += t->duty_cycle.duty == DUTY_ON;
 	t->duty_cycle.duty_changes += t->duty_cycle.duty != next;
@@ -230,7 +255,10 @@ int tracer_budget_after_stop(struct tracer *t, uint64_t now, struct xerr *e)
 	if (!tracer_budgeted(t))
 		return 0;
 	enum duty next = tracer_budget_duty_after_stop(t, now);
-	return next == t->duty_cycle.duty ? 0 : set_duty(t, next, now, e);
+	if (next != t->duty_cycle.duty)
+		return set_duty(t, next, now, e);
+	/* the panics always reported are done while the probes are off */
+	return next == DUTY_ON ? 0 : set_panic_duty(t, next, e);
 }
 
 /* With the target running: ends an armed window when one of its

@@ -129,6 +129,7 @@ struct tracer_probes {
 	int panic_hook_bp, rust_panic_bp;
 	bool panic_old_abi;
 	bool has_panic_probe, has_syscall_entry, has_syscall_return;
+	bool panic_hook_on, rust_panic_on;  /* the panic breakpoints enabled (set_panic_duty) */
 	struct probe_list panic_probes, syscall_entry_probes, syscall_return_probes;
 	/* a breakpoint went on a RIP-relative instruction, so gdb steps over
 	 * in place (session_displaced_stepping_off) */

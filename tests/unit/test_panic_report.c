@@ -20,7 +20,7 @@ static char *render(const struct map *m, size_t width, int *rc)
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 	struct xerr e = { "" };
-	*rc = panic_report_print(m, f, width, false, &e);
+	*rc = panic_report_print(m, f, width, false, NULL, &e);
 	fclose(f);
 	return text;
 }
@@ -130,7 +130,7 @@ int main(void)
 	FILE *under = open_memstream(&wrapped, &wrapped_len);
 	FILE *fitted = text_fit_stream(under, 60);
 	struct xerr e2 = { "" };
-	CHECK(panic_report_print(m, fitted, 60, false, &e2) == 0);
+	CHECK(panic_report_print(m, fitted, 60, false, NULL, &e2) == 0);
 	fclose(fitted);
 	fclose(under);
 	CHECK_MSG(strstr(wrapped, "customer 17:") && strstr(wrapped, "customer 42:") && strstr(wrapped, "customer 99:"),

@@ -23,23 +23,15 @@ require_attach
 CODECHECK=$TOP_BUILDDIR/tests/unit/test_tracer_codecheck
 # last_truth FILE FIELD: the fixture's last truth line's t and FIELD
 last_truth() { grep '^truth ' "$1" | tail -1 | sed -n "s/^truth t=\([0-9.]*\) .*$2=\([0-9]*\).*/\1 \2/p"; }
-wait_lines() {
-	local i
-	for i in $(seq 1 200); do
-		[ "$(grep -c '^truth ' "$1")" -ge "$2" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 "$FIXTURES/jemservice" >"$TMP/jem.out" &
 pid=$!
 TEST_PIDS="$pid"
-wait_lines "$TMP/jem.out" 2 || { not_ok "jemservice prints its truth"; show "$TMP/jem.out"; finish; }
+wait_prefixed_lines "$TMP/jem.out" 2 "truth " || { not_ok "jemservice prints its truth"; show "$TMP/jem.out"; finish; }
 read -r t0 a0 <<<"$(last_truth "$TMP/jem.out" allocs)"
 "$XGDBPROF" --recipe alloc -d 4s -o "$TMP/run" "$pid" >"$TMP/run.out" 2>"$TMP/run.err"
 status=$?
 lines=$(grep -c '^truth ' "$TMP/jem.out")
-wait_lines "$TMP/jem.out" $((lines + 1))
+wait_prefixed_lines "$TMP/jem.out" $((lines + 1)) "truth "
 read -r t1 a1 <<<"$(last_truth "$TMP/jem.out" allocs)"
 check "alloc ran (rc $status)" test "$status" = 0 || show "$TMP/run.err"
 check "every probed out-of-line allocator entry is counted in the target" \

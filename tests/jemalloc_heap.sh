@@ -33,15 +33,6 @@ require_tool jeprof libjemalloc-dev
 
 # retained_now FILE: the retained bytes of the fixture's last truth line
 retained_now() { sed -n 's/^truth .* retained_bytes=\([0-9]*\) .*/\1/p' "$1" | tail -1; }
-# wait_lines FILE N: up to 20 s for the fixture's Nth truth line
-wait_lines() {
-	local i
-	for i in $(seq 1 200); do
-		[ "$(grep -c '^truth ' "$1")" -ge "$2" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 mkdir "$TMP/self"
 # a ring of 1024 vectors (16 MiB), full after ~2.6 s: the retained bytes
@@ -50,12 +41,12 @@ MALLOC_CONF="prof:true,lg_prof_sample:16,lg_prof_interval:26,prof_prefix:$TMP/se
 	JEMSERVICE_KEEP_MAX=1024 "$FIXTURES/jemservice" >"$TMP/jem.out" &
 pid=$!
 TEST_PIDS="$pid"
-wait_lines "$TMP/jem.out" 4 || { not_ok "jemservice prints its truth"; show "$TMP/jem.out"; finish; }
+wait_prefixed_lines "$TMP/jem.out" 4 "truth " || { not_ok "jemservice prints its truth"; show "$TMP/jem.out"; finish; }
 before=$(retained_now "$TMP/jem.out")
 "$XGDBPROF" --recipe heap -d 2s -o "$TMP/run" "$pid" >"$TMP/run.out" 2>"$TMP/run.err"
 status=$?
 lines=$(grep -c '^truth ' "$TMP/jem.out")
-wait_lines "$TMP/jem.out" $((lines + 1))
+wait_prefixed_lines "$TMP/jem.out" $((lines + 1)) "truth "
 after=$(retained_now "$TMP/jem.out")
 
 check "the run succeeds" [ "$status" = 0 ] || show "$TMP/run.err"
@@ -96,7 +87,7 @@ kill "$pid"; wait "$pid" 2>/dev/null
 "$FIXTURES/jemservice" >"$TMP/plain.out" &
 pid=$!
 TEST_PIDS="$pid"
-wait_lines "$TMP/plain.out" 1
+wait_prefixed_lines "$TMP/plain.out" 1 "truth "
 "$XGDBPROF" --recipe heap -d 1s -o "$TMP/plain" "$pid" >"$TMP/plain.run" 2>"$TMP/plain.err"
 check "without MALLOC_CONF: jemalloc's profiling is said to be off" grep -q "jemalloc's profiling is off" "$TMP/plain.err" ||
 	show "$TMP/plain.err"
@@ -110,7 +101,7 @@ MALLOC_CONF=prof:true,prof_active:false,lg_prof_sample:16 JEMSERVICE_KEEP_MAX=10
 	"$FIXTURES/jemservice" >"$TMP/inactive.out" &
 pid=$!
 TEST_PIDS="$pid"
-wait_lines "$TMP/inactive.out" 1
+wait_prefixed_lines "$TMP/inactive.out" 1 "truth "
 "$XGDBPROF" --recipe heap -d 1s -o "$TMP/inactive1" "$pid" >/dev/null 2>"$TMP/inactive1.err"
 check "inactive: said, naming --jemalloc-activate" grep -q "inactive (prof.active is false).*--jemalloc-activate" \
 	"$TMP/inactive1.err" || show "$TMP/inactive1.err"
@@ -130,7 +121,7 @@ kill "$pid"; wait "$pid" 2>/dev/null
 MALLOC_CONF=prof:true,lg_prof_sample:16 JEMSERVICE_KEEP_MAX=100000 "$FIXTURES/jemservice" >"$TMP/every.out" &
 pid=$!
 TEST_PIDS="$pid"
-wait_lines "$TMP/every.out" 1
+wait_prefixed_lines "$TMP/every.out" 1 "truth "
 "$XGDBPROF" --every 3s --duration 1s --recipe heap -o "$TMP/every" "$pid" >/dev/null 2>"$TMP/every.err" &
 xg=$!
 TEST_PIDS="$pid $xg"

@@ -75,6 +75,35 @@ wait_for_file() {
 	return 1
 }
 
+# wait_prefixed_lines FILE N PREFIX: up to 20 s for FILE to hold N lines starting
+# with PREFIX (a fixture's truth lines).
+wait_prefixed_lines() {
+	local i
+	for i in $(seq 1 200); do
+		[ "$(grep -c "^$3" "$1" 2>/dev/null)" -ge "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# xg_window NAME PROGRESS XGDBPROF-ARGS...: runs xgdbprof (out and err in
+# $TMP/NAME.out, .err) and copies the fixture's PROGRESS file when its probes
+# are armed ($TMP/before) and when it exits ($TMP/after): the program's own
+# counts over the traced window (under load the attach alone can outlast a
+# short run). Returns xgdbprof's status.
+xg_window() {
+	local name=$1 progress=$2 xg rc
+	shift 2
+	"$XGDBPROF" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+	xg=$!
+	for _ in $(seq 600); do grep -q "attached" "$TMP/$name.err" 2>/dev/null && break; sleep 0.02; done
+	cp "$progress" "$TMP/before"
+	wait "$xg"
+	rc=$?
+	cp "$progress" "$TMP/after"
+	return "$rc"
+}
+
 # The /proc state letter of a process ("" if gone).
 proc_state() {
 	sed -n 's/^[0-9]* (.*) \(.\) .*/\1/p' "/proc/$1/stat" 2>/dev/null

@@ -24,16 +24,9 @@ ops_of() { sed -n '1s/^\([0-9]*\) .*/\1/p' "$1"; }
 
 for mode in "" --all-stop; do
 	name=${mode:-non-stop}
-	# the program's count from when the probes are armed to xgdbprof's
-	# exit: under load the attach alone can take longer than the run
-	"$XGDBPROF" $mode -d 3s -e 'function "kvstore::tree::Tree::insert" { @calls = count(); }' "$KV" \
-		>"$TMP/$name.out" 2>"$TMP/$name.err" &
-	xg=$!
-	for _ in $(seq 600); do grep -q "attached" "$TMP/$name.err" 2>/dev/null && break; sleep 0.02; done
-	cp "$TMP/kv.progress" "$TMP/before"
-	wait "$xg"
+	# the program's count from when the probes are armed to xgdbprof's exit
+	xg_window "$name" "$TMP/kv.progress" $mode -d 3s -e 'function "kvstore::tree::Tree::insert" { @calls = count(); }' "$KV"
 	rc=$?
-	cp "$TMP/kv.progress" "$TMP/after"
 	check "$name: xgdbprof ran (rc 0)" test "$rc" = 0 || show "$TMP/$name.err"
 	truth=$(( $(count_of 'kvstore::tree::Tree::insert' "$TMP/after") - $(count_of 'kvstore::tree::Tree::insert' "$TMP/before") ))
 	counted=$(sed -n 's/^@calls: \([0-9]*\) counted in the target (exact.*/\1/p' "$TMP/$name.out")

@@ -31,14 +31,8 @@ sleep 0.5
 for mode in "" --all-stop; do
 	name=${mode:-non-stop}
 	load_begin "$STORM"
-	"$XGDBPROF" $mode -d 3s -e 'panic { @n = count(); @at[panic.location] = count(); }' "$STORM" \
-		>"$TMP/$name.out" 2>"$TMP/$name.err" &
-	xg=$!
-	for _ in $(seq 600); do grep -q "attached" "$TMP/$name.err" 2>/dev/null && break; sleep 0.02; done
-	cp "$TMP/storm.progress" "$TMP/before"
-	wait "$xg"
+	xg_window "$name" "$TMP/storm.progress" $mode -d 3s -e 'panic { @n = count(); @at[panic.location] = count(); }' "$STORM"
 	rc=$?
-	cp "$TMP/storm.progress" "$TMP/after"
 	check "$name: xgdbprof ran (rc 0)" test "$rc" = 0 || show "$TMP/$name.err"
 	truth=$(( $(panics_of "$TMP/after") - $(panics_of "$TMP/before") ))
 	counted=$(sed -n 's/^note: panics: \([0-9]*\) in all, counted in the target.*/\1/p' "$TMP/$name.err")

@@ -50,8 +50,8 @@ fi
 # takes as its rel32 form (before: "the instruction at +3 (je …) cannot
 # be moved", and free was only estimated). glibc_churn frees every block
 # it churns at once: free's count is theirs, leak blocks aside, less the
-# calls after the counters' last read (every 100 ms: the program exits
-# before xgdbprof can read them at the end; 1.4% in a run).
+# calls after the counters' last read (the program exits before xgdbprof
+# can read them at the end; 1.4-2.6% in runs).
 "$XGDBPROF" -e 'function "free" { @frees = count(); }' -- "$FIXTURES/glibc_churn" 2 2 >"$TMP/free.out" 2>"$TMP/free.err"
 check "free: xgdbprof ran (rc $?)" test $? = 0 || show "$TMP/free.err"
 frees=$(sed -n 's/^@frees: \([0-9]*\) counted in the target (exact.*/\1/p' "$TMP/free.out")

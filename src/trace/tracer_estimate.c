@@ -223,7 +223,7 @@ void tracer_finish_stats(struct tracer *t, uint64_t end)
 		run_notes_add(notes, "panics: %" PRIu64 " in all, counted in the target (a counter at the panic hook's "
 			      "entry: %s); %" PRIu64 " reported with message, location and stack%s",
 			      st->panics_counted > st->panics ? st->panics_counted : st->panics,
-			      st->panic_counter_final ? "exact" : "exact up to its last read, at most 100 ms before the end",
+			      st->panic_counter_final ? "exact" : "exact up to its last read, at most 10 ms before the end",
 			      st->panics,
 			      st->panics_counted <= st->panics ? ""
 			      : st->duty_cycles ? ", the others passed over while the probes were off to keep the budget "

@@ -83,7 +83,7 @@ EXTRA_DIST += tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh t
 	tests/exec_fork.sh tests/fixtures/exec_later.c tests/fixtures/fork_loop.c tests/trace_exact.sh tests/trace_hold.sh \
 	tests/trace_estimate.sh tests/fixtures/steady_calls.c tests/trace_args.sh tests/fixtures/opt_args.rs \
 	tests/fixtures/opt_args_c.c tests/trace_syscalls_attach.sh tests/trace_counted.sh tests/alloc_counted.sh \
-	bench/entry_counter.sh bench/entry_counter_cost.c
+	bench/entry_counter.sh bench/entry_counter_cost.c bench/panics.sh
 
 ## Issue 14 item 4: a hit stops only the thread that hit (non-stop tracing).
 $(FIXTURE_BIN)/spin_hit: tests/fixtures/spin_hit.c $(FIXTURE_BIN)/.dirstamp

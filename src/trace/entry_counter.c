@@ -238,7 +238,7 @@ static size_t jump_len(const struct entry_counter_jcc *jc)
 }
 
 /* Where the moved instruction at addr (in [patch, end]) lies in the code:
- * after it, each conditional jump before it is 6 bytes long. */
+ * each moved jump before it takes its rel32 form's length there. */
 static size_t moved_offset(const struct entry_counter *c, uint64_t addr)
 {
 	size_t off = (size_t)(addr - c->patch);
@@ -249,8 +249,8 @@ static size_t moved_offset(const struct entry_counter *c, uint64_t addr)
 }
 
 /* Writes the moved instructions (c->original) to out, which runs at
- * out_addr: as they were, but each conditional jump as `0F 8X rel32` to
- * its target. 0, or -1 with why set. */
+ * out_addr: as they were, but each conditional jump as `0F 8X rel32` and a
+ * final jmp as `E9 rel32`, to the same targets. 0, or -1 with why set. */
 static int move_instructions(struct entry_counter *c, uint8_t *out, uint64_t out_addr, uint64_t end)
 {
 	uint64_t pos = c->patch;
@@ -275,12 +275,12 @@ static int move_instructions(struct entry_counter *c, uint8_t *out, uint64_t out
 			jc->condition = b[1] & 0x0f;
 			jc->target = jc->next + (uint64_t)(int64_t)rel;
 		} else {
-			why(c, "the conditional jump at 0x%" PRIx64 " has an encoding not moved (prefixed)", jc->insn);
+			why(c, "the jump at 0x%" PRIx64 " has an encoding not moved (prefixed)", jc->insn);
 			return -1;
 		}
 		/* into the moved bytes: it would land inside the jump */
 		if (jc->target >= c->patch && jc->target < end) {
-			why(c, "the conditional jump at 0x%" PRIx64 " goes into its first instructions", jc->insn);
+			why(c, "the jump at 0x%" PRIx64 " goes into its first instructions", jc->insn);
 			return -1;
 		}
 		size_t at = moved_offset(c, jc->insn), n = jump_len(jc);
@@ -384,7 +384,8 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 		const char *text = insns[k].text;
 		bool is_ret = !strncmp(text, "ret", 3) && (text[3] == 0 || text[3] == ' ' || text[3] == 'q');
 		/* a conditional jump moves as its rel32 form, to the same
-		 * target (glibc's free, valloc, memalign test at once) */
+		 * target (glibc's free and valloc test at once); so does a
+		 * direct jmp, as the last instruction moved */
 		bool is_jmp = !strncmp(text, "jmp", 3) && text[3] == ' ' && !strchr(text, '*');
 		bool is_jcc = arch_insn_conditional_jump(text) || is_jmp;
 		if (arch_insn_transfers_control(text) && !is_ret && !(is_jcc && c->njccs < 3))

@@ -361,7 +361,7 @@ void tracer_stats_print(const struct tracer_stats *st, FILE *out)
 			st->first_hit_wait_us, st->entries ? 2 * st->first_hit_wait_us : 0, st->entries_at_least,
 			st->interval_vetoed ? "; the interval from the calibrated cost lay below that (a stop costs this "
 					      "program more), so estimates are lower bounds" : "");
-	if (st->windows_armed)
+	if (st->windows_armed && st->sites)   /* (a panic-only recipe has no entries) */
 		fprintf(out, "xgdbprof: the entries came in %" PRIu64 " of %" PRIu64 " armed windows, their per-window counts "
 			"spread %.1fx what steady calls would give: intervals widen to it\n", st->windows_with_entries,
 			st->windows_armed, st->count_dispersion);

@@ -268,15 +268,17 @@ static void on_alarm(int sig)
 	cancel_requested = 1;
 }
 
-/* A signal handler's flag ends even an endless wait. */
-static void test_cancel(void)
+/* A signal handler's flag ends even an endless wait. Returns false when
+ * gdb was found killed by a SIGKILL that is not the test's (below). */
+static bool test_cancel_once(bool last_try)
 {
 	struct mi_error err;
 	struct mi_conn_options opt = {.cancel = &cancel_requested};
+	cancel_requested = 0;
 	struct mi_conn *c = mi_conn_spawn(&opt, &err);
 	CHECK(c != NULL);
 	if (!c)
-		return;
+		return true;
 	struct sigaction sa = {.sa_handler = on_alarm};
 	sigaction(SIGALRM, &sa, NULL);
 	struct itimerval timer = {.it_value = {0, 200 * 1000}};
@@ -287,7 +289,18 @@ static void test_cancel(void)
 	CHECK(mi_conn_next_event(c, -1, &r, &err) == 0);
 	long long waited = elapsed_ms(&start);
 	CHECK(waited >= 190 && waited < 1500);
-	CHECK(mi_conn_call(c, -1, NULL, &err, "-gdb-version", NULL) == -1);
+	int called = mi_conn_call(c, -1, NULL, &err, "-gdb-version", NULL);
+	/* Twice in CI's ASan run (2 unit tests at a time, pid_max 32768) gdb
+	 * was found killed by a SIGKILL nothing in this test sends, during the
+	 * 200 ms wait: "gdb died (pid N killed by signal 9)". Its sender was not
+	 * found (every kill in the unit tests is to an unreaped child of its
+	 * own). The cancel itself is what this test checks: once more, said. */
+	if (!last_try && called == -1 && strstr(err.message, "killed by signal 9")) {
+		printf("note: %s during the cancel test, killed from outside: run once more\n", err.message);
+		mi_conn_free(c);
+		return false;
+	}
+	CHECK(called == -1);
 	CHECK_STR(err.message, "interrupted while waiting for gdb to answer -gdb-version");
 	cancel_requested = 0;
 	CHECK(mi_conn_call(c, 5000, NULL, &err, "-list-features", NULL) == 0);
@@ -299,6 +312,13 @@ static void test_cancel(void)
 	CHECK_STR(out, "one line");
 	free(out);
 	CHECK(mi_conn_close(c, 5000) == 0);
+	return true;
+}
+
+static void test_cancel(void)
+{
+	if (!test_cancel_once(false))
+		test_cancel_once(true);
 }
 
 static void test_close_escalation(void)

@@ -330,6 +330,22 @@ static bool exit_unreported(struct tracer *t, struct loop_clock *lc, uint64_t no
 	return true;
 }
 
+/* After a failed switch of the probes ("Cannot insert breakpoint N. Cannot
+ * access memory", seen when panic_storm exited as the probes woke): whether
+ * the target is on its way out, dead in /proc within 500 ms. Then the trace
+ * ends as at an exit, not as an error. */
+static bool target_exiting(struct tracer *t)
+{
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	for (int i = 0; i < 50; i++) {
+		char state = proc_state(t->pid);
+		if (state == 0 || state == 'Z' || state == 'X' || session_target_dead_in_proc(t->s))
+			return true;
+		nanosleep(&tick, NULL);
+	}
+	return false;
+}
+
 /* What ends the trace between events: a signal, exit(), the duration, the
  * target's exit or exec; also runs the recipe's timers and wakes the probes
  * after an off window. Returns 0, or -1 with e; *over says the trace ends. */
@@ -387,7 +403,7 @@ static int check_trace_end(struct tracer *t, struct loop_clock *lc, uint64_t now
 		}
 	}
 	if (tracer_budgeted(t) && (tracer_budget_wake(t, now, e) < 0 || tracer_budget_close_request(t, now, e) < 0))
-		return session_target_execed(s) ? 0 : -1;
+		return session_target_execed(s) || target_exiting(t) ? 0 : -1;
 	*over = false;
 	return 0;
 }

@@ -41,6 +41,9 @@
 # header; thread stacks recorded; the fixture's throughput and its loss
 # against the baseline. Then each mode's #1 hottest path headline and the
 # top functions of the last round side by side (perf vs xgdbprof).
+# TARGET=demo in the environment runs the bundled demo (cache-service: two
+# busy workers on the miniature sled tree, four idle connection threads)
+# instead of kvservice; its throughput is timed by this script.
 #
 # Defaults: 1 round, a 20 s window (≥ 2000 thread samples need ~17 Hz per
 # busy thread over 20 s). --quick: 1 round of 8 s. Needs perf (Debian:
@@ -56,12 +59,17 @@ case " $* " in *" --quick "*) window=8 ;; esac
 . "$(dirname "$0")/lib.sh"
 warmup=5
 workers=${WORKERS:-2}
+target=${TARGET:-kvservice}
 modes="baseline perf-only all-stop default all-stop-alone default-alone"
 [ -z "$only" ] || modes=$only
 case " $modes " in
 *-min\ *) [ -x "${GDB_MINIMAL:-}" ] || { log "$0: modes *-min need GDB_MINIMAL=PATH (Debian's gdb-minimal: see bench/stop_modes.sh)"; exit 2; } ;;
 esac
-fixture=$build/tests/fixtures/bin/kvservice
+case "$target" in
+kvservice) fixture=$build/tests/fixtures/bin/kvservice ;;
+demo) fixture=$build/tests/fixtures/bin/cache-service ;;
+*) log "$0: TARGET is kvservice or demo"; exit 2 ;;
+esac
 analyse="python3 $src/bench/fidelity.py"
 perf_pid=
 cleanup() {
@@ -70,7 +78,7 @@ cleanup() {
 }
 
 log "building xgdbprof and the kvservice fixture in $build"
-make -s -C "$build" xgdbprof tests/fixtures/bin/kvservice >&2
+make -s -C "$build" xgdbprof "${fixture#"$build/"}" >&2
 perf record -F 499 -g -o "$tmp/probe.data" -- sleep 0.1 >"$tmp/probe.log" 2>&1 || {
 	log "$0: perf cannot record here: $(tail -n 2 "$tmp/probe.log")"
 	log "(install linux-perf; run as root or lower kernel.perf_event_paranoid)"
@@ -81,7 +89,8 @@ perf record -F 499 -g -o "$tmp/probe.data" -- sleep 0.1 >"$tmp/probe.log" 2>&1 |
 # so never half-written).
 read_progress() {
 	for _ in 1 2 3 4 5 6 7 8 9 10; do
-		[ -s "$1" ] && head -n 1 "$1" && return 0
+		# the demo writes its operations alone: timed here
+		[ -s "$1" ] && awk -v now="$(now_ns)" 'NR == 1 { print $1, (NF > 1 ? $2 : now) }' "$1" && return 0
 		sleep 0.05
 	done
 	echo "0 0"
@@ -107,7 +116,11 @@ measure() {   # MODE
 	mode=$1
 	prog=$tmp/progress
 	rm -f "$prog"
-	"$fixture" $((warmup + window + 60)) --progress "$prog" --workers "$workers" >/dev/null &
+	if [ "$target" = demo ]; then
+		"$fixture" $((warmup + window + 60)) --progress "$prog" >/dev/null &
+	else
+		"$fixture" $((warmup + window + 60)) --progress "$prog" --workers "$workers" >/dev/null &
+	fi
 	target_pid=$!
 	sleep "$warmup"
 	case "$mode" in
@@ -179,7 +192,7 @@ while [ "$round" -lt "$rounds" ]; do
 	round=$((round + 1))
 done
 
-echo "bench/fidelity.sh: kvservice ($workers workers), window ${window} s, warm-up ${warmup} s, perf -F 499 --call-graph dwarf; load average $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs"
+echo "bench/fidelity.sh: $([ "$target" = demo ] && echo "the demo (cache-service)" || echo "kvservice ($workers workers)"), window ${window} s, warm-up ${warmup} s, perf -F 499 --call-graph dwarf; load average $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs"
 $analyse table "$results"
 for m in $modes; do
 	[ -s "$tmp/top-$m.txt" ] || continue

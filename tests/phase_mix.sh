@@ -13,26 +13,29 @@
 # where the scheduler also preempts: see docs/sampling.md) are printed,
 # not judged.
 #
-# The workers share CPU 1 and xgdbprof runs on CPU 0, so about half the
-# stops find a worker on its CPU (noticed late) and half find it preempted.
+# The workers share CPU 1 and xgdbprof runs on CPU 0, so when asked a
+# worker is either on its CPU (noticed late) or queued behind the other.
 # Measured at load 5-13: 1054 stacks, lock 13.8% (truth 15.6), compute 25.0
 # (24.8), copy 61.3 (59.6); 94 stops left out at a later page fault.
 #
-# NOT JUDGED until issue 32 removes the sampler's bias: the binomial bound
-# of each phase is printed, and only the 2x rule for printed figures is
-# judged. At 2200-2900 stacks the bound (±3) failed 3 runs of 4 on this
-# machine, idle or not, on main and on the commit before 2026-12-04 alike:
-# lock_phase 2.3-4.5 points under its truth, compute_phase up to 9.4 over,
-# copy_phase once 4.9 under (the truth itself holds: timing every cycle,
-# every 8th or every 64th gives the same shares). The mutation below is
-# then no longer caught (copy 42% against 61% is within 2x): issue 32 must
-# make the binomial bound judged again.
-# Mutation shown to fail (copy_phase 42% against 61%, the others over):
-# in src/stacks/sampler.c's sampler_round, leave out every stop that landed
-# after a page fault: before `if (!t->at_return && !t->faulted)` insert
-# `if (t->faulted) continue;`. (Taking page-fault landings as where the
-# thread was, the rule before issue 32, passes here: copy 63.2% against
-# 60.2%; the fixture does not provoke that bias on this machine.)
+# Judged again since 2026-12-04 (issue 32). Until then every stop of a
+# runnable thread was taken: a worker queued behind the other was caught at
+# its preemption point (the other's wake-up in the lock phase, a fault's
+# return), and the worker running only because we had just stopped the
+# other was caught wherever that left it; stops beyond the kernel's share at
+# a fault's return were left out, their CPU passed to the next sample. The
+# lock phase came out 2.3-4.5 points under its truth, compute up to 9.4
+# over. Now a thread queued behind another thread of the program is not
+# stopped, nor one on the CPU of a thread stopped before it that round, and
+# stops after a fault are kept: runs on an idle machine gave lock -1.5..+0.5
+# points, compute -3.1..+1.4, copy -1.3..+4.3, at ~1750-1900 stacks (bounds
+# ±3.5-4.6).
+# Mutation shown to fail (2 runs of 2: lock_phase 11.4% and 13.5% against
+# 16.4% and 16.8%, bounds ±2.9-3.0; copy_phase once 63.1% against 57.3%):
+# in src/stacks/sampler.c's one_thread_at_a_time, make the block under
+# `if (sp->cfg->threads == SAMPLER_THREADS_RUNNING) {` that skips threads off
+# their CPU or on a stopped thread's CPU never skip (`if (0) {`): every
+# runnable thread stopped, as before.
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
 require_attach
 require_tool python3 python3
@@ -56,9 +59,6 @@ cp "$TMP/truth" "$TMP/truth.after"
 python3 - "$TMP/truth.before" "$TMP/truth.after" "$TMP/run/profile.json" >"$TMP/judge" 2>&1 <<'PY'
 import collections, json, math, sys
 PHASES = ("lock_phase", "compute_phase", "copy_phase")
-# The sampler's bias still open in issue 32, measured on this machine with
-# 2200-2900 stacks (2026-12-04, main and the commit before the session
-# alike): lock_phase 2.3-4.5 points under, compute_phase up to 9.4 over.
 read = lambda path: {k: int(v) for k, v in (line.split() for line in open(path))}
 before, after = read(sys.argv[1]), read(sys.argv[2])
 truth = {p: after[p] - before[p] for p in PHASES}
@@ -91,8 +91,9 @@ read -r _ stacks _ <<<"$(head -1 "$TMP/judge")"
 if [ "${stacks:-0}" -lt 150 ]; then
 	echo "ok - skipped: $stacks stacks in the phases, too few to judge shares at ±1e-4 (load $(cut -d' ' -f1 /proc/loadavg))"
 else
-	echo "# the binomial bounds above are not judged until issue 32 (see the header)"
 	for phase in lock_phase compute_phase copy_phase; do
+		check "$phase: its share of the stacks is within the binomial bound of the truth" \
+			sh -c "grep '^$phase ' '$TMP/judge' | grep -q ') ok weighted'"
 		check "$phase: its CPU-weighted share is within 2x of the truth" \
 			sh -c "grep '^$phase ' '$TMP/judge' | grep -q 'weighted [0-9.]*% ok$'"
 	done

@@ -969,12 +969,14 @@ static void say_how_collection_ended(const struct run_context *rc)
 	if (cli_globals.verbose && !rc->tracing && ss->ran_rounds > 0)
 		fprintf(stderr, "xgdbprof: %llu rounds; %llu times a thread had run since the previous round: "
 			"%llu not runnable then, %llu over its stop budget, %llu queued in a waiting call when asked, "
-			"%llu stopped in a waiting call, %llu landed at a later call's return (left out), %llu on a CPU "
-			"when asked and stopped in a futex wait entered since (kept); the most stops a thread got: "
-			"%.1f a second\n",
+			"%llu off the CPU when asked, %llu on the CPU of a thread stopped before it, "
+			"%llu stopped in a waiting call, %llu landed at a later return beyond the kernel's share (a "
+			"call's left out, a fault's kept unmarked), %llu on a CPU when asked and stopped in a futex wait entered since (kept); the most "
+			"stops a thread got: %.1f a second\n",
 			(unsigned long long)ss->ticks, (unsigned long long)ss->ran_rounds,
 			(unsigned long long)ss->ran_not_runnable, (unsigned long long)ss->over_budget,
-			(unsigned long long)ss->waiting_when_asked, (unsigned long long)ss->waiting_at_stop,
+			(unsigned long long)ss->waiting_when_asked, (unsigned long long)ss->off_cpu_when_asked,
+			(unsigned long long)ss->displaced_by_stop, (unsigned long long)ss->waiting_at_stop,
 			(unsigned long long)ss->landed_late, (unsigned long long)ss->entered_wait,
 			ss->thread_rate_max_hz);
 	if (rc->ended->target_exited && rc->ended->killed_by[0])

@@ -120,14 +120,33 @@ int proc_thread_on_cpu(pid_t pid, pid_t tid, char *where, size_t size)
 	return st.processor == sched_getcpu() ? -1 : 0;
 }
 
-int64_t proc_thread_faults(pid_t pid, pid_t tid)
+int64_t proc_thread_faults_at(pid_t pid, pid_t tid, int *processor)
+{
+	char path[96], stat[1024];
+	struct proc_stat st;
+	if (processor)
+		*processor = -1;
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	if (read_small_file(path, stat, sizeof stat) < 0 || proc_parse_stat(stat, &st) < 0)
+		return -1;
+	if (processor)
+		*processor = st.processor;
+	return (int64_t)(st.minflt + st.majflt);
+}
+
+int proc_thread_runnable_on(pid_t pid, pid_t tid)
 {
 	char path[96], stat[1024];
 	struct proc_stat st;
 	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	if (read_small_file(path, stat, sizeof stat) < 0 || proc_parse_stat(stat, &st) < 0)
+	if (read_small_file(path, stat, sizeof stat) < 0 || proc_parse_stat(stat, &st) < 0 || st.state != 'R')
 		return -1;
-	return (int64_t)(st.minflt + st.majflt);
+	return st.processor;
+}
+
+int64_t proc_thread_faults(pid_t pid, pid_t tid)
+{
+	return proc_thread_faults_at(pid, tid, NULL);
 }
 
 char proc_state(pid_t pid)

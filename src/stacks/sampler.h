@@ -86,12 +86,17 @@ struct sampler_stats {
 	uint64_t waiting_when_asked;  /* running threads not stopped (non-stop mode): just before the interrupt
 				       * /proc showed them off the CPU in a waiting call (sampler.c,
 				       * waits_in_kernel) */
+	uint64_t off_cpu_when_asked;  /* runnable threads not stopped (non-stop, threads running): /proc showed
+				       * them queued behind another thread or asleep just before the interrupt */
+	uint64_t displaced_by_stop;   /* runnable threads not stopped (the same): on the CPU of a thread stopped
+				       * earlier in the round, perhaps running only because we stopped it */
 	uint64_t entered_wait;        /* non-stop: on-CPU walks kept that landed in a futex wait the thread, on a
 				       * CPU when asked, entered by itself meanwhile (sampler.c, on_cpu_when_asked) */
 	uint64_t landed_late_fault;   /* of landed_late, those at a page fault's return (sampler_note_faults) */
-	uint64_t landed_late;         /* on-CPU walks left out: the stop landed at the return of a system call
-				       * the thread made after it was asked to stop, beyond the kernel's
-				       * share of its CPU time (sampler_policy.c, sampler_landing_kept) */
+	uint64_t landed_late;         /* on-CPU walks whose stop landed at the return of a system call (or a
+				       * page fault) beyond the kernel's share of the thread's CPU time
+				       * (sampler_policy.c, sampler_landing_kept): a call's left out, a
+				       * fault's kept without the kernel's marker */
 	double frequency_asked_hz, frequency_achieved_hz;
 	double cpu_percent_min, cpu_percent_avg, cpu_percent_max;  /* target CPU%, per ~1 s window;
 								    * NAN when the run was too short to measure */

@@ -101,6 +101,7 @@ struct tracked_thread {
 				     * the difference once held is known) */
 	double budget_spent_s;    /* what the budget has been charged, running total */
 	bool planned;             /* wanted by this tick's plan, before the budget had its say */
+	bool busy;                /* used at least 5% of a CPU since the previous tick, in any state */
 	uint64_t stops;           /* times we stopped it */
 	uint64_t sample_base_ns;  /* on-CPU ns its samples so far stand for: the next one stands for the rest */
 };

@@ -259,6 +259,30 @@ static void test_landing_share(void)
 	}
 }
 
+/* The rule as the sampler applies it to page faults: a stop after a fault
+ * beyond the allowance stays a sample (without the kernel's marker),
+ * counted with the thread's other walks. Then however many of its stops
+ * land after faults, even all, the marked ones come to K of its walks. */
+static void test_landing_marks_k(void)
+{
+	for (int pct = 5; pct <= 80; pct += 25)
+		for (int every = 1; every <= 2; every++) {
+			struct tracked_thread t = ticking(0, 0, 1000, (uint64_t)pct * 10);
+			for (int walk = 0; walk < 4000; walk++) {
+				if (walk % every != every - 1)
+					t.on_cpu_elsewhere++;
+				else if (sampler_landing_kept(&t))
+					t.on_cpu_at_return++;
+				else
+					t.on_cpu_elsewhere++;
+			}
+			double share = (double)t.on_cpu_at_return / 4000.0;
+			double k = pct / 100.0, expect = every == 1 || k < 0.5 ? k : 0.5;
+			CHECK_MSG(fabs(share - expect) <= 2e-3, "K %.2f, every %d: returns marked %.4f of walks", k,
+				  every, share);
+		}
+}
+
 int main(void)
 {
 	test_thread_share();
@@ -266,5 +290,6 @@ int main(void)
 	test_settle_held();
 	test_landing_kept();
 	test_landing_share();
+	test_landing_marks_k();
 	return test_exit_code();
 }

@@ -77,7 +77,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 
-log "building xgdbprof and the kvservice fixture in $build"
+log "building xgdbprof and the $target fixture in $build"
 make -s -C "$build" xgdbprof "${fixture#"$build/"}" >&2
 perf record -F 499 -g -o "$tmp/probe.data" -- sleep 0.1 >"$tmp/probe.log" 2>&1 || {
 	log "$0: perf cannot record here: $(tail -n 2 "$tmp/probe.log")"

@@ -66,7 +66,7 @@ all_stopped() {
 # continue it). Stopped and continued again (kill -CONT) before the kill:
 # the guardian heals as usual.
 for mode in --all-stop --non-stop; do
-	for user in stopped stopped-and-continued; do
+	for user in stopped stopped-and-continued continued-unreported; do
 		out=$TMP/user-$user$mode
 		"$XGDBPROF" -v $mode --recipe hot-cpu -d 60s -o "$out" "$COUNTER_PID" >"$out.txt" 2>"$out.err" &
 		XP=$!
@@ -81,6 +81,17 @@ for mode in --all-stop --non-stop; do
 			kill -CONT "$COUNTER_PID"
 			for _ in $(seq 1 100); do grep -q 'received SIGCONT, not from xgdbprof' "$out.err" && break; sleep 0.05; done
 			grep -q 'received SIGCONT, not from xgdbprof' "$out.err" || told_continued=no
+		fi
+		# The user's SIGCONT while xgdbprof cannot take gdb's report of it
+		# (stopped, as a cgroup freeze would, for less than the guardian's
+		# 1 s before it heals), then our SIGKILL: neither xgdbprof nor the
+		# guardian was told. The target must run after. (It did with and
+		# without the guardian's look for a pending SIGCONT: this case
+		# does not reproduce the gap above.)
+		if [ "$user" = continued-unreported ]; then
+			kill -STOP "$XP"
+			kill -CONT "$COUNTER_PID"
+			sleep 0.3
 		fi
 		GDB=$(gdb_child_of "$XP")
 		kill -9 "$XP"
@@ -98,8 +109,10 @@ for mode in --all-stop --non-stop; do
 			# Seen twice (a CI rehearsal, a loaded run): gdb never reported
 			# the user's SIGCONT within 5 s, so neither xgdbprof nor the
 			# guardian knew of it, and the target was left stopped as the
-			# user's SIGSTOP asked. A known gap (issue 28 note, 2026-12-04),
-			# not what this check is for: said, not judged.
+			# user's SIGSTOP asked. The guardian now also looks for a
+			# pending SIGCONT in the target, but how that run came to
+			# leave it stopped is not reproduced (issue 28 note,
+			# 2026-12-04): said, not judged.
 			echo "ok - not judged: $mode: gdb never reported the user's SIGCONT within 5 s and the target was left stopped; continued by the test"
 			kill -CONT "$COUNTER_PID"
 		fi

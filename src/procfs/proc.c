@@ -209,6 +209,28 @@ bool proc_any_thread_in(pid_t pid, const char *states)
 	return found;
 }
 
+bool proc_signal_pending(pid_t pid, int sig)
+{
+	uint64_t bit = (uint64_t)1 << (sig - 1);
+	char path[96], buf[4096];
+	struct proc_status status;
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	if (read_proc_file(path, buf, sizeof buf) > 0 && proc_parse_status(buf, &status) == 0 &&
+	    (status.shared_pending & bit))
+		return true;
+	struct proc_thread *threads;
+	int n = proc_threads(pid, &threads, NULL);
+	bool found = false;
+	for (int i = 0; i < n && !found; i++) {
+		snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)pid, (int)threads[i].tid);
+		found = read_proc_file(path, buf, sizeof buf) > 0 && proc_parse_status(buf, &status) == 0 &&
+			(status.sig_pending & bit);
+	}
+	if (n >= 0)
+		free(threads);
+	return found;
+}
+
 int proc_exe_path(pid_t pid, char *buf, size_t size, struct xerr *e)
 {
 	char path[64];

@@ -45,6 +45,11 @@ int proc_threads(pid_t pid, struct proc_thread **out, struct xerr *e);
  * ("Tt": stopped or in a tracing stop). False if none is, or pid is gone. */
 bool proc_any_thread_in(pid_t pid, const char *states);
 
+/* True if signal sig is pending for pid: for the process (ShdPnd) or any
+ * of its threads (SigPnd). A signal sent to a traced thread waits there
+ * until its tracer lets the thread take it. False when none, or gone. */
+bool proc_signal_pending(pid_t pid, int sig);
+
 /* Reads one thread's stat; 0 ok, -1 if it is gone. */
 int proc_thread_read(pid_t pid, pid_t tid, struct proc_thread *out, struct xerr *e);
 

@@ -88,6 +88,11 @@ int proc_parse_status(const char *text, struct proc_status *out)
 		out->involuntary_switches = strtoull(involuntary, NULL, 10);
 	if (vm_data)
 		out->vm_data_kb = strtoull(vm_data, NULL, 10);
+	const char *sig_pending = line_value(text, "SigPnd:"), *shared_pending = line_value(text, "ShdPnd:");
+	if (sig_pending)
+		out->sig_pending = strtoull(sig_pending, NULL, 16);
+	if (shared_pending)
+		out->shared_pending = strtoull(shared_pending, NULL, 16);
 	return voluntary ? 0 : -1;
 }
 

@@ -46,6 +46,8 @@ struct proc_status {
 	uint64_t voluntary_switches;        /* voluntary_ctxt_switches */
 	uint64_t involuntary_switches;      /* nonvoluntary_ctxt_switches */
 	uint64_t vm_data_kb;                /* VmData: writable private memory, kB (0: no line, a kernel thread) */
+	uint64_t sig_pending;               /* SigPnd: the thread's pending signals, bit N-1 for signal N */
+	uint64_t shared_pending;            /* ShdPnd: the process's (thread group's) pending signals */
 };
 
 /* Reads each field from its own "Name:" line (a line's start, so

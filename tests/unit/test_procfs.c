@@ -423,6 +423,44 @@ static void test_thread_faults(void)
 	CHECK(proc_thread_faults(getpid(), 999999999) == -1);
 }
 
+static volatile sig_atomic_t usr2_taken;
+static void take_usr2(int sig)
+{
+	(void)sig;
+	usr2_taken++;
+}
+
+/* A blocked signal waits in SigPnd (sent to the thread) or ShdPnd (to the
+ * process), as a signal sent to a traced thread waits for its tracer: the
+ * guardian's proof of a user's SIGCONT gdb never reported. Mutation shown
+ * to fail: proc_parse_status reading SigPnd in decimal. */
+static void test_signal_pending(void)
+{
+	signal(SIGUSR2, take_usr2);
+	sigset_t usr2, old;
+	sigemptyset(&usr2);
+	sigaddset(&usr2, SIGUSR2);
+	CHECK(pthread_sigmask(SIG_BLOCK, &usr2, &old) == 0);
+	CHECK(!proc_signal_pending(getpid(), SIGUSR2));
+	CHECK(syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), SIGUSR2) == 0);
+	CHECK(proc_signal_pending(getpid(), SIGUSR2));
+	CHECK(!proc_signal_pending(getpid(), SIGCONT));
+	CHECK(pthread_sigmask(SIG_SETMASK, &old, NULL) == 0);
+	CHECK(usr2_taken == 1 && !proc_signal_pending(getpid(), SIGUSR2));
+	CHECK(pthread_sigmask(SIG_BLOCK, &usr2, &old) == 0);
+	CHECK(kill(getpid(), SIGUSR2) == 0);
+	CHECK(proc_signal_pending(getpid(), SIGUSR2));
+	CHECK(pthread_sigmask(SIG_SETMASK, &old, NULL) == 0);
+	CHECK(usr2_taken == 2 && !proc_signal_pending(getpid(), SIGUSR2));
+	CHECK(!proc_signal_pending(999999999, SIGUSR2));
+	/* bit 63: signal 64, the last real-time one */
+	struct proc_status status;
+	CHECK(proc_parse_status("SigPnd:\t8000000000000000\nShdPnd:\t0000000000020000\n"
+				"voluntary_ctxt_switches:\t1\n", &status) == 0);
+	CHECK(status.sig_pending == (uint64_t)1 << 63 && status.shared_pending == (uint64_t)1 << (SIGCONT - 1));
+	signal(SIGUSR2, SIG_DFL);
+}
+
 static void *sleep_briefly(void *arg)
 {
 	(void)arg;
@@ -461,6 +499,7 @@ int main(void)
 {
 	test_stat_fields();
 	test_thread_runnable_on();
+	test_signal_pending();
 	test_thread_faults();
 	test_stat_hostile_comm();
 	test_stat_comm_lengths();

@@ -31,7 +31,8 @@ src_recipe_librecipe_a_SOURCES = \
 dist_recipes_DATA += \
 	recipes/hot-cpu.recipe recipes/off-cpu.recipe recipes/panic.recipe \
 	recipes/sled-insert.recipe recipes/func-latency.recipe recipes/syscalls.recipe \
-	recipes/alloc.recipe recipes/heap.recipe recipes/locks.recipe recipes/heap-growth.recipe
+	recipes/alloc.recipe recipes/heap.recipe recipes/locks.recipe recipes/heap-growth.recipe \
+	recipes/syscall-counts.recipe
 
 # Test driver: runs a recipe against a text file of synthetic events.
 check_PROGRAMS += tests/recipe_run tests/unit/test_recipe tests/fuzz/replay_recipe

@@ -462,15 +462,24 @@ static int line_of(const struct recipe *r, size_t off)
 	return line;
 }
 
+/* Whether a map key is fixed for a site: none, or the probed function
+ * (`func`: the site's own name, as the counted event carries it). */
+static bool key_known_at_site(const struct expr *target)
+{
+	return target->nargs == 0 ||
+	       (target->nargs == 1 && target->args[0]->kind == E_IDENT && target->args[0]->builtin == B_FUNC);
+}
+
 /* Whether probe p only counts: no predicate, and every statement is
- * `@map = count();` with no key, into a map no other probe writes. */
+ * `@map = count();` or `@map[func] = count();`, into a map no other probe
+ * writes. */
 static bool only_counts(const struct recipe *r, const struct probe *p)
 {
 	if (p->kind != PROBE_FUNCTION || p->pred || p->body.n == 0)
 		return false;
 	for (size_t k = 0; k < p->body.n; k++) {
 		const struct stmt *st = p->body.v[k];
-		if (st->kind != S_MAP_ASSIGN || !st->target || st->target->nargs != 0 || !st->value ||
+		if (st->kind != S_MAP_ASSIGN || !st->target || !key_known_at_site(st->target) || !st->value ||
 		    st->value->builtin != B_COUNT)
 			return false;
 		for (size_t q = 0; q < r->prog.nprobes; q++) {

@@ -323,8 +323,10 @@ static int place_slots(struct session *s, struct entry_counter_spaces *spaces, s
 	 * tail lasts (the strata keep a rare caller's thread apart: with 2
 	 * slots glibc_churn's leak thread shared a churner's) */
 	uint64_t share = room / (spaces->to_place + 1);
-	if (share < 64)
+	if (share < 64 && !spaces->one_slot_will_do)
 		share = room < 64 ? room : 64;
+	else if (share < 8)
+		share = room < 8 ? room : 8;
 	uint64_t data_at = at8;
 	c->nslots = 8;
 	c->stride = 64;

@@ -430,8 +430,13 @@ int tracer_counters_plan(struct tracer *t, const struct arming *a, struct xerr *
 			snprintf(c->why, sizeof c->why, "an inlined copy has no entry of its own to count");
 			continue;
 		}
+		bool only_counted = site->entry_probes.n && !site->return_probes.n;
+		for (size_t k = 0; k < site->entry_probes.n; k++)
+			only_counted = only_counted && t->cfg->probes[site->entry_probes.v[k]].count_only;
+		t->counter_spaces.one_slot_will_do = only_counted;
 		rc = entry_counter_plan(t->s, t->sym, site->addr, site->size, avoid, navoid, &t->counter_spaces, c, e);
 	}
+	t->counter_spaces.one_slot_will_do = false;
 	free(avoid);
 	return rc;
 }
@@ -471,6 +476,9 @@ int tracer_counters_install(struct tracer *t, struct xerr *e)
 			fprintf(stderr, "xgdbprof: entry counter at 0x%" PRIx64 " (%s): jump at 0x%" PRIx64 ", code at 0x%" PRIx64
 				", counter at 0x%" PRIx64 "\n", t->counters[i].site, t->probes.sites[i].name,
 				t->counters[i].patch, t->counters[i].tramp, t->counters[i].counter);
+		else if (t->cfg->verbose && (site->entry_probes.n || site->return_probes.n))
+			fprintf(stderr, "xgdbprof: no entry counter at 0x%" PRIx64 " (%s): %s\n", site->addr,
+				site->name ? site->name : "?", t->counters[i].why[0] ? t->counters[i].why : "not tried");
 	}
 	return 0;
 }

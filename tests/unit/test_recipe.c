@@ -131,6 +131,31 @@ static void test_options_and_probes(void)
 	recipe_free(r);
 }
 
+/* Which probes only count (no breakpoint where a counter goes in): no
+ * key or the probed function's name as the key, no predicate, nothing but
+ * count(), into a map no other probe writes. Mutation shown to fail:
+ * key_known_at_site accepting any one key. */
+static void test_count_only(void)
+{
+	static const struct { const char *text; bool only; } cases[] = {
+		{ "function \"f\" { @c = count(); }", true },
+		{ "function /^(read|write)$/ { @calls[func] = count(); }", true },
+		{ "function \"f\" { @c[tid] = count(); }", false },
+		{ "function \"f\" { @c[func, tid] = count(); }", false },
+		{ "function \"f\" { @c[ustack] = count(); }", false },
+		{ "function \"f\" /tid == 1/ { @c[func] = count(); }", false },
+		{ "function \"f\" { @c[func] = sum(arg0); }", false },
+		{ "function \"f\" { @c[func] = count(); }\nfunction \"g\" { @c[func] = count(); }", false },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct recipe *r = load(cases[i].text);
+		struct probe_spec spec;
+		CHECK_MSG(r && recipe_probe(r, 0, &spec) == 0 && spec.count_only == cases[i].only, "%s: count_only %d",
+			  cases[i].text, r ? (int)spec.count_only : -1);
+		recipe_free(r);
+	}
+}
+
 static void test_runtime_error(void)
 {
 	struct recipe *r = load("begin { $z = 0; printf(\"%d\\n\", 1 / $z); }");
@@ -381,6 +406,7 @@ int main(void)
 	test_hist_and_predicate();
 	test_map_limit();
 	test_options_and_probes();
+	test_count_only();
 	test_runtime_error();
 	test_format_calls();
 	test_needs();

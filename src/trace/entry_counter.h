@@ -109,7 +109,7 @@ struct entry_counter_spaces {
 	bool one_slot_will_do;         /* set by the caller for the next plan: a site whose calls are only
 				       * counted (no hit is weighed by its slot's stratum) takes as little
 				       * as one 8-byte slot of a short tail, so more sites fit (libc's
-				       * tail is 176 bytes: 3 sites at 64 bytes, 22 at 8) */
+				       * tail is 176 bytes: 22 sites at 8 bytes each; 3 when each wanted 64) */
 };
 
 /* Plans a counter for the out-of-line function at site, size bytes long,

@@ -49,6 +49,7 @@ within() {   # within X TRUTH LOW_FACTOR HIGH_FACTOR
 
 for prog in locks_c locks_rust; do
 	OUT=$TMP/$prog-exact
+	load_begin
 	"$XGDBPROF" --all-stop --recipe "$TMP/exact.recipe" -o "$OUT" -- "$FIXTURES/$prog" 3 3 2000 >"$OUT.out" 2>"$OUT.err"
 	hot=$(truth "$OUT.out" hot_lock)
 	quiet=$(truth "$OUT.out" quiet_lock)
@@ -64,7 +65,10 @@ for prog in locks_c locks_rust; do
 	check "$prog: traced exactly, ${waits:-no} waits for the program's $n contended acquisitions (within 2)" \
 		test -n "$waits" -a -n "$n" -a "${waits:-0}" -le "$((${n:-0} + 2))" -a "${waits:-0}" -ge "$((${n:-0} - 2))"
 	held=$(grep -o 'held p50 [^,]*' <<<"$b" | us p50)
-	check "$prog: hold p50 ${held:-?} us within 50% of the program's ${hold:-?} us" within "$held" "$hold" 0.5 1.5
+	# a hold is timed by the holder's clock less our stops, but counts its
+	# waits for a CPU (docs/locks.md, "Time"): under other load it grows
+	# (4.7 ms against 2.1 in a run beside two CPU-bound loops, load 10)
+	check_timing "$prog: hold p50 ${held:-?} us within 50% of the program's ${hold:-?} us" within "$held" "$hold" 0.5 1.5
 	check "$prog: the waits and holds as latency histograms" \
 		sh -c "grep -A20 '^#1 contended' '$OUT.out' | grep -q '^   wait:\$' && grep -A40 '^#1 contended' '$OUT.out' | grep -q '^   held:\$'"
 	check "$prog: the uncontended lock ($quiet) is not in the report" \

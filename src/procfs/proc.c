@@ -94,6 +94,14 @@ int proc_thread_syscall(pid_t pid, pid_t tid, struct proc_syscall *out)
 	return proc_parse_syscall(buf, out);
 }
 
+/* /proc/PID/task/TID/stat parsed: 0, or -1 when gone or unreadable. */
+static int read_thread_stat(pid_t pid, pid_t tid, struct proc_stat *st)
+{
+	char path[96], stat[1024];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	return read_small_file(path, stat, sizeof stat) < 0 || proc_parse_stat(stat, st) < 0 ? -1 : 0;
+}
+
 int proc_thread_on_cpu(pid_t pid, pid_t tid, char *where, size_t size)
 {
 	char path[96], buf[257];
@@ -113,21 +121,17 @@ int proc_thread_on_cpu(pid_t pid, pid_t tid, char *where, size_t size)
 	if (where)
 		proc_parse_kernel_stack(buf, where, size);
 	struct proc_stat st;
-	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	char stat[1024];
-	if (read_small_file(path, stat, sizeof stat) < 0 || proc_parse_stat(stat, &st) < 0)
+	if (read_thread_stat(pid, tid, &st) < 0)
 		return -1;
 	return st.processor == sched_getcpu() ? -1 : 0;
 }
 
 int64_t proc_thread_faults_at(pid_t pid, pid_t tid, int *processor)
 {
-	char path[96], stat[1024];
 	struct proc_stat st;
 	if (processor)
 		*processor = -1;
-	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	if (read_small_file(path, stat, sizeof stat) < 0 || proc_parse_stat(stat, &st) < 0)
+	if (read_thread_stat(pid, tid, &st) < 0)
 		return -1;
 	if (processor)
 		*processor = st.processor;
@@ -136,10 +140,8 @@ int64_t proc_thread_faults_at(pid_t pid, pid_t tid, int *processor)
 
 int proc_thread_runnable_on(pid_t pid, pid_t tid)
 {
-	char path[96], stat[1024];
 	struct proc_stat st;
-	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	if (read_small_file(path, stat, sizeof stat) < 0 || proc_parse_stat(stat, &st) < 0 || st.state != 'R')
+	if (read_thread_stat(pid, tid, &st) < 0 || st.state != 'R')
 		return -1;
 	return st.processor;
 }

@@ -103,7 +103,7 @@ static int plan_tick(struct sampler *sp, struct xerr *e)
 		t->busy = had_history && ran_ns * 20 >= now - sp->last_plan_ns;
 		switch (sp->cfg->threads) {
 		case SAMPLER_THREADS_RUNNING:
-			if (had_history && ran_ns * 20 >= now - sp->last_plan_ns) {
+			if (t->busy) {
 				sp->stats->ran_rounds++;
 				sp->stats->ran_not_runnable += t->proc.state != 'R';
 			}
@@ -111,7 +111,7 @@ static int plan_tick(struct sampler *sp, struct xerr *e)
 			 * previous tick. The second half keeps out sleeping threads
 			 * that are runnable only because our last resume woke them
 			 * and they wait for a CPU to go back to sleep. */
-			t->wanted = t->proc.state == 'R' && had_history && ran_ns * 20 >= now - sp->last_plan_ns;
+			t->wanted = t->proc.state == 'R' && t->busy;
 			break;
 		case SAMPLER_THREADS_ALL:
 			t->wanted = true;
@@ -433,7 +433,7 @@ static int all_threads_at_once(struct sampler *sp, struct sampler_stats *st, str
 			/* off its CPU: stopped with the rest, not an on-CPU
 			 * sample (one_thread_at_a_time says why) */
 			t->walk = t->wanted = false;
-			sp->stats->off_cpu_when_asked++;
+			st->off_cpu_when_asked++;
 		}
 	}
 	uint64_t stop_start = monotonic_ns(), t_stopped;

@@ -309,6 +309,16 @@ static int learn_register_numbers(struct tracer *t, struct xerr *e)
 	return 0;
 }
 
+/* Whether every probe at site only counts (recipe_probe's count_only)
+ * and none is a return probe: its calls need a counter, no breakpoint. */
+static bool site_only_counts(const struct tracer *t, const struct site *site)
+{
+	bool only = site->entry_probes.n && !site->return_probes.n;
+	for (size_t k = 0; k < site->entry_probes.n; k++)
+		only = only && t->cfg->probes[site->entry_probes.v[k]].count_only;
+	return only;
+}
+
 int tracer_insert_probes(struct tracer *t, const struct arming *a, struct xerr *e)
 {
 	/* Non-stop: gdb inserts breakpoints with the threads running (a
@@ -330,9 +340,7 @@ int tracer_insert_probes(struct tracer *t, const struct arming *a, struct xerr *
 		rc = insert_fork_catchpoint(t, e);
 	for (size_t i = 0; rc == 0 && i < t->probes.nsites; i++) {
 		struct site *site = &t->probes.sites[i];
-		site->counted_only = site->entry_probes.n && !site->return_probes.n;
-		for (size_t k = 0; k < site->entry_probes.n; k++)
-			site->counted_only = site->counted_only && t->cfg->probes[site->entry_probes.v[k]].count_only;
+		site->counted_only = site_only_counts(t, site);
 		/* a site that only counts, with a counter to come: no breakpoint
 		 * (tracer_counters_install inserts one if the counter fails) */
 		if (site->counted_only && i < t->ncounters && t->counters[i].planned)
@@ -430,10 +438,7 @@ int tracer_counters_plan(struct tracer *t, const struct arming *a, struct xerr *
 			snprintf(c->why, sizeof c->why, "an inlined copy has no entry of its own to count");
 			continue;
 		}
-		bool only_counted = site->entry_probes.n && !site->return_probes.n;
-		for (size_t k = 0; k < site->entry_probes.n; k++)
-			only_counted = only_counted && t->cfg->probes[site->entry_probes.v[k]].count_only;
-		t->counter_spaces.one_slot_will_do = only_counted;
+		t->counter_spaces.one_slot_will_do = site_only_counts(t, site);
 		rc = entry_counter_plan(t->s, t->sym, site->addr, site->size, avoid, navoid, &t->counter_spaces, c, e);
 	}
 	t->counter_spaces.one_slot_will_do = false;

@@ -12,8 +12,21 @@ COLUMNS=10000; export COLUMNS
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/xgdbprof-test.XXXXXX")
 TEST_FAILURES=0
 TEST_PIDS=""
+# kill_own_child PID: SIGKILL, only if PID is still a child of this shell.
+# bash reaps a background job the moment it exits, so the pid of one that
+# ended early is free, and the suite wraps pid_max (32768) in minutes: a
+# bare "kill -9 $pid" at the end of a test can hit another test's process.
+kill_own_child() {
+	local stat parent
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	parent=${stat##*) }   # after the command name, which may hold anything
+	parent=${parent#* }
+	parent=${parent%% *}
+	[ "$parent" = "$$" ] || [ "$parent" = "${BASHPID:-$$}" ] || return 0
+	kill -9 "$1" 2>/dev/null
+}
 cleanup_test() {
-	for p in $TEST_PIDS; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	for p in $TEST_PIDS; do kill_own_child "$p"; wait "$p" 2>/dev/null; done
 	rm -rf "$TMP"
 }
 trap cleanup_test EXIT

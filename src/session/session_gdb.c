@@ -234,14 +234,24 @@ static bool xgdbprof_held_target_too_long(pid_t xgdbprof, pid_t target, uint64_t
  * wakes threads left stopped (restore.h, with no remembered byte: every
  * int3 that differs from the file is gdb's). xgdbprof, once continued, finds
  * gdb gone and takes its gdb-lost path: it reports and exits. */
-static void heal_for_stopped_xgdbprof(pid_t target, pid_t gdb, const struct restore_set *ours)
+/* Whether pid is still the gdb the guardian was started beside. gdb is
+ * xgdbprof's child, not ours: once xgdbprof is gone, gdb is reaped by
+ * someone else and its pid is free. A suite run wraps pid_max (32768) in
+ * minutes, and a guardian that signalled the bare pid killed another
+ * program's gdb (test_mi_conn's: "killed by signal 9" nothing in it sent). */
+static bool still_our_gdb(pid_t gdb, uint64_t gdb_started)
+{
+	return gdb > 0 && gdb_started && proc_start_ticks(gdb) == gdb_started;   /* 0 once a zombie */
+}
+
+static void heal_for_stopped_xgdbprof(pid_t target, pid_t gdb, uint64_t gdb_started, const struct restore_set *ours)
 {
 	struct timespec tick = { 0, 10 * 1000 * 1000 };
-	if (gdb > 0) {
+	if (still_our_gdb(gdb, gdb_started)) {
 		kill(gdb, SIGTERM);
-		for (int i = 0; i < 100 && kill(gdb, 0) == 0 && proc_state(gdb) != 'Z'; i++)
+		for (int i = 0; i < 100 && still_our_gdb(gdb, gdb_started); i++)
 			nanosleep(&tick, NULL);
-		if (kill(gdb, 0) == 0 && proc_state(gdb) != 'Z')
+		if (still_our_gdb(gdb, gdb_started))
 			kill(gdb, SIGKILL);
 	}
 	struct restore_report report;
@@ -257,7 +267,7 @@ static void heal_for_stopped_xgdbprof(pid_t target, pid_t gdb, const struct rest
  * someone else stopped it (GUARDIAN_STOPPED_BY_OTHER, no
  * GUARDIAN_CONTINUED since): gdb's detach delivers that stop, and the
  * target is left as its user asked. Never returns. */
-static void guard(int fd, pid_t target, pid_t gdb)
+static void guard(int fd, pid_t target, pid_t gdb, uint64_t gdb_started)
 {
 	/* gdb must see its input close when we die: no copy of its pipes here. */
 	long max_fd = sysconf(_SC_OPEN_MAX);
@@ -278,12 +288,16 @@ static void guard(int fd, pid_t target, pid_t gdb)
 	 * from the files */
 	struct restore_set ours;
 	restore_set_init(&ours, target);
+	/* the target's pid may be another program's by the time we act, as
+	 * gdb's may (still_our_gdb): a stranger is not continued */
+	uint64_t target_started = proc_start_ticks(target);
 	for (;;) {
 		struct pollfd wait_for_word = { .fd = fd, .events = POLLIN };
 		int ready = poll(&wait_for_word, 1, healed ? -1 : GUARDIAN_WATCH_MS);
 		if (ready == 0) {
-			if (xgdbprof_held_target_too_long(xgdbprof, target, &xgdbprof_stopped_since)) {
-				heal_for_stopped_xgdbprof(target, gdb, &ours);
+			if (xgdbprof_held_target_too_long(xgdbprof, target, &xgdbprof_stopped_since) &&
+			    proc_start_ticks(target) == target_started) {
+				heal_for_stopped_xgdbprof(target, gdb, gdb_started, &ours);
 				healed = true;
 			}
 			continue;
@@ -321,7 +335,7 @@ static void guard(int fd, pid_t target, pid_t gdb)
 	 * runs). It waits in the target's pending signals. Looked for while gdb
 	 * detaches and after: gdb's detach delivers the held SIGSTOP, and the
 	 * SIGCONT, sent before it, stays pending in the stopped target. */
-	for (int i = 0; i < 3000 && gdb > 0 && kill(gdb, 0) == 0; i++) {
+	for (int i = 0; i < 3000 && still_our_gdb(gdb, gdb_started); i++) {
 		if (stopped_by_other && proc_signal_pending(target, SIGCONT))
 			stopped_by_other = false;
 		nanosleep(&tick, NULL);
@@ -340,7 +354,7 @@ static void guard(int fd, pid_t target, pid_t gdb)
 		ours.leave_stopped = stopped_by_other;
 		restore_set_after_gdb_died(&ours, 2000, &report, NULL);
 	}
-	if (stopped_by_other)
+	if (stopped_by_other || proc_start_ticks(target) != target_started)
 		_exit(0);
 	/* Another tracer that came since is left alone: untraced threads only;
 	 * a calm second, as the pending SIGSTOP lands when its thread runs. */
@@ -365,6 +379,7 @@ void session_start_guardian(struct session *s, pid_t target)
 	/* Our side never waits on a guardian that does not read (stopped). */
 	fcntl(fds[1], F_SETFL, O_NONBLOCK);
 	pid_t gdb = mi_conn_gdb_pid(s->gdb);
+	uint64_t gdb_started = gdb > 0 ? proc_start_ticks(gdb) : 0;
 	fflush(NULL);
 	pid_t child = fork();
 	if (child == 0) {
@@ -372,7 +387,7 @@ void session_start_guardian(struct session *s, pid_t target)
 		signal(SIGQUIT, SIG_IGN);
 		signal(SIGHUP, SIG_IGN);
 		signal(SIGTSTP, SIG_IGN);
-		guard(fds[0], target, gdb);
+		guard(fds[0], target, gdb, gdb_started);
 	}
 	close(fds[0]);
 	if (child < 0) {

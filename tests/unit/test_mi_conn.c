@@ -109,7 +109,7 @@ static void test_basic_calls(void)
 	CHECK(mi_conn_next_event(c, 0, &r, &err) == 0 && r == NULL);
 	CHECK(mi_conn_next_event(c, 150, &r, &err) == 0);
 	long long waited = elapsed_ms(&start);
-	CHECK(waited >= 140 && waited < 2000);
+	CHECK(waited >= 140 && waited < 5000);
 
 	CHECK(mi_conn_close(c, 5000) == 0);
 }
@@ -196,14 +196,15 @@ static void test_session(void)
 	CHECK(mi_conn_call(c, 5000, NULL, &err, "-break-delete", NULL) == 0);
 	struct timespec start;
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	CHECK(mi_conn_call(c, 200, &r, &err, "-data-evaluate-expression", "slow_function(1200)", NULL) == -1);
+	CHECK(mi_conn_call(c, 200, &r, &err, "-data-evaluate-expression", "slow_function(3000)", NULL) == -1);
 	long long waited = elapsed_ms(&start);
-	CHECK(r == NULL && waited >= 190 && waited < 1000);
+	/* under 2.5 s: it gave up at its timeout, not when the answer came */
+	CHECK(r == NULL && waited >= 190 && waited < 2500);
 	CHECK_STR(err.message, "gdb did not answer -data-evaluate-expression within 200 ms");
 	CHECK(mi_conn_call(c, 10000, &r, &err, "-data-evaluate-expression", "7*6", NULL) == 0);
 	CHECK_STR(r ? mi_value_get_string(r->results, "value") : NULL, "42");
 	mi_record_free(r);
-	CHECK(elapsed_ms(&start) >= 1150);
+	CHECK(elapsed_ms(&start) >= 2950);
 
 	/* Run to the end: the threads exit, libm comes and goes, exit code 3. */
 	CHECK(mi_conn_call(c, 5000, NULL, &err, "-exec-continue", NULL) == 0);
@@ -288,7 +289,7 @@ static bool test_cancel_once(bool last_try)
 	struct mi_record *r;
 	CHECK(mi_conn_next_event(c, -1, &r, &err) == 0);
 	long long waited = elapsed_ms(&start);
-	CHECK(waited >= 190 && waited < 1500);
+	CHECK(waited >= 190 && waited < 5000);
 	int called = mi_conn_call(c, -1, NULL, &err, "-gdb-version", NULL);
 	/* Twice in CI's ASan run (2 unit tests at a time, pid_max 32768) gdb
 	 * was found killed by a SIGKILL nothing in this test sends, during the

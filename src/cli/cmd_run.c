@@ -949,7 +949,8 @@ static int run_trace(struct run_context *rc, const struct sampler_config *cfg, c
 		if (tstats->counters_installed || tstats->panic_counter_installed)
 			recipe_run_set_coverage_counted(rc->run, tstats->entries_counted + (double)tstats->panics_counted,
 							tstats->counters_complete && !tstats->panic_counter_installed,
-							tstats->site_scales, tstats->nsite_scales, tstats->weighted_hits,
+							tstats->site_scales, tstats->site_sum_scales, tstats->nsite_scales,
+							tstats->weighted_hits,
 							tstats->counted_no_stop_sites > 0);
 		recipe_run_set_seconds(rc->run, tstats->run.elapsed_s);
 	}

@@ -118,10 +118,12 @@ struct event {
 	/* FUNCTION_ENTRY with weighted set: the site's index among the
 	 * producer's counted sites (trace/entry_counter.h), whose hits stand
 	 * each for an equal share of the calls counted there over the run;
-	 * weight is that share as known so far (calls counted / hits) */
+	 * weight is that share as known so far (calls counted / hits);
+	 * sum_weight, when > 0, what the value the site's probes sum stands
+	 * for (the counter's total of that argument over its hits' values) */
 	bool weighted;
 	int weight_site;
-	double weight;
+	double weight, sum_weight;
 	const struct stack *stack;
 	struct event_walk {
 		const uint64_t *pcs;     /* 0 entries when reused */
@@ -182,6 +184,12 @@ struct probe_spec {
 				  * without keys (`@calls = count();`): the producer may count the
 				  * calls without seeing them one by one (one event at the end,
 				  * weighted by their number) */
+	/* FUNCTION: every sum() of its body adds the same argument register,
+	 * arg<summed_arg> (0..2), directly or through a variable that holds
+	 * it: the producer may total that register over every call (the bytes
+	 * asked of an allocator) */
+	bool sums_one_arg;
+	unsigned summed_arg;
 };
 
 /* "function", "return", "syscall", ... as a recipe spells the kind. */

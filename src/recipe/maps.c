@@ -22,7 +22,7 @@ struct map {
 	uint64_t dropped;
 	int64_t window;               /* map_set_window */
 	int weight_site;              /* map_set_weight (< 0: none) */
-	double weight;
+	double weight, sum_weight;
 
 	struct map_entry **entries;   /* insertion order */
 	size_t len, cap;
@@ -426,7 +426,7 @@ static int map_entry_update(struct map *m, struct map_entry *e, int64_t x, const
 		}
 		v->wn++;
 		v->wcount += m->weight;
-		v->wsum += m->weight * (double)x;
+		v->wsum += m->sum_weight * (double)x;
 		v->wxsum = (int64_t)((uint64_t)v->wxsum + (uint64_t)x);
 	}
 	switch (m->agg) {
@@ -565,10 +565,11 @@ void map_set_window(struct map *m, int64_t window)
 	m->window = window;
 }
 
-void map_set_weight(struct map *m, int site, double weight)
+void map_set_weight(struct map *m, int site, double weight, double sum_weight)
 {
 	m->weight_site = site;
 	m->weight = weight;
+	m->sum_weight = sum_weight > 0 ? sum_weight : weight;
 }
 
 int64_t map_lhist_step(const struct map *m)
@@ -906,8 +907,10 @@ bool map_counted_estimate(const struct map_value *v, bool is_sum, const struct m
 		for (size_t k = 0; k < v->nstrata; k++) {
 			size_t id = (size_t)v->strata[k].id;
 			double scale = id < c->nsite_scales ? c->site_scales[id] : 0;
+			double sum_scale = c->site_sum_scales && id < c->nsite_scales && c->site_sum_scales[id] > 0
+						   ? c->site_sum_scales[id] : scale;
 			wcount += (double)v->strata[k].n * scale;
-			wsum += (double)v->strata[k].xsum * scale;
+			wsum += (double)v->strata[k].xsum * sum_scale;
 		}
 	}
 	*estimate = is_sum ? wsum + (double)(v->sum - v->wxsum) / share

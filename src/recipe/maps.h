@@ -135,8 +135,9 @@ int map_update(struct map *m, const struct map_key *keys, int64_t x, const char 
  * each entry counts the distinct windows it was updated in. */
 void map_set_window(struct map *m, int64_t window);
 /* The counted site (< 0: none) and weight so far of the updates that
- * follow: see map_value. */
-void map_set_weight(struct map *m, int site, double weight);
+ * follow, and of their summed values (sum_weight 0: as the update):
+ * see map_value. */
+void map_set_weight(struct map *m, int site, double weight, double sum_weight);
 
 /* live(ptr, size): records one allocation under keys (as map_update). */
 int map_update_live(struct map *m, const struct map_key *keys, uint64_t addr, int64_t size, uint64_t seq);
@@ -207,6 +208,9 @@ struct map_coverage {
 	const double *site_scales;  /* per counted site: calls counted / hits (each of its hits
 			       * stands for that many); updates without a site divide by
 			       * armed_share */
+	const double *site_sum_scales;  /* the same length or NULL: per stratum, what a summed value
+			       * stands for where the target totals it (0: weigh it as its
+			       * update, by site_scales) */
 	size_t nsite_scales;
 	bool counted_all;     /* every probed site was counted */
 	bool counted_no_stops;/* some sites only counted, with no breakpoint */

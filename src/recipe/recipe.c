@@ -496,6 +496,52 @@ static bool only_counts(const struct recipe *r, const struct probe *p)
 	return true;
 }
 
+/* The argument register (0..2: rdi, rsi, rdx) every sum() of probe p
+ * adds: `sum(argN)`, or `sum($v)` where $v was last set to argN by a
+ * plain assignment before it; -1 when there is no sum, or one adds
+ * anything else, or the body branches (an if: what holds is not known at
+ * the sum). */
+static int summed_argument(const struct probe *p)
+{
+	if (p->kind != PROBE_FUNCTION)
+		return -1;
+	enum { MAX_VARS = 64 };
+	int var_arg[MAX_VARS];
+	for (int k = 0; k < MAX_VARS; k++)
+		var_arg[k] = -1;
+	int summed = -1;
+	for (size_t k = 0; k < p->body.n; k++) {
+		const struct stmt *st = p->body.v[k];
+		if (st->kind == S_IF)
+			return -1;
+		const struct expr *value = st->value;
+		int arg = -1;
+		if (value && value->kind == E_IDENT && value->builtin == B_INT_ARG)
+			arg = value->s[3] - '0';
+		if (st->kind == S_VAR_ASSIGN && st->target) {
+			if (st->target->slot < 0 || st->target->slot >= MAX_VARS)
+				return -1;
+			var_arg[st->target->slot] = arg;
+			continue;
+		}
+		if (st->kind != S_MAP_ASSIGN || !value || value->builtin != B_SUM)
+			continue;
+		const struct expr *what = value->nargs == 1 ? value->args[0] : NULL;
+		if (!what)
+			return -1;
+		if (what->kind == E_IDENT && what->builtin == B_INT_ARG)
+			arg = what->s[3] - '0';
+		else if (what->kind == E_VAR && what->slot >= 0 && what->slot < MAX_VARS)
+			arg = var_arg[what->slot];
+		else
+			return -1;
+		if (arg < 0 || arg > 2 || (summed >= 0 && summed != arg))
+			return -1;
+		summed = arg;
+	}
+	return summed;
+}
+
 int recipe_probe(const struct recipe *r, size_t i, struct probe_spec *out)
 {
 	if (i >= r->prog.nprobes)
@@ -509,6 +555,9 @@ int recipe_probe(const struct recipe *r, size_t i, struct probe_spec *out)
 	out->recipe_line = line_of(r, p->loc.off);
 	out->entry_registers = p->reads_entry_registers;
 	out->count_only = only_counts(r, p);
+	int summed = summed_argument(p);
+	out->sums_one_arg = summed >= 0;
+	out->summed_arg = summed >= 0 ? (unsigned)summed : 0;
 	if (p->spec_kind == PROBE_SPEC_FILELINE) {
 		out->file = p->spec_file;
 		out->line = p->spec_line;

@@ -198,7 +198,8 @@ struct map_coverage;
 const struct map_coverage *recipe_run_coverage(const struct recipe_run *run);
 
 void recipe_run_set_coverage_counted(struct recipe_run *run, double counted, bool all_sites, const double *site_scales,
-				     size_t nsite_scales, uint64_t weighted_hits, bool no_stops);
+				     const double *site_sum_scales, size_t nsite_scales, uint64_t weighted_hits,
+				     bool no_stops);
 /* The traced run's length (wall seconds): count() and sum() maps then also
  * print their whole-run estimates as rates per second. 0: no rates. */
 void recipe_run_set_seconds(struct recipe_run *run, double seconds);

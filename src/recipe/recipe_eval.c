@@ -213,7 +213,8 @@ const struct map_coverage *recipe_run_coverage(const struct recipe_run *run)
 }
 
 void recipe_run_set_coverage_counted(struct recipe_run *run, double counted, bool all_sites, const double *site_scales,
-				     size_t nsite_scales, uint64_t weighted_hits, bool no_stops)
+				     const double *site_sum_scales, size_t nsite_scales, uint64_t weighted_hits,
+				     bool no_stops)
 {
 	bool usable = counted > 0 && nsite_scales > 0 && weighted_hits > 0 && (run->coverage.armed_share < 1 || no_stops);
 	run->coverage.counted_no_stops = usable && no_stops;
@@ -221,6 +222,7 @@ void recipe_run_set_coverage_counted(struct recipe_run *run, double counted, boo
 	run->coverage.counted_all = usable && all_sites;
 	run->coverage.counted_seen = usable ? weighted_hits : 0;
 	run->coverage.site_scales = usable ? site_scales : NULL;
+	run->coverage.site_sum_scales = usable ? site_sum_scales : NULL;
 	run->coverage.nsite_scales = usable ? nsite_scales : 0;
 }
 
@@ -888,9 +890,9 @@ static int exec_stmt(struct recipe_run *run, const struct stmt *s)
 		struct map *m = run->maps[s->target->map->index];
 		map_set_window(m, run->ev ? run->ev->window : 0);
 		if (run->ev && run->ev->weighted)
-			map_set_weight(m, run->ev->weight_site, run->ev->weight);
+			map_set_weight(m, run->ev->weight_site, run->ev->weight, run->ev->sum_weight);
 		else
-			map_set_weight(m, -1, 0);
+			map_set_weight(m, -1, 0, 0);
 		struct val v = {0};
 		const struct expr *x = s->value;
 		if (x->type == T_AGG && x->builtin == B_LIVE) {

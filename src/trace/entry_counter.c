@@ -5,6 +5,7 @@
 #include "session/probes.h"
 #include "util/array.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -33,8 +34,16 @@ static const uint8_t PROLOGUE[] = { 0x48, 0x8d, 0x64, 0x24, 0x80, 0x9c, 0x50, 0x
 #define PROLOGUE_FOLD1_AT 14     /* shr $21,%rax's immediate */
 #define PROLOGUE_FOLD2_AT 21     /* shr $2,%rcx's */
 #define PROLOGUE_SHIFT_AT 30     /* the shl's: log2 of the slots' stride */
-static const uint8_t EPILOGUE[] = { 0xf0, 0x48, 0xff, 0x04, 0x01, 0x59, 0x58, 0x9d,
-				    0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00 };
+static const uint8_t INCREMENT[] = { 0xf0, 0x48, 0xff, 0x04, 0x01 };
+/* With a summed argument: lock add %REG,8(%rcx,%rax), the ModRM's reg
+ * field set per counter (SUM_REG_FIELD); the first instruction, which runs
+ * before the jump, must leave that register as the call gave it. */
+static const uint8_t SUM[] = { 0xf0, 0x48, 0x01, 0x44, 0x01, 0x08 };
+#define SUM_MODRM_AT 3
+static const uint8_t SUM_REG_FIELD[3] = { 7, 6, 2 };   /* arg0..arg2: rdi, rsi, rdx */
+static const char *const SUM_REG_NAMES[3][4] = {
+	{ "%rdi", "%edi", "%di", "%dil" }, { "%rsi", "%esi", "%si", "%sil" }, { "%rdx", "%edx", "%dx", "%dl" } };
+static const uint8_t EPILOGUE[] = { 0x59, 0x58, 0x9d, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00 };
 #define JMP_LEN 5
 #define MAX_FUNCTION_CHECK (256u * 1024u)
 
@@ -47,6 +56,13 @@ static int why(struct entry_counter *c, const char *fmt, ...)
 	va_end(ap);
 	c->planned = false;
 	return 0;
+}
+
+/* The counter will count calls without totalling the argument. */
+static void no_sum(struct entry_counter *c, const char *reason)
+{
+	c->sums = false;
+	snprintf(c->sum_why, sizeof c->sum_why, "%s", reason);
 }
 
 static bool fits_rel32(uint64_t from_next, uint64_t to)
@@ -309,9 +325,11 @@ static int place_slots(struct session *s, struct entry_counter_spaces *spaces, s
 		       struct entry_counter *c, struct xerr *e)
 {
 	struct entry_counter_space *sp = &spaces->v[code_index], *dsp = &spaces->v[data_index];
-	c->tramp_len = (uint8_t)(sizeof PROLOGUE + 4 + sizeof EPILOGUE + c->moved_len + JMP_LEN);
+	c->tramp_len = (uint8_t)(sizeof PROLOGUE + 4 + sizeof INCREMENT + sizeof EPILOGUE + c->moved_len + JMP_LEN);
 	if (c->tramp_len > ENTRY_COUNTER_TRAMP)
 		return why(c, "its first instructions are too long to move");
+	if (c->sums && c->tramp_len + sizeof SUM > ENTRY_COUNTER_TRAMP)
+		no_sum(c, "its first instructions leave no room in the counting code for the total");
 	/* 8 slots, a cache line apart when the tail holds 512 bytes for
 	 * each counter still to place, else closer (down to 8 bytes: threads
 	 * apart, for the estimates' strata, though some then share a line);
@@ -323,8 +341,10 @@ static int place_slots(struct session *s, struct entry_counter_spaces *spaces, s
 	 * tail lasts (the strata keep a rare caller's thread apart: with 2
 	 * slots glibc_churn's leak thread shared a churner's) */
 	uint64_t share = room / (spaces->to_place + 1);
-	if (share < 64 && !spaces->one_slot_will_do)
-		share = room < 64 ? room : 64;
+	/* a total beside each count needs 16 bytes a slot */
+	uint64_t least = c->sums ? 128 : 64;
+	if (share < least && !spaces->one_slot_will_do)
+		share = room < least ? room : least;
 	else if (share < 8)
 		share = room < 8 ? room : 8;
 	uint64_t data_at = at8;
@@ -336,6 +356,10 @@ static int place_slots(struct session *s, struct entry_counter_spaces *spaces, s
 		c->stride = share >= 256 ? 32 : share >= 128 ? 16 : 8;
 	while (c->nslots > 1 && c->stride * c->nslots > share)
 		c->nslots /= 2;
+	if (c->sums && c->stride < 16)
+		no_sum(c, "its slots are 8 bytes apart (a short .bss tail): no room beside the count");
+	if (c->sums)
+		c->tramp_len = (uint8_t)(c->tramp_len + sizeof SUM);
 	if (sp->code_next + ENTRY_COUNTER_TRAMP > sp->code_end)
 		return why(c, "its module's code segment ends on a page boundary, or too close to one: no unused "
 			   "bytes there for the counting code");
@@ -358,10 +382,13 @@ static int place_slots(struct session *s, struct entry_counter_spaces *spaces, s
 }
 
 int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site, uint64_t size, const uint64_t *avoid,
-		       size_t navoid, struct entry_counter_spaces *spaces, struct entry_counter *c, struct xerr *e)
+		       size_t navoid, int sum_arg, struct entry_counter_spaces *spaces, struct entry_counter *c,
+		       struct xerr *e)
 {
 	memset(c, 0, sizeof *c);
 	c->site = site;
+	c->sums = sum_arg >= 0 && sum_arg <= 2;
+	c->sum_arg = c->sums ? (unsigned)sum_arg : 0;
 	if (size == 0)
 		return why(c, "its size is not known");
 	if (size > MAX_FUNCTION_CHECK)
@@ -374,6 +401,13 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 		return why(c, "gdb could not decode its first instructions");
 	if (!insns[0].text[0] || arch_insn_transfers_control(insns[0].text))
 		return why(c, "its first instruction does not fall through (%s)", insns[0].text);
+	for (int r = 0; c->sums && r < 4; r++) {
+		const char *at = strstr(insns[0].text, SUM_REG_NAMES[c->sum_arg][r]);
+		/* "%di" is in "%dil", "%dl" in nothing else: a whole name only */
+		size_t len = strlen(SUM_REG_NAMES[c->sum_arg][r]);
+		if (at && !isalnum((unsigned char)at[len]))
+			no_sum(c, "its first instruction, which runs before the counting code, uses the summed register");
+	}
 	/* The jump goes after the first instruction, where the tracer's
 	 * breakpoint is. */
 	c->patch = insns[1].addr;
@@ -459,7 +493,7 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 			return why(c, "the unused bytes past the .bss of the modules within reach are in use");
 	}
 	struct entry_counter_space *sp = &spaces->v[code_index], *dsp = &spaces->v[data_index];
-	uint64_t inc_next = c->tramp + sizeof PROLOGUE + 4;
+	uint64_t inc_next = c->tramp + sizeof PROLOGUE + 4;   /* the lea's end: its displacement's origin */
 	if (!fits_rel32(c->patch + JMP_LEN, c->tramp) || !fits_rel32(inc_next, c->counter) ||
 	    !fits_rel32(c->tramp + c->tramp_len, end))
 		return why(c, "its unused bytes lie beyond a 32-bit displacement");
@@ -473,8 +507,16 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 	t[PROLOGUE_MASK_AT] = (uint8_t)(c->nslots - 1);
 	t[PROLOGUE_SHIFT_AT] = (uint8_t)(c->stride == 64 ? 6 : c->stride == 32 ? 5 : c->stride == 16 ? 4 : 3);
 	put_rel32(t + sizeof PROLOGUE, inc_next, c->counter);
-	memcpy(t + sizeof PROLOGUE + 4, EPILOGUE, sizeof EPILOGUE);
-	size_t moved_at = sizeof PROLOGUE + 4 + sizeof EPILOGUE;
+	size_t code_at = sizeof PROLOGUE + 4;
+	memcpy(t + code_at, INCREMENT, sizeof INCREMENT);
+	code_at += sizeof INCREMENT;
+	if (c->sums) {
+		memcpy(t + code_at, SUM, sizeof SUM);
+		t[code_at + SUM_MODRM_AT] = (uint8_t)(0x44 | SUM_REG_FIELD[c->sum_arg] << 3);
+		code_at += sizeof SUM;
+	}
+	memcpy(t + code_at, EPILOGUE, sizeof EPILOGUE);
+	size_t moved_at = code_at + sizeof EPILOGUE;
 	if (move_instructions(c, t + moved_at, c->tramp + moved_at, end) < 0)
 		return 0;   /* why is set */
 	for (unsigned f = 0; f < c->nfixups; f++) {
@@ -634,6 +676,8 @@ static uint64_t sum_slots(struct entry_counter *c, const uint8_t *bytes)
 		memcpy(&v, bytes + c->stride * k, sizeof v);
 		c->slot_counts[k] = v;
 		sum += v;
+		if (c->sums)
+			memcpy(&c->slot_sums[k], bytes + c->stride * k + 8, sizeof c->slot_sums[k]);
 	}
 	return sum;
 }

@@ -90,6 +90,13 @@ struct entry_counter {
 	uint64_t count;                /* calls counted: the last read, or at removal */
 	uint64_t slot_counts[8];       /* per slot, as last read (count is their sum) */
 	uint64_t slot_hits[8];         /* the site's breakpoint hits while installed, per slot */
+	/* the total of an argument register over the calls, per slot (8 bytes
+	 * past its count), beside the count: the bytes asked of an allocator */
+	bool sums;                     /* the code adds arg<sum_arg> */
+	unsigned sum_arg;              /* 0..2: rdi, rsi, rdx */
+	char sum_why[120];             /* asked for, but not summed: why */
+	uint64_t slot_sums[8];         /* as last read */
+	uint64_t slot_hit_sums[8];     /* that register's values at the site's hits, per slot */
 	uint64_t site_hits;            /* and those whose slot was not known (the site as one stratum) */
 	char why[200];                 /* not planned or not installed: why */
 };
@@ -116,10 +123,14 @@ struct entry_counter_spaces {
  * with the target running or stopped: decodes its first instructions and
  * checks every direct branch of the function through gdb, finds room in
  * spaces (adding the module's). avoid[0..navoid): addresses where other
- * breakpoints of ours go. Returns 0 with c->planned set, or c->why filled
- * when it cannot have one; -1 with e when gdb failed. */
+ * breakpoints of ours go. sum_arg 0..2: the code also totals that argument
+ * register per slot (c->sums; when it cannot, c->sum_why says why and the
+ * calls are still counted); -1: counts only. Returns 0 with c->planned
+ * set, or c->why filled when it cannot have one; -1 with e when gdb
+ * failed. */
 int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site, uint64_t size, const uint64_t *avoid,
-		       size_t navoid, struct entry_counter_spaces *spaces, struct entry_counter *c, struct xerr *e);
+		       size_t navoid, int sum_arg, struct entry_counter_spaces *spaces, struct entry_counter *c,
+		       struct xerr *e);
 
 /* With every thread stopped: installs each planned counter (one whose
  * bytes a thread's PC lies in is skipped, with why). */

@@ -174,6 +174,13 @@ struct tracer_stats {
 	 * (0: no counter or no hit); owned by the stats (tracer_stats_release) */
 	double *site_scales;
 	size_t nsite_scales;
+	/* per stratum too, where the counter totals the argument the site's
+	 * probes sum (entry_counter.sums): that total over the hits' values
+	 * of it, what each summed value stands for; 0: not totalled (the
+	 * value is then weighed as its hit is, by site_scales) */
+	double *site_sum_scales;
+	size_t sites_summed;          /* sites whose counter totals their summed argument */
+	char sum_why[240];            /* the first site with a summing probe whose counter does not: why */
 	uint64_t weighted_hits;       /* hits at counted sites */
 	size_t counted_no_stop_sites; /* sites that only count: a counter and no breakpoint at all */
 	double call_cpu_bound_us;     /* > 0: with a count, the most a call's mean CPU can be (the

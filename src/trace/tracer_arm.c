@@ -319,6 +319,24 @@ static bool site_only_counts(const struct tracer *t, const struct site *site)
 	return only;
 }
 
+/* The argument register every sum() at site adds (probe_spec.summed_arg),
+ * when its entry probes agree on one and one of them sums: the counter
+ * then totals it over every call, and a hit's value stands for its share
+ * of that total (tracer_counters_read). -1: none. */
+static int site_summed_arg(const struct tracer *t, const struct site *site)
+{
+	int arg = -1;
+	for (size_t k = 0; k < site->entry_probes.n; k++) {
+		const struct probe_spec *p = &t->cfg->probes[site->entry_probes.v[k]];
+		if (!p->sums_one_arg)
+			continue;
+		if (arg >= 0 && (unsigned)arg != p->summed_arg)
+			return -1;
+		arg = (int)p->summed_arg;
+	}
+	return arg;
+}
+
 int tracer_insert_probes(struct tracer *t, const struct arming *a, struct xerr *e)
 {
 	/* Non-stop: gdb inserts breakpoints with the threads running (a
@@ -398,7 +416,7 @@ static int plan_panic_counter(struct tracer *t, const struct arming *a, struct x
 	}
 	if (a->rust_panic)
 		avoid[navoid++] = a->rust_panic;
-	int rc = entry_counter_plan(t->s, t->sym, a->hook, a->hook_size, avoid, navoid, &t->counter_spaces,
+	int rc = entry_counter_plan(t->s, t->sym, a->hook, a->hook_size, avoid, navoid, -1, &t->counter_spaces,
 				    &t->panic_counter, e);
 	free(avoid);
 	return rc;
@@ -439,7 +457,8 @@ int tracer_counters_plan(struct tracer *t, const struct arming *a, struct xerr *
 			continue;
 		}
 		t->counter_spaces.one_slot_will_do = site_only_counts(t, site);
-		rc = entry_counter_plan(t->s, t->sym, site->addr, site->size, avoid, navoid, &t->counter_spaces, c, e);
+		rc = entry_counter_plan(t->s, t->sym, site->addr, site->size, avoid, navoid, site_summed_arg(t, site),
+					&t->counter_spaces, c, e);
 	}
 	t->counter_spaces.one_slot_will_do = false;
 	free(avoid);
@@ -507,11 +526,19 @@ void tracer_counters_summarize(struct tracer *t)
 		complete = false;
 	}
 	free(t->st->site_scales);
+	free(t->st->site_sum_scales);
 	/* strata: 8 per site, one per counter slot; then the panics' one */
 	const size_t per = ENTRY_COUNTER_STRATA;
 	size_t nscales = per * t->ncounters + (t->st->panic_counter_installed ? 1 : 0);
 	t->st->site_scales = calloc(nscales ? nscales : 1, sizeof *t->st->site_scales);
+	t->st->site_sum_scales = calloc(nscales ? nscales : 1, sizeof *t->st->site_sum_scales);
+	if (!t->st->site_sum_scales) {
+		free(t->st->site_scales);
+		t->st->site_scales = NULL;
+	}
 	t->st->nsite_scales = t->st->site_scales ? nscales : 0;
+	t->st->sites_summed = 0;
+	t->st->sum_why[0] = '\0';
 	/* each panic reported stands for an equal share of those counted */
 	if (t->st->site_scales && t->st->panic_counter_installed && t->st->panics)
 		t->st->site_scales[tracer_panic_stratum(t)] =
@@ -539,6 +566,24 @@ void tracer_counters_summarize(struct tracer *t)
 			if (c->slot_hits[k] > 0)
 				t->st->site_scales[per * i + k] =
 					spread * (double)c->slot_counts[k] / (double)c->slot_hits[k];
+		if (c->sum_why[0] && !t->st->sum_why[0])
+			snprintf(t->st->sum_why, sizeof t->st->sum_why, "%s: %s",
+				 t->probes.sites[i].name ? t->probes.sites[i].name : "?", c->sum_why);
+		if (!c->sums)
+			continue;
+		/* the same for the totals: a slot's total over its hits' values
+		 * (a ratio estimator: the one large allocation among thousands
+		 * of small ones weighs its bytes' share, not its calls'), the
+		 * slots no hit saw spread over the others by their totals */
+		t->st->sites_summed++;
+		double seen_sum = 0, unseen_sum = 0;
+		for (unsigned k = 0; k < c->nslots; k++)
+			*(c->slot_hit_sums[k] ? &seen_sum : &unseen_sum) += (double)c->slot_sums[k];
+		double spread_sum = seen_sum > 0 ? (seen_sum + unseen_sum) / seen_sum : 1;
+		for (unsigned k = 0; k < c->nslots; k++)
+			if (c->slot_hit_sums[k] > 0)
+				t->st->site_sum_scales[per * i + k] =
+					spread_sum * (double)c->slot_sums[k] / (double)c->slot_hit_sums[k];
 	}
 	t->st->entries_counted = t->st->counters_installed ? total : 0;
 	t->st->counters_complete = complete && t->st->counters_installed;

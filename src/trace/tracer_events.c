@@ -186,6 +186,13 @@ static int on_entry(struct tracer *t, struct site *site, struct thread_info *th,
 			c->slot_hits[slot]++;
 			ev.weight_site = (int)(index * ENTRY_COUNTER_STRATA + slot);
 			ev.weight = (double)c->slot_counts[slot] / (double)c->slot_hits[slot];
+			if (c->sums) {
+				/* every hit's value, whatever the probes then do with
+				 * it (a predicate), as the code totals every call's */
+				c->slot_hit_sums[slot] += (uint64_t)regs[arch_call_arg_reg(c->sum_arg)];
+				if (c->slot_hit_sums[slot])
+					ev.sum_weight = (double)c->slot_sums[slot] / (double)c->slot_hit_sums[slot];
+			}
 		} else {
 			c->site_hits++;
 			ev.weight_site = (int)(index * ENTRY_COUNTER_STRATA + ENTRY_COUNTER_STRATA - 1);

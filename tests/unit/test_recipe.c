@@ -156,6 +156,34 @@ static void test_count_only(void)
 	}
 }
 
+/* Which argument register every sum() of a probe adds: the counter then
+ * totals it in the target (entry_counter.sums). -1: none. */
+static void test_summed_argument(void)
+{
+	static const struct { const char *text; int arg; } cases[] = {
+		{ "function \"f\" { @b[ustack] = sum(arg0); @n[ustack] = count(); }", 0 },
+		{ "function \"f\" { $size = arg0; @b[ustack] = sum($size); }", 0 },
+		{ "function \"f\" /arg0 != 0/ { @b[ustack] = sum(arg1); }", 1 },
+		{ "function \"f\" { @b[ustack] = sum(arg2); @c[tid] = sum(arg2); }", 2 },
+		{ "function \"f\" { @b[ustack] = sum(arg3); }", -1 },          /* rcx: the code's own */
+		{ "function \"f\" { @b[ustack] = sum(arg0 * arg1); }", -1 },
+		{ "function \"f\" { @b[ustack] = sum(arg0); @c[ustack] = sum(arg1); }", -1 },
+		{ "function \"f\" { $s = arg0; $s = arg1; @b[ustack] = sum($s); }", 1 },
+		{ "function \"f\" { $s = arg0 + 1; @b[ustack] = sum($s); }", -1 },
+		{ "function \"f\" { if (arg0 > 8) { @b[ustack] = sum(arg0); } }", -1 },
+		{ "function \"f\" { @n[ustack] = count(); }", -1 },
+		{ "function \"f\" { @b[ustack] = sum(tid); }", -1 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct recipe *r = load(cases[i].text);
+		struct probe_spec spec;
+		bool loaded = r && recipe_probe(r, 0, &spec) == 0;
+		int got = loaded ? (spec.sums_one_arg ? (int)spec.summed_arg : -1) : -9;
+		CHECK_MSG(got == cases[i].arg, "%s: summed argument %d, want %d", cases[i].text, got, cases[i].arg);
+		recipe_free(r);
+	}
+}
+
 static void test_runtime_error(void)
 {
 	struct recipe *r = load("begin { $z = 0; printf(\"%d\\n\", 1 / $z); }");
@@ -407,6 +435,7 @@ int main(void)
 	test_map_limit();
 	test_options_and_probes();
 	test_count_only();
+	test_summed_argument();
 	test_runtime_error();
 	test_format_calls();
 	test_needs();

@@ -193,8 +193,14 @@ NO_COLOR=1 script -qec "'$XGDBPROF' report '$OUT'" /dev/null >"$TMP/nocolor.txt"
 check "NO_COLOR: no links on a terminal" sh -c "! grep -q '${ESC}]8;;' '$TMP/nocolor.txt'"
 script -qec "'$XGDBPROF' report --no-links '$OUT'" /dev/null >"$TMP/nolinks.txt" 2>&1
 check "--no-links: no links on a terminal" sh -c "! grep -q '${ESC}]8;;' '$TMP/nolinks.txt'"
-script -qec "'$XGDBPROF' '$COUNTER_PID' -d 500ms -o '$TMP/tty-run'" /dev/null >"$TMP/ttyrun.txt" 2>&1
-check "a run's report on a terminal gets links" grep -q "${ESC}]8;;file://" "$TMP/ttyrun.txt"
+# Tried longer until the report has a code path: under load a short run
+# can end with no sample at all (a CI rehearsal: no link in a 500 ms run).
+for d in 500ms 3s 10s; do
+	rm -rf "$TMP/tty-run"
+	script -qec "'$XGDBPROF' '$COUNTER_PID' -d $d -o '$TMP/tty-run'" /dev/null >"$TMP/ttyrun.txt" 2>&1
+	grep -q 'hottest code path' "$TMP/ttyrun.txt" && break
+done
+check "a run's report on a terminal gets links" grep -q "${ESC}]8;;file://" "$TMP/ttyrun.txt" || show "$TMP/ttyrun.txt"
 # dump and probes print path:line the same way: links on a terminal and
 # with --links, none in a pipe, with --no-links or NO_COLOR.
 link_to() {   # link_to FILE NAME: FILE holds an OSC 8 link around .../NAME:LINE

@@ -91,6 +91,15 @@ FIDELITY_TESTS = tests/fidelity.sh
 TESTS += $(FIDELITY_TESTS)
 EXTRA_DIST += $(FIDELITY_TESTS)
 
+## Issue 25/28: mallctl calls sent through our own stub survive gdb's and
+## xgdbprof's death mid-call (session/target_call.h).
+$(FIXTURE_BIN)/slow_mallctl: tests/fixtures/slow_mallctl.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O2 -g -pthread -o $@ $(srcdir)/tests/fixtures/slow_mallctl.c
+check_DATA += $(FIXTURE_BIN)/slow_mallctl
+CLEANFILES += $(FIXTURE_BIN)/slow_mallctl
+TESTS += tests/jemalloc_call_harm.sh
+EXTRA_DIST += tests/fixtures/slow_mallctl.c tests/jemalloc_call_harm.sh
+
 ## Where a stop lands: a later system call's return is not where the thread was.
 TESTS += tests/landing.sh
 EXTRA_DIST += tests/landing.sh

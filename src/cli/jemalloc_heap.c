@@ -69,12 +69,6 @@ static int add_stack(struct profile *p, struct symbolizer *sym, const struct lea
 	return rc;
 }
 
-static bool is_libc(const char *module)
-{
-	const char *base = module ? strrchr(module, '/') : NULL;
-	return base && strncmp(base, "/libc.so", 8) == 0;
-}
-
 static int find_functions(const struct symbolizer_function *f, void *arg)
 {
 	struct jemalloc_hooks *h = arg;
@@ -84,10 +78,6 @@ static int find_functions(const struct symbolizer_function *f, void *arg)
 	if (!h->mallctl && (strcmp(name, "mallctl") == 0 || strcmp(name, "_rjem_mallctl") == 0)) {
 		h->mallctl = f->addr;
 		snprintf(h->mallctl_name, sizeof h->mallctl_name, "%s", name);
-	} else if (strcmp(name, "mmap") == 0 && is_libc(f->module)) {
-		h->mmap = f->addr;
-	} else if (strcmp(name, "munmap") == 0 && is_libc(f->module)) {
-		h->munmap = f->addr;
 	}
 	return 0;
 }
@@ -147,6 +137,18 @@ int cli_jemalloc_heap(struct session *s, struct symbolizer *sym, double duration
 		return -1;
 	if (!hooks.mallctl)
 		return 0;   /* not jemalloc: the probes as before, nothing to say */
+	struct symbolizer_slack room;
+	int found = symbolizer_unused_room(sym, hooks.mallctl, JEMALLOC_CALL_CODE_BYTES, JEMALLOC_CALL_DATA_BYTES, &room, e);
+	if (found < 0)
+		return -1;
+	if (found == 0) {
+		fprintf(stderr, "xgdbprof: heap: jemalloc's profile cannot be read: no module of the target has %d unused "
+			"bytes past its code and %d past its .bss to call mallctl from; using the allocator probes instead\n",
+			JEMALLOC_CALL_CODE_BYTES, JEMALLOC_CALL_DATA_BYTES);
+		return 0;
+	}
+	hooks.area = (struct target_call_area){ .code = room.code_lo, .code_len = room.code_hi - room.code_lo,
+						.data = room.data_lo, .data_len = room.data_hi - room.data_lo };
 	uint64_t t0 = monotonic_ns();
 	if (session_stop(s, e) < 0)
 		return -1;

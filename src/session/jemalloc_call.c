@@ -13,11 +13,18 @@
 
 /* How deep a stack is searched for a jemalloc frame: mallctl's own locks
  * are taken within a few frames of the allocator's entry point. */
-enum { SAFE_POINT_FRAMES = 64, SAFE_POINT_TRIES = 50, PAGE_BYTES = 4096, PATH_MAX_BYTES = 1024 };
+enum { SAFE_POINT_FRAMES = 64, SAFE_POINT_TRIES = 50 };
 
-/* Offsets in the scratch page: the name asked, the value read (oldp), its
- * length (oldlenp), the value written (newp), then a path for prof.dump. */
-enum { AT_NAME = 0, AT_OLD = 64, AT_OLDLEN = 80, AT_NEW = 96, AT_PATH = 128 };
+/* After the stub, what mallctl reads: the name asked, the value written
+ * (newp), the dump's path; after the mark, what it writes: the value read
+ * (oldp) and its length (oldlenp). */
+enum { AT_NAME = 0, NAME_BYTES = 64, AT_NEW = 64, AT_PATH = 80, AT_OLD = 0, AT_OLDLEN = 8 };
+_Static_assert(TARGET_CALL_STUB_BYTES + AT_PATH + JEMALLOC_CALL_PATH_BYTES <= JEMALLOC_CALL_CODE_BYTES,
+	       "the path fits after the stub");
+_Static_assert(TARGET_CALL_MARK_BYTES + AT_OLDLEN + 8 <= JEMALLOC_CALL_DATA_BYTES, "the buffers fit");
+
+/* How long a call may take: a dump writes every sampled stack. */
+enum { CALL_MS = 3000, DUMP_MS = 30000 };
 
 const char *jemalloc_state_text(enum jemalloc_state state)
 {
@@ -34,22 +41,6 @@ const char *jemalloc_state_text(enum jemalloc_state state)
 		return "jemalloc is profiling";
 	}
 	return "?";
-}
-
-static int eval_u64(struct session *s, int thread, const char *expr, uint64_t *out, struct xerr *e)
-{
-	char *value = NULL;
-	if (session_evaluate(s, thread, 0, expr, &value, e) < 0)
-		return -1;
-	errno = 0;
-	char *end = NULL;
-	long long v = strtoll(value, &end, 0);
-	bool ok = errno == 0 && end != value;
-	free(value);
-	if (!ok)
-		return xerr_set(e, "gdb's value of %s is not a number", expr);
-	*out = (uint64_t)v;
-	return 0;
 }
 
 static bool jemalloc_frame(const struct gdb_frame *f)
@@ -70,11 +61,11 @@ static bool jemalloc_frame(const struct gdb_frame *f)
 	return false;
 }
 
-/* 0 when no thread has a jemalloc frame (*first_thread: the first thread's
- * gdb id, for the calls), 1 with the thread named in e when one has, -1
+/* 0 when no thread has a jemalloc frame and one can be sent through the
+ * stub (*call_thread: its gdb id), 1 with the reason in e when not, -1
  * with e on failure. */
-static int check_threads(struct session *s, const struct jemalloc_hooks *hooks, int *first_thread,
-			 struct xerr *e)
+static int check_threads(struct session *s, const struct jemalloc_hooks *hooks, struct target_call *call,
+			 int *call_thread, struct xerr *e)
 {
 	struct session_thread *threads = NULL;
 	size_t n = 0;
@@ -84,7 +75,7 @@ static int check_threads(struct session *s, const struct jemalloc_hooks *hooks, 
 		free(threads);
 		return xerr_set(e, "the target has no threads to call jemalloc from");
 	}
-	*first_thread = threads[0].gdb_id;
+	*call_thread = -1;
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		struct gdb_frame *frames = NULL;
@@ -102,6 +93,18 @@ static int check_threads(struct session *s, const struct jemalloc_hooks *hooks, 
 				break;
 			}
 		session_gdb_frames_free(frames, nframes);
+		if (rc == 0 && *call_thread < 0) {
+			int ok = target_call_thread_ok(call, threads[i].gdb_id, e);
+			if (ok < 0)
+				rc = -1;
+			else if (ok)
+				*call_thread = threads[i].gdb_id;
+		}
+	}
+	if (rc == 0 && *call_thread < 0) {
+		xerr_set(e, "every thread sits in a system call that holds a restart block: no thread to call "
+			 "mallctl on");
+		rc = 1;
 	}
 	free(threads);
 	return rc;
@@ -110,11 +113,11 @@ static int check_threads(struct session *s, const struct jemalloc_hooks *hooks, 
 /* Stops the target where no thread is inside jemalloc: a busy allocator is
  * often caught inside, so the target is let run a few milliseconds and
  * stopped again, up to SAFE_POINT_TRIES times (each try is one stop). */
-static int check_safe_point(struct session *s, const struct jemalloc_hooks *hooks, int *first_thread,
-			    struct xerr *e)
+static int check_safe_point(struct session *s, const struct jemalloc_hooks *hooks, struct target_call *call,
+			    int *call_thread, struct xerr *e)
 {
 	for (int try = 1;; try++) {
-		int rc = check_threads(s, hooks, first_thread, e);
+		int rc = check_threads(s, hooks, call, call_thread, e);
 		if (rc <= 0)
 			return rc;
 		if (try == SAFE_POINT_TRIES)
@@ -128,93 +131,59 @@ static int check_safe_point(struct session *s, const struct jemalloc_hooks *hook
 	}
 }
 
-/* The calls' settings for one operation, and a scratch page in the target. */
+/* One operation's calls: the stub's room, and the thread they run on. */
 struct call_scope {
 	struct session *s;
+	struct target_call call;
 	int thread;
-	uint64_t page;
-	uint64_t munmap;   /* 0: by gdb's name */
+	uint64_t mallctl;
 };
 
-static int gdb_set(struct session *s, const char *name, const char *value, struct xerr *e)
-{
-	const char *args[] = { name, value, NULL };
-	return session_call(s, NULL, e, "-gdb-set", args);
-}
-
+/* Takes the room (the target stopped) and reaches a safe point. */
 static int scope_open(struct call_scope *c, struct session *s, const struct jemalloc_target *t, struct xerr *e)
 {
-	*c = (struct call_scope){ .s = s, .thread = t->gdb_thread, .munmap = t->munmap };
-	if (gdb_set(s, "scheduler-locking", "on", e) < 0 || gdb_set(s, "unwindonsignal", "on", e) < 0)
+	*c = (struct call_scope){ .s = s, .thread = -1, .mallctl = t->mallctl };
+	if (!t->hooks || !t->hooks->area.code)
+		return xerr_set(e, "no unused bytes in the target are known to run mallctl from");
+	if (target_call_open(&c->call, s, &t->hooks->area, e) < 0)
 		return -1;
-	/* PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS */
-	char fn[32], expr[160];
-	if (t->mmap)
-		snprintf(fn, sizeof fn, "%" PRIu64, t->mmap);
-	else
-		snprintf(fn, sizeof fn, "mmap");
-	snprintf(expr, sizeof expr, "((long (*)(long, long, long, long, long, long))%s)(0, 4096, 3, 34, -1, 0)", fn);
-	if (eval_u64(s, c->thread, expr, &c->page, e) < 0)
-		return xerr_prefix(e, "mapping a scratch page in the target");
-	if (c->page == UINT64_MAX || c->page == 0) {
-		c->page = 0;
-		return xerr_set(e, "the target could not map a scratch page");
+	if (check_safe_point(s, t->hooks, &c->call, &c->thread, e) < 0) {
+		target_call_close(&c->call, NULL);
+		return -1;
 	}
 	return 0;
 }
 
 static int scope_close(struct call_scope *c, struct xerr *e)
 {
-	int rc = 0;
-	if (c->page) {
-		char expr[128];
-		uint64_t result = 0;
-		char fn[32];
-		if (c->munmap)
-			snprintf(fn, sizeof fn, "%" PRIu64, c->munmap);
-		else
-			snprintf(fn, sizeof fn, "munmap");
-		snprintf(expr, sizeof expr, "((int (*)(long, long))%s)(%" PRIu64 ", %d)", fn, c->page, PAGE_BYTES);
-		if (eval_u64(c->s, c->thread, expr, &result, e) < 0 || result != 0)
-			rc = -1;
-		c->page = 0;
-	}
-	if (gdb_set(c->s, "scheduler-locking", "replay", rc < 0 ? NULL : e) < 0)
-		rc = -1;
-	return rc;
-}
-
-static int write_bytes(struct call_scope *c, uint64_t offset, const void *bytes, size_t n, struct xerr *e)
-{
-	return session_write_memory(c->s, c->page + offset, bytes, n, e);
+	return target_call_close(&c->call, e);
 }
 
 /* mallctl(name, old?, old? &len, new?, newlen): returns mallctl's own result
  * in *status (0, or an errno such as ENOENT); *old_value the value read,
  * old_size bytes of it (0: none read). */
-static int call_mallctl(struct call_scope *c, uint64_t mallctl, const char *name, size_t old_size,
-			uint64_t *old_value, const void *new_value, size_t new_size, int *status, struct xerr *e)
+static int call_mallctl(struct call_scope *c, const char *name, size_t old_size, uint64_t *old_value,
+			const void *new_value, size_t new_size, int timeout_ms, int *status, struct xerr *e)
 {
+	uint64_t consts = target_call_constants(&c->call), buffers = target_call_buffers(&c->call);
 	uint64_t zero = 0, len = old_size;
-	if (write_bytes(c, AT_NAME, name, strlen(name) + 1, e) < 0 || write_bytes(c, AT_OLD, &zero, 8, e) < 0 ||
-	    write_bytes(c, AT_OLDLEN, &len, 8, e) < 0 ||
-	    (new_value && write_bytes(c, AT_NEW, new_value, new_size, e) < 0))
+	if (strlen(name) >= NAME_BYTES || new_size > AT_PATH - AT_NEW)
+		return xerr_set(e, "mallctl(\"%s\"): name or value too long", name);
+	if (session_write_memory(c->s, consts + AT_NAME, name, strlen(name) + 1, e) < 0 ||
+	    session_write_memory(c->s, buffers + AT_OLD, &zero, 8, e) < 0 ||
+	    session_write_memory(c->s, buffers + AT_OLDLEN, &len, 8, e) < 0 ||
+	    (new_value && session_write_memory(c->s, consts + AT_NEW, new_value, new_size, e) < 0))
 		return -1;
-	char expr[256];
-	snprintf(expr, sizeof expr,
-		 "((int (*)(long, long, long, long, long))%" PRIu64 ")(%" PRIu64 ", %" PRIu64 ", %" PRIu64
-		 ", %" PRIu64 ", %zu)",
-		 mallctl, c->page + AT_NAME, old_size ? c->page + AT_OLD : 0, old_size ? c->page + AT_OLDLEN : 0,
-		 new_value ? c->page + AT_NEW : 0, new_value ? new_size : 0);
-	uint64_t result;
-	if (eval_u64(c->s, c->thread, expr, &result, e) < 0)
-		return xerr_prefix(e, "calling %s(\"%s\")", "mallctl", name);
+	const uint64_t args[6] = { consts + AT_NAME, old_size ? buffers + AT_OLD : 0, old_size ? buffers + AT_OLDLEN : 0,
+				   new_value ? consts + AT_NEW : 0, new_value ? new_size : 0, 0 };
+	uint64_t result = 0;
+	if (target_call_run(&c->call, c->thread, c->mallctl, args, timeout_ms, &result, e) < 0)
+		return xerr_prefix(e, "calling mallctl(\"%s\")", name);
 	*status = (int)(int32_t)result;
 	if (old_value) {
 		*old_value = 0;
 		if (*status == 0 && old_size) {
-			snprintf(expr, sizeof expr, "*(unsigned long *)%" PRIu64, c->page + AT_OLD);
-			if (eval_u64(c->s, c->thread, expr, old_value, e) < 0)
+			if (session_read_memory(c->s, buffers + AT_OLD, old_value, sizeof *old_value, e) < 0)
 				return -1;
 			if (old_size < 8)
 				*old_value &= (1ull << (8 * old_size)) - 1;
@@ -223,29 +192,12 @@ static int call_mallctl(struct call_scope *c, uint64_t mallctl, const char *name
 	return 0;
 }
 
-static int read_bool(struct call_scope *c, uint64_t mallctl, const char *name, bool *out, int *status,
-		     struct xerr *e)
+static int read_bool(struct call_scope *c, const char *name, bool *out, int *status, struct xerr *e)
 {
 	uint64_t v = 0;
-	if (call_mallctl(c, mallctl, name, 1, &v, NULL, 0, status, e) < 0)
+	if (call_mallctl(c, name, 1, &v, NULL, 0, CALL_MS, status, e) < 0)
 		return -1;
 	*out = *status == 0 && v != 0;
-	return 0;
-}
-
-static int find_mallctl(struct session *s, int thread, struct jemalloc_target *t)
-{
-	static const char *const names[] = { "_rjem_mallctl", "mallctl" };
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-		char expr[64];
-		snprintf(expr, sizeof expr, "(long)&%s", names[i]);
-		uint64_t addr = 0;
-		if (eval_u64(s, thread, expr, &addr, NULL) == 0 && addr != 0) {
-			snprintf(t->mallctl_name, sizeof t->mallctl_name, "%s", names[i]);
-			t->mallctl = addr;
-			return 1;
-		}
-	}
 	return 0;
 }
 
@@ -253,24 +205,24 @@ static int inspect_in(struct call_scope *c, struct jemalloc_target *t, struct xe
 {
 	int status;
 	bool on;
-	if (read_bool(c, t->mallctl, "config.prof", &on, &status, e) < 0)
+	if (read_bool(c, "config.prof", &on, &status, e) < 0)
 		return -1;
 	if (!on) {
 		t->state = JEMALLOC_NO_PROFILING;
 		return 0;
 	}
-	if (read_bool(c, t->mallctl, "opt.prof", &on, &status, e) < 0)
+	if (read_bool(c, "opt.prof", &on, &status, e) < 0)
 		return -1;
 	if (!on) {
 		t->state = JEMALLOC_PROF_OFF;
 		return 0;
 	}
 	uint64_t lg = 0;
-	if (call_mallctl(c, t->mallctl, "opt.lg_prof_sample", sizeof(size_t), &lg, NULL, 0, &status, e) < 0)
+	if (call_mallctl(c, "opt.lg_prof_sample", sizeof(size_t), &lg, NULL, 0, CALL_MS, &status, e) < 0)
 		return -1;
 	t->lg_prof_sample = status == 0 && lg < 64 ? (unsigned)lg : 19;   /* jemalloc's default: 512 KiB */
-	if (read_bool(c, t->mallctl, "opt.prof_accum", &t->prof_accum, &status, e) < 0 ||
-	    read_bool(c, t->mallctl, "prof.active", &on, &status, e) < 0)
+	if (read_bool(c, "opt.prof_accum", &t->prof_accum, &status, e) < 0 ||
+	    read_bool(c, "prof.active", &on, &status, e) < 0)
 		return -1;
 	t->state = on ? JEMALLOC_PROF_ACTIVE : JEMALLOC_PROF_INACTIVE;
 	return 0;
@@ -280,28 +232,14 @@ int jemalloc_inspect(struct session *s, const struct jemalloc_hooks *hooks, stru
 		     struct xerr *e)
 {
 	*out = (struct jemalloc_target){ .state = JEMALLOC_ABSENT, .hooks = hooks };
-	if (hooks && hooks->mallctl) {
-		out->mallctl = hooks->mallctl;
-		snprintf(out->mallctl_name, sizeof out->mallctl_name, "%s", hooks->mallctl_name);
-		out->mmap = hooks->mmap;
-		out->munmap = hooks->munmap;
-		if (!out->mmap || !out->munmap)
-			return xerr_set(e, "the target's mmap and munmap are not known");
-	} else if (hooks) {
+	if (!hooks || !hooks->mallctl)
 		return 0;   /* the caller's symbols have no mallctl */
-	}
-	int thread;
-	if (check_safe_point(s, hooks, &thread, e) < 0)
-		return -1;
-	out->gdb_thread = thread;
-	if (!out->mallctl && !find_mallctl(s, thread, out))
-		return 0;
+	out->mallctl = hooks->mallctl;
+	snprintf(out->mallctl_name, sizeof out->mallctl_name, "%s", hooks->mallctl_name);
 	struct call_scope c;
-	int rc = scope_open(&c, s, out, e);
-	if (rc == 0) {
-		out->scratch_page = c.page;
-		rc = inspect_in(&c, out, e);
-	}
+	if (scope_open(&c, s, out, e) < 0)
+		return -1;
+	int rc = inspect_in(&c, out, e);
 	if (scope_close(&c, rc < 0 ? NULL : e) < 0)
 		rc = -1;
 	return rc;
@@ -311,14 +249,12 @@ int jemalloc_set_active(struct session *s, struct jemalloc_target *t, bool on, s
 {
 	if (t->state != JEMALLOC_PROF_ACTIVE && t->state != JEMALLOC_PROF_INACTIVE)
 		return xerr_set(e, "%s", jemalloc_state_text(t->state));
-	if (check_safe_point(s, t->hooks, &t->gdb_thread, e) < 0)
-		return -1;
 	struct call_scope c;
 	int status = 0;
 	unsigned char value = on;
-	int rc = scope_open(&c, s, t, e);
-	if (rc == 0)
-		rc = call_mallctl(&c, t->mallctl, "prof.active", 0, NULL, &value, 1, &status, e);
+	if (scope_open(&c, s, t, e) < 0)
+		return -1;
+	int rc = call_mallctl(&c, "prof.active", 0, NULL, &value, 1, CALL_MS, &status, e);
 	if (scope_close(&c, rc < 0 ? NULL : e) < 0)
 		rc = -1;
 	if (rc == 0 && status != 0)
@@ -333,20 +269,16 @@ int jemalloc_dump(struct session *s, const struct jemalloc_target *t, const char
 	if (t->state != JEMALLOC_PROF_ACTIVE && t->state != JEMALLOC_PROF_INACTIVE)
 		return xerr_set(e, "%s", jemalloc_state_text(t->state));
 	size_t len = strlen(path);
-	if (path[0] != '/' || len >= PATH_MAX_BYTES || len + 1 > PAGE_BYTES - AT_PATH)
-		return xerr_set(e, "the dump's path must be absolute and shorter than %d bytes", PATH_MAX_BYTES);
-	struct jemalloc_target at = *t;
-	if (check_safe_point(s, t->hooks, &at.gdb_thread, e) < 0)
-		return -1;
+	if (path[0] != '/' || len >= JEMALLOC_CALL_PATH_BYTES)
+		return xerr_set(e, "the dump's path must be absolute and shorter than %d bytes", JEMALLOC_CALL_PATH_BYTES);
 	struct call_scope c;
+	if (scope_open(&c, s, t, e) < 0)
+		return -1;
+	uint64_t path_at = target_call_constants(&c.call) + AT_PATH;
 	int status = 0;
-	int rc = scope_open(&c, s, &at, e);
+	int rc = session_write_memory(s, path_at, path, len + 1, e);
 	if (rc == 0)
-		rc = write_bytes(&c, AT_PATH, path, len + 1, e);
-	if (rc == 0) {
-		uint64_t path_ptr = c.page + AT_PATH;
-		rc = call_mallctl(&c, t->mallctl, "prof.dump", 0, NULL, &path_ptr, sizeof path_ptr, &status, e);
-	}
+		rc = call_mallctl(&c, "prof.dump", 0, NULL, &path_at, sizeof path_at, DUMP_MS, &status, e);
 	if (scope_close(&c, rc < 0 ? NULL : e) < 0)
 		rc = -1;
 	if (rc == 0 && status != 0)

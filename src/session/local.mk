@@ -16,7 +16,9 @@ src_session_libsession_a_SOURCES = \
 	src/session/signals.c \
 	src/session/signals.h \
 	src/session/jemalloc_call.c \
-	src/session/jemalloc_call.h
+	src/session/jemalloc_call.h \
+	src/session/target_call.c \
+	src/session/target_call.h
 
 # gdb's stop records into struct session_stop, from canned lines.
 check_PROGRAMS += tests/unit/test_session_stop
@@ -27,5 +29,5 @@ TESTS += tests/unit/test_session_stop
 # jemalloc's mallctl called through gdb on a live tokio + jemalloc fixture.
 check_PROGRAMS += tests/unit/test_jemalloc_live
 tests_unit_test_jemalloc_live_SOURCES = tests/unit/test_jemalloc_live.c
-tests_unit_test_jemalloc_live_LDADD = $(session_ldadd)
+tests_unit_test_jemalloc_live_LDADD = $(session_ldadd) $(symbols_ldadd)
 TESTS += tests/unit/test_jemalloc_live

@@ -82,12 +82,23 @@ int restore_set_remember(struct restore_set *rs, uint64_t addr, struct xerr *e)
 int restore_set_remember_patch(struct restore_set *rs, uint64_t addr, const uint8_t *original,
 			       const uint8_t *patched, size_t n, enum restore_kind kind, struct xerr *e)
 {
+	size_t again = 0;
 	for (size_t i = 0; i < n; i++) {
-		uint8_t old;
-		if (restore_set_lookup(rs, addr + i, &old))
+		const struct restore_entry *known = NULL;
+		for (size_t k = 0; k < rs->n && !known; k++)
+			if (rs->entries[k].addr == addr + i)
+				known = &rs->entries[k];
+		if (known && kind == RESTORE_LEAVE && known->kind == RESTORE_LEAVE)
+			again++;
+		else if (known)
 			return xerr_set(e, "the byte at 0x%llx of process %d is already one of ours",
 					(unsigned long long)(addr + i), (int)rs->pid);
 	}
+	if (again == n)
+		return 0;
+	if (again)
+		return xerr_set(e, "the bytes at 0x%llx of process %d are partly ours already", (unsigned long long)addr,
+				(int)rs->pid);
 	struct restore_entry *grown = array_grow(rs->entries, &rs->cap, rs->n + n, sizeof *grown);
 	if (!grown)
 		return xerr_oom(e);
@@ -100,7 +111,7 @@ int restore_set_remember_patch(struct restore_set *rs, uint64_t addr, const uint
 
 bool restore_entry_planted(const struct restore_entry *r, uint8_t now)
 {
-	return r->kind != RESTORE_KEEP && now != r->original &&
+	return (r->kind == RESTORE_INT3 || r->kind == RESTORE_PATCH) && now != r->original &&
 	       (now == ARCH_BREAKPOINT_INSN || (r->kind == RESTORE_PATCH && now == r->patched));
 }
 

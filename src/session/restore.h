@@ -40,6 +40,11 @@ enum restore_kind {
 			   * running in): put back by the rescue unless a
 			   * thread's PC lies within 64 bytes, never taken for
 			   * gdb's by the heal */
+	RESTORE_LEAVE,    /* ours in unused memory that a thread may still
+			   * return into (a call's stub, target_call.h: its
+			   * return address on the stack, no PC near): never
+			   * written by the rescue, never taken for gdb's by
+			   * the heal (an immediate holding 0xCC) */
 };
 
 struct restore_entry {
@@ -76,15 +81,18 @@ void restore_set_release(struct restore_set *rs);
  * Returns 0, or -1 when the memory cannot be read. */
 int restore_set_remember(struct restore_set *rs, uint64_t addr, struct xerr *e);
 
-/* Remembers bytes we are about to write ourselves (kind RESTORE_PATCH or
- * RESTORE_KEEP), their original values given. An address already
- * remembered is an error: two writers would fight over it. */
+/* Remembers bytes we are about to write ourselves (kind RESTORE_PATCH,
+ * RESTORE_KEEP or RESTORE_LEAVE), their original values given. An address
+ * already remembered is an error: two writers would fight over it; but
+ * RESTORE_LEAVE bytes remembered again as such are left as they are (a
+ * stub's room, used call after call). */
 int restore_set_remember_patch(struct restore_set *rs, uint64_t addr, const uint8_t *original,
 			       const uint8_t *patched, size_t n, enum restore_kind kind, struct xerr *e);
 
 /* Whether a remembered byte that reads `now` is ours to put back: gdb's
  * int3 over it, or (RESTORE_PATCH) what we wrote there; never a
- * RESTORE_KEEP byte (the rescue decides those by the threads' PCs). */
+ * RESTORE_KEEP byte (the rescue decides those by the threads' PCs), nor a
+ * RESTORE_LEAVE one. */
 bool restore_entry_planted(const struct restore_entry *r, uint8_t now);
 
 /* The remembered original byte at addr: 1 and *out, or 0 if unknown. */

@@ -619,19 +619,31 @@ int session_remember_code_byte(struct session *s, uint64_t addr, struct xerr *e)
 	return restore_set_remember(&s->code, addr, e);
 }
 
-int session_remember_patch(struct session *s, uint64_t addr, const uint8_t *original, const uint8_t *patched,
-			   size_t n, bool keep, struct xerr *e)
+static int remember_ours(struct session *s, uint64_t addr, const uint8_t *original, const uint8_t *patched,
+			 size_t n, enum restore_kind kind, struct xerr *e)
 {
-	if (restore_set_remember_patch(&s->code, addr, original, patched, n, keep ? RESTORE_KEEP : RESTORE_PATCH, e) < 0)
+	size_t before = s->code.n;
+	if (restore_set_remember_patch(&s->code, addr, original, patched, n, kind, e) < 0)
 		return -1;
 	/* the guardian puts them back should xgdbprof be killed outright:
 	 * gdb's detach takes out its breakpoints, not what we wrote */
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; s->code.n > before && i < n; i++) {
 		struct guardian_patch p = { .addr = addr + i, .original = original[i], .patched = patched ? patched[i] : 0,
-					    .kind = (uint8_t)(keep ? RESTORE_KEEP : RESTORE_PATCH) };
+					    .kind = (uint8_t)kind };
 		session_tell_guardian_patch(s, &p);
 	}
 	return 0;
+}
+
+int session_remember_patch(struct session *s, uint64_t addr, const uint8_t *original, const uint8_t *patched,
+			   size_t n, bool keep, struct xerr *e)
+{
+	return remember_ours(s, addr, original, patched, n, keep ? RESTORE_KEEP : RESTORE_PATCH, e);
+}
+
+int session_remember_unused(struct session *s, uint64_t addr, const uint8_t *original, size_t n, struct xerr *e)
+{
+	return remember_ours(s, addr, original, NULL, n, RESTORE_LEAVE, e);
 }
 
 const struct restore_set *session_code_bytes(const struct session *s)

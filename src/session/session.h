@@ -191,6 +191,13 @@ pid_t session_launched_child(const struct session *s);
  * gdb die with its int3 in place. 0, or -1 when the byte cannot be read. */
 int session_remember_code_byte(struct session *s, uint64_t addr, struct xerr *e);
 
+/* Remembers n bytes of unused memory at addr that the caller is about to
+ * write itself and that a thread may return into later (restore.h's
+ * RESTORE_LEAVE): neither session_rescue nor the guardian writes them,
+ * nor takes an int3 among them for one of gdb's. original: their values
+ * now. Remembering the same bytes again is a no-op. */
+int session_remember_unused(struct session *s, uint64_t addr, const uint8_t *original, size_t n, struct xerr *e);
+
 /* Remembers n bytes at addr that the caller is about to write itself
  * (restore.h's RESTORE_PATCH: put back by session_rescue while they still
  * read `patched`; RESTORE_KEEP: left alone). original: their values now. */

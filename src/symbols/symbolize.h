@@ -134,6 +134,15 @@ struct symbolizer_slack {
 };
 int symbolizer_module_slack(struct symbolizer *sym, uint64_t pc, struct symbolizer_slack *out, struct xerr *err);
 
+/* The last code_need bytes of a code tail and the last data_need bytes of
+ * a data tail as above, of the first module in address order that has
+ * both (the dynamic loader's data tail is its heap: never), the module
+ * containing prefer_pc first when it has. Ends, not starts: entry
+ * counters hand tails out from their start. Returns 1 with *out, 0 when
+ * no module has room, -1 with err. */
+int symbolizer_unused_room(struct symbolizer *sym, uint64_t prefer_pc, uint64_t code_need, uint64_t data_need,
+			   struct symbolizer_slack *out, struct xerr *err);
+
 /* Calls fn for each module in address order. fn returns non-zero to stop;
  * that value is returned, else 0; -1 with err set on error. */
 int symbolizer_foreach_module(struct symbolizer *sym,

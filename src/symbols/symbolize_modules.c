@@ -645,6 +645,64 @@ int symbolizer_module_slack(struct symbolizer *sym, uint64_t pc, struct symboliz
 	return 1;
 }
 
+struct room_search {
+	struct symbolizer *sym;
+	uint64_t code_need, data_need;
+	struct symbolizer_slack *out;
+	struct xerr *err;
+	bool failed;
+};
+
+static bool is_dynamic_loader_path(const char *path)
+{
+	const char *base = path ? strrchr(path, '/') : NULL;
+	base = base ? base + 1 : path;
+	return base && (!strncmp(base, "ld-", 3) || !strncmp(base, "ld.so", 5) || !strncmp(base, "ld64.so", 7));
+}
+
+/* 1 when the module at pc has the room (*out trimmed to it), 0 not, -1. */
+static int room_at(struct room_search *r, uint64_t pc)
+{
+	struct symbolizer_module m;
+	if (symbolizer_module_info(r->sym, pc, &m, NULL) != 1 || is_dynamic_loader_path(m.path) ||
+	    !strncmp(m.path, "[vdso", 5))
+		return 0;
+	struct symbolizer_slack s;
+	int got = symbolizer_module_slack(r->sym, pc, &s, r->err);
+	if (got <= 0)
+		return got;
+	if (s.code_hi - s.code_lo < r->code_need || s.data_hi - s.data_lo < r->data_need)
+		return 0;
+	/* 8-byte aligned data, as the code's stores want */
+	uint64_t data_lo = (s.data_hi - r->data_need) & ~(uint64_t)7;
+	if (data_lo < s.data_lo)
+		return 0;
+	*r->out = (struct symbolizer_slack){ .code_lo = s.code_hi - r->code_need, .code_hi = s.code_hi,
+					     .data_lo = data_lo, .data_hi = data_lo + r->data_need };
+	return 1;
+}
+
+static int room_cb(const struct symbolizer_module *m, void *arg)
+{
+	struct room_search *r = arg;
+	int got = room_at(r, m->start);
+	r->failed = got < 0;
+	return got != 0;
+}
+
+int symbolizer_unused_room(struct symbolizer *sym, uint64_t prefer_pc, uint64_t code_need, uint64_t data_need,
+			   struct symbolizer_slack *out, struct xerr *err)
+{
+	struct room_search r = { .sym = sym, .code_need = code_need, .data_need = data_need, .out = out, .err = err };
+	*out = (struct symbolizer_slack){ 0 };
+	int got = prefer_pc ? room_at(&r, prefer_pc) : 0;
+	if (got != 0)
+		return got;
+	if (symbolizer_foreach_module(sym, room_cb, &r, err) < 0)
+		return -1;
+	return r.failed ? -1 : out->code_hi ? 1 : 0;
+}
+
 static int collect_module_cb(Dwfl_Module *mod, void **userdata, const char *name,
 			     Dwarf_Addr start, void *arg)
 {

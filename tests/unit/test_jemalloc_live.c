@@ -7,7 +7,8 @@
  *    largest stack's estimate of live bytes (jemalloc_profile.h) lies within
  *    2x of the retained bytes the fixture itself counts (read from its
  *    stdout before and after the dump); the target runs on afterwards,
- *    writing truth lines, and our scratch page is gone from its maps.
+ *    writing truth lines, and the unused bytes the calls ran from
+ *    (target_call.h) read as before.
  *  - prof:true,prof_active:false: inactive; switched on and off again.
  *  - no MALLOC_CONF: profiling off; the counter fixture (glibc): absent.
  * The 2x bound is exact enough: ~340 of the ~1500 16 KiB vectors are
@@ -18,13 +19,15 @@
  * skip the 1/(1-exp) scale in jemalloc_profile.c
  * (s/c->est_bytes = (double)c->bytes \* scale;/c->est_bytes = (double)c->bytes;/:
  * the estimate is 4.5x low); read opt.prof as "opt.prof_accum"
- * (s/"opt.prof", &on/"opt.prof_accum", \&on/: state is off); leave the page
- * mapped (s/if (c->page) {/if (0) {/: the maps check fails).
+ * (s/"opt.prof", &on/"opt.prof_accum", \&on/: state is off); leave the
+ * stub's bytes in (in target_call.c, s/!c->left_in_place && session_target_alive/0 \&\& session_target_alive/:
+ * the bytes check fails).
  */
 #include "check.h"
 #include "procfs/jemalloc_profile.h"
 #include "session/jemalloc_call.h"
 #include "session/session.h"
+#include "symbols/symbolize.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -100,20 +103,54 @@ static struct session *attach_stopped(pid_t pid)
 	return s;
 }
 
-static bool maps_have(pid_t pid, uint64_t addr)
+/* What the caller of jemalloc_call.h brings from its symbols: mallctl's
+ * address and unused bytes to run the calls from. */
+static int find_mallctl(const struct symbolizer_function *f, void *arg)
 {
-	char path[64], line[512];
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-	FILE *f = fopen(path, "r");
-	bool found = false;
-	while (f && fgets(line, sizeof line, f)) {
-		uint64_t lo = 0, hi = 0;
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64, &lo, &hi) == 2 && addr >= lo && addr < hi)
-			found = true;
+	struct jemalloc_hooks *h = arg;
+	const char *name = f->linkage ? f->linkage : f->name;
+	if (!h->mallctl && name && (strcmp(name, "mallctl") == 0 || strcmp(name, "_rjem_mallctl") == 0)) {
+		h->mallctl = f->addr;
+		snprintf(h->mallctl_name, sizeof h->mallctl_name, "%s", name);
 	}
+	return 0;
+}
+
+static void hooks_for(pid_t pid, struct jemalloc_hooks *h)
+{
+	memset(h, 0, sizeof *h);
+	struct xerr e = { 0 };
+	struct symbolizer *sym = symbolizer_new_pid(pid, &e);
+	CHECK_MSG(sym != NULL, "%s", e.msg);
+	if (!sym)
+		return;
+	CHECK(symbolizer_foreach_function(sym, NULL, find_mallctl, h, &e) == 0);
+	struct symbolizer_slack room;
+	if (h->mallctl) {
+		CHECK(symbolizer_unused_room(sym, h->mallctl, JEMALLOC_CALL_CODE_BYTES, JEMALLOC_CALL_DATA_BYTES, &room,
+					     &e) == 1);
+		h->area = (struct target_call_area){ .code = room.code_lo, .code_len = room.code_hi - room.code_lo,
+						     .data = room.data_lo, .data_len = room.data_hi - room.data_lo };
+	}
+	symbolizer_free(sym);
+}
+
+/* The area's bytes now, through /proc (malloc'd, code then data). */
+static uint8_t *area_bytes(pid_t pid, const struct target_call_area *a)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+	FILE *f = fopen(path, "r");
+	uint8_t *b = malloc(a->code_len + a->data_len);
+	bool ok = f && b && fseeko(f, (off_t)a->code, SEEK_SET) == 0 && fread(b, 1, a->code_len, f) == a->code_len &&
+		  fseeko(f, (off_t)a->data, SEEK_SET) == 0 && fread(b + a->code_len, 1, a->data_len, f) == a->data_len;
 	if (f)
 		fclose(f);
-	return found;
+	if (!ok) {
+		free(b);
+		return NULL;
+	}
+	return b;
 }
 
 static enum jemalloc_state state_of(const char *bin, const char *arg, const char *conf)
@@ -128,10 +165,12 @@ static enum jemalloc_state state_of(const char *bin, const char *arg, const char
 	} else {
 		next_retained(&t);   /* running, allocator set up */
 	}
+	struct jemalloc_hooks hooks;
+	hooks_for(t.pid, &hooks);
 	struct session *s = attach_stopped(t.pid);
 	struct jemalloc_target jt;
 	struct xerr e = { 0 };
-	if (s && jemalloc_inspect(s, NULL, &jt, &e) == 0)
+	if (s && jemalloc_inspect(s, &hooks, &jt, &e) == 0)
 		state = jt.state;
 	else
 		fprintf(stderr, "inspect: %s\n", e.msg);
@@ -147,6 +186,10 @@ static void profiling(const char *bin)
 	next_retained(&t);
 	next_retained(&t);
 	uint64_t before = next_retained(&t);
+	struct jemalloc_hooks hooks;
+	hooks_for(t.pid, &hooks);
+	uint8_t *area_before = area_bytes(t.pid, &hooks.area);
+	CHECK(area_before != NULL);
 	struct session *s = attach_stopped(t.pid);
 	CHECK(s != NULL);
 	if (!s) {
@@ -155,10 +198,9 @@ static void profiling(const char *bin)
 	}
 	struct jemalloc_target jt;
 	struct xerr e = { 0 };
-	CHECK_MSG(jemalloc_inspect(s, NULL, &jt, &e) == 0, "%s", e.msg);
+	CHECK_MSG(jemalloc_inspect(s, &hooks, &jt, &e) == 0, "%s", e.msg);
 	CHECK(jt.state == JEMALLOC_PROF_ACTIVE && jt.lg_prof_sample == 16 && !jt.prof_accum);
 	CHECK_STR(jt.mallctl_name, "mallctl");
-	CHECK(jt.scratch_page != 0 && !maps_have(t.pid, jt.scratch_page));
 
 	char dir[] = "/tmp/xgdbprof-jemalloc-test-XXXXXX";
 	CHECK(mkdtemp(dir) != NULL);
@@ -167,6 +209,13 @@ static void profiling(const char *bin)
 	CHECK_MSG(jemalloc_dump(s, &jt, path, &e) == 0, "%s", e.msg);
 	CHECK(session_is_stopped(s));
 	CHECK(session_end(s, &e) == 0);
+	uint8_t *area_after = area_bytes(t.pid, &hooks.area);
+	CHECK_MSG(area_before && area_after &&
+		  memcmp(area_before, area_after, hooks.area.code_len + hooks.area.data_len) == 0,
+		  "the bytes the calls ran from at 0x%" PRIx64 " and 0x%" PRIx64 " are not as they were",
+		  hooks.area.code, hooks.area.data);
+	free(area_before);
+	free(area_after);
 	uint64_t after = next_retained(&t);
 	uint64_t later = next_retained(&t);
 	CHECK_MSG(after > 0 && later > after, "the target stopped writing after the dump (%" PRIu64 ", %" PRIu64 ")",
@@ -199,15 +248,17 @@ static void inactive(const char *bin)
 	struct target t = { 0 };
 	CHECK(start(&t, bin, NULL, "prof:true,prof_active:false,lg_prof_sample:16") == 0);
 	next_retained(&t);
+	struct jemalloc_hooks hooks;
+	hooks_for(t.pid, &hooks);
 	struct session *s = attach_stopped(t.pid);
 	struct jemalloc_target jt;
 	struct xerr e = { 0 };
-	CHECK(s && jemalloc_inspect(s, NULL, &jt, &e) == 0 && jt.state == JEMALLOC_PROF_INACTIVE);
+	CHECK(s && jemalloc_inspect(s, &hooks, &jt, &e) == 0 && jt.state == JEMALLOC_PROF_INACTIVE);
 	CHECK_MSG(s && jemalloc_set_active(s, &jt, true, &e) == 0, "%s", e.msg);
 	struct jemalloc_target again;
-	CHECK(s && jemalloc_inspect(s, NULL, &again, &e) == 0 && again.state == JEMALLOC_PROF_ACTIVE);
+	CHECK(s && jemalloc_inspect(s, &hooks, &again, &e) == 0 && again.state == JEMALLOC_PROF_ACTIVE);
 	CHECK(s && jemalloc_set_active(s, &jt, false, &e) == 0 && jt.state == JEMALLOC_PROF_INACTIVE);
-	CHECK(s && jemalloc_inspect(s, NULL, &again, &e) == 0 && again.state == JEMALLOC_PROF_INACTIVE);
+	CHECK(s && jemalloc_inspect(s, &hooks, &again, &e) == 0 && again.state == JEMALLOC_PROF_INACTIVE);
 	CHECK(s && session_end(s, &e) == 0);
 	stop(&t);
 }

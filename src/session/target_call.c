@@ -1,0 +1,336 @@
+/* target_call.c — a function of the target run through a self-restoring
+ * stub (target_call.h). */
+#include "session/target_call.h"
+
+#include "session/probes.h"
+#include "session/session_internal.h"
+
+#include <cpuid.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The kernel's restart codes, as a thread stopped in a system call holds
+ * them in rax (include/linux/errno.h): the call is restarted on resume
+ * unless the PC is moved, as ours is. */
+enum { ERESTARTSYS_ = 512, ERESTARTNOINTR_ = 513, ERESTARTNOHAND_ = 514, ERESTART_RESTARTBLOCK_ = 516,
+       NR_RESTART_SYSCALL = 219 };
+
+/* Bytes the vector state takes with xsave for every feature the kernel
+ * enabled (CPUID leaf 0xD: the same CPU as the target's), 0 without xsave
+ * (then fxsave, 512 bytes). */
+static unsigned xsave_area_bytes(void)
+{
+	unsigned a, b, c, d;
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27)))   /* OSXSAVE */
+		return 0;
+	if (!__get_cpuid_count(0xd, 0, &a, &b, &c, &d) || b < 576)
+		return 0;
+	return b;
+}
+
+static void put_u64(uint8_t *at, uint64_t v)
+{
+	memcpy(at, &v, sizeof v);
+}
+
+static void put_u32(uint8_t *at, uint32_t v)
+{
+	memcpy(at, &v, sizeof v);
+}
+
+/* The stub. Entered with the thread's own registers, at any instruction
+ * boundary of its code:
+ *   lea -128(%rsp),%rsp; pushfq; push every general register but rsp;
+ *   mov %rsp,%rbx; sub $AREA,%rsp; and $-64,%rsp; cld;
+ *   (xsave: zero the area's 64-byte header, rep stosq;) all-ones mask;
+ *   xsave64 (%rsp) / fxsave64 (%rsp);
+ *   movabs the six arguments; xor %eax,%eax (no vector arguments);
+ *   movabs $fn,%r11; call *%r11;
+ *   movabs %rax,RESULT; mov $1,%eax; movabs %rax,MARK;
+ *   all-ones mask; xrstor64 (%rsp) / fxrstor64 (%rsp);
+ *   mov %rbx,%rsp; pop them back; popfq; lea 128(%rsp),%rsp;
+ *   jmp *0(%rip), then the address to go back to.
+ * rbx is callee-saved: the frame is found again after the call. The stack
+ * at the call is 64-aligned, as the ABI wants (16). */
+static size_t build_stub(uint8_t *out, unsigned xsave_bytes, uint64_t fn, const uint64_t args[6], uint64_t mark,
+			 uint64_t back_to)
+{
+	size_t n = 0;
+#define EMIT(...)                                                   \
+	do {                                                        \
+		static const uint8_t bytes_[] = { __VA_ARGS__ };    \
+		memcpy(out + n, bytes_, sizeof bytes_);             \
+		n += sizeof bytes_;                                 \
+	} while (0)
+	EMIT(0x48, 0x8d, 0x64, 0x24, 0x80);                         /* lea -0x80(%rsp),%rsp */
+	EMIT(0x9c);                                                 /* pushfq */
+	EMIT(0x50, 0x51, 0x52, 0x53, 0x55, 0x56, 0x57);             /* rax rcx rdx rbx rbp rsi rdi */
+	EMIT(0x41, 0x50, 0x41, 0x51, 0x41, 0x52, 0x41, 0x53,        /* r8 .. r15 */
+	     0x41, 0x54, 0x41, 0x55, 0x41, 0x56, 0x41, 0x57);
+	EMIT(0x48, 0x89, 0xe3);                                     /* mov %rsp,%rbx */
+	EMIT(0x48, 0x81, 0xec);                                     /* sub $imm32,%rsp */
+	put_u32(out + n, xsave_bytes ? xsave_bytes : 512);
+	n += 4;
+	EMIT(0x48, 0x83, 0xe4, 0xc0);                               /* and $-64,%rsp */
+	EMIT(0xfc);                                                 /* cld */
+	if (xsave_bytes) {
+		/* xrstor faults on a header with stray bits: zero it first */
+		EMIT(0x31, 0xc0);                                   /* xor %eax,%eax */
+		EMIT(0x48, 0x8d, 0xbc, 0x24, 0x00, 0x02, 0x00, 0x00); /* lea 0x200(%rsp),%rdi */
+		EMIT(0xb9, 0x08, 0x00, 0x00, 0x00);                 /* mov $8,%ecx */
+		EMIT(0xf3, 0x48, 0xab);                             /* rep stosq */
+		EMIT(0xb8, 0xff, 0xff, 0xff, 0xff);                 /* mov $-1,%eax */
+		EMIT(0xba, 0xff, 0xff, 0xff, 0xff);                 /* mov $-1,%edx */
+		EMIT(0x48, 0x0f, 0xae, 0x24, 0x24);                 /* xsave64 (%rsp) */
+	} else {
+		EMIT(0x48, 0x0f, 0xae, 0x04, 0x24);                 /* fxsave64 (%rsp) */
+	}
+	static const uint8_t movabs[6][2] = { { 0x48, 0xbf }, { 0x48, 0xbe }, { 0x48, 0xba },
+					      { 0x48, 0xb9 }, { 0x49, 0xb8 }, { 0x49, 0xb9 } };
+	for (int i = 0; i < 6; i++) {                               /* rdi rsi rdx rcx r8 r9 */
+		memcpy(out + n, movabs[i], 2);
+		put_u64(out + n + 2, args[i]);
+		n += 10;
+	}
+	EMIT(0x31, 0xc0);                                           /* xor %eax,%eax */
+	EMIT(0x49, 0xbb);                                           /* movabs $fn,%r11 */
+	put_u64(out + n, fn);
+	n += 8;
+	EMIT(0x41, 0xff, 0xd3);                                     /* call *%r11 */
+	EMIT(0x48, 0xa3);                                           /* movabs %rax,RESULT */
+	put_u64(out + n, mark + 8);
+	n += 8;
+	EMIT(0xb8, 0x01, 0x00, 0x00, 0x00);                         /* mov $1,%eax */
+	EMIT(0x48, 0xa3);                                           /* movabs %rax,MARK */
+	put_u64(out + n, mark);
+	n += 8;
+	if (xsave_bytes) {
+		EMIT(0xb8, 0xff, 0xff, 0xff, 0xff);                 /* mov $-1,%eax */
+		EMIT(0xba, 0xff, 0xff, 0xff, 0xff);                 /* mov $-1,%edx */
+		EMIT(0x48, 0x0f, 0xae, 0x2c, 0x24);                 /* xrstor64 (%rsp) */
+	} else {
+		EMIT(0x48, 0x0f, 0xae, 0x0c, 0x24);                 /* fxrstor64 (%rsp) */
+	}
+	EMIT(0x48, 0x89, 0xdc);                                     /* mov %rbx,%rsp */
+	EMIT(0x41, 0x5f, 0x41, 0x5e, 0x41, 0x5d, 0x41, 0x5c,        /* r15 .. r8 */
+	     0x41, 0x5b, 0x41, 0x5a, 0x41, 0x59, 0x41, 0x58);
+	EMIT(0x5f, 0x5e, 0x5d, 0x5b, 0x5a, 0x59, 0x58);             /* rdi rsi rbp rbx rdx rcx rax */
+	EMIT(0x9d);                                                 /* popfq */
+	EMIT(0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00);       /* lea 0x80(%rsp),%rsp */
+	EMIT(0xff, 0x25, 0x00, 0x00, 0x00, 0x00);                   /* jmp *0(%rip) */
+	put_u64(out + n, back_to);
+	n += 8;
+#undef EMIT
+	return n;
+}
+
+int target_call_open(struct target_call *c, struct session *s, const struct target_call_area *area,
+		     struct xerr *e)
+{
+	*c = (struct target_call){ .s = s, .area = *area, .xsave_bytes = xsave_area_bytes() };
+	if (area->code_len < TARGET_CALL_STUB_BYTES || area->data_len < TARGET_CALL_MARK_BYTES)
+		return xerr_set(e, "no unused bytes for the call's code (%" PRIu64 " of %d) or mark (%" PRIu64 " of %d)",
+				area->code_len, TARGET_CALL_STUB_BYTES, area->data_len, TARGET_CALL_MARK_BYTES);
+	c->code_original = malloc(area->code_len);
+	c->data_original = calloc(1, area->data_len);
+	if (!c->code_original || !c->data_original) {
+		target_call_close(c, NULL);
+		return xerr_oom(e);
+	}
+	if (session_read_memory(s, area->code, c->code_original, area->code_len, e) < 0 ||
+	    session_read_memory(s, area->data, c->data_original, area->data_len, e) < 0) {
+		target_call_close(c, NULL);
+		return -1;
+	}
+	for (uint64_t i = 0; i < area->data_len; i++)
+		if (c->data_original[i]) {
+			target_call_close(c, NULL);
+			return xerr_set(e, "the unused bytes past .bss at 0x%" PRIx64 " are in use", area->data);
+		}
+	/* should gdb die mid-call, its rescue (and the guardian's) must not
+	 * take a 0xCC of the stub's immediates for an int3 of gdb's */
+	if (session_remember_unused(s, area->code, c->code_original, area->code_len, e) < 0) {
+		target_call_close(c, NULL);
+		return -1;
+	}
+	return 0;
+}
+
+uint64_t target_call_constants(const struct target_call *c)
+{
+	return c->area.code + TARGET_CALL_STUB_BYTES;
+}
+
+uint64_t target_call_buffers(const struct target_call *c)
+{
+	return c->area.data + TARGET_CALL_MARK_BYTES;
+}
+
+/* rip, rax and orig_rax of a stopped thread. */
+static int thread_state(struct target_call *c, int gdb_thread, uint64_t regs[3], struct xerr *e)
+{
+	static const char *const names[3] = { "rip", "rax", "orig_rax" };
+	int numbers[3];
+	if (session_register_numbers(c->s, names, 3, numbers, e) < 0)
+		return -1;
+	for (int i = 0; i < 3; i++)
+		if (numbers[i] < 0)
+			return xerr_set(e, "gdb has no register %s", names[i]);
+	return session_thread_registers(c->s, gdb_thread, numbers, 3, regs, e);
+}
+
+int target_call_thread_ok(struct target_call *c, int gdb_thread, struct xerr *e)
+{
+	uint64_t regs[3];
+	if (thread_state(c, gdb_thread, regs, e) < 0)
+		return -1;
+	int64_t rax = (int64_t)regs[1], orig_rax = (int64_t)regs[2];
+	/* a restart block (nanosleep, a timed futex) is the thread's own:
+	 * the call could overwrite it; such a thread is passed over */
+	return orig_rax < 0 || rax != -ERESTART_RESTARTBLOCK_;
+}
+
+static int set_register(struct target_call *c, int gdb_thread, const char *name, int64_t value, struct xerr *e)
+{
+	char expr[80], *out = NULL;
+	snprintf(expr, sizeof expr, "$%s = %" PRId64, name, value);
+	int rc = session_evaluate(c->s, gdb_thread, 0, expr, &out, e);
+	free(out);
+	return rc;
+}
+
+static bool pc_in_stub(struct target_call *c, uint64_t pc)
+{
+	return pc >= c->area.code && pc < c->area.code + TARGET_CALL_STUB_BYTES;
+}
+
+int target_call_run(struct target_call *c, int gdb_thread, uint64_t fn, const uint64_t args[6], int timeout_ms,
+		    uint64_t *result, struct xerr *e)
+{
+	uint64_t regs[3];
+	if (thread_state(c, gdb_thread, regs, e) < 0)
+		return -1;
+	uint64_t back_to = regs[0];
+	int64_t rax = (int64_t)regs[1], orig_rax = (int64_t)regs[2];
+	bool restart = orig_rax >= 0 && (rax == -ERESTARTSYS_ || rax == -ERESTARTNOINTR_ ||
+					 rax == -ERESTARTNOHAND_ || rax == -ERESTART_RESTARTBLOCK_);
+	if (restart) {
+		/* what the kernel does on resume, which the moved PC stops: the
+		 * syscall instruction again, with the number in rax */
+		uint8_t insn[2];
+		if (session_read_memory(c->s, back_to - 2, insn, 2, e) < 0)
+			return -1;
+		if (insn[0] != 0x0f || insn[1] != 0x05)
+			return xerr_set(e, "the thread was stopped in a system call not made by a syscall instruction");
+		back_to -= 2;
+	}
+	uint8_t stub[TARGET_CALL_STUB_BYTES];
+	memset(stub, 0xcc, sizeof stub);
+	build_stub(stub, c->xsave_bytes, fn, args, c->area.data, back_to);
+	uint8_t zero[TARGET_CALL_MARK_BYTES] = { 0 };
+	if (session_write_memory(c->s, c->area.data, zero, sizeof zero, e) < 0 ||
+	    session_write_memory(c->s, c->area.code, stub, sizeof stub, e) < 0)
+		return -1;
+	if (restart && set_register(c, gdb_thread, "rax",
+				    rax == -ERESTART_RESTARTBLOCK_ ? NR_RESTART_SYSCALL : orig_rax, e) < 0)
+		return -1;
+	/* gdb also sets orig_rax to -1 with the PC, so the kernel restarts
+	 * nothing: said again in case a gdb does not */
+	if (set_register(c, gdb_thread, "pc", (int64_t)c->area.code, e) < 0 ||
+	    set_register(c, gdb_thread, "orig_rax", -1, e) < 0)
+		return -1;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)session_pid(c->s));
+	int mem = open(path, O_RDONLY | O_CLOEXEC);
+	if (mem < 0)
+		return xerr_set(e, "cannot read the target's memory through %s", path);
+	/* from here the thread is on its way: whatever happens to us, it
+	 * finishes the call and goes back */
+	c->left_in_place = true;
+	if (session_resume(c->s, e) < 0) {
+		close(mem);
+		return -1;
+	}
+	uint64_t deadline = monotonic_ns() + (uint64_t)timeout_ms * 1000000u, mark[2] = { 0, 0 };
+	int rc = 0;
+	for (;;) {
+		if (pread(mem, mark, sizeof mark, (off_t)c->area.data) != (ssize_t)sizeof mark) {
+			rc = xerr_set(e, "the target's memory could not be read while the call ran (it exited?)");
+			break;
+		}
+		if (mark[0] == 1)
+			break;
+		if (monotonic_ns() > deadline) {
+			rc = xerr_set(e, "the call had not returned after %d ms: left to finish on its own (its code "
+				      "stays in unused bytes of the target)", timeout_ms);
+			break;
+		}
+		if (session_idle(c->s, 1, e) < 0) {
+			rc = -1;
+			break;
+		}
+		if (!session_target_alive(c->s)) {
+			rc = xerr_set(e, "the target ended while the call ran");
+			break;
+		}
+	}
+	close(mem);
+	if (rc == 0)
+		*result = mark[1];
+	if (session_target_alive(c->s) && !session_is_stopped(c->s) && session_stop(c->s, rc < 0 ? NULL : e) < 0)
+		return -1;
+	if (rc == 0)
+		c->left_in_place = false;
+	return rc;
+}
+
+/* Whether any thread's PC lies in the stub (the called thread after its
+ * mark, on the way back). */
+static int any_thread_in_stub(struct target_call *c, struct xerr *e)
+{
+	struct session_thread *threads = NULL;
+	size_t n = 0;
+	if (session_threads(c->s, &threads, &n, e) < 0)
+		return -1;
+	int inside = 0;
+	for (size_t i = 0; i < n && !inside; i++) {
+		uint64_t regs[3];
+		if (thread_state(c, threads[i].gdb_id, regs, NULL) == 0 && pc_in_stub(c, regs[0]))
+			inside = 1;
+	}
+	free(threads);
+	return inside;
+}
+
+int target_call_close(struct target_call *c, struct xerr *e)
+{
+	int rc = 0;
+	if (c->code_original && c->data_original && !c->left_in_place && session_target_alive(c->s)) {
+		int inside = any_thread_in_stub(c, e);
+		for (int tries = 0; inside == 1 && tries < 100; tries++) {
+			struct timespec ms = { 0, 1000 * 1000 };
+			if (session_resume(c->s, e) < 0)
+				return -1;
+			nanosleep(&ms, NULL);
+			if (session_stop(c->s, e) < 0)
+				return -1;
+			inside = any_thread_in_stub(c, e);
+		}
+		if (inside < 0)
+			rc = -1;
+		else if (inside)
+			c->left_in_place = true;   /* unreachable once left: harmless */
+		else if (session_write_memory(c->s, c->area.code, c->code_original, c->area.code_len, e) < 0 ||
+			 session_write_memory(c->s, c->area.data, c->data_original, c->area.data_len, e) < 0)
+			rc = -1;
+	}
+	free(c->code_original);
+	free(c->data_original);
+	c->code_original = c->data_original = NULL;
+	return rc;
+}

@@ -50,6 +50,10 @@ wait_prefixed_lines "$TMP/jem.out" $((lines + 1)) "truth "
 after=$(retained_now "$TMP/jem.out")
 
 check "the run succeeds" [ "$status" = 0 ] || show "$TMP/run.err"
+check "the report speaks of bytes, not samples: #1's share in MB" \
+	grep -Eq '^#1 hottest code path \([0-9.]+%, [0-9.]+ MB\): ' "$TMP/run.out" || show "$TMP/run.out"
+check "... and no word of thread stacks or a sampling rate (none were ours)" \
+	sh -c "! grep -Eq 'no thread stacks were recorded|rate [0-9.]+ Hz' '$TMP/run.out'"
 if grep -q 'jemalloc.s own profile' "$TMP/run.out" && ! grep -q 'attached [0-9]* probes' "$TMP/run.err"; then
 	ok "1. the heap is jemalloc's own profile, no probe armed"
 else

@@ -391,6 +391,9 @@ static void note_thin_profile(struct report_model *m)
 	const struct profile_meta *mt = &m->profile->meta;
 	if (mt->thread_samples < 0 || mt->thread_samples >= REPORT_THIN_STACKS)
 		return;
+	/* bytes from the allocator's own profile: no stack of ours behind them */
+	if (mt->weight_unit && strcmp(mt->weight_unit, "bytes") == 0 && mt->thread_samples == 0)
+		return;
 	int n = (int)mt->thread_samples;
 	char *buf = m->thin_note_text;
 	size_t size = sizeof m->thin_note_text;

@@ -176,7 +176,9 @@ static void print_timing(FILE *out, const struct report_model *m)
 	const char *sep = "  ";
 	put_text_field(out, &sep, "started ", mt->start_time);
 	put_actual_and_asked(out, &sep, "duration", mt->duration_actual_s, mt->duration_asked_s, "s");
-	put_actual_and_asked(out, &sep, "rate", mt->frequency_achieved_hz, mt->frequency_asked_hz, "Hz");
+	/* no sampling rate behind the allocator's own profile */
+	if (!(mt->weight_unit && strcmp(mt->weight_unit, "bytes") == 0 && mt->thread_samples <= 0))
+		put_actual_and_asked(out, &sep, "rate", mt->frequency_achieved_hz, mt->frequency_asked_hz, "Hz");
 	fputc('\n', out);
 }
 
@@ -187,12 +189,59 @@ static bool cpu_ns_weights(const struct report_model *m)
 	return report_cpu_weighted(m->profile);
 }
 
+/* A profile whose weights are bytes (heap, alloc: docs/alloc.md). */
+static bool byte_weights(const struct report_model *m)
+{
+	const char *u = m->profile->meta.weight_unit;
+	return u && strcmp(u, "bytes") == 0;
+}
+
+/* "37.8 MB": three figures, decimal units (as the rates print), never cut */
+static const char *bytes_text(uint64_t bytes, char *buf, size_t size)
+{
+	static const char *const units[] = { "B", "KB", "MB", "GB", "TB", "PB" };
+	double v = (double)bytes;
+	size_t u = 0;
+	while (v >= 999.5 && u + 1 < sizeof units / sizeof units[0]) {
+		v /= 1000;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, size, "%" PRIu64 " B", bytes);
+	else
+		snprintf(buf, size, "%.3g %s", v, units[u]);
+	return buf;
+}
+
+/* A weight as its column shows it: CPU ms, bytes, or a count. */
+static void put_weight_cell(FILE *out, const struct report_model *m, uint64_t weight)
+{
+	char buf[32];
+	if (cpu_ns_weights(m))
+		fprintf(out, "%8.0f", (double)weight / 1e6);
+	else if (byte_weights(m))
+		fprintf(out, "%8s", bytes_text(weight, buf, sizeof buf));
+	else
+		fprintf(out, "%8" PRIu64, weight);
+}
+
+static const char *weight_column(const struct report_model *m)
+{
+	return cpu_ns_weights(m) ? "CPU ms" : byte_weights(m) ? "bytes" : "samples";
+}
+
 /* stops, thread stacks, reuse, walker and stop mode */
 static void print_samples(FILE *out, const struct report_model *m)
 {
 	const struct profile_meta *mt = &m->profile->meta;
 	if (mt->samples < 0 && mt->thread_samples < 0 && m->total == 0)
 		return;   /* a trace: no samples to speak of */
+	if (byte_weights(m) && mt->samples <= 0 && mt->thread_samples <= 0) {
+		/* no stack walked by us: jemalloc's own profile */
+		char buf[32];
+		fprintf(out, "  bytes: %s in this profile\n", bytes_text(m->total, buf, sizeof buf));
+		return;
+	}
 	fprintf(out, "  samples: ");
 	if (mt->samples >= 0)
 		fprintf(out, "%" PRId64 " stops, ", mt->samples);
@@ -467,8 +516,11 @@ static void print_headline(FILE *out, const struct style *st, const struct repor
 {
 	fprintf(out, "%s#%zu hottest code path (%.1f%%", sgr(st, BOLD), rank, report_share(cp->weight, m->total));
 	put_share_interval(out, m, cp->weight);
+	char buf[32];
 	if (cpu_ns_weights(m))
 		fprintf(out, ", %.0f ms CPU):%s ", (double)cp->weight / 1e6, sgr(st, RESET));
+	else if (byte_weights(m))
+		fprintf(out, ", %s):%s ", bytes_text(cp->weight, buf, sizeof buf), sgr(st, RESET));
 	else
 		fprintf(out, ", %" PRIu64 " sample%s):%s ", cp->weight, cp->weight == 1 ? "" : "s", sgr(st, RESET));
 	put_headline_names(out, st, m, cp, waits);
@@ -723,7 +775,7 @@ static void print_func_table(FILE *out, const struct style *st, const struct rep
 	if (!by_self && m->neverywhere)
 		print_everywhere(out, m);
 	fprintf(out, "  %6s  %6s  %8s  %-*s  %s\n", by_self ? "self" : "total",
-		by_self ? "total" : "self", cpu_ns_weights(m) ? "CPU ms" : "samples", (int)col, "function",
+		by_self ? "total" : "self", weight_column(m), (int)col, "function",
 		"hottest line");
 	for (size_t i = 0; i < n; i++) {
 		const struct report_func *fn = &m->funcs[order[i]];
@@ -734,10 +786,9 @@ static void print_func_table(FILE *out, const struct style *st, const struct rep
 		put_pct(out, st, report_share(first, m->total));
 		fputs("  ", out);
 		put_pct(out, st, report_share(second, m->total));
-		if (cpu_ns_weights(m))
-			fprintf(out, "  %8.0f  ", (double)first / 1e6);
-		else
-			fprintf(out, "  %8" PRIu64 "  ", first);
+		fputs("  ", out);
+		put_weight_cell(out, m, first);
+		fputs("  ", out);
 		put_name_cell(out, fn->name, col);
 		fputs("  ", out);
 		if (locs && locs[i])
@@ -767,14 +818,13 @@ static void print_threads(FILE *out, const struct style *st, const struct report
 	if (width && col > width / 2)
 		col = width / 2;
 	fprintf(out, "\n%sthreads%s\n", sgr(st, BOLD), sgr(st, RESET));
-	fprintf(out, "  %8s  %6s  %-*s%s\n", cpu_ns_weights(m) ? "CPU ms" : "samples", "share", (int)col, "thread",
+	fprintf(out, "  %8s  %6s  %-*s%s\n", weight_column(m), "share", (int)col, "thread",
 		m->mixed_states ? "  states (R running, S sleeping, ...)" : "");
 	for (size_t i = 0; i < m->nthreads; i++) {
 		const struct report_thread *t = &m->threads[i];
-		if (cpu_ns_weights(m))
-			fprintf(out, "  %8.0f  ", (double)t->weight / 1e6);
-		else
-			fprintf(out, "  %8" PRIu64 "  ", t->weight);
+		fputs("  ", out);
+		put_weight_cell(out, m, t->weight);
+		fputs("  ", out);
 		put_pct(out, st, report_share(t->weight, m->total));
 		fputs("  ", out);
 		if (!m->mixed_states) {
@@ -800,7 +850,9 @@ static void print_body(FILE *out, const struct style *stp, const struct report_m
 		return;
 	}
 	size_t top = o->top ? o->top : DEFAULT_TOP_PATHS;
-	fprintf(out, "      %spath    self%s  %s(share of all samples through each frame; root → leaf)%s\n", sgr(&st, DIM), sgr(&st, RESET), sgr(&st, DIM), sgr(&st, RESET));
+	fprintf(out, "      %spath    self%s  %s(share of all %s through each frame; root → leaf)%s\n", sgr(&st, DIM),
+		sgr(&st, RESET), sgr(&st, DIM), byte_weights(mp) ? "bytes" : "samples",
+		sgr(&st, RESET));
 	for (size_t i = 0; i < top && i < m.ncode_paths; i++) {
 		if (i)
 			fputc('\n', out);

@@ -159,7 +159,8 @@ int cli_jemalloc_heap(struct session *s, struct symbolizer *sym, double duration
 		rc = jemalloc_set_active(s, &jt, true, e);
 		activated = rc == 0;
 	}
-	double stopped_s = (double)(monotonic_ns() - t0) / 1e9;
+	/* the calls run with the target running (target_call.h): not stopped */
+	double stopped_s = (double)(monotonic_ns() - t0 - jt.running_ns) / 1e9;
 	if (session_resume(s, rc < 0 ? NULL : e) < 0 || rc < 0)
 		return -1;
 	if (jt.state != JEMALLOC_PROF_ACTIVE) {
@@ -177,7 +178,7 @@ int cli_jemalloc_heap(struct session *s, struct symbolizer *sym, double duration
 	if (private_dir(session_pid(s), dir, sizeof dir, e) < 0)
 		return -1;
 	snprintf(path, sizeof path, "%s/heap.prof", dir);
-	uint64_t t1 = monotonic_ns();
+	uint64_t t1 = monotonic_ns(), ran_before = jt.running_ns;
 	rc = session_stop(s, e);
 	if (rc == 0)
 		rc = jemalloc_dump(s, &jt, path, e);
@@ -187,7 +188,7 @@ int cli_jemalloc_heap(struct session *s, struct symbolizer *sym, double duration
 		if (jemalloc_set_active(s, &jt, false, &off) < 0 && rc == 0)
 			rc = xerr_set(e, "switching jemalloc's prof.active off again: %s", off.msg);
 	}
-	stopped_s += (double)(monotonic_ns() - t1) / 1e9;
+	stopped_s += (double)(monotonic_ns() - t1 - (jt.running_ns - ran_before)) / 1e9;
 	if (session_resume(s, rc < 0 ? NULL : e) < 0)
 		rc = -1;
 	struct jemalloc_profile *jp = NULL;

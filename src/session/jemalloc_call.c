@@ -114,7 +114,7 @@ static int check_threads(struct session *s, const struct jemalloc_hooks *hooks, 
  * often caught inside, so the target is let run a few milliseconds and
  * stopped again, up to SAFE_POINT_TRIES times (each try is one stop). */
 static int check_safe_point(struct session *s, const struct jemalloc_hooks *hooks, struct target_call *call,
-			    int *call_thread, struct xerr *e)
+			    int *call_thread, uint64_t *running_ns, struct xerr *e)
 {
 	for (int try = 1;; try++) {
 		int rc = check_threads(s, hooks, call, call_thread, e);
@@ -123,31 +123,34 @@ static int check_safe_point(struct session *s, const struct jemalloc_hooks *hook
 		if (try == SAFE_POINT_TRIES)
 			return xerr_prefix(e, "after %d tries", SAFE_POINT_TRIES);
 		struct timespec run = { 0, (long)(1 + try % 7) * 1000 * 1000 };
+		uint64_t resumed = monotonic_ns();
 		if (session_resume(s, e) < 0)
 			return -1;
 		nanosleep(&run, NULL);
 		if (session_stop(s, e) < 0)
 			return -1;
+		*running_ns += monotonic_ns() - resumed;
 	}
 }
 
 /* One operation's calls: the stub's room, and the thread they run on. */
 struct call_scope {
 	struct session *s;
+	struct jemalloc_target *target;
 	struct target_call call;
 	int thread;
 	uint64_t mallctl;
 };
 
 /* Takes the room (the target stopped) and reaches a safe point. */
-static int scope_open(struct call_scope *c, struct session *s, const struct jemalloc_target *t, struct xerr *e)
+static int scope_open(struct call_scope *c, struct session *s, struct jemalloc_target *t, struct xerr *e)
 {
-	*c = (struct call_scope){ .s = s, .thread = -1, .mallctl = t->mallctl };
+	*c = (struct call_scope){ .s = s, .target = t, .thread = -1, .mallctl = t->mallctl };
 	if (!t->hooks || !t->hooks->area.code)
 		return xerr_set(e, "no unused bytes in the target are known to run mallctl from");
 	if (target_call_open(&c->call, s, &t->hooks->area, e) < 0)
 		return -1;
-	if (check_safe_point(s, t->hooks, &c->call, &c->thread, e) < 0) {
+	if (check_safe_point(s, t->hooks, &c->call, &c->thread, &t->running_ns, e) < 0) {
 		target_call_close(&c->call, NULL);
 		return -1;
 	}
@@ -156,28 +159,36 @@ static int scope_open(struct call_scope *c, struct session *s, const struct jema
 
 static int scope_close(struct call_scope *c, struct xerr *e)
 {
-	return target_call_close(&c->call, e);
+	int rc = target_call_close(&c->call, e);
+	c->target->running_ns += c->call.running_ns;
+	return rc;
 }
 
 /* mallctl(name, old?, old? &len, new?, newlen): returns mallctl's own result
  * in *status (0, or an errno such as ENOENT); *old_value the value read,
- * old_size bytes of it (0: none read). */
+ * old_size bytes of it (0: none read). path, when set, goes at AT_PATH
+ * (new_value may point there: target_call_constants + AT_PATH). */
 static int call_mallctl(struct call_scope *c, const char *name, size_t old_size, uint64_t *old_value,
-			const void *new_value, size_t new_size, int timeout_ms, int *status, struct xerr *e)
+			const void *new_value, size_t new_size, const char *path, int timeout_ms, int *status,
+			struct xerr *e)
 {
 	uint64_t consts = target_call_constants(&c->call), buffers = target_call_buffers(&c->call);
-	uint64_t zero = 0, len = old_size;
-	if (strlen(name) >= NAME_BYTES || new_size > AT_PATH - AT_NEW)
-		return xerr_set(e, "mallctl(\"%s\"): name or value too long", name);
-	if (session_write_memory(c->s, consts + AT_NAME, name, strlen(name) + 1, e) < 0 ||
-	    session_write_memory(c->s, buffers + AT_OLD, &zero, 8, e) < 0 ||
-	    session_write_memory(c->s, buffers + AT_OLDLEN, &len, 8, e) < 0 ||
-	    (new_value && session_write_memory(c->s, consts + AT_NEW, new_value, new_size, e) < 0))
-		return -1;
+	size_t path_len = path ? strlen(path) + 1 : 0;
+	if (strlen(name) >= NAME_BYTES || new_size > AT_PATH - AT_NEW || path_len > JEMALLOC_CALL_PATH_BYTES)
+		return xerr_set(e, "mallctl(\"%s\"): name, value or path too long", name);
+	uint8_t constants[AT_PATH + JEMALLOC_CALL_PATH_BYTES] = { 0 };
+	memcpy(constants + AT_NAME, name, strlen(name) + 1);
+	if (new_value)
+		memcpy(constants + AT_NEW, new_value, new_size);
+	if (path)
+		memcpy(constants + AT_PATH, path, path_len);
+	uint64_t buffers_init[2] = { 0, old_size };   /* AT_OLD, AT_OLDLEN */
+	const struct target_call_inputs in = { .constants = constants, .constants_len = AT_PATH + path_len,
+					       .buffers = buffers_init, .buffers_len = sizeof buffers_init };
 	const uint64_t args[6] = { consts + AT_NAME, old_size ? buffers + AT_OLD : 0, old_size ? buffers + AT_OLDLEN : 0,
 				   new_value ? consts + AT_NEW : 0, new_value ? new_size : 0, 0 };
 	uint64_t result = 0;
-	if (target_call_run(&c->call, c->thread, c->mallctl, args, timeout_ms, &result, e) < 0)
+	if (target_call_run(&c->call, c->thread, c->mallctl, args, &in, timeout_ms, &result, e) < 0)
 		return xerr_prefix(e, "calling mallctl(\"%s\")", name);
 	*status = (int)(int32_t)result;
 	if (old_value) {
@@ -195,7 +206,7 @@ static int call_mallctl(struct call_scope *c, const char *name, size_t old_size,
 static int read_bool(struct call_scope *c, const char *name, bool *out, int *status, struct xerr *e)
 {
 	uint64_t v = 0;
-	if (call_mallctl(c, name, 1, &v, NULL, 0, CALL_MS, status, e) < 0)
+	if (call_mallctl(c, name, 1, &v, NULL, 0, NULL, CALL_MS, status, e) < 0)
 		return -1;
 	*out = *status == 0 && v != 0;
 	return 0;
@@ -218,7 +229,7 @@ static int inspect_in(struct call_scope *c, struct jemalloc_target *t, struct xe
 		return 0;
 	}
 	uint64_t lg = 0;
-	if (call_mallctl(c, "opt.lg_prof_sample", sizeof(size_t), &lg, NULL, 0, CALL_MS, &status, e) < 0)
+	if (call_mallctl(c, "opt.lg_prof_sample", sizeof(size_t), &lg, NULL, 0, NULL, CALL_MS, &status, e) < 0)
 		return -1;
 	t->lg_prof_sample = status == 0 && lg < 64 ? (unsigned)lg : 19;   /* jemalloc's default: 512 KiB */
 	if (read_bool(c, "opt.prof_accum", &t->prof_accum, &status, e) < 0 ||
@@ -254,7 +265,7 @@ int jemalloc_set_active(struct session *s, struct jemalloc_target *t, bool on, s
 	unsigned char value = on;
 	if (scope_open(&c, s, t, e) < 0)
 		return -1;
-	int rc = call_mallctl(&c, "prof.active", 0, NULL, &value, 1, CALL_MS, &status, e);
+	int rc = call_mallctl(&c, "prof.active", 0, NULL, &value, 1, NULL, CALL_MS, &status, e);
 	if (scope_close(&c, rc < 0 ? NULL : e) < 0)
 		rc = -1;
 	if (rc == 0 && status != 0)
@@ -264,7 +275,7 @@ int jemalloc_set_active(struct session *s, struct jemalloc_target *t, bool on, s
 	return rc;
 }
 
-int jemalloc_dump(struct session *s, const struct jemalloc_target *t, const char *path, struct xerr *e)
+int jemalloc_dump(struct session *s, struct jemalloc_target *t, const char *path, struct xerr *e)
 {
 	if (t->state != JEMALLOC_PROF_ACTIVE && t->state != JEMALLOC_PROF_INACTIVE)
 		return xerr_set(e, "%s", jemalloc_state_text(t->state));
@@ -276,9 +287,7 @@ int jemalloc_dump(struct session *s, const struct jemalloc_target *t, const char
 		return -1;
 	uint64_t path_at = target_call_constants(&c.call) + AT_PATH;
 	int status = 0;
-	int rc = session_write_memory(s, path_at, path, len + 1, e);
-	if (rc == 0)
-		rc = call_mallctl(&c, "prof.dump", 0, NULL, &path_at, sizeof path_at, DUMP_MS, &status, e);
+	int rc = call_mallctl(&c, "prof.dump", 0, NULL, &path_at, sizeof path_at, path, DUMP_MS, &status, e);
 	if (scope_close(&c, rc < 0 ? NULL : e) < 0)
 		rc = -1;
 	if (rc == 0 && status != 0)

@@ -57,6 +57,8 @@ struct jemalloc_target {
 	unsigned lg_prof_sample;  /* opt.lg_prof_sample (with profiling) */
 	bool prof_accum;          /* opt.prof_accum: dumps carry allocations since the start */
 	const struct jemalloc_hooks *hooks;   /* the caller's, kept for the calls after inspect */
+	uint64_t running_ns;      /* of the time the calls took, how long the target ran (calls run
+				   * with it running; the safe point's retries too): not stopped time */
 };
 
 /* A sentence for the state, for messages ("jemalloc is profiling"). */
@@ -79,6 +81,6 @@ int jemalloc_set_active(struct session *s, struct jemalloc_target *t, bool on, s
  * JEMALLOC_CALL_PATH_BYTES - 1 bytes in a directory only we can write).
  * The safe point is checked again. */
 #define JEMALLOC_CALL_PATH_BYTES 256
-int jemalloc_dump(struct session *s, const struct jemalloc_target *t, const char *path, struct xerr *e);
+int jemalloc_dump(struct session *s, struct jemalloc_target *t, const char *path, struct xerr *e);
 
 #endif

@@ -2,6 +2,7 @@
  * stub (target_call.h). */
 #include "session/target_call.h"
 
+#include "procfs/proc.h"
 #include "session/probes.h"
 #include "session/session_internal.h"
 
@@ -209,8 +210,8 @@ static bool pc_in_stub(struct target_call *c, uint64_t pc)
 	return pc >= c->area.code && pc < c->area.code + TARGET_CALL_STUB_BYTES;
 }
 
-int target_call_run(struct target_call *c, int gdb_thread, uint64_t fn, const uint64_t args[6], int timeout_ms,
-		    uint64_t *result, struct xerr *e)
+int target_call_run(struct target_call *c, int gdb_thread, uint64_t fn, const uint64_t args[6],
+		    const struct target_call_inputs *in, int timeout_ms, uint64_t *result, struct xerr *e)
 {
 	uint64_t regs[3];
 	if (thread_state(c, gdb_thread, regs, e) < 0)
@@ -229,20 +230,36 @@ int target_call_run(struct target_call *c, int gdb_thread, uint64_t fn, const ui
 			return xerr_set(e, "the thread was stopped in a system call not made by a syscall instruction");
 		back_to -= 2;
 	}
-	uint8_t stub[TARGET_CALL_STUB_BYTES];
-	memset(stub, 0xcc, sizeof stub);
-	build_stub(stub, c->xsave_bytes, fn, args, c->area.data, back_to);
-	uint8_t zero[TARGET_CALL_MARK_BYTES] = { 0 };
-	if (session_write_memory(c->s, c->area.data, zero, sizeof zero, e) < 0 ||
-	    session_write_memory(c->s, c->area.code, stub, sizeof stub, e) < 0)
+	/* one write for the code and the caller's constants, one for the mark
+	 * and its buffers: each is a round trip to gdb while the target waits */
+	size_t code_len = TARGET_CALL_STUB_BYTES + (in ? in->constants_len : 0);
+	size_t data_len = TARGET_CALL_MARK_BYTES + (in ? in->buffers_len : 0);
+	if (code_len > c->area.code_len || data_len > c->area.data_len)
+		return xerr_set(e, "the call's constants or buffers do not fit its room");
+	uint8_t *code = malloc(code_len), *data = calloc(1, data_len);
+	if (!code || !data) {
+		free(code);
+		free(data);
+		return xerr_oom(e);
+	}
+	memset(code, 0xcc, TARGET_CALL_STUB_BYTES);
+	build_stub(code, c->xsave_bytes, fn, args, c->area.data, back_to);
+	if (in && in->constants_len)
+		memcpy(code + TARGET_CALL_STUB_BYTES, in->constants, in->constants_len);
+	if (in && in->buffers_len)
+		memcpy(data + TARGET_CALL_MARK_BYTES, in->buffers, in->buffers_len);
+	int written = session_write_memory(c->s, c->area.data, data, data_len, e) < 0 ||
+		      session_write_memory(c->s, c->area.code, code, code_len, e) < 0 ? -1 : 0;
+	free(code);
+	free(data);
+	if (written < 0)
 		return -1;
 	if (restart && set_register(c, gdb_thread, "rax",
 				    rax == -ERESTART_RESTARTBLOCK_ ? NR_RESTART_SYSCALL : orig_rax, e) < 0)
 		return -1;
-	/* gdb also sets orig_rax to -1 with the PC, so the kernel restarts
-	 * nothing: said again in case a gdb does not */
-	if (set_register(c, gdb_thread, "pc", (int64_t)c->area.code, e) < 0 ||
-	    set_register(c, gdb_thread, "orig_rax", -1, e) < 0)
+	/* gdb's write of the PC also sets orig_rax to -1 (amd64-linux), so
+	 * the kernel restarts nothing on resume */
+	if (set_register(c, gdb_thread, "pc", (int64_t)c->area.code, e) < 0)
 		return -1;
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/mem", (int)session_pid(c->s));
@@ -252,6 +269,7 @@ int target_call_run(struct target_call *c, int gdb_thread, uint64_t fn, const ui
 	/* from here the thread is on its way: whatever happens to us, it
 	 * finishes the call and goes back */
 	c->left_in_place = true;
+	uint64_t resumed = monotonic_ns();
 	if (session_resume(c->s, e) < 0) {
 		close(mem);
 		return -1;
@@ -284,6 +302,7 @@ int target_call_run(struct target_call *c, int gdb_thread, uint64_t fn, const ui
 		*result = mark[1];
 	if (session_target_alive(c->s) && !session_is_stopped(c->s) && session_stop(c->s, rc < 0 ? NULL : e) < 0)
 		return -1;
+	c->running_ns += monotonic_ns() - resumed;
 	if (rc == 0)
 		c->left_in_place = false;
 	return rc;
@@ -297,10 +316,12 @@ static int any_thread_in_stub(struct target_call *c, struct xerr *e)
 	size_t n = 0;
 	if (session_threads(c->s, &threads, &n, e) < 0)
 		return -1;
+	/* the PCs of stopped threads from /proc (no round trip to gdb each);
+	 * one that cannot be read counts as inside */
 	int inside = 0;
 	for (size_t i = 0; i < n && !inside; i++) {
-		uint64_t regs[3];
-		if (thread_state(c, threads[i].gdb_id, regs, NULL) == 0 && pc_in_stub(c, regs[0]))
+		struct proc_syscall where;
+		if (proc_thread_syscall(session_pid(c->s), threads[i].tid, &where) < 0 || pc_in_stub(c, where.pc))
 			inside = 1;
 	}
 	free(threads);
@@ -314,11 +335,13 @@ int target_call_close(struct target_call *c, struct xerr *e)
 		int inside = any_thread_in_stub(c, e);
 		for (int tries = 0; inside == 1 && tries < 100; tries++) {
 			struct timespec ms = { 0, 1000 * 1000 };
+			uint64_t resumed = monotonic_ns();
 			if (session_resume(c->s, e) < 0)
 				return -1;
 			nanosleep(&ms, NULL);
 			if (session_stop(c->s, e) < 0)
 				return -1;
+			c->running_ns += monotonic_ns() - resumed;
 			inside = any_thread_in_stub(c, e);
 		}
 		if (inside < 0)

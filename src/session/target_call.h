@@ -49,6 +49,7 @@ struct target_call {
 	struct target_call_area area;
 	uint8_t *code_original, *data_original;
 	bool left_in_place;        /* a call did not end: its bytes stay (unused memory) */
+	uint64_t running_ns;       /* how long the calls let the target run (not stopped time) */
 	unsigned xsave_bytes;      /* 0: fxsave's 512 */
 };
 
@@ -66,12 +67,21 @@ uint64_t target_call_buffers(const struct target_call *c);
  * ended). 1 yes, 0 no, -1 with e. */
 int target_call_thread_ok(struct target_call *c, int gdb_thread, struct xerr *e);
 
+/* What the call reads and what it starts with in its buffers, written
+ * with the stub (at target_call_constants and target_call_buffers). */
+struct target_call_inputs {
+	const void *constants;
+	size_t constants_len;
+	const void *buffers;
+	size_t buffers_len;
+};
+
 /* Calls fn(args[0..5]) on thread gdb_thread, lets the whole target run
  * until the call is done (at most timeout_ms), and stops it again:
- * *result is the function's rax. On a timeout the target is stopped, the
- * call left to finish on its own, and -1. */
-int target_call_run(struct target_call *c, int gdb_thread, uint64_t fn, const uint64_t args[6], int timeout_ms,
-		    uint64_t *result, struct xerr *e);
+ * *result is the function's rax. in may be NULL. On a timeout the target
+ * is stopped, the call left to finish on its own, and -1. */
+int target_call_run(struct target_call *c, int gdb_thread, uint64_t fn, const uint64_t args[6],
+		    const struct target_call_inputs *in, int timeout_ms, uint64_t *result, struct xerr *e);
 
 /* Puts the areas' bytes back (waiting, 1 ms of running at a time, for a
  * thread still in the stub's last instructions), unless a call was left

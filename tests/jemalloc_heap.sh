@@ -145,4 +145,20 @@ inuse() { go tool pprof -sample_index=inuse_space -unit=B -top "$1" 2>/dev/null 
 first=$(inuse "$1"); eval "last=\$(inuse \"\${$#}\")"
 check "--every: keep_snapshot grew from the first window (${first:-?}) to the last (${last:-?})" \
 	awk -v a="${first:-0}" -v b="${last:-0}" 'BEGIN { exit !(a > 0 && b > a) }'
+# insights over the memory windows: each path's live bytes per window and
+# what it grew by, first to last, in bytes (not shares, not "samples")
+"$XGDBPROF" insights "$TMP/every" >"$TMP/insights.out" 2>"$TMP/insights.err"
+check "insights: keep_snapshot's path grew by a positive amount of bytes" \
+	grep -Eq 'live [0-9.]+ [KMG]B in the first window, [0-9.]+ [KMG]B in the last: grew by \+[0-9.]+ [KMG]B' \
+	"$TMP/insights.out" || show "$TMP/insights.out"
+check "insights: a 'grew by' row under the windows' live bytes" grep -Eq '^  grew by +\+[0-9.]+ [KMG]B' \
+	"$TMP/insights.out"
+check "insights: no \"samples\" for bytes" sh -c "! grep -q '[0-9] samples' '$TMP/insights.out'"
+# the grew-by figure against pprof's own reading of the same two files
+grew=$(grep -A4 'keep_snapshot' "$TMP/insights.out" | sed -n 's/.*grew by +\([0-9.]*\) \([KMG]\)B.*/\1 \2/p' | head -1)
+echo "# insights: keep_snapshot grew by ${grew:-?}B; pprof: ${first:-?} to ${last:-?} bytes"
+check "insights: keep_snapshot's growth within 2x of pprof's reading of the first and last windows" \
+	awk -v g="${grew:-0 K}" -v a="${first:-0}" -v b="${last:-0}" 'BEGIN { split(g, p, " ");
+		m = p[2] == "K" ? 1e3 : p[2] == "M" ? 1e6 : 1e9; v = p[1] * m; d = b - a
+		exit !(v > 0 && d > 0 && v <= 2 * d && d <= 2 * v) }'
 finish

@@ -307,6 +307,11 @@ static void put_min_avg_max(FILE *out, const double *v, size_t n, size_t stride)
 /* "5.6 s CPU in 1234 stacks" for CPU-weighted profiles, "1234 samples" */
 static void put_amount(FILE *out, const struct profile *p, uint64_t weight)
 {
+	if (report_byte_weighted(p)) {
+		char buf[32];
+		fprintf(out, "%s (each window's live bytes, summed)", report_bytes_text((double)weight, buf, sizeof buf));
+		return;
+	}
 	if (!report_cpu_weighted(p)) {
 		fprintf(out, "%" PRIu64 " sample%s", weight, weight == 1 ? "" : "s");
 		return;
@@ -314,6 +319,40 @@ static void put_amount(FILE *out, const struct profile *p, uint64_t weight)
 	fprintf(out, "%.1f s CPU", (double)weight / 1e9);
 	if (p->meta.thread_samples >= 0)
 		fprintf(out, " in %" PRId64 " stack%s", p->meta.thread_samples, p->meta.thread_samples == 1 ? "" : "s");
+}
+
+/* The bytes a path held in window i (its share of the window's), NAN when
+ * the window has no profile. */
+static double path_bytes(const struct insights_window *w, size_t i, const double *shares_of_path)
+{
+	if (!w[i].profile || !known(shares_of_path[i]))
+		return NAN;
+	return shares_of_path[i] / 100 * (double)profile_total_weight(w[i].profile);
+}
+
+/* Memory windows: a path's live bytes in the first and last windows that
+ * have a profile, and how much it grew by in between (a leak's signature:
+ * growth window after window). */
+static void put_growth(FILE *out, const struct insights_window *w, size_t n, const double *shares_of_path)
+{
+	size_t first = n, last = n;
+	for (size_t i = 0; i < n; i++)
+		if (w[i].profile) {
+			if (first == n)
+				first = i;
+			last = i;
+		}
+	if (first == n) {
+		fputs("no window has a profile", out);
+		return;
+	}
+	double a = path_bytes(w, first, shares_of_path), b = path_bytes(w, last, shares_of_path);
+	char x[32], y[32], d[32];
+	fprintf(out, "live %s in the first window, %s in the last", report_bytes_text(known(a) ? a : 0, x, sizeof x),
+		report_bytes_text(known(b) ? b : 0, y, sizeof y));
+	double grew = round((known(b) ? b : 0) - (known(a) ? a : 0));
+	if (last > first)
+		fprintf(out, ": grew by %s%s", grew >= 0 ? "+" : "", report_bytes_text(grew, d, sizeof d));
 }
 
 static bool few_draws(const struct profile *q)
@@ -465,11 +504,13 @@ static void print_windows(FILE *out, const struct insights_window *w, size_t n, 
 		if (len > namew)
 			namew = len;
 	}
-	bool cpu = false, any_few = false;
-	for (size_t i = 0; i < n; i++)
+	bool cpu = false, any_few = false, bytes = false;
+	for (size_t i = 0; i < n; i++) {
 		cpu |= w[i].profile && report_cpu_weighted(w[i].profile);
-	fprintf(out, "\nper window:\n  %-*s  %8s  %7s  %7s  %7s", (int)namew, "window", cpu ? "stacks" : "samples",
-		"CPU avg", "CPU max", "stopped");
+		bytes |= w[i].profile && report_byte_weighted(w[i].profile);
+	}
+	fprintf(out, "\nper window%s:\n  %-*s  %8s  %7s  %7s  %7s", bytes ? " (live bytes: the window's, each path's)" : "",
+		(int)namew, "window", cpu ? "stacks" : bytes ? "live" : "samples", "CPU avg", "CPU max", "stopped");
 	for (size_t p = 0; p < npaths; p++)
 		fprintf(out, "  %6s#%zu", "", p + 1);
 	fputc('\n', out);
@@ -485,7 +526,10 @@ static void print_windows(FILE *out, const struct insights_window *w, size_t n, 
 			continue;
 		}
 		double draws = report_draws(q, profile_total_weight(q));
-		if (draws > 0)
+		char buf[32];
+		if (bytes)
+			fprintf(out, "  %8s", report_bytes_text((double)profile_total_weight(q), buf, sizeof buf));
+		else if (draws > 0)
 			fprintf(out, "  %8.0f", draws);
 		else
 			fprintf(out, "  %8s", "?");
@@ -500,6 +544,11 @@ static void print_windows(FILE *out, const struct insights_window *w, size_t n, 
 		}
 		for (size_t p = 0; p < npaths; p++) {
 			double s = shares[p * n + i];
+			if (bytes) {
+				double b = path_bytes(w, i, &shares[p * n]);
+				fprintf(out, "  %8s", known(b) ? report_bytes_text(b, buf, sizeof buf) : "-");
+				continue;
+			}
 			if (known(s) && few)
 				fprintf(out, " (%5.1f%%)", s);
 			else if (known(s))
@@ -508,6 +557,27 @@ static void print_windows(FILE *out, const struct insights_window *w, size_t n, 
 				fprintf(out, "  %8s", "-");
 		}
 		fputc('\n', out);
+	}
+	if (bytes && npaths) {
+		size_t first = n, last = n;
+		for (size_t i = 0; i < n; i++)
+			if (w[i].profile) {
+				if (first == n)
+					first = i;
+				last = i;
+			}
+		if (last > first && last < n) {
+			fprintf(out, "  %-*s  %8s  %7s  %7s  %7s", (int)namew, "grew by", "", "", "", "");
+			for (size_t p = 0; p < npaths; p++) {
+				double a = path_bytes(w, first, &shares[p * n]), b = path_bytes(w, last, &shares[p * n]);
+				char buf[32], signed_text[40];
+				double d = round((known(b) ? b : 0) - (known(a) ? a : 0));
+				snprintf(signed_text, sizeof signed_text, "%s%s", d >= 0 ? "+" : "",
+					 report_bytes_text(d, buf, sizeof buf));
+				fprintf(out, "  %8s", signed_text);
+			}
+			fputc('\n', out);
+		}
 	}
 	if (any_few)
 		fprintf(out, "  (share): a window of fewer than %d %s, whose shares sampling alone moves by\n"
@@ -537,14 +607,27 @@ int report_insights_text(const struct insights_window *w, size_t n, const struct
 		fputs("hottest code paths over the period (the report's inference over the merged samples; "
 		      "shares of all ", out);
 		put_amount(out, merged, m.total);
-		fputs("; per window: the path's share of each window)\n", out);
+		fputs(report_byte_weighted(merged) ? "; per window: the bytes the path holds in each window)\n"
+						   : "; per window: the path's share of each window)\n", out);
 		for (size_t i = 0; i < npaths; i++) {
 			fputc('\n', out);
 			report_put_code_path(out, &m, i + 1, &m.code_paths[i], o->color, o->full_paths, o->width);
 			fputs("    per window: ", out);
-			put_sparkline(out, &shares[i * n], n);
-			fputs("  ", out);
-			put_min_avg_max(out, &shares[i * n], n, 1);
+			if (report_byte_weighted(merged)) {
+				/* memory: the bytes it holds, window by window */
+				double *held = malloc((n ? n : 1) * sizeof *held);
+				for (size_t k = 0; held && k < n; k++)
+					held[k] = path_bytes(w, k, &shares[i * n]);
+				if (held)
+					put_sparkline(out, held, n);
+				free(held);
+				fputs("  ", out);
+				put_growth(out, w, n, &shares[i * n]);
+			} else {
+				put_sparkline(out, &shares[i * n], n);
+				fputs("  ", out);
+				put_min_avg_max(out, &shares[i * n], n, 1);
+			}
 			fputc('\n', out);
 		}
 		if (m.ncode_paths > npaths)

@@ -80,6 +80,27 @@ double report_draws(const struct profile *p, uint64_t total_weight)
 	return p->meta.weight_unit ? 0 : (double)total_weight;
 }
 
+bool report_byte_weighted(const struct profile *p)
+{
+	return p->meta.weight_unit && strcmp(p->meta.weight_unit, "bytes") == 0;
+}
+
+const char *report_bytes_text(double bytes, char *buf, size_t size)
+{
+	static const char *const units[] = { "B", "KB", "MB", "GB", "TB", "PB" };
+	double v = fabs(bytes);   /* -0 too */
+	size_t u = 0;
+	while (v >= 999.5 && u + 1 < sizeof units / sizeof units[0]) {
+		v /= 1000;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, size, "%s%.0f B", bytes < 0 ? "-" : "", v);
+	else
+		snprintf(buf, size, "%s%.3g %s", bytes < 0 ? "-" : "", v, units[u]);
+	return buf;
+}
+
 double report_share(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;

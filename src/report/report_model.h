@@ -208,6 +208,13 @@ double report_draws(const struct profile *p, uint64_t total_weight);
 /* 100 * part / whole, 0 when whole is 0. */
 double report_share(uint64_t part, uint64_t whole);
 
+/* Whether p's weights are bytes (heap, alloc: docs/alloc.md). */
+bool report_byte_weighted(const struct profile *p);
+
+/* "37.8 MB": three figures in decimal units (as rates print), "512 B"
+ * under a thousand; never cut. Returns buf. */
+const char *report_bytes_text(double bytes, char *buf, size_t size);
+
 /* Last path component of a path. */
 const char *report_basename(const char *path);
 

@@ -189,28 +189,14 @@ static bool cpu_ns_weights(const struct report_model *m)
 	return report_cpu_weighted(m->profile);
 }
 
-/* A profile whose weights are bytes (heap, alloc: docs/alloc.md). */
 static bool byte_weights(const struct report_model *m)
 {
-	const char *u = m->profile->meta.weight_unit;
-	return u && strcmp(u, "bytes") == 0;
+	return report_byte_weighted(m->profile);
 }
 
-/* "37.8 MB": three figures, decimal units (as the rates print), never cut */
 static const char *bytes_text(uint64_t bytes, char *buf, size_t size)
 {
-	static const char *const units[] = { "B", "KB", "MB", "GB", "TB", "PB" };
-	double v = (double)bytes;
-	size_t u = 0;
-	while (v >= 999.5 && u + 1 < sizeof units / sizeof units[0]) {
-		v /= 1000;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, size, "%" PRIu64 " B", bytes);
-	else
-		snprintf(buf, size, "%.3g %s", v, units[u]);
-	return buf;
+	return report_bytes_text((double)bytes, buf, size);
 }
 
 /* A weight as its column shows it: CPU ms, bytes, or a count. */

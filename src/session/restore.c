@@ -387,6 +387,37 @@ void restore_report_describe(const struct restore_report *r, char *buf, size_t s
 			 "a thread ran in them)", r->patch_bytes_restored, r->patch_bytes_intact, r->patch_bytes_left);
 }
 
+/* A call through our stub under way: the thread returns into the stub
+ * (its return address on the stack, no PC near it), so its bytes may go
+ * back only once the call has set its done mark. The thread runs, gdb
+ * gone; true once the mark reads non-zero. */
+static bool call_done(pid_t pid, uint64_t mark, int timeout_ms)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool done = false;
+	struct timespec tick = { 0, 1000 * 1000 };
+	for (int waited = 0; !done && waited < timeout_ms; waited++) {
+		uint64_t v = 0;
+		if (pread(fd, &v, sizeof v, (off_t)mark) != (ssize_t)sizeof v)
+			break;
+		done = v != 0;
+		if (!done)
+			nanosleep(&tick, NULL);
+	}
+	close(fd);
+	return done;
+}
+
+/* Ours in unused memory, put back once no thread's PC is near. */
+static bool kept(const struct restore_entry *r, bool calls_done)
+{
+	return r->kind == RESTORE_KEEP || (r->kind == RESTORE_LEAVE && calls_done);
+}
+
 int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
 			       struct restore_report *report, struct xerr *e)
 {
@@ -396,6 +427,7 @@ int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
 	char state = proc_state(rs->pid);
 	if (state == 0 || state == 'Z' || state == 'X')
 		return 0;  /* the target is gone: nothing to restore */
+	bool calls_done = rs->call_mark && call_done(rs->pid, rs->call_mark, RESTORE_CALL_WAIT_MS);
 	struct seized *threads = NULL;
 	report->threads_stopped = seize_all(rs->pid, &threads, timeout_ms);
 	if (report->threads_stopped == 0) {
@@ -463,7 +495,7 @@ int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
 		bool any_near = !pcs;
 		for (size_t i = 0; i < rs->n && !any_near; i++) {
 			uint8_t now;
-			if (rs->entries[i].kind != RESTORE_KEEP || pread(mem_fd, &now, 1, (off_t)rs->entries[i].addr) != 1 ||
+			if (!kept(&rs->entries[i], calls_done) || pread(mem_fd, &now, 1, (off_t)rs->entries[i].addr) != 1 ||
 			    now == rs->entries[i].original)
 				continue;
 			any_near = pc_near(pcs, npcs, rs->entries[i].addr);
@@ -474,7 +506,7 @@ int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
 		}
 		for (size_t i = 0; i < rs->n; i++) {
 			uint8_t now;
-			if (rs->entries[i].kind != RESTORE_KEEP || pread(mem_fd, &now, 1, (off_t)rs->entries[i].addr) != 1)
+			if (!kept(&rs->entries[i], calls_done) || pread(mem_fd, &now, 1, (off_t)rs->entries[i].addr) != 1)
 				continue;
 			bool near = !pcs || pc_near(pcs, npcs, rs->entries[i].addr);
 			if (now == rs->entries[i].original)

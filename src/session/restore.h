@@ -58,6 +58,9 @@ struct restore_set {
 	pid_t pid;
 	uint64_t start_ticks;       /* when pid started (proc_start_ticks): names the process for good */
 	bool leave_stopped;         /* the process was stopped (T) before we came: no SIGCONT */
+	uint64_t call_mark;         /* a call through our stub is under way (target_call.h): its done
+				     * mark, which the rescue waits for (RESTORE_CALL_WAIT_MS) before
+				     * putting the RESTORE_LEAVE bytes back as RESTORE_KEEP ones */
 	struct restore_entry *entries;
 	size_t n, cap;
 };
@@ -73,6 +76,8 @@ struct restore_report {
 	size_t patch_bytes_restored, patch_bytes_intact;  /* entry counters' (RESTORE_PATCH and _KEEP) */
 	size_t patch_bytes_left;    /* _KEEP bytes a thread ran in: left, unreachable */
 };
+
+#define RESTORE_CALL_WAIT_MS 10000
 
 void restore_set_init(struct restore_set *rs, pid_t pid);
 void restore_set_release(struct restore_set *rs);

@@ -646,6 +646,13 @@ int session_remember_unused(struct session *s, uint64_t addr, const uint8_t *ori
 	return remember_ours(s, addr, original, NULL, n, RESTORE_LEAVE, e);
 }
 
+void session_set_call_mark(struct session *s, uint64_t mark)
+{
+	s->code.call_mark = mark;
+	struct guardian_patch p = { .addr = mark, .kind = GUARDIAN_CALL_MARK };
+	session_tell_guardian_patch(s, &p);
+}
+
 const struct restore_set *session_code_bytes(const struct session *s)
 {
 	return &s->code;

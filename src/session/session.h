@@ -198,6 +198,12 @@ int session_remember_code_byte(struct session *s, uint64_t addr, struct xerr *e)
  * now. Remembering the same bytes again is a no-op. */
 int session_remember_unused(struct session *s, uint64_t addr, const uint8_t *original, size_t n, struct xerr *e);
 
+/* A call through a stub in RESTORE_LEAVE bytes is under way (target_call.h),
+ * and its done mark is at mark (0: none now): should gdb die, session_rescue
+ * and the guardian wait for the mark (RESTORE_CALL_WAIT_MS at most), then
+ * put those bytes back once no thread runs in them. */
+void session_set_call_mark(struct session *s, uint64_t mark);
+
 /* Remembers n bytes at addr that the caller is about to write itself
  * (restore.h's RESTORE_PATCH: put back by session_rescue while they still
  * read `patched`; RESTORE_KEEP: left alone). original: their values now. */

@@ -323,7 +323,9 @@ static void guard(int fd, pid_t target, pid_t gdb, uint64_t gdb_started)
 					break;
 				got += (size_t)r;
 			}
-			if (got == sizeof p)
+			if (got == sizeof p && p.kind == GUARDIAN_CALL_MARK)
+				ours.call_mark = p.addr;
+			else if (got == sizeof p)
 				restore_set_remember_patch(&ours, p.addr, &p.original, &p.patched, 1,
 							   (enum restore_kind)p.kind, NULL);
 		}

@@ -116,8 +116,11 @@ enum guardian_word {
 };
 struct guardian_patch {
 	uint64_t addr;
-	uint8_t original, patched, kind;  /* restore.h's restore_entry */
+	uint8_t original, patched, kind;  /* restore.h's restore_entry; or GUARDIAN_CALL_MARK: addr is
+					   * the done mark of a call under way (0: none), restore_set's
+					   * call_mark */
 };
+#define GUARDIAN_CALL_MARK 0xff
 void session_tell_guardian_patch(struct session *s, const struct guardian_patch *p);
 void session_start_guardian(struct session *s, pid_t target);
 void session_tell_guardian(struct session *s, enum guardian_word word);

@@ -154,8 +154,10 @@ int target_call_open(struct target_call *c, struct session *s, const struct targ
 			return xerr_set(e, "the unused bytes past .bss at 0x%" PRIx64 " are in use", area->data);
 		}
 	/* should gdb die mid-call, its rescue (and the guardian's) must not
-	 * take a 0xCC of the stub's immediates for an int3 of gdb's */
-	if (session_remember_unused(s, area->code, c->code_original, area->code_len, e) < 0) {
+	 * take a 0xCC of the stub's immediates for an int3 of gdb's, and puts
+	 * both back once the call is done (session_set_call_mark) */
+	if (session_remember_unused(s, area->code, c->code_original, area->code_len, e) < 0 ||
+	    session_remember_unused(s, area->data, c->data_original, area->data_len, e) < 0) {
 		target_call_close(c, NULL);
 		return -1;
 	}
@@ -267,8 +269,10 @@ int target_call_run(struct target_call *c, int gdb_thread, uint64_t fn, const ui
 	if (mem < 0)
 		return xerr_set(e, "cannot read the target's memory through %s", path);
 	/* from here the thread is on its way: whatever happens to us, it
-	 * finishes the call and goes back */
+	 * finishes the call and goes back; the rescue and the guardian put
+	 * the bytes back after it */
 	c->left_in_place = true;
+	session_set_call_mark(c->s, c->area.data);
 	uint64_t resumed = monotonic_ns();
 	if (session_resume(c->s, e) < 0) {
 		close(mem);
@@ -351,6 +355,8 @@ int target_call_close(struct target_call *c, struct xerr *e)
 		else if (session_write_memory(c->s, c->area.code, c->code_original, c->area.code_len, e) < 0 ||
 			 session_write_memory(c->s, c->area.data, c->data_original, c->area.data_len, e) < 0)
 			rc = -1;
+		else
+			session_set_call_mark(c->s, 0);
 	}
 	free(c->code_original);
 	free(c->data_original);

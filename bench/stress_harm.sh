@@ -18,6 +18,10 @@
 # Mode trace-counted (issue 26): canary_mix counted in the target by a
 # counting jump, with no breakpoint (its probe only counts): the jump and
 # its code run on every call of the canary's workers, whatever happens.
+# Mode heap-mallctl (issue 25): `--recipe heap` on the canary's own
+# mallctl, which answers as a profiling jemalloc and takes 300 ms to dump:
+# the calls run through our stub on a worker the register oracle watches,
+# and the kills land during them often.
 # Actions added for issue 28: kill-gdb-in-trap waits (up to 1.5 s) until a
 # canary thread is in trace stop (a trap gdb is handling), then SIGKILLs gdb;
 # the round says whether the canary died, whether xgdbprof said so, and the
@@ -33,7 +37,7 @@ rounds=100
 build=./build
 xg_timeout=
 verbose=0
-modes="sample-allstop sample-nonstop trace-budget trace-counted trace-exact dump"
+modes="sample-allstop sample-nonstop trace-budget trace-counted trace-exact dump heap-mallctl"
 actions="none kill-gdb stop-gdb int-xg term-xg kill-xg kill-gdb-in-trap stop-xg stop-guardian"
 kinds="plain fork exec"
 all_modes=$modes all_actions=$actions all_kinds=$kinds
@@ -179,6 +183,7 @@ for round in $(seq 1 "$rounds"); do
 	trace-exact) opts+=(-d 3s -e 'set exact true
 function "canary_step" { @c = count(); }') ;;
 	dump) opts+=(dump) ;;
+	heap-mallctl) opts+=(--recipe heap -d 500ms) ;;
 	esac
 	start=$(now_ms)
 	"$xgdbprof" "${opts[@]}" "$canary_pid" >"$tmp/xg.out.$round" 2>"$tmp/xg.err.$round" &

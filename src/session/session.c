@@ -716,6 +716,13 @@ int session_end(struct session *s, struct xerr *e)
 	 * (session_rescue, when it ran, has watched them already.) */
 	if (!detached && !s->rescued && (s->attached || (s->attach_started && gdb_died)))
 		session_rescue_stopped_target(s);
+	/* A stop gdb had asked for and not yet delivered when it detached
+	 * (an -exec-interrupt sent to a gdb that was itself stopped, taken up
+	 * once it was continued: bench/stress_harm.sh's heap-mallctl with
+	 * stop-gdb, 2 of 10 rounds) lands as a group stop after the detach.
+	 * Ours: continued, as the rescue does; a stop of someone else's stays. */
+	if (detached && s->pid > 0 && !s->was_stopped_before && !s->stopped_by_other)
+		session_continue_stopped_target(s->pid, true, 30);
 	char state = s->pid > 0 ? proc_state(s->pid) : 0;
 	if (state && state != 'Z' && proc_any_thread_in(s->pid, "Tt") && !s->was_stopped_before) {
 		rc = xerr_set(e, "process %d is still stopped after detaching (%s); resume it with `kill -CONT %d`",

@@ -4,6 +4,7 @@
 
 #include "procfs/proc.h"
 #include "session/probes.h"
+#include "session/restore.h"
 #include "session/session_internal.h"
 
 #include <cpuid.h>
@@ -332,9 +333,37 @@ static int any_thread_in_stub(struct target_call *c, struct xerr *e)
 	return inside;
 }
 
+/* A call that did not end in target_call_run (its timeout, or gdb found
+ * stopped and continued): with gdb still there, the target runs until the
+ * mark is set (RESTORE_CALL_WAIT_MS at most), so that close can put the
+ * bytes back. True when the call has ended. */
+static bool finish_left_call(struct target_call *c)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)session_pid(c->s));
+	int mem = open(path, O_RDONLY | O_CLOEXEC);
+	if (mem < 0)
+		return false;
+	uint64_t mark = 0, resumed = monotonic_ns(), deadline = resumed + RESTORE_CALL_WAIT_MS * 1000000ull;
+	bool ran = session_is_stopped(c->s) && session_resume(c->s, NULL) == 0;
+	while (pread(mem, &mark, sizeof mark, (off_t)c->area.data) == (ssize_t)sizeof mark && mark == 0 &&
+	       monotonic_ns() < deadline && session_gdb_alive(c->s) && session_target_alive(c->s))
+		session_idle(c->s, 1, NULL);
+	close(mem);
+	if (ran) {
+		if (session_stop(c->s, NULL) < 0)
+			return false;
+		c->running_ns += monotonic_ns() - resumed;
+	}
+	return mark != 0 && session_is_stopped(c->s);
+}
+
 int target_call_close(struct target_call *c, struct xerr *e)
 {
 	int rc = 0;
+	if (c->left_in_place && c->code_original && session_gdb_alive(c->s) && session_target_alive(c->s) &&
+	    finish_left_call(c))
+		c->left_in_place = false;
 	if (c->code_original && c->data_original && !c->left_in_place && session_target_alive(c->s)) {
 		int inside = any_thread_in_stub(c, e);
 		for (int tries = 0; inside == 1 && tries < 100; tries++) {

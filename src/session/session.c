@@ -628,8 +628,12 @@ static int remember_ours(struct session *s, uint64_t addr, const uint8_t *origin
 	/* the guardian puts them back should xgdbprof be killed outright:
 	 * gdb's detach takes out its breakpoints, not what we wrote */
 	for (size_t i = 0; s->code.n > before && i < n; i++) {
-		struct guardian_patch p = { .addr = addr + i, .original = original[i], .patched = patched ? patched[i] : 0,
-					    .kind = (uint8_t)kind };
+		struct guardian_patch p;
+		memset(&p, 0, sizeof p);   /* its padding goes down the pipe too */
+		p.addr = addr + i;
+		p.original = original[i];
+		p.patched = patched ? patched[i] : 0;
+		p.kind = (uint8_t)kind;
 		session_tell_guardian_patch(s, &p);
 	}
 	return 0;
@@ -649,7 +653,10 @@ int session_remember_unused(struct session *s, uint64_t addr, const uint8_t *ori
 void session_set_call_mark(struct session *s, uint64_t mark)
 {
 	s->code.call_mark = mark;
-	struct guardian_patch p = { .addr = mark, .kind = GUARDIAN_CALL_MARK };
+	struct guardian_patch p;
+	memset(&p, 0, sizeof p);
+	p.addr = mark;
+	p.kind = GUARDIAN_CALL_MARK;
 	session_tell_guardian_patch(s, &p);
 }
 

@@ -22,17 +22,35 @@
 enum { ERESTARTSYS_ = 512, ERESTARTNOINTR_ = 513, ERESTARTNOHAND_ = 514, ERESTART_RESTARTBLOCK_ = 516,
        NR_RESTART_SYSCALL = 219 };
 
-/* Bytes the vector state takes with xsave for every feature the kernel
- * enabled (CPUID leaf 0xD: the same CPU as the target's), 0 without xsave
- * (then fxsave, 512 bytes). */
+/* Every x86-64 state component's end in xsave's standard form, the
+ * furthest first: AMX tile data ends at 11008 (2816 + 8192), AVX-512's
+ * Hi16_ZMM at 2688, PKRU at 2696. What CPUID says (leaf 0xD: the size for
+ * the features the kernel enabled) is the size used unless smaller than
+ * this: our own CPUID may not be the target's truth (valgrind, running us,
+ * reports its own: 832 bytes where the target's xsave wrote 2696, over our
+ * saved registers, and the target crashed). */
+#define XSAVE_STANDARD_MAX 11008
+
+/* Bytes to reserve for the vector state with xsave (every feature the
+ * kernel enabled is saved: the mask is all ones), 0 without xsave (then
+ * fxsave, 512 bytes). Whether the CPU has xsave is asked of the kernel
+ * (/proc/cpuinfo), which nothing between us and it rewrites. */
 static unsigned xsave_area_bytes(void)
 {
-	unsigned a, b, c, d;
-	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27)))   /* OSXSAVE */
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[8192];
+	bool xsave = false;
+	while (f && !xsave && fgets(line, sizeof line, f))
+		if (!strncmp(line, "flags", 5))
+			xsave = strstr(line, " xsave ") || strstr(line, " xsave\n");
+	if (f)
+		fclose(f);
+	if (!xsave)
 		return 0;
-	if (!__get_cpuid_count(0xd, 0, &a, &b, &c, &d) || b < 576)
-		return 0;
-	return b;
+	unsigned a, b = 0, c, d;
+	if (!__get_cpuid_count(0xd, 0, &a, &b, &c, &d))
+		b = 0;
+	return b > XSAVE_STANDARD_MAX ? (b + 63) & ~63u : XSAVE_STANDARD_MAX + 64;
 }
 
 static void put_u64(uint8_t *at, uint64_t v)
@@ -213,6 +231,46 @@ static bool pc_in_stub(struct target_call *c, uint64_t pc)
 	return pc >= c->area.code && pc < c->area.code + TARGET_CALL_STUB_BYTES;
 }
 
+/* Whether any thread's PC lies in the stub (the called thread after its
+ * mark, on the way back). */
+static int any_thread_in_stub(struct target_call *c, struct xerr *e)
+{
+	struct session_thread *threads = NULL;
+	size_t n = 0;
+	if (session_threads(c->s, &threads, &n, e) < 0)
+		return -1;
+	/* the PCs of stopped threads from /proc (no round trip to gdb each);
+	 * one that cannot be read counts as inside */
+	int inside = 0;
+	for (size_t i = 0; i < n && !inside; i++) {
+		struct proc_syscall where;
+		if (proc_thread_syscall(session_pid(c->s), threads[i].tid, &where) < 0 || pc_in_stub(c, where.pc))
+			inside = 1;
+	}
+	free(threads);
+	return inside;
+}
+
+/* The target stopped: runs it 1 ms at a time until no thread's PC lies in
+ * the stub (the called thread, after its mark, on its way back through the
+ * restores), 100 times at most. 0 when none is, 1 when one still is, -1. */
+static int let_threads_leave(struct target_call *c, struct xerr *e)
+{
+	int inside = any_thread_in_stub(c, e);
+	for (int tries = 0; inside == 1 && tries < 100; tries++) {
+		struct timespec ms = { 0, 1000 * 1000 };
+		uint64_t resumed = monotonic_ns();
+		if (session_resume(c->s, e) < 0)
+			return -1;
+		nanosleep(&ms, NULL);
+		if (session_stop(c->s, e) < 0)
+			return -1;
+		c->running_ns += monotonic_ns() - resumed;
+		inside = any_thread_in_stub(c, e);
+	}
+	return inside;
+}
+
 int target_call_run(struct target_call *c, int gdb_thread, uint64_t fn, const uint64_t args[6],
 		    const struct target_call_inputs *in, int timeout_ms, uint64_t *result, struct xerr *e)
 {
@@ -308,29 +366,19 @@ int target_call_run(struct target_call *c, int gdb_thread, uint64_t fn, const ui
 	if (session_target_alive(c->s) && !session_is_stopped(c->s) && session_stop(c->s, rc < 0 ? NULL : e) < 0)
 		return -1;
 	c->running_ns += monotonic_ns() - resumed;
-	if (rc == 0)
+	/* the next call rewrites the stub: the thread must be out of it first
+	 * (seen under valgrind, our side slow: a thread still in the restores
+	 * was sent into the new stub from the middle of the old one, and the
+	 * next call never returned) */
+	if (rc == 0) {
+		int inside = let_threads_leave(c, e);
+		if (inside < 0)
+			return -1;
+		if (inside)
+			return xerr_set(e, "a thread stayed inside the call's code after it returned");
 		c->left_in_place = false;
-	return rc;
-}
-
-/* Whether any thread's PC lies in the stub (the called thread after its
- * mark, on the way back). */
-static int any_thread_in_stub(struct target_call *c, struct xerr *e)
-{
-	struct session_thread *threads = NULL;
-	size_t n = 0;
-	if (session_threads(c->s, &threads, &n, e) < 0)
-		return -1;
-	/* the PCs of stopped threads from /proc (no round trip to gdb each);
-	 * one that cannot be read counts as inside */
-	int inside = 0;
-	for (size_t i = 0; i < n && !inside; i++) {
-		struct proc_syscall where;
-		if (proc_thread_syscall(session_pid(c->s), threads[i].tid, &where) < 0 || pc_in_stub(c, where.pc))
-			inside = 1;
 	}
-	free(threads);
-	return inside;
+	return rc;
 }
 
 /* A call that did not end in target_call_run (its timeout, or gdb found
@@ -365,18 +413,7 @@ int target_call_close(struct target_call *c, struct xerr *e)
 	    finish_left_call(c))
 		c->left_in_place = false;
 	if (c->code_original && c->data_original && !c->left_in_place && session_target_alive(c->s)) {
-		int inside = any_thread_in_stub(c, e);
-		for (int tries = 0; inside == 1 && tries < 100; tries++) {
-			struct timespec ms = { 0, 1000 * 1000 };
-			uint64_t resumed = monotonic_ns();
-			if (session_resume(c->s, e) < 0)
-				return -1;
-			nanosleep(&ms, NULL);
-			if (session_stop(c->s, e) < 0)
-				return -1;
-			c->running_ns += monotonic_ns() - resumed;
-			inside = any_thread_in_stub(c, e);
-		}
+		int inside = let_threads_leave(c, e);
 		if (inside < 0)
 			rc = -1;
 		else if (inside)

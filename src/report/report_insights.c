@@ -330,29 +330,50 @@ static double path_bytes(const struct insights_window *w, size_t i, const double
 	return shares_of_path[i] / 100 * (double)profile_total_weight(w[i].profile);
 }
 
+/* The first and last windows that have a profile (both n: none). */
+static void profiled_span(const struct insights_window *w, size_t n, size_t *first, size_t *last)
+{
+	*first = *last = n;
+	for (size_t i = 0; i < n; i++)
+		if (w[i].profile) {
+			if (*first == n)
+				*first = i;
+			*last = i;
+		}
+}
+
+/* What a path's live bytes grew by from window first to window last. */
+static double path_growth(const struct insights_window *w, size_t first, size_t last, const double *shares_of_path)
+{
+	double a = path_bytes(w, first, shares_of_path), b = path_bytes(w, last, shares_of_path);
+	return round((known(b) ? b : 0) - (known(a) ? a : 0));
+}
+
+/* "+42.1 MB", "-3 KB", "+0 B" */
+static const char *signed_bytes(double bytes, char *buf, size_t size)
+{
+	char text[32];
+	snprintf(buf, size, "%s%s", bytes >= 0 ? "+" : "", report_bytes_text(bytes, text, sizeof text));
+	return buf;
+}
+
 /* Memory windows: a path's live bytes in the first and last windows that
  * have a profile, and how much it grew by in between (a leak's signature:
  * growth window after window). */
 static void put_growth(FILE *out, const struct insights_window *w, size_t n, const double *shares_of_path)
 {
-	size_t first = n, last = n;
-	for (size_t i = 0; i < n; i++)
-		if (w[i].profile) {
-			if (first == n)
-				first = i;
-			last = i;
-		}
+	size_t first, last;
+	profiled_span(w, n, &first, &last);
 	if (first == n) {
 		fputs("no window has a profile", out);
 		return;
 	}
 	double a = path_bytes(w, first, shares_of_path), b = path_bytes(w, last, shares_of_path);
-	char x[32], y[32], d[32];
+	char x[32], y[32], d[40];
 	fprintf(out, "live %s in the first window, %s in the last", report_bytes_text(known(a) ? a : 0, x, sizeof x),
 		report_bytes_text(known(b) ? b : 0, y, sizeof y));
-	double grew = round((known(b) ? b : 0) - (known(a) ? a : 0));
 	if (last > first)
-		fprintf(out, ": grew by %s%s", grew >= 0 ? "+" : "", report_bytes_text(grew, d, sizeof d));
+		fprintf(out, ": grew by %s", signed_bytes(path_growth(w, first, last, shares_of_path), d, sizeof d));
 }
 
 static bool few_draws(const struct profile *q)
@@ -559,22 +580,13 @@ static void print_windows(FILE *out, const struct insights_window *w, size_t n, 
 		fputc('\n', out);
 	}
 	if (bytes && npaths) {
-		size_t first = n, last = n;
-		for (size_t i = 0; i < n; i++)
-			if (w[i].profile) {
-				if (first == n)
-					first = i;
-				last = i;
-			}
+		size_t first, last;
+		profiled_span(w, n, &first, &last);
 		if (last > first && last < n) {
 			fprintf(out, "  %-*s  %8s  %7s  %7s  %7s", (int)namew, "grew by", "", "", "", "");
 			for (size_t p = 0; p < npaths; p++) {
-				double a = path_bytes(w, first, &shares[p * n]), b = path_bytes(w, last, &shares[p * n]);
-				char buf[32], signed_text[40];
-				double d = round((known(b) ? b : 0) - (known(a) ? a : 0));
-				snprintf(signed_text, sizeof signed_text, "%s%s", d >= 0 ? "+" : "",
-					 report_bytes_text(d, buf, sizeof buf));
-				fprintf(out, "  %8s", signed_text);
+				char buf[40];
+				fprintf(out, "  %8s", signed_bytes(path_growth(w, first, last, &shares[p * n]), buf, sizeof buf));
 			}
 			fputc('\n', out);
 		}

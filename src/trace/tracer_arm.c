@@ -507,6 +507,21 @@ int tracer_counters_install(struct tracer *t, struct xerr *e)
 	return 0;
 }
 
+/* What one hit stands for in each slot: the slot's counted total over
+ * what its hits saw (calls over hits, or bytes over the hits' bytes), the
+ * totals of slots no hit saw spread over the seen ones in proportion.
+ * Slots no hit saw keep their scale (0). */
+static void slot_scales(const uint64_t *totals, const uint64_t *seen_at_hits, unsigned nslots, double *scales)
+{
+	double seen = 0, unseen = 0;
+	for (unsigned k = 0; k < nslots; k++)
+		*(seen_at_hits[k] ? &seen : &unseen) += (double)totals[k];
+	double spread = seen > 0 ? (seen + unseen) / seen : 1;
+	for (unsigned k = 0; k < nslots; k++)
+		if (seen_at_hits[k] > 0)
+			scales[k] = spread * (double)totals[k] / (double)seen_at_hits[k];
+}
+
 /* The stats from the counters' counts (final, or the last read). */
 void tracer_counters_summarize(struct tracer *t)
 {
@@ -558,14 +573,7 @@ void tracer_counters_summarize(struct tracer *t)
 		}
 		/* calls in slots no hit saw (a thread the budget's windows
 		 * missed) are spread over the site's seen slots, in proportion */
-		double seen = 0, unseen = 0;
-		for (unsigned k = 0; k < c->nslots; k++)
-			*(c->slot_hits[k] ? &seen : &unseen) += (double)c->slot_counts[k];
-		double spread = seen > 0 ? (seen + unseen) / seen : 1;
-		for (unsigned k = 0; k < c->nslots; k++)
-			if (c->slot_hits[k] > 0)
-				t->st->site_scales[per * i + k] =
-					spread * (double)c->slot_counts[k] / (double)c->slot_hits[k];
+		slot_scales(c->slot_counts, c->slot_hits, c->nslots, &t->st->site_scales[per * i]);
 		if (c->sum_why[0] && !t->st->sum_why[0])
 			snprintf(t->st->sum_why, sizeof t->st->sum_why, "%s: %s",
 				 t->probes.sites[i].name ? t->probes.sites[i].name : "?", c->sum_why);
@@ -576,14 +584,7 @@ void tracer_counters_summarize(struct tracer *t)
 		 * of small ones weighs its bytes' share, not its calls'), the
 		 * slots no hit saw spread over the others by their totals */
 		t->st->sites_summed++;
-		double seen_sum = 0, unseen_sum = 0;
-		for (unsigned k = 0; k < c->nslots; k++)
-			*(c->slot_hit_sums[k] ? &seen_sum : &unseen_sum) += (double)c->slot_sums[k];
-		double spread_sum = seen_sum > 0 ? (seen_sum + unseen_sum) / seen_sum : 1;
-		for (unsigned k = 0; k < c->nslots; k++)
-			if (c->slot_hit_sums[k] > 0)
-				t->st->site_sum_scales[per * i + k] =
-					spread_sum * (double)c->slot_sums[k] / (double)c->slot_hit_sums[k];
+		slot_scales(c->slot_sums, c->slot_hit_sums, c->nslots, &t->st->site_sum_scales[per * i]);
 	}
 	t->st->entries_counted = t->st->counters_installed ? total : 0;
 	t->st->counters_complete = complete && t->st->counters_installed;

@@ -329,7 +329,7 @@ static int place_slots(struct session *s, struct entry_counter_spaces *spaces, s
 	if (c->tramp_len > ENTRY_COUNTER_TRAMP)
 		return why(c, "its first instructions are too long to move");
 	if (c->sums && c->tramp_len + sizeof SUM > ENTRY_COUNTER_TRAMP)
-		no_sum(c, "its first instructions leave no room in the counting code for the total");
+		no_sum(c, "no room left in its counting code");
 	/* 8 slots, a cache line apart when the tail holds 512 bytes for
 	 * each counter still to place, else closer (down to 8 bytes: threads
 	 * apart, for the estimates' strata, though some then share a line);
@@ -357,7 +357,7 @@ static int place_slots(struct session *s, struct entry_counter_spaces *spaces, s
 	while (c->nslots > 1 && c->stride * c->nslots > share)
 		c->nslots /= 2;
 	if (c->sums && c->stride < 16)
-		no_sum(c, "its slots are 8 bytes apart (a short .bss tail): no room beside the count");
+		no_sum(c, "slots 8 bytes apart (a short .bss tail)");
 	if (c->sums)
 		c->tramp_len = (uint8_t)(c->tramp_len + sizeof SUM);
 	if (sp->code_next + ENTRY_COUNTER_TRAMP > sp->code_end)
@@ -406,7 +406,7 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 		/* "%di" is in "%dil", "%dl" in nothing else: a whole name only */
 		size_t len = strlen(SUM_REG_NAMES[c->sum_arg][r]);
 		if (at && !isalnum((unsigned char)at[len]))
-			no_sum(c, "its first instruction, which runs before the counting code, uses the summed register");
+			no_sum(c, "its first instruction (run before the counting code) writes or reads the register");
 	}
 	/* The jump goes after the first instruction, where the tracer's
 	 * breakpoint is. */

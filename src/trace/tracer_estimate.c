@@ -249,12 +249,11 @@ void tracer_finish_stats(struct tracer *t, uint64_t end)
 		run_notes_add(notes, "function entries: not counted in the target (%s): estimates rest on the armed share",
 			      st->counter_why);
 	if (st->sites_summed)
-		run_notes_add(notes, "summed arguments: totalled in the target at %zu counted site%s (the bytes asked, over "
-			      "every call): a stack's sum is its hits' share of that total%s%s", st->sites_summed,
-			      st->sites_summed == 1 ? "" : "s", st->sum_why[0] ? "; not at " : "", st->sum_why);
+		run_notes_add(notes, "summed arguments: totalled in the target at %zu site%s, a stack's sum its hits' share "
+			      "of the total%s%s", st->sites_summed, st->sites_summed == 1 ? "" : "s",
+			      st->sum_why[0] ? "; not at " : "", st->sum_why);
 	else if (st->sum_why[0])
-		run_notes_add(notes, "summed arguments: not totalled in the target (%s): a stack's sum is weighed by its "
-			      "calls' share", st->sum_why);
+		run_notes_add(notes, "summed arguments: not totalled in the target (%s): sums weighed by calls", st->sum_why);
 	if (st->returns_cpu_timed && st->return_hit_cost_us > 0)
 		run_notes_add(notes, "elapsed: %" PRIu64 " return%s timed by the thread's own CPU in the call (the kernel's "
 			      "schedstat, still while we hold it), less %.0f us, the least a hit costs the thread; "

@@ -249,16 +249,22 @@ echo "median: loss $(median <"$tmp/gc-loss")%, stopped $(median <"$tmp/gc-stoppe
 # with `--recipe heap` (jemalloc's own profile: no probe, one dump at the
 # end) attached for the window after 4 s: the allocations a second over
 # the whole run (the cost), the stopped share, and keep_snapshot's
-# inuse_space in pprof over the ring's 16 MiB.
+# inuse_space in pprof over the ring's 16 MiB; and with `--recipe alloc`
+# attached for the window after 4 s: the bytes and allocations a second
+# summed over the stacks against the service's own (its last truth line's
+# totals over its time: a steady rate), the calls counted and the sizes
+# totalled in the target (docs/alloc.md, "Bytes totalled in the target").
 jem=$build/tests/fixtures/bin/jemservice
 if make -s -C "$build" tests/fixtures/bin/jemservice >&2 2>/dev/null && command -v go >/dev/null; then
 	echo
 	echo "jemservice (tokio on jemalloc, 16 KiB kept every 50th write, ring 16 MiB), heap from jemalloc's profile for ${window} s"
 	echo "round config      allocs/s  loss%  stopped%  keep_snapshot inuse_space: est. / truth  est÷truth"
-	: >"$tmp/jm-loss"; : >"$tmp/jm-stopped"; : >"$tmp/jm-ratio"
+	echo "      (alloc rows: bytes/s est. / truth and allocs/s est. / truth, each with est÷truth)"
+	: >"$tmp/jm-loss"; : >"$tmp/jm-stopped"; : >"$tmp/jm-ratio"; : >"$tmp/ja-bytes"; : >"$tmp/ja-allocs"; : >"$tmp/ja-stopped"
 	for r in $(seq 0 $((rounds - 1))); do
 		base=
-		for config in $(rotated "baseline heap" "$r"); do
+		alloc_row=
+		for config in $(rotated "baseline heap alloc" "$r"); do
 			out=$tmp/jm-$config-$r
 			MALLOC_CONF=prof:true,lg_prof_sample:16 JEMSERVICE_KEEP_MAX=1024 "$jem" >"$out.lines" &
 			pid=$!
@@ -266,7 +272,7 @@ if make -s -C "$build" tests/fixtures/bin/jemservice >&2 2>/dev/null && command 
 			if [ "$config" = baseline ]; then
 				sleep "$window"
 			else
-				"$xgdbprof" --recipe heap -d "${window}s" -o "$out.d" "$pid" >"$out.out" 2>"$out.err" || true
+				"$xgdbprof" --recipe "$config" -d "${window}s" -o "$out.d" "$pid" >"$out.out" 2>"$out.err" || true
 			fi
 			sleep 1.2
 			kill "$pid"
@@ -275,6 +281,24 @@ if make -s -C "$build" tests/fixtures/bin/jemservice >&2 2>/dev/null && command 
 				END { if (v["t"] > 0) printf "%.0f", v["allocs"] / v["t"] }' "$out.lines")
 			if [ "$config" = baseline ]; then
 				base=$allocs
+				continue
+			fi
+			if [ "$config" = alloc ]; then
+				# the @bytes and @allocs entries' estimates, summed, per second of the window
+				sum_est() { awk -v map="$1" -v w="$window" '$0 ~ "^@" map "\\[" { inside = 1 }
+					inside && /^\]: / { if (match($0, /est\. [0-9]+/)) s += substr($0, RSTART + 5, RLENGTH - 5); inside = 0 }
+					END { printf "%.0f", s / w }' "$out.out"; }
+				own() { awk -v k="$1" '/^truth / { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
+					END { if (v["t"] > 0) printf "%.0f", v[k] / v["t"] }' "$out.lines"; }
+				b_est=$(sum_est bytes); b_own=$(own bytes); a_est=$(sum_est allocs); a_own=$(own allocs)
+				b_ratio=$(awk -v e="$b_est" -v t="$b_own" 'BEGIN { if (e > 0 && t > 0) printf "%.2f", e / t; else print "-" }')
+				a_ratio=$(awk -v e="$a_est" -v t="$a_own" 'BEGIN { if (e > 0 && t > 0) printf "%.2f", e / t; else print "-" }')
+				a_stopped=$(sed -n 's/.*"stopped_pct": *\([0-9.]*\).*/\1/p' "$out.d/profile.json" 2>/dev/null | head -1)
+				a_stopped=$(awk -v s="${a_stopped:-}" 'BEGIN { if (s != "") printf "%.2f", s; else print "-" }')
+				echo "$b_ratio" >>"$tmp/ja-bytes"; echo "$a_ratio" >>"$tmp/ja-allocs"; echo "$a_stopped" >>"$tmp/ja-stopped"
+				alloc_row=$(printf '%-5s alloc      %9s  %5s  %8s  bytes/s %s / %s  %s · allocs/s %s / %s  %s' "$r" "$allocs" \
+					"$(awk -v b="$base" -v p="$allocs" 'BEGIN { if (b > 0) printf "%.1f", 100 * (1 - p / b); else print "-" }')" \
+					"$a_stopped" "$b_est" "$b_own" "$b_ratio" "$a_est" "$a_own" "$a_ratio")
 				continue
 			fi
 			observed=$allocs
@@ -289,8 +313,10 @@ if make -s -C "$build" tests/fixtures/bin/jemservice >&2 2>/dev/null && command 
 		echo "$loss" >>"$tmp/jm-loss"; echo "$stopped" >>"$tmp/jm-stopped"; echo "$ratio" >>"$tmp/jm-ratio"
 		printf '%-5s baseline   %9s\n' "$r" "$base"
 		printf '%-5s heap       %9s  %5s  %8s  %s / %s  %s\n' "$r" "$observed" "$loss" "$stopped" "${est:--}" "${truth:--}" "$ratio"
+		[ -n "$alloc_row" ] && echo "$alloc_row"
 	done
 	echo "median: loss $(median <"$tmp/jm-loss")%, stopped $(median <"$tmp/jm-stopped")%, keep_snapshot est÷truth $(median <"$tmp/jm-ratio")"
+	echo "median, alloc: stopped $(median <"$tmp/ja-stopped")%, bytes/s est÷truth $(median <"$tmp/ja-bytes"), allocs/s est÷truth $(median <"$tmp/ja-allocs")"
 else
 	echo "jemservice: not built (make tests/fixtures/bin/jemservice: cargo, librust-tokio-dev, libjemalloc-dev) or no go: row skipped"
 fi

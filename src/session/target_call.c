@@ -193,28 +193,60 @@ uint64_t target_call_buffers(const struct target_call *c)
 	return c->area.data + TARGET_CALL_MARK_BYTES;
 }
 
-/* rip, rax and orig_rax of a stopped thread. */
-static int thread_state(struct target_call *c, int gdb_thread, uint64_t regs[3], struct xerr *e)
+enum { CALL_RIP, CALL_RAX, CALL_ORIG_RAX, CALL_RSP, CALL_NREGS };
+
+/* rip, rax, orig_rax and rsp of a stopped thread. */
+static int thread_state(struct target_call *c, int gdb_thread, uint64_t regs[CALL_NREGS], struct xerr *e)
 {
-	static const char *const names[3] = { "rip", "rax", "orig_rax" };
-	int numbers[3];
-	if (session_register_numbers(c->s, names, 3, numbers, e) < 0)
+	static const char *const names[CALL_NREGS] = { "rip", "rax", "orig_rax", "rsp" };
+	int numbers[CALL_NREGS];
+	if (session_register_numbers(c->s, names, CALL_NREGS, numbers, e) < 0)
 		return -1;
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < CALL_NREGS; i++)
 		if (numbers[i] < 0)
 			return xerr_set(e, "gdb has no register %s", names[i]);
-	return session_thread_registers(c->s, gdb_thread, numbers, 3, regs, e);
+	return session_thread_registers(c->s, gdb_thread, numbers, CALL_NREGS, regs, e);
+}
+
+/* The stack room a call needs below the thread's stack pointer: the red
+ * zone, the saved registers, the vector state and the called function's
+ * own frames (mallctl's dump goes a few dozen frames deep). */
+#define CALL_STACK_ROOM (256u * 1024u)
+
+/* Whether the mapping holding sp leaves CALL_STACK_ROOM below it: a
+ * thread's stack does (8 MiB for glibc's threads, 2 MiB for Rust's; the
+ * main thread's [stack] grows); a signal handler's alternate stack (a few
+ * KiB: Rust's for stack overflows) does not. */
+static bool stack_has_room(pid_t pid, uint64_t sp)
+{
+	char path[64], line[512];
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "r");
+	bool room = false;
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned long long lo, hi;
+		if (sscanf(line, "%llx-%llx", &lo, &hi) != 2 || sp < lo || sp >= hi)
+			continue;
+		room = sp - lo >= CALL_STACK_ROOM || strstr(line, "[stack]") != NULL;
+		break;
+	}
+	if (f)
+		fclose(f);
+	return room;
 }
 
 int target_call_thread_ok(struct target_call *c, int gdb_thread, struct xerr *e)
 {
-	uint64_t regs[3];
+	uint64_t regs[CALL_NREGS];
 	if (thread_state(c, gdb_thread, regs, e) < 0)
 		return -1;
-	int64_t rax = (int64_t)regs[1], orig_rax = (int64_t)regs[2];
+	int64_t rax = (int64_t)regs[CALL_RAX], orig_rax = (int64_t)regs[CALL_ORIG_RAX];
 	/* a restart block (nanosleep, a timed futex) is the thread's own:
-	 * the call could overwrite it; such a thread is passed over */
-	return orig_rax < 0 || rax != -ERESTART_RESTARTBLOCK_;
+	 * the call could overwrite it; such a thread is passed over, as is
+	 * one running on a small stack (a signal handler's) */
+	if (orig_rax >= 0 && rax == -ERESTART_RESTARTBLOCK_)
+		return 0;
+	return stack_has_room(session_pid(c->s), regs[CALL_RSP]);
 }
 
 static int set_register(struct target_call *c, int gdb_thread, const char *name, int64_t value, struct xerr *e)
@@ -274,11 +306,11 @@ static int let_threads_leave(struct target_call *c, struct xerr *e)
 int target_call_run(struct target_call *c, int gdb_thread, uint64_t fn, const uint64_t args[6],
 		    const struct target_call_inputs *in, int timeout_ms, uint64_t *result, struct xerr *e)
 {
-	uint64_t regs[3];
+	uint64_t regs[CALL_NREGS];
 	if (thread_state(c, gdb_thread, regs, e) < 0)
 		return -1;
-	uint64_t back_to = regs[0];
-	int64_t rax = (int64_t)regs[1], orig_rax = (int64_t)regs[2];
+	uint64_t back_to = regs[CALL_RIP];
+	int64_t rax = (int64_t)regs[CALL_RAX], orig_rax = (int64_t)regs[CALL_ORIG_RAX];
 	bool restart = orig_rax >= 0 && (rax == -ERESTARTSYS_ || rax == -ERESTARTNOINTR_ ||
 					 rax == -ERESTARTNOHAND_ || rax == -ERESTART_RESTARTBLOCK_);
 	if (restart) {

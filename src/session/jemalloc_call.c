@@ -15,13 +15,16 @@
  * are taken within a few frames of the allocator's entry point. */
 enum { SAFE_POINT_FRAMES = 64, SAFE_POINT_TRIES = 50 };
 
-/* After the stub, what mallctl reads: the name asked, the value written
- * (newp), the dump's path; after the mark, what it writes: the value read
- * (oldp) and its length (oldlenp). */
-enum { AT_NAME = 0, NAME_BYTES = 64, AT_NEW = 64, AT_PATH = 80, AT_OLD = 0, AT_OLDLEN = 8 };
+/* After the stub, what the calls read: each call's name (NAME_BYTES a
+ * call), each one's value written (newp, 8 bytes a call), the dump's
+ * path; after the mark, what they write: each one's value read (oldp) and
+ * its length (oldlenp), 16 bytes a call. */
+enum { NAME_BYTES = 32, AT_NEW = NAME_BYTES * TARGET_CALL_MAX_CALLS, NEW_BYTES = 8,
+       AT_PATH = AT_NEW + NEW_BYTES * TARGET_CALL_MAX_CALLS, OLD_BYTES = 16 };
 _Static_assert(TARGET_CALL_STUB_BYTES + AT_PATH + JEMALLOC_CALL_PATH_BYTES <= JEMALLOC_CALL_CODE_BYTES,
 	       "the path fits after the stub");
-_Static_assert(TARGET_CALL_MARK_BYTES + AT_OLDLEN + 8 <= JEMALLOC_CALL_DATA_BYTES, "the buffers fit");
+_Static_assert(TARGET_CALL_MARK_BYTES + OLD_BYTES * TARGET_CALL_MAX_CALLS <= JEMALLOC_CALL_DATA_BYTES,
+	       "the buffers fit");
 
 /* How long a call may take: a dump writes every sampled stack. */
 enum { CALL_MS = 3000, DUMP_MS = 30000 };
@@ -164,78 +167,93 @@ static int scope_close(struct call_scope *c, struct xerr *e)
 	return rc;
 }
 
-/* mallctl(name, old?, old? &len, new?, newlen): returns mallctl's own result
- * in *status (0, or an errno such as ENOENT); *old_value the value read,
- * old_size bytes of it (0: none read). path, when set, goes at AT_PATH
- * (new_value may point there: target_call_constants + AT_PATH). */
-static int call_mallctl(struct call_scope *c, const char *name, size_t old_size, uint64_t *old_value,
-			const void *new_value, size_t new_size, const char *path, int timeout_ms, int *status,
-			struct xerr *e)
+/* One mallctl(name, old?, old? &len, new?, newlen) of a batch: status is
+ * mallctl's own result (0, or an errno such as ENOENT), old_value the
+ * value read, old_size bytes of it (0: none read). */
+struct mallctl_ask {
+	const char *name;
+	size_t old_size;
+	const void *new_value;   /* at most NEW_BYTES, or NULL */
+	size_t new_size;
+	bool new_is_path;        /* newp points to the path's address (prof.dump) */
+	uint64_t old_value;
+	int status;
+};
+
+/* Makes the asks in one trip through the stub (target_call_run), path
+ * (when set) at AT_PATH. */
+static int call_mallctls(struct call_scope *c, struct mallctl_ask *asks, size_t n, const char *path, int timeout_ms,
+			 struct xerr *e)
 {
 	uint64_t consts = target_call_constants(&c->call), buffers = target_call_buffers(&c->call);
 	size_t path_len = path ? strlen(path) + 1 : 0;
-	if (strlen(name) >= NAME_BYTES || new_size > AT_PATH - AT_NEW || path_len > JEMALLOC_CALL_PATH_BYTES)
-		return xerr_set(e, "mallctl(\"%s\"): name, value or path too long", name);
+	if (n > TARGET_CALL_MAX_CALLS || path_len > JEMALLOC_CALL_PATH_BYTES)
+		return xerr_set(e, "too many mallctl calls, or the path too long");
 	uint8_t constants[AT_PATH + JEMALLOC_CALL_PATH_BYTES] = { 0 };
-	memcpy(constants + AT_NAME, name, strlen(name) + 1);
-	if (new_value)
-		memcpy(constants + AT_NEW, new_value, new_size);
+	uint64_t olds[2 * TARGET_CALL_MAX_CALLS] = { 0 };
+	struct target_call_one calls[TARGET_CALL_MAX_CALLS];
+	uint64_t path_at = consts + AT_PATH;
+	for (size_t i = 0; i < n; i++) {
+		struct mallctl_ask *a = &asks[i];
+		if (strlen(a->name) >= NAME_BYTES || a->new_size > NEW_BYTES || a->old_size > 8)
+			return xerr_set(e, "mallctl(\"%s\"): name or value too long", a->name);
+		memcpy(constants + NAME_BYTES * i, a->name, strlen(a->name) + 1);
+		const void *new_value = a->new_is_path ? &path_at : a->new_value;
+		size_t new_size = a->new_is_path ? sizeof path_at : a->new_size;
+		if (new_value)
+			memcpy(constants + AT_NEW + NEW_BYTES * i, new_value, new_size);
+		olds[2 * i + 1] = a->old_size;   /* oldlenp's value */
+		uint64_t old_at = buffers + OLD_BYTES * i;
+		calls[i] = (struct target_call_one){ .fn = c->mallctl,
+			.args = { consts + NAME_BYTES * i, a->old_size ? old_at : 0, a->old_size ? old_at + 8 : 0,
+				  new_value ? consts + AT_NEW + NEW_BYTES * i : 0, new_value ? new_size : 0, 0 } };
+	}
 	if (path)
 		memcpy(constants + AT_PATH, path, path_len);
-	uint64_t buffers_init[2] = { 0, old_size };   /* AT_OLD, AT_OLDLEN */
 	const struct target_call_inputs in = { .constants = constants, .constants_len = AT_PATH + path_len,
-					       .buffers = buffers_init, .buffers_len = sizeof buffers_init };
-	const uint64_t args[6] = { consts + AT_NAME, old_size ? buffers + AT_OLD : 0, old_size ? buffers + AT_OLDLEN : 0,
-				   new_value ? consts + AT_NEW : 0, new_value ? new_size : 0, 0 };
-	uint64_t result = 0;
-	if (target_call_run(&c->call, c->thread, c->mallctl, args, &in, timeout_ms, &result, e) < 0)
-		return xerr_prefix(e, "calling mallctl(\"%s\")", name);
-	*status = (int)(int32_t)result;
-	if (old_value) {
-		*old_value = 0;
-		if (*status == 0 && old_size) {
-			if (session_read_memory(c->s, buffers + AT_OLD, old_value, sizeof *old_value, e) < 0)
-				return -1;
-			if (old_size < 8)
-				*old_value &= (1ull << (8 * old_size)) - 1;
-		}
+					       .buffers = olds, .buffers_len = OLD_BYTES * n };
+	uint64_t results[TARGET_CALL_MAX_CALLS];
+	if (target_call_run(&c->call, c->thread, calls, n, &in, timeout_ms, results, e) < 0)
+		return xerr_prefix(e, "calling mallctl(\"%s\"%s)", asks[0].name, n > 1 ? ", ..." : "");
+	bool any_read = false;
+	for (size_t i = 0; i < n; i++) {
+		asks[i].status = (int)(int32_t)results[i];
+		any_read = any_read || (asks[i].old_size && asks[i].status == 0);
+	}
+	if (any_read && session_read_memory(c->s, buffers, olds, OLD_BYTES * n, e) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		struct mallctl_ask *a = &asks[i];
+		a->old_value = a->status == 0 && a->old_size ? olds[2 * i] : 0;
+		if (a->old_size && a->old_size < 8)
+			a->old_value &= (1ull << (8 * a->old_size)) - 1;
 	}
 	return 0;
 }
 
-static int read_bool(struct call_scope *c, const char *name, bool *out, int *status, struct xerr *e)
-{
-	uint64_t v = 0;
-	if (call_mallctl(c, name, 1, &v, NULL, 0, NULL, CALL_MS, status, e) < 0)
-		return -1;
-	*out = *status == 0 && v != 0;
-	return 0;
-}
-
+/* The five settings in one trip through the stub; a name jemalloc does
+ * not know (ENOENT: config.prof off) reads as false. */
 static int inspect_in(struct call_scope *c, struct jemalloc_target *t, struct xerr *e)
 {
-	int status;
-	bool on;
-	if (read_bool(c, "config.prof", &on, &status, e) < 0)
+	struct mallctl_ask asks[] = {
+		{ .name = "config.prof", .old_size = 1 }, { .name = "opt.prof", .old_size = 1 },
+		{ .name = "opt.lg_prof_sample", .old_size = sizeof(size_t) }, { .name = "opt.prof_accum", .old_size = 1 },
+		{ .name = "prof.active", .old_size = 1 },
+	};
+	if (call_mallctls(c, asks, sizeof asks / sizeof asks[0], NULL, CALL_MS, e) < 0)
 		return -1;
-	if (!on) {
+	if (!asks[0].old_value) {
 		t->state = JEMALLOC_NO_PROFILING;
 		return 0;
 	}
-	if (read_bool(c, "opt.prof", &on, &status, e) < 0)
-		return -1;
-	if (!on) {
+	if (!asks[1].old_value) {
 		t->state = JEMALLOC_PROF_OFF;
 		return 0;
 	}
-	uint64_t lg = 0;
-	if (call_mallctl(c, "opt.lg_prof_sample", sizeof(size_t), &lg, NULL, 0, NULL, CALL_MS, &status, e) < 0)
-		return -1;
-	t->lg_prof_sample = status == 0 && lg < 64 ? (unsigned)lg : 19;   /* jemalloc's default: 512 KiB */
-	if (read_bool(c, "opt.prof_accum", &t->prof_accum, &status, e) < 0 ||
-	    read_bool(c, "prof.active", &on, &status, e) < 0)
-		return -1;
-	t->state = on ? JEMALLOC_PROF_ACTIVE : JEMALLOC_PROF_INACTIVE;
+	uint64_t lg = asks[2].old_value;
+	t->lg_prof_sample = asks[2].status == 0 && lg < 64 ? (unsigned)lg : 19;   /* jemalloc's default: 512 KiB */
+	t->prof_accum = asks[3].old_value != 0;
+	t->state = asks[4].old_value ? JEMALLOC_PROF_ACTIVE : JEMALLOC_PROF_INACTIVE;
 	return 0;
 }
 
@@ -261,11 +279,12 @@ int jemalloc_set_active(struct session *s, struct jemalloc_target *t, bool on, s
 	if (t->state != JEMALLOC_PROF_ACTIVE && t->state != JEMALLOC_PROF_INACTIVE)
 		return xerr_set(e, "%s", jemalloc_state_text(t->state));
 	struct call_scope c;
-	int status = 0;
 	unsigned char value = on;
+	struct mallctl_ask ask = { .name = "prof.active", .new_value = &value, .new_size = 1 };
 	if (scope_open(&c, s, t, e) < 0)
 		return -1;
-	int rc = call_mallctl(&c, "prof.active", 0, NULL, &value, 1, NULL, CALL_MS, &status, e);
+	int rc = call_mallctls(&c, &ask, 1, NULL, CALL_MS, e);
+	int status = ask.status;
 	if (scope_close(&c, rc < 0 ? NULL : e) < 0)
 		rc = -1;
 	if (rc == 0 && status != 0)
@@ -285,9 +304,9 @@ int jemalloc_dump(struct session *s, struct jemalloc_target *t, const char *path
 	struct call_scope c;
 	if (scope_open(&c, s, t, e) < 0)
 		return -1;
-	uint64_t path_at = target_call_constants(&c.call) + AT_PATH;
-	int status = 0;
-	int rc = call_mallctl(&c, "prof.dump", 0, NULL, &path_at, sizeof path_at, path, DUMP_MS, &status, e);
+	struct mallctl_ask ask = { .name = "prof.dump", .new_is_path = true };
+	int rc = call_mallctls(&c, &ask, 1, path, DUMP_MS, e);
+	int status = ask.status;
 	if (scope_close(&c, rc < 0 ? NULL : e) < 0)
 		rc = -1;
 	if (rc == 0 && status != 0)

@@ -40,8 +40,8 @@ enum jemalloc_state {
  * to run the calls from (symbolizer_unused_room: JEMALLOC_CALL_CODE_BYTES
  * of a code tail, JEMALLOC_CALL_DATA_BYTES of a data tail), and a test of
  * a PC for the safe point (NULL: gdb names the frames). */
-#define JEMALLOC_CALL_CODE_BYTES 640
-#define JEMALLOC_CALL_DATA_BYTES 32
+#define JEMALLOC_CALL_CODE_BYTES 1152
+#define JEMALLOC_CALL_DATA_BYTES 160
 struct jemalloc_hooks {
 	uint64_t mallctl;         /* 0: not jemalloc */
 	char mallctl_name[16];

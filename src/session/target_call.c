@@ -69,16 +69,16 @@ static void put_u32(uint8_t *at, uint32_t v)
  *   mov %rsp,%rbx; sub $AREA,%rsp; and $-64,%rsp; cld;
  *   (xsave: zero the area's 64-byte header, rep stosq;) all-ones mask;
  *   xsave64 (%rsp) / fxsave64 (%rsp);
- *   movabs the six arguments; xor %eax,%eax (no vector arguments);
- *   movabs $fn,%r11; call *%r11;
- *   movabs %rax,RESULT; mov $1,%eax; movabs %rax,MARK;
+ *   for each call: movabs the six arguments; xor %eax,%eax (no vector
+ *   arguments); movabs $fn,%r11; call *%r11; movabs %rax,RESULT[k];
+ *   then mov $1,%eax; movabs %rax,MARK;
  *   all-ones mask; xrstor64 (%rsp) / fxrstor64 (%rsp);
  *   mov %rbx,%rsp; pop them back; popfq; lea 128(%rsp),%rsp;
  *   jmp *0(%rip), then the address to go back to.
  * rbx is callee-saved: the frame is found again after the call. The stack
  * at the call is 64-aligned, as the ABI wants (16). */
-static size_t build_stub(uint8_t *out, unsigned xsave_bytes, uint64_t fn, const uint64_t args[6], uint64_t mark,
-			 uint64_t back_to)
+static size_t build_stub(uint8_t *out, unsigned xsave_bytes, const struct target_call_one *calls, size_t ncalls,
+			 uint64_t mark, uint64_t back_to)
 {
 	size_t n = 0;
 #define EMIT(...)                                                   \
@@ -112,19 +112,21 @@ static size_t build_stub(uint8_t *out, unsigned xsave_bytes, uint64_t fn, const 
 	}
 	static const uint8_t movabs[6][2] = { { 0x48, 0xbf }, { 0x48, 0xbe }, { 0x48, 0xba },
 					      { 0x48, 0xb9 }, { 0x49, 0xb8 }, { 0x49, 0xb9 } };
-	for (int i = 0; i < 6; i++) {                               /* rdi rsi rdx rcx r8 r9 */
-		memcpy(out + n, movabs[i], 2);
-		put_u64(out + n + 2, args[i]);
-		n += 10;
+	for (size_t k = 0; k < ncalls; k++) {
+		for (int i = 0; i < 6; i++) {                       /* rdi rsi rdx rcx r8 r9 */
+			memcpy(out + n, movabs[i], 2);
+			put_u64(out + n + 2, calls[k].args[i]);
+			n += 10;
+		}
+		EMIT(0x31, 0xc0);                                   /* xor %eax,%eax */
+		EMIT(0x49, 0xbb);                                   /* movabs $fn,%r11 */
+		put_u64(out + n, calls[k].fn);
+		n += 8;
+		EMIT(0x41, 0xff, 0xd3);                             /* call *%r11 */
+		EMIT(0x48, 0xa3);                                   /* movabs %rax,RESULT[k] */
+		put_u64(out + n, mark + 8 + 8 * k);
+		n += 8;
 	}
-	EMIT(0x31, 0xc0);                                           /* xor %eax,%eax */
-	EMIT(0x49, 0xbb);                                           /* movabs $fn,%r11 */
-	put_u64(out + n, fn);
-	n += 8;
-	EMIT(0x41, 0xff, 0xd3);                                     /* call *%r11 */
-	EMIT(0x48, 0xa3);                                           /* movabs %rax,RESULT */
-	put_u64(out + n, mark + 8);
-	n += 8;
 	EMIT(0xb8, 0x01, 0x00, 0x00, 0x00);                         /* mov $1,%eax */
 	EMIT(0x48, 0xa3);                                           /* movabs %rax,MARK */
 	put_u64(out + n, mark);
@@ -303,9 +305,11 @@ static int let_threads_leave(struct target_call *c, struct xerr *e)
 	return inside;
 }
 
-int target_call_run(struct target_call *c, int gdb_thread, uint64_t fn, const uint64_t args[6],
-		    const struct target_call_inputs *in, int timeout_ms, uint64_t *result, struct xerr *e)
+int target_call_run(struct target_call *c, int gdb_thread, const struct target_call_one *calls, size_t ncalls,
+		    const struct target_call_inputs *in, int timeout_ms, uint64_t *results, struct xerr *e)
 {
+	if (ncalls == 0 || ncalls > TARGET_CALL_MAX_CALLS)
+		return xerr_set(e, "%zu calls in one stub run: 1 to %d", ncalls, TARGET_CALL_MAX_CALLS);
 	uint64_t regs[CALL_NREGS];
 	if (thread_state(c, gdb_thread, regs, e) < 0)
 		return -1;
@@ -335,8 +339,15 @@ int target_call_run(struct target_call *c, int gdb_thread, uint64_t fn, const ui
 		free(data);
 		return xerr_oom(e);
 	}
-	memset(code, 0xcc, TARGET_CALL_STUB_BYTES);
-	build_stub(code, c->xsave_bytes, fn, args, c->area.data, back_to);
+	/* its room is the stub's whole size (bytes past it are the caller's) */
+	uint8_t stub[TARGET_CALL_STUB_BYTES + 128];
+	memset(stub, 0xcc, sizeof stub);
+	if (build_stub(stub, c->xsave_bytes, calls, ncalls, c->area.data, back_to) > TARGET_CALL_STUB_BYTES) {
+		free(code);
+		free(data);
+		return xerr_set(e, "%zu calls do not fit the call's code", ncalls);
+	}
+	memcpy(code, stub, TARGET_CALL_STUB_BYTES);
 	if (in && in->constants_len)
 		memcpy(code + TARGET_CALL_STUB_BYTES, in->constants, in->constants_len);
 	if (in && in->buffers_len)
@@ -369,10 +380,11 @@ int target_call_run(struct target_call *c, int gdb_thread, uint64_t fn, const ui
 		close(mem);
 		return -1;
 	}
-	uint64_t deadline = monotonic_ns() + (uint64_t)timeout_ms * 1000000u, mark[2] = { 0, 0 };
+	uint64_t deadline = monotonic_ns() + (uint64_t)timeout_ms * 1000000u, mark[1 + TARGET_CALL_MAX_CALLS] = { 0 };
+	size_t mark_len = (1 + ncalls) * sizeof mark[0];
 	int rc = 0;
 	for (;;) {
-		if (pread(mem, mark, sizeof mark, (off_t)c->area.data) != (ssize_t)sizeof mark) {
+		if (pread(mem, mark, mark_len, (off_t)c->area.data) != (ssize_t)mark_len) {
 			rc = xerr_set(e, "the target's memory could not be read while the call ran (it exited?)");
 			break;
 		}
@@ -393,8 +405,8 @@ int target_call_run(struct target_call *c, int gdb_thread, uint64_t fn, const ui
 		}
 	}
 	close(mem);
-	if (rc == 0)
-		*result = mark[1];
+	for (size_t k = 0; rc == 0 && k < ncalls; k++)
+		results[k] = mark[1 + k];
 	if (session_target_alive(c->s) && !session_is_stopped(c->s) && session_stop(c->s, rc < 0 ? NULL : e) < 0)
 		return -1;
 	c->running_ns += monotonic_ns() - resumed;

@@ -36,8 +36,9 @@
 
 /* Bytes the stub takes at the start of the code area, and the done mark
  * and result at the start of the data area. */
-#define TARGET_CALL_STUB_BYTES 256
-#define TARGET_CALL_MARK_BYTES 16
+#define TARGET_CALL_MAX_CALLS 5   /* the stub then takes 581 bytes */
+#define TARGET_CALL_STUB_BYTES 640
+#define TARGET_CALL_MARK_BYTES (8 + 8 * TARGET_CALL_MAX_CALLS)
 
 struct target_call_area {
 	uint64_t code, code_len;   /* unused executable bytes (any content) */
@@ -76,12 +77,20 @@ struct target_call_inputs {
 	size_t buffers_len;
 };
 
-/* Calls fn(args[0..5]) on thread gdb_thread, lets the whole target run
- * until the call is done (at most timeout_ms), and stops it again:
- * *result is the function's rax. in may be NULL. On a timeout the target
- * is stopped, the call left to finish on its own, and -1. */
-int target_call_run(struct target_call *c, int gdb_thread, uint64_t fn, const uint64_t args[6],
-		    const struct target_call_inputs *in, int timeout_ms, uint64_t *result, struct xerr *e);
+/* One function call: fn(args[0..5]). */
+struct target_call_one {
+	uint64_t fn;
+	uint64_t args[6];
+};
+
+/* Makes calls[0..ncalls) one after the other (ncalls <= TARGET_CALL_MAX_CALLS:
+ * one trip through the stub, one resume and one stop of the target) on
+ * thread gdb_thread, lets the whole target run until they are done (at
+ * most timeout_ms), and stops it again: results[k] is call k's rax. in
+ * may be NULL. On a timeout the target is stopped, the calls left to
+ * finish on their own, and -1. */
+int target_call_run(struct target_call *c, int gdb_thread, const struct target_call_one *calls, size_t ncalls,
+		    const struct target_call_inputs *in, int timeout_ms, uint64_t *results, struct xerr *e);
 
 /* Puts the areas' bytes back (waiting, 1 ms of running at a time, for a
  * thread still in the stub's last instructions), unless a call was left

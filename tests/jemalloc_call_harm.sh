@@ -17,9 +17,14 @@
 #    not stopped, and the stub's bytes are put back once the call's done
 #    mark is set (xgdbprof's rescue, or the guardian: restore.h's
 #    call_mark), so the code equals the files again.
-# Seen to fail: with the stub's `xsave64`/`xrstor64` made `fxsave64`/`fxrstor64`
-# in name only (build_stub's xsave branch off), nothing; with the pops'
-# order swapped (r14 before r15), CORRUPT in the plain run.
+#  - the calling thread stopped in read() on a FIFO (a call the kernel
+#    restarts): the call goes through, then the thread goes back into the
+#    read, which takes the byte the test writes afterwards.
+# Seen to fail: with the PC written alone (`$pc = ...`, orig_rax left as the
+# system call's number), the blocked fixture died of SIGSEGV (the kernel
+# "restarted" the read by moving the new PC back 2 bytes); against the
+# build before the stub (gdb's `call`), the target died whenever gdb was
+# killed mid-call (4 checks).
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
 require_attach
 CODECHECK=$TOP_BUILDDIR/tests/unit/test_tracer_codecheck
@@ -64,6 +69,28 @@ check "plain: the target runs on, its registers intact" runs_on "$TMP/plain" "$F
 diffs=$("$CODECHECK" "$FIX")
 check "plain: the target's code equals its files ($diffs bytes differ)" test "$diffs" = 0
 kill "$FIX"
+
+# A thread stopped in a system call the kernel restarts (read on a FIFO,
+# the main thread, the first one the call may use): it must go back into
+# the read, not return from it (the stub puts the call's number back in
+# rax and goes back onto the syscall instruction)
+mkdir -p "$TMP/blocked"
+"$FIXTURES/slow_mallctl" "$TMP/blocked" 0.2 blocked >"$TMP/blocked/out" 2>&1 &
+FIX=$!
+TEST_PIDS="$TEST_PIDS $FIX"
+for _ in $(seq 1 100); do [ -e "$TMP/blocked/blocked" ] && break; sleep 0.05; done
+sleep 0.2
+"$XGDBPROF" -v --recipe heap -d 300ms -o "$TMP/blocked/run" "$FIX" >"$TMP/blocked/run.out" 2>"$TMP/blocked/run.err"
+rc=$?
+check "blocked: the run ends well (rc $rc)" test "$rc" = 0 || show "$TMP/blocked/run.err"
+check "blocked: the dump went through the target's mallctl" test -e "$TMP/blocked/dumped"
+sleep 0.3
+check "blocked: the read was restarted, not returned from" sh -c "! grep -q 'READ FAILED' '$TMP/blocked/out'" ||
+	show "$TMP/blocked/out"
+# (not blocking on a FIFO nobody reads, should the fixture be gone)
+timeout 5 sh -c "echo x >'$TMP/blocked/fifo'"
+for _ in $(seq 1 100); do grep -q 'read ok' "$TMP/blocked/out" && break; sleep 0.05; done
+check "blocked: the read then took the byte written" grep -q '^read ok x$' "$TMP/blocked/out" || show "$TMP/blocked/out"
 
 for victim in gdb xgdbprof both; do
 	start_fixture "$victim"

@@ -73,12 +73,13 @@ static void put_u32(uint8_t *at, uint32_t v)
  *   arguments); movabs $fn,%r11; call *%r11; movabs %rax,RESULT[k];
  *   then mov $1,%eax; movabs %rax,MARK;
  *   all-ones mask; xrstor64 (%rsp) / fxrstor64 (%rsp);
- *   mov %rbx,%rsp; pop them back; popfq; lea 128(%rsp),%rsp;
+ *   mov %rbx,%rsp; pop them back (then, for a system call to restart,
+ *   movabs $nr,%rax); popfq; lea 128(%rsp),%rsp;
  *   jmp *0(%rip), then the address to go back to.
  * rbx is callee-saved: the frame is found again after the call. The stack
  * at the call is 64-aligned, as the ABI wants (16). */
 static size_t build_stub(uint8_t *out, unsigned xsave_bytes, const struct target_call_one *calls, size_t ncalls,
-			 uint64_t mark, uint64_t back_to)
+			 uint64_t mark, uint64_t back_to, const int64_t *rax_back)
 {
 	size_t n = 0;
 #define EMIT(...)                                                   \
@@ -142,6 +143,11 @@ static size_t build_stub(uint8_t *out, unsigned xsave_bytes, const struct target
 	EMIT(0x41, 0x5f, 0x41, 0x5e, 0x41, 0x5d, 0x41, 0x5c,        /* r15 .. r8 */
 	     0x41, 0x5b, 0x41, 0x5a, 0x41, 0x59, 0x41, 0x58);
 	EMIT(0x5f, 0x5e, 0x5d, 0x5b, 0x5a, 0x59, 0x58);             /* rdi rsi rbp rbx rdx rcx rax */
+	if (rax_back) {                                             /* a system call to make again */
+		EMIT(0x48, 0xb8);                                   /* movabs $nr,%rax */
+		put_u64(out + n, (uint64_t)*rax_back);
+		n += 8;
+	}
 	EMIT(0x9d);                                                 /* popfq */
 	EMIT(0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00);       /* lea 0x80(%rsp),%rsp */
 	EMIT(0xff, 0x25, 0x00, 0x00, 0x00, 0x00);                   /* jmp *0(%rip) */
@@ -251,10 +257,17 @@ int target_call_thread_ok(struct target_call *c, int gdb_thread, struct xerr *e)
 	return stack_has_room(session_pid(c->s), regs[CALL_RSP]);
 }
 
-static int set_register(struct target_call *c, int gdb_thread, const char *name, int64_t value, struct xerr *e)
+/* Sends the thread to pc, and tells the kernel it is no longer in a system
+ * call (orig_rax -1), in one expression, so one command to gdb: both or
+ * neither. An expression's `$pc =` writes rip alone (not gdb's write_pc,
+ * which would clear orig_rax too): with orig_rax left, the kernel
+ * "restarted" the interrupted call on resume by moving the new PC back 2
+ * bytes, into whatever lay before the stub (tests/jemalloc_call_harm.sh's
+ * blocked case: SIGSEGV). */
+static int send_thread_to(struct target_call *c, int gdb_thread, uint64_t pc, struct xerr *e)
 {
-	char expr[80], *out = NULL;
-	snprintf(expr, sizeof expr, "$%s = %" PRId64, name, value);
+	char expr[96], *out = NULL;
+	snprintf(expr, sizeof expr, "$orig_rax = -1, $pc = %" PRIu64, pc);
 	int rc = session_evaluate(c->s, gdb_thread, 0, expr, &out, e);
 	free(out);
 	return rc;
@@ -342,7 +355,9 @@ int target_call_run(struct target_call *c, int gdb_thread, const struct target_c
 	/* its room is the stub's whole size (bytes past it are the caller's) */
 	uint8_t stub[TARGET_CALL_STUB_BYTES + 128];
 	memset(stub, 0xcc, sizeof stub);
-	if (build_stub(stub, c->xsave_bytes, calls, ncalls, c->area.data, back_to) > TARGET_CALL_STUB_BYTES) {
+	int64_t nr_again = rax == -ERESTART_RESTARTBLOCK_ ? NR_RESTART_SYSCALL : orig_rax;
+	if (build_stub(stub, c->xsave_bytes, calls, ncalls, c->area.data, back_to, restart ? &nr_again : NULL) >
+	    TARGET_CALL_STUB_BYTES) {
 		free(code);
 		free(data);
 		return xerr_set(e, "%zu calls do not fit the call's code", ncalls);
@@ -358,12 +373,10 @@ int target_call_run(struct target_call *c, int gdb_thread, const struct target_c
 	free(data);
 	if (written < 0)
 		return -1;
-	if (restart && set_register(c, gdb_thread, "rax",
-				    rax == -ERESTART_RESTARTBLOCK_ ? NR_RESTART_SYSCALL : orig_rax, e) < 0)
-		return -1;
-	/* gdb's write of the PC also sets orig_rax to -1 (amd64-linux), so
-	 * the kernel restarts nothing on resume */
-	if (set_register(c, gdb_thread, "pc", (int64_t)c->area.code, e) < 0)
+	/* the one write of registers: the thread goes nowhere else until it
+	 * is made (a system call to restart gets its number back from the
+	 * stub itself, and the stub goes back onto its instruction) */
+	if (send_thread_to(c, gdb_thread, c->area.code, e) < 0)
 		return -1;
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/mem", (int)session_pid(c->s));

@@ -36,7 +36,7 @@
 
 /* Bytes the stub takes at the start of the code area, and the done mark
  * and result at the start of the data area. */
-#define TARGET_CALL_MAX_CALLS 5   /* the stub then takes 581 bytes */
+#define TARGET_CALL_MAX_CALLS 5   /* the stub then takes at most 591 bytes */
 #define TARGET_CALL_STUB_BYTES 640
 #define TARGET_CALL_MARK_BYTES (8 + 8 * TARGET_CALL_MAX_CALLS)
 

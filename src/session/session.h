@@ -154,6 +154,12 @@ int session_register_numbers(struct session *s, const char *const *names, size_t
 int session_thread_registers(struct session *s, int gdb_id, const int *numbers, size_t n,
 			     uint64_t *values, struct xerr *e);
 
+/* Writes registers `numbers` of one stopped thread with values, in that
+ * order, in one command to gdb (-data-write-register-values: no expression,
+ * so no language of the frame to parse it in). */
+int session_thread_write_registers(struct session *s, int gdb_id, const int *numbers, const uint64_t *values,
+				   size_t n, struct xerr *e);
+
 /* Non-stop mode only: reads registers as session_thread_registers of a
  * thread stopped by session_stop_thread and resumes it, in one write to gdb
  * (mi_conn_call_batch): the thread runs again as soon as gdb has read them,

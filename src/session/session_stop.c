@@ -1,6 +1,7 @@
 /* session_stop.c — stop and resume; threads, frames and registers. */
 #include "config.h"
 #include "session/session_internal.h"
+#include <inttypes.h>
 
 /* The most registers one query reads. */
 enum { MAX_REGS = 32 };
@@ -309,6 +310,35 @@ int session_thread_registers(struct session *s, int gdb_id, const int *numbers, 
 	}
 	register_values(r, numbers, n, values);
 	mi_record_free(r);
+	return 0;
+}
+
+int session_thread_write_registers(struct session *s, int gdb_id, const int *numbers, const uint64_t *values,
+				   size_t n, struct xerr *e)
+{
+	enum { MAX_WRITE = 8 };
+	if (n == 0 || n > MAX_WRITE)
+		return xerr_set(e, "writing %zu registers at once: 1 to %d", n, MAX_WRITE);
+	char thread_text[16], number_text[MAX_WRITE][16], value_text[MAX_WRITE][24];
+	const char *args[4 + 2 * MAX_WRITE];
+	size_t nargs = 0;
+	snprintf(thread_text, sizeof thread_text, "%d", gdb_id);
+	args[nargs++] = "--thread";
+	args[nargs++] = thread_text;
+	args[nargs++] = "x";
+	for (size_t k = 0; k < n; k++) {
+		snprintf(number_text[k], sizeof number_text[k], "%d", numbers[k]);
+		snprintf(value_text[k], sizeof value_text[k], "0x%" PRIx64, values[k]);
+		args[nargs++] = number_text[k];
+		args[nargs++] = value_text[k];
+	}
+	args[nargs] = NULL;
+	struct mi_error me;
+	struct mi_record *r = NULL;
+	int rc = session_gdb_callv(s, &r, &me, "-data-write-register-values", args);
+	mi_record_free(r);
+	if (rc < 0)
+		return xerr_set(e, "writing registers of thread %d: %s", gdb_id, me.message);
 	return 0;
 }
 

@@ -258,19 +258,23 @@ int target_call_thread_ok(struct target_call *c, int gdb_thread, struct xerr *e)
 }
 
 /* Sends the thread to pc, and tells the kernel it is no longer in a system
- * call (orig_rax -1), in one expression, so one command to gdb: both or
- * neither. An expression's `$pc =` writes rip alone (not gdb's write_pc,
- * which would clear orig_rax too): with orig_rax left, the kernel
- * "restarted" the interrupted call on resume by moving the new PC back 2
- * bytes, into whatever lay before the stub (tests/jemalloc_call_harm.sh's
- * blocked case: SIGSEGV). */
+ * call (orig_rax -1), in one command to gdb, orig_rax first. An
+ * expression's `$pc =` writes rip alone (not gdb's write_pc, which clears
+ * orig_rax too): with orig_rax left, the kernel "restarted" the
+ * interrupted call on resume by moving the new PC back 2 bytes, into
+ * whatever lay before the stub (tests/jemalloc_call_harm.sh's blocked case:
+ * SIGSEGV). And an expression is parsed in the frame's language: `a, b`
+ * was a syntax error in a Rust frame (valgrind's slow CI run). */
 static int send_thread_to(struct target_call *c, int gdb_thread, uint64_t pc, struct xerr *e)
 {
-	char expr[96], *out = NULL;
-	snprintf(expr, sizeof expr, "$orig_rax = -1, $pc = %" PRIu64, pc);
-	int rc = session_evaluate(c->s, gdb_thread, 0, expr, &out, e);
-	free(out);
-	return rc;
+	static const char *const names[2] = { "orig_rax", "rip" };
+	int numbers[2];
+	if (session_register_numbers(c->s, names, 2, numbers, e) < 0)
+		return -1;
+	if (numbers[0] < 0 || numbers[1] < 0)
+		return xerr_set(e, "gdb has no register orig_rax or rip");
+	const uint64_t values[2] = { UINT64_MAX, pc };
+	return session_thread_write_registers(c->s, gdb_thread, numbers, values, 2, e);
 }
 
 static bool pc_in_stub(struct target_call *c, uint64_t pc)
@@ -287,12 +291,18 @@ static int any_thread_in_stub(struct target_call *c, struct xerr *e)
 	if (session_threads(c->s, &threads, &n, e) < 0)
 		return -1;
 	/* the PCs of stopped threads from /proc (no round trip to gdb each);
-	 * one that cannot be read counts as inside */
+	 * where /proc says nothing (a thread it shows running a moment after
+	 * the stop, or one that is exiting: seen under valgrind, where every
+	 * such thread then counted as inside and the stub stayed), gdb's
+	 * registers; a thread gdb cannot read either is gone */
 	int inside = 0;
 	for (size_t i = 0; i < n && !inside; i++) {
 		struct proc_syscall where;
-		if (proc_thread_syscall(session_pid(c->s), threads[i].tid, &where) < 0 || pc_in_stub(c, where.pc))
-			inside = 1;
+		uint64_t regs[CALL_NREGS];
+		if (proc_thread_syscall(session_pid(c->s), threads[i].tid, &where) == 0)
+			inside = pc_in_stub(c, where.pc);
+		else if (thread_state(c, threads[i].gdb_id, regs, NULL) == 0)
+			inside = pc_in_stub(c, regs[CALL_RIP]);
 	}
 	free(threads);
 	return inside;

@@ -253,12 +253,13 @@ static void inactive(const char *bin)
 	struct session *s = attach_stopped(t.pid);
 	struct jemalloc_target jt;
 	struct xerr e = { 0 };
-	CHECK(s && jemalloc_inspect(s, &hooks, &jt, &e) == 0 && jt.state == JEMALLOC_PROF_INACTIVE);
+	CHECK_MSG(s && jemalloc_inspect(s, &hooks, &jt, &e) == 0 && jt.state == JEMALLOC_PROF_INACTIVE, "%s", e.msg);
 	CHECK_MSG(s && jemalloc_set_active(s, &jt, true, &e) == 0, "%s", e.msg);
 	struct jemalloc_target again;
-	CHECK(s && jemalloc_inspect(s, &hooks, &again, &e) == 0 && again.state == JEMALLOC_PROF_ACTIVE);
-	CHECK(s && jemalloc_set_active(s, &jt, false, &e) == 0 && jt.state == JEMALLOC_PROF_INACTIVE);
-	CHECK(s && jemalloc_inspect(s, &hooks, &again, &e) == 0 && again.state == JEMALLOC_PROF_INACTIVE);
+	CHECK_MSG(s && jemalloc_inspect(s, &hooks, &again, &e) == 0 && again.state == JEMALLOC_PROF_ACTIVE, "%s", e.msg);
+	CHECK_MSG(s && jemalloc_set_active(s, &jt, false, &e) == 0 && jt.state == JEMALLOC_PROF_INACTIVE, "%s", e.msg);
+	CHECK_MSG(s && jemalloc_inspect(s, &hooks, &again, &e) == 0 && again.state == JEMALLOC_PROF_INACTIVE, "%s",
+		  e.msg);
 	CHECK(s && session_end(s, &e) == 0);
 	stop(&t);
 }

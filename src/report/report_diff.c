@@ -206,11 +206,6 @@ static void put_table(FILE *out, const char *heading, const struct report_diff *
 		fputs("  (none)\n", out);
 }
 
-static bool weighs_bytes(const struct profile *p)
-{
-	return p->meta.weight_unit && strcmp(p->meta.weight_unit, "bytes") == 0;
-}
-
 static int64_t self_growth(const struct report_diff_func *f)
 {
 	return (int64_t)f->new_self_weight - (int64_t)f->base_self_weight;
@@ -271,7 +266,7 @@ int report_diff_text(const struct profile *base, const struct profile *cur, FILE
 		text_put(out, o->title, TEXT_FORM_TERMINAL);
 		fputc('\n', out);
 	}
-	if (weighs_bytes(base) && weighs_bytes(cur)) {
+	if (report_byte_weighted(base) && report_byte_weighted(cur)) {
 		put_snapshot_side(out, "new: ", cur, d.new_samples);
 		put_snapshot_side(out, "base:", base, d.base_samples);
 		fputs("Heap snapshots: bytes of the sampled allocations still live, by the function that\n"

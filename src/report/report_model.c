@@ -85,6 +85,11 @@ bool report_byte_weighted(const struct profile *p)
 	return p->meta.weight_unit && strcmp(p->meta.weight_unit, "bytes") == 0;
 }
 
+bool report_allocator_profile(const struct profile *p)
+{
+	return report_byte_weighted(p) && p->meta.thread_samples <= 0;
+}
+
 const char *report_bytes_text(double bytes, char *buf, size_t size)
 {
 	static const char *const units[] = { "B", "KB", "MB", "GB", "TB", "PB" };
@@ -413,7 +418,7 @@ static void note_thin_profile(struct report_model *m)
 	if (mt->thread_samples < 0 || mt->thread_samples >= REPORT_THIN_STACKS)
 		return;
 	/* bytes from the allocator's own profile: no stack of ours behind them */
-	if (mt->weight_unit && strcmp(mt->weight_unit, "bytes") == 0 && mt->thread_samples == 0)
+	if (report_allocator_profile(m->profile))
 		return;
 	int n = (int)mt->thread_samples;
 	char *buf = m->thin_note_text;

@@ -211,6 +211,10 @@ double report_share(uint64_t part, uint64_t whole);
 /* Whether p's weights are bytes (heap, alloc: docs/alloc.md). */
 bool report_byte_weighted(const struct profile *p);
 
+/* Whether p is weighed in bytes with no thread stack of ours behind it:
+ * the allocator's own profile (jemalloc's), no sampling rate, no stops. */
+bool report_allocator_profile(const struct profile *p);
+
 /* "37.8 MB": three figures in decimal units (as rates print), "512 B"
  * under a thousand; never cut. Returns buf. */
 const char *report_bytes_text(double bytes, char *buf, size_t size);

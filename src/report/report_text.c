@@ -177,7 +177,7 @@ static void print_timing(FILE *out, const struct report_model *m)
 	put_text_field(out, &sep, "started ", mt->start_time);
 	put_actual_and_asked(out, &sep, "duration", mt->duration_actual_s, mt->duration_asked_s, "s");
 	/* no sampling rate behind the allocator's own profile */
-	if (!(mt->weight_unit && strcmp(mt->weight_unit, "bytes") == 0 && mt->thread_samples <= 0))
+	if (!report_allocator_profile(m->profile))
 		put_actual_and_asked(out, &sep, "rate", mt->frequency_achieved_hz, mt->frequency_asked_hz, "Hz");
 	fputc('\n', out);
 }
@@ -222,7 +222,7 @@ static void print_samples(FILE *out, const struct report_model *m)
 	const struct profile_meta *mt = &m->profile->meta;
 	if (mt->samples < 0 && mt->thread_samples < 0 && m->total == 0)
 		return;   /* a trace: no samples to speak of */
-	if (byte_weights(m) && mt->samples <= 0 && mt->thread_samples <= 0) {
+	if (report_allocator_profile(m->profile) && mt->samples <= 0) {
 		/* no stack walked by us: jemalloc's own profile */
 		char buf[32];
 		fprintf(out, "  bytes: %s in this profile\n", bytes_text(m->total, buf, sizeof buf));

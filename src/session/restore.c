@@ -393,9 +393,7 @@ void restore_report_describe(const struct restore_report *r, char *buf, size_t s
  * gone; true once the mark reads non-zero. */
 static bool call_done(pid_t pid, uint64_t mark, int timeout_ms)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open_mem(pid, O_RDONLY, NULL);
 	if (fd < 0)
 		return false;
 	bool done = false;

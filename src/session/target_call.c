@@ -160,7 +160,7 @@ static size_t build_stub(uint8_t *out, unsigned xsave_bytes, const struct target
 int target_call_open(struct target_call *c, struct session *s, const struct target_call_area *area,
 		     struct xerr *e)
 {
-	*c = (struct target_call){ .s = s, .area = *area, .xsave_bytes = xsave_area_bytes() };
+	*c = (struct target_call){ .s = s, .area = *area, .xsave_bytes = xsave_area_bytes(), .mem_fd = -1 };
 	if (area->code_len < TARGET_CALL_STUB_BYTES || area->data_len < TARGET_CALL_MARK_BYTES)
 		return xerr_set(e, "no unused bytes for the call's code (%" PRIu64 " of %d) or mark (%" PRIu64 " of %d)",
 				area->code_len, TARGET_CALL_STUB_BYTES, area->data_len, TARGET_CALL_MARK_BYTES);
@@ -169,6 +169,13 @@ int target_call_open(struct target_call *c, struct session *s, const struct targ
 	if (!c->code_original || !c->data_original) {
 		target_call_close(c, NULL);
 		return xerr_oom(e);
+	}
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)session_pid(s));
+	c->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (c->mem_fd < 0) {
+		target_call_close(c, NULL);
+		return xerr_set(e, "cannot read the target's memory through %s", path);
 	}
 	if (session_read_memory(s, area->code, c->code_original, area->code_len, e) < 0 ||
 	    session_read_memory(s, area->data, c->data_original, area->data_len, e) < 0) {
@@ -388,26 +395,19 @@ int target_call_run(struct target_call *c, int gdb_thread, const struct target_c
 	 * stub itself, and the stub goes back onto its instruction) */
 	if (send_thread_to(c, gdb_thread, c->area.code, e) < 0)
 		return -1;
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/mem", (int)session_pid(c->s));
-	int mem = open(path, O_RDONLY | O_CLOEXEC);
-	if (mem < 0)
-		return xerr_set(e, "cannot read the target's memory through %s", path);
 	/* from here the thread is on its way: whatever happens to us, it
 	 * finishes the call and goes back; the rescue and the guardian put
 	 * the bytes back after it */
 	c->left_in_place = true;
 	session_set_call_mark(c->s, c->area.data);
 	uint64_t resumed = monotonic_ns();
-	if (session_resume(c->s, e) < 0) {
-		close(mem);
+	if (session_resume(c->s, e) < 0)
 		return -1;
-	}
 	uint64_t deadline = monotonic_ns() + (uint64_t)timeout_ms * 1000000u, mark[1 + TARGET_CALL_MAX_CALLS] = { 0 };
 	size_t mark_len = (1 + ncalls) * sizeof mark[0];
 	int rc = 0;
 	for (;;) {
-		if (pread(mem, mark, mark_len, (off_t)c->area.data) != (ssize_t)mark_len) {
+		if (pread(c->mem_fd, mark, mark_len, (off_t)c->area.data) != (ssize_t)mark_len) {
 			rc = xerr_set(e, "the target's memory could not be read while the call ran (it exited?)");
 			break;
 		}
@@ -427,7 +427,6 @@ int target_call_run(struct target_call *c, int gdb_thread, const struct target_c
 			break;
 		}
 	}
-	close(mem);
 	for (size_t k = 0; rc == 0 && k < ncalls; k++)
 		results[k] = mark[1 + k];
 	if (session_target_alive(c->s) && !session_is_stopped(c->s) && session_stop(c->s, rc < 0 ? NULL : e) < 0)
@@ -454,17 +453,11 @@ int target_call_run(struct target_call *c, int gdb_thread, const struct target_c
  * bytes back. True when the call has ended. */
 static bool finish_left_call(struct target_call *c)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/mem", (int)session_pid(c->s));
-	int mem = open(path, O_RDONLY | O_CLOEXEC);
-	if (mem < 0)
-		return false;
 	uint64_t mark = 0, resumed = monotonic_ns(), deadline = resumed + RESTORE_CALL_WAIT_MS * 1000000ull;
 	bool ran = session_is_stopped(c->s) && session_resume(c->s, NULL) == 0;
-	while (pread(mem, &mark, sizeof mark, (off_t)c->area.data) == (ssize_t)sizeof mark && mark == 0 &&
+	while (pread(c->mem_fd, &mark, sizeof mark, (off_t)c->area.data) == (ssize_t)sizeof mark && mark == 0 &&
 	       monotonic_ns() < deadline && session_gdb_alive(c->s) && session_target_alive(c->s))
 		session_idle(c->s, 1, NULL);
-	close(mem);
 	if (ran) {
 		if (session_stop(c->s, NULL) < 0)
 			return false;
@@ -494,5 +487,8 @@ int target_call_close(struct target_call *c, struct xerr *e)
 	free(c->code_original);
 	free(c->data_original);
 	c->code_original = c->data_original = NULL;
+	if (c->mem_fd >= 0)
+		close(c->mem_fd);
+	c->mem_fd = -1;
 	return rc;
 }

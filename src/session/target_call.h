@@ -51,6 +51,7 @@ struct target_call {
 	uint8_t *code_original, *data_original;
 	bool left_in_place;        /* a call did not end: its bytes stay (unused memory) */
 	uint64_t running_ns;       /* how long the calls let the target run (not stopped time) */
+	int mem_fd;                /* the target's /proc/PID/mem, read for the mark while it runs */
 	unsigned xsave_bytes;      /* 0: fxsave's 512 */
 };
 

@@ -201,6 +201,16 @@ PARALLEL_SAFE_TESTS += tests/cli.sh tests/bad_input.sh tests/dump.sh tests/names
 	tests/trace_registers.sh tests/gdb_lost.sh tests/trace_args.sh tests/trace_panic.sh \
 	tests/trace_safety.sh tests/recursion.sh tests/layers.sh tests/safety.sh \
 	tests/fuzz/recipe-corpus.sh tests/fuzz/replay_mi_parse.sh
+## Also two at a time: tests whose figures are judged against the program's
+## own count over the same run (strace -c, the fixture's counters, jemalloc's
+## profile, pprof reading our file), which a second test's load slows on both
+## sides alike, and which must hold under load anyway (the loaded suite runs).
+PARALLEL_SAFE_TESTS += tests/jemalloc_heap.sh tests/alloc_jemalloc.sh tests/alloc_rust.sh \
+	tests/alloc_counted.sh tests/jemalloc_call_harm.sh tests/insights.sh \
+	tests/syscall_counts.sh tests/trace_syscalls_attach.sh tests/pprof.sh \
+	tests/locks_malloc_arena.sh tests/locks_output_dir.sh tests/async_names.sh \
+	tests/shipped_recipes.sh tests/svg_chromium.sh tests/stripped_name.sh \
+	tests/editor_links.sh tests/prometheus.sh
 
 # elapsed by the kernel's account of the thread (issue 26 item 2): a thread
 # pool whose handler times itself.

@@ -14,7 +14,11 @@
 require_attach
 require_tool tmux tmux
 
-SOCKET="xgdbprof-top-$$"
+# Each start_top gets a server of its own: a new session made at once
+# after kill-server can land in the old server while it is still exiting,
+# and dies with it (a CI run: "no server running" from then on).
+TOP_STARTS=0
+SOCKET="xgdbprof-top-$$-$TOP_STARTS"
 # -u: the pane holds UTF-8 (the … of shortened names) whatever the locale.
 tm() { tmux -u -L "$SOCKET" -f /dev/null "$@"; }
 end_tmux() { tm kill-server 2>/dev/null; cleanup_test; }
@@ -60,8 +64,11 @@ between() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v != "" && v >= 
 
 start_top() {   # start_top ARGS...: xgdbprof top ARGS in a fresh 100x30 pane
 	tm kill-server 2>/dev/null
+	TOP_STARTS=$((TOP_STARTS + 1))
+	SOCKET="xgdbprof-top-$$-$TOP_STARTS"
 	rm -f "$TMP/top.exit" "$TMP/top.err"
 	tm new-session -d -x 100 -y 30 -s top "sh $TMP/pane.sh $*"
+	tm has-session -t top || echo "  tmux: the session for 'top $*' is not there after new-session"
 }
 wait_top_exit() {
 	local i

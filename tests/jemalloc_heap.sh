@@ -54,6 +54,12 @@ check "the report speaks of bytes, not samples: #1's share in MB" \
 	grep -Eq '^#1 hottest code path \([0-9.]+%, [0-9.]+ MB\): ' "$TMP/run.out" || show "$TMP/run.out"
 check "... and no word of thread stacks or a sampling rate (none were ours)" \
 	sh -c "! grep -Eq 'no thread stacks were recorded|rate [0-9.]+ Hz' '$TMP/run.out'"
+# (the header printed "target CPU: min 0%, avg 0%, max 0%" and "observer
+# effect: target stopped 0.0%" here before the sampler's figures were left
+# out of jemalloc's runs: nothing watched the CPU, and the two stops for
+# jemalloc's calls were not counted)
+check "... no target CPU line (nothing watched it), and the stops for jemalloc's calls are counted" \
+	sh -c "! grep -q 'target CPU' '$TMP/run.out' && grep -Eq '^  observer effect: target stopped [0-9.]+% of the time; per stop median [0-9.]+ ms' '$TMP/run.out' && ! grep -q 'stopped 0.0% of the time; per stop median 0.00' '$TMP/run.out'"
 if grep -q 'jemalloc.s own profile' "$TMP/run.out" && ! grep -q 'attached [0-9]* probes' "$TMP/run.err"; then
 	ok "1. the heap is jemalloc's own profile, no probe armed"
 else

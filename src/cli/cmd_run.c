@@ -141,8 +141,27 @@ static void fill_meta(struct run_context *rc, struct profile *p)
 		m->walker = NULL;
 		m->stop_mode = NULL;
 	}
+	if (rc->from_jemalloc) {
+		/* jemalloc's profile: no samples of ours, no CPU watched; the
+		 * stops were the two for its calls (jemalloc_heap.h) */
+		m->thread_selection = NULL;
+		m->threads = -1;
+		m->frequency_asked_hz = m->frequency_achieved_hz = NAN;
+		m->samples = m->thread_samples = m->stacks_reused = -1;
+		m->cpu_min_pct = m->cpu_avg_pct = m->cpu_max_pct = NAN;
+		m->thread_stopped_max_pct = NAN;
+		m->held_median_ms = m->held_p99_ms = m->thread_held_max_pct = NAN;
+		m->walker = NULL;
+		m->stop_mode = NULL;
+	}
 	for (int i = 0; i < rc->ended->notes.n; i++)
 		profile_add_note(p, rc->ended->notes.text[i], NULL);
+	if (rc->ended->notes.dropped > 0) {
+		char note[96];
+		snprintf(note, sizeof note, "%d more notes of the run were not kept (at most %d are)",
+			 rc->ended->notes.dropped, RUN_MAX_NOTES);
+		profile_add_note(p, note, NULL);
+	}
 	if (rc->ended->target_exited && rc->ended->killed_by[0]) {
 		char note[96];
 		snprintf(note, sizeof note, "the target was killed by %s during the run", rc->ended->killed_by);

@@ -161,6 +161,7 @@ int cli_jemalloc_heap(struct session *s, struct symbolizer *sym, double duration
 	}
 	/* the calls run with the target running (target_call.h): not stopped */
 	double stopped_s = (double)(monotonic_ns() - t0 - jt.running_ns) / 1e9;
+	double first_stop_ms = stopped_s * 1e3;
 	if (session_resume(s, rc < 0 ? NULL : e) < 0 || rc < 0)
 		return -1;
 	if (jt.state != JEMALLOC_PROF_ACTIVE) {
@@ -188,7 +189,8 @@ int cli_jemalloc_heap(struct session *s, struct symbolizer *sym, double duration
 		if (jemalloc_set_active(s, &jt, false, &off) < 0 && rc == 0)
 			rc = xerr_set(e, "switching jemalloc's prof.active off again: %s", off.msg);
 	}
-	stopped_s += (double)(monotonic_ns() - t1 - (jt.running_ns - ran_before)) / 1e9;
+	double dump_stop_ms = (double)(monotonic_ns() - t1 - (jt.running_ns - ran_before)) / 1e6;
+	stopped_s += dump_stop_ms / 1e3;
 	if (session_resume(s, rc < 0 ? NULL : e) < 0)
 		rc = -1;
 	struct jemalloc_profile *jp = NULL;
@@ -222,6 +224,10 @@ int cli_jemalloc_heap(struct session *s, struct symbolizer *sym, double duration
 		out->meta.value_types = "inuse_objects/count,inuse_space/bytes";
 		out->meta.weight_unit = "bytes";
 		stats->elapsed_s = (double)(monotonic_ns() - t0) / 1e9;
+		/* the report's "per stop" figures are of these two stops */
+		run_stats_add_stop(stats, first_stop_ms);
+		run_stats_add_stop(stats, dump_stop_ms);
+		run_stats_finish_stops(stats);
 		stats->stopped_s = stopped_s;
 	}
 	jemalloc_profile_free(jp);

@@ -9,8 +9,10 @@
 
 void run_notes_add(struct run_notes *notes, const char *fmt, ...)
 {
-	if (notes->n >= RUN_MAX_NOTES)
+	if (notes->n >= RUN_MAX_NOTES) {
+		notes->dropped++;
 		return;
+	}
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(notes->text[notes->n++], sizeof notes->text[0], fmt, ap);

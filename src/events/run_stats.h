@@ -7,8 +7,8 @@
  * the command prints and saves the shared part in one place.
  *
  * Notes are short sentences for the report ("rate lowered from ..."): at
- * most RUN_MAX_NOTES are kept, later ones are dropped, each truncated to
- * the buffer. Stop durations go through run_stats_add_stop() and are
+ * most RUN_MAX_NOTES are kept, each truncated to the buffer; later ones are
+ * counted in `dropped`, which whoever prints the notes must say. Stop durations go through run_stats_add_stop() and are
  * summarized by run_stats_finish_stops() with util/stats' percentiles.
  * Nothing here allocates except the stop log, which finishing frees: a
  * producer finishes once, at the end of its run. A zeroed struct is a
@@ -21,10 +21,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RUN_MAX_NOTES 8
+#define RUN_MAX_NOTES 12
 
 struct run_notes {
 	int n;
+	int dropped;                  /* notes past RUN_MAX_NOTES, not kept */
 	char text[RUN_MAX_NOTES][240];
 };
 

@@ -374,6 +374,9 @@ void tracer_stats_print(const struct tracer_stats *st, FILE *out)
 			st->windows_armed, st->count_dispersion);
 	for (int i = 0; i < st->run.notes.n; i++)
 		fprintf(out, "note: %s\n", st->run.notes.text[i]);
+	if (st->run.notes.dropped > 0)
+		fprintf(out, "note: %d more notes of the run were not kept (at most %d are)\n", st->run.notes.dropped,
+			RUN_MAX_NOTES);
 	if (st->gdb_died) {
 		char what[200];
 		restore_report_describe(&st->restore, what, sizeof what);

@@ -106,7 +106,10 @@ static void notes(void)
 		run_notes_add(&n, "note %d", i);
 	CHECK(n.n == RUN_MAX_NOTES);
 	CHECK_STR(n.text[0], "note 0");
-	CHECK_STR(n.text[RUN_MAX_NOTES - 1], "note 7");
+	char last[32];
+	snprintf(last, sizeof last, "note %d", RUN_MAX_NOTES - 1);
+	CHECK_STR(n.text[RUN_MAX_NOTES - 1], last);
+	CHECK_MSG(n.dropped == 3, "dropped %d", n.dropped);
 	char long_text[1000];
 	memset(long_text, 'x', sizeof long_text - 1);
 	long_text[sizeof long_text - 1] = '\0';

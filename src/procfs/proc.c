@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -293,6 +294,15 @@ long long proc_cpu_ticks(pid_t pid)
 	if (read_small_file(path, buf, sizeof buf) < 0 || proc_parse_stat(buf, &st) < 0)
 		return -1;
 	return (long long)(st.utime + st.stime);
+}
+
+double proc_load_average(void)
+{
+	char buf[256];
+	double load;
+	if (read_small_file("/proc/loadavg", buf, sizeof buf) < 0 || sscanf(buf, "%lf", &load) != 1)
+		return NAN;
+	return load;
 }
 
 /* /proc/PID/status parsed. 0, or -1 when the process is gone. */

@@ -163,4 +163,7 @@ int proc_zombie_wait_status(pid_t pid, int *wait_status);
  * and the number of matching processes in *matches. */
 pid_t proc_find_by_name(const char *name, uint64_t *start_ticks, int *matches);
 
+/* The machine's one-minute load average (/proc/loadavg), NAN if unreadable. */
+double proc_load_average(void);
+
 #endif

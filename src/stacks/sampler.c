@@ -746,9 +746,10 @@ static void cpu_window_close(struct cpu_window *w, pid_t pid, uint64_t now, uint
 
 /* The notes a run ends with: what the budget and the stack limit cost. */
 static void add_run_notes(const struct sampler_config *cfg, struct sampler_stats *st,
-			  bool budget_lowered, bool thread_budget_lowered)
+			  bool budget_lowered, bool thread_budget_lowered, bool non_stop)
 {
 	struct run_notes *notes = &st->run.notes;
+	sampler_note_budget_missed(cfg, st, non_stop, proc_load_average(), sysconf(_SC_NPROCESSORS_ONLN));
 	if (thread_budget_lowered)
 		run_notes_add(notes, "stops lowered from %.0f Hz to %.1f Hz a thread (the most any thread got) to keep each "
 			 "thread held under %.0f%% of its time (the kernel's account of each stop; docs/sampling.md)",
@@ -993,7 +994,7 @@ out:
 		 * CPU time of the whole run is the figure, not 0%. */
 		st->cpu_percent_min = st->cpu_percent_avg = st->cpu_percent_max =
 			100.0 * st->cpu_total_s / st->run.elapsed_s;
-	add_run_notes(cfg, st, budget.held_off, thread_budget_lowered || st->over_budget > 0);
+	add_run_notes(cfg, st, budget.held_off, thread_budget_lowered || st->over_budget > 0, session_non_stop(s));
 	sampler_teardown(&sp);
 	return rc;
 }

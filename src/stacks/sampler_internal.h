@@ -159,6 +159,10 @@ void sampler_settle_held(struct sampler *sp, struct tracked_thread *t, uint64_t 
 			 uint64_t wait_ns);
 void sampler_book_stop(struct sampler *sp, struct tracked_thread *t, uint64_t wall_ns, uint64_t end_ns);
 bool sampler_landing_kept(const struct tracked_thread *t);
+/* Adds a note to st's run when the run's budget figure exceeds the budget
+ * by over a fifth; load and cpus are the machine's (NAN, 0: unknown). */
+void sampler_note_budget_missed(const struct sampler_config *cfg, struct sampler_stats *st, bool non_stop,
+				double load, long cpus);
 
 /* sampler_walk.c */
 int sampler_capture_from_proc(struct sampler *sp, struct tracked_thread *t, struct proc_syscall *where,

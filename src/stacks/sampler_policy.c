@@ -1,9 +1,12 @@
 /* sampler_policy.c — the sampler's decisions that are arithmetic on what
  * it tracks of a thread: the share of its time a thread was held, what a
  * stop really held it (the kernel's account), and which stops at a system
- * call's return are kept. No gdb, no /proc: tests/unit/test_sampler_policy.c
+ * call's return are kept, and whether a run kept its budget. No gdb, no /proc: tests/unit/test_sampler_policy.c
  * holds them to constructed threads. */
 #include "stacks/sampler_internal.h"
+
+#include <math.h>
+#include <stdio.h>
 
 /* The share of its time a thread was held stopped, from its first listing
  * to `until`; negative for a thread seen for less than min_span_ns (a
@@ -104,4 +107,32 @@ bool sampler_landing_kept(const struct tracked_thread *t)
 		return true;   /* no figure, or all of it in the kernel: as before */
 	double share = (double)kernel / (double)all;
 	return (double)t->on_cpu_at_return < share / (1 - share) * (double)(t->on_cpu_elsewhere + 1);
+}
+
+/* The budget's figure over the whole run, as the report's header prints it:
+ * each thread's held share by the kernel's account in non-stop mode (its
+ * stopped share when the kernel gave none), the target's stopped share in
+ * all-stop mode. The rate is lowered as stops are measured, so a budget
+ * missed by a fifth is said with the cost of a stop and the machine's load
+ * that made it so (issue 29 item 5): the figure is not hidden behind a
+ * promise. load and cpus are the machine's (NAN or 0: unknown, unsaid). */
+void sampler_note_budget_missed(const struct sampler_config *cfg, struct sampler_stats *st, bool non_stop,
+				double load, long cpus)
+{
+	if (cfg->max_stopped_percent <= 0 || st->run.stops == 0 || st->run.elapsed_s <= 0)
+		return;
+	double share = non_stop ? (isfinite(st->thread_held_max_pct) && st->held_settled > 0 ? st->thread_held_max_pct
+											     : st->thread_stopped_max_pct)
+				: 100.0 * st->run.stopped_s / st->run.elapsed_s;
+	if (!(share > 1.2 * cfg->max_stopped_percent))
+		return;
+	double median = non_stop && isfinite(st->held_median_ms) ? st->held_median_ms : st->run.stop_median_ms;
+	double p99 = non_stop && isfinite(st->held_p99_ms) ? st->held_p99_ms : st->run.stop_p99_ms;
+	char machine[96] = "";
+	if (isfinite(load) && cpus > 0)
+		snprintf(machine, sizeof machine, ", the machine at load average %.1f on %ld CPUs", load, cpus);
+	run_notes_add(&st->run.notes, "the %.0f%% budget was not kept: %s %.1f%% of %s time; a stop cost a median "
+		      "%.2f ms (p99 %.2f ms) here%s, and the rate comes down only as stops are measured",
+		      cfg->max_stopped_percent, non_stop ? "each thread held up to" : "the target stopped", share,
+		      non_stop ? "its" : "the", median, p99, machine);
 }

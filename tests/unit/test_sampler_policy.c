@@ -283,8 +283,50 @@ static void test_landing_marks_k(void)
 		}
 }
 
+/* A run over its budget by more than a fifth says so, with the figure the
+ * header prints (held in non-stop, stopped in all-stop), the stop's cost and
+ * the machine's load; within a fifth, or with no budget, nothing. */
+static void test_budget_missed(void)
+{
+	struct sampler_config cfg = { .max_stopped_percent = 5 };
+	struct sampler_stats st;
+	memset(&st, 0, sizeof st);
+	st.run.stops = 40;
+	st.run.elapsed_s = 2;
+	st.held_settled = 40;
+	st.thread_held_max_pct = 8.2;
+	st.thread_stopped_max_pct = 11;
+	st.held_median_ms = 3.5;
+	st.held_p99_ms = 41;
+	sampler_note_budget_missed(&cfg, &st, true, 6.3, 2);
+	CHECK_MSG(st.run.notes.n == 1, "%d notes", st.run.notes.n);
+	CHECK_STR(st.run.notes.text[0], "the 5% budget was not kept: each thread held up to 8.2% of its time; a stop "
+					"cost a median 3.50 ms (p99 41.00 ms) here, the machine at load average 6.3 on 2 "
+					"CPUs, and the rate comes down only as stops are measured");
+	memset(&st.run.notes, 0, sizeof st.run.notes);
+	st.thread_held_max_pct = 5.9;   /* within a fifth: kept */
+	sampler_note_budget_missed(&cfg, &st, true, 6.3, 2);
+	CHECK(st.run.notes.n == 0);
+	st.held_settled = 0;            /* no held figure: the stopped one */
+	sampler_note_budget_missed(&cfg, &st, true, NAN, 0);
+	CHECK(st.run.notes.n == 1 && strstr(st.run.notes.text[0], "held up to 11.0% of its time") &&
+	      !strstr(st.run.notes.text[0], "load average"));
+	memset(&st.run.notes, 0, sizeof st.run.notes);
+	st.run.stopped_s = 0.3;         /* all-stop: 15% of the 2 s */
+	st.run.stop_median_ms = 7.5;
+	st.run.stop_p99_ms = 30;
+	sampler_note_budget_missed(&cfg, &st, false, 1, 2);
+	CHECK(st.run.notes.n == 1 && strstr(st.run.notes.text[0], "the target stopped 15.0% of the time; a stop cost a "
+								     "median 7.50 ms (p99 30.00 ms)"));
+	memset(&st.run.notes, 0, sizeof st.run.notes);
+	cfg.max_stopped_percent = 0;    /* no budget asked */
+	sampler_note_budget_missed(&cfg, &st, false, 1, 2);
+	CHECK(st.run.notes.n == 0);
+}
+
 int main(void)
 {
+	test_budget_missed();
 	test_thread_share();
 	test_fold_thread_shares();
 	test_settle_held();

@@ -42,4 +42,21 @@ else
 	not_ok "tracing (exact) failed"; show "$TMP/err"
 fi
 check "target runs free afterwards" target_runs_free "$PID" "$PROGRESS"
+
+# Deeper than a walk goes (2 frames a level: the frame limit and the stack
+# copied at the stop): the note counts the cut walks out of the walks made.
+# It said "1 of 0 walked stacks" when it divided by the samples kept, which
+# leave out walks the landing rules drop.
+"$FIXTURES/recurse" "$TMP/deep.progress" 2000 &
+DEEP=$!
+TEST_PIDS="$TEST_PIDS $DEEP"
+wait_for_file "$TMP/deep.progress"
+"$XGDBPROF" --recipe hot-cpu -d 1s -o "$TMP/out-deep" "$DEEP" >"$TMP/deep.out" 2>"$TMP/deep.err"
+cut_of_walked() {   # "N M" from the note "N of M walked stacks end before ..."
+	tr '\n' ' ' <"$1" | sed 's/  */ /g' | sed -n 's/.* \([0-9][0-9]*\) of \([0-9][0-9]*\) walked stacks end before.*/\1 \2/p'
+}
+read -r CUT WALKED <<<"$(cut_of_walked "$TMP/deep.out")"
+check "a walk deeper than the limit is said cut: $CUT of $WALKED walked stacks, at least 1 and no more than walked" \
+	test "${CUT:-0}" -ge 1 -a "${WALKED:-0}" -ge "${CUT:-1}" || show "$TMP/deep.out"
+check "deep target runs free afterwards" target_runs_free "$DEEP" "$TMP/deep.progress"
 finish

@@ -797,7 +797,8 @@ static void add_run_notes(const struct sampler_config *cfg, struct sampler_stats
 	if (st->truncated)
 		run_notes_add(notes, "%.0f of %.0f walked stacks end before their outermost frame (the %.0f-frame limit, "
 			 "or the 64 KiB of stack copied at the stop)",
-			 (double)st->truncated, (double)(st->thread_samples - st->reused), (double)cfg->max_frames);
+			 (double)st->truncated, (double)(st->walks > st->truncated ? st->walks : st->truncated),
+			 (double)cfg->max_frames);
 }
 
 /* At the end of a run: the CPU time the threads still listed used since

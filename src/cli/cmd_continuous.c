@@ -54,6 +54,7 @@ struct window {
 	char start[32], end[32];      /* ISO 8601, UTC */
 	pid_t pid, previous_pid;
 	const char *status;
+	int cut_by;                  /* the signal (SIGINT, SIGTERM) that ended the window early, 0 if none */
 	struct run_outcome outcome;
 	cJSON *files;                 /* names relative to DIR */
 };
@@ -284,14 +285,22 @@ static cJSON *number_or_null(double value)
 	return isfinite(value) ? cJSON_CreateNumber(round(value * 100) / 100) : cJSON_CreateNull();
 }
 
+/* The window's status as index.jsonl and the window's line say it. */
+static void window_status_text(const struct window *w, char *buf, size_t size)
+{
+	if (w->previous_pid && strcmp(w->status, "restarted") == 0)
+		snprintf(buf, size, "restarted: pid %d \u2192 %d", (int)w->previous_pid, (int)w->pid);
+	else if (w->cut_by && strcmp(w->status, "ok") == 0)
+		snprintf(buf, size, "cut short by SIG%s", sigabbrev_np(w->cut_by) ? sigabbrev_np(w->cut_by) : "NAL");
+	else
+		snprintf(buf, size, "%s", w->status);
+}
+
 static cJSON *window_json(const struct window *w)
 {
 	cJSON *o = cJSON_CreateObject();
 	char status[96];
-	if (w->previous_pid && strcmp(w->status, "restarted") == 0)
-		snprintf(status, sizeof status, "restarted: pid %d \u2192 %d", (int)w->previous_pid, (int)w->pid);
-	else
-		snprintf(status, sizeof status, "%s", w->status);
+	window_status_text(w, status, sizeof status);
 	cJSON_AddStringToObject(o, "window", w->stamp);
 	cJSON_AddStringToObject(o, "start", w->start);
 	cJSON_AddStringToObject(o, "end", w->end);
@@ -631,9 +640,9 @@ static void say_window(const struct continuous *c, const struct window *w)
 	fprintf(stderr, "%sxgdbprof: window %d (%s UTC)", c->tty ? "\r\033[K" : "", w->number, w->stamp);
 	if (w->pid)
 		fprintf(stderr, ", pid %d", (int)w->pid);
-	fprintf(stderr, ": %s%s", w->status, figures);
-	if (w->previous_pid)
-		fprintf(stderr, " (was pid %d)", (int)w->previous_pid);
+	char status[96];
+	window_status_text(w, status, sizeof status);
+	fprintf(stderr, ": %s%s", status, figures);
 	if (first)
 		fprintf(stderr, " -> %s/%s", c->dir, cJSON_GetStringValue(first));
 	fputc('\n', stderr);
@@ -730,6 +739,8 @@ static int run_window(struct continuous *c, int number, bool *stop)
 	if (pid) {
 		w.pid = pid;
 		int ran = sample_window(c, &w, pid);
+		/* a signal during the window ended it early: written, and said */
+		w.cut_by = signals_pending();
 		if (proc_start_ticks(pid) != c->pid_start || w.outcome.target_exited)
 			w.status = "target vanished";
 		else if (ran != XGP_EXIT_OK)

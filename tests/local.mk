@@ -210,7 +210,8 @@ PARALLEL_SAFE_TESTS += tests/jemalloc_heap.sh tests/alloc_jemalloc.sh tests/allo
 	tests/syscall_counts.sh tests/trace_syscalls_attach.sh tests/pprof.sh \
 	tests/locks_malloc_arena.sh tests/locks_output_dir.sh tests/async_names.sh \
 	tests/shipped_recipes.sh tests/svg_chromium.sh tests/stripped_name.sh \
-	tests/editor_links.sh tests/prometheus.sh
+	tests/editor_links.sh tests/prometheus.sh tests/trace_counted.sh tests/heap_burst.sh \
+	tests/heap_snapshot.sh tests/glibc_heap_growth.sh tests/alloc.sh tests/trace_nonstop.sh
 
 # elapsed by the kernel's account of the thread (issue 26 item 2): a thread
 # pool whose handler times itself.

@@ -60,6 +60,13 @@ check "... and no word of thread stacks or a sampling rate (none were ours)" \
 # jemalloc's calls were not counted)
 check "... no target CPU line (nothing watched it), and the stops for jemalloc's calls are counted" \
 	sh -c "! grep -q 'target CPU' '$TMP/run.out' && grep -Eq '^  observer effect: target stopped [0-9.]+% of the time; per stop median [0-9.]+ ms' '$TMP/run.out' && ! grep -q 'stopped 0.0% of the time; per stop median 0.00' '$TMP/run.out'"
+# issue 29 item 9: tokio's executor (Debian's registry crates under
+# /usr/share/cargo/registry: not the user's code) folds away in the path, as
+# std's frames do; writer's async body is named as such
+awk '/^#1 hottest code path/ { on = 1 } on && /^$/ { exit } on' "$TMP/run.out" >"$TMP/path1"
+check "tokio's executor frames fold out of path #1 (… N frames …), writer (async) named" \
+	sh -c "grep -Eq '… [0-9]+ frames …' '$TMP/path1' && grep -q 'jemservice::writer (async)' '$TMP/path1' &&
+		! grep -q 'tokio::' '$TMP/path1'" || show "$TMP/path1"
 if grep -q 'jemalloc.s own profile' "$TMP/run.out" && ! grep -q 'attached [0-9]* probes' "$TMP/run.err"; then
 	ok "1. the heap is jemalloc's own profile, no probe armed"
 else

@@ -432,6 +432,8 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 		if (k + 1 >= n && !last_of_function)
 			return why(c, "gdb could not decode the instructions after its first");
 		uint64_t next = k + 1 < n ? insns[k + 1].addr : is_ret ? insns[k].addr + 1 : site + size;
+		if (c->nstarts < sizeof c->starts)
+			c->starts[c->nstarts++] = (uint8_t)(insns[k].addr - c->patch);
 		if (is_jcc) {
 			c->jccs[c->njccs].insn = insns[k].addr;
 			c->jccs[c->njccs].next = next;
@@ -517,6 +519,7 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 	}
 	memcpy(t + code_at, EPILOGUE, sizeof EPILOGUE);
 	size_t moved_at = code_at + sizeof EPILOGUE;
+	c->moved_at = (uint8_t)moved_at;
 	if (move_instructions(c, t + moved_at, c->tramp + moved_at, end) < 0)
 		return 0;   /* why is set */
 	for (unsigned f = 0; f < c->nfixups; f++) {
@@ -546,53 +549,66 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 	return 0;
 }
 
-/* The stopped threads' PCs, and their stack pointers (sps may be NULL). */
-static int thread_pcs(struct session *s, uint64_t **pcs, uint64_t **sps, size_t *n, struct xerr *e)
+/* A stopped thread as arming sees it. */
+struct thread_at {
+	int gdb_id;
+	uint64_t pc, sp, rax, orig_rax;
+};
+
+/* The stopped threads' ids and registers (*out malloc'd; a thread gone
+ * since the list is left out). */
+static int thread_states(struct session *s, struct thread_at **out, size_t *n, struct xerr *e)
 {
 	struct session_thread *threads = NULL;
 	size_t count = 0;
-	*pcs = NULL;
-	if (sps)
-		*sps = NULL;
+	*out = NULL;
 	*n = 0;
 	if (session_threads(s, &threads, &count, e) < 0)
 		return -1;
-	static const char *const names[] = { "rip", "rsp" };
-	int numbers[2];
-	if (session_register_numbers(s, names, 2, numbers, e) < 0 || numbers[0] < 0 || numbers[1] < 0) {
+	static const char *const names[] = { "rip", "rsp", "rax", "orig_rax" };
+	int numbers[4];
+	if (session_register_numbers(s, names, 4, numbers, e) < 0 || numbers[0] < 0 || numbers[1] < 0 ||
+	    numbers[2] < 0 || numbers[3] < 0) {
 		free(threads);
-		return xerr_set(e, "gdb has no register rip or rsp");
+		return xerr_set(e, "gdb has no register rip, rsp, rax or orig_rax");
 	}
-	*pcs = calloc(count ? count : 1, sizeof **pcs);
-	uint64_t *stack = sps ? calloc(count ? count : 1, sizeof *stack) : NULL;
-	if (!*pcs || (sps && !stack)) {
+	*out = calloc(count ? count : 1, sizeof **out);
+	if (!*out) {
 		free(threads);
-		free(*pcs);
-		*pcs = NULL;
-		free(stack);
 		return xerr_oom(e);
 	}
 	for (size_t i = 0; i < count; i++) {
 		struct xerr ignored;
-		uint64_t values[2];
-		/* a thread that ended since the list is no PC anywhere */
-		if (session_thread_registers(s, threads[i].gdb_id, numbers, 2, values, &ignored) == 0) {
-			(*pcs)[*n] = values[0];
-			if (stack)
-				stack[*n] = values[1];
-			(*n)++;
-		}
+		uint64_t v[4];
+		if (session_thread_registers(s, threads[i].gdb_id, numbers, 4, v, &ignored) == 0)
+			(*out)[(*n)++] = (struct thread_at){ threads[i].gdb_id, v[0], v[1], v[2], v[3] };
 	}
 	free(threads);
-	if (sps)
-		*sps = stack;
 	return 0;
 }
 
-static bool any_pc_in(const uint64_t *pcs, size_t n, uint64_t lo, uint64_t hi)
+/* Whether a thread at pc inside c's moved instructions can go on at the
+ * same instruction in the counting code's copy: pc is one of them, and the
+ * kernel will not back the thread up to a system call it interrupted
+ * (rax -ERESTART*: the 2 bytes before pc are re-run; kept out, as gdb
+ * keeps its own PC writes out of them). A thread in sched_yield, or just
+ * back from any system call the function's first instruction set up, sits
+ * there at nearly every arming of a spinning service. */
+static bool can_move_thread(const struct entry_counter *c, const struct thread_at *t)
+{
+	int64_t rax = (int64_t)t->rax;
+	if ((int64_t)t->orig_rax >= 0 && rax >= -516 && rax <= -512)
+		return false;
+	for (unsigned i = 0; i < c->nstarts; i++)
+		if (c->patch + c->starts[i] == t->pc)
+			return true;
+	return false;
+}
+
+static bool any_thread_in(const struct thread_at *threads, size_t n, uint64_t lo, uint64_t hi)
 {
 	for (size_t i = 0; i < n; i++)
-		if (pcs[i] >= lo && pcs[i] < hi)
+		if (threads[i].pc >= lo && threads[i].pc < hi)
 			return true;
 	return false;
 }
@@ -621,10 +637,18 @@ static void choose_fold(struct entry_counter *c, const uint64_t *sps, size_t n);
 
 int entry_counters_install(struct session *s, struct entry_counter *c, size_t n, struct xerr *e)
 {
-	uint64_t *pcs = NULL, *sps = NULL;
-	size_t npcs = 0;
-	if (thread_pcs(s, &pcs, &sps, &npcs, e) < 0)
+	struct thread_at *threads = NULL;
+	size_t nthreads = 0;
+	if (thread_states(s, &threads, &nthreads, e) < 0)
 		return -1;
+	uint64_t *sps = calloc(nthreads ? nthreads : 1, sizeof *sps);
+	if (!sps) {
+		free(threads);
+		return xerr_oom(e);
+	}
+	for (size_t t = 0; t < nthreads; t++)
+		sps[t] = threads[t].sp;
+	size_t npcs = nthreads;
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/mem", (int)session_pid(s));
 	int mem_fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -633,9 +657,17 @@ int entry_counters_install(struct session *s, struct entry_counter *c, size_t n,
 		if (!c[i].planned)
 			continue;
 		/* a thread stopped between two of the moved instructions would
-		 * resume in the middle of the jump; so would one whose signal
-		 * handler interrupted it there */
-		if (any_pc_in(pcs, npcs, c[i].patch + 1, c[i].patch + c[i].patch_len)) {
+		 * resume in the middle of the jump: it goes on in the copy
+		 * instead, when it can; so would one whose signal handler
+		 * interrupted it there, which cannot be moved */
+		size_t inside = 0;
+		bool movable = true;
+		for (size_t t = 0; t < nthreads; t++)
+			if (threads[t].pc > c[i].patch && threads[t].pc < c[i].patch + c[i].patch_len) {
+				inside++;
+				movable &= can_move_thread(&c[i], &threads[t]);
+			}
+		if (inside && !movable) {
 			why(&c[i], "a thread stood inside the instructions to move when the probes were armed");
 			continue;
 		}
@@ -656,6 +688,19 @@ int entry_counters_install(struct session *s, struct entry_counter *c, size_t n,
 			rc = session_remember_patch(s, c[i].patch, c[i].original, jmp, JMP_LEN, false, e);
 		if (rc == 0)
 			rc = session_write_memory(s, c[i].tramp, c[i].tramp_code, c[i].tramp_len, e);
+		/* the copy is whole code before the jump goes in: a thread moved
+		 * there runs on through it and back past the jump */
+		for (size_t t = 0; rc == 0 && inside && t < nthreads; t++)
+			if (threads[t].pc > c[i].patch && threads[t].pc < c[i].patch + c[i].patch_len) {
+				static const char *const rip[] = { "rip" };
+				int number;
+				uint64_t to = c[i].tramp + c[i].moved_at + moved_offset(&c[i], threads[t].pc);
+				rc = session_register_numbers(s, rip, 1, &number, e);
+				if (rc == 0)
+					rc = session_thread_write_registers(s, threads[t].gdb_id, &number, &to, 1, e);
+				if (rc == 0)
+					c[i].threads_moved++;
+			}
 		if (rc == 0)
 			rc = session_write_memory(s, c[i].patch, jmp, JMP_LEN, e);
 		if (rc == 0)
@@ -663,7 +708,7 @@ int entry_counters_install(struct session *s, struct entry_counter *c, size_t n,
 	}
 	if (mem_fd >= 0)
 		close(mem_fd);
-	free(pcs);
+	free(threads);
 	free(sps);
 	return rc;
 }
@@ -771,15 +816,16 @@ int entry_counters_remove(struct session *s, struct entry_counter *c, size_t n, 
 	/* A thread inside a trampoline leaves it within a few instructions
 	 * of running: let the target run 2 ms at a time until none is. */
 	for (int attempt = 0; attempt < 20; attempt++) {
-		uint64_t *pcs = NULL;
-		size_t npcs = 0;
-		if (thread_pcs(s, &pcs, NULL, &npcs, e) < 0)
+		struct thread_at *threads = NULL;
+		size_t nthreads = 0;
+		if (thread_states(s, &threads, &nthreads, e) < 0)
 			return -1;
 		bool inside = false;
 		for (size_t i = 0; i < n; i++)
-			if (c[i].installed && !c[i].gone && any_pc_in(pcs, npcs, c[i].tramp, c[i].tramp + c[i].tramp_len))
+			if (c[i].installed && !c[i].gone &&
+			    any_thread_in(threads, nthreads, c[i].tramp, c[i].tramp + c[i].tramp_len))
 				inside = true;
-		free(pcs);
+		free(threads);
 		if (!inside)
 			break;
 		if (attempt == 19) {

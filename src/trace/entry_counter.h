@@ -87,6 +87,12 @@ struct entry_counter {
 	} jccs[3];
 	unsigned njccs;
 	uint8_t moved_len;             /* the moved instructions' bytes in the code (jcc made rel32) */
+	uint8_t moved_at;              /* where they start in the counting code */
+	uint8_t starts[12];            /* each moved instruction's offset from patch */
+	unsigned nstarts;
+	unsigned threads_moved;        /* threads found between the moved instructions at install (one
+				       * just back from a system call the first one made) and set to go on
+				       * at the same instruction in the counting code's copy */
 	uint64_t count;                /* calls counted: the last read, or at removal */
 	uint64_t slot_counts[8];       /* per slot, as last read (count is their sum) */
 	uint64_t slot_hits[8];         /* the site's breakpoint hits while installed, per slot */

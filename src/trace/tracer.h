@@ -167,6 +167,8 @@ struct tracer_stats {
 	double entries_counted;
 	bool counters_complete;
 	size_t counters_installed, counters_wanted;
+	size_t counter_threads_moved;  /* threads found between a counter's moved instructions at arming,
+					* set to go on in its copy (entry_counter.h) */
 	char counter_why[240];        /* the first site without one: which, and why */
 	/* per stratum, ENTRY_COUNTER_STRATA per probed site (site * 9 +
 	 * counter slot, or + 8: the whole site; events' weight_site): the

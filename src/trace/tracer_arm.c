@@ -496,6 +496,7 @@ int tracer_counters_install(struct tracer *t, struct xerr *e)
 			t->st->counted_no_stop_sites++;
 		}
 		t->st->counters_installed += t->counters[i].installed;
+		t->st->counter_threads_moved += t->counters[i].threads_moved;
 		if (t->cfg->verbose && t->counters[i].installed)
 			fprintf(stderr, "xgdbprof: entry counter at 0x%" PRIx64 " (%s): jump at 0x%" PRIx64 ", code at 0x%" PRIx64
 				", counter at 0x%" PRIx64 "\n", t->counters[i].site, t->probes.sites[i].name,

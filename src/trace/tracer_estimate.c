@@ -248,6 +248,11 @@ void tracer_finish_stats(struct tracer *t, uint64_t end)
 	else if (st->counters_wanted && st->counter_why[0])
 		run_notes_add(notes, "function entries: not counted in the target (%s): estimates rest on the armed share",
 			      st->counter_why);
+	if (st->counter_threads_moved)
+		run_notes_add(notes, "function entries: %zu time%s a thread stood between the instructions a counter moves "
+			      "when the probes were armed (back from a system call the function's first instruction "
+			      "set up): it went on in the counting code's copy of them", st->counter_threads_moved,
+			      st->counter_threads_moved == 1 ? "" : "s");
 	if (st->sites_summed)
 		run_notes_add(notes, "summed arguments: totalled in the target at %zu site%s, a stack's sum its hits' share "
 			      "of the total%s%s", st->sites_summed, st->sites_summed == 1 ? "" : "s",

@@ -37,7 +37,10 @@ check "enough running-thread stacks to judge ($total >= 30)" test "${total:-0}" 
 # of 726 in a futex wait in 10 s (7.9%, interval 4.8-12.5%: not caught), 163
 # of 1524 in 15 s (10.7%, 8.1-14.0%: both checks below fail):
 #   sed -i '489s/if (sp->cfg->threads == SAMPLER_THREADS_RUNNING)/if (0 \&\& sp->cfg->threads == SAMPLER_THREADS_RUNNING)/' src/stacks/sampler.c
-check_share_at_most "no more than 5% of on-CPU stacks end in a futex wait" "$waiting" "$total" 5
+# The 5% is raised to perf's own share + 2 points when perf, below, finds
+# more: the program's real waits grow with the machine's load (a fresh-clone
+# suite run beside other work: perf 106 of 2094 = 5.1%, ours 107 of 1389,
+# failed at 5% though the truth was above it).
 left_out=$(sed -n 's/.*note: \([0-9]*\) stacks of running threads were left out: the thread sat in a waiting system call.*/\1/p' "$TMP/run.out")
 # How many stacks the sampler found waiting depends on the machine's load;
 # the report says so when there were some.
@@ -57,9 +60,13 @@ if command -v perf >/dev/null && perf record -q -o "$TMP/probe.data" -F 99 -- tr
 	# perf's share, of thousands of samples, is taken as the truth.
 	check_share_at_most "within 5 points of perf's futex-wait share" "$waiting" "$total" \
 		"$(awk -v w="$perf_waiting" -v t="$perf_total" 'BEGIN { printf "%.1f", t ? 100 * w / t + 5 : 5 }')"
+	artefact_bound=$(awk -v w="$perf_waiting" -v t="$perf_total" 'BEGIN { b = t ? 100 * w / t + 2 : 5; printf "%.1f", (b > 5 ? b : 5) }')
 else
 	echo "ok - skipped: perf cannot record here (the perf comparison runs in bench/)"
+	artefact_bound=5
 fi
+check_share_at_most "no more than ${artefact_bound}% of on-CPU stacks end in a futex wait (5%, or perf's share + 2)" \
+	"$waiting" "$total" "$artefact_bound"
 check "target runs free afterwards" target_runs_free "$PID" "$TMP/contend.progress"
 check "long-lived threads: no note of CPU never sampled" sh -c "! grep -q 'never sampled' '$TMP/run.out'"
 kill "$PID"

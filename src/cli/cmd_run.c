@@ -129,21 +129,9 @@ static void fill_meta(struct run_context *rc, struct profile *p)
 	m->version = profile_intern(p, PACKAGE_VERSION);
 	m->start_time = profile_intern(p, rc->start_time);
 	cli_profile_add_modules(p, rc->sym);
-	if (rc->tracing) {
-		/* Breakpoint probes: no sampling figures to speak of. */
-		m->thread_selection = NULL;
-		m->threads = -1;
-		m->frequency_asked_hz = m->frequency_achieved_hz = NAN;
-		m->samples = m->thread_samples = m->stacks_reused = -1;
-		m->cpu_min_pct = m->cpu_avg_pct = m->cpu_max_pct = NAN;
-		m->stop_median_ms = m->stop_p99_ms = m->thread_stopped_max_pct = NAN;
-		m->held_median_ms = m->held_p99_ms = m->thread_held_max_pct = NAN;
-		m->walker = NULL;
-		m->stop_mode = NULL;
-	}
-	if (rc->from_jemalloc) {
-		/* jemalloc's profile: no samples of ours, no CPU watched; the
-		 * stops were the two for its calls (jemalloc_heap.h) */
+	if (rc->tracing || rc->from_jemalloc) {
+		/* Breakpoint probes, or jemalloc's own profile: no sampling
+		 * figures to speak of, no CPU watched. */
 		m->thread_selection = NULL;
 		m->threads = -1;
 		m->frequency_asked_hz = m->frequency_achieved_hz = NAN;
@@ -153,6 +141,9 @@ static void fill_meta(struct run_context *rc, struct profile *p)
 		m->held_median_ms = m->held_p99_ms = m->thread_held_max_pct = NAN;
 		m->walker = NULL;
 		m->stop_mode = NULL;
+		/* jemalloc's runs keep their two stops' figures (jemalloc_heap.h) */
+		if (rc->tracing)
+			m->stop_median_ms = m->stop_p99_ms = NAN;
 	}
 	for (int i = 0; i < rc->ended->notes.n; i++)
 		profile_add_note(p, rc->ended->notes.text[i], NULL);

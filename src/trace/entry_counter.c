@@ -2,6 +2,7 @@
  * (entry_counter.h). */
 #include "trace/entry_counter.h"
 #include "arch/insn.h"
+#include "arch/syscalls.h"
 #include "session/probes.h"
 #include "util/array.h"
 
@@ -596,13 +597,19 @@ static int thread_states(struct session *s, struct thread_at **out, size_t *n, s
  * there at nearly every arming of a spinning service. */
 static bool can_move_thread(const struct entry_counter *c, const struct thread_at *t)
 {
-	int64_t rax = (int64_t)t->rax;
-	if ((int64_t)t->orig_rax >= 0 && rax >= -516 && rax <= -512)
+	if ((int64_t)t->orig_rax >= 0 && arch_syscall_restarts((int64_t)t->rax))
 		return false;
 	for (unsigned i = 0; i < c->nstarts; i++)
 		if (c->patch + c->starts[i] == t->pc)
 			return true;
 	return false;
+}
+
+/* Whether pc lies between c's moved instructions, where the jump's bytes
+ * will be (the first of them, the jump's own start, is not between). */
+static bool between_moved(const struct entry_counter *c, uint64_t pc)
+{
+	return pc > c->patch && pc < c->patch + c->patch_len;
 }
 
 static bool any_thread_in(const struct thread_at *threads, size_t n, uint64_t lo, uint64_t hi)
@@ -648,7 +655,13 @@ int entry_counters_install(struct session *s, struct entry_counter *c, size_t n,
 	}
 	for (size_t t = 0; t < nthreads; t++)
 		sps[t] = threads[t].sp;
-	size_t npcs = nthreads;
+	static const char *const rip_name[] = { "rip" };
+	int rip = -1;
+	if (session_register_numbers(s, rip_name, 1, &rip, e) < 0) {
+		free(threads);
+		free(sps);
+		return -1;
+	}
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/mem", (int)session_pid(s));
 	int mem_fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -663,7 +676,7 @@ int entry_counters_install(struct session *s, struct entry_counter *c, size_t n,
 		size_t inside = 0;
 		bool movable = true;
 		for (size_t t = 0; t < nthreads; t++)
-			if (threads[t].pc > c[i].patch && threads[t].pc < c[i].patch + c[i].patch_len) {
+			if (between_moved(&c[i], threads[t].pc)) {
 				inside++;
 				movable &= can_move_thread(&c[i], &threads[t]);
 			}
@@ -671,12 +684,12 @@ int entry_counters_install(struct session *s, struct entry_counter *c, size_t n,
 			why(&c[i], "a thread stood inside the instructions to move when the probes were armed");
 			continue;
 		}
-		if (mem_fd < 0 || stack_points_into(mem_fd, sps, npcs, c[i].patch, c[i].patch + c[i].patch_len)) {
+		if (mem_fd < 0 || stack_points_into(mem_fd, sps, nthreads, c[i].patch, c[i].patch + c[i].patch_len)) {
 			why(&c[i], "a thread's stack holds an address inside the instructions to move (a signal "
 				   "handler's saved PC could return there)");
 			continue;
 		}
-		choose_fold(&c[i], sps, npcs);
+		choose_fold(&c[i], sps, nthreads);
 		uint8_t jmp[24];
 		memcpy(jmp, c[i].original, c[i].patch_len);
 		jmp[0] = 0xe9;
@@ -691,13 +704,9 @@ int entry_counters_install(struct session *s, struct entry_counter *c, size_t n,
 		/* the copy is whole code before the jump goes in: a thread moved
 		 * there runs on through it and back past the jump */
 		for (size_t t = 0; rc == 0 && inside && t < nthreads; t++)
-			if (threads[t].pc > c[i].patch && threads[t].pc < c[i].patch + c[i].patch_len) {
-				static const char *const rip[] = { "rip" };
-				int number;
+			if (between_moved(&c[i], threads[t].pc)) {
 				uint64_t to = c[i].tramp + c[i].moved_at + moved_offset(&c[i], threads[t].pc);
-				rc = session_register_numbers(s, rip, 1, &number, e);
-				if (rc == 0)
-					rc = session_thread_write_registers(s, threads[t].gdb_id, &number, &to, 1, e);
+				rc = session_thread_write_registers(s, threads[t].gdb_id, &rip, &to, 1, e);
 				if (rc == 0)
 					c[i].threads_moved++;
 			}

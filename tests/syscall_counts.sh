@@ -64,9 +64,9 @@ if perf stat -e syscalls:sys_enter_sched_yield -x, -o "$TMP/perf.probe" true >/d
 	check "sched_yield run exits 0" test $? -eq 0 || show "$TMP/yield.err"
 	wait "$PERF"
 	perf_count=$(awk -F, '/sys_enter_sched_yield/ { print $1 }' "$TMP/perf.txt")
-	our_rate=$(sed -n 's/^@calls\[sched_yield\]: [0-9]* counted in the target (exact; no breakpoint: the probe only counts) · \([0-9.]*\)\/s.*/\1/p' \
+	our_rate=$(sed -n 's/^@calls\[sched_yield\]: [0-9]* counted in the target (exact; no breakpoint: the probe only counts) · \([0-9.e+]*\)\/s.*/\1/p' \
 		"$TMP/yield.out" | head -1)
-	[ -n "$our_rate" ] || our_rate=$(tr '\n' ' ' <"$TMP/yield.out" | sed -n 's/.*@calls\[sched_yield\]: [0-9]* counted in the target (exact; no breakpoint: the probe only counts) · *\([0-9.]*\)\/s.*/\1/p')
+	[ -n "$our_rate" ] || our_rate=$(tr '\n' ' ' <"$TMP/yield.out" | sed -n 's/.*@calls\[sched_yield\]: [0-9]* counted in the target (exact; no breakpoint: the probe only counts) · *\([0-9.e+]*\)\/s.*/\1/p')
 	moved=$(grep -c "stood between the instructions a counter moves" "$TMP/yield.out")
 	echo "  sched_yield: ours ${our_rate:-?}/s exact, perf ${perf_count:-?} in 4 s; threads moved into the copy: $moved run(s)"
 	check "sched_yield: counted in the target, exact, at ${our_rate:-?}/s within 2x of perf's ${perf_count:-?} in 4 s" \

@@ -139,14 +139,6 @@ int64_t proc_thread_faults_at(pid_t pid, pid_t tid, int *processor)
 	return (int64_t)(st.minflt + st.majflt);
 }
 
-int proc_thread_runnable_on(pid_t pid, pid_t tid)
-{
-	struct proc_stat st;
-	if (read_thread_stat(pid, tid, &st) < 0 || st.state != 'R')
-		return -1;
-	return st.processor;
-}
-
 int64_t proc_thread_faults(pid_t pid, pid_t tid)
 {
 	return proc_thread_faults_at(pid, tid, NULL);

@@ -83,9 +83,6 @@ int proc_thread_on_cpu(pid_t pid, pid_t tid, char *where, size_t size);
 /* The page faults a thread has taken (minor and major, from its stat):
  * the count, or -1 when the thread is gone or the file unreadable. */
 int64_t proc_thread_faults(pid_t pid, pid_t tid);
-/* The CPU a runnable thread (state R) runs on or waits for, from one read
- * of its stat; -1 when it is not runnable, gone, or the file unreadable. */
-int proc_thread_runnable_on(pid_t pid, pid_t tid);
 /* The same as proc_thread_faults, with the CPU the thread runs on, or last ran on, to *processor
  * (-1 when unknown): one read of its stat. */
 int64_t proc_thread_faults_at(pid_t pid, pid_t tid, int *processor);

@@ -86,8 +86,8 @@ struct sampler_stats {
 	uint64_t waiting_when_asked;  /* running threads not stopped (non-stop mode): just before the interrupt
 				       * /proc showed them off the CPU in a waiting call (sampler.c,
 				       * waits_in_kernel) */
-	uint64_t off_cpu_when_asked;  /* runnable threads not stopped (non-stop, threads running): /proc showed
-				       * them queued behind another thread or asleep just before the interrupt */
+	uint64_t off_cpu_when_asked;  /* runnable threads not stopped (threads running): /proc showed them
+				       * queued for a CPU (behind anything) or asleep just before the interrupt */
 	uint64_t displaced_by_stop;   /* runnable threads not stopped (the same): on the CPU of a thread stopped
 				       * earlier in the round, perhaps running only because we stopped it */
 	uint64_t entered_wait;        /* non-stop: on-CPU walks kept that landed in a futex wait the thread, on a

@@ -461,44 +461,21 @@ static void test_signal_pending(void)
 	signal(SIGUSR2, SIG_DFL);
 }
 
-static void *sleep_briefly(void *arg)
-{
-	(void)arg;
-	usleep(300000);
-	return NULL;
-}
-
-/* The CPU a runnable thread is on (this one, reading its own stat, runs
- * where sched_getcpu says, or was just moved), -1 for one asleep or gone;
- * proc_thread_faults_at gives the same CPU with the faults. */
-static void test_thread_runnable_on(void)
+/* The CPU a thread runs on, with its faults, from one read of its stat:
+ * this one, reading its own, runs on a CPU; -1 for a thread that is gone. */
+static void test_thread_faults_at(void)
 {
 	pid_t tid = (pid_t)syscall(SYS_gettid);
-	int on = proc_thread_runnable_on(getpid(), tid);
-	CHECK_MSG(on >= 0 && on < sysconf(_SC_NPROCESSORS_CONF), "running thread on CPU %d", on);
 	int processor = -2;
-	CHECK(proc_thread_faults_at(getpid(), tid, &processor) >= 0 && processor >= 0);
-	CHECK(proc_thread_runnable_on(getpid(), 999999999) == -1);
+	CHECK(proc_thread_faults_at(getpid(), tid, &processor) >= 0 && processor >= 0 &&
+	      processor < sysconf(_SC_NPROCESSORS_CONF));
 	CHECK(proc_thread_faults_at(getpid(), 999999999, &processor) == -1 && processor == -1);
-	pthread_t sleeper;
-	CHECK(pthread_create(&sleeper, NULL, sleep_briefly, NULL) == 0);
-	usleep(100000);
-	/* its tid: the thread listed after ours, asleep in its usleep */
-	struct proc_thread *threads;
-	struct xerr e;
-	int n = proc_threads(getpid(), &threads, &e);
-	CHECK(n == 2);
-	for (int i = 0; i < n; i++)
-		if (threads[i].tid != tid)
-			CHECK_MSG(proc_thread_runnable_on(getpid(), threads[i].tid) == -1, "a sleeping thread is not runnable");
-	free(threads);
-	pthread_join(sleeper, NULL);
 }
 
 int main(void)
 {
 	test_stat_fields();
-	test_thread_runnable_on();
+	test_thread_faults_at();
 	test_signal_pending();
 	test_thread_faults();
 	test_stat_hostile_comm();

@@ -30,8 +30,9 @@
 # other was caught wherever that left it; stops beyond the kernel's share at
 # a fault's return were left out, their CPU passed to the next sample. The
 # lock phase came out 2.3-4.5 points under its truth, compute up to 9.4
-# over. Now a thread queued behind another thread of the program is not
-# stopped, nor one on the CPU of a thread stopped before it that round, and
+# over. Then a thread queued behind another thread of the program was not
+# stopped (since, no queued thread: below), nor one on the CPU of a thread
+# stopped before it that round, and
 # stops after a fault are kept: runs on an idle machine gave lock -1.5..+0.5
 # points, compute -3.1..+1.4, copy -1.3..+4.3, at ~1750-1900 stacks (bounds
 # ±3.5-4.6); the CI rehearsal's lock -2.0, compute -3.5, copy +5.5. Largest

@@ -192,6 +192,41 @@ int proc_threads(pid_t pid, struct proc_thread **out, struct xerr *e)
 	return (int)count;
 }
 
+int proc_children(pid_t pid, pid_t **out)
+{
+	*out = NULL;
+	struct proc_thread *threads;
+	int n = proc_threads(pid, &threads, NULL);
+	if (n < 0)
+		return -1;
+	size_t count = 0, cap = 0;
+	for (int i = 0; i < n; i++) {
+		char path[96], buf[16384];
+		snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)threads[i].tid);
+		if (read_proc_file(path, buf, sizeof buf) <= 0)
+			continue;
+		for (char *p = buf, *end; *p; p = end) {
+			long child = strtol(p, &end, 10);
+			if (end == p)
+				break;
+			/* each pid ends with a space: one cut by a full buffer does not */
+			if (child <= 0 || (*end != ' ' && *end != '\n'))
+				continue;
+			pid_t *grown = array_grow(*out, &cap, count + 1, sizeof *grown);
+			if (!grown) {
+				free(threads);
+				free(*out);
+				*out = NULL;
+				return -1;
+			}
+			*out = grown;
+			(*out)[count++] = (pid_t)child;
+		}
+	}
+	free(threads);
+	return (int)count;
+}
+
 bool proc_any_thread_in(pid_t pid, const char *states)
 {
 	struct proc_thread *threads;

@@ -41,6 +41,12 @@ char proc_state(pid_t pid);
  * Returns the count, or -1 if the process is gone. */
 int proc_threads(pid_t pid, struct proc_thread **out, struct xerr *e);
 
+/* The child processes of pid, from each thread's /proc/PID/task/TID/children
+ * (a child belongs to the thread that forked it), into *out (malloc'd,
+ * caller frees; NULL when none). Returns the count, or -1 if the process is
+ * gone or out of memory. A kernel without CONFIG_PROC_CHILDREN lists none. */
+int proc_children(pid_t pid, pid_t **out);
+
 /* True if any thread of pid is in one of the state letters given
  * ("Tt": stopped or in a tracing stop). False if none is, or pid is gone. */
 bool proc_any_thread_in(pid_t pid, const char *states);

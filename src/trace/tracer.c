@@ -574,6 +574,8 @@ static int tracer_end(struct tracer *t, int rc, struct xerr *e)
 	struct xerr fire_error;
 	if (tracer_fire_counted_only(t, &fire_error) < 0 && rc == 0)
 		rc = xerr_set(e, "%s", fire_error.msg);
+	if (!gdb_gone(t) && !session_exec_path(s) && session_target_alive(s))
+		tracer_heal_children(t);
 	session_on_fork(s, NULL, NULL);
 	stats->forks = session_forks(s);
 	stats->fork_bytes_healed = t->fork_bytes_healed;

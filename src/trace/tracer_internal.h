@@ -351,6 +351,7 @@ int tracer_insert_breakpoint(struct tracer *t, uint64_t addr, bool duty, int *nu
 ssize_t tracer_find_site(const struct tracer *t, uint64_t addr);
 int tracer_resolve_probes(struct tracer *t, struct arming *a, struct xerr *e);
 int tracer_insert_probes(struct tracer *t, const struct arming *a, struct xerr *e);
+void tracer_heal_children(struct tracer *t);
 
 /* tracer_args.c */
 void tracer_release_strings(struct tracer *t);

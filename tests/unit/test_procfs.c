@@ -472,8 +472,54 @@ static void test_thread_faults_at(void)
 	CHECK(proc_thread_faults_at(getpid(), 999999999, &processor) == -1 && processor == -1);
 }
 
+static void *fork_a_child(void *arg)
+{
+	pid_t *child = arg;
+	*child = fork();
+	if (*child == 0) {
+		pause();
+		_exit(0);
+	}
+	return NULL;
+}
+
+/* Children are listed from every thread's file: one forked by the main
+ * thread, one by another thread (its file, not the main thread's, holds it). */
+static void test_children(void)
+{
+	pid_t *kids;
+	int before = proc_children(getpid(), &kids);
+	CHECK(before >= 0);
+	free(kids);
+	pid_t by_main = fork();
+	if (by_main == 0) {
+		pause();
+		_exit(0);
+	}
+	pid_t by_thread = -1;
+	pthread_t forker;
+	CHECK(pthread_create(&forker, NULL, fork_a_child, &by_thread) == 0);
+	pthread_join(forker, NULL);
+	int n = proc_children(getpid(), &kids);
+	CHECK_MSG(n == before + 2, "%d children listed, %d expected", n, before + 2);
+	int found = 0;
+	for (int i = 0; i < n; i++)
+		found += kids[i] == by_main || kids[i] == by_thread;
+	CHECK_MSG(found == 2, "both children listed (%d of 2)", found);
+	free(kids);
+	kill(by_main, SIGKILL);
+	kill(by_thread, SIGKILL);
+	waitpid(by_main, NULL, 0);
+	waitpid(by_thread, NULL, 0);
+	n = proc_children(getpid(), &kids);
+	CHECK_MSG(n == before, "%d children after both were reaped, %d expected", n, before);
+	free(kids);
+	CHECK(proc_children(999999999, &kids) == -1 && kids == NULL);
+}
+
 int main(void)
 {
+	test_children();
 	test_stat_fields();
 	test_thread_faults_at();
 	test_signal_pending();

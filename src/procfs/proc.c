@@ -349,8 +349,7 @@ int64_t proc_vm_data_bytes(pid_t pid)
 	return read_status(pid, &status) < 0 ? -1 : (int64_t)(status.vm_data_kb * 1024);
 }
 
-/* The PID already tracing pid (TracerPid in status), 0 if none, -1 if gone. */
-static pid_t proc_tracer_pid(pid_t pid)
+pid_t proc_tracer_pid(pid_t pid)
 {
 	struct proc_status status;
 	return read_status(pid, &status) < 0 ? -1 : status.tracer_pid;

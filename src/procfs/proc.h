@@ -47,6 +47,9 @@ int proc_threads(pid_t pid, struct proc_thread **out, struct xerr *e);
  * gone or out of memory. A kernel without CONFIG_PROC_CHILDREN lists none. */
 int proc_children(pid_t pid, pid_t **out);
 
+/* The PID tracing pid (TracerPid in its status), 0 if none, -1 if gone. */
+pid_t proc_tracer_pid(pid_t pid);
+
 /* True if any thread of pid is in one of the state letters given
  * ("Tt": stopped or in a tracing stop). False if none is, or pid is gone. */
 bool proc_any_thread_in(pid_t pid, const char *states);

@@ -137,20 +137,23 @@ static void heal_fork_child(void *ctx, pid_t child)
 }
 
 /* The last look before the detach, once the probes are out: every child
- * of the target is cleaned as heal_fork_child cleans one. A child forked
- * before the probes' removal whose fork gdb has not reported yet is still
- * held by gdb, which at the detach lets it go with the int3 bytes it
- * inherited and does not know of any more (the one way found for the
- * child of 521 tests/exec_fork.sh's fork-exact lost to SIGTRAP in a suite
- * run, 2026-12-04; not reproduced, so not confirmed); a child
- * that got them and runs already has its bytes put back before its first
- * hit, if it is not there yet. Bytes not planted by us are left alone. */
+ * of the target that gdb still holds is cleaned as heal_fork_child cleans
+ * one. A child forked before the probes' removal whose fork gdb has not
+ * reported yet is held so, and gdb lets it go at the detach with the int3
+ * bytes it inherited and does not know of any more (the one way found for
+ * the child of 521 tests/exec_fork.sh's fork-exact lost to SIGTRAP in a
+ * suite run, 2026-12-04; not reproduced, so not confirmed). Only children
+ * gdb holds: held since their fork, they are copies of the target; one
+ * running free may have exec'd another program, where our addresses mean
+ * nothing and a 0xCC there is its own. */
 void tracer_heal_children(struct tracer *t)
 {
-	pid_t *children;
-	int n = proc_children(session_pid(t->s), &children);
+	pid_t gdb = proc_tracer_pid(session_pid(t->s));
+	pid_t *children = NULL;
+	int n = gdb > 0 ? proc_children(session_pid(t->s), &children) : 0;
 	for (int i = 0; i < n; i++)
-		heal_fork_child(t, children[i]);
+		if (proc_tracer_pid(children[i]) == gdb)
+			heal_fork_child(t, children[i]);
 	free(children);
 }
 

@@ -22,16 +22,19 @@ require_attach
 CODECHECK=$TOP_BUILDDIR/tests/unit/test_tracer_codecheck
 panics_of() { sed -n 's/^panics \([0-9]*\).*/\1/p' "$1"; }
 
-"$FIXTURES/panic_storm" 2 100 120 "$TMP/storm.progress" >/dev/null 2>&1 &
+# its progress file on a RAM file system: tests/lib.sh, ram_tmp
+ram_tmp
+STORM_PROGRESS=$RAM_TMP/storm.progress
+"$FIXTURES/panic_storm" 2 100 120 "$STORM_PROGRESS" >/dev/null 2>&1 &
 STORM=$!
 TEST_PIDS="$TEST_PIDS $STORM"
-wait_for_file "$TMP/storm.progress"
+wait_for_file "$STORM_PROGRESS"
 sleep 0.5
 
 for mode in "" --all-stop; do
 	name=${mode:-non-stop}
 	load_begin "$STORM"
-	xg_window "$name" "$TMP/storm.progress" $mode -d 3s -e 'panic { @n = count(); @at[panic.location] = count(); }' "$STORM"
+	xg_window "$name" "$STORM_PROGRESS" $mode -d 3s -e 'panic { @n = count(); @at[panic.location] = count(); }' "$STORM"
 	rc=$?
 	check "$name: xgdbprof ran (rc 0)" test "$rc" = 0 || show "$TMP/$name.err"
 	truth=$(( $(panics_of "$TMP/after") - $(panics_of "$TMP/before") ))
@@ -53,7 +56,7 @@ for mode in "" --all-stop; do
 	sleep 0.3
 	diffs=$("$CODECHECK" "$STORM")
 	check "$name: the target's code equals its files afterwards ($diffs bytes differ)" test "$diffs" = 0
-	check "$name: no thread of the target is left stopped" target_runs_free "$STORM" "$TMP/storm.progress"
+	check "$name: no thread of the target is left stopped" target_runs_free "$STORM" "$STORM_PROGRESS"
 done
 kill "$STORM" 2>/dev/null
 

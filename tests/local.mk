@@ -212,6 +212,12 @@ PARALLEL_SAFE_TESTS += tests/jemalloc_heap.sh tests/alloc_jemalloc.sh tests/allo
 	tests/shipped_recipes.sh tests/svg_chromium.sh tests/stripped_name.sh \
 	tests/editor_links.sh tests/prometheus.sh tests/trace_counted.sh tests/heap_burst.sh \
 	tests/heap_snapshot.sh tests/glibc_heap_growth.sh tests/alloc.sh tests/trace_nonstop.sh
+## Also two at a time (2026-12-04, to keep ./dev test within 15 minutes):
+## reliability tests whose checks are states (left running, stopped,
+## detached, code bytes, what stderr says) with waits of seconds, which
+## pass beside two CPU loops in the loaded suite runs (docs/testing.md).
+PARALLEL_SAFE_TESTS += tests/guardian.sh tests/canary.sh tests/target_exits.sh \
+	tests/xg_stopped.sh tests/continuous.sh tests/exec_fork.sh
 
 # elapsed by the kernel's account of the thread (issue 26 item 2): a thread
 # pool whose handler times itself.

@@ -87,7 +87,7 @@ for mode in fork vfork spawn; do
 		pid=$!
 		TEST_PIDS="$TEST_PIDS $pid"
 		wait_for_file "$result"
-		"$XGDBPROF" -d 4s -o "$TMP/$name.dir" -e "$exact
+		"$XGDBPROF" -d 3s -o "$TMP/$name.dir" -e "$exact
 $PROBE" "$pid" >"$TMP/$name.out" 2>"$TMP/$name.err"
 		status=$?
 		sleep 0.3

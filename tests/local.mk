@@ -216,8 +216,11 @@ PARALLEL_SAFE_TESTS += tests/jemalloc_heap.sh tests/alloc_jemalloc.sh tests/allo
 ## reliability tests whose checks are states (left running, stopped,
 ## detached, code bytes, what stderr says) with waits of seconds, which
 ## pass beside two CPU loops in the loaded suite runs (docs/testing.md).
+## Not exec_fork.sh: beside another test its spawn case met gdb 13's hang
+## at a stop during a vfork (src/session/session_stop.c, wait_for_no_vfork)
+## in 1 of 3 suite runs; alone, in none of ~15.
 PARALLEL_SAFE_TESTS += tests/guardian.sh tests/canary.sh tests/target_exits.sh \
-	tests/xg_stopped.sh tests/continuous.sh tests/exec_fork.sh
+	tests/xg_stopped.sh tests/continuous.sh
 
 # elapsed by the kernel's account of the thread (issue 26 item 2): a thread
 # pool whose handler times itself.

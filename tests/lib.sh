@@ -31,9 +31,10 @@ cleanup_test() {
 }
 # ram_tmp: sets RAM_TMP to a directory on a RAM file system (/dev/shm) for
 # a fixture's progress file, removed with $TMP ($TMP itself when there is
-# no such file system; call it as a command, not in $(...)). A fixture thread that renames its progress file over
-# the old one on ext4 waits for the disk now and then (the rename flushes
-# the new file's data, auto_da_alloc): 0.17-0.9 s in state D
+# no such file system; call it as a command, not in $(...)). A fixture
+# thread that renames its progress file over the old one on ext4 waits for
+# the disk now and then (the rename flushes the new file's data,
+# auto_da_alloc): 0.17-0.9 s in state D
 # (submit_bio_wait) in 3 of 25 runs of trace_panic_budget.sh here. In
 # all-stop mode gdb holds every thread of the target until each has
 # stopped, so one such wait held panic_storm 11-13% of a 3 s run; a timing

@@ -118,4 +118,20 @@ diffs=$("$CODECHECK" "$CS")
 check "demo: the target's code equals its files afterwards ($diffs bytes differ)" test "$diffs" = 0
 check "demo: the service keeps running free" target_runs_free "$CS" "$TMP/cs.progress"
 kill "$CS" 2>/dev/null
+
+# A function that ends fewer than 5 bytes after its first instruction
+# (counter's spin_step: `lock addq $1,x(%rip); ret`), with a breakpoint on
+# that first instruction: the jump would have taken the next function's
+# first bytes (its caller's, here), and the target died of SIGILL at once.
+# It is not counted in the target, and the run says why.
+start_counter
+"$XGDBPROF" -d 2s -e 'function "spin_step" { @c[tid] = count(); }' "$COUNTER_PID" >"$TMP/short.out" 2>"$TMP/short.err"
+rc=$?
+check "short function: xgdbprof ran (rc 0)" test "$rc" = 0 || show "$TMP/short.err"
+check "short function: not counted in the target, and the run says why" \
+	grep -q "not counted in the target (spin_step: only 1 byte of it follows its first instruction" \
+	"$TMP/short.err" || show "$TMP/short.err"
+diffs=$("$CODECHECK" "$COUNTER_PID")
+check "short function: the target's code equals its files afterwards ($diffs bytes differ)" test "$diffs" = 0
+check "short function: the target lives and runs free" target_runs_free "$COUNTER_PID" "$PROGRESS"
 finish

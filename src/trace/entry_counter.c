@@ -464,6 +464,14 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 	c->patch_len = (uint8_t)(end - c->patch);
 	if (c->patch_len > sizeof c->original || end > site + size)
 		return why(c, "its first instructions are too long to move, or the function too short");
+	/* A ret (or jmp) that ends the function before the jump's 5 bytes:
+	 * they would overwrite the next function (counter.c's spin_step,
+	 * `lock addq $1,x(%rip); ret`, then took the first bytes of its
+	 * caller, which died of SIGILL). */
+	if (c->patch_len < JMP_LEN)
+		return why(c, "only %u byte%s of it follow%s its first instruction, fewer than the jump's %d",
+			   (unsigned)c->patch_len, c->patch_len == 1 ? "" : "s", c->patch_len == 1 ? "s" : "",
+			   JMP_LEN);
 	c->moved_len = c->patch_len;
 	for (unsigned j = 0; j < c->njccs; j++)
 		c->moved_len = (uint8_t)(c->moved_len + jump_len(&c->jccs[j]) - (c->jccs[j].next - c->jccs[j].insn));

@@ -11,6 +11,7 @@ set -u
 COLUMNS=10000; export COLUMNS
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/xgdbprof-test.XXXXXX")
 TEST_FAILURES=0
+TEST_FAILED_CHECKS=""
 TEST_PIDS=""
 # kill_own_child PID: SIGKILL, only if PID is still a child of this shell.
 # bash reaps a background job the moment it exits, so the pid of one that
@@ -60,7 +61,12 @@ require_attach() {
 	require_tool gdb gdb
 }
 ok() { echo "ok - $*"; }
-not_ok() { echo "not ok - $*"; TEST_FAILURES=$((TEST_FAILURES + 1)); }
+not_ok() {
+	echo "not ok - $*"
+	TEST_FAILURES=$((TEST_FAILURES + 1))
+	TEST_FAILED_CHECKS="$TEST_FAILED_CHECKS
+  not ok - $*"
+}
 check() {   # check "description" command...; returns the command's success
 	local what=$1; shift
 	if "$@"; then ok "$what"; else not_ok "$what"; return 1; fi
@@ -69,7 +75,8 @@ show() {   # show FILE: prints a file indented, to explain a failure
 	sed 's/^/    | /' "$1" | head -40
 }
 finish() {
-	if [ "$TEST_FAILURES" -gt 0 ]; then echo "$TEST_FAILURES check(s) failed"; exit 1; fi
+	# named again at the end: a CI log may keep only a test's last lines
+	if [ "$TEST_FAILURES" -gt 0 ]; then echo "$TEST_FAILURES check(s) failed:$TEST_FAILED_CHECKS"; exit 1; fi
 	exit 0
 }
 

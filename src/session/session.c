@@ -200,7 +200,7 @@ int session_wait_running(struct session *s, struct xerr *e)
 /* -thread-list-ids, not -thread-info: the latter describes every thread's
  * frame, which right after attaching costs milliseconds with the target
  * stopped (bench/README.md, "Figures behind the code"). */
-static int count_threads(struct session *s, size_t *count, struct xerr *e)
+int session_count_threads(struct session *s, size_t *count, struct xerr *e)
 {
 	struct mi_record *r;
 	if (session_command(s, &r, e, "-thread-list-ids", NULL) < 0)
@@ -222,7 +222,7 @@ bool session_is_thread_exited(const struct mi_record *ev)
 int session_wait_all_threads_stopped(struct session *s, struct xerr *e)
 {
 	size_t total;
-	if (count_threads(s, &total, e) < 0)
+	if (session_count_threads(s, &total, e) < 0)
 		return -1;
 	uint64_t deadline = session_deadline_in(s->timeout_ms);
 	while (s->nstopped_ids < total && !s->target_exited && !s->execed) {
@@ -234,7 +234,7 @@ int session_wait_all_threads_stopped(struct session *s, struct xerr *e)
 						  s->nstopped_ids, total, (int)s->pid, s->timeout_ms);
 		bool recount = session_is_thread_exited(ev);
 		mi_record_free(ev);
-		if (recount && count_threads(s, &total, e) < 0)
+		if (recount && session_count_threads(s, &total, e) < 0)
 			return -1;
 	}
 	return 0;
@@ -535,6 +535,18 @@ void session_on_fork(struct session *s, void (*fn)(void *ctx, pid_t child), void
 bool session_non_stop(const struct session *s)
 {
 	return s->non_stop;
+}
+
+unsigned session_attach_generation(const struct session *s)
+{
+	return s->attach_generation;
+}
+
+unsigned session_reattaches(const struct session *s, double *ms)
+{
+	if (ms)
+		*ms = s->reattach_ms;
+	return s->reattaches;
 }
 
 int session_call(struct session *s, struct mi_record **result, struct xerr *e, const char *command,

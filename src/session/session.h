@@ -108,6 +108,14 @@ int session_resume_thread(struct session *s, int gdb_id, struct xerr *e);
  * would re-insert breakpoints at addresses of the old program. */
 int session_resume(struct session *s, struct xerr *e);
 bool session_non_stop(const struct session *s);
+/* Changes each time the session attached again to the same process (gdb
+ * 13 can lose track of a non-stop target's threads in a vfork; session_stop
+ * then detaches and attaches again): every thread's gdb id may have changed
+ * with it, so lists kept by gdb id are to be read again. */
+unsigned session_attach_generation(const struct session *s);
+/* How many such attaches the session made, and their time in *ms (the
+ * target stopped), for the run's summary. */
+unsigned session_reattaches(const struct session *s, double *ms);
 /* Non-stop sessions let gdb step a thread over a breakpoint in a copy of
  * the instruction (displaced stepping), the other threads running on. gdb
  * 13 leaves the scratch register of a RIP-relative copy changed when that

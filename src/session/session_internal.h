@@ -75,6 +75,9 @@ struct session {
 	bool rescued;
 	struct restore_report rescue_report;
 	bool stall_said;           /* the run was told gdb had been found stopped */
+	unsigned attach_generation; /* attaches so far: threads' gdb ids change with each */
+	unsigned reattaches;       /* attaches again after gdb lost the threads (session_stop.c) */
+	double reattach_ms;        /* their time, the target stopped */
 };
 
 /* How long gdb may sit stopped (someone sent it SIGSTOP) before it counts
@@ -100,6 +103,7 @@ int session_event_before(struct session *s, uint64_t deadline, const char *what,
 int session_wait_running(struct session *s, struct xerr *e);
 bool session_is_thread_exited(const struct mi_record *ev);
 int session_wait_all_threads_stopped(struct session *s, struct xerr *e);
+int session_count_threads(struct session *s, size_t *count, struct xerr *e);
 void session_rescue_stopped_target(struct session *s);
 
 /* session_gdb.c */

@@ -48,6 +48,104 @@ static void wait_for_no_vfork(struct session *s)
 	}
 }
 
+/* Every thread of pid sits in a tracing stop (state t). */
+static bool all_threads_traced_stopped(pid_t pid)
+{
+	struct proc_thread *threads = NULL;
+	int n = proc_threads(pid, &threads, NULL);
+	bool all = n > 0;
+	for (int i = 0; i < n && all; i++)
+		all = threads[i].state == 't';
+	free(threads);
+	return all;
+}
+
+/* The residue of the vfork wedge above: gdb has every thread in a tracing
+ * stop and reports none of them, so no command of gdb's moves them
+ * (gdb 13's non-stop interrupt skips a thread it believes is already
+ * stopping, -exec-continue one it believes is running). -target-detach
+ * still works there: gdb takes its breakpoints out and lets every thread
+ * go, and an attach right after stops them all again with the breakpoint
+ * table intact. Threads get new gdb ids (session_attach_generation). */
+static int reattach(struct session *s, double asked_ms, struct xerr *e)
+{
+	if (session_command(s, NULL, e, "-target-detach", NULL) < 0)
+		return xerr_prefix(e, "detaching from process %d, which gdb no longer reported on", (int)s->pid);
+	s->attached = false;
+	s->stopped = false;
+	s->nstopped_ids = 0;
+	char pid_text[32];
+	snprintf(pid_text, sizeof pid_text, "%d", (int)s->pid);
+	if (session_command(s, NULL, e, "-target-attach", pid_text, NULL) < 0) {
+		char state = proc_state(s->pid);
+		if (state == 0 || state == 'Z' || state == 'X') {
+			s->target_exited = true;
+			return xerr_set(e, "process %d exited", (int)s->pid);
+		}
+		return xerr_prefix(e, "attaching to process %d again", (int)s->pid);
+	}
+	s->attached = true;
+	s->attach_generation++;
+	if (session_wait_all_threads_stopped(s, e) < 0)
+		return xerr_prefix(e, "attaching to process %d again", (int)s->pid);
+	double took = monotonic_ms() - asked_ms;
+	s->reattaches++;
+	s->reattach_ms += took;
+	if (s->reattaches == 1 || s->verbose)
+		fprintf(stderr, "xgdbprof: gdb reported none of process %d's threads stopped though all were (gdb 13 "
+			"does so after a stop met a vfork); xgdbprof detached and attached again: that stop held the "
+			"target %.0f ms\n", (int)s->pid, took);
+	return 0;
+}
+
+/* How often a stop that gdb has not completed looks for the wedge: every
+ * thread in a tracing stop at two such checks in a row, with no record
+ * from gdb between them. gdb, even on a machine at load 60, reports a
+ * stopped thread within tens of milliseconds of its stop. */
+enum { WEDGE_CHECK_MS = 500 };
+
+/* Non-stop: waits for gdb to report every thread stopped, as
+ * session_wait_all_threads_stopped does, and attaches again when gdb is
+ * found wedged (reattach). 0, or -1 with e. */
+static int wait_all_stopped_or_reattach(struct session *s, struct xerr *e)
+{
+	double asked_ms = monotonic_ms();
+	size_t total;
+	if (session_count_threads(s, &total, e) < 0)
+		return -1;
+	uint64_t deadline = session_deadline_in(s->timeout_ms);
+	uint64_t check_at = session_deadline_in(WEDGE_CHECK_MS);
+	int wedged_checks = 0;
+	while (s->nstopped_ids < total && !s->target_exited && !s->execed) {
+		uint64_t now = monotonic_ns();
+		if (now >= deadline) {
+			session_give_up_on_gdb(s, "report every thread stopped");
+			return xerr_set(e, "gdb reported %zu of the %zu threads of process %d stopped within %d ms",
+					s->nstopped_ids, total, (int)s->pid, s->timeout_ms);
+		}
+		uint64_t until = check_at < deadline ? check_at : deadline;
+		struct mi_record *ev;
+		int got = session_wait_event(s, (int)((until - now + 999999u) / 1000000u), &ev, e);
+		if (got < 0)
+			return -1;
+		if (got == 1) {
+			bool recount = session_is_thread_exited(ev);
+			mi_record_free(ev);
+			wedged_checks = 0;
+			if (recount && session_count_threads(s, &total, e) < 0)
+				return -1;
+			continue;
+		}
+		if (monotonic_ns() >= check_at) {
+			wedged_checks = all_threads_traced_stopped(s->pid) ? wedged_checks + 1 : 0;
+			if (wedged_checks >= 2)
+				return reattach(s, asked_ms, e);
+			check_at = session_deadline_in(WEDGE_CHECK_MS);
+		}
+	}
+	return 0;
+}
+
 int session_stop(struct session *s, struct xerr *e)
 {
 	if (s->stopped && !s->non_stop)
@@ -55,7 +153,7 @@ int session_stop(struct session *s, struct xerr *e)
 	wait_for_no_vfork(s);
 	if (session_command(s, NULL, e, "-exec-interrupt", "--all", NULL) < 0)
 		return xerr_prefix(e, "stopping process %d", (int)s->pid);
-	if ((s->non_stop ? session_wait_all_threads_stopped(s, e) : session_wait_stopped(s, e)) < 0)
+	if ((s->non_stop ? wait_all_stopped_or_reattach(s, e) : session_wait_stopped(s, e)) < 0)
 		return xerr_prefix(e, "stopping process %d", (int)s->pid);
 	if (s->target_exited)
 		return xerr_set(e, "process %d exited", (int)s->pid);

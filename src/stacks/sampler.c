@@ -154,6 +154,12 @@ static int plan_tick(struct sampler *sp, struct xerr *e)
 /* Asks gdb for the thread list when a thread to walk has no gdb id yet. */
 int sampler_map_gdb_ids(struct sampler *sp, struct xerr *e)
 {
+	/* gdb numbered the threads anew (session_attach_generation) */
+	if (sp->gdb_ids_generation != session_attach_generation(sp->session)) {
+		sp->gdb_ids_generation = session_attach_generation(sp->session);
+		for (size_t i = 0; i < sp->nthreads; i++)
+			sp->threads[i].gdb_id = 0;
+	}
 	bool missing = false;
 	for (size_t i = 0; i < sp->nthreads; i++)
 		missing |= sp->threads[i].walk && sp->threads[i].gdb_id == 0;

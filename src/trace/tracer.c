@@ -50,8 +50,48 @@ static int refresh_threads(struct tracer *t, struct xerr *e)
 	return 0;
 }
 
+/* The session attached again (session_attach_generation): gdb numbered the
+ * threads anew. The list is read again and the held time kept by gdb id
+ * follows each thread to its new id (a thread gone since drops out). */
+static int follow_reattach(struct tracer *t, struct xerr *e)
+{
+	size_t nold = t->nthreads;
+	struct thread_info *old = NULL;
+	if (nold) {
+		old = calloc(nold, sizeof *old);
+		if (!old)
+			return xerr_oom(e);
+		for (size_t i = 0; i < nold; i++)
+			old[i] = (struct thread_info){ .gdb_id = t->threads[i].gdb_id, .tid = t->threads[i].tid };
+	}
+	t->threads_generation = session_attach_generation(t->s);
+	if (refresh_threads(t, e) < 0) {
+		free(old);
+		return -1;
+	}
+	struct tracer_target_clock *clock = &t->target_clock;
+	size_t kept = 0;
+	for (size_t i = 0; i < clock->nfrozen_by_thread; i++) {
+		pid_t tid = 0;
+		for (size_t j = 0; j < nold && !tid; j++)
+			if (old[j].gdb_id == clock->frozen_by_thread[i].gdb_id)
+				tid = old[j].tid;
+		for (size_t j = 0; j < t->nthreads && tid; j++)
+			if (t->threads[j].tid == tid) {
+				clock->frozen_by_thread[kept] = clock->frozen_by_thread[i];
+				clock->frozen_by_thread[kept++].gdb_id = t->threads[j].gdb_id;
+				break;
+			}
+	}
+	clock->nfrozen_by_thread = kept;
+	free(old);
+	return 0;
+}
+
 struct thread_info *tracer_thread_by_gdb_id(struct tracer *t, int gdb_id, struct xerr *e)
 {
+	if (t->threads_generation != session_attach_generation(t->s) && follow_reattach(t, e) < 0)
+		return NULL;
 	for (int attempt = 0; attempt < 2; attempt++) {
 		for (size_t i = 0; i < t->nthreads; i++)
 			if (t->threads[i].gdb_id == gdb_id)

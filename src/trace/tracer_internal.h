@@ -292,6 +292,7 @@ struct tracer {
 	bool non_stop;
 	struct thread_info *threads;
 	size_t nthreads;
+	unsigned threads_generation;   /* session_attach_generation when threads was listed */
 	int regnums[NTRACED_REGS];     /* gdb's numbers of traced_registers */
 	struct unwinder *unwinder;
 	uint64_t fork_bytes_healed;   /* int3 copies removed from fork children by us */

@@ -82,6 +82,10 @@ int session_gdb_callv(struct session *s, struct mi_record **result, struct mi_er
 	}
 	if (rc < 0)
 		session_on_gdb_lost(s);
+	/* gdb's console line for each vfork it saw, given with the next
+	 * answer: stops then take care (session_stop.c, wait_for_no_vfork) */
+	if (r && r->console && strstr(r->console, "after vfork from child process"))
+		s->vforks_seen = true;
 	*result = r;
 	return rc;
 }
@@ -723,6 +727,9 @@ int session_end(struct session *s, struct xerr *e)
 		else
 			detached = true;
 	}
+	if (s->reattaches > 1)
+		fprintf(stderr, "xgdbprof: gdb lost %u stops in all (around the target's vforks), each mended by a new "
+			"attach: %.0f ms of stops with every thread held\n", s->reattaches, s->reattach_ms);
 	bool gdb_died = s->gdb && !mi_conn_alive(s->gdb);
 	/* Every int3 a dead gdb planted (ours, and its own such as ld.so's
 	 * shared-library event breakpoint) goes before anything else. */

@@ -94,12 +94,14 @@ void session_note_target_exited(struct session *s);
 /* Stops every thread and waits for gdb to report it (every one of them, in
  * non-stop mode). */
 int session_stop(struct session *s, struct xerr *e);
-/* Non-stop mode only: stops one thread (gdb id) and waits until gdb reports
- * it stopped, the other threads running on. Returns 0 (stopped; also after
- * an exec, see session_exec_path), 1 when the thread exited before it
- * could be stopped (nothing to walk), -1 with e (the target exited, or gdb
- * is gone). */
-int session_stop_thread(struct session *s, int gdb_id, struct xerr *e);
+/* Non-stop mode only: stops one thread (gdb id; tid its kernel id, or 0 if
+ * not known) and waits until gdb reports it stopped, the other threads
+ * running on. Returns 0 (stopped; also after an exec, see
+ * session_exec_path), 1 when the thread exited before it could be stopped
+ * (nothing to walk) or when gdb lost the stop and the session attached
+ * again (every thread's gdb id changed: session_attach_generation), -1
+ * with e (the target exited, or gdb is gone). */
+int session_stop_thread(struct session *s, int gdb_id, pid_t tid, struct xerr *e);
 /* Non-stop mode only: resumes one thread stopped by session_stop_thread.
  * Returns once gdb has resumed it (its ^running), without waiting for the
  * *running record. A thread that exited while stopped is no error. */

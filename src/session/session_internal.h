@@ -76,6 +76,7 @@ struct session {
 	struct restore_report rescue_report;
 	bool stall_said;           /* the run was told gdb had been found stopped */
 	unsigned attach_generation; /* attaches so far: threads' gdb ids change with each */
+	bool vforks_seen;          /* gdb said it detached a vfork's child: the target vforks */
 	unsigned reattaches;       /* attaches again after gdb lost the threads (session_stop.c) */
 	double reattach_ms;        /* their time, the target stopped */
 };

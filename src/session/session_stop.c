@@ -17,6 +17,10 @@ static bool vfork_in_flight(pid_t pid)
 	int n = proc_threads(pid, &threads, NULL);
 	bool in_flight = false;
 	for (int i = 0; i < n && !in_flight; i++) {
+		/* a vfork's parent waits for its child in state D (killable),
+		 * and sits in t while gdb handles its events */
+		if (threads[i].state != 'D' && threads[i].state != 't')
+			continue;
 		struct proc_syscall call;
 		if (proc_thread_syscall(pid, threads[i].tid, &call) != 0 || !call.in_syscall)
 			continue;
@@ -67,8 +71,10 @@ static bool all_threads_traced_stopped(pid_t pid)
  * still works there: gdb takes its breakpoints out and lets every thread
  * go, and an attach right after stops them all again with the breakpoint
  * table intact. Threads get new gdb ids (session_attach_generation). */
-static int reattach(struct session *s, double asked_ms, struct xerr *e)
+static int reattach(struct session *s, const char *lost, double held_since_ms, struct xerr *e)
 {
+	if (held_since_ms <= 0)
+		held_since_ms = monotonic_ms();
 	if (session_command(s, NULL, e, "-target-detach", NULL) < 0)
 		return xerr_prefix(e, "detaching from process %d, which gdb no longer reported on", (int)s->pid);
 	s->attached = false;
@@ -88,13 +94,12 @@ static int reattach(struct session *s, double asked_ms, struct xerr *e)
 	s->attach_generation++;
 	if (session_wait_all_threads_stopped(s, e) < 0)
 		return xerr_prefix(e, "attaching to process %d again", (int)s->pid);
-	double took = monotonic_ms() - asked_ms;
+	double held = monotonic_ms() - held_since_ms;
 	s->reattaches++;
-	s->reattach_ms += took;
+	s->reattach_ms += held;
 	if (s->reattaches == 1 || s->verbose)
-		fprintf(stderr, "xgdbprof: gdb reported none of process %d's threads stopped though all were (gdb 13 "
-			"does so after a stop met a vfork); xgdbprof detached and attached again: that stop held the "
-			"target %.0f ms\n", (int)s->pid, took);
+		fprintf(stderr, "xgdbprof: %s (gdb 13 does so around a vfork); xgdbprof detached and attached again, "
+			"which held the target %.0f ms\n", lost, held);
 	return 0;
 }
 
@@ -138,8 +143,12 @@ static int wait_all_stopped_or_reattach(struct session *s, struct xerr *e)
 		}
 		if (monotonic_ns() >= check_at) {
 			wedged_checks = all_threads_traced_stopped(s->pid) ? wedged_checks + 1 : 0;
-			if (wedged_checks >= 2)
-				return reattach(s, asked_ms, e);
+			if (wedged_checks >= 2) {
+				char lost[160];
+				snprintf(lost, sizeof lost, "gdb reported none of process %d's threads stopped though all "
+					 "were", (int)s->pid);
+				return reattach(s, lost, asked_ms, e);
+			}
 			check_at = session_deadline_in(WEDGE_CHECK_MS);
 		}
 	}
@@ -193,7 +202,57 @@ static int take_pending_events(struct session *s, struct xerr *e)
 	return got < 0 ? -1 : 0;
 }
 
-int session_stop_thread(struct session *s, int gdb_id, struct xerr *e)
+/* Milliseconds from now to deadline (monotonic_ns), rounded up, 0 if past. */
+static int ms_to(uint64_t deadline)
+{
+	uint64_t now = monotonic_ns();
+	return now >= deadline ? 0 : (int)((deadline - now + 999999u) / 1000000u);
+}
+
+/* A thread asked to stop alone has taken gdb's SIGSTOP at its first return
+ * to user mode, within a scheduler tick of CPU: one that has run
+ * LOST_STOP_CPU_MS of CPU since and is not reported stopped never got it
+ * (its stop is lost). Looked at every LOST_STOP_POLL_MS. Without the
+ * thread's id: lost once none of the target's threads has waited on a
+ * disk (state D) for LOST_STOP_MS. */
+enum { LOST_STOP_CPU_MS = 20, LOST_STOP_POLL_MS = 10, LOST_STOP_MS = 1000 };
+
+/* Whether the stop asked of thread tid (0: unknown) at asked_ms, its CPU
+ * time then ran_ns, is to be taken as lost now. */
+static bool thread_stop_lost(const struct session *s, pid_t tid, uint64_t ran_ns, double asked_ms)
+{
+	if (tid > 0 && ran_ns > 0) {
+		uint64_t now_ns = proc_thread_runtime_ns(s->pid, tid);
+		if (now_ns > ran_ns + (uint64_t)LOST_STOP_CPU_MS * 1000000u)
+			return true;
+	}
+	return monotonic_ms() - asked_ms >= LOST_STOP_MS && !proc_any_thread_in(s->pid, "D");
+}
+
+/* gdb 13 in non-stop mode also loses the stop of one thread asked while
+ * another of the process is in a vfork: gdb pauses the other threads for
+ * the vfork and resumes them at its end, the stop asked meanwhile
+ * forgotten for good (the thread runs on; a second -exec-interrupt does
+ * nothing, as gdb holds a stop for it still pending). fork_loop spawn
+ * sampled with the defaults: gdb was ended after 15 s, exit status 1, in
+ * 3 runs of 3. The session attaches again (reattach), resumes every
+ * thread and returns 1, as for a thread gone: the caller skips it, and
+ * reads the threads' new gdb ids before its next stop. */
+static int lost_thread_stop(struct session *s, int gdb_id, struct xerr *e)
+{
+	char lost[160];
+	snprintf(lost, sizeof lost, "gdb lost the stop asked of thread %d of process %d (it ran on)", gdb_id,
+		 (int)s->pid);
+	if (reattach(s, lost, 0, e) < 0)
+		return -1;
+	if (s->target_exited)
+		return xerr_set(e, "process %d exited", (int)s->pid);
+	if (session_resume(s, e) < 0)
+		return -1;
+	return 1;
+}
+
+int session_stop_thread(struct session *s, int gdb_id, pid_t tid, struct xerr *e)
 {
 	if (!s->non_stop)
 		return xerr_set(e, "stopping one thread needs gdb's non-stop mode");
@@ -207,16 +266,31 @@ int session_stop_thread(struct session *s, int gdb_id, struct xerr *e)
 		return xerr_set(e, "process %d exited", (int)s->pid);
 	if (session_thread_is_stopped(s, gdb_id))
 		return 0;
+	wait_for_no_vfork(s);
+	double asked_ms = monotonic_ms();
 	int sent = thread_command(s, "-exec-interrupt", gdb_id, "stopping", e);
 	if (sent != 0)
 		return sent;   /* 1: gdb no longer knows it, it exited meanwhile */
+	/* gdb's answer comes once it sent the thread its SIGSTOP */
+	uint64_t ran_ns = tid > 0 ? proc_thread_runtime_ns(s->pid, tid) : 0;
 	uint64_t deadline = session_deadline_in(s->timeout_ms);
+	uint64_t check_at = session_deadline_in(LOST_STOP_POLL_MS);
 	while (!session_thread_is_stopped(s, gdb_id)) {
 		if (s->target_exited)
 			return xerr_set(e, "process %d exited", (int)s->pid);
 		if (s->execed)
 			return 0;
-		got = session_event_before(s, deadline, "report a thread stopped", &ev, e);
+		/* A stop gdb lost: the vfork wedge's other face (lost_thread_stop) */
+		if (monotonic_ns() >= check_at) {
+			if (thread_stop_lost(s, tid, ran_ns, asked_ms))
+				return lost_thread_stop(s, gdb_id, e);
+			check_at = session_deadline_in(LOST_STOP_POLL_MS);
+		}
+		got = session_wait_event(s, ms_to(check_at < deadline ? check_at : deadline), &ev, e);
+		if (got == 0 && monotonic_ns() < deadline)
+			continue;
+		if (got == 0)
+			session_give_up_on_gdb(s, "report a thread stopped");
 		if (got < 0)
 			return xerr_prefix(e, "stopping thread %d of process %d", gdb_id, (int)s->pid);
 		if (got == 0)

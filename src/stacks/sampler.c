@@ -515,12 +515,27 @@ static int one_thread_at_a_time(struct sampler *sp, struct sampler_stats *st, st
 		if (processor >= 0 && nstopped_on < sizeof stopped_on / sizeof stopped_on[0])
 			stopped_on[nstopped_on++] = processor;
 		uint64_t stop_start = monotonic_ns(), t_stopped;
-		int stop_rc = session_stop_thread(s, t->gdb_id, e);
+		int stop_rc = session_stop_thread(s, t->gdb_id, t->tid, e);
 		int landed = stop_landed(s, st, stop_rc, stop_start, &t_stopped);
 		if (landed != ROUND_ON)
 			return landed;
 		if (stop_rc == 1) {
 			t->walk = t->wanted = false;   /* it exited before it could be stopped */
+			/* or gdb lost its stop and the session attached again: the
+			 * others' gdb ids are no longer good (next round's). That
+			 * attach held every thread: a stop of the round. */
+			if (sp->gdb_ids_generation != session_attach_generation(s)) {
+				double held_ms = 0;
+				session_reattaches(s, &held_ms);
+				double new_ms = held_ms - sp->reattach_ms_booked;
+				sp->reattach_ms_booked = held_ms;
+				if (new_ms > 0) {
+					if ((uint64_t)(new_ms * 1e6) > longest)
+						longest = (uint64_t)(new_ms * 1e6);
+					run_stats_add_stop(&st->run, new_ms);
+				}
+				break;
+			}
 			continue;
 		}
 		sampler_note_faults(sp, t);

@@ -121,6 +121,7 @@ struct sampler {
 	struct tracked_thread *threads;
 	size_t nthreads, cap;
 	unsigned gdb_ids_generation; /* session_attach_generation the gdb ids are of */
+	double reattach_ms_booked;   /* of session_reattaches' time, what rounds counted as stops */
 	size_t max_chain;         /* frames one PC may expand to */
 	uint64_t last_plan_ns;    /* when the previous tick read /proc */
 	struct sampler_stats *stats;  /* the run's, for counters kept where the decisions are */

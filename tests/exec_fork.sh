@@ -88,14 +88,22 @@ for mode in fork vfork spawn; do
 		pid=$!
 		TEST_PIDS="$TEST_PIDS $pid"
 		wait_for_file "$result"
-		"$XGDBPROF" -d 3s -o "$TMP/$name.dir" -e "$exact
+		# -v: each fork record read is said ("fork child N: ..."), for a
+		# child that dies all the same
+		"$XGDBPROF" -v -d 3s -o "$TMP/$name.dir" -e "$exact
 $PROBE" "$pid" >"$TMP/$name.out" 2>"$TMP/$name.err"
 		status=$?
 		sleep 0.3
 		read -r started abnormal <"$result"
-		check "$name: xgdbprof exit status 0" test "$status" = 0 || show "$TMP/$name.err"
-		check "$name: $started children started, none died ($abnormal abnormal)" test "$abnormal" = 0 ||
+		check "$name: xgdbprof exit status 0" test "$status" = 0 || grep -v '^xgdbprof: mi ' "$TMP/$name.err" | show /dev/stdin
+		if ! check "$name: $started children started, none died ($abnormal abnormal)" test "$abnormal" = 0; then
 			show "$TMP/$name.children"
+			for child in $(sed -n 's/.*child \([0-9]*\) trapped.*/\1/p' "$TMP/$name.children"); do
+				echo "  # child $child, what xgdbprof said of it: $(grep "fork child $child:" "$TMP/$name.err" || echo nothing)"
+				echo "  # the 3 lines before: $(grep -B3 "fork child $child:" "$TMP/$name.err" | head -3 | tr '\n' '|')"
+			done
+			echo "  # fork records read: $(grep -c 'fork child' "$TMP/$name.err"), of which let go first: $(grep -c 'already let go' "$TMP/$name.err")"
+		fi
 		check "$name: the parent runs free" threads_in "$pid" "RSD"
 		check "$name: the parent is not traced" test "$(tracer_of "$pid")" = 0
 		check "$name: the parent's code equals its file" test "$("$CODECHECK" "$pid")" = 0

@@ -66,27 +66,35 @@ expect_error "run: target gone while gdb attached" 1 "process $GONE exited while
 # Killed by a signal mid-run, sampling (all-stop, non-stop) and tracing:
 # stderr and the report's note name the signal, not an exit; a target that
 # exits by itself still "exited".
-for mode in --all-stop --non-stop trace exit; do
+# A fault (segv: SIGSEGV, sent here) is said as it comes, where it landed.
+for mode in --all-stop --non-stop trace exit segv; do
 	out=$TMP/killed$mode
+	signal=KILL
 	case $mode in
 	exit) start_counter 2; args=(-d 20s) ;;   # exits with status 7 after 2 s
 	trace) start_counter; args=(-e 'function "spin_step" { @calls = count(); }' -d 20s) ;;
+	segv) start_counter; args=(--non-stop -d 20s); signal=SEGV ;;
 	*) start_counter; args=("$mode" -d 20s) ;;
 	esac
 	"$XGDBPROF" -v "${args[@]}" -o "$out" "$COUNTER_PID" >"$out.txt" 2>"$out.err" &
 	XP=$!
 	for _ in $(seq 1 400); do grep -q 'first sample\|attached' "$out.err" 2>/dev/null && break; sleep 0.05; done
 	sleep 0.5
-	[ "$mode" = exit ] || { kill -9 "$COUNTER_PID"; wait "$COUNTER_PID" 2>/dev/null; }
+	[ "$mode" = exit ] || { kill -"$signal" "$COUNTER_PID"; wait "$COUNTER_PID" 2>/dev/null; }
 	wait_exit "$XP" 20 || { not_ok "$mode: xgdbprof still running after its target's end"; kill -9 "$XP"; }
 	if [ "$mode" = exit ]; then
 		check "$mode: stderr says it exited" grep -q "process $COUNTER_PID exited; reporting" "$out.err"
 		check "$mode: the report says it exited" grep -q 'note: the target exited during the run' "$out.txt"
 	else
-		check "$mode: stderr names the signal" grep -q "process $COUNTER_PID was killed by SIGKILL; reporting" "$out.err" ||
+		check "$mode: stderr names the signal" grep -q "process $COUNTER_PID was killed by SIG$signal; reporting" "$out.err" ||
 			grep -v '^xgdbprof: mi ' "$out.err" | show /dev/stdin
 		check "$mode: the report's note names the signal" \
-			grep -q 'note: the target was killed by SIGKILL during the run' "$out.txt" || grep note "$out.txt" | show /dev/stdin
+			grep -q "note: the target was killed by SIG$signal during the run" "$out.txt" || grep note "$out.txt" | show /dev/stdin
+	fi
+	if [ "$mode" = segv ]; then
+		check "$mode: stderr says the fault as it came, and where" \
+			grep -q "process $COUNTER_PID received SIGSEGV at 0x[0-9a-f]*.*: a fault, passed on to it" "$out.err" ||
+			grep -v '^xgdbprof: mi ' "$out.err" | show /dev/stdin
 	fi
 done
 finish

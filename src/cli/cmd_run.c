@@ -929,7 +929,7 @@ static int run_trace(struct run_context *rc, const struct sampler_config *cfg, c
 		.probes = rc->probes, .nprobes = rc->nprobes,
 		.duration_s = cfg->duration_s, .max_stopped_percent = cfg->max_stopped_percent,
 		.exact = opts->exact, .max_frames = cfg->max_frames, .start_ns = rc->start_ns,
-		.no_entry_counters = cli_globals.no_entry_counters,
+		.no_entry_counters = cli_globals.no_entry_counters, .verbose = cli_globals.verbose,
 		.progress = &rc->progress, .resolved = rc->sym ? rc->resolved : NULL,
 		/* a probe that only counts needs no stack, and then no registers:
 		 * the walk and the register read were two thirds of our part of a hit */

@@ -212,6 +212,7 @@ int session_count_threads(struct session *s, size_t *count, struct xerr *e)
 	long long n = 0;
 	mi_value_get_int(r->results, "number-of-threads", &n);
 	*count = n > 0 ? (size_t)n : 0;
+	s->threads_counted = *count;
 	mi_record_free(r);
 	return 0;
 }

@@ -1,6 +1,7 @@
 /* session_exec.c — the exec watch: exec and fork records, exec seen in /proc. */
 #include "config.h"
 #include "session/session_internal.h"
+#include "util/text_escape.h"
 
 /* The exec catchpoint fired: the process now runs another program, stopped
  * at its first instruction. Nothing the session was opened for (symbols,
@@ -108,6 +109,34 @@ static void note_fork(struct session *s, const struct mi_record *ev)
 		s->on_fork(s->on_fork_ctx, (pid_t)child);
 }
 
+/* A fault (SIGSEGV, SIGILL, SIGBUS, SIGFPE) in the target is said at once,
+ * once per signal: it ends the program unless the program handles it, and
+ * a user must not read a crash during a run as one of ours, nor miss one
+ * of ours (the entry counter once put a jump over a caller's code: the
+ * target died of SIGILL and the run said nothing). gdb passes it on. */
+static void note_fault(struct session *s, const struct mi_record *ev, const char *name)
+{
+	static const char *const faults[] = { "SIGSEGV", "SIGILL", "SIGBUS", "SIGFPE" };
+	unsigned bit = 0;
+	for (unsigned i = 0; i < sizeof faults / sizeof faults[0]; i++)
+		if (strcmp(name, faults[i]) == 0)
+			bit = 1u << i;
+	if (!bit || (s->faults_said & bit))
+		return;
+	s->faults_said |= bit;
+	const struct mi_value *frame = mi_value_get(ev->results, "frame");
+	const char *addr = frame ? mi_value_get_string(frame, "addr") : NULL;
+	const char *func = frame ? mi_value_get_string(frame, "func") : NULL;
+	char where[160] = "";
+	if (addr) {
+		char shown[96];
+		text_escape(shown, sizeof shown, func ? func : "");
+		snprintf(where, sizeof where, " at %s%s%s%s", addr, func ? " (" : "", func ? shown : "", func ? ")" : "");
+	}
+	fprintf(stderr, "xgdbprof: process %d received %s%s: a fault, passed on to it (it ends the program unless the "
+		"program handles it)\n", (int)s->pid, name, where);
+}
+
 /* A stop signal (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU) gdb reports was sent by
  * someone else, the user say: gdb reports its own stops otherwise (signal
  * "0" for -exec-interrupt in non-stop mode, SIGINT in all-stop mode) and
@@ -121,6 +150,7 @@ static void note_signal(struct session *s, const struct mi_record *ev)
 	const char *name = mi_value_get_string(ev->results, "signal-name");
 	if (!name)
 		return;
+	note_fault(s, ev, name);
 	bool stop = strcmp(name, "SIGSTOP") == 0 || strcmp(name, "SIGTSTP") == 0 || strcmp(name, "SIGTTIN") == 0 ||
 		    strcmp(name, "SIGTTOU") == 0;
 	bool cont = strcmp(name, "SIGCONT") == 0;

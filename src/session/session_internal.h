@@ -76,7 +76,11 @@ struct session {
 	struct restore_report rescue_report;
 	bool stall_said;           /* the run was told gdb had been found stopped */
 	unsigned attach_generation; /* attaches so far: threads' gdb ids change with each */
-	bool vforks_seen;          /* gdb said it detached a vfork's child: the target vforks */
+	unsigned faults_said;      /* fault signals already said on stderr (session_exec.c) */
+	bool vforks_seen;
+	size_t threads_counted;    /* gdb's thread count at the last session_count_threads */
+	bool all_stopped_known;    /* session_stop saw every thread stopped, no resume since */
+	bool catching_forks;       /* a fork catchpoint is in: resumes keep to the stops read (session_resume) */          /* gdb said it detached a vfork's child: the target vforks */
 	unsigned reattaches;       /* attaches again after gdb lost the threads (session_stop.c) */
 	double reattach_ms;        /* their time, the target stopped */
 };

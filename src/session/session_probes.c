@@ -158,6 +158,7 @@ int session_catch_fork(struct session *s, struct xerr *e)
 	const char *args[] = { "console", "catch fork", NULL };
 	if (session_call(s, NULL, e, "-interpreter-exec", args) < 0)
 		return xerr_prefix(e, "catching forks");
+	s->catching_forks = true;
 	return 0;
 }
 

@@ -1,5 +1,6 @@
 /* tracer_arm.c — arming: sites, gdb breakpoints and catchpoints. */
 #include "trace/tracer_internal.h"
+#include <errno.h>
 
 static int list_push(int **v, size_t *n, size_t *cap, int x)
 {
@@ -121,9 +122,13 @@ static void heal_fork_child(void *ctx, pid_t child)
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/mem", (int)child);
 	int fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		if (t->cfg->verbose)
+			fprintf(stderr, "xgdbprof: fork child %d: not cleaned (%s: %s)\n", (int)child, path, strerror(errno));
 		return;
+	}
 	const struct restore_set *ours = session_code_bytes(t->s);
+	unsigned long healed_before = t->fork_bytes_healed;
 	for (size_t i = 0; i < ours->n; i++) {
 		const struct restore_entry *r = &ours->entries[i];
 		uint8_t byte;
@@ -134,6 +139,12 @@ static void heal_fork_child(void *ctx, pid_t child)
 			t->fork_bytes_healed++;
 	}
 	close(fd);
+	/* which children were seen, and when: a child that dies of SIGTRAP
+	 * all the same tells whether its fork was read before it ran */
+	if (t->cfg->verbose)
+		fprintf(stderr, "xgdbprof: fork child %d: %lu byte(s) of ours put back, %s\n", (int)child,
+			t->fork_bytes_healed - healed_before,
+			proc_tracer_pid(child) > 0 ? "gdb holds it" : "already let go by gdb (it may have run)");
 }
 
 /* The last look before the detach, once the probes are out: every child

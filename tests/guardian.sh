@@ -117,7 +117,10 @@ for mode in --all-stop --non-stop; do
 			kill -CONT "$COUNTER_PID"
 		fi
 		check "$mode: target $user by its user, xgdbprof SIGKILLed: runs free after (told: $(grep -o 'received SIG[A-Z]*, not' "$out.err" | tr '\n' ' '))" \
-			target_runs_free "$COUNTER_PID" "$PROGRESS"
+			target_runs_free "$COUNTER_PID" "$PROGRESS" || {
+			grep -v '^xgdbprof: mi ' "$out.err" | tail -n 12 | show /dev/stdin
+			echo "  # gdb $GDB: $(proc_state "$GDB" 2>/dev/null || echo gone), the target's tracer: $(sed -n 's/^TracerPid:[[:space:]]*//p' "/proc/$COUNTER_PID/status")"
+		}
 	done
 done
 finish

@@ -82,10 +82,6 @@ int session_gdb_callv(struct session *s, struct mi_record **result, struct mi_er
 	}
 	if (rc < 0)
 		session_on_gdb_lost(s);
-	/* gdb's console line for each vfork it saw, given with the next
-	 * answer: stops then take care (session_stop.c, wait_for_no_vfork) */
-	if (r && r->console && strstr(r->console, "after vfork from child process"))
-		s->vforks_seen = true;
 	*result = r;
 	return rc;
 }

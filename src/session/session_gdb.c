@@ -338,6 +338,13 @@ static void guard(int fd, pid_t target, pid_t gdb, uint64_t gdb_started)
 	 * detaches and after: gdb's detach delivers the held SIGSTOP, and the
 	 * SIGCONT, sent before it, stays pending in the stopped target. */
 	for (int i = 0; i < 3000 && still_our_gdb(gdb, gdb_started); i++) {
+		/* gdb reads the end of its input only between commands: one
+		 * caught inside a wait that never ends (a stop, an attach) held
+		 * the target in a tracing stop for good (tests/guardian.sh).
+		 * SIGTERM makes it detach itself, SIGKILL makes the kernel let
+		 * go; the healing below follows either way. */
+		if (i == 200 || i == 300)
+			kill(gdb, i == 200 ? SIGTERM : SIGKILL);
 		if (stopped_by_other && proc_signal_pending(target, SIGCONT))
 			stopped_by_other = false;
 		nanosleep(&tick, NULL);

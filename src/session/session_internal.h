@@ -77,7 +77,6 @@ struct session {
 	bool stall_said;           /* the run was told gdb had been found stopped */
 	unsigned attach_generation; /* attaches so far: threads' gdb ids change with each */
 	unsigned faults_said;      /* fault signals already said on stderr (session_exec.c) */
-	bool vforks_seen;
 	size_t threads_counted;    /* gdb's thread count at the last session_count_threads */
 	bool all_stopped_known;    /* session_stop saw every thread stopped, no resume since */
 	bool catching_forks;       /* a fork catchpoint is in: resumes keep to the stops read (session_resume) */          /* gdb said it detached a vfork's child: the target vforks */

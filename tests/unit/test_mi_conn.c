@@ -273,7 +273,7 @@ static void on_alarm(int sig)
  * gdb was found killed by a SIGKILL that is not the test's (below). */
 static bool test_cancel_once(bool last_try)
 {
-	struct mi_error err;
+	struct mi_error err = { "" };
 	struct mi_conn_options opt = {.cancel = &cancel_requested};
 	cancel_requested = 0;
 	struct mi_conn *c = mi_conn_spawn(&opt, &err);
@@ -296,6 +296,17 @@ static bool test_cancel_once(bool last_try)
 	 * 200 ms wait: "gdb died (pid N killed by signal 9)". Its sender was not
 	 * found (every kill in the unit tests is to an unreaped child of its
 	 * own). The cancel itself is what this test checks: once more, said. */
+	/* s10c-l1 (a suite run beside two CPU loops): the call returned 0,
+	 * gdb's answer read before any wait (the cancel is looked at only when
+	 * a wait would block: nothing to interrupt), and err, never set, held
+	 * an earlier test's "killed by signal 9" from the stack, which may be
+	 * all the "outside SIGKILL" above ever was. err is cleared now; an
+	 * answer that came first is a try that tested nothing: once more. */
+	if (!last_try && called == 0) {
+		printf("note: gdb answered -gdb-version before the wait began: run once more\n");
+		mi_conn_free(c);
+		return false;
+	}
 	if (!last_try && called == -1 && strstr(err.message, "killed by signal 9")) {
 		printf("note: %s during the cancel test, killed from outside: run once more\n", err.message);
 		mi_conn_free(c);

@@ -116,14 +116,16 @@ int session_command(struct session *s, struct mi_record **result, struct xerr *e
 	return 0;
 }
 
-/* Milliseconds left until deadline (monotonic ns), at least 0. Waits for
+/* Milliseconds left until deadline (monotonic ns), rounded up, 0 once it
+ * has passed (a wait of the rounded-down count ended up to 1 ms early, and
+ * a caller that loops to the deadline then spun on 0 ms waits). Waits for
  * a state gdb reports in several events are bounded as a whole: events
  * that keep coming (a library loaded, a thread started) must not keep
  * such a wait going forever. */
-static int ms_until(uint64_t deadline)
+int session_ms_until(uint64_t deadline)
 {
 	uint64_t now = monotonic_ns();
-	return now >= deadline ? 0 : (int)((deadline - now) / 1000000u);
+	return now >= deadline ? 0 : (int)((deadline - now + 999999u) / 1000000u);
 }
 
 uint64_t session_deadline_in(int ms)
@@ -149,7 +151,7 @@ int session_wait_stopped(struct session *s, struct xerr *e)
 			return xerr_set(e, "process %d is exec'ing and gdb does not release its exited threads: gdb "
 					"ended so the exec can finish", (int)s->pid);
 		}
-		if (ms_until(deadline) == 0) {
+		if (session_ms_until(deadline) == 0) {
 			session_give_up_on_gdb(s, "report the target stopped");
 			return xerr_set(e, "gdb did not report process %d stopped within %d ms", (int)s->pid,
 					s->timeout_ms);
@@ -169,7 +171,7 @@ int session_wait_stopped(struct session *s, struct xerr *e)
 int session_event_before(struct session *s, uint64_t deadline, const char *what, struct mi_record **ev,
 			struct xerr *e)
 {
-	int got = session_wait_event(s, ms_until(deadline), ev, e);
+	int got = session_wait_event(s, session_ms_until(deadline), ev, e);
 	if (got == 0)
 		session_give_up_on_gdb(s, what);
 	return got;
@@ -499,7 +501,7 @@ const char *session_exit_signal(struct session *s)
 	uint64_t deadline = session_deadline_in(1000);
 	while (!s->exit_reported && session_gdb_alive(s)) {
 		struct mi_record *ev = NULL;
-		int got = session_wait_event(s, ms_until(deadline), &ev, NULL);
+		int got = session_wait_event(s, session_ms_until(deadline), &ev, NULL);
 		mi_record_free(ev);
 		if (got <= 0)
 			break;
@@ -600,7 +602,7 @@ int session_idle(struct session *s, int timeout_ms, struct xerr *e)
 	uint64_t deadline = session_deadline_in(timeout_ms > 0 ? timeout_ms : 0);
 	for (;;) {
 		struct mi_record *ev = NULL;
-		int got = session_wait_event(s, ms_until(deadline), &ev, e);
+		int got = session_wait_event(s, session_ms_until(deadline), &ev, e);
 		mi_record_free(ev);
 		if (got < 0)
 			return -1;

@@ -101,6 +101,7 @@ int session_gdb_callv(struct session *s, struct mi_record **result, struct mi_er
 		     const char *const *args);
 int session_command(struct session *s, struct mi_record **result, struct xerr *e, const char *command, ...);
 uint64_t session_deadline_in(int ms);
+int session_ms_until(uint64_t deadline);
 int session_wait_stopped(struct session *s, struct xerr *e);
 int session_event_before(struct session *s, uint64_t deadline, const char *what, struct mi_record **ev,
 			struct xerr *e);

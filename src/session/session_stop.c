@@ -132,7 +132,7 @@ static int wait_all_stopped_or_reattach(struct session *s, struct xerr *e)
 		}
 		uint64_t until = check_at < deadline ? check_at : deadline;
 		struct mi_record *ev;
-		int got = session_wait_event(s, (int)((until - now + 999999u) / 1000000u), &ev, e);
+		int got = session_wait_event(s, session_ms_until(until), &ev, e);
 		if (got < 0)
 			return -1;
 		if (got == 1) {
@@ -204,13 +204,6 @@ static int take_pending_events(struct session *s, struct xerr *e)
 	while ((got = session_wait_event(s, 0, &ev, e)) == 1)
 		mi_record_free(ev);
 	return got < 0 ? -1 : 0;
-}
-
-/* Milliseconds from now to deadline (monotonic_ns), rounded up, 0 if past. */
-static int ms_to(uint64_t deadline)
-{
-	uint64_t now = monotonic_ns();
-	return now >= deadline ? 0 : (int)((deadline - now + 999999u) / 1000000u);
 }
 
 /* A thread asked to stop alone has taken gdb's SIGSTOP at its first return
@@ -288,7 +281,7 @@ int session_stop_thread(struct session *s, int gdb_id, pid_t tid, struct xerr *e
 				return lost_thread_stop(s, gdb_id, e);
 			check_at = session_deadline_in(LOST_STOP_POLL_MS);
 		}
-		got = session_wait_event(s, ms_to(check_at < deadline ? check_at : deadline), &ev, e);
+		got = session_wait_event(s, session_ms_until(check_at < deadline ? check_at : deadline), &ev, e);
 		if (got == 0 && monotonic_ns() < deadline)
 			continue;
 		if (got == 0)

@@ -214,16 +214,57 @@ static void put_line(FILE *out, const struct top_view *v, int row, const char *t
 		fputc('\n', out);
 }
 
-static void describe_stops(char *buf, size_t size, const struct top_view *v, double seconds,
-			   const struct top_mark *from, const struct top_mark *to)
+/* The first of n texts (longest first) that fits width, else the last
+ * one shortened: header lines say less on a narrow terminal rather than
+ * lose a figure to the "…" of shortening (docs/top.md). */
+static void put_first_fitting(FILE *out, const struct top_view *v, int row, char texts[][512], size_t n,
+			      size_t width)
+{
+	size_t pick = n - 1;
+	for (size_t i = 0; i < n; i++) {
+		if (text_columns(texts[i], strlen(texts[i])) <= width) {
+			pick = i;
+			break;
+		}
+	}
+	put_line(out, v, row, texts[pick], width);
+}
+
+/* The observer effect as every report words it: in non-stop mode the
+ * figure the budget keeps, each thread's share of its time held by the
+ * kernel's account since top started (the budget's own span); gdb's round
+ * trip over the window only with -v, on a line of its own (verbose_line). */
+static void describe_stops(char texts[][512], size_t *n, char verbose[][512], size_t *nverbose,
+			   const struct top_view *v, double seconds, const struct top_mark *from,
+			   const struct top_mark *to)
 {
 	double summed = 100.0 * (to->stopped_s - from->stopped_s) / seconds;
 	double per_thread = 100.0 * (to->longest_s - from->longest_s) / seconds;
-	if (v->non_stop)
-		snprintf(buf, size, "observer effect: each thread stopped at most %.1f%% of its time (%.1f%% summed "
-			 "over threads)", per_thread, summed);
-	else
-		snprintf(buf, size, "observer effect: target stopped %.1f%% of the time", summed);
+	*n = *nverbose = 0;
+	if (!v->non_stop) {
+		snprintf(texts[(*n)++], 512, "observer effect: target stopped %.1f%% of the time, over the window", summed);
+		snprintf(texts[(*n)++], 512, "observer effect: target stopped %.1f%% of the time", summed);
+		snprintf(texts[(*n)++], 512, "stopped %.1f%%", summed);
+		return;
+	}
+	double held = v->stats->thread_held_now_pct;
+	if (held < 0) {
+		snprintf(texts[(*n)++], 512, "observer effect: measuring...");
+	} else {
+		snprintf(texts[(*n)++], 512, "observer effect: each thread held at most %.1f%% of its time since top "
+			 "started (the budget's measure: the kernel's account)", held);
+		snprintf(texts[(*n)++], 512, "observer effect: each thread held at most %.1f%% of its time since top "
+			 "started", held);
+		snprintf(texts[(*n)++], 512, "observer effect: each thread held at most %.1f%% since start", held);
+		snprintf(texts[(*n)++], 512, "held at most %.1f%% a thread", held);
+	}
+	if (!cli_globals.verbose)
+		return;
+	snprintf(verbose[(*nverbose)++], 512, "gdb's round trip over the window: each thread stopped at most %.1f%% "
+		 "of its time, %.1f%% summed over threads", per_thread, summed);
+	snprintf(verbose[(*nverbose)++], 512, "gdb's round trip: each thread stopped at most %.1f%%, %.1f%% summed",
+		 per_thread, summed);
+	snprintf(verbose[(*nverbose)++], 512, "round trip: %.1f%% a thread", per_thread);
 }
 
 static void describe_selection(char *buf, size_t size, const struct top_view *v, const struct top_thread *threads,
@@ -347,7 +388,7 @@ static int draw(struct top_view *v, uint64_t now, struct xerr *e)
 	if (v->live) {
 		terminal_size(&v->cols, &v->lines);
 		width = v->cols;
-		room = (int)v->lines - 7;
+		room = (int)v->lines - 7 - (cli_globals.verbose && v->non_stop);
 	} else {
 		width = text_terminal_width(STDOUT_FILENO);
 		room = (int)o->rows;
@@ -368,11 +409,20 @@ static int draw(struct top_view *v, uint64_t now, struct xerr *e)
 		if (from->cpu_ticks >= 0 && to->cpu_ticks >= from->cpu_ticks && v->clock_ticks > 0)
 			snprintf(cpu, sizeof cpu, "target CPU %.0f%%",
 				 100.0 * (double)(to->cpu_ticks - from->cpu_ticks) / (double)v->clock_ticks / seconds);
-		snprintf(line, sizeof line, "sampling %s threads at %.1f Hz (%.0f asked) · %s · window %.0f s, over the "
-			 "last %.1f s", o->threads_label, hz, o->frequency_hz, cpu, o->window_s, seconds);
-		put_line(out, v, row++, line, width);
-		describe_stops(line, sizeof line, v, seconds, from, to);
-		put_line(out, v, row++, line, width);
+		char texts[4][512];
+		snprintf(texts[0], sizeof texts[0], "sampling %s threads at %.1f Hz (%.0f asked) · %s · window %.0f s, "
+			 "over the last %.1f s", o->threads_label, hz, o->frequency_hz, cpu, o->window_s, seconds);
+		snprintf(texts[1], sizeof texts[1], "sampling %s threads at %.1f Hz (%.0f asked) · %s · last %.0f s",
+			 o->threads_label, hz, o->frequency_hz, cpu, seconds);
+		snprintf(texts[2], sizeof texts[2], "%.1f Hz (%.0f asked) · %s · last %.0f s", hz, o->frequency_hz, cpu,
+			 seconds);
+		put_first_fitting(out, v, row++, texts, 3, width);
+		char verbose[3][512];
+		size_t n, nverbose;
+		describe_stops(texts, &n, verbose, &nverbose, v, seconds, from, to);
+		put_first_fitting(out, v, row++, texts, n, width);
+		if (nverbose > 0)
+			put_first_fitting(out, v, row++, verbose, nverbose, width);
 	} else {
 		snprintf(line, sizeof line, "sampling %s threads at %.0f Hz asked · window %.0f s · measuring...",
 			 o->threads_label, o->frequency_hz, o->window_s);
@@ -546,9 +596,10 @@ static void top_usage(FILE *out)
 	      "A live view of where a running process spends its CPU, like py-spy top and\n"
 	      "perf top: functions by self share (the leaf of the stack) and total share\n"
 	      "(anywhere on it) of the samples of a sliding window, redrawn every second.\n"
-	      "The header gives the sampling rate achieved, the target's CPU use and the\n"
-	      "share of time threads were held stopped, over the window. Quitting detaches\n"
-	      "and leaves the process running as it was found.\n"
+	      "The header gives the sampling rate achieved and the target's CPU use over\n"
+	      "the window, and the observer effect the budget keeps: the most any thread\n"
+	      "was held of its time since top started (gdb's round trip too with -v).\n"
+	      "Quitting detaches and leaves the process running as it was found.\n"
 	      "\n"
 	      "Options:\n"
 	      "  -F, --frequency HZ      samples per second, 1 to 10000 (default 99)\n"
@@ -679,6 +730,15 @@ static int parse_top_options(int argc, char **argv, struct top_options *o)
 
 /* ---- the run ---------------------------------------------------------------------- */
 
+/* The run's note when the machine's load kept the budget out of reach
+ * (sampler_note_budget_missed), as a run's report prints it. */
+static void say_budget_missed(const struct sampler_stats *st)
+{
+	for (int i = 0; i < st->run.notes.n; i++)
+		if (strstr(st->run.notes.text[i], " budget was not kept: "))
+			fprintf(stderr, "xgdbprof: top: %s\n", st->run.notes.text[i]);
+}
+
 /* The last line on stderr, once the terminal is back: what sampling cost,
  * as every run's report says it. */
 static void say_run(const struct top_view *v, const struct sampler_stats *st)
@@ -687,6 +747,23 @@ static void say_run(const struct top_view *v, const struct sampler_stats *st)
 	fprintf(stderr, "xgdbprof: top: sampled process %d for %.1f s at %.1f Hz (%.0f asked); ", (int)v->pid,
 		elapsed, st->frequency_achieved_hz, v->opts->frequency_hz);
 	double summed = elapsed > 0 ? 100.0 * st->run.stopped_s / elapsed : 0;
+	/* The figure the budget keeps, as the run's report words it; gdb's
+	 * round trip only with -v (report_text.c's header does the same). */
+	bool held = v->non_stop && st->held_settled > 0 && isfinite(st->thread_held_max_pct) &&
+		    isfinite(st->held_median_ms);
+	if (held)
+		fprintf(stderr, "observer effect: each thread held at most %.1f%% of its time (the budget's measure: the "
+			"kernel's account); per stop median %.2f ms, p99 %.2f ms", st->thread_held_max_pct,
+			st->held_median_ms, st->held_p99_ms);
+	if (held && cli_globals.verbose)
+		fprintf(stderr, "; gdb's round trip: each thread stopped at most %.1f%% of its time, %.1f%% summed over "
+			"threads; per stop median %.2f ms, p99 %.2f ms", isfinite(st->thread_stopped_max_pct) ?
+			st->thread_stopped_max_pct : 0, summed, st->run.stop_median_ms, st->run.stop_p99_ms);
+	if (held) {
+		fputc('\n', stderr);
+		say_budget_missed(st);
+		return;
+	}
 	if (v->non_stop)
 		fprintf(stderr, "observer effect: each thread stopped at most %.1f%% of its time (one at a time; %.1f%% "
 			"summed over threads)", isfinite(st->thread_stopped_max_pct) ? st->thread_stopped_max_pct : 0,
@@ -697,6 +774,7 @@ static void say_run(const struct top_view *v, const struct sampler_stats *st)
 		fprintf(stderr, "; %s median %.2f ms, p99 %.2f ms", v->non_stop ? "per thread stop" : "per stop",
 			st->run.stop_median_ms, st->run.stop_p99_ms);
 	fputc('\n', stderr);
+	say_budget_missed(st);
 }
 
 int cmd_top(int argc, char **argv)

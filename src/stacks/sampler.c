@@ -885,6 +885,7 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 	memset(st, 0, sizeof *st);
 	st->frequency_asked_hz = cfg->frequency_hz;
 	st->cpu_percent_min = INFINITY;
+	st->thread_held_now_pct = -1;
 	if (cfg->frequency_hz <= 0)
 		return xerr_set(e, "sampling needs a positive frequency");
 	struct sampler sp;
@@ -963,6 +964,7 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 		double elapsed = (double)(now - start) / 1e9;
 		cpu_window_close(&cpu, session_pid(s), now, 1000000000u, st);
 		if (session_non_stop(s)) {
+			st->thread_held_now_pct = sampler_held_max_pct_now(&sp, now);
 			next_tick = next_round_for_thread_budgets(&sp, round_start, next_tick, &thread_budget_lowered);
 		} else {
 			stop_budget_charge(&budget, st->longest_thread_stops_s, now);

@@ -112,6 +112,9 @@ struct sampler_stats {
 	double held_median_ms, held_p99_ms;  /* per settled thread stop; NAN when none settled */
 	uint64_t held_settled;        /* thread stops settled so */
 	double thread_held_max_pct;   /* as thread_stopped_max_pct, of held time: what the non-stop budget bounds */
+	double thread_held_now_pct;   /* non-stop, kept up to date after each round for a sink's tick (top):
+				       * sampler_held_max_pct_now, the same figure so far; -1 until a
+				       * thread has been seen a second */
 	double thread_rate_max_hz;    /* the most stops a second any one thread got */
 	uint64_t ran_rounds;          /* thread-rounds in which a thread had used >= 5% of a CPU since the
 				       * previous round (threads running) */

@@ -159,6 +159,7 @@ void sampler_fold_thread_shares(struct sampler *sp, const struct tracked_thread 
 				uint64_t min_span_ns);
 void sampler_settle_held(struct sampler *sp, struct tracked_thread *t, uint64_t read_ns, uint64_t run_ns,
 			 uint64_t wait_ns);
+double sampler_held_max_pct_now(const struct sampler *sp, uint64_t now);
 void sampler_book_stop(struct sampler *sp, struct tracked_thread *t, uint64_t wall_ns, uint64_t end_ns);
 bool sampler_landing_kept(const struct tracked_thread *t);
 /* Adds a note to st's run when the run's budget figure exceeds the budget

@@ -36,6 +36,22 @@ void sampler_fold_thread_shares(struct sampler *sp, const struct tracked_thread 
 		sp->thread_rate_max_hz = rate;
 }
 
+/* The budget's figure while the run goes on (top's header): the largest
+ * share of its time any thread was held, by the kernel's account, from its
+ * first listing to now; threads gone are in sp->thread_held_max_pct, the
+ * last stop of each thread not settled yet counts at its wall length.
+ * Threads seen for under a second are left out; -1 when none qualifies. */
+double sampler_held_max_pct_now(const struct sampler *sp, uint64_t now)
+{
+	double most = sp->thread_held_max_pct > 0 ? sp->thread_held_max_pct : -1;
+	for (size_t i = 0; i < sp->nthreads; i++) {
+		double share = sampler_thread_share(&sp->threads[i], sp->threads[i].held_ns, now, 1000000000u);
+		if (share > most)
+			most = share;
+	}
+	return most;
+}
+
 /* Settles a thread's last stop against a schedstat read taken since (see
  * tracked_thread): what it really lost, at most the wall stop. The
  * thread's budget, charged the wall stop, gets the difference back. */

@@ -80,6 +80,30 @@ static void test_fold_thread_shares(void)
 	CHECK(near(sp.thread_rate_max_hz, 200.0));
 }
 
+/* top's live figure: the most any thread listed now was held of its time
+ * so far, or any gone thread's folded share, whichever is larger. */
+static void test_held_max_now(void)
+{
+	struct sampler sp;
+	memset(&sp, 0, sizeof sp);
+	struct tracked_thread threads[2] = {
+		seen_thread(1 * (uint64_t)SEC, 90 * MS, 40 * MS, 4),    /* 2 s seen at 3 s: held 2% */
+		seen_thread(2500 * (uint64_t)MS, 0, 200 * MS, 1),      /* 0.5 s seen: left out */
+	};
+	sp.threads = threads;
+	sp.nthreads = 2;
+	uint64_t now = 3 * (uint64_t)SEC;
+	/* none seen a second yet: -1, shown as "measuring" */
+	CHECK(near(sampler_held_max_pct_now(&sp, 1500 * (uint64_t)MS), -1));
+	/* held, not gdb's wall stop (4.5%): the budget's figure */
+	CHECK(near(sampler_held_max_pct_now(&sp, now), 2.0));
+	/* a gone thread's larger share is kept */
+	sp.thread_held_max_pct = 3.5;
+	CHECK(near(sampler_held_max_pct_now(&sp, now), 3.5));
+	/* later, the young thread's 200 ms over 1.5 s (13.3%) leads */
+	CHECK(near(sampler_held_max_pct_now(&sp, 4 * (uint64_t)SEC), 100.0 * 0.2 / 1.5));
+}
+
 /* A thread whose last schedstat read (this tick's plan) was at 1000 ms:
  * 500 ms on a CPU, 100 ms queued. Its budget starts at the stop's end
  * with nothing saved, so the balance is minus what it was charged. */
@@ -329,6 +353,7 @@ int main(void)
 	test_budget_missed();
 	test_thread_share();
 	test_fold_thread_shares();
+	test_held_max_now();
 	test_settle_held();
 	test_landing_kept();
 	test_landing_share();

@@ -359,3 +359,23 @@ fewest_to_hold() {
 		}
 		print k }'
 }
+
+# syscall_table_cell KEY HEADER FILE: the cell of FILE's strace -c table
+# (syscall_table(), recipes/syscalls.recipe) in row KEY under HEADER; empty
+# when the row has none. Cells are right-aligned: one ends where its header
+# ends (errors may be blank). The rows end at the table's second rule.
+syscall_table_cell() {
+	awk -v key="$1" -v col="$2" '
+		!table && $NF == "syscall" && $1 == "%" {
+			rest = $0; at = 0; prev_end = 0
+			while (match(rest, /[^ ]+/)) {
+				end = at + RSTART + RLENGTH - 1
+				if (substr(rest, RSTART, RLENGTH) == col && !to) { from = prev_end + 1; to = end }
+				prev_end = end; at += RSTART + RLENGTH - 1; rest = substr(rest, RSTART + RLENGTH)
+			}
+			table = 1; next
+		}
+		table && /^------/ { if (++rules == 2) exit; next }
+		table && $NF == key { cell = substr($0, from, to - from + 1); gsub(/ /, "", cell); print cell; exit }
+	' "$3"
+}

@@ -19,17 +19,6 @@ PID=$!
 TEST_PIDS="$TEST_PIDS $PID"
 sleep 0.5
 WINDOW=2
-# column KEY HEADER FILE: the cell of the table's row KEY under HEADER.
-column() {
-	awk -v key="$1" -v col="$2" '
-		!table && $NF == "key" && $1 == "%" {
-			for (i = 1; i <= NF; i++) if ($i == col) c = i
-			table = 1; next
-		}
-		table && NF == 0 { exit }
-		table && $NF == key { print $c; exit }
-	' "$3"
-}
 within2x() {  # within2x OURS TRUTH
 	python3 -c "import sys; a, b = float(sys.argv[1] or 0), float(sys.argv[2] or 0); sys.exit(not (b > 0 and b / 2 <= a <= 2 * b))" "$1" "$2"
 }
@@ -46,13 +35,13 @@ for mode in non-stop all-stop; do
 	sed "s/^/# /" "$TMP/$mode.txt" "$TMP/$mode.err" | grep -E "duration|stopped|traced"
 	sleep 0.3
 	strace_window "$TMP/strace-$mode.txt"
-	ours=$(column clock_nanosleep calls "$TMP/$mode.txt")
+	ours=$(syscall_table_cell clock_nanosleep calls "$TMP/$mode.txt")
 	truth=$(st clock_nanosleep 2 "$TMP/strace-$mode.txt")
 	echo "  $mode: clock_nanosleep ours ${ours:-0} in ${WINDOW}s, strace -c -f ${truth:-?} in ${WINDOW}s"
 	check "$mode: clock_nanosleep seen (threads blocked in system calls at attach)" \
 		sh -c "[ '${ours:-0}' -gt 0 ]" || { show "$TMP/$mode.txt"; show "$TMP/$mode.err"; }
 	check "$mode: futex seen (the waiter's timed waits)" \
-		sh -c "[ '$(column futex calls "$TMP/$mode.txt")' -gt 0 ] 2>/dev/null"
+		sh -c "[ '$(syscall_table_cell futex calls "$TMP/$mode.txt")' -gt 0 ] 2>/dev/null"
 	# All-stop exact mode really slows this target (each hit stops every
 	# thread, interrupting their sleeps: ~0.45x strace's rate measured), so
 	# only non-stop's rate is held to strace's.

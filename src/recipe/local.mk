@@ -23,7 +23,9 @@ src_recipe_librecipe_a_SOURCES = \
 	src/recipe/recipe_internal.h \
 	src/recipe/recipe_lex.c \
 	src/recipe/recipe_lex.h \
-	src/recipe/recipe_parse.c
+	src/recipe/recipe_parse.c \
+	src/recipe/syscall_table.c \
+	src/recipe/syscall_table.h
 
 ## The recipe language: lexer, parser, checker, evaluator, maps; `check` and
 ## `recipes` subcommands; shipped recipes; golden, unit and fuzz tests.

@@ -1171,6 +1171,7 @@ void map_table(const struct map *const *maps, size_t nmaps, FILE *out, const str
 	for (size_t i = 0; i < rows; i++)
 		total += (double)map_entry_number(first, sorted[i]);
 	size_t width[1 + 2 * TABLE_MAX_MAPS] = {0};
+	bool few_windows = false;
 	for (size_t c = 0; c < ncols; c++)
 		width[c] = strlen(headers[c]);
 	for (size_t r = 0; r < rows; r++) {
@@ -1192,8 +1193,11 @@ void map_table(const struct map *const *maps, size_t nmaps, FILE *out, const str
 				map_coverage_estimate(coverage, v, &est, &lo, &hi);
 				if (!me)
 					row[c][0] = '\0';
-				else if (coverage->windows > 0 && me->value.windows < MAP_MIN_ESTIMATE_WINDOWS)
-					snprintf(row[c], TABLE_CELL, "?%uw", (unsigned)me->value.windows);
+				else if (coverage->windows > 0 && me->value.windows < MAP_MIN_ESTIMATE_WINDOWS) {
+					/* what was seen is the bound (print() says so in words) */
+					snprintf(row[c], TABLE_CELL, ">=%" PRId64, v);
+					few_windows = true;
+				}
 				else if (coverage->lower_bound)
 					snprintf(row[c], TABLE_CELL, ">=%.0f", lo);
 				else
@@ -1222,8 +1226,9 @@ void map_table(const struct map *const *maps, size_t nmaps, FILE *out, const str
 			100 * coverage->armed_share,
 			coverage->lower_bound ? "; >= only a lower bound (too little CPU time between calls to time them)"
 					      : "; 95% intervals with print()");
-	if (estimated && coverage->windows > 0)
-		fprintf(out, "?Nw: seen in only N of the %zu armed windows, too few to extrapolate\n", coverage->windows);
+	if (few_windows)
+		fprintf(out, ">=N alone: what was seen, in fewer than %d of the %zu armed windows: too few to "
+			"extrapolate\n", MAP_MIN_ESTIMATE_WINDOWS, coverage->windows);
 	free(sorted);
 	free(cells);
 	free(keys);

@@ -56,6 +56,7 @@ enum builtin_id {
  * of report/report_format.h's table). */
 enum action_id {
 	A_PRINT, A_PRINTF, A_CLEAR, A_EXIT, A_REPORT, A_TABLE, A_SNAPSHOT, A_LOCKS,
+	A_SYSCALL_TABLE,
 	A_RENDER,
 };
 struct report_format;

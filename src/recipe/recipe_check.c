@@ -22,7 +22,8 @@
  * action_id; the formats' calls (flamegraph, folded, ...) come from
  * report/report_format.h's table (A_RENDER). */
 static const char *const action_names[] = {
-	"print", "printf", "clear", "exit", "report", "table", "snapshot", "locks", NULL,
+	"print", "printf", "clear", "exit", "report", "table", "snapshot", "locks",
+	"syscall_table", NULL,
 };
 #define NACTIONS (sizeof action_names / sizeof action_names[0] - 1)
 /* The statements listed before the formats' calls in messages. */
@@ -686,6 +687,33 @@ static void check_table(struct checker *c, struct expr *call)
 	}
 }
 
+/* syscall_table(@time_ns, @calls[, @errors[, @kinds]]): numbers keyed by
+ * the call's name; @kinds by the name and the errno's (syscall_table.h). */
+static void check_syscall_table(struct checker *c, struct expr *call)
+{
+	if (call->nargs < 2 || call->nargs > 4) {
+		ERR(c, call->loc, "syscall_table() takes the time and calls maps, then optional errors and error "
+				  "kinds maps, like syscall_table(@time_ns, @calls, @errors, @error_kinds)");
+		return;
+	}
+	static const char *const roles[] = {"time", "calls", "errors", "error kinds"};
+	for (size_t i = 0; i < call->nargs; i++) {
+		struct expr *a = call->args[i];
+		struct map_info *m = shown_whole_map(c, a, "syscall_table() takes whole maps, like "
+							   "syscall_table(@time_ns, @calls)");
+		if (!m || !c->final)
+			continue;
+		size_t want_keys = i == 3 ? 2 : 1;
+		int want = i == 0 ? MAP_AGG_SUM : MAP_AGG_COUNT;
+		if (m->keys_known && m->nkeys != want_keys)
+			ERR(c, a->loc, "@%s is syscall_table()'s %s map: it needs the keys %s (it has %zu)", m->name,
+			    roles[i], i == 3 ? "[syscall.name, syscall.error]" : "[syscall.name] alone", m->nkeys);
+		if (m->agg_known && m->agg != want)
+			ERR(c, a->loc, "@%s is syscall_table()'s %s map: it needs %s", m->name, roles[i],
+			    i == 0 ? "sum(elapsed)" : "count()");
+	}
+}
+
 /* locks(@wait[, @hold[, @withdrawn]]): histograms keyed by the lock's
  * address (an int key), and for @wait the call site (a stack key);
  * @withdrawn takes waits back out of @wait, so it has @wait's keys;
@@ -858,6 +886,9 @@ static void check_call_stmt(struct checker *c, struct stmt *s)
 		break;
 	case A_LOCKS:
 		check_locks(c, call);
+		break;
+	case A_SYSCALL_TABLE:
+		check_syscall_table(c, call);
 		break;
 	case A_RENDER: {
 		if (call->nargs < 1 || call->nargs > 2) {

@@ -11,6 +11,7 @@
 #include "util/compare.h"
 #include "recipe/maps.h"
 #include "recipe/locks_report.h"
+#include "recipe/syscall_table.h"
 #include "procfs/proc.h"
 #include "report/report_format.h"
 #include "util/output_file.h"
@@ -943,6 +944,12 @@ static int exec_stmt(struct recipe_run *run, const struct stmt *s)
 			     top.i > 0 ? (size_t)top.i : 0, title.s, &run->coverage);
 		return EXEC_OK;
 	}
+	case A_SYSCALL_TABLE:
+		syscall_table_report(run->maps[call->args[0]->map->index], run->maps[call->args[1]->map->index],
+				     call->nargs > 2 ? run->maps[call->args[2]->map->index] : NULL,
+				     call->nargs > 3 ? run->maps[call->args[3]->map->index] : NULL, run->out,
+				     &run->coverage);
+		return EXEC_OK;
 	case A_TABLE: {
 		const struct map *maps[8];
 		size_t n = 0;

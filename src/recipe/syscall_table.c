@@ -1,0 +1,173 @@
+/* syscall_table.c — system calls summarised in strace -c's columns
+ * (syscall_table.h). */
+#include "recipe/syscall_table.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/text_escape.h"
+
+struct syscall_row {
+	const struct map_entry *calls;
+	int64_t ncalls, time_ns, nerrors;
+	char estimate[32];
+};
+
+static int by_time_then_calls(const void *a, const void *b)
+{
+	const struct syscall_row *x = a, *y = b;
+	if (x->time_ns != y->time_ns)
+		return x->time_ns > y->time_ns ? -1 : 1;
+	if (x->ncalls != y->ncalls)
+		return x->ncalls > y->ncalls ? -1 : 1;
+	const char *nx = x->calls->keys[0].s ? x->calls->keys[0].s : "";
+	const char *ny = y->calls->keys[0].s ? y->calls->keys[0].s : "";
+	return strcmp(nx, ny);
+}
+
+static int64_t number_for(const struct map *m, const struct map_entry *row)
+{
+	const struct map_entry *e = m ? map_find(m, row->keys) : NULL;
+	return e ? map_entry_number(m, e) : 0;
+}
+
+/* The whole-run estimate of a row's calls, as map_table gives it; true
+ * when it is only a lower bound. */
+static bool estimate_calls(const struct map_coverage *c, const struct map_entry *e, int64_t n, double *out)
+{
+	double est, lo, hi;
+	map_coverage_estimate(c, n, &est, &lo, &hi);
+	if (c->windows > 0 && e->value.windows < MAP_MIN_ESTIMATE_WINDOWS) {
+		*out = (double)n;
+		return true;
+	}
+	*out = c->lower_bound ? lo : est;
+	return c->lower_bound;
+}
+
+/* "errors of futex: ETIMEDOUT 530, EAGAIN 7": a row's errors by errno,
+ * most first, on a line of its own under the table (the row's last field
+ * stays the call's name, as in strace's). */
+static void put_error_kinds(FILE *out, const struct map *kinds, const struct map_entry **sorted, const char *name)
+{
+	bool any = false;
+	for (size_t i = map_len(kinds); i-- > 0;) {
+		const struct map_entry *e = sorted[i];
+		if (!e->keys[0].s || strcmp(e->keys[0].s, name) != 0)
+			continue;
+		if (!any) {
+			fputs("errors of ", out);
+			text_put(out, name, TEXT_FORM_TERMINAL);
+			fputs(":", out);
+		}
+		fputs(any ? ", " : " ", out);
+		text_put(out, e->keys[1].s ? e->keys[1].s : "?", TEXT_FORM_TERMINAL);
+		fprintf(out, " %" PRId64, map_entry_number(kinds, e));
+		any = true;
+	}
+	if (any)
+		fputc('\n', out);
+}
+
+static void put_rule(FILE *out, bool estimated, int est_width)
+{
+	fputs("------ ----------- ----------- --------- --------- ", out);
+	if (estimated) {
+		for (int i = 0; i < est_width; i++)
+			fputc('-', out);
+		fputc(' ', out);
+	}
+	fputs("----------------\n", out);
+}
+
+void syscall_table_report(const struct map *time_ns, const struct map *calls, const struct map *errors,
+			  const struct map *kinds, FILE *out, const struct map_coverage *coverage)
+{
+	bool estimated = coverage && coverage->armed_share > 0 && coverage->armed_share < 1;
+	size_t n = map_len(calls);
+	struct syscall_row *rows = calloc(n ? n : 1, sizeof *rows);
+	if (!rows) {
+		fputs("(out of memory printing the system call table)\n", out);
+		return;
+	}
+	int64_t total_time = 0, total_calls = 0, total_errors = 0;
+	double total_estimate = 0;
+	bool total_bounded = false;
+	int est_width = (int)strlen("est. calls");
+	for (size_t i = 0; i < n; i++) {
+		struct syscall_row *r = &rows[i];
+		r->calls = map_entry_at(calls, i);
+		r->ncalls = map_entry_number(calls, r->calls);
+		r->time_ns = number_for(time_ns, r->calls);
+		r->nerrors = number_for(errors, r->calls);
+		total_time += r->time_ns;
+		total_calls += r->ncalls;
+		total_errors += r->nerrors;
+		if (estimated) {
+			double est;
+			bool bounded = estimate_calls(coverage, r->calls, r->ncalls, &est);
+			snprintf(r->estimate, sizeof r->estimate, "%s%.0f", bounded ? ">=" : "", est);
+			total_estimate += est;
+			total_bounded |= bounded;
+			if ((int)strlen(r->estimate) > est_width)
+				est_width = (int)strlen(r->estimate);
+		}
+	}
+	qsort(rows, n, sizeof *rows, by_time_then_calls);
+	char total_est[32] = "";
+	if (estimated) {
+		snprintf(total_est, sizeof total_est, "%s%.0f", total_bounded ? ">=" : "", total_estimate);
+		if ((int)strlen(total_est) > est_width)
+			est_width = (int)strlen(total_est);
+	}
+
+	fprintf(out, "%6s %11s %11s %9s %9s ", "% time", "seconds", "usecs/call", "calls", "errors");
+	if (estimated)
+		fprintf(out, "%*s ", est_width, "est. calls");
+	fputs("syscall\n", out);
+	put_rule(out, estimated, est_width);
+	for (size_t i = 0; i < n; i++) {
+		const struct syscall_row *r = &rows[i];
+		const char *name = r->calls->keys[0].s ? r->calls->keys[0].s : "?";
+		char errors_text[24] = "";
+		if (r->nerrors > 0)
+			snprintf(errors_text, sizeof errors_text, "%" PRId64, r->nerrors);
+		fprintf(out, "%6.2f %11.6f %11" PRId64 " %9" PRId64 " %9s ",
+			total_time > 0 ? 100.0 * (double)r->time_ns / (double)total_time : 0.0, (double)r->time_ns / 1e9,
+			r->ncalls > 0 ? r->time_ns / r->ncalls / 1000 : 0, r->ncalls, errors_text);
+		if (estimated)
+			fprintf(out, "%*s ", est_width, r->estimate);
+		text_put(out, name, TEXT_FORM_TERMINAL);
+		fputc('\n', out);
+	}
+	if (!n)
+		fputs("(no system calls seen)\n", out);
+	put_rule(out, estimated, est_width);
+	char errors_text[24] = "";
+	if (total_errors > 0)
+		snprintf(errors_text, sizeof errors_text, "%" PRId64, total_errors);
+	fprintf(out, "%6.2f %11.6f %11" PRId64 " %9" PRId64 " %9s ", total_time > 0 ? 100.0 : 0.0,
+		(double)total_time / 1e9, total_calls > 0 ? total_time / total_calls / 1000 : 0, total_calls, errors_text);
+	if (estimated)
+		fprintf(out, "%*s ", est_width, total_est);
+	fputs("total\n", out);
+	const struct map_entry **kinds_sorted = kinds && map_nkeys(kinds) == 2 ? map_sorted(kinds) : NULL;
+	for (size_t i = 0; kinds_sorted && i < n; i++)
+		if (rows[i].nerrors > 0 || !errors)
+			put_error_kinds(out, kinds, kinds_sorted, rows[i].calls->keys[0].s ? rows[i].calls->keys[0].s : "?");
+	free(kinds_sorted);
+	fputs("seconds: wall clock from each call's entry to its return as gdb reported them, our stops taken out "
+	      "(strace -c -w's measure); a call that takes less than gdb takes to report its return (~1 ms) shows "
+	      "that delay, not the kernel's time\n", out);
+	if (estimated) {
+		fprintf(out, "est. calls: the whole run, from the %.2g%% of the target's CPU time the probes were armed "
+			"(the other columns are what those windows saw)", 100 * coverage->armed_share);
+		if (total_bounded)
+			fputs("; >=N only a lower bound: too little CPU time between calls to time them against our "
+			      "stops, or seen in too few armed windows to extrapolate", out);
+		fputs("\n", out);
+	}
+	free(rows);
+}

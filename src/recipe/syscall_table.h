@@ -1,0 +1,36 @@
+/* syscall_table.h — the `syscall_table(@time_ns, @calls[, @errors[, @kinds]])`
+ * report: a system call summary in `strace -c`'s columns and order, so a
+ * user can read it beside strace's.
+ *
+ * @time_ns is a SUM map of time spent in the calls (ns), @calls a COUNT
+ * map, @errors (NULL: none) a COUNT map of failed calls, all keyed by the
+ * call's name alone; @kinds (NULL: none) a COUNT map keyed by the name and
+ * the errno's name. Rows are sorted by time, most first, then calls, then
+ * name, and a `total` row ends the table:
+ *
+ *   % time     seconds  usecs/call     calls    errors syscall
+ *   ------ ----------- ----------- --------- --------- ----------------
+ *    96.50    0.092072        6138        15         3 futex
+ *   ------ ----------- ----------- --------- --------- ----------------
+ *   100.00    0.095411        5962        16         3 total
+ *   errors of futex: EAGAIN 3
+ *
+ * Under a budget (coverage's armed_share in (0, 1)) the figures are what
+ * the armed windows saw, and a column `est. calls` before `syscall` gives
+ * each call's whole-run estimate: N, or `>=N` when only a lower bound can
+ * be given (too little CPU time between calls to time them, or seen in
+ * fewer than MAP_MIN_ESTIMATE_WINDOWS windows: then N is what was seen).
+ * Lines under the table say which. Names come from the target's kernel
+ * tables, not the target: printed as they are. Never fails; out of memory
+ * prints a line saying so. */
+#ifndef XGDBPROF_SYSCALL_TABLE_H
+#define XGDBPROF_SYSCALL_TABLE_H
+
+#include <stdio.h>
+
+#include "recipe/maps.h"
+
+void syscall_table_report(const struct map *time_ns, const struct map *calls, const struct map *errors,
+			  const struct map *kinds, FILE *out, const struct map_coverage *coverage);
+
+#endif

@@ -97,7 +97,8 @@ counter() {
 	esac
 }
 # rate LEAF FILE: "rate low high" summed over @bytes' entries whose stack
-# starts at LEAF (bytes/s; the bounds summed: a conservative interval); a
+# starts at LEAF (bytes/s; the bounds summed: a conservative interval; an
+# entry printed "est. N (95% LO–HI) · R/s" gets LO and HI scaled by R/N); a
 # lower bound ("at least N/s": calls too close together to time) gives
 # "N N inf"
 rate() {
@@ -105,7 +106,14 @@ rate() {
 		index($0, "@bytes[") == 1 { want = 1; first = 1; next }
 		want && first { first = 0; hit = ($1 == leaf); next }
 		want && /^\]: / {
-			if (hit && match($0, / [0-9.e+]+\/s \(95% [0-9.e+]+.[^0-9]*[0-9.e+]+\)/)) {
+			if (hit && match($0, /est\. [0-9.e+]+ \(95% [0-9.e+]+[^0-9]+[0-9.e+]+\) · [0-9.e+]+\/s/)) {
+				# "est. N (95% LO–HI) · R/s": the interval of the rate is the
+				# one of the estimate, scaled as the rate is
+				t = substr($0, RSTART + 5, RLENGTH - 5)
+				gsub(/[^0-9.e+]+/, " ", t)
+				split(t, f, " ")   # est, 95, low, high, rate
+				if (f[1] > 0) { r += f[5]; lo += f[3] * f[5] / f[1]; hi += f[4] * f[5] / f[1]; n++ }
+			} else if (hit && match($0, / [0-9.e+]+\/s \(95% [0-9.e+]+.[^0-9]*[0-9.e+]+\)/)) {
 				t = substr($0, RSTART, RLENGTH)
 				gsub(/[^0-9.e+]+/, " ", t)
 				split(t, f, " ")   # rate, 95, low, high

@@ -233,7 +233,7 @@ static void put_first_fitting(FILE *out, const struct top_view *v, int row, char
 /* The observer effect as every report words it: in non-stop mode the
  * figure the budget keeps, each thread's share of its time held by the
  * kernel's account since top started (the budget's own span); gdb's round
- * trip over the window only with -v, on a line of its own (verbose_line). */
+ * trip over the window only with -v, on a line of its own (verbose). */
 static void describe_stops(char texts[][512], size_t *n, char verbose[][512], size_t *nverbose,
 			   const struct top_view *v, double seconds, const struct top_mark *from,
 			   const struct top_mark *to)

@@ -861,6 +861,11 @@ void map_estimate(int64_t n, double coverage, double *estimate, double *low, dou
 	*high = hi / coverage;
 }
 
+bool map_coverage_too_few_windows(const struct map_coverage *c, const struct map_value *v)
+{
+	return c->windows > 0 && v->windows < MAP_MIN_ESTIMATE_WINDOWS;
+}
+
 void map_coverage_estimate(const struct map_coverage *c, int64_t n, double *estimate, double *low, double *high)
 {
 	map_estimate(n, c->armed_share, estimate, low, high);
@@ -994,7 +999,7 @@ static void print_estimate(FILE *out, const struct map_value *v, bool is_sum, co
 	} else {
 		fprintf(out, " %" PRId64 " measured", is_sum ? v->sum : n);
 	}
-	if (c->windows > 0 && v->windows < MAP_MIN_ESTIMATE_WINDOWS) {
+	if (map_coverage_too_few_windows(c, v)) {
 		fprintf(out, " · est. at least %" PRId64 " (what was measured: seen in only %u of %zu armed windows, too few "
 			"to extrapolate, its calls may have come in bursts those windows caught), probes armed %.2g%% of the "
 			"target's CPU time\n", is_sum ? v->sum : n, (unsigned)v->windows, c->windows, 100 * c->armed_share);
@@ -1050,7 +1055,7 @@ static void print_live(FILE *out, const struct map_value *v, const struct map_co
 		map_coverage_estimate(c, (int64_t)l->live, &est, &lo, &hi);
 		double bound = l->bounded ? (double)l->bound_bytes : INFINITY;
 		/* seen in few windows: a burst, as when the bound is exceeded */
-		bool burst = c->windows > 0 && v->windows < MAP_MIN_ESTIMATE_WINDOWS;
+		bool burst = map_coverage_too_few_windows(c, v);
 		if (lo * mean > bound || (burst && l->bounded)) {
 			print_live_capped(out, l, est * mean, lo * mean, c);
 			fputc('\n', out);
@@ -1193,7 +1198,7 @@ void map_table(const struct map *const *maps, size_t nmaps, FILE *out, const str
 				map_coverage_estimate(coverage, v, &est, &lo, &hi);
 				if (!me)
 					row[c][0] = '\0';
-				else if (coverage->windows > 0 && me->value.windows < MAP_MIN_ESTIMATE_WINDOWS) {
+				else if (map_coverage_too_few_windows(coverage, &me->value)) {
 					/* what was seen is the bound (print() says so in words) */
 					snprintf(row[c], TABLE_CELL, ">=%" PRId64, v);
 					few_windows = true;

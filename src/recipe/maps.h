@@ -251,6 +251,9 @@ void map_coverage_estimate(const struct map_coverage *c, int64_t n, double *esti
  * measured (its calls may have come in a burst the windows happened to
  * catch). */
 #define MAP_MIN_ESTIMATE_WINDOWS 3
+/* True when an entry's updates fell in too few of c's armed windows for an
+ * estimate (c counts windows: a run under a budget). */
+bool map_coverage_too_few_windows(const struct map_coverage *c, const struct map_value *v);
 
 /* Appends the text of one stack frame ("func (file:line) [inlined]") to out. */
 void map_format_frame(const struct frame *f, FILE *out);

@@ -39,7 +39,7 @@ static bool estimate_calls(const struct map_coverage *c, const struct map_entry 
 {
 	double est, lo, hi;
 	map_coverage_estimate(c, n, &est, &lo, &hi);
-	if (c->windows > 0 && e->value.windows < MAP_MIN_ESTIMATE_WINDOWS) {
+	if (map_coverage_too_few_windows(c, &e->value)) {
 		*out = (double)n;
 		return true;
 	}
@@ -80,6 +80,24 @@ static void put_rule(FILE *out, bool estimated, int est_width)
 		fputc(' ', out);
 	}
 	fputs("----------------\n", out);
+}
+
+/* One row in strace's columns: the share of total_ns, seconds, usecs per
+ * call, calls, errors (blank when none), the estimate when estimated, then
+ * the name (target text: escaped). */
+static void put_row(FILE *out, int64_t time_ns, int64_t total_ns, int64_t calls, int64_t errors,
+		    const char *estimate, int est_width, const char *name)
+{
+	char errors_text[24] = "";
+	if (errors > 0)
+		snprintf(errors_text, sizeof errors_text, "%" PRId64, errors);
+	fprintf(out, "%6.2f %11.6f %11" PRId64 " %9" PRId64 " %9s ",
+		total_ns > 0 ? 100.0 * (double)time_ns / (double)total_ns : 0.0, (double)time_ns / 1e9,
+		calls > 0 ? time_ns / calls / 1000 : 0, calls, errors_text);
+	if (estimate)
+		fprintf(out, "%*s ", est_width, estimate);
+	text_put(out, name, TEXT_FORM_TERMINAL);
+	fputc('\n', out);
 }
 
 void syscall_table_report(const struct map *time_ns, const struct map *calls, const struct map *errors,
@@ -130,29 +148,13 @@ void syscall_table_report(const struct map *time_ns, const struct map *calls, co
 	put_rule(out, estimated, est_width);
 	for (size_t i = 0; i < n; i++) {
 		const struct syscall_row *r = &rows[i];
-		const char *name = r->calls->keys[0].s ? r->calls->keys[0].s : "?";
-		char errors_text[24] = "";
-		if (r->nerrors > 0)
-			snprintf(errors_text, sizeof errors_text, "%" PRId64, r->nerrors);
-		fprintf(out, "%6.2f %11.6f %11" PRId64 " %9" PRId64 " %9s ",
-			total_time > 0 ? 100.0 * (double)r->time_ns / (double)total_time : 0.0, (double)r->time_ns / 1e9,
-			r->ncalls > 0 ? r->time_ns / r->ncalls / 1000 : 0, r->ncalls, errors_text);
-		if (estimated)
-			fprintf(out, "%*s ", est_width, r->estimate);
-		text_put(out, name, TEXT_FORM_TERMINAL);
-		fputc('\n', out);
+		put_row(out, r->time_ns, total_time, r->ncalls, r->nerrors, estimated ? r->estimate : NULL, est_width,
+			r->calls->keys[0].s ? r->calls->keys[0].s : "?");
 	}
 	if (!n)
 		fputs("(no system calls seen)\n", out);
 	put_rule(out, estimated, est_width);
-	char errors_text[24] = "";
-	if (total_errors > 0)
-		snprintf(errors_text, sizeof errors_text, "%" PRId64, total_errors);
-	fprintf(out, "%6.2f %11.6f %11" PRId64 " %9" PRId64 " %9s ", total_time > 0 ? 100.0 : 0.0,
-		(double)total_time / 1e9, total_calls > 0 ? total_time / total_calls / 1000 : 0, total_calls, errors_text);
-	if (estimated)
-		fprintf(out, "%*s ", est_width, total_est);
-	fputs("total\n", out);
+	put_row(out, total_time, total_time, total_calls, total_errors, estimated ? total_est : NULL, est_width, "total");
 	const struct map_entry **kinds_sorted = kinds && map_nkeys(kinds) == 2 ? map_sorted(kinds) : NULL;
 	for (size_t i = 0; kinds_sorted && i < n; i++)
 		if (rows[i].nerrors > 0 || !errors)

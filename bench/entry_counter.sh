@@ -29,7 +29,7 @@ prog=$tmp/cs.progress
 "$cs" 100000 --progress "$prog" >/dev/null 2>&1 &
 target_pid=$!
 sleep 1
-rate() { local a b; a=$(cat "$prog"); sleep "$window"; b=$(cat "$prog"); echo $(( (b - a) / window )); }
+rate() { local a b; a=$(head -n 1 "$prog"); sleep "$window"; b=$(head -n 1 "$prog"); echo $(( (b - a) / window )); }
 measure() {
 	local opts
 	case "$1" in

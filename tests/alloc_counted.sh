@@ -71,4 +71,60 @@ if command -v go >/dev/null 2>&1; then
 	check "go tool pprof -sample_index=alloc_space: churn_page's bytes within 2x of the program's own" \
 		within_2x "${space%.*}" "$bytes"
 fi
+
+# The demo (the sled cache service, README): two workers insert into their
+# trees; each leaf split allocates the upper half (split_off: malloc) and
+# each insert into a full leaf grows it (realloc), ~70 k of each a second
+# per worker. Its global allocator counts every call by thread, the truth
+# here. Before, realloc got no counter (libc's .bss tail went to valloc
+# and pvalloc, named first) and its stacks printed only lower bounds, 10x
+# under; and the service's own GlobalAlloc frame hid Tree::insert.
+"$FIXTURES/cache-service" 120 --progress "$TMP/cs.progress" >/dev/null 2>&1 &
+CS=$!
+echo "$CS" >>"$TMP/pids"
+wait_for_file "$TMP/cs.progress"
+sleep 1
+cp "$TMP/cs.progress" "$TMP/cs.before"
+COLUMNS=10000 "$XGDBPROF" -d 4s --recipe alloc -o "$TMP/cs.out.d" "$CS" >"$TMP/cs.out" 2>"$TMP/cs.err"
+rc=$?
+cp "$TMP/cs.progress" "$TMP/cs.after"
+check "demo: alloc ran (rc $rc)" test "$rc" = 0 || show "$TMP/cs.err"
+check "demo: realloc is counted in the target" grep -q "counter at .*(realloc)\|counted in the target at [0-9]* of" "$TMP/cs.err" ||
+	true
+# progress FILE KIND ROLE FIELD: a count of the demo's ("alloc insert-worker CALLS BYTES")
+progress() { awk -v k="$2" -v r="$3" -v f="$4" '$1 == k && $2 == r { print $(f == "calls" ? 3 : 4) }' "$1"; }
+seconds=$(awk '$1 == "elapsed_ns" { t[FILENAME] = $2 } END { printf "%.3f", (t[ARGV[2]] - t[ARGV[1]]) / 1e9 }' \
+	"$TMP/cs.before" "$TMP/cs.after")
+tree=$TOP_SRCDIR/tests/fixtures/sled/tree.rs
+split_line=$(grep -n 'LINE: split-leaf' "$tree" | cut -d: -f1)
+grow_line=$(grep -n 'LINE: grow-leaf' "$tree" | cut -d: -f1)
+# rate MAP WORKER LINE: the per-second estimate of the @MAP entry whose
+# leaf is Tree::insert at tree.rs:LINE, called from WORKER
+rate() {
+	awk -v map="@$1[" -v worker="cache_service::$2 (" -v leaf="tree.rs:$3)" '
+		index($0, map) == 1 { inside = 1; first = 1; w = 0; l = 0; next }
+		inside && first { first = 0; l = index($0, "sled::tree::Tree::insert (") && index($0, leaf) }
+		inside && index($0, worker) { w = 1 }
+		inside && /^\]: / {
+			if (w && l && !index($0, "at least") && match($0, /· [0-9.e+]+\/s/)) { print substr($0, RSTART + 3, RLENGTH - 5) + 0; exit }
+			inside = 0
+		}' "$TMP/cs.out"
+}
+within_2x_real() { [ -n "$1" ] && awk -v e="$1" -v t="$2" 'BEGIN { exit !(t > 0 && e <= 2 * t && t <= 2 * e) }'; }
+for worker in insert_worker session_worker; do
+	role=${worker/_/-}
+	for kind in alloc realloc; do
+		line=$split_line what="split_off (malloc)"
+		[ "$kind" = realloc ] && line=$grow_line what="the leaf's growth (realloc)"
+		calls=$(awk -v a="$(progress "$TMP/cs.before" "$kind" "$role" calls)" -v b="$(progress "$TMP/cs.after" "$kind" "$role" calls)" \
+			-v s="$seconds" 'BEGIN { printf "%.0f", (b - a) / s }')
+		bytes=$(awk -v a="$(progress "$TMP/cs.before" "$kind" "$role" bytes)" -v b="$(progress "$TMP/cs.after" "$kind" "$role" bytes)" \
+			-v s="$seconds" 'BEGIN { printf "%.0f", (b - a) / s }')
+		est_calls=$(rate allocs "$worker" "$line")
+		est_bytes=$(rate bytes "$worker" "$line")
+		echo "# demo $worker, $what at tree.rs:$line: est. ${est_calls:-none} allocations/s, ${est_bytes:-none} B/s; its own ${calls} and ${bytes}"
+		check "demo $worker: $what, allocations/s within 2x of the service's own count" within_2x_real "$est_calls" "$calls"
+		check "demo $worker: $what, bytes/s within 2x of the service's own" within_2x_real "$est_bytes" "$bytes"
+	done
+done
 finish

@@ -212,7 +212,8 @@ PARALLEL_SAFE_TESTS += tests/jemalloc_heap.sh tests/alloc_jemalloc.sh tests/allo
 	tests/locks_malloc_arena.sh tests/locks_output_dir.sh tests/async_names.sh \
 	tests/shipped_recipes.sh tests/svg_chromium.sh tests/stripped_name.sh \
 	tests/editor_links.sh tests/prometheus.sh tests/trace_counted.sh tests/heap_burst.sh \
-	tests/heap_snapshot.sh tests/glibc_heap_growth.sh tests/alloc.sh tests/trace_nonstop.sh
+	tests/heap_snapshot.sh tests/glibc_heap_growth.sh tests/alloc.sh tests/trace_nonstop.sh \
+	tests/heap_census.sh
 ## Also two at a time (2026-12-04, to keep ./dev test within 15 minutes):
 ## reliability tests whose checks are states (left running, stopped,
 ## detached, code bytes, what stderr says) with waits of seconds, which

@@ -22,6 +22,22 @@
 #define TCACHE_MAX_CHUNK 0x410u      /* the largest chunk the 64 tcache bins take */
 #define TCACHE_STRUCT_CHUNK 0x290u   /* sizeof (tcache_perthread_struct) as a chunk, glibc >= 2.30 */
 
+/* A thread arena's heap: a mapping of up to HEAP_MAX_SIZE (64 MiB on
+ * 64-bit glibc) aligned to it, starting with a heap_info whose first words
+ * are the arena, the previous heap and the heap's size (its top chunk ends
+ * there); the arena's first heap holds its malloc_state next. */
+#define THREAD_HEAP_MAX (64ull << 20)
+#define MALLOC_STATE_BYTES 2200u     /* sizeof (struct malloc_state), glibc 2.26 to 2.40, 64-bit */
+
+/* One heap's census: the sizes of its chunks that look allocated, sorted;
+ * state 1 walked, -1 failed. */
+struct heap_census {
+	uint64_t base;                /* 0: the main heap */
+	uint64_t *in_use;
+	size_t nin_use, in_use_cap;
+	int state;
+};
+
 struct glibc_heap {
 	int fd;
 	const char *why;
@@ -31,12 +47,11 @@ struct glibc_heap {
 	bool key_known;
 	int threads;
 	pid_t pid;
-	/* the census (glibc_heap_in_use_chunks): the main heap's range, and the
-	 * sizes of its chunks that look allocated, sorted; census_done < 0: failed */
+	/* the census (glibc_heap_in_use_chunks): the main heap's range, and
+	 * each heap walked so far (the main heap's first) */
 	uint64_t heap_lo, heap_hi;
-	uint64_t *in_use;
-	size_t nin_use, in_use_cap;
-	int census_done;
+	struct heap_census *heaps;
+	size_t nheaps, heaps_cap;
 };
 
 static bool read_at(const struct glibc_heap *h, uint64_t addr, void *buf, size_t len, bool *unmapped)
@@ -158,7 +173,9 @@ void glibc_heap_close(struct glibc_heap *h)
 		return;
 	close(h->fd);
 	free(h->tcached);
-	free(h->in_use);
+	for (size_t i = 0; i < h->nheaps; i++)
+		free(h->heaps[i].in_use);
+	free(h->heaps);
 	free(h);
 }
 
@@ -218,13 +235,13 @@ enum heap_state glibc_heap_test(struct glibc_heap *h, uint64_t ptr, int64_t size
 struct census_reader {
 	const struct glibc_heap *h;
 	unsigned char buf[CENSUS_BLOCK];
-	uint64_t at, len;
+	uint64_t at, len, end;
 };
 
 static bool census_word(struct census_reader *r, uint64_t addr, uint64_t *w)
 {
 	if (addr < r->at || addr + 8 > r->at + r->len) {
-		uint64_t want = r->h->heap_hi - addr < CENSUS_BLOCK ? r->h->heap_hi - addr : CENSUS_BLOCK;
+		uint64_t want = r->end - addr < CENSUS_BLOCK ? r->end - addr : CENSUS_BLOCK;
 		ssize_t n = pread(r->h->fd, r->buf, want, (off_t)addr);
 		if (n < 8)
 			return false;
@@ -235,72 +252,125 @@ static bool census_word(struct census_reader *r, uint64_t addr, uint64_t *w)
 	return true;
 }
 
-static int census(struct glibc_heap *h)
+/* Walks the chunks from first to the top chunk, which ends at end (exactly,
+ * when exact_end: a thread heap's top ends at its heap_info's size), and
+ * pushes the size of each that looks allocated. 0, or -1 when the words
+ * are not a chain of chunks from first (c->in_use then holds garbage). */
+static int walk_chunks(struct census_reader *r, uint64_t first, uint64_t end, bool exact_end, struct heap_census *c)
+{
+	uint64_t p = first, w;
+	c->nin_use = 0;
+	for (;;) {
+		if (!census_word(r, p + 8, &w))
+			return -1;
+		uint64_t size = w & ~(uint64_t)SIZE_BITS;
+		if (size < MIN_CHUNK || (size & 15) || size > end - p)
+			return -1;   /* not a chain of chunks: nothing can be counted */
+		uint64_t next = p + size;
+		if (next == end || (!exact_end && next + 16 > end))
+			return 0;    /* p is the top chunk */
+		if (next + 16 > end)
+			return -1;
+		if (!census_word(r, next + 8, &w))
+			return -1;
+		if ((w & PREV_INUSE) && ARRAY_PUSH(c->in_use, c->nin_use, c->in_use_cap, size) < 0)
+			return -1;
+		p = next;
+	}
+}
+
+static int census_main(struct glibc_heap *h, struct census_reader *r, struct heap_census *c)
 {
 	main_heap_range(h->pid, &h->heap_lo, &h->heap_hi);
 	if (h->why || !h->heap_lo || h->heap_hi <= h->heap_lo || h->heap_hi - h->heap_lo > CENSUS_MAX_HEAP)
 		return -1;
-	struct census_reader *r = calloc(1, sizeof *r);
-	if (!r)
-		return -1;
-	r->h = h;
+	r->end = h->heap_hi;
 	/* the first chunk: the tcache's, where walk_main_tcache found it */
-	uint64_t p = 0, w;
-	for (uint64_t off = 0; off <= 64 && !p; off += 16)
+	uint64_t w;
+	for (uint64_t off = 0; off <= 64; off += 16)
 		if (census_word(r, h->heap_lo + off + 8, &w) && (w & ~(uint64_t)SIZE_BITS) == TCACHE_STRUCT_CHUNK)
-			p = h->heap_lo + off;
-	int rc = p ? 0 : -1;
-	while (rc == 0) {
-		if (!census_word(r, p + 8, &w)) {
-			rc = -1;
-			break;
-		}
-		uint64_t size = w & ~(uint64_t)SIZE_BITS;
-		if (size < MIN_CHUNK || (size & 15) || size > h->heap_hi - p) {
-			rc = -1;   /* not a chain of chunks: nothing can be counted */
-			break;
-		}
-		uint64_t next = p + size;
-		if (next + 16 > h->heap_hi)
-			break;     /* p is the top chunk */
-		if (!census_word(r, next + 8, &w)) {
-			rc = -1;
-			break;
-		}
-		if (w & PREV_INUSE) {
-			if (ARRAY_PUSH(h->in_use, h->nin_use, h->in_use_cap, size) < 0) {
-				rc = -1;
-				break;
-			}
-		}
-		p = next;
-	}
-	free(r);
-	if (rc == 0 && h->nin_use)
-		qsort(h->in_use, h->nin_use, sizeof *h->in_use, cmp_u64);
-	return rc;
+			return walk_chunks(r, h->heap_lo + off, h->heap_hi, false, c);
+	return -1;
 }
 
-int64_t glibc_heap_in_use_chunks(struct glibc_heap *h, int64_t chunk)
+/* A thread arena's heap at base. Its chunks start after the heap_info (and,
+ * in the arena's first heap, after the malloc_state that follows it): the
+ * start is the 16-aligned place near there from which the chunks chain to
+ * the heap's end exactly. An older heap of an arena that grew past 64 MiB
+ * ends in fenceposts and fails (its chunks are then not counted). */
+static int census_thread_heap(struct glibc_heap *h, struct census_reader *r, struct heap_census *c)
 {
-	if (!h->census_done)
-		h->census_done = census(h) == 0 ? 1 : -1;
-	if (h->census_done < 0 || chunk <= 0)
+	uint64_t info[3];   /* ar_ptr, prev, size */
+	if (!read_at(h, c->base, info, sizeof info, NULL) || info[2] < 4096 || info[2] > THREAD_HEAP_MAX)
+		return -1;
+	uint64_t end = c->base + info[2], expected;
+	r->end = end;
+	if (info[0] > c->base && info[0] < c->base + 4096)
+		expected = (info[0] + MALLOC_STATE_BYTES + 15) & ~(uint64_t)15;
+	else
+		expected = (c->base + 40 + 15) & ~(uint64_t)15;   /* heap_info: 5 words and padding */
+	/* where glibc puts it, then nearby (another version's struct sizes) */
+	for (int step = 0; step <= 16; step++) {
+		int64_t off = (step % 2 ? 1 : -1) * (int64_t)((step + 1) / 2) * 16;
+		uint64_t first = expected + (uint64_t)off;
+		if (first > c->base + 16 && first < end && walk_chunks(r, first, end, true, c) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+/* The census of the heap at base (0: the main heap), walked at the first
+ * call; NULL when it could not be. */
+static const struct heap_census *heap_census(struct glibc_heap *h, uint64_t base)
+{
+	for (size_t i = 0; i < h->nheaps; i++)
+		if (h->heaps[i].base == base)
+			return h->heaps[i].state > 0 ? &h->heaps[i] : NULL;
+	struct heap_census fresh = { .base = base };
+	if (ARRAY_PUSH(h->heaps, h->nheaps, h->heaps_cap, fresh) < 0)
+		return NULL;
+	struct heap_census *c = &h->heaps[h->nheaps - 1];
+	struct census_reader *r = calloc(1, sizeof *r);
+	c->state = -1;
+	if (r) {
+		r->h = h;
+		int rc = base ? census_thread_heap(h, r, c) : census_main(h, r, c);
+		free(r);
+		c->state = rc == 0 ? 1 : -1;
+	}
+	if (c->state < 0) {
+		free(c->in_use);
+		c->in_use = NULL;
+		c->nin_use = c->in_use_cap = 0;
+		return NULL;
+	}
+	if (c->nin_use)
+		qsort(c->in_use, c->nin_use, sizeof *c->in_use, cmp_u64);
+	return c;
+}
+
+int64_t glibc_heap_in_use_chunks(struct glibc_heap *h, int64_t chunk_class)
+{
+	if (chunk_class <= 0)
+		return -1;
+	uint64_t base = (uint64_t)chunk_class & ~(THREAD_HEAP_MAX - 1), chunk = (uint64_t)chunk_class & (THREAD_HEAP_MAX - 1);
+	const struct heap_census *c = heap_census(h, base);
+	if (!c || !chunk)
 		return -1;
 	/* the first and one past the last entry equal to chunk */
-	size_t lo = 0, hi = h->nin_use;
+	size_t lo = 0, hi = c->nin_use;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (h->in_use[mid] < (uint64_t)chunk)
+		if (c->in_use[mid] < chunk)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	size_t first = lo;
-	hi = h->nin_use;
+	hi = c->nin_use;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (h->in_use[mid] <= (uint64_t)chunk)
+		if (c->in_use[mid] <= chunk)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -310,12 +380,19 @@ int64_t glibc_heap_in_use_chunks(struct glibc_heap *h, int64_t chunk)
 
 int64_t glibc_heap_chunk_class(struct glibc_heap *h, uint64_t ptr)
 {
-	if (!h->census_done)
-		h->census_done = census(h) == 0 ? 1 : -1;
-	if (h->census_done < 0 || ptr < h->heap_lo + 16 || ptr >= h->heap_hi || (ptr & 15))
+	if (h->why || ptr < 16 || (ptr & 15))
 		return -1;
 	uint64_t w;
-	if (!read_word(h, ptr - 8, &w) || (w & (IS_MMAPPED | NON_MAIN_ARENA)))
+	if (!read_word(h, ptr - 8, &w) || (w & IS_MMAPPED))
 		return -1;
-	return (int64_t)(w & ~(uint64_t)SIZE_BITS);
+	uint64_t chunk = w & ~(uint64_t)SIZE_BITS;
+	if (chunk < MIN_CHUNK || chunk >= THREAD_HEAP_MAX)
+		return -1;
+	if (!(w & NON_MAIN_ARENA)) {
+		if (!heap_census(h, 0) || ptr < h->heap_lo + 16 || ptr >= h->heap_hi)
+			return -1;
+		return (int64_t)chunk;
+	}
+	/* a thread arena's chunk: its heap is the 64 MiB-aligned mapping around it */
+	return (int64_t)((ptr & ~(THREAD_HEAP_MAX - 1)) | chunk);
 }

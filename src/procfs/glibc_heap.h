@@ -46,19 +46,23 @@ void glibc_heap_close(struct glibc_heap *h);
 /* The state of the allocation of `size` bytes malloc returned at ptr. */
 enum heap_state glibc_heap_test(struct glibc_heap *h, uint64_t ptr, int64_t size);
 
-/* The size class of an allocation, for a census: its chunk size when the
- * chunk lies in the main heap (not mmapped, not another arena's), else -1.
- * Reads the chunk's size word; call for allocations found live. */
+/* The size class of an allocation, for a census: its chunk size and the
+ * heap it lies in: the main heap's chunks are their size, a thread arena's
+ * are the base of its 64 MiB-aligned heap plus the size. -1 for an
+ * mmapped chunk, or one outside the main heap without the NON_MAIN_ARENA
+ * bit. Reads the chunk's size word; call for allocations found live. */
 int64_t glibc_heap_chunk_class(struct glibc_heap *h, uint64_t ptr);
 
-/* How many chunks of chunk size `chunk` look allocated in the main heap
- * now: its chunks walked from the first to the top one, each counted when
- * the next chunk's PREV_INUSE bit is set. A chunk in a tcache or a fastbin
- * looks allocated too, so this bounds the allocated ones from above. The
- * walk is made once, at the first call (the main heap is read in 64 KiB
- * blocks, up to 256 MiB, the target held stopped meanwhile); -1 when it could not be made (no glibc heap, a
- * size word that does not chain to the top). */
-int64_t glibc_heap_in_use_chunks(struct glibc_heap *h, int64_t chunk);
+/* How many chunks of a class (glibc_heap_chunk_class) look allocated in its
+ * heap now: the heap's chunks walked from the first to the top one, each
+ * counted when the next chunk's PREV_INUSE bit is set. A chunk in a tcache
+ * or a fastbin looks allocated too, so this bounds the allocated ones from
+ * above. Each heap is walked once, at its first call (read in 64 KiB
+ * blocks, the main heap up to 256 MiB, a thread heap up to its 64 MiB; the
+ * target held stopped meanwhile); -1 when it could not be (no glibc heap,
+ * a size word that does not chain to the top, an older heap of a thread
+ * arena that grew past 64 MiB). */
+int64_t glibc_heap_in_use_chunks(struct glibc_heap *h, int64_t chunk_class);
 
 /* NULL, or why nothing can be known (e.g. "no glibc heap found"): a static
  * string, valid after glibc_heap_close. */

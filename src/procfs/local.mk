@@ -16,6 +16,9 @@ tests_unit_test_procfs_SOURCES = tests/unit/test_procfs.c
 tests_unit_test_procfs_CPPFLAGS = $(NO_GDB_CPPFLAGS)
 tests_unit_test_procfs_LDADD = $(procfs_ldadd)
 TESTS += tests/unit/test_procfs
+# the glibc heap census on threads' arenas, end to end (the heap recipe)
+TESTS += tests/heap_census.sh
+EXTRA_DIST += tests/heap_census.sh
 
 check_PROGRAMS += tests/unit/test_jemalloc_profile
 tests_unit_test_jemalloc_profile_SOURCES = tests/unit/test_jemalloc_profile.c

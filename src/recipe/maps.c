@@ -505,51 +505,129 @@ void map_live_tally(struct map *m)
 	}
 }
 
+/* The live records of one entry by size class: few per call site, so a
+ * short list searched in place. */
+#define LIVE_CLASSES 16
+struct live_classes {
+	int64_t cls[LIVE_CLASSES], biggest[LIVE_CLASSES];
+	uint64_t seen[LIVE_CLASSES];
+	size_t n;
+	bool ok;                 /* every live record had a class, and they fit */
+};
+
+struct class_total {
+	int64_t cls;
+	uint64_t seen;
+};
+
+static int cmp_class_total(const void *a, const void *b)
+{
+	const struct class_total *x = a, *y = b;
+	return x->cls < y->cls ? -1 : x->cls > y->cls;
+}
+
+static void live_classes_of(const struct map_live *l, int64_t (*class)(void *ctx, uint64_t addr), void *ctx,
+			    struct live_classes *lc)
+{
+	lc->n = 0;
+	lc->ok = true;
+	for (size_t k = 0; lc->ok && k < l->n; k++) {
+		const struct map_live_record *r = &l->v[k];
+		if (r->state != MAP_LIVE_LIVE)
+			continue;
+		int64_t c = class(ctx, r->addr);
+		size_t j = 0;
+		while (j < lc->n && lc->cls[j] != c)
+			j++;
+		if (c < 0 || (j == lc->n && lc->n == LIVE_CLASSES)) {
+			lc->ok = false;
+		} else if (j == lc->n) {
+			lc->cls[j] = c;
+			lc->biggest[j] = r->size;
+			lc->seen[j] = 1;
+			lc->n++;
+		} else {
+			lc->seen[j]++;
+			if (r->size > lc->biggest[j])
+				lc->biggest[j] = r->size;
+		}
+	}
+}
+
 void map_live_bound(struct map *m, int64_t (*class)(void *ctx, uint64_t addr),
 		    int64_t (*census)(void *ctx, int64_t cls), void *ctx)
 {
-	for (size_t i = 0; m->agg == MAP_AGG_LIVE && i < m->len; i++) {
+	if (m->agg != MAP_AGG_LIVE || !m->len)
+		return;
+	struct live_classes *lcs = calloc(m->len, sizeof *lcs);
+	struct class_total *totals = NULL;
+	size_t ntotals = 0, totals_cap = 0;
+	if (!lcs)
+		return;   /* no bound: the estimates print as they are */
+	for (size_t i = 0; i < m->len; i++) {
 		struct map_live *l = m->entries[i]->value.live;
 		l->bounded = false;
 		if (!l->tested || !l->live)
 			continue;
-		/* the classes of the live records, each with its largest size:
-		 * few per call site, so a short list searched in place */
-		int64_t cls[16], biggest[16];
-		size_t ncls = 0;
-		bool ok = true;
-		for (size_t k = 0; ok && k < l->n; k++) {
-			const struct map_live_record *r = &l->v[k];
-			if (r->state != MAP_LIVE_LIVE)
-				continue;
-			int64_t c = class(ctx, r->addr);
-			size_t j = 0;
-			while (j < ncls && cls[j] != c)
-				j++;
-			if (c < 0 || (j == ncls && ncls == 16)) {
-				ok = false;
-			} else if (j == ncls) {
-				cls[ncls] = c;
-				biggest[ncls++] = r->size;
-			} else if (r->size > biggest[j]) {
-				biggest[j] = r->size;
-			}
-		}
-		uint64_t blocks = 0;
-		int64_t bytes = 0;
-		for (size_t j = 0; ok && j < ncls; j++) {
-			int64_t n = census(ctx, cls[j]);
-			if (n < 0)
-				ok = false;
-			blocks += (uint64_t)(n > 0 ? n : 0);
-			bytes += (n > 0 ? n : 0) * biggest[j];
-		}
-		if (ok) {
-			l->bounded = true;
-			l->bound_blocks = blocks;
-			l->bound_bytes = bytes;
+		live_classes_of(l, class, ctx, &lcs[i]);
+		for (size_t j = 0; lcs[i].ok && j < lcs[i].n; j++) {
+			struct class_total t = { lcs[i].cls[j], lcs[i].seen[j] };
+			if (ARRAY_PUSH(totals, ntotals, totals_cap, t) < 0)
+				goto out;
 		}
 	}
+	/* the live records seen in each class, over all entries */
+	if (ntotals)
+		qsort(totals, ntotals, sizeof *totals, cmp_class_total);
+	size_t nclasses = 0;
+	for (size_t k = 0; k < ntotals; k++) {
+		if (nclasses && totals[nclasses - 1].cls == totals[k].cls)
+			totals[nclasses - 1].seen += totals[k].seen;
+		else
+			totals[nclasses++] = totals[k];
+	}
+	for (size_t i = 0; i < m->len; i++) {
+		struct map_live *l = m->entries[i]->value.live;
+		const struct live_classes *lc = &lcs[i];
+		if (!l->tested || !l->live || !lc->ok)
+			continue;
+		uint64_t blocks = 0, seen = 0, of = 0;
+		int64_t bytes = 0;
+		double share = 0, low = 0, high = 0;
+		bool ok = true;
+		for (size_t j = 0; ok && j < lc->n; j++) {
+			int64_t n = census(ctx, lc->cls[j]);
+			struct class_total key = { lc->cls[j], 0 };
+			const struct class_total *t = bsearch(&key, totals, nclasses, sizeof *totals, cmp_class_total);
+			if (n < 0 || !t) {
+				ok = false;
+				break;
+			}
+			double class_bytes = (double)n * (double)lc->biggest[j], lo, hi;
+			blocks += (uint64_t)n;
+			bytes += n * lc->biggest[j];
+			stats_wilson95((double)lc->seen[j], (double)t->seen, &lo, &hi);
+			share += class_bytes * (double)lc->seen[j] / (double)t->seen;
+			low += class_bytes * lo;
+			high += class_bytes * hi;
+			seen += lc->seen[j];
+			of += t->seen;
+		}
+		if (!ok)
+			continue;
+		l->bounded = true;
+		l->bound_blocks = blocks;
+		l->bound_bytes = bytes;
+		/* the bytes seen live are live, whatever the census says */
+		l->share_bytes = fmax(share, (double)l->live_bytes);
+		l->share_low = fmax(low, (double)l->live_bytes);
+		l->share_high = fmax(high, (double)l->live_bytes);
+		l->share_seen = seen;
+		l->share_of = of;
+	}
+out:
+	free(totals);
+	free(lcs);
 }
 
 int map_update(struct map *m, const struct map_key *keys, int64_t x, const char *s)
@@ -1020,23 +1098,37 @@ static void print_estimate(FILE *out, const struct map_value *v, bool is_sum, co
  * mean size. Unknown ones are counted apart, never as live. */
 /* The estimate scales what was seen by the armed share, as if these
  * allocations came evenly over the target's CPU time. When even its lower
- * bound is more than the heap holds of their sizes they did not (a burst
- * the probes saw: a leak made at start): what is known is printed instead,
- * from the bytes seen live to the heap's count. */
+ * bound is more than the heap holds of their sizes, or than this stack's
+ * share of those blocks can be, they did not (a burst the probes saw: a
+ * leak made at start; or blocks that live a short while, the last ones
+ * made surviving): this stack's share of the heap's blocks of its sizes is
+ * printed instead, by its part of the live allocations seen in them. */
+enum live_scaling { SCALING_UNEVEN, SCALING_FEW_WINDOWS, SCALING_UNTIMED };
+
 static void print_live_capped(FILE *out, const struct map_live *l, double scaled, double scaled_low,
-			      const struct map_coverage *c)
+			      enum live_scaling why, const struct map_coverage *c)
 {
-	fprintf(out, " · retained ");
-	if (l->bound_bytes > l->live_bytes)
-		fprintf(out, "%" PRId64 "–", l->live_bytes);
-	fprintf(out, "%" PRId64 " bytes: the heap holds %" PRIu64 " block%s of the sizes seen here; scaled by the "
-		"%.2g%% the allocations were sampled they would be ", l->bound_bytes, l->bound_blocks,
-		l->bound_blocks == 1 ? "" : "s", 100 * c->armed_share);
+	fprintf(out, " · est. %.0f bytes retained (95%% %.0f–%.0f): the heap holds %" PRIu64 " block%s of the sizes "
+		"seen here; this stack's share of them by the %" PRIu64 " of %" PRIu64 " live allocation%s seen in "
+		"them; ", l->share_bytes, l->share_low, l->share_high, l->bound_blocks, l->bound_blocks == 1 ? "" : "s",
+		l->share_seen, l->share_of, l->share_of == 1 ? "" : "s");
+	if (why == SCALING_FEW_WINDOWS) {
+		fputs("too few armed windows saw them to scale them by the share the allocations were sampled", out);
+		return;
+	}
+	if (why == SCALING_UNTIMED) {
+		fprintf(out, "scaled by the %.2g%% the allocations were sampled they would be at least %.0f (too little "
+			"of the target's CPU time between calls to time them against our own stops)",
+			100 * c->armed_share, scaled_low);
+		return;
+	}
+	fprintf(out, "scaled by the %.2g%% the allocations were sampled they would be ", 100 * c->armed_share);
 	if (c->lower_bound)
 		fprintf(out, "at least %.0f, so", scaled_low);
 	else
 		fprintf(out, "%.0f, so", scaled);
-	fputs(" they were not made evenly over the run (a burst, e.g. at its start)", out);
+	fputs(" the sampled ones do not stand for the others at that share (made in a burst, e.g. at its start; "
+	      "freed soon after; or by a thread that allocates rarely, which the probes see more often)", out);
 }
 
 static void print_live(FILE *out, const struct map_value *v, const struct map_coverage *c)
@@ -1056,8 +1148,10 @@ static void print_live(FILE *out, const struct map_value *v, const struct map_co
 		double bound = l->bounded ? (double)l->bound_bytes : INFINITY;
 		/* seen in few windows: a burst, as when the bound is exceeded */
 		bool burst = map_coverage_too_few_windows(c, v);
-		if (lo * mean > bound || (burst && l->bounded)) {
-			print_live_capped(out, l, est * mean, lo * mean, c);
+		bool uneven = lo * mean > bound || (l->bounded && lo * mean > l->share_high);
+		if (uneven || (l->bounded && (burst || c->lower_bound))) {
+			print_live_capped(out, l, est * mean, lo * mean,
+					  uneven ? SCALING_UNEVEN : burst ? SCALING_FEW_WINDOWS : SCALING_UNTIMED, c);
 			fputc('\n', out);
 			return;
 		}

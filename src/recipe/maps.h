@@ -65,6 +65,12 @@ struct map_live {
 	bool bounded;
 	uint64_t bound_blocks;
 	int64_t bound_bytes;
+	/* and its share of those blocks: class by class, the blocks times this
+	 * entry's part of the live records seen in the class (share_seen of
+	 * share_of, over all the map's entries), with the Wilson 95% interval
+	 * of each part; at least the bytes seen live */
+	double share_bytes, share_low, share_high;
+	uint64_t share_seen, share_of;
 };
 
 enum map_key_type { MAP_KEY_INT, MAP_KEY_STR, MAP_KEY_STACK };
@@ -148,11 +154,12 @@ void map_live_tally(struct map *m);
 /* After a test (map_live_tally), checks the estimate's assumption that
  * the sampled allocations stand for the unseen ones at the same rate: for
  * each entry whose live records all have a size class (class(ctx, addr):
- * glibc's chunk size, -1 when none), census(ctx, class) says how many
- * blocks of that class the whole heap holds now (-1: unknown); the entry
- * is bounded by their sum, each class's blocks counted at the largest size
+ * glibc's chunk size and heap, -1 when none), census(ctx, class) says how
+ * many blocks of that class the heap holds now (-1: unknown); the entry is
+ * bounded by their sum, each class's blocks counted at the largest size
  * seen in it. An estimate over that bound cannot be (allocations made in a
- * burst the probes happened to see, a leak at start): print_live caps it. */
+ * burst the probes happened to see, a leak at start): print_live caps it,
+ * and gives the entry's share of the blocks instead (share_*). */
 void map_live_bound(struct map *m, int64_t (*class)(void *ctx, uint64_t addr),
 		    int64_t (*census)(void *ctx, int64_t cls), void *ctx);
 

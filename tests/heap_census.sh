@@ -38,7 +38,6 @@ retained_of() {
 		}
 		END { if (n && !bad) printf "%.0f\n", t }' "$1"
 }
-within_2x_real() { [ -n "$1" ] && awk -v e="$1" -v t="$2" 'BEGIN { exit !(t > 0 && e <= 2 * t && t <= 2 * e) }'; }
 
 # 1. glibc_churn's leak, in its thread's arena
 COLUMNS=10000 "$XGDBPROF" --recipe heap -d 4s -o "$TMP/churn.d" -- "$FIXTURES/glibc_churn" 2 6 \
@@ -52,7 +51,7 @@ est=$(retained_of "$TMP/churn.out" leak_block)
 echo "# glibc_churn: leak_block est. ${est:-none} bytes retained; the fixture kept ${truth:-?} by the trace's end"
 echo "#   $(map_entry heap leak_block "$TMP/churn.out" | cut -c1-300)"
 if [ -n "$(map_entry heap leak_block "$TMP/churn.out")" ]; then
-	check "glibc_churn: leak_block's retained bytes within 2x of the fixture's own" within_2x_real "$est" "$truth" ||
+	check "glibc_churn: leak_block's retained bytes within 2x of the fixture's own" within_2x "$est" "$truth" ||
 		show "$TMP/churn.err"
 else
 	echo "# (no allocation of leak_block sampled this run: nothing to check)"
@@ -73,7 +72,7 @@ for worker in insert_worker session_worker; do
 	truth=$(awk -v r="${worker/_/-}" '$1 == "live" && $2 == r { print $3 }' "$TMP/cs.after")
 	est=$(retained_of "$TMP/cs.out" "cache_service::$worker")
 	echo "# demo $worker: est. ${est:-none} bytes retained over its stacks; the service's own live count ${truth:-?}"
-	check "demo $worker: retained bytes within 2x of the service's own live count" within_2x_real "$est" "$truth" ||
+	check "demo $worker: retained bytes within 2x of the service's own live count" within_2x "$est" "$truth" ||
 		grep "^\]: " "$TMP/cs.out"
 done
 check "demo: the service keeps running free" target_runs_free "$CS" "$RAM_TMP/cs.progress"

@@ -143,6 +143,10 @@ proc_state() {
 	sed -n 's/^[0-9]* (.*) \(.\) .*/\1/p' "/proc/$1/stat" 2>/dev/null
 }
 
+# within_2x ESTIMATE TRUTH: ESTIMATE (integer or real) lies within 2x of
+# TRUTH, which must be positive; an empty ESTIMATE (none printed) is not.
+within_2x() { [ -n "$1" ] && awk -v e="$1" -v t="$2" 'BEGIN { exit !(t > 0 && e <= 2 * t && t <= 2 * e) }'; }
+
 # map_entry MAP LEAF FILE: in a report's printed maps, the value line ("]:
 # ...") of @MAP's entry whose stack starts at the frame LEAF.
 map_entry() {

@@ -1128,7 +1128,8 @@ static void print_live_capped(FILE *out, const struct map_live *l, double scaled
 	else
 		fprintf(out, "%.0f, so", scaled);
 	fputs(" the sampled ones do not stand for the others at that share (made in a burst, e.g. at its start; "
-	      "freed soon after; or by a thread that allocates rarely, which the probes see more often)", out);
+	      "freed soon after; made before the run; or by a thread that allocates rarely, which the probes see "
+	      "more often)", out);
 }
 
 static void print_live(FILE *out, const struct map_value *v, const struct map_coverage *c)
@@ -1148,7 +1149,10 @@ static void print_live(FILE *out, const struct map_value *v, const struct map_co
 		double bound = l->bounded ? (double)l->bound_bytes : INFINITY;
 		/* seen in few windows: a burst, as when the bound is exceeded */
 		bool burst = map_coverage_too_few_windows(c, v);
-		bool uneven = lo * mean > bound || (l->bounded && lo * mean > l->share_high);
+		/* the two disagree beyond their intervals: the census is read,
+		 * the scaling assumed (blocks made before the run are not in it) */
+		bool uneven = lo * mean > bound ||
+			      (l->bounded && (lo * mean > l->share_high || hi * mean < l->share_low));
 		if (uneven || (l->bounded && (burst || c->lower_bound))) {
 			print_live_capped(out, l, est * mean, lo * mean,
 					  uneven ? SCALING_UNEVEN : burst ? SCALING_FEW_WINDOWS : SCALING_UNTIMED, c);

@@ -2,7 +2,11 @@
 # bench/alloc.sh — what the alloc recipe costs its target, and how its
 # estimates compare with the truth (issue 16).
 #
-#   bench/alloc.sh [--quick] [--rounds N] [--window SECONDS] BUILD_DIR
+#   bench/alloc.sh [--quick] [--rounds N] [--window SECONDS] [--only "SECTION ..."] BUILD_DIR
+#
+# Sections, in order (--only runs those named): sites (alloc_sites),
+# kvservice, growth (glibc_churn with heap-growth), churn (glibc_churn with
+# alloc and heap), demo (the demo service with alloc and heap), jemservice.
 #
 # The target is tests/fixtures/alloc_sites: one thread, every 2 ms of its
 # own CPU time, site_a() mallocs 192 bytes and site_b() callocs 64; it prints
@@ -31,7 +35,9 @@ window=6
 COLUMNS=10000
 export COLUMNS
 . "$(dirname "$0")/lib.sh"
-[ -z "$only$other_xgdbprof" ] || { echo "$0: --only and --compare are bench/profile.sh's" >&2; exit 2; }
+[ -z "$other_xgdbprof" ] || { echo "$0: --compare is bench/profile.sh's" >&2; exit 2; }
+# wants SECTION: --only names it, or no --only
+wants() { [ -z "$only" ] || case " $only " in *" $1 "*) ;; *) return 1 ;; esac; }
 sites=$build/tests/fixtures/bin/alloc_sites
 log "building xgdbprof and the alloc_sites fixture in $build"
 make -s -C "$build" xgdbprof tests/fixtures/bin/alloc_sites >&2
@@ -47,6 +53,7 @@ value() {
 			s/^\]: \([0-9]*\)[^·]*· est\. at least \([0-9]*\) .*/\1 \2 \2 inf/p; t; s/^\]: \([0-9]*\)$/\1 \1 \1 \1/p'
 }
 
+if wants sites; then
 echo "bench/alloc.sh: alloc_sites (2 ms of CPU an iteration), window ${window} s, $rounds rounds; load average $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs"
 echo "round config    allocs/s  loss%  stopped%  site_a bytes: truth / est. (95%)        in?  A:B measured"
 for r in $(seq 0 $((rounds - 1))); do
@@ -85,6 +92,7 @@ for r in $(seq 0 $((rounds - 1))); do
 		"$est" "$lo" "$hi" "$inside" "$ratio"
 done
 echo "median: loss $(median <"$tmp/loss")%, stopped $(median <"$tmp/stopped")%, A:B $(median <"$tmp/ratio"); truth inside the interval in $(grep -c yes "$tmp/inside") of $rounds rounds"
+fi # sites
 
 kv=$build/tests/fixtures/bin/kvservice
 # counter FILE NAME: a count from kvservice's --progress file ("OPS" for the
@@ -126,6 +134,7 @@ rate() {
 		}
 		END { if (n) { if (open) printf "%.0f %.0f inf\n", r, lo; else printf "%.0f %.0f %.0f\n", r, lo, hi } }' "$2"
 }
+if wants kvservice; then
 if [ -x "$kv" ]; then
 	# kvservice counts its requests and puts: every operation formats a
 	# 24-byte key (String::with_capacity(24), never grown) in make_key, and
@@ -190,6 +199,7 @@ if [ -x "$kv" ]; then
 else
 	echo "kvservice: not built (make tests/fixtures/bin/kvservice): row skipped"
 fi
+fi # kvservice
 
 # glibc_churn (issue 25): two threads doing millions of 4096-B and 64-B
 # malloc+free pairs a second, a third keeping one 64 KiB block every 100 ms
@@ -201,6 +211,7 @@ fi
 # traced (the lines printed during the trace, and around it).
 churn=$build/tests/fixtures/bin/glibc_churn
 make -s -C "$build" tests/fixtures/bin/glibc_churn >&2
+if wants growth; then
 echo
 echo "glibc_churn (2 churners, leak 64 KiB / 100 ms), heap-growth attached for ${window} s: truth from its own counts"
 echo "round config       pairs/s  loss%  stopped%  leak_block bytes: est. / kept during..around  est÷truth"
@@ -249,6 +260,221 @@ for r in $(seq 0 $((rounds - 1))); do
 		"${est:--}" "$inner" "$outer" "$ratio"
 done
 echo "median: loss $(median <"$tmp/gc-loss")%, stopped $(median <"$tmp/gc-stopped")%, leak_block est÷truth $(sed 's/\.\./ /' "$tmp/gc-ratio" | cut -d' ' -f1 | median)..$(sed 's/\.\./ /' "$tmp/gc-ratio" | cut -d' ' -f2 | median) (truth: between what it kept during the trace and around it)"
+fi # growth
+
+# stack_values MAP FILE NEEDLE...: "EST RATE" summed over the @MAP entries
+# whose stack holds every NEEDLE ("FUNCTION (", or "FILE:LINE)" for the
+# leaf's line when it starts with "leaf="): EST the whole run's estimate
+# ("est. N" or "est. N bytes retained"), RATE its "· R/s"; "bound bound"
+# if an entry is only a lower bound, "none none" if no entry matched
+stack_values() {
+	map=$1 file=$2
+	shift 2
+	awk -v map="@$map[" -v needles="$*" '
+		BEGIN { n = split(needles, want, " ") }
+		index($0, map) == 1 { inside = 1; first = 1; for (i = 1; i <= n; i++) got[i] = 0; next }
+		inside && /^\]: / {
+			all = 1
+			for (i = 1; i <= n; i++) all = all && got[i]
+			if (all) {
+				if (index($0, "est. at least")) open = 1
+				else if (match($0, /est\. [0-9.e+]+/)) {
+					e += substr($0, RSTART + 5, RLENGTH - 5); k++
+					if (match($0, /· [0-9.e+]+\/s/)) rate += substr($0, RSTART + 2, RLENGTH - 4)
+				}
+			}
+			inside = 0; next
+		}
+		inside {
+			for (i = 1; i <= n; i++) {
+				w = want[i]
+				if (substr(w, 1, 5) == "leaf=") { if (first && index($0, substr(w, 6) ")")) got[i] = 1 }
+				else if (index($0, w " (")) got[i] = 1
+			}
+			first = 0
+		}
+		END { if (open) print "bound bound"; else if (k) printf "%.0f %.0f\n", e, rate; else print "none none" }' "$file"
+}
+# ratio EST TRUTH: EST/TRUTH to two places; EST itself when not a number
+# ("none", "bound"); "-" without a truth
+ratio() { awk -v e="$1" -v t="$2" 'BEGIN { if (e !~ /^[0-9.e+]+$/) print e; else if (t > 0) printf "%.2f", e / t; else print "-" }'; }
+# spread FILE: "median (min–max), K of N within 2x" of the ratios in FILE,
+# then the figures that were not a ratio (none: no entry; bound: a lower
+# bound), counted
+spread() {
+	grep '^[0-9.][0-9.]*$' "$1" | sort -g | awk '{ v[NR] = $1; if ($1 >= 0.5 && $1 <= 2) in2++ } END {
+		if (NR == 0) printf "-"; else printf "%s (%s–%s), %d of %d within 2x", v[int((NR + 1) / 2)], v[1], v[NR], in2, NR }'
+	grep -v -e '^[0-9.][0-9.]*$' -e '^$' "$1" | sort | uniq -c | awk '{ printf "; %s %s", $2, $1 }'
+	echo
+}
+
+if wants churn; then
+# glibc_churn with `alloc` and `heap` (issue 25): each stack's allocations
+# and bytes a second (malloc counted in the target, docs/tracing.md) and
+# the leak's retained bytes (the heap census's share, docs/alloc.md)
+# against its own count lines. alloc attached for the window after 1.5 s:
+# the truth is the rates between the first and the last count line
+# printed during the trace; heap: the retained bytes on the last count
+# line printed before xgdbprof returned (the census is taken at the end;
+# the leak keeps 640 KiB a second, so within a line of it).
+echo
+echo "glibc_churn (2 churners, leak 64 KiB / 100 ms), alloc and heap attached for ${window} s after 1.5 s: est÷truth"
+echo "round config    pairs/s  loss%  churn_page allocs/s bytes/s  churn_small allocs/s bytes/s  leak_block retained"
+: >"$tmp/gh-loss"; : >"$tmp/gh-rates"; : >"$tmp/gh-leak"
+for r in $(seq 0 $((rounds - 1))); do
+	base=
+	for config in $(rotated "baseline alloc heap" "$r"); do
+		out=$tmp/gh-$config-$r
+		"$churn" 2 "$((window + 4))" >"$out.lines" &
+		pid=$!
+		sleep 1.5
+		before=$(grep -c '^t=' "$out.lines" || true)
+		if [ "$config" = baseline ]; then
+			sleep "$window"
+		else
+			COLUMNS=10000 "$xgdbprof" --recipe "$config" -d "${window}s" -o "$out.d" "$pid" >"$out.out" 2>"$out.err" || true
+		fi
+		after=$(grep -c '^t=' "$out.lines" || true)
+		wait "$pid" || true
+		pairs=$(awk '/^t=/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
+			END { if (v["t"] > 0) printf "%.0f", (v["page_calls"] + v["small_calls"]) / 2 / v["t"] }' "$out.lines")
+		if [ "$config" = baseline ]; then
+			base=$pairs
+			printf '%-5s baseline %9s\n' "$r" "$base"
+			continue
+		fi
+		loss=$(awk -v b="$base" -v p="$pairs" 'BEGIN { if (b > 0) printf "%.1f", 100 * (1 - p / b); else print "-" }')
+		[ "$config" = alloc ] && echo "$loss" >>"$tmp/gh-loss"
+		# truth KEY: KEY's count a second between the first and the last
+		# line printed while traced; KEY at the last of them for "retained"
+		truth() { awk -v a="$before" -v b="$after" -v k="$1" '/^t=/ { n++; for (i = 1; i <= NF; i++) { split($i, kv, "="); v[n, kv[1]] = kv[2] } }
+			END { if (k == "retained") { print v[b, k] + 0; exit }
+				if (b > a + 1 && v[b, "t"] > v[a + 1, "t"]) printf "%.0f", (v[b, k] - v[a + 1, k]) / (v[b, "t"] - v[a + 1, "t"]); else print 0 }' "$out.lines"; }
+		if [ "$config" = alloc ]; then
+			row=
+			for what in page small; do
+				set -- $(stack_values allocs "$out.out" "churn_$what")
+				ac=$(ratio "$2" "$(truth "${what}_calls")")
+				set -- $(stack_values bytes "$out.out" "churn_$what")
+				ab=$(ratio "$2" "$(truth "${what}_bytes")")
+				echo "$ac $ab" | tr ' ' '\n' >>"$tmp/gh-rates"
+				row="$row  $(printf '%19s %7s' "$ac" "$ab")"
+			done
+			printf '%-5s alloc    %9s  %5s%s\n' "$r" "$pairs" "$loss" "$row"
+		else
+			set -- $(stack_values heap "$out.out" leak_block)
+			leak=$(ratio "$1" "$(truth retained)")
+			echo "$leak" >>"$tmp/gh-leak"
+			printf '%-5s heap     %9s  %5s  %73s  (%s / %s)\n' "$r" "$pairs" "$loss" "$leak" "$1" "$(truth retained)"
+		fi
+	done
+done
+echo "est÷truth, median (range): alloc rates $(spread "$tmp/gh-rates"); leak_block retained $(spread "$tmp/gh-leak"); alloc's loss $(median <"$tmp/gh-loss")%"
+fi # churn
+
+# The demo service (README; the sled cache of the user story: two workers
+# inserting into their trees, tests/fixtures/cache_service.rs) with `alloc`
+# and `heap`, against its own counting global allocator (--progress: calls
+# and bytes by thread role, and the bytes each role holds). alloc attached
+# for the window after 2 s: each worker's allocations and bytes a second
+# at the leaf's split (split_off: malloc, tree.rs "LINE: split-leaf") and
+# at the leaf's growth (realloc, "LINE: grow-leaf"), against the service's
+# counts over the same span. heap with the trees never emptied
+# (CACHE_SERVICE_CAPACITY, else the trees empty every few tens of ms and
+# no truth can be read at the census's moment), attached after 3 s: each
+# worker's retained bytes over its stacks against its live count read at
+# the end.
+if wants demo; then
+cs=$build/tests/fixtures/bin/cache-service
+if make -s -C "$build" tests/fixtures/bin/cache-service >&2 2>/dev/null; then
+	tree=$src/tests/fixtures/sled/tree.rs
+	split_line=$(grep -n 'LINE: split-leaf' "$tree" | cut -d: -f1)
+	grow_line=$(grep -n 'LINE: grow-leaf' "$tree" | cut -d: -f1)
+	# progress FILE KIND ROLE FIELD(3 calls, 4 bytes; 3 for live)
+	progress() { awk -v k="$2" -v r="$3" -v f="$4" '$1 == k && $2 == r { print $f }' "$1"; }
+	echo
+	echo "demo service (2 workers), alloc attached for ${window} s after 2 s, heap (trees never emptied) after 3 s: est÷truth"
+	echo "round config    ops/s    loss%  stopped%   insert_worker: split allocs/s B/s, grow allocs/s B/s   session_worker: the same   retained insert / session"
+	echo "      (kept: the service alone with its trees never emptied, heap's baseline)"
+	: >"$tmp/cs-loss-alloc"; : >"$tmp/cs-loss-heap"; : >"$tmp/cs-stopped"; : >"$tmp/cs-rates"; : >"$tmp/cs-live"
+	for r in $(seq 0 $((rounds - 1))); do
+		base=
+		for config in $(rotated "baseline alloc kept heap" "$r"); do
+			out=$tmp/cs-$config-$r
+			capacity=
+			warm=2
+			case $config in kept|heap) capacity=100000000 warm=3 ;; esac
+			CACHE_SERVICE_CAPACITY=$capacity "$cs" $((window + 120)) --progress "$out.progress" >/dev/null 2>&1 &
+			target_pid=$!
+			sleep "$warm"
+			cp "$out.progress" "$out.before"
+			case $config in
+			baseline|kept) sleep "$window" ;;
+			*) COLUMNS=10000 "$xgdbprof" --recipe "$config" -d "${window}s" -o "$out.d" "$target_pid" >"$out.out" 2>"$out.err" || true ;;
+			esac
+			cp "$out.progress" "$out.after"
+			kill "$target_pid" 2>/dev/null || true
+			wait "$target_pid" 2>/dev/null || true
+			target_pid=
+			seconds=$(awk '$1 == "elapsed_ns" { t[FILENAME] = $2 } END { printf "%.3f", (t[ARGV[2]] - t[ARGV[1]]) / 1e9 }' "$out.before" "$out.after")
+			ops=$(awk -v s="$seconds" 'FNR == 1 { o[FILENAME] = $1 } END { printf "%.0f", (o[ARGV[2]] - o[ARGV[1]]) / s }' "$out.before" "$out.after")
+			echo "$ops" >"$out.ops"
+			case $config in baseline|kept) continue ;; esac
+			stopped=$(sed -n 's/.* target held stopped \([0-9.]*\)% of the time.*/\1/p' "$out.err")
+			echo "${stopped:--}" >"$out.stopped"
+			row=
+			for worker in insert_worker session_worker; do
+				role=$(echo "$worker" | tr _ -)
+				if [ "$config" = alloc ]; then
+					for kind in alloc realloc; do
+						line=$split_line
+						[ "$kind" = realloc ] && line=$grow_line
+						for field in 3 4; do
+							truth=$(awk -v a="$(progress "$out.before" "$kind" "$role" "$field")" -v b="$(progress "$out.after" "$kind" "$role" "$field")" \
+								-v s="$seconds" 'BEGIN { printf "%.0f", (b - a) / s }')
+							map=allocs
+							[ "$field" = 4 ] && map=bytes
+							set -- $(stack_values "$map" "$out.out" "cache_service::$worker" "leaf=tree.rs:$line")
+							x=$(ratio "$2" "$truth")
+							echo "$x" >>"$tmp/cs-rates"
+							row="$row $(printf '%5s' "$x")"
+						done
+					done
+					row="$row   "
+				else
+					set -- $(stack_values heap "$out.out" "cache_service::$worker")
+					x=$(ratio "$1" "$(progress "$out.after" live "$role" 3)")
+					echo "$x" >>"$tmp/cs-live"
+					row="$row $x"
+				fi
+			done
+			echo "$row" >"$out.row"
+		done
+		# the losses once the round's baselines are in: alloc against the
+		# service as it ships, heap against the same trees never emptied
+		for config in baseline alloc kept heap; do
+			out=$tmp/cs-$config-$r
+			ops=$(cat "$out.ops")
+			case $config in
+			baseline|kept) printf '%-5s %-8s %8s\n' "$r" "$config" "$ops"; continue ;;
+			alloc) base=$(cat "$tmp/cs-baseline-$r.ops") ;;
+			heap) base=$(cat "$tmp/cs-kept-$r.ops") ;;
+			esac
+			loss=$(awk -v b="$base" -v p="$ops" 'BEGIN { if (b > 0) printf "%.1f", 100 * (1 - p / b); else print "-" }')
+			echo "$loss" >>"$tmp/cs-loss-$config"
+			cat "$out.stopped" >>"$tmp/cs-stopped"
+			if [ "$config" = alloc ]; then
+				printf '%-5s alloc    %8s  %5s  %8s  %s\n' "$r" "$ops" "$loss" "$(cat "$out.stopped")" "$(cat "$out.row")"
+			else
+				printf '%-5s heap     %8s  %5s  %8s  %88s\n' "$r" "$ops" "$loss" "$(cat "$out.stopped")" "$(cat "$out.row")"
+			fi
+		done
+	done
+	echo "est÷truth, median (range): alloc rates $(spread "$tmp/cs-rates"); retained $(spread "$tmp/cs-live"); loss $(median <"$tmp/cs-loss-alloc")% alloc, $(median <"$tmp/cs-loss-heap")% heap; stopped $(median <"$tmp/cs-stopped")%"
+else
+	echo "demo service: not built (make tests/fixtures/bin/cache-service: cargo): row skipped"
+fi
+fi # demo
 
 # jemservice (issue 25): a tokio service on the system's jemalloc,
 # MALLOC_CONF=prof:true,lg_prof_sample:16, keeping a 16 KiB vector every
@@ -262,6 +488,7 @@ echo "median: loss $(median <"$tmp/gc-loss")%, stopped $(median <"$tmp/gc-stoppe
 # summed over the stacks against the service's own (its last truth line's
 # totals over its time: a steady rate), the calls counted and the sizes
 # totalled in the target (docs/alloc.md, "Bytes totalled in the target").
+if wants jemservice; then
 jem=$build/tests/fixtures/bin/jemservice
 if make -s -C "$build" tests/fixtures/bin/jemservice >&2 2>/dev/null && command -v go >/dev/null; then
 	echo
@@ -328,3 +555,4 @@ if make -s -C "$build" tests/fixtures/bin/jemservice >&2 2>/dev/null && command 
 else
 	echo "jemservice: not built (make tests/fixtures/bin/jemservice: cargo, librust-tokio-dev, libjemalloc-dev) or no go: row skipped"
 fi
+fi # jemservice

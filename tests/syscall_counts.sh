@@ -17,7 +17,6 @@
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
 require_attach
 require_tool strace strace
-require_tool python3 python3
 [ -x "$FIXTURES/kvservice" ] || skip_test "the kvservice fixture was not built (cargo, Debian's Rust crates)"
 
 "$FIXTURES/kvservice" 120 --progress "$TMP/kv.progress" --workers 2 >/dev/null 2>&1 &
@@ -32,16 +31,13 @@ sleep 0.5
 check "the run exits 0" test $? -eq 0 || show "$TMP/run.err"
 strace_calls() { awk -v key="$1" '$1 == key { print $2 }' "$TMP/strace.txt"; }
 ours() { sed -n "s/^@calls\[$1\]: \([0-9]*\) .*/\1/p" "$TMP/run.out"; }
-within2x() {  # within2x OURS TRUTH
-	python3 -c "import sys; a, b = float(sys.argv[1] or 0), float(sys.argv[2] or 0); sys.exit(not (b > 0 and b / 2 <= a <= 2 * b))" "$1" "$2"
-}
 for pair in write:write close:close open:openat __clock_nanosleep:clock_nanosleep; do
 	wrapper=${pair%%:*} call=${pair##*:}
 	check "$wrapper: counted in the target, with no breakpoint" \
 		grep -q "^@calls\[$wrapper\]: [0-9]* counted in the target (exact; no breakpoint" "$TMP/run.out" ||
 		grep "^@calls\[$wrapper\]" "$TMP/run.out"
 	check "$wrapper: $(ours "$wrapper") calls within 2x of strace -c -f's $call ($(strace_calls "$call") in ${WINDOW} s)" \
-		within2x "$(ours "$wrapper")" "$(strace_calls "$call")"
+		within_2x "$(ours "$wrapper")" "$(strace_calls "$call")"
 done
 
 # sched_yield: kvservice's spinning workers sit in it (just back from its
@@ -56,9 +52,16 @@ done
 # by a suite run: ours 1792/s, perf 6360 in 4 s. With can_move_thread in
 # src/trace/entry_counter.c returning false (no thread moved: the old
 # rule), 2 runs of 2 failed it ("ours ?/s": no exact count).
+#
+# mprotect: kvservice's largest call the list lacked (malloc grows its
+# threads' arena heaps a few pages at a time: 300-700 a second, in bursts),
+# counted since libc's .bss tail (22 one-slot counters) is no longer the
+# only room: counters whose slots lie in another module's tail load their
+# address whole (docs/tracing.md). Measured 2026-12-05, beside a loaded
+# suite run: 1887 in 4 s. Compared with perf's count of the same seconds.
 CODECHECK=$TOP_BUILDDIR/tests/unit/test_tracer_codecheck
 if perf stat -e syscalls:sys_enter_sched_yield -x, -o "$TMP/perf.probe" true >/dev/null 2>&1; then
-	perf stat -e syscalls:sys_enter_sched_yield -x, -o "$TMP/perf.txt" -p "$PID" -- sleep 4 >/dev/null 2>&1 &
+	perf stat -e syscalls:sys_enter_sched_yield,syscalls:sys_enter_mprotect -x, -o "$TMP/perf.txt" -p "$PID" -- sleep 4 >/dev/null 2>&1 &
 	PERF=$!
 	"$XGDBPROF" --recipe syscall-counts -d 3s "$PID" >"$TMP/yield.out" 2>"$TMP/yield.err"
 	check "sched_yield run exits 0" test $? -eq 0 || show "$TMP/yield.err"
@@ -70,7 +73,12 @@ if perf stat -e syscalls:sys_enter_sched_yield -x, -o "$TMP/perf.probe" true >/d
 	moved=$(grep -c "stood between the instructions a counter moves" "$TMP/yield.out")
 	echo "  sched_yield: ours ${our_rate:-?}/s exact, perf ${perf_count:-?} in 4 s; threads moved into the copy: $moved run(s)"
 	check "sched_yield: counted in the target, exact, at ${our_rate:-?}/s within 2x of perf's ${perf_count:-?} in 4 s" \
-		within2x "${our_rate:-0}" "$(awk -v n="${perf_count:-0}" 'BEGIN { print n / 4 }')" || show "$TMP/yield.out"
+		within_2x "${our_rate:-0}" "$(awk -v n="${perf_count:-0}" 'BEGIN { print n / 4 }')" || show "$TMP/yield.out"
+	perf_mprotect=$(awk -F, '/sys_enter_mprotect/ { print $1 }' "$TMP/perf.txt")
+	mprotect_rate=$(tr '\n' ' ' <"$TMP/yield.out" | sed -n 's/.*@calls\[mprotect\]: [0-9]* counted in the target (exact; no breakpoint: the probe only counts) · *\([0-9.e+]*\)\/s.*/\1/p')
+	echo "  mprotect: ours ${mprotect_rate:-?}/s exact, perf ${perf_mprotect:-?} in 4 s"
+	check "mprotect: counted in the target, exact, at ${mprotect_rate:-?}/s within 2x of perf's ${perf_mprotect:-?} in 4 s" \
+		within_2x "${mprotect_rate:-}" "$(awk -v n="${perf_mprotect:-0}" 'BEGIN { print n / 4 }')" || grep -i "mprotect\|counter" "$TMP/yield.out" "$TMP/yield.err"
 	check "sched_yield: the target's code equals its files after the run" test "$("$CODECHECK" "$PID")" = 0
 else
 	ok "skipped: sched_yield against perf: perf cannot count the syscalls tracepoint here ($(head -c 200 "$TMP/perf.probe" 2>/dev/null))"

@@ -1149,10 +1149,12 @@ static void print_live(FILE *out, const struct map_value *v, const struct map_co
 		double bound = l->bounded ? (double)l->bound_bytes : INFINITY;
 		/* seen in few windows: a burst, as when the bound is exceeded */
 		bool burst = map_coverage_too_few_windows(c, v);
-		/* the two disagree beyond their intervals: the census is read,
-		 * the scaling assumed (blocks made before the run are not in it) */
+		/* the scaled estimate outside the share's interval: the census
+		 * is read, the scaling assumed (blocks made before the run are
+		 * not in it: with a share's low end of 7 MB the demo's trees were
+		 * scaled to 2.4 MB (95% 0.6-10.5) for the 14 MB they held) */
 		bool uneven = lo * mean > bound ||
-			      (l->bounded && (lo * mean > l->share_high || hi * mean < l->share_low));
+			      (l->bounded && (est * mean > l->share_high || est * mean < l->share_low));
 		if (uneven || (l->bounded && (burst || c->lower_bound))) {
 			print_live_capped(out, l, est * mean, lo * mean,
 					  uneven ? SCALING_UNEVEN : burst ? SCALING_FEW_WINDOWS : SCALING_UNTIMED, c);

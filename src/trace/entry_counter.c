@@ -19,7 +19,9 @@
 /* lea -0x80(%rsp),%rsp; pushfq; push %rax; push %rcx; the slot from
  * the stack pointer: rax = rsp >> FOLD1, rax ^= rax >> FOLD2, and $MASK,
  * shl $log2(stride) (the immediates set per counter: choose_fold);
- * lea disp32(%rip),%rcx — the disp32 follows — then lock incq
+ * the slots' address into rcx (ADDRESS_LEA: lea disp32(%rip),%rcx, or
+ * ADDRESS_MOVABS: movabs $imm64,%rcx for slots in a module out of a
+ * 32-bit displacement's reach, the address following), then lock incq
  * (%rcx,%rax); pop %rcx; pop %rax; popfq; lea 0x80(%rsp),%rsp. The red
  * zone below the function's stack pointer is stepped over, the flags and
  * registers kept: the jump may sit where the function already set flags it
@@ -30,7 +32,9 @@
  * 8.7 ns, as one thread alone (bench/entry_counter.sh). */
 static const uint8_t PROLOGUE[] = { 0x48, 0x8d, 0x64, 0x24, 0x80, 0x9c, 0x50, 0x51, 0x48, 0x89, 0xe0, 0x48,
 				    0xc1, 0xe8, 0x15, 0x48, 0x89, 0xc1, 0x48, 0xc1, 0xe9, 0x02, 0x48, 0x31,
-				    0xc8, 0x83, 0xe0, 0x07, 0xc1, 0xe0, 0x06, 0x48, 0x8d, 0x0d };
+				    0xc8, 0x83, 0xe0, 0x07, 0xc1, 0xe0, 0x06 };
+static const uint8_t ADDRESS_LEA[] = { 0x48, 0x8d, 0x0d };   /* and a rel32 */
+static const uint8_t ADDRESS_MOVABS[] = { 0x48, 0xb9 };      /* and an imm64 */
 #define PROLOGUE_MASK_AT 27      /* the and's immediate */
 #define PROLOGUE_FOLD1_AT 14     /* shr $21,%rax's immediate */
 #define PROLOGUE_FOLD2_AT 21     /* shr $2,%rcx's */
@@ -70,6 +74,12 @@ static bool fits_rel32(uint64_t from_next, uint64_t to)
 {
 	int64_t d = (int64_t)(to - from_next);
 	return d >= INT32_MIN && d <= INT32_MAX;
+}
+
+/* The bytes loading the slots' address: an opcode and its operand. */
+static size_t address_len(const struct entry_counter *c)
+{
+	return c->absolute ? sizeof ADDRESS_MOVABS + 8 : sizeof ADDRESS_LEA + 4;
 }
 
 static void put_rel32(uint8_t *at, uint64_t from_next, uint64_t to)
@@ -188,16 +198,26 @@ static bool is_dynamic_loader(const char *path)
 	return base && (!strncmp(base, "ld-", 3) || !strncmp(base, "ld.so", 5) || !strncmp(base, "ld64.so", 7));
 }
 
+struct module_walk {
+	struct symbolizer *sym;
+	struct entry_counter_spaces *spaces;
+	const char *program;   /* the executable's path (/proc/PID/exe), "" when unknown */
+	struct xerr *e;
+};
+
 static int add_module_space(const struct symbolizer_module *m, void *arg)
 {
-	struct { struct symbolizer *sym; struct entry_counter_spaces *spaces; struct xerr *e; } *w = arg;
+	struct module_walk *w = arg;
 	struct symbolizer_slack slack;
 	struct xerr ignored;
 	if (is_dynamic_loader(m->path))
 		return 0;
-	if (symbolizer_module_slack(w->sym, m->start, &slack, &ignored) == 1 && slack.data_hi > slack.data_lo &&
-	    space_add(w->spaces, &slack, w->e) < 0)
-		return -1;
+	if (symbolizer_module_slack(w->sym, m->start, &slack, &ignored) == 1 && slack.data_hi > slack.data_lo) {
+		ssize_t i = space_add(w->spaces, &slack, w->e);
+		if (i < 0)
+			return -1;
+		w->spaces->v[i].program = w->program[0] && m->path && !strcmp(m->path, w->program);
+	}
 	return 0;
 }
 
@@ -210,10 +230,15 @@ static uint64_t slot_room(const struct entry_counter_space *sp)
 
 /* The code space for site (its module's) and the data space for its slots:
  * its module's, or, when that tail is short of 8 slots, the roomiest of any
- * module's within a 32-bit displacement of the code (libc's .bss tail holds
- * 2; ld.so's or the program's may hold 8). -1 with e, or why set. */
-static int spaces_for(struct symbolizer *sym, uint64_t site, struct entry_counter_spaces *spaces, struct entry_counter *c,
-		      ssize_t *code, ssize_t *data, struct xerr *e)
+ * module's within a 32-bit displacement of the code (addressed by lea) and
+ * the program's own (libc's .bss tail holds 2; the program's may hold 8),
+ * addressed whole (movabs) when out of that reach, a tail within reach
+ * preferred when as roomy. Only the program's is taken out of reach: a
+ * library dlopen'ed and later unloaded would leave the counting code
+ * writing to memory no longer mapped (one within reach has the same risk,
+ * as before). -1 with e, or why set. */
+static int spaces_for(struct session *s, struct symbolizer *sym, uint64_t site, struct entry_counter_spaces *spaces,
+		      struct entry_counter *c, ssize_t *code, ssize_t *data, struct xerr *e)
 {
 	struct symbolizer_slack slack;
 	int got = symbolizer_module_slack(sym, site, &slack, e);
@@ -232,16 +257,25 @@ static int spaces_for(struct symbolizer *sym, uint64_t site, struct entry_counte
 	if (slot_room(&spaces->v[*code]) >= 512)
 		return 0;
 	if (!spaces->all_modules) {
-		struct { struct symbolizer *sym; struct entry_counter_spaces *spaces; struct xerr *e; } w = { sym, spaces, e };
+		char exe_link[64], program[4096] = "";
+		snprintf(exe_link, sizeof exe_link, "/proc/%d/exe", (int)session_pid(s));
+		ssize_t len = readlink(exe_link, program, sizeof program - 1);
+		program[len > 0 ? len : 0] = 0;
+		struct module_walk w = { sym, spaces, program, e };
 		if (symbolizer_foreach_module(sym, add_module_space, &w, e) < 0)
 			return -1;
 		spaces->all_modules = true;
 	}
 	uint64_t code_at = spaces->v[*code].code_next, best = slot_room(&spaces->v[*data]);
+	bool best_near = true;
 	for (size_t i = 0; i < spaces->n; i++) {
 		uint64_t room = slot_room(&spaces->v[i]);
-		if (room > best && fits_rel32(code_at, spaces->v[i].data_end) && fits_rel32(code_at, spaces->v[i].data_next)) {
+		bool near = fits_rel32(code_at, spaces->v[i].data_end) && fits_rel32(code_at, spaces->v[i].data_next);
+		if (!near && !spaces->v[i].program)
+			continue;
+		if (room > best || (room == best && near && !best_near)) {
 			best = room;
+			best_near = near;
 			*data = (ssize_t)i;
 		}
 	}
@@ -326,7 +360,8 @@ static int place_slots(struct session *s, struct entry_counter_spaces *spaces, s
 		       struct entry_counter *c, struct xerr *e)
 {
 	struct entry_counter_space *sp = &spaces->v[code_index], *dsp = &spaces->v[data_index];
-	c->tramp_len = (uint8_t)(sizeof PROLOGUE + 4 + sizeof INCREMENT + sizeof EPILOGUE + c->moved_len + JMP_LEN);
+	c->tramp_len = (uint8_t)(sizeof PROLOGUE + sizeof ADDRESS_LEA + 4 + sizeof INCREMENT + sizeof EPILOGUE +
+				 c->moved_len + JMP_LEN);
 	if (c->tramp_len > ENTRY_COUNTER_TRAMP)
 		return why(c, "its first instructions are too long to move");
 	if (c->sums && c->tramp_len + sizeof SUM > ENTRY_COUNTER_TRAMP)
@@ -369,6 +404,16 @@ static int place_slots(struct session *s, struct entry_counter_spaces *spaces, s
 			   "the counter");
 	c->tramp = sp->code_next;
 	c->counter = data_at;
+	c->absolute = !fits_rel32(c->tramp + sizeof PROLOGUE + sizeof ADDRESS_LEA + 4, c->counter);
+	if (c->absolute) {
+		c->tramp_len = (uint8_t)(c->tramp_len + address_len(c) - (sizeof ADDRESS_LEA + 4));
+		if (c->tramp_len > ENTRY_COUNTER_TRAMP && c->sums) {
+			c->tramp_len = (uint8_t)(c->tramp_len - sizeof SUM);
+			no_sum(c, "no room left in its counting code");
+		}
+		if (c->tramp_len > ENTRY_COUNTER_TRAMP)
+			return why(c, "its first instructions are too long to move");
+	}
 	c->counter_len = c->stride * c->nslots;
 	if (session_read_memory(s, c->counter, c->counter_original, c->counter_len, e) < 0)
 		return -1;
@@ -489,7 +534,7 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 		spaces->to_place--;
 	/* a tail found in use is struck off and the next roomiest taken */
 	for (int attempt = 0;; attempt++) {
-		if (spaces_for(sym, site, spaces, c, &code_index, &data_index, e) < 0)
+		if (spaces_for(s, sym, site, spaces, c, &code_index, &data_index, e) < 0)
 			return -1;
 		if (code_index < 0)
 			return 0;   /* why is set */
@@ -504,8 +549,8 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 			return why(c, "the unused bytes past the .bss of the modules within reach are in use");
 	}
 	struct entry_counter_space *sp = &spaces->v[code_index], *dsp = &spaces->v[data_index];
-	uint64_t inc_next = c->tramp + sizeof PROLOGUE + 4;   /* the lea's end: its displacement's origin */
-	if (!fits_rel32(c->patch + JMP_LEN, c->tramp) || !fits_rel32(inc_next, c->counter) ||
+	uint64_t inc_next = c->tramp + sizeof PROLOGUE + address_len(c);   /* the lea's end: its displacement's origin */
+	if (!fits_rel32(c->patch + JMP_LEN, c->tramp) || (!c->absolute && !fits_rel32(inc_next, c->counter)) ||
 	    !fits_rel32(c->tramp + c->tramp_len, end))
 		return why(c, "its unused bytes lie beyond a 32-bit displacement");
 	if (session_read_memory(s, c->patch, c->original, c->patch_len, e) < 0 ||
@@ -517,8 +562,14 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 	memcpy(t, PROLOGUE, sizeof PROLOGUE);
 	t[PROLOGUE_MASK_AT] = (uint8_t)(c->nslots - 1);
 	t[PROLOGUE_SHIFT_AT] = (uint8_t)(c->stride == 64 ? 6 : c->stride == 32 ? 5 : c->stride == 16 ? 4 : 3);
-	put_rel32(t + sizeof PROLOGUE, inc_next, c->counter);
-	size_t code_at = sizeof PROLOGUE + 4;
+	if (c->absolute) {
+		memcpy(t + sizeof PROLOGUE, ADDRESS_MOVABS, sizeof ADDRESS_MOVABS);
+		memcpy(t + sizeof PROLOGUE + sizeof ADDRESS_MOVABS, &c->counter, 8);
+	} else {
+		memcpy(t + sizeof PROLOGUE, ADDRESS_LEA, sizeof ADDRESS_LEA);
+		put_rel32(t + sizeof PROLOGUE + sizeof ADDRESS_LEA, inc_next, c->counter);
+	}
+	size_t code_at = sizeof PROLOGUE + address_len(c);
 	memcpy(t + code_at, INCREMENT, sizeof INCREMENT);
 	code_at += sizeof INCREMENT;
 	if (c->sums) {

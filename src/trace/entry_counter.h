@@ -11,11 +11,12 @@
  * lea the red zone away, save the flags, rax and rcx, `lock incq` of one
  * of up to 8 counter slots chosen by the stack pointer (one per thread,
  * mostly: no cache line bouncing between busy threads), restore, the
- * instructions the jump replaced, a jump back. The code lives in the unused tail of the last
- * page of the module's executable segment and the counter in the unused
- * tail of its .bss page, or of another module's within reach when that is
- * short of 8 slots (symbolizer_module_slack): nothing is mapped or
- * called in the target. The count is read at the end.
+ * instructions the jump replaced, a jump back. The code lives in the
+ * unused tail of the last page of the module's executable segment and the
+ * counter in the unused tail of its .bss page, or of another module's
+ * within reach or the program's when that is short of 8 slots
+ * (symbolizer_module_slack): nothing is mapped or called in the target.
+ * The count is read at the end.
  *
  * A function gets no counter (and c->why says why) when: it is an inlined
  * copy or its size is unknown; its first instruction does not fall
@@ -65,6 +66,8 @@ struct entry_counter {
 	uint8_t tramp_len;
 	uint8_t tramp_code[ENTRY_COUNTER_TRAMP], tramp_original[ENTRY_COUNTER_TRAMP];
 	uint64_t counter;              /* its slots, in the .bss page's tail */
+	bool absolute;                 /* the code loads their address whole (movabs): out of a 32-bit
+				       * displacement's reach of the code (in another module) */
 	unsigned nslots;               /* 8 (1, 2 or 4 in a tail under 64 bytes) */
 	unsigned stride;               /* bytes between slots: 64 (a cache line each), 32, 16 or 8 */
 	unsigned fold1, fold2;         /* the slot: ((rsp >> fold1) ^ (rsp >> fold1 >> fold2)) & (nslots - 1),
@@ -111,6 +114,7 @@ struct entry_counter {
 struct entry_counter_space {
 	uint64_t code_lo, code_next, code_end;
 	uint64_t data_lo, data_next, data_end;
+	bool program;                  /* the executable's: never unloaded, so taken out of rel32 reach */
 };
 
 struct entry_counter_spaces {

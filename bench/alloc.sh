@@ -320,7 +320,7 @@ if wants churn; then
 echo
 echo "glibc_churn (2 churners, leak 64 KiB / 100 ms), alloc and heap attached for ${window} s after 1.5 s: est÷truth"
 echo "round config    pairs/s  loss%  churn_page allocs/s bytes/s  churn_small allocs/s bytes/s  leak_block retained"
-: >"$tmp/gh-loss"; : >"$tmp/gh-rates"; : >"$tmp/gh-leak"
+: >"$tmp/gh-loss-alloc"; : >"$tmp/gh-loss-heap"; : >"$tmp/gh-rates"; : >"$tmp/gh-leak"
 for r in $(seq 0 $((rounds - 1))); do
 	base=
 	for config in $(rotated "baseline alloc heap" "$r"); do
@@ -338,13 +338,8 @@ for r in $(seq 0 $((rounds - 1))); do
 		wait "$pid" || true
 		pairs=$(awk '/^t=/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
 			END { if (v["t"] > 0) printf "%.0f", (v["page_calls"] + v["small_calls"]) / 2 / v["t"] }' "$out.lines")
-		if [ "$config" = baseline ]; then
-			base=$pairs
-			printf '%-5s baseline %9s\n' "$r" "$base"
-			continue
-		fi
-		loss=$(awk -v b="$base" -v p="$pairs" 'BEGIN { if (b > 0) printf "%.1f", 100 * (1 - p / b); else print "-" }')
-		[ "$config" = alloc ] && echo "$loss" >>"$tmp/gh-loss"
+		echo "$pairs" >"$out.pairs"
+		[ "$config" = baseline ] && continue
 		# truth KEY: KEY's count a second between the first and the last
 		# line printed while traced; KEY at the last of them for "retained"
 		truth() { awk -v a="$before" -v b="$after" -v k="$1" '/^t=/ { n++; for (i = 1; i <= NF; i++) { split($i, kv, "="); v[n, kv[1]] = kv[2] } }
@@ -360,16 +355,25 @@ for r in $(seq 0 $((rounds - 1))); do
 				echo "$ac $ab" | tr ' ' '\n' >>"$tmp/gh-rates"
 				row="$row  $(printf '%19s %7s' "$ac" "$ab")"
 			done
-			printf '%-5s alloc    %9s  %5s%s\n' "$r" "$pairs" "$loss" "$row"
+			echo "$row" >"$out.row"
 		else
 			set -- $(stack_values heap "$out.out" leak_block)
 			leak=$(ratio "$1" "$(truth retained)")
 			echo "$leak" >>"$tmp/gh-leak"
-			printf '%-5s heap     %9s  %5s  %73s  (%s / %s)\n' "$r" "$pairs" "$loss" "$leak" "$1" "$(truth retained)"
+			printf '  %73s  (%s / %s)\n' "$leak" "$1" "$(truth retained)" >"$out.row"
 		fi
 	done
+	# the losses once the round's baseline is in
+	base=$(cat "$tmp/gh-baseline-$r.pairs")
+	printf '%-5s baseline %9s\n' "$r" "$base"
+	for config in alloc heap; do
+		pairs=$(cat "$tmp/gh-$config-$r.pairs")
+		loss=$(awk -v b="$base" -v p="$pairs" 'BEGIN { if (b > 0) printf "%.1f", 100 * (1 - p / b); else print "-" }')
+		echo "$loss" >>"$tmp/gh-loss-$config"
+		printf '%-5s %-8s %9s  %5s%s\n' "$r" "$config" "$pairs" "$loss" "$(cat "$tmp/gh-$config-$r.row")"
+	done
 done
-echo "est÷truth, median (range): alloc rates $(spread "$tmp/gh-rates"); leak_block retained $(spread "$tmp/gh-leak"); alloc's loss $(median <"$tmp/gh-loss")%"
+echo "est÷truth, median (range): alloc rates $(spread "$tmp/gh-rates"); leak_block retained $(spread "$tmp/gh-leak"); loss $(median <"$tmp/gh-loss-alloc")% alloc, $(median <"$tmp/gh-loss-heap")% heap"
 fi # churn
 
 # The demo service (README; the sled cache of the user story: two workers

@@ -19,9 +19,6 @@ PID=$!
 TEST_PIDS="$TEST_PIDS $PID"
 sleep 0.5
 WINDOW=2
-within2x() {  # within2x OURS TRUTH
-	python3 -c "import sys; a, b = float(sys.argv[1] or 0), float(sys.argv[2] or 0); sys.exit(not (b > 0 and b / 2 <= a <= 2 * b))" "$1" "$2"
-}
 strace_window() {  # strace_window OUT: strace -c -f over WINDOW seconds
 	timeout -s INT "$WINDOW" strace -f -qq -c -U name,calls,errors -o "$1" -p "$PID" >/dev/null 2>&1
 	sleep 0.3
@@ -47,11 +44,31 @@ for mode in non-stop all-stop; do
 	# only non-stop's rate is held to strace's.
 	if [ "$mode" = non-stop ]; then
 		check "$mode: clock_nanosleep calls within 2x of strace -c -f over an equal window (${ours:-0} vs ${truth:-?})" \
-			within2x "${ours:-0}" "${truth:-0}"
+			within_2x "${ours:-0}" "${truth:-0}"
 	fi
 	kill -0 "$PID" 2>/dev/null
 	check "$mode: the target still runs after the detach" test $? -eq 0
 	state=$(awk '{ print $3 }' "/proc/$PID/stat" 2>/dev/null)
 	check "$mode: the target is not left stopped (state ${state:-?})" test "${state:-T}" != T -a "${state:-t}" != t
 done
+
+# Under the stop budget (the shipped recipe as it is): the catchpoints see
+# a few calls, and the table's `est. calls` for a call made by a glibc
+# wrapper is the wrapper's count in the target (issue 26 item 3: before,
+# every row was a lower bound, `>=N`). Mutation: the recipe's @counted
+# argument dropped from syscall_table(): the row reads `>=N` or an
+# armed-share estimate, and both checks fail.
+"$XGDBPROF" --recipe syscalls -d "${WINDOW}s" "$PID" >"$TMP/budget.txt" 2>"$TMP/budget.err"
+check "budget: xgdbprof exits 0" test $? -eq 0 || show "$TMP/budget.err"
+sleep 0.3
+strace_window "$TMP/strace-budget.txt"
+# the estimate: the field before the call's name in its row
+est=$(awk '$NF == "clock_nanosleep" && NF >= 6 { print $(NF - 1); exit }' "$TMP/budget.txt")
+truth=$(st clock_nanosleep 2 "$TMP/strace-budget.txt")
+echo "  budget: clock_nanosleep est. ${est:-none} in ${WINDOW}s, strace -c -f ${truth:-?} in ${WINDOW}s"
+check "budget: clock_nanosleep's estimate is its wrapper's count in the target (${est:-none})" \
+	grep -q "counted in the target at glibc's wrapper" "$TMP/budget.txt" ||
+	{ show "$TMP/budget.txt"; show "$TMP/budget.err"; }
+check "budget: clock_nanosleep's estimate within 2x of strace -c -f over an equal window (${est:-none} vs ${truth:-?})" \
+	within_2x "${est:-}" "${truth:-0}"
 finish

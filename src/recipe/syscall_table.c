@@ -10,10 +10,37 @@
 #include "util/text_escape.h"
 
 struct syscall_row {
-	const struct map_entry *calls;
+	const char *name;
+	const struct map_entry *calls;   /* NULL: only counted at its wrapper, never seen */
 	int64_t ncalls, time_ns, nerrors;
+	double counted;                  /* > 0: calls counted at its glibc wrappers */
 	char estimate[32];
 };
+
+/* glibc's system call wrappers (x86-64, glibc 2.36) whose every call makes
+ * the one system call named, counted in the target by the syscalls
+ * recipe's count-only probe; `syscall()` is not here (futex and any other
+ * call go through it), nor calls glibc makes inline (its own futexes, the
+ * _nocancel variants). */
+static const struct wrapper_call {
+	const char *wrapper, *call;
+} WRAPPERS[] = {
+	{ "read", "read" }, { "write", "write" }, { "pread64", "pread64" }, { "pwrite64", "pwrite64" },
+	{ "readv", "readv" }, { "writev", "writev" }, { "open", "openat" }, { "openat", "openat" },
+	{ "close", "close" }, { "fsync", "fsync" }, { "fdatasync", "fdatasync" }, { "sched_yield", "sched_yield" },
+	{ "__clock_nanosleep", "clock_nanosleep" }, { "epoll_wait", "epoll_wait" }, { "poll", "poll" },
+	{ "recvfrom", "recvfrom" }, { "sendto", "sendto" }, { "accept4", "accept4" }, { "madvise", "madvise" },
+	{ "mmap", "mmap" }, { "munmap", "munmap" }, { "mprotect", "mprotect" }, { "mremap", "mremap" },
+	{ "brk", "brk" },
+};
+
+static const char *call_of_wrapper(const char *wrapper)
+{
+	for (size_t i = 0; wrapper && i < sizeof WRAPPERS / sizeof WRAPPERS[0]; i++)
+		if (!strcmp(WRAPPERS[i].wrapper, wrapper))
+			return WRAPPERS[i].call;
+	return NULL;
+}
 
 static int by_time_then_calls(const void *a, const void *b)
 {
@@ -22,9 +49,9 @@ static int by_time_then_calls(const void *a, const void *b)
 		return x->time_ns > y->time_ns ? -1 : 1;
 	if (x->ncalls != y->ncalls)
 		return x->ncalls > y->ncalls ? -1 : 1;
-	const char *nx = x->calls->keys[0].s ? x->calls->keys[0].s : "";
-	const char *ny = y->calls->keys[0].s ? y->calls->keys[0].s : "";
-	return strcmp(nx, ny);
+	if (x->counted != y->counted)
+		return x->counted > y->counted ? -1 : 1;
+	return strcmp(x->name, y->name);
 }
 
 static int64_t number_for(const struct map *m, const struct map_entry *row)
@@ -100,43 +127,89 @@ static void put_row(FILE *out, int64_t time_ns, int64_t total_ns, int64_t calls,
 	fputc('\n', out);
 }
 
+/* The row named name, added (seen in no window) when absent. */
+static struct syscall_row *row_named(struct syscall_row *rows, size_t *n, const char *name)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp(rows[i].name, name))
+			return &rows[i];
+	rows[*n].name = name;
+	return &rows[(*n)++];
+}
+
 void syscall_table_report(const struct map *time_ns, const struct map *calls, const struct map *errors,
-			  const struct map *kinds, FILE *out, const struct map_coverage *coverage)
+			  const struct map *kinds, const struct map *counted, FILE *out,
+			  const struct map_coverage *coverage)
 {
 	bool estimated = coverage && coverage->armed_share > 0 && coverage->armed_share < 1;
-	size_t n = map_len(calls);
-	struct syscall_row *rows = calloc(n ? n : 1, sizeof *rows);
-	if (!rows) {
+	size_t n_seen = map_len(calls), n_counted = estimated && counted ? map_len(counted) : 0, n = 0;
+	struct syscall_row *rows = calloc(n_seen + n_counted + 1, sizeof *rows);
+	bool *exact = calloc(n_seen + n_counted + 1, sizeof *exact);
+	if (!rows || !exact) {
+		free(rows);
+		free(exact);
 		fputs("(out of memory printing the system call table)\n", out);
 		return;
 	}
 	int64_t total_time = 0, total_calls = 0, total_errors = 0;
-	double total_estimate = 0;
-	bool total_bounded = false;
-	int est_width = (int)strlen("est. calls");
-	for (size_t i = 0; i < n; i++) {
-		struct syscall_row *r = &rows[i];
+	for (size_t i = 0; i < n_seen; i++) {
+		struct syscall_row *r = &rows[n++];
 		r->calls = map_entry_at(calls, i);
+		r->name = r->calls->keys[0].s ? r->calls->keys[0].s : "?";
 		r->ncalls = map_entry_number(calls, r->calls);
 		r->time_ns = number_for(time_ns, r->calls);
 		r->nerrors = number_for(errors, r->calls);
 		total_time += r->time_ns;
 		total_calls += r->ncalls;
 		total_errors += r->nerrors;
-		if (estimated) {
-			double est;
-			bool bounded = estimate_calls(coverage, r->calls, r->ncalls, &est);
-			snprintf(r->estimate, sizeof r->estimate, "%s%.0f", bounded ? ">=" : "", est);
-			total_estimate += est;
-			total_bounded |= bounded;
-			if ((int)strlen(r->estimate) > est_width)
-				est_width = (int)strlen(r->estimate);
+	}
+	/* the wrappers' counts, by the call each makes; then the calls seen
+	 * per call counted, over the counted calls: the ratio that scales
+	 * the calls seen of the others (made through syscall() or inline) */
+	double counted_calls = 0, counted_seen = 0;
+	for (size_t i = 0; i < n_counted; i++) {
+		const struct map_entry *e = map_entry_at(counted, i);
+		const char *call = call_of_wrapper(e->keys[0].s);
+		double count;
+		if (!call || !map_value_only_counted(&e->value, coverage, &count))
+			continue;
+		struct syscall_row *r = row_named(rows, &n, call);
+		exact[r - rows] = true;
+		r->counted += count;
+		counted_calls += count;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (exact[i])
+			counted_seen += (double)rows[i].ncalls;
+	double ratio = counted_seen > 0 ? counted_calls / counted_seen : 0;
+	double total_estimate = 0;
+	bool total_bounded = false, any_exact = false, any_ratio = false, any_share = false;
+	int est_width = (int)strlen("est. calls");
+	for (size_t i = 0; estimated && i < n; i++) {
+		struct syscall_row *r = &rows[i];
+		double est;
+		const char *mark = "";
+		if (exact[i]) {
+			est = r->counted;
+			any_exact = true;
+		} else if (ratio > 0) {
+			est = (double)r->ncalls * ratio;
+			mark = "~";
+			any_ratio = true;
+		} else if (any_share = true, estimate_calls(coverage, r->calls, r->ncalls, &est)) {
+			mark = ">=";
+			total_bounded = true;
 		}
+		r->counted = est;
+		snprintf(r->estimate, sizeof r->estimate, "%s%.0f", mark, est);
+		total_estimate += est;
+		if ((int)strlen(r->estimate) > est_width)
+			est_width = (int)strlen(r->estimate);
 	}
 	qsort(rows, n, sizeof *rows, by_time_then_calls);
 	char total_est[32] = "";
 	if (estimated) {
-		snprintf(total_est, sizeof total_est, "%s%.0f", total_bounded ? ">=" : "", total_estimate);
+		snprintf(total_est, sizeof total_est, "%s%.0f", total_bounded ? ">=" : any_ratio ? "~" : "", total_estimate);
 		if ((int)strlen(total_est) > est_width)
 			est_width = (int)strlen(total_est);
 	}
@@ -149,7 +222,7 @@ void syscall_table_report(const struct map *time_ns, const struct map *calls, co
 	for (size_t i = 0; i < n; i++) {
 		const struct syscall_row *r = &rows[i];
 		put_row(out, r->time_ns, total_time, r->ncalls, r->nerrors, estimated ? r->estimate : NULL, est_width,
-			r->calls->keys[0].s ? r->calls->keys[0].s : "?");
+			r->name);
 	}
 	if (!n)
 		fputs("(no system calls seen)\n", out);
@@ -157,19 +230,29 @@ void syscall_table_report(const struct map *time_ns, const struct map *calls, co
 	put_row(out, total_time, total_time, total_calls, total_errors, estimated ? total_est : NULL, est_width, "total");
 	const struct map_entry **kinds_sorted = kinds && map_nkeys(kinds) == 2 ? map_sorted(kinds) : NULL;
 	for (size_t i = 0; kinds_sorted && i < n; i++)
-		if (rows[i].nerrors > 0 || !errors)
-			put_error_kinds(out, kinds, kinds_sorted, rows[i].calls->keys[0].s ? rows[i].calls->keys[0].s : "?");
+		if (rows[i].calls && (rows[i].nerrors > 0 || !errors))
+			put_error_kinds(out, kinds, kinds_sorted, rows[i].name);
 	free(kinds_sorted);
 	fputs("seconds: wall clock from each call's entry to its return as gdb reported them, our stops taken out "
 	      "(strace -c -w's measure); a call that takes less than gdb takes to report its return (~1 ms) shows "
 	      "that delay, not the kernel's time\n", out);
 	if (estimated) {
-		fprintf(out, "est. calls: the whole run, from the %.2g%% of the target's CPU time the probes were armed "
-			"(the other columns are what those windows saw)", 100 * coverage->armed_share);
+		fputs("est. calls: the whole run", out);
+		if (any_exact)
+			fputs("; N: counted in the target at glibc's wrapper for the call (exact for the calls made through "
+			      "it; glibc's own inline calls are not in it)", out);
+		if (any_ratio)
+			fprintf(out, "; ~N: the calls seen times %.4g, the wrapped calls counted per one of them seen (futex "
+				"through syscall() and calls made inline have no wrapper of their own)", ratio);
+		if (any_share)
+			fprintf(out, "%s from the %.2g%% of the target's CPU time the probes were armed",
+				any_exact || any_ratio ? "; the others" : ",", 100 * coverage->armed_share);
+		fputs(" (the other columns are what the armed windows saw)", out);
 		if (total_bounded)
 			fputs("; >=N only a lower bound: too little CPU time between calls to time them against our "
 			      "stops, or seen in too few armed windows to extrapolate", out);
 		fputs("\n", out);
 	}
 	free(rows);
+	free(exact);
 }

@@ -1,6 +1,6 @@
-/* syscall_table.h — the `syscall_table(@time_ns, @calls[, @errors[, @kinds]])`
- * report: a system call summary in `strace -c`'s columns and order, so a
- * user can read it beside strace's.
+/* syscall_table.h — the `syscall_table(@time_ns, @calls[, @errors[, @kinds
+ * [, @counted]]])` report: a system call summary in `strace -c`'s columns
+ * and order, so a user can read it beside strace's.
  *
  * @time_ns is a SUM map of time spent in the calls (ns), @calls a COUNT
  * map, @errors (NULL: none) a COUNT map of failed calls, all keyed by the
@@ -20,7 +20,12 @@
  * each call's whole-run estimate: N, or `>=N` when only a lower bound can
  * be given (too little CPU time between calls to time them, or seen in
  * fewer than MAP_MIN_ESTIMATE_WINDOWS windows: then N is what was seen).
- * Lines under the table say which. Names come from the target's kernel
+ * Lines under the table say which. With @counted (NULL: none), a COUNT map
+ * keyed by glibc wrapper names from a probe that only counts (exact counts
+ * in the target), the estimate of a call made by a known wrapper is its
+ * wrappers' count (a row is added for a call counted and never seen), and
+ * of any other call the calls seen times the ratio of counted to seen over
+ * the wrapped calls (`~N`). Names come from the target's kernel
  * tables, not the target: printed as they are. Never fails; out of memory
  * prints a line saying so. */
 #ifndef XGDBPROF_SYSCALL_TABLE_H
@@ -31,6 +36,7 @@
 #include "recipe/maps.h"
 
 void syscall_table_report(const struct map *time_ns, const struct map *calls, const struct map *errors,
-			  const struct map *kinds, FILE *out, const struct map_coverage *coverage);
+			  const struct map *kinds, const struct map *counted, FILE *out,
+			  const struct map_coverage *coverage);
 
 #endif

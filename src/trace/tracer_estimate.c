@@ -197,9 +197,13 @@ void tracer_finish_stats(struct tracer *t, uint64_t end)
 			if (st->estimate_lower_bound && share < st->armed_fraction_high)
 				st->armed_fraction = st->armed_fraction_low = st->armed_fraction_high = share;
 		}
-		if (st->counters_complete && st->entries_counted > 0) {
+		bool counters_only = st->counted_no_stop_sites == st->counters_installed;
+		if (st->counters_complete && st->entries_counted > 0 && !counters_only) {
 			/* Counted in the target: what the breakpoints saw is a known
-			 * share of the calls, whatever our stops cost. */
+			 * share of the calls, whatever our stops cost. (Sites that
+			 * only count have no breakpoint: the windows are the other
+			 * probes', syscall catchpoints beside the wrappers' counts,
+			 * and the CPU time armed stays their share.) */
 			st->entries_estimated = st->entries_counted;
 			st->armed_fraction = fmin(1, (double)st->entries / st->entries_counted);
 			st->armed_fraction_low = st->armed_fraction_high = st->armed_fraction;

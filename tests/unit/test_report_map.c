@@ -2,6 +2,7 @@
  * profile entries (thread name from a single string key, other keys as
  * pseudo-frames above the root). */
 #include "recipe/maps.h"
+#include "recipe/syscall_table.h"
 #include "report/profile.h"
 
 #include <stdbool.h>
@@ -28,8 +29,60 @@ static int64_t live_census_of(void *ctx, int64_t cls)
 	return cls == 1 ? 8 : cls == 2 ? (census_fails ? -1 : 2) : -1;
 }
 
+/* syscall_table_report with wrapper counts: sched_yield and write made
+ * by known wrappers take their counts (mprotect, counted and never seen,
+ * gets a row); futex (through syscall(), whose count says nothing of
+ * which call) the calls seen times counted/seen of the wrapped calls:
+ * (4000 + 80 + 300) / (4 + 2 + 0) = 730 a call seen. */
+static void test_syscall_table_counted(void)
+{
+	struct map *calls = map_new("calls", MAP_AGG_COUNT, 1, 0, 0, 0, 0);
+	struct map *time_ns = map_new("time_ns", MAP_AGG_SUM, 1, 0, 0, 0, 0);
+	struct map *counted = map_new("counted", MAP_AGG_COUNT, 1, 0, 0, 0, 0);
+	static const struct { const char *call; int seen; } seen[] = { { "sched_yield", 4 }, { "write", 2 }, { "futex", 3 } };
+	for (size_t i = 0; i < 3; i++)
+		for (int k = 0; k < seen[i].seen; k++) {
+			struct map_key key = { .type = MAP_KEY_STR, .s = seen[i].call };
+			map_update(calls, &key, 1, NULL);
+			map_update(time_ns, &key, 5000, NULL);
+		}
+	/* one update each at the end, in its site's whole-site stratum */
+	static const char *const wrappers[] = { "sched_yield", "write", "mprotect", "syscall" };
+	double scales[4 * MAP_STRATA_PER_SITE] = { 0 };
+	static const double counts[] = { 4000, 80, 300, 900 };
+	for (int site = 0; site < 4; site++) {
+		int id = site * MAP_STRATA_PER_SITE + MAP_STRATA_PER_SITE - 1;
+		scales[id] = counts[site];
+		map_set_weight(counted, id, counts[site], 0);
+		struct map_key key = { .type = MAP_KEY_STR, .s = wrappers[site] };
+		map_update(counted, &key, 1, NULL);
+	}
+	struct map_coverage c = { .armed_share = 0.05, .seconds = 4, .windows = 40, .counted_no_stops = true,
+				  .site_scales = scales, .nsite_scales = 4 * MAP_STRATA_PER_SITE };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	syscall_table_report(time_ns, calls, NULL, NULL, counted, out, &c);
+	fclose(out);
+	CHECK_MSG(strstr(text, "       4000 sched_yield\n") && strstr(text, "         80 write\n") &&
+		  strstr(text, "        300 mprotect\n") && strstr(text, "      ~2190 futex\n") &&
+		  strstr(text, "      ~6570 total\n") && !strstr(text, " syscall\n  "), "%s", text);
+	CHECK_MSG(strstr(text, "the calls seen times 730,") && !strstr(text, "the others"), "%s", text);
+	free(text);
+	/* without the wrapper counts: the armed share's estimate, as before */
+	out = open_memstream(&text, &len);
+	syscall_table_report(time_ns, calls, NULL, NULL, NULL, out, &c);
+	fclose(out);
+	CHECK_MSG(!strstr(text, "mprotect") && strstr(text, ">=3 futex\n") && !strstr(text, " ~"), "%s", text);
+	free(text);
+	map_free(calls);
+	map_free(time_ns);
+	map_free(counted);
+}
+
 int main(void)
 {
+	test_syscall_table_counted();
 	struct frame leaf_root[2] = {
 		{ .pc = 0x10, .function = "app::leaf", .file = "/src/app.rs", .line = 7, .lang = FRAME_LANG_RUST,
 		  .source = FRAME_SOURCE_DWARF, .module = "/bin/app" },

@@ -40,7 +40,14 @@
 #     (xgdbprof's own figures from the budget run).
 # Then timed_calls (issue 26): elapsed / the handler's own timing, the
 # count's estimate / its own count, and the cost to the target.
-# `--only "trace_hot"`, `--only "kvservice"` or `--only "timed_calls"` runs one part.
+# Then syscalls (issue 26): the shipped `syscalls` recipe attached to
+# kvservice for the window, in its default mode (all-stop: syscall probes
+# under the budget) and with --non-stop, against the service alone: its
+# operations a second (its --progress file) and loss, and the stopped
+# share xgdbprof reports. In non-stop mode gdb went on stopping the threads
+# at every system call after the budget disabled the catchpoints.
+# `--only "trace_hot"`, `--only "kvservice"`, `--only "timed_calls"` or
+# `--only "syscalls"` runs one part.
 # See bench/README.md. Needs: cc, gdb, cargo (the fixture).
 set -eu
 
@@ -51,7 +58,9 @@ window=6
 case " ${only:-trace_hot kvservice} " in *" trace_hot "*) part_hot=1 ;; *) part_hot= ;; esac
 case " ${only:-trace_hot kvservice} " in *" kvservice "*) part_kv=1 ;; *) part_kv= ;; esac
 case " ${only:-trace_hot kvservice timed_calls} " in *" timed_calls "*) part_tc=1 ;; *) part_tc= ;; esac
-[ -n "$part_hot$part_kv$part_tc" ] || { echo "$0: --only takes trace_hot, kvservice and/or timed_calls" >&2; exit 2; }
+case " ${only:-trace_hot kvservice timed_calls syscalls} " in *" syscalls "*) part_sc=1 ;; *) part_sc= ;; esac
+[ -n "$part_hot$part_kv$part_tc$part_sc" ] ||
+	{ echo "$0: --only takes trace_hot, kvservice, timed_calls and/or syscalls" >&2; exit 2; }
 hot=$build/tests/fixtures/bin/trace_hot
 kv=$build/tests/fixtures/bin/kvservice
 spin=$build/tests/fixtures/bin/spin_hit
@@ -216,6 +225,45 @@ if [ -n "$part_tc" ]; then
 	done
 	echo "lat = mean elapsed (the thread's CPU in the call, schedstat); own_cpu/own_wall = the handler's own means;"
 	echo "est = the count's whole-run estimate (>=: a lower bound); cost% = calls/s lost traced vs untraced"
+fi
+
+if [ -n "$part_sc" ]; then
+	: >"$tmp/sc"
+	for r in $(seq 0 $((rounds - 1))); do
+		for config in $(rotated "alone syscalls syscalls-nonstop" "$r"); do
+			prog=$tmp/sc.progress
+			rm -f "$prog" "$prog.tmp"
+			"$kv" $((window + 60)) --workers 2 --progress "$prog" >/dev/null 2>&1 &
+			target_pid=$!
+			sleep 1.5
+			cp "$prog" "$tmp/sc.before"
+			case $config in
+			alone) sleep "$window" ;;
+			syscalls) "$xgdbprof" --recipe syscalls -d "${window}s" "$target_pid" >"$tmp/sc.out" 2>"$tmp/sc.err" || true ;;
+			syscalls-nonstop) "$xgdbprof" --non-stop --recipe syscalls -d "${window}s" "$target_pid" \
+				>"$tmp/sc.out" 2>"$tmp/sc.err" || true ;;
+			esac
+			cp "$prog" "$tmp/sc.after"
+			kill "$target_pid" 2>/dev/null || true
+			wait "$target_pid" 2>/dev/null || true
+			target_pid=
+			ops=$(awk 'FNR == 1 && NF == 2 { o[++n] = $1; t[n] = $2 }
+				END { if (n == 2 && t[2] > t[1]) printf "%.0f", (o[2] - o[1]) / ((t[2] - t[1]) / 1e9); else print 0 }' \
+				"$tmp/sc.before" "$tmp/sc.after")
+			held=-
+			[ "$config" = alone ] || held=$(sed -n 's/.* target held stopped \([0-9.]*\)% of the time.*/\1/p' "$tmp/sc.err")
+			echo "$r $config $ops ${held:--}" >>"$tmp/sc"
+			log "syscalls round $((r + 1))/$rounds: $config $ops ops/s, held ${held:--}%"
+		done
+	done
+	echo "syscalls recipe on kvservice (2 workers), ${window} s attached after 1.5 s, $rounds round(s), load $(cut -d' ' -f1-3 /proc/loadavg)"
+	printf '%-6s %-17s %10s %7s %8s\n' round config ops/s loss% held%
+	awk '{ if ($2 == "alone") base[$1] = $3; row[NR] = $0 }
+		END { for (i = 1; i <= NR; i++) { split(row[i], f, " ")
+			loss = (f[2] != "alone" && base[f[1]] > 0) ? sprintf("%.1f", 100 * (1 - f[3] / base[f[1]])) : "-"
+			printf "%-6s %-17s %10s %7s %8s\n", f[1], f[2], f[3], loss, f[4] } }' "$tmp/sc"
+	echo "ops/s = the service's own operations a second over the window; loss% against the round's alone;"
+	echo "held% = the stopped share xgdbprof reports (syscalls: all-stop, its default for syscall probes under the budget)"
 fi
 
 [ -n "$part_kv" ] || exit 0

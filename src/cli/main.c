@@ -81,6 +81,7 @@ static const char usage_text[] =
 	"      --non-stop          sampling stops only the threads it walks, one at a time (gdb\n"
 	"                          non-stop mode); the default for `set threads running` on a PID\n"
 	"                          and for tracing, where a hit stops only the thread that hit\n"
+	"                          (syscall probes under the budget: all-stop unless --non-stop)\n"
 	"      --every PERIOD      continuous profiling: sample for --duration every PERIOD,\n"
 	"                          detached in between; each window writes\n"
 	"                          DIR/cpu_profile_YYYYmmdd_HHMMSS.pb.gz (UTC start), its\n"

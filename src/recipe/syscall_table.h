@@ -23,9 +23,8 @@
  * Lines under the table say which. With @counted (NULL: none), a COUNT map
  * keyed by glibc wrapper names from a probe that only counts (exact counts
  * in the target), the estimate of a call made by a known wrapper is its
- * wrappers' count (a row is added for a call counted and never seen), and
- * of any other call the calls seen times the ratio of counted to seen over
- * the wrapped calls (`~N`). Names come from the target's kernel
+ * wrappers' count (a row is added for a call counted and never seen); the
+ * others keep the armed share's. Names come from the target's kernel
  * tables, not the target: printed as they are. Never fails; out of memory
  * prints a line saying so. */
 #ifndef XGDBPROF_SYSCALL_TABLE_H

@@ -32,8 +32,8 @@ static int64_t live_census_of(void *ctx, int64_t cls)
 /* syscall_table_report with wrapper counts: sched_yield and write made
  * by known wrappers take their counts (mprotect, counted and never seen,
  * gets a row); futex (through syscall(), whose count says nothing of
- * which call) the calls seen times counted/seen of the wrapped calls:
- * (4000 + 80 + 300) / (4 + 2 + 0) = 730 a call seen. */
+ * which call) keeps the armed share's estimate (here a lower bound: its
+ * updates fell in no window). */
 static void test_syscall_table_counted(void)
 {
 	struct map *calls = map_new("calls", MAP_AGG_COUNT, 1, 0, 0, 0, 0);
@@ -65,9 +65,10 @@ static void test_syscall_table_counted(void)
 	syscall_table_report(time_ns, calls, NULL, NULL, counted, out, &c);
 	fclose(out);
 	CHECK_MSG(strstr(text, "       4000 sched_yield\n") && strstr(text, "         80 write\n") &&
-		  strstr(text, "        300 mprotect\n") && strstr(text, "      ~2190 futex\n") &&
-		  strstr(text, "      ~6570 total\n") && !strstr(text, " syscall\n  "), "%s", text);
-	CHECK_MSG(strstr(text, "the calls seen times 730,") && !strstr(text, "the others"), "%s", text);
+		  strstr(text, "        300 mprotect\n") && strstr(text, "        >=3 futex\n") &&
+		  strstr(text, "      >=4383 total\n") && !strstr(text, " syscall\n  "), "%s", text);
+	CHECK_MSG(strstr(text, "counted in the target at glibc's wrapper") && strstr(text, "; the others (futex"),
+		  "%s", text);
 	free(text);
 	/* without the wrapper counts: the armed share's estimate, as before */
 	out = open_memstream(&text, &len);

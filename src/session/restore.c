@@ -383,12 +383,8 @@ void restore_report_describe(const struct restore_report *r, char *buf, size_t s
 			 "%zu thread%s rewound)", r->bytes_restored, r->bytes_restored == 1 ? "" : "s", r->bytes_intact,
 			 r->foreign_restored, r->pcs_rewound, r->pcs_rewound == 1 ? "" : "s");
 	if (n > 0 && (size_t)n < size && (r->patch_bytes_restored || r->patch_bytes_intact || r->patch_bytes_left))
-		n += snprintf(buf + n, size - (size_t)n, ", and %zu bytes of entry counters (%zu already intact, %zu left "
-			      "where a thread ran in them)", r->patch_bytes_restored, r->patch_bytes_intact,
-			      r->patch_bytes_left);
-	if (n > 0 && (size_t)n < size && r->children_healed)
-		snprintf(buf + n, size - (size_t)n, "; %zu child%s it forked healed the same way", r->children_healed,
-			 r->children_healed == 1 ? "" : "ren");
+		snprintf(buf + n, size - (size_t)n, ", and %zu bytes of entry counters (%zu already intact, %zu left where "
+			 "a thread ran in them)", r->patch_bytes_restored, r->patch_bytes_intact, r->patch_bytes_left);
 }
 
 /* A call through our stub under way: the thread returns into the stub

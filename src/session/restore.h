@@ -75,8 +75,6 @@ struct restore_report {
 	size_t pcs_rewound;         /* threads moved back onto a restored instruction */
 	size_t patch_bytes_restored, patch_bytes_intact;  /* entry counters' (RESTORE_PATCH and _KEEP) */
 	size_t patch_bytes_left;    /* _KEEP bytes a thread ran in: left, unreachable */
-	size_t children_healed;     /* children forked during the session given the same rescue
-				     * (session_rescue), some byte of theirs put back */
 };
 
 #define RESTORE_CALL_WAIT_MS 10000

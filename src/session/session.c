@@ -1,7 +1,6 @@
 /* session.c — attach, launch, detach and the end; gdb calls and waits; rescue (see session.h). */
 #include "config.h"
 #include "session/session_internal.h"
-#include "procfs/proc.h"
 
 bool session_is_exit_reason(const char *reason)
 {
@@ -688,37 +687,6 @@ static bool session_gdb_lost(struct session *s)
 	return s->gdb ? !mi_conn_alive(s->gdb) : s->attach_started;
 }
 
-/* The target's children born since xgdbprof started, after gdb's death:
- * one forked between a fork event and gdb's detach of it, or after gdb
- * died and before the target's code was put back, carries gdb's int3s
- * (and, its tracer gone, may sit in ptrace's stop: state T). Each gets the
- * target's rescue (its bytes written only where they still read ours, so a
- * child that exec'd is left as it is). Returns how many were healed. */
-static size_t rescue_children(struct session *s)
-{
-	pid_t *children = NULL;
-	int n = proc_children(s->pid, &children);
-	uint64_t since = proc_start_ticks(getpid());
-	size_t healed = 0;
-	for (int i = 0; i < n; i++) {
-		uint64_t born = proc_start_ticks(children[i]);
-		if (!born || born < since)
-			continue;
-		struct restore_set child = s->code;   /* shares the entries: read only */
-		child.pid = children[i];
-		child.start_ticks = born;
-		child.leave_stopped = false;
-		child.call_mark = 0;
-		struct restore_report r;
-		struct xerr ignored;
-		if (restore_set_after_gdb_died(&child, 500, &r, &ignored) == 0 &&
-		    (r.bytes_restored || r.patch_bytes_restored || r.foreign_restored || r.pcs_rewound))
-			healed++;
-	}
-	free(children);
-	return healed;
-}
-
 int session_rescue(struct session *s, struct restore_report *report, struct xerr *e)
 {
 	if (report)
@@ -735,7 +703,6 @@ int session_rescue(struct session *s, struct restore_report *report, struct xerr
 	 * target on its own time, which restore waits for. */
 	int rc = restore_set_after_gdb_died(&s->code, 2000, &s->rescue_report, e);
 	session_rescue_stopped_target(s);
-	s->rescue_report.children_healed = rescue_children(s);
 	if (report)
 		*report = s->rescue_report;
 	return rc < 0 ? -1 : 1;

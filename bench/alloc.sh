@@ -211,6 +211,21 @@ fi # kvservice
 # traced (the lines printed during the trace, and around it).
 churn=$build/tests/fixtures/bin/glibc_churn
 make -s -C "$build" tests/fixtures/bin/glibc_churn >&2
+# churn_window OUT SECONDS RECIPE: glibc_churn (2 churners) for SECONDS,
+# its count lines in OUT.lines; after 1.5 s RECIPE attached for the
+# window (OUT.out, OUT.err, OUT.d), or nothing ("baseline"); sets pid and
+# before, the count lines printed before the window
+churn_window() {
+	"$churn" 2 "$2" >"$1.lines" &
+	pid=$!
+	sleep 1.5
+	before=$(grep -c '^t=' "$1.lines" || true)
+	if [ "$3" = baseline ]; then
+		sleep "$window"
+	else
+		COLUMNS=10000 "$xgdbprof" --recipe "$3" -d "${window}s" -o "$1.d" "$pid" >"$1.out" 2>"$1.err" || true
+	fi
+}
 if wants growth; then
 echo
 echo "glibc_churn (2 churners, leak 64 KiB / 100 ms), heap-growth attached for ${window} s: truth from its own counts"
@@ -220,16 +235,9 @@ for r in $(seq 0 $((rounds - 1))); do
 	base=
 	for config in $(rotated "baseline heap-growth" "$r"); do
 		out=$tmp/gc-$config-$r
-		"$churn" 2 "$((window + 3))" >"$out.lines" &
-		pid=$!
-		sleep 1.5
-		before=$(grep -c '^t=' "$out.lines" || true)
-		if [ "$config" = baseline ]; then
-			sleep "$window"
-		else
-			"$xgdbprof" --recipe "$src/recipes/heap-growth.recipe" -d "${window}s" -o "$out.d" "$pid" \
-				>"$out.out" 2>"$out.err" || true
-		fi
+		recipe=$src/recipes/heap-growth.recipe
+		[ "$config" = baseline ] && recipe=baseline
+		churn_window "$out" "$((window + 3))" "$recipe"
 		sleep 1.2
 		after=$(grep -c '^t=' "$out.lines" || true)
 		wait "$pid" || true
@@ -325,15 +333,7 @@ for r in $(seq 0 $((rounds - 1))); do
 	base=
 	for config in $(rotated "baseline alloc heap" "$r"); do
 		out=$tmp/gh-$config-$r
-		"$churn" 2 "$((window + 4))" >"$out.lines" &
-		pid=$!
-		sleep 1.5
-		before=$(grep -c '^t=' "$out.lines" || true)
-		if [ "$config" = baseline ]; then
-			sleep "$window"
-		else
-			COLUMNS=10000 "$xgdbprof" --recipe "$config" -d "${window}s" -o "$out.d" "$pid" >"$out.out" 2>"$out.err" || true
-		fi
+		churn_window "$out" "$((window + 4))" "$config"
 		after=$(grep -c '^t=' "$out.lines" || true)
 		wait "$pid" || true
 		pairs=$(awk '/^t=/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }

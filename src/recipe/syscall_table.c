@@ -13,7 +13,8 @@ struct syscall_row {
 	const char *name;
 	const struct map_entry *calls;   /* NULL: only counted at its wrapper, never seen */
 	int64_t ncalls, time_ns, nerrors;
-	double counted;                  /* > 0: calls counted at its glibc wrappers */
+	double counted;                  /* the calls counted at its glibc wrappers, then the whole-run
+					  * estimate (the order among rows seen alike) */
 	char estimate[32];
 };
 
@@ -189,9 +190,12 @@ void syscall_table_report(const struct map *time_ns, const struct map *calls, co
 		if (exact[i]) {
 			est = r->counted;
 			any_exact = true;
-		} else if (any_share = true, estimate_calls(coverage, r->calls, r->ncalls, &est)) {
-			mark = ">=";
-			total_bounded = true;
+		} else {
+			any_share = true;
+			if (estimate_calls(coverage, r->calls, r->ncalls, &est)) {
+				mark = ">=";
+				total_bounded = true;
+			}
 		}
 		r->counted = est;
 		snprintf(r->estimate, sizeof r->estimate, "%s%.0f", mark, est);

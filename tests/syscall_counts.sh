@@ -60,6 +60,12 @@ done
 # address whole (docs/tracing.md). Measured 2026-12-05, beside a loaded
 # suite run: 1887 in 4 s. Compared with perf's count of the same seconds.
 CODECHECK=$TOP_BUILDDIR/tests/unit/test_tracer_codecheck
+# counted_rate WRAPPER FILE: the per-second rate of @calls[WRAPPER] counted
+# in the target with no breakpoint (the report may wrap it onto a line of
+# its own)
+counted_rate() {
+	tr '\n' ' ' <"$2" | sed -n "s/.*@calls\[$1\]: [0-9]* counted in the target (exact; no breakpoint: the probe only counts) · *\([0-9.e+]*\)\/s.*/\1/p"
+}
 if perf stat -e syscalls:sys_enter_sched_yield -x, -o "$TMP/perf.probe" true >/dev/null 2>&1; then
 	perf stat -e syscalls:sys_enter_sched_yield,syscalls:sys_enter_mprotect -x, -o "$TMP/perf.txt" -p "$PID" -- sleep 4 >/dev/null 2>&1 &
 	PERF=$!
@@ -67,15 +73,13 @@ if perf stat -e syscalls:sys_enter_sched_yield -x, -o "$TMP/perf.probe" true >/d
 	check "sched_yield run exits 0" test $? -eq 0 || show "$TMP/yield.err"
 	wait "$PERF"
 	perf_count=$(awk -F, '/sys_enter_sched_yield/ { print $1 }' "$TMP/perf.txt")
-	our_rate=$(sed -n 's/^@calls\[sched_yield\]: [0-9]* counted in the target (exact; no breakpoint: the probe only counts) · \([0-9.e+]*\)\/s.*/\1/p' \
-		"$TMP/yield.out" | head -1)
-	[ -n "$our_rate" ] || our_rate=$(tr '\n' ' ' <"$TMP/yield.out" | sed -n 's/.*@calls\[sched_yield\]: [0-9]* counted in the target (exact; no breakpoint: the probe only counts) · *\([0-9.e+]*\)\/s.*/\1/p')
+	our_rate=$(counted_rate sched_yield "$TMP/yield.out")
 	moved=$(grep -c "stood between the instructions a counter moves" "$TMP/yield.out")
 	echo "  sched_yield: ours ${our_rate:-?}/s exact, perf ${perf_count:-?} in 4 s; threads moved into the copy: $moved run(s)"
 	check "sched_yield: counted in the target, exact, at ${our_rate:-?}/s within 2x of perf's ${perf_count:-?} in 4 s" \
 		within_2x "${our_rate:-0}" "$(awk -v n="${perf_count:-0}" 'BEGIN { print n / 4 }')" || show "$TMP/yield.out"
 	perf_mprotect=$(awk -F, '/sys_enter_mprotect/ { print $1 }' "$TMP/perf.txt")
-	mprotect_rate=$(tr '\n' ' ' <"$TMP/yield.out" | sed -n 's/.*@calls\[mprotect\]: [0-9]* counted in the target (exact; no breakpoint: the probe only counts) · *\([0-9.e+]*\)\/s.*/\1/p')
+	mprotect_rate=$(counted_rate mprotect "$TMP/yield.out")
 	echo "  mprotect: ours ${mprotect_rate:-?}/s exact, perf ${perf_mprotect:-?} in 4 s"
 	check "mprotect: counted in the target, exact, at ${mprotect_rate:-?}/s within 2x of perf's ${perf_mprotect:-?} in 4 s" \
 		within_2x "${mprotect_rate:-}" "$(awk -v n="${perf_mprotect:-0}" 'BEGIN { print n / 4 }')" || grep -i "mprotect\|counter" "$TMP/yield.out" "$TMP/yield.err"

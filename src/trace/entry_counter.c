@@ -35,6 +35,7 @@ static const uint8_t PROLOGUE[] = { 0x48, 0x8d, 0x64, 0x24, 0x80, 0x9c, 0x50, 0x
 				    0xc8, 0x83, 0xe0, 0x07, 0xc1, 0xe0, 0x06 };
 static const uint8_t ADDRESS_LEA[] = { 0x48, 0x8d, 0x0d };   /* and a rel32 */
 static const uint8_t ADDRESS_MOVABS[] = { 0x48, 0xb9 };      /* and an imm64 */
+#define ADDRESS_LEA_LEN (sizeof ADDRESS_LEA + 4)
 #define PROLOGUE_MASK_AT 27      /* the and's immediate */
 #define PROLOGUE_FOLD1_AT 14     /* shr $21,%rax's immediate */
 #define PROLOGUE_FOLD2_AT 21     /* shr $2,%rcx's */
@@ -79,7 +80,7 @@ static bool fits_rel32(uint64_t from_next, uint64_t to)
 /* The bytes loading the slots' address: an opcode and its operand. */
 static size_t address_len(const struct entry_counter *c)
 {
-	return c->absolute ? sizeof ADDRESS_MOVABS + 8 : sizeof ADDRESS_LEA + 4;
+	return c->absolute ? sizeof ADDRESS_MOVABS + 8 : ADDRESS_LEA_LEN;
 }
 
 static void put_rel32(uint8_t *at, uint64_t from_next, uint64_t to)
@@ -360,7 +361,7 @@ static int place_slots(struct session *s, struct entry_counter_spaces *spaces, s
 		       struct entry_counter *c, struct xerr *e)
 {
 	struct entry_counter_space *sp = &spaces->v[code_index], *dsp = &spaces->v[data_index];
-	c->tramp_len = (uint8_t)(sizeof PROLOGUE + sizeof ADDRESS_LEA + 4 + sizeof INCREMENT + sizeof EPILOGUE +
+	c->tramp_len = (uint8_t)(sizeof PROLOGUE + ADDRESS_LEA_LEN + sizeof INCREMENT + sizeof EPILOGUE +
 				 c->moved_len + JMP_LEN);
 	if (c->tramp_len > ENTRY_COUNTER_TRAMP)
 		return why(c, "its first instructions are too long to move");
@@ -404,9 +405,9 @@ static int place_slots(struct session *s, struct entry_counter_spaces *spaces, s
 			   "the counter");
 	c->tramp = sp->code_next;
 	c->counter = data_at;
-	c->absolute = !fits_rel32(c->tramp + sizeof PROLOGUE + sizeof ADDRESS_LEA + 4, c->counter);
+	c->absolute = !fits_rel32(c->tramp + sizeof PROLOGUE + ADDRESS_LEA_LEN, c->counter);
 	if (c->absolute) {
-		c->tramp_len = (uint8_t)(c->tramp_len + address_len(c) - (sizeof ADDRESS_LEA + 4));
+		c->tramp_len = (uint8_t)(c->tramp_len + address_len(c) - ADDRESS_LEA_LEN);
 		if (c->tramp_len > ENTRY_COUNTER_TRAMP && c->sums) {
 			c->tramp_len = (uint8_t)(c->tramp_len - sizeof SUM);
 			no_sum(c, "no room left in its counting code");

@@ -208,7 +208,7 @@ PARALLEL_SAFE_TESTS += tests/cli.sh tests/bad_input.sh tests/dump.sh tests/names
 ## sides alike, and which must hold under load anyway (the loaded suite runs).
 PARALLEL_SAFE_TESTS += tests/jemalloc_heap.sh tests/alloc_jemalloc.sh tests/alloc_rust.sh \
 	tests/alloc_counted.sh tests/jemalloc_call_harm.sh tests/insights.sh \
-	tests/syscall_counts.sh tests/trace_syscalls_attach.sh tests/pprof.sh \
+	tests/syscall_counts.sh tests/syscall_futex.sh tests/trace_syscalls_attach.sh tests/pprof.sh \
 	tests/locks_malloc_arena.sh tests/locks_output_dir.sh tests/async_names.sh \
 	tests/shipped_recipes.sh tests/svg_chromium.sh tests/stripped_name.sh \
 	tests/editor_links.sh tests/prometheus.sh tests/trace_counted.sh tests/heap_burst.sh \

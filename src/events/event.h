@@ -181,9 +181,12 @@ struct probe_spec {
 	bool entry_registers;    /* FUNCTION: reads the argument registers (arg0..arg5), which
 				  * only a function's first instruction has: inlined copies are left out */
 	bool count_only;         /* FUNCTION: no predicate, and its body only counts into maps
-				  * without keys (`@calls = count();`): the producer may count the
-				  * calls without seeing them one by one (one event at the end,
-				  * weighted by their number) */
+				  * keyed by nothing or func (`@calls = count();`), or sums one
+				  * argument register there (`@bytes[func] = sum(arg2);`, then
+				  * sums_one_arg): the producer may count (and total) the calls
+				  * without seeing them one by one (one event at the end, weighted
+				  * by their number, its summed argument 1 with that weight the
+				  * total: event.sum_weight) */
 	/* FUNCTION: every sum() of its body adds the same argument register,
 	 * arg<summed_arg> (0..2), directly or through a variable that holds
 	 * it: the producer may total that register over every call (the bytes

@@ -1,6 +1,6 @@
 ## recipe/: lexer, parser, checker, evaluator, diagnostics, maps, and the
 ## maps' conversion to profiles. Consumes events; uses report, symbols
-## (demangling) and util; never gdb nor the target.
+## (demangling), arch (system call names) and util; never gdb nor the target.
 noinst_LIBRARIES += src/recipe/librecipe.a
 src_recipe_librecipe_a_CPPFLAGS = $(NO_GDB_CPPFLAGS)
 src_recipe_librecipe_a_SOURCES = \

@@ -1011,22 +1011,29 @@ bool map_counted_estimate(const struct map_value *v, bool is_sum, const struct m
  * its relative spread (the calls between two hits are attributed to the
  * first's key: the key of a hit after a long off window stands for those,
  * docs/tracing.md, "Counted in the target"). A sum weighs each value. */
-bool map_value_only_counted(const struct map_value *v, const struct map_coverage *c, double *count)
+bool map_value_only_counted(const struct map_value *v, bool is_sum, const struct map_coverage *c, double *value)
 {
 	/* every update the one event of a site that was only counted (its
 	 * whole-site stratum, once): the count itself */
 	bool only_counted = c && c->counted_no_stops && v->wn == v->count && !v->wide && v->nstrata > 0;
 	for (size_t k = 0; only_counted && k < v->nstrata; k++)
 		only_counted = v->strata[k].n == 1 && v->strata[k].id % MAP_STRATA_PER_SITE == MAP_STRATA_PER_SITE - 1;
-	*count = 0;
-	return only_counted && map_counted_estimate(v, false, c, count);
+	*value = 0;
+	return only_counted && map_counted_estimate(v, is_sum, c, value);
 }
 
 static void print_counted(FILE *out, const struct map_value *v, int64_t n, bool is_sum, const struct map_coverage *c)
 {
 	double est = 0;
-	if (!is_sum && map_value_only_counted(v, c, &est)) {
-		fprintf(out, " %.0f counted in the target (exact; no breakpoint: the probe only counts)", est);
+	if (map_value_only_counted(v, is_sum, c, &est)) {
+		double calls = est;
+		if (is_sum)
+			map_value_only_counted(v, false, c, &calls);
+		if (is_sum)
+			fprintf(out, " %.0f summed in the target over %.0f calls (exact; no breakpoint: the probe only "
+				"counts and sums)", est, calls);
+		else
+			fprintf(out, " %.0f counted in the target (exact; no breakpoint: the probe only counts)", est);
 		if (c->seconds > 0)
 			fprintf(out, " · %.4g/s", est / c->seconds);
 		fputc('\n', out);

@@ -230,10 +230,11 @@ void map_print(const struct map *m, FILE *out, size_t top, const struct map_cove
  * false when c has no counts or v no update from a counted site. */
 bool map_counted_estimate(const struct map_value *v, bool is_sum, const struct map_coverage *c, double *estimate);
 
-/* Whether v is the count of a probe that only counts (no breakpoint, one
- * update at the end: docs/tracing.md, "A probe that only counts needs no
- * breakpoint"): true with *count, the calls counted in the target. */
-bool map_value_only_counted(const struct map_value *v, const struct map_coverage *c, double *count);
+/* Whether v is the count (or, is_sum, the total of an argument) of a
+ * probe that only counts (no breakpoint, one update at the end:
+ * docs/tracing.md, "A probe that only counts needs no breakpoint"): true
+ * with *value, the calls counted (the argument totalled) in the target. */
+bool map_value_only_counted(const struct map_value *v, bool is_sum, const struct map_coverage *c, double *value);
 
 /* recipe_profile_add_map (report/profile.h), each entry with its whole-run
  * estimate when c holds counts in the target (profile_map.c). */

@@ -470,17 +470,26 @@ static bool key_known_at_site(const struct expr *target)
 	       (target->nargs == 1 && target->args[0]->kind == E_IDENT && target->args[0]->builtin == B_FUNC);
 }
 
+static int summed_argument(const struct probe *p);
+
 /* Whether probe p only counts: no predicate, and every statement is
- * `@map = count();` or `@map[func] = count();`, into a map no other probe
- * writes. */
+ * `@map = count();` or `@map[func] = count();` (or `sum(argN)` of one
+ * argument register, arg0..arg2, in place of count()), into a map no
+ * other probe writes. */
+
 static bool only_counts(const struct recipe *r, const struct probe *p)
 {
 	if (p->kind != PROBE_FUNCTION || p->pred || p->body.n == 0)
 		return false;
+	/* sum(argN) of one argument register: the counter totals it too */
+	bool sums_directly = summed_argument(p) >= 0;
 	for (size_t k = 0; k < p->body.n; k++) {
 		const struct stmt *st = p->body.v[k];
-		if (st->kind != S_MAP_ASSIGN || !st->target || !key_known_at_site(st->target) || !st->value ||
-		    st->value->builtin != B_COUNT)
+		if (st->kind != S_MAP_ASSIGN || !st->target || !key_known_at_site(st->target) || !st->value)
+			return false;
+		bool summed = sums_directly && st->value->builtin == B_SUM && st->value->nargs == 1 &&
+			      st->value->args[0]->kind == E_IDENT && st->value->args[0]->builtin == B_INT_ARG;
+		if (st->value->builtin != B_COUNT && !summed)
 			return false;
 		for (size_t q = 0; q < r->prog.nprobes; q++) {
 			const struct probe *other = r->prog.probes[q];

@@ -948,7 +948,8 @@ static int exec_stmt(struct recipe_run *run, const struct stmt *s)
 		syscall_table_report(run->maps[call->args[0]->map->index], run->maps[call->args[1]->map->index],
 				     call->nargs > 2 ? run->maps[call->args[2]->map->index] : NULL,
 				     call->nargs > 3 ? run->maps[call->args[3]->map->index] : NULL,
-				     call->nargs > 4 ? run->maps[call->args[4]->map->index] : NULL, run->out,
+				     call->nargs > 4 ? run->maps[call->args[4]->map->index] : NULL,
+				     call->nargs > 5 ? run->maps[call->args[5]->map->index] : NULL, run->out,
 				     &run->coverage);
 		return EXEC_OK;
 	case A_TABLE: {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/syscalls.h"
 #include "util/text_escape.h"
 
 struct syscall_row {
@@ -138,14 +139,45 @@ static struct syscall_row *row_named(struct syscall_row *rows, size_t *n, const 
 	return &rows[(*n)++];
 }
 
+/* What syscall()'s calls were, from @numbers' entry for it: their count
+ * and the total of their first argument, both kept in the target. */
+struct through_syscall {
+	bool known;
+	double calls, numbers;
+	const char *call;      /* every call's number was this one's (the total is calls x it) */
+};
+
+static struct through_syscall through_syscall_of(const struct map *numbers, const struct map_coverage *c)
+{
+	struct through_syscall t = { 0 };
+	for (size_t i = 0; numbers && i < map_len(numbers); i++) {
+		const struct map_entry *e = map_entry_at(numbers, i);
+		if (!e->keys[0].s || strcmp(e->keys[0].s, "syscall") != 0 ||
+		    !map_value_only_counted(&e->value, false, c, &t.calls) ||
+		    !map_value_only_counted(&e->value, true, c, &t.numbers) || t.calls < 1)
+			continue;
+		t.known = true;
+		/* a total of exactly calls x N: each call's number N, or a mix
+		 * of others averaging it to the unit, which no service is seen
+		 * to make (its futex calls and one odd getrandom give a mean
+		 * off the integer) */
+		double mean = t.numbers / t.calls;
+		int64_t nr = (int64_t)(mean + 0.5);
+		if ((double)nr * t.calls == t.numbers)
+			t.call = arch_syscall_name(nr);
+	}
+	return t;
+}
+
 void syscall_table_report(const struct map *time_ns, const struct map *calls, const struct map *errors,
-			  const struct map *kinds, const struct map *counted, FILE *out,
+			  const struct map *kinds, const struct map *counted, const struct map *numbers, FILE *out,
 			  const struct map_coverage *coverage)
 {
 	bool estimated = coverage && coverage->armed_share > 0 && coverage->armed_share < 1;
 	size_t n_seen = map_len(calls), n_counted = estimated && counted ? map_len(counted) : 0, n = 0;
-	struct syscall_row *rows = calloc(n_seen + n_counted + 1, sizeof *rows);
-	bool *exact = calloc(n_seen + n_counted + 1, sizeof *exact);
+	struct through_syscall through = estimated ? through_syscall_of(numbers, coverage) : (struct through_syscall){ 0 };
+	struct syscall_row *rows = calloc(n_seen + n_counted + 2, sizeof *rows);
+	bool *exact = calloc(n_seen + n_counted + 2, sizeof *exact);
 	if (!rows || !exact) {
 		free(rows);
 		free(exact);
@@ -174,11 +206,16 @@ void syscall_table_report(const struct map *time_ns, const struct map *calls, co
 		const struct map_entry *e = map_entry_at(counted, i);
 		const char *call = call_of_wrapper(e->keys[0].s);
 		double count;
-		if (!call || !map_value_only_counted(&e->value, coverage, &count))
+		if (!call || !map_value_only_counted(&e->value, false, coverage, &count))
 			continue;
 		struct syscall_row *r = row_named(rows, &n, call);
 		exact[r - rows] = true;
 		r->counted += count;
+	}
+	if (through.call) {
+		struct syscall_row *r = row_named(rows, &n, through.call);
+		exact[r - rows] = true;
+		r->counted += through.calls;
 	}
 	double total_estimate = 0;
 	bool total_bounded = false, any_exact = false, any_share = false;
@@ -238,15 +275,26 @@ void syscall_table_report(const struct map *time_ns, const struct map *calls, co
 		if (any_exact)
 			fputs("; N: counted in the target at glibc's wrapper for the call (exact for the calls made through "
 			      "it; glibc's own inline calls are not in it)", out);
+		if (through.call) {
+			fputs("; ", out);
+			text_put(out, through.call, TEXT_FORM_TERMINAL);
+			fprintf(out, "'s N: the %.0f calls into syscall(), counted in the target with their numbers summed "
+				"(%.0f: %.0f x its number, so every one was that call)", through.calls, through.numbers,
+				through.calls);
+		}
 		if (any_share)
 			fprintf(out, "%s from the %.2g%% of the target's CPU time the probes were armed",
-				any_exact ? "; the others (futex through syscall(), calls glibc makes inline: no wrapper "
-					    "of their own)" : ",", 100 * coverage->armed_share);
+				any_exact ? "; the others (calls glibc makes inline, calls through syscall() of mixed "
+					    "numbers: no wrapper of their own)" : ",", 100 * coverage->armed_share);
 		fputs(" (the other columns are what the armed windows saw)", out);
 		if (total_bounded)
 			fputs("; >=N only a lower bound: too little CPU time between calls to time them against our "
 			      "stops, or seen in too few armed windows to extrapolate", out);
 		fputs("\n", out);
+		if (through.known && !through.call)
+			fprintf(out, "syscall(): %.0f calls counted in the target, their numbers summing to %.0f (a mean of "
+				"%.2f): calls of more than one number, not attributed to any row\n",
+				through.calls, through.numbers, through.numbers / through.calls);
 	}
 	free(rows);
 	free(exact);

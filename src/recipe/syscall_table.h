@@ -1,5 +1,5 @@
 /* syscall_table.h — the `syscall_table(@time_ns, @calls[, @errors[, @kinds
- * [, @counted]]])` report: a system call summary in `strace -c`'s columns
+ * [, @counted[, @numbers]]]])` report: a system call summary in `strace -c`'s columns
  * and order, so a user can read it beside strace's.
  *
  * @time_ns is a SUM map of time spent in the calls (ns), @calls a COUNT
@@ -24,7 +24,12 @@
  * keyed by glibc wrapper names from a probe that only counts (exact counts
  * in the target), the estimate of a call made by a known wrapper is its
  * wrappers' count (a row is added for a call counted and never seen); the
- * others keep the armed share's. Names come from the target's kernel
+ * others keep the armed share's. With @numbers (NULL: none), a SUM map
+ * keyed the same way from a probe on syscall() that only counts and sums
+ * its first argument (the call's number), the calls into syscall() whose
+ * numbers total exactly their count times one call's number are that
+ * call's (futex's, in parking_lot and Rust's std); mixed numbers are said
+ * under the table and attributed to no row. Names come from the target's kernel
  * tables, not the target: printed as they are. Never fails; out of memory
  * prints a line saying so. */
 #ifndef XGDBPROF_SYSCALL_TABLE_H
@@ -35,7 +40,7 @@
 #include "recipe/maps.h"
 
 void syscall_table_report(const struct map *time_ns, const struct map *calls, const struct map *errors,
-			  const struct map *kinds, const struct map *counted, FILE *out,
+			  const struct map *kinds, const struct map *counted, const struct map *numbers, FILE *out,
 			  const struct map_coverage *coverage);
 
 #endif

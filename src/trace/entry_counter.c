@@ -53,6 +53,40 @@ static const uint8_t EPILOGUE[] = { 0x59, 0x58, 0x9d, 0x48, 0x8d, 0xa4, 0x24, 0x
 #define JMP_LEN 5
 #define MAX_FUNCTION_CHECK (256u * 1024u)
 
+/* Whether gdb's text of an instruction names argument register arg in
+ * any width ("%di" is in "%dil", "%dl" in nothing else: a whole name). */
+static bool names_register(const char *text, unsigned arg)
+{
+	for (int r = 0; r < 4; r++) {
+		const char *name = SUM_REG_NAMES[arg][r];
+		size_t len = strlen(name);
+		for (const char *at = strstr(text, name); at; at = strstr(at + 1, name))
+			if (!isalnum((unsigned char)at[len]))
+				return true;
+	}
+	return false;
+}
+
+/* Whether the instruction is `mov %REG,DEST` with the register only its
+ * source (glibc's syscall() begins `mov %rdi,%rax`): it leaves the
+ * register as the call gave it. */
+static bool copies_register(const char *text, unsigned arg)
+{
+	if (strncmp(text, "mov", 3) != 0 || !(text[3] == ' ' || text[3] == '\t' || (text[3] == 'q' && isspace((unsigned char)text[4]))))
+		return false;
+	const char *operands = text + 3 + strspn(text + 3, "q \t");
+	const char *comma = strchr(operands, ',');
+	if (!comma || strchr(comma + 1, ','))
+		return false;
+	char source[16];
+	size_t len = (size_t)(comma - operands);
+	if (len >= sizeof source)
+		return false;
+	memcpy(source, operands, len);
+	source[len] = '\0';
+	return !strcmp(source, SUM_REG_NAMES[arg][0]) && !names_register(comma + 1, arg);
+}
+
 static int why(struct entry_counter *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int why(struct entry_counter *c, const char *fmt, ...)
 {
@@ -379,18 +413,18 @@ static int place_slots(struct session *s, struct entry_counter_spaces *spaces, s
 	 * slots glibc_churn's leak thread shared a churner's) */
 	uint64_t share = room / (spaces->to_place + 1);
 	/* a total beside each count needs 16 bytes a slot */
-	uint64_t least = c->sums ? 128 : 64;
+	uint64_t least = c->sums ? 128 : 64, one_slot = c->sums ? 16 : 8;
 	if (share < least && !spaces->one_slot_will_do)
 		share = room < least ? room : least;
-	else if (share < 8)
-		share = room < 8 ? room : 8;
+	else if (share < one_slot)
+		share = room < one_slot ? room : one_slot;
 	uint64_t data_at = at8;
 	c->nslots = 8;
 	c->stride = 64;
 	if (at64 + 512 <= dsp->data_end && at64 + 512 - at8 <= share)
 		data_at = at64;
 	else
-		c->stride = share >= 256 ? 32 : share >= 128 ? 16 : 8;
+		c->stride = share >= 256 ? 32 : share >= 128 || (c->sums && share >= 16) ? 16 : 8;
 	while (c->nslots > 1 && c->stride * c->nslots > share)
 		c->nslots /= 2;
 	if (c->sums && c->stride < 16)
@@ -448,13 +482,8 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 		return why(c, "gdb could not decode its first instructions");
 	if (!insns[0].text[0] || arch_insn_transfers_control(insns[0].text))
 		return why(c, "its first instruction does not fall through (%s)", insns[0].text);
-	for (int r = 0; c->sums && r < 4; r++) {
-		const char *at = strstr(insns[0].text, SUM_REG_NAMES[c->sum_arg][r]);
-		/* "%di" is in "%dil", "%dl" in nothing else: a whole name only */
-		size_t len = strlen(SUM_REG_NAMES[c->sum_arg][r]);
-		if (at && !isalnum((unsigned char)at[len]))
-			no_sum(c, "its first instruction (run before the counting code) writes or reads the register");
-	}
+	if (c->sums && names_register(insns[0].text, c->sum_arg) && !copies_register(insns[0].text, c->sum_arg))
+		no_sum(c, "its first instruction (run before the counting code) writes or reads the register");
 	/* The jump goes after the first instruction, where the tracer's
 	 * breakpoint is. */
 	c->patch = insns[1].addr;

@@ -341,20 +341,11 @@ static int learn_register_numbers(struct tracer *t, struct xerr *e)
 	return 0;
 }
 
-/* Whether every probe at site only counts (recipe_probe's count_only)
- * and none is a return probe: its calls need a counter, no breakpoint. */
-static bool site_only_counts(const struct tracer *t, const struct site *site)
-{
-	bool only = site->entry_probes.n && !site->return_probes.n;
-	for (size_t k = 0; k < site->entry_probes.n; k++)
-		only = only && t->cfg->probes[site->entry_probes.v[k]].count_only;
-	return only;
-}
-
 /* The argument register every sum() at site adds (probe_spec.summed_arg),
  * when its entry probes agree on one and one of them sums: the counter
  * then totals it over every call, and a hit's value stands for its share
- * of that total (tracer_counters_read). -1: none. */
+ * of that total (tracer_counters_read). -1: none; -2: they sum different
+ * registers. */
 static int site_summed_arg(const struct tracer *t, const struct site *site)
 {
 	int arg = -1;
@@ -363,10 +354,21 @@ static int site_summed_arg(const struct tracer *t, const struct site *site)
 		if (!p->sums_one_arg)
 			continue;
 		if (arg >= 0 && (unsigned)arg != p->summed_arg)
-			return -1;
+			return -2;
 		arg = (int)p->summed_arg;
 	}
 	return arg;
+}
+
+/* Whether every probe at site only counts (recipe_probe's count_only)
+ * and none is a return probe: its calls need a counter, no breakpoint.
+ * Its sums, if any, must add one register, which the counter totals. */
+static bool site_only_counts(const struct tracer *t, const struct site *site)
+{
+	bool only = site->entry_probes.n && !site->return_probes.n && site_summed_arg(t, site) != -2;
+	for (size_t k = 0; k < site->entry_probes.n; k++)
+		only = only && t->cfg->probes[site->entry_probes.v[k]].count_only;
+	return only;
 }
 
 int tracer_insert_probes(struct tracer *t, const struct arming *a, struct xerr *e)
@@ -390,7 +392,11 @@ int tracer_insert_probes(struct tracer *t, const struct arming *a, struct xerr *
 		rc = insert_fork_catchpoint(t, e);
 	for (size_t i = 0; rc == 0 && i < t->probes.nsites; i++) {
 		struct site *site = &t->probes.sites[i];
-		site->counted_only = site_only_counts(t, site);
+		/* a counter that cannot total the argument its probes sum (its
+		 * first instruction writes the register, no room): the sum
+		 * needs the calls' hits */
+		site->counted_only = site_only_counts(t, site) &&
+				     (site_summed_arg(t, site) < 0 || (i < t->ncounters && t->counters[i].sums));
 		/* a site that only counts, with a counter to come: no breakpoint
 		 * (tracer_counters_install inserts one if the counter fails) */
 		if (site->counted_only && i < t->ncounters && t->counters[i].planned)
@@ -489,7 +495,8 @@ int tracer_counters_plan(struct tracer *t, const struct arming *a, struct xerr *
 			continue;
 		}
 		t->counter_spaces.one_slot_will_do = site_only_counts(t, site);
-		rc = entry_counter_plan(t->s, t->sym, site->addr, site->size, avoid, navoid, site_summed_arg(t, site),
+		int summed = site_summed_arg(t, site);
+		rc = entry_counter_plan(t->s, t->sym, site->addr, site->size, avoid, navoid, summed < 0 ? -1 : summed,
 					&t->counter_spaces, c, e);
 	}
 	t->counter_spaces.one_slot_will_do = false;
@@ -612,6 +619,14 @@ void tracer_counters_summarize(struct tracer *t)
 				 t->probes.sites[i].name ? t->probes.sites[i].name : "?", c->sum_why);
 		if (!c->sums)
 			continue;
+		/* a site only counted: its one event's summed argument is 1,
+		 * standing for the total */
+		if (t->probes.sites[i].counted_only && !t->probes.sites[i].bp) {
+			uint64_t sum = 0;
+			for (unsigned k = 0; k < c->nslots; k++)
+				sum += c->slot_sums[k];
+			t->st->site_sum_scales[per * i + per - 1] = (double)sum;
+		}
 		/* the same for the totals: a slot's total over its hits' values
 		 * (a ratio estimator: the one large allocation among thousands
 		 * of small ones weighs its bytes' share, not its calls'), the

@@ -128,6 +128,17 @@ int tracer_fire_counted_only(struct tracer *t, struct xerr *e)
 		ev.weighted = true;
 		ev.weight_site = (int)(i * ENTRY_COUNTER_STRATA + ENTRY_COUNTER_STRATA - 1);
 		ev.weight = (double)c->count;
+		/* its summed argument: 1, standing for the total the counter
+		 * kept (as the site's whole-site sum scale says:
+		 * tracer_counters_summarize) */
+		if (c->sums) {
+			uint64_t total = 0;
+			for (unsigned k = 0; k < c->nslots; k++)
+				total += c->slot_sums[k];
+			ev.has_int_args = true;
+			ev.int_args[c->sum_arg] = total ? 1 : 0;
+			ev.sum_weight = (double)total;
+		}
 		t->st->weighted_hits++;
 		if (fire(t, &site->entry_probes, &ev, e) < 0)
 			return -1;

@@ -133,8 +133,9 @@ static void test_options_and_probes(void)
 
 /* Which probes only count (no breakpoint where a counter goes in): no
  * key or the probed function's name as the key, no predicate, nothing but
- * count(), into a map no other probe writes. Mutation shown to fail:
- * key_known_at_site accepting any one key. */
+ * count() or sum() of one argument register arg0..arg2, into a map no
+ * other probe writes. Mutation shown to fail: key_known_at_site accepting
+ * any one key. */
 static void test_count_only(void)
 {
 	static const struct { const char *text; bool only; } cases[] = {
@@ -144,7 +145,12 @@ static void test_count_only(void)
 		{ "function \"f\" { @c[func, tid] = count(); }", false },
 		{ "function \"f\" { @c[ustack] = count(); }", false },
 		{ "function \"f\" /tid == 1/ { @c[func] = count(); }", false },
-		{ "function \"f\" { @c[func] = sum(arg0); }", false },
+		{ "function \"f\" { @c[func] = sum(arg0); }", true },
+		{ "function \"f\" { @n = count(); @b[func] = sum(arg2); }", true },
+		{ "function \"f\" { @c[func] = sum(arg3); }", false },
+		{ "function \"f\" { @c[func] = sum(arg0 * arg1); }", false },
+		{ "function \"f\" { @a = sum(arg0); @b = sum(arg1); }", false },
+		{ "function \"f\" { @c = avg(arg0); }", false },
 		{ "function \"f\" { @c[func] = count(); }\nfunction \"g\" { @c[func] = count(); }", false },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -21,12 +21,14 @@ sleep 0.3
 XG=$!
 for _ in $(seq 1 600); do grep -q attached "$TMP/err" 2>/dev/null && break; sleep 0.02; done
 check "probes armed" grep -q attached "$TMP/err"
-sleep 0.5
+# the whole traced window, from the arming to xgdbprof's exit: a hit of
+# 200 ms (a loaded CI run) overdraws the budget and keeps the probes off
+# for seconds, so a fixed 3 s part of the run read 0.2% stopped where
+# xgdbprof held the fixture 5.5% of its run
 a=$(clocks "$HOT")
-sleep 3
-b=$(clocks "$HOT")
 wait "$XG"
 check "xgdbprof exits 0" test $? -eq 0
+b=$(clocks "$HOT")
 sed 's/^/# /' "$TMP/err"
 # Stopped = neither on a CPU nor waiting for one (trace_hot never sleeps).
 true_pct=$(echo "$a $b" | awk '{ w = $4 - $1; printf "%.1f", 100 * (w - ($5 - $2) - ($6 - $3)) / w }')
@@ -35,7 +37,7 @@ hits=$(sed -n 's/^xgdbprof: traced [0-9.]* s: \([0-9]*\) hits* at .*/\1/p' "$TMP
 measured=$(sed -n 's/.*schedstat (wall - on CPU) for \([0-9]*\) of [0-9]* hits.*/\1/p' "$TMP/err")
 # Of the hits that note counts (calibration hits included).
 all_hits=$(sed -n 's/.*schedstat (wall - on CPU) for [0-9]* of \([0-9]*\) hits.*/\1/p' "$TMP/err")
-echo "# fixture stopped ${true_pct}% over 3 s by its own clocks; xgdbprof says ${xg_pct}%, ${measured:-0} of ${hits:-0} hits measured"
+echo "# fixture stopped ${true_pct}% over the traced window by its own clocks; xgdbprof says ${xg_pct}%, ${measured:-0} of ${hits:-0} hits measured"
 check "budget note printed" grep -q 'probes were switched off .* <= 5% of the time' "$TMP/err"
 # 70%, judged by the hit count (tests/lib.sh): 202 of 202 measured here; a
 # clock that measured every other hit (145 of 290, interval 39.2-60.8%) fails:

@@ -46,8 +46,15 @@
 # operations a second (its --progress file) and loss, and the stopped
 # share xgdbprof reports. In non-stop mode gdb went on stopping the threads
 # at every system call after the budget disabled the catchpoints.
-# `--only "trace_hot"`, `--only "kvservice"`, `--only "timed_calls"` or
-# `--only "syscalls"` runs one part.
+# Then syscall_rows (issue 26 item 3): the syscalls recipe's table beside
+# the kernel's own count of each call over the same seconds (`perf stat -e
+# 'syscalls:sys_enter_*'` on the process from the probes' arming to
+# xgdbprof's exit: it counts without stopping anything, where strace -c's
+# stops make a service contend more and call futex tens of times more
+# often), on kvservice and the demo: perf's five most frequent calls, and
+# for each the table's `est. calls` and its ratio to perf's count.
+# `--only "trace_hot"`, `--only "kvservice"`, `--only "timed_calls"`,
+# `--only "syscalls"` or `--only "syscall_rows"` runs one part.
 # See bench/README.md. Needs: cc, gdb, cargo (the fixture).
 set -eu
 
@@ -59,15 +66,17 @@ case " ${only:-trace_hot kvservice} " in *" trace_hot "*) part_hot=1 ;; *) part_
 case " ${only:-trace_hot kvservice} " in *" kvservice "*) part_kv=1 ;; *) part_kv= ;; esac
 case " ${only:-trace_hot kvservice timed_calls} " in *" timed_calls "*) part_tc=1 ;; *) part_tc= ;; esac
 case " ${only:-trace_hot kvservice timed_calls syscalls} " in *" syscalls "*) part_sc=1 ;; *) part_sc= ;; esac
-[ -n "$part_hot$part_kv$part_tc$part_sc" ] ||
-	{ echo "$0: --only takes trace_hot, kvservice, timed_calls and/or syscalls" >&2; exit 2; }
+case " ${only:-trace_hot kvservice timed_calls syscalls syscall_rows} " in *" syscall_rows "*) part_rows=1 ;; *) part_rows= ;; esac
+[ -n "$part_hot$part_kv$part_tc$part_sc$part_rows" ] ||
+	{ echo "$0: --only takes trace_hot, kvservice, timed_calls, syscalls and/or syscall_rows" >&2; exit 2; }
 hot=$build/tests/fixtures/bin/trace_hot
 kv=$build/tests/fixtures/bin/kvservice
+demo=$build/tests/fixtures/bin/cache-service
 spin=$build/tests/fixtures/bin/spin_hit
 
 log "building xgdbprof and the fixtures in $build"
 make -s -C "$build" xgdbprof tests/fixtures/bin/trace_hot tests/fixtures/bin/kvservice tests/fixtures/bin/spin_hit \
-	tests/fixtures/bin/timed_calls >&2
+	tests/fixtures/bin/timed_calls tests/fixtures/bin/cache-service >&2
 
 # The recipe shipped as func-latency, with a 10% budget: the budget is a
 # recipe setting (no command-line option).
@@ -264,6 +273,55 @@ if [ -n "$part_sc" ]; then
 			printf "%-6s %-17s %10s %7s %8s\n", f[1], f[2], f[3], loss, f[4] } }' "$tmp/sc"
 	echo "ops/s = the service's own operations a second over the window; loss% against the round's alone;"
 	echo "held% = the stopped share xgdbprof reports (syscalls: all-stop, its default for syscall probes under the budget)"
+fi
+
+if [ -n "$part_rows" ]; then
+	: >"$tmp/rows"
+	for r in $(seq 0 $((rounds - 1))); do
+		for name in kvservice demo; do
+			case $name in
+			kvservice) "$kv" $((window + 60)) --workers 2 --progress "$tmp/rows.progress" >/dev/null 2>&1 & ;;
+			demo) "$demo" $((window + 60)) >/dev/null 2>&1 & ;;
+			esac
+			target_pid=$!
+			sleep 1.5
+			# the same count over as long a window just before, untraced:
+			# our stops make calls of their own (a futex wait or a sleep
+			# interrupted is entered again: restart_syscall, futex)
+			perf stat -e 'syscalls:sys_enter_*' -x, -o "$tmp/rows.before" -p "$target_pid" -- sleep "$window" \
+				>/dev/null 2>&1 || true
+			"$xgdbprof" --recipe syscalls -d "${window}s" "$target_pid" >"$tmp/rows.out" 2>"$tmp/rows.err" &
+			xg_pid=$!
+			wait_attached "$tmp/rows.err" || true
+			perf stat -e 'syscalls:sys_enter_*' -x, -o "$tmp/rows.perf" -p "$target_pid" >/dev/null 2>&1 &
+			perf_pid=$!
+			wait "$xg_pid" || true
+			xg_pid=
+			kill -INT "$perf_pid" 2>/dev/null || true
+			wait "$perf_pid" 2>/dev/null || true
+			kill "$target_pid" 2>/dev/null || true
+			wait "$target_pid" 2>/dev/null || true
+			target_pid=
+			# perf's five most frequent calls, each with the table's
+			# est. calls (the column before the name; - when no row)
+			awk -F, '!/^#/ && $1 + 0 > 0 { sub(/^syscalls:sys_enter_/, "", $3); print $1, $3 }' "$tmp/rows.perf" |
+				sort -rn | head -5 | while read -r count call; do
+				est=$(awk -v call="$call" '$NF == call && $1 ~ /^[0-9.]+$/ { print $(NF-1); exit }' "$tmp/rows.out")
+				before=$(awk -F, -v ev="syscalls:sys_enter_$call" '$3 == ev { print $1 + 0 }' "$tmp/rows.before")
+				echo "$r $name $call ${before:-0} $count ${est:--}"
+			done >>"$tmp/rows"
+			grep '^syscall(): ' "$tmp/rows.out" >&2 || true
+			log "syscall_rows round $((r + 1))/$rounds: $name done"
+		done
+	done
+	echo "syscalls recipe's est. calls against perf's count of each call over the traced window (${window} s), $rounds round(s), load $(cut -d' ' -f1-3 /proc/loadavg)"
+	printf '%-6s %-10s %-16s %9s %9s %10s %7s %7s\n' round target syscall before perf est. ratio ÷before
+	awk '{ e = $6; sub(/^>=/, "", e); ratio = (e != "-" && $5 > 0) ? sprintf("%.2f", e / $5) : "-"
+		rb = (e != "-" && $4 > 0) ? sprintf("%.2f", e / $4) : "-"
+		printf "%-6s %-10s %-16s %9s %9s %10s %7s %7s\n", $1, $2, $3, $4, $5, $6, ratio, rb }' "$tmp/rows"
+	echo "perf = perf stat's count of the call's sys_enter tracepoint on the process from the probes' arming to xgdbprof's exit"
+	echo "(perf's five largest there); before = the same count over as long a window just before, untraced;"
+	echo "est. = the table's whole-run estimate (>=: a lower bound; -: no row); ratio = est. / perf; ÷before = est. / before"
 fi
 
 [ -n "$part_kv" ] || exit 0

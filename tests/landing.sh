@@ -153,8 +153,9 @@ if [ "$(id -u)" = 0 ] && can_pin; then
 	# Other work on CPU 1 takes the yielder's CPU (each yield hands it
 	# over), and a yielder queued in sched_yield is not stopped: at load
 	# 10-17 it ran 10-19% of the time and got 1-23 stops in 5 s. Runs of
-	# 5 s are pooled, up to 4, until 20 stops and 16 stacks (14 in one run
-	# here at load 3: most yield returns are left out as late landings);
+	# 5 s are pooled, up to 8, until 20 stops and 16 stacks (14 in one run
+	# here at load 3: most yield returns are left out as late landings; 15
+	# in 4 runs, 1946 stops, in a CI run beside other work);
 	# the kernel's run-queue time
 	# (schedstat's second field) says how long it waited for its CPU.
 	queued_ns() { awk '{ print $2 }' "/proc/$YIELD/schedstat"; }
@@ -162,7 +163,7 @@ if [ "$(id -u)" = 0 ] && can_pin; then
 	wall_from=$(date +%s%N)
 	: >"$TMP/yield.pooled"
 	stops=0 waiting=0
-	for run in 1 2 3 4; do
+	for run in 1 2 3 4 5 6 7 8; do
 		rm -rf "$TMP/yield"
 		profile yield "$YIELD" running
 		cat "${folded:-/dev/null}" >>"$TMP/yield.pooled"

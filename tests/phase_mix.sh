@@ -129,8 +129,21 @@ enough_stacks() {   # enough_stacks NAME: says and fails when too few stacks to 
 	echo "ok - skipped: $1: ${stacks:-0} stacks in the phases, too few to judge shares at ±1e-4 (load $(cut -d' ' -f1 /proc/loadavg))"
 	return 1
 }
-judge_weighted() {   # judge_weighted NAME: the 2x rule for the figures the report prints
+# judge_weighted NAME: the 2x rule for the figures the report prints,
+# where the stacks can tell: a phase whose 2x band (half its truth to
+# twice it) is narrower than the 1e-4 binomial bound at this stack count is
+# not judged, and says so (a CI run, loaded: lock_phase's truth 4.1%, 2.0%
+# weighted over 164 stacks, whose bound is ±6.1 points)
+judge_weighted() {
+	local line truth bound
 	for phase in lock_phase compute_phase copy_phase; do
+		line=$(grep "^$phase " "$TMP/$1.judge")
+		truth=$(sed -n 's/.* truth \([0-9.]*\)%.*/\1/p' <<<"$line")
+		bound=$(sed -n 's/.*(bound ±\([0-9.]*\)).*/\1/p' <<<"$line")
+		if awk -v t="${truth:-0}" -v b="${bound:-0}" 'BEGIN { exit !(b > t / 2) }'; then
+			echo "ok - skipped: $1: $phase: 2x of its truth (${truth}%) lies inside the sampling noise of this many stacks (±${bound} points at 1e-4)"
+			continue
+		fi
 		check "$1: $phase: its CPU-weighted share is within 2x of the truth" \
 			sh -c "grep '^$phase ' '$TMP/$1.judge' | grep -q 'weighted [0-9.]*% ok$'"
 	done

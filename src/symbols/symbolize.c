@@ -510,6 +510,14 @@ static void note_no_symbols(struct symbolizer *sym, struct sym_module *m)
 {
 	const char *path = m->info.path;
 	int pid = (int)sym->pid;
+	/* the kernel's vDSO names only what it exports (its clock_gettime's
+	 * inner loop is a local function): nothing is stripped, nothing to
+	 * install (a CI run said "no symbols in [vdso: PID] (stripped; …)") */
+	if (!strncmp(path, "[vdso", 5)) {
+		add_note(sym, m, "an address in the kernel's vDSO (%s) outside the functions it exports: it carries "
+			 "no other symbols", path);
+		return;
+	}
 	if (m->map_files_errno == EPERM || m->map_files_errno == EACCES)
 		add_note(sym, m, "no symbols for %s: the file was deleted or replaced after the process mapped it, "
 			 "or does not open here; /proc/%d/map_files would open it but needs CAP_SYS_ADMIN "

@@ -67,7 +67,10 @@ A_PID=$COUNTER_PID
 A_PROGRESS=$PROGRESS
 A=$TMP/a
 BEFORE_UTC=$(date -u +%s)
-"$XGDBPROF" --every 4s --duration 2s -o "$A" "$A_PID" >"$TMP/a.out" 2>"$TMP/a.err" &
+# (every 6 s: a gap of ~3 s after each window to send SIGTERM in; with 4 s
+# a loaded CI run's window took so long that the stopper missed the gap
+# after window 3, and the run went on to window 10)
+"$XGDBPROF" --every 6s --duration 2s -o "$A" "$A_PID" >"$TMP/a.out" 2>"$TMP/a.err" &
 A_RUN=$!
 TEST_PIDS="$TEST_PIDS $A_RUN"
 # Stopped with SIGTERM in the gap after window 3, whatever B below is doing.

@@ -37,6 +37,13 @@ check "sled-insert: counted calls" grep -q '^@calls: [1-9]' "$TMP/sled.txt"
 # the cost of our own stops is taken out (docs/tracing.md).
 check "sled-insert: latency histogram" grep -q '^\[[0-9]*[KMG]*\(, [0-9]*[KMG]*)\|\]\) *[1-9]' "$TMP/sled.txt"
 check "sled-insert: callers are the two workers" grep -q 'cache_service::\(insert\|session\)_worker' "$TMP/sled.txt"
+# a finished report: calls by thread as a table whose est. column holds the
+# calls counted in the target behind each thread's hits (with the share by
+# them), not the raw @by_thread map (issue 29 item 6)
+check "sled-insert: calls by thread in a table, the workers' estimates from the counted calls" \
+	sh -c "grep -q '^calls by thread:' '$TMP/sled.txt' && ! grep -q '^@by_thread' '$TMP/sled.txt' &&
+		grep -Eq '^ *[0-9.]+ +[0-9]+ +[0-9]{4,} +(insert|session)-worker\$' '$TMP/sled.txt' &&
+		grep -q 'weighed by the calls counted in the target' '$TMP/sled.txt'" || show "$TMP/sled.txt"
 check "sled-insert: the budget note says what was measured" grep -q 'note: .*probes were switched off\|note: function entries' "$TMP/sled.err"
 check "sled-insert: target runs free, no breakpoint left" target_runs_free "$DEMO" "$TMP/demo.progress"
 sed -n '/^@calls/,/^$/p' "$TMP/sled.txt" | head -3 | sed 's/^/  /'

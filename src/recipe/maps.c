@@ -1253,6 +1253,32 @@ static void format_row_key(const struct map *m, const struct map_entry *e, char 
 
 enum { TABLE_MAX_MAPS = 8, TABLE_CELL = 32 };
 
+/* A table row's weight: the first map's value, or, for a count whose hits
+ * the calls counted in the target weigh, that estimate (so the share and
+ * the order agree with the est. column). */
+static double table_weight(const struct map *m, const struct map_entry *e, const struct map_coverage *c)
+{
+	double est;
+	if (m->agg == MAP_AGG_COUNT && c && c->nsite_scales > 0 && e->value.wn > 0 && c->armed_share > 0 &&
+	    c->armed_share < 1 && map_counted_estimate(&e->value, false, c, &est))
+		return est;
+	return (double)map_entry_number(m, e);
+}
+
+struct table_row_order {
+	double weight;
+	size_t at;     /* in map_sorted's order: ties keep it */
+	const struct map_entry *e;
+};
+
+static int by_weight_then_order(const void *a, const void *b)
+{
+	const struct table_row_order *x = a, *y = b;
+	if (x->weight != y->weight)
+		return x->weight < y->weight ? -1 : 1;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
 void map_table(const struct map *const *maps, size_t nmaps, FILE *out, const struct map_coverage *coverage)
 {
 	if (!nmaps || nmaps > TABLE_MAX_MAPS)
@@ -1284,18 +1310,34 @@ void map_table(const struct map *const *maps, size_t nmaps, FILE *out, const str
 		fputs("(out of memory printing the table)\n", out);
 		return;
 	}
+	/* map_sorted's order, then by the rows' weights (smallest first, as
+	 * map_sorted leaves them) */
+	struct table_row_order *order = calloc(rows + 1, sizeof *order);
+	if (!order) {
+		free(cells);
+		free(keys);
+		free(sorted);
+		fputs("(out of memory printing the table)\n", out);
+		return;
+	}
 	double total = 0;
+	for (size_t i = 0; i < rows; i++) {
+		order[i] = (struct table_row_order){ table_weight(first, sorted[i], coverage), i, sorted[i] };
+		total += order[i].weight;
+	}
+	qsort(order, rows, sizeof *order, by_weight_then_order);
 	for (size_t i = 0; i < rows; i++)
-		total += (double)map_entry_number(first, sorted[i]);
+		sorted[i] = order[i].e;
+	free(order);
 	size_t width[1 + 2 * TABLE_MAX_MAPS] = {0};
-	bool few_windows = false;
+	bool few_windows = false, counted = false;
 	for (size_t c = 0; c < ncols; c++)
 		width[c] = strlen(headers[c]);
 	for (size_t r = 0; r < rows; r++) {
 		const struct map_entry *e = sorted[rows - 1 - r];   /* largest first */
 		char (*row)[TABLE_CELL] = &cells[r * ncols];
 		size_t c = 0;
-		snprintf(row[c++], TABLE_CELL, "%.1f", total > 0 ? 100 * (double)map_entry_number(first, e) / total : 0);
+		snprintf(row[c++], TABLE_CELL, "%.1f", total > 0 ? 100 * table_weight(first, e, coverage) / total : 0);
 		for (size_t j = 0; j < nmaps; j++) {
 			const struct map *m = maps[j];
 			const struct map_entry *me = j == 0 ? e : m->nkeys == first->nkeys ? map_find(m, e->keys) : NULL;
@@ -1310,6 +1352,13 @@ void map_table(const struct map *const *maps, size_t nmaps, FILE *out, const str
 				map_coverage_estimate(coverage, v, &est, &lo, &hi);
 				if (!me)
 					row[c][0] = '\0';
+				else if (coverage->nsite_scales > 0 && me->value.wn > 0 &&
+					 map_counted_estimate(&me->value, false, coverage, &est)) {
+					/* the calls counted in the target behind its hits
+					 * (print() gives the interval) */
+					snprintf(row[c], TABLE_CELL, "%.0f", est);
+					counted = true;
+				}
 				else if (map_coverage_too_few_windows(coverage, &me->value)) {
 					/* what was seen is the bound (print() says so in words) */
 					snprintf(row[c], TABLE_CELL, ">=%" PRId64, v);
@@ -1338,7 +1387,10 @@ void map_table(const struct map *const *maps, size_t nmaps, FILE *out, const str
 	}
 	if (!rows)
 		fprintf(out, "(no events in @%s)\n", first->name);
-	if (estimated)
+	if (estimated && counted)
+		fputs("est.: the whole run, each key's hits weighed by the calls counted in the target "
+		      "(docs/tracing.md, \"Counted in the target\"); 95% intervals with print()\n", out);
+	else if (estimated)
 		fprintf(out, "est.: the whole run, from the %.2g%% of the target's CPU time the probes were armed%s\n",
 			100 * coverage->armed_share,
 			coverage->lower_bound ? "; >= only a lower bound (too little CPU time between calls to time them)"

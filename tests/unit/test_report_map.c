@@ -114,9 +114,53 @@ static void test_syscall_table_counted(void)
 	map_free(counted);
 }
 
+/* table() of a count whose hits a counter in the target weighs: the est.
+ * column is each key's hits times its stratum's calls per hit, and the
+ * share and the order follow it (a thread with fewer hits but more calls
+ * first); without counted coverage, the armed share's estimate and the
+ * hits' order. */
+static void test_table_counted(void)
+{
+	struct map *m = map_new("by_thread", MAP_AGG_COUNT, 1, 0, 0, 0, 0);
+	static const struct { const char *key; int hits; int stratum; } rows[] = { { "few-calls", 3, 0 },
+										  { "many-calls", 2, 1 } };
+	double scales[MAP_STRATA_PER_SITE] = { 10, 100 };
+	for (size_t i = 0; i < 2; i++)
+		for (int h = 0; h < rows[i].hits; h++) {
+			map_set_weight(m, rows[i].stratum, scales[rows[i].stratum], 0);
+			struct map_key key = { .type = MAP_KEY_STR, .s = rows[i].key };
+			map_update(m, &key, 1, NULL);
+		}
+	struct map_coverage c = { .armed_share = 0.05, .seconds = 4, .windows = 40, .site_scales = scales,
+				  .nsite_scales = MAP_STRATA_PER_SITE };
+	const struct map *maps[1] = { m };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	map_table(maps, 1, out, &c);
+	fclose(out);
+	const char *many = strstr(text, "many-calls"), *few = strstr(text, "few-calls");
+	CHECK_MSG(strstr(text, "87.0          2             200  many-calls\n") &&
+			  strstr(text, "13.0          3              30  few-calls\n") && many && few && many < few &&
+			  strstr(text, "weighed by the calls counted in the target"),
+		  "%s", text);
+	free(text);
+	c.nsite_scales = 0;
+	out = open_memstream(&text, &len);
+	map_table(maps, 1, out, &c);
+	fclose(out);
+	many = strstr(text, "many-calls");
+	few = strstr(text, "few-calls");
+	CHECK_MSG(strstr(text, "60.0          3") && many && few && few < many && !strstr(text, "counted in the target"),
+		  "%s", text);
+	free(text);
+	map_free(m);
+}
+
 int main(void)
 {
 	test_syscall_table_counted();
+	test_table_counted();
 	struct frame leaf_root[2] = {
 		{ .pc = 0x10, .function = "app::leaf", .file = "/src/app.rs", .line = 7, .lang = FRAME_LANG_RUST,
 		  .source = FRAME_SOURCE_DWARF, .module = "/bin/app" },

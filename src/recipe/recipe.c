@@ -476,7 +476,6 @@ static int summed_argument(const struct probe *p);
  * `@map = count();` or `@map[func] = count();` (or `sum(argN)` of one
  * argument register, arg0..arg2, in place of count()), into a map no
  * other probe writes. */
-
 static bool only_counts(const struct recipe *r, const struct probe *p)
 {
 	if (p->kind != PROBE_FUNCTION || p->pred || p->body.n == 0)

@@ -72,7 +72,9 @@ static bool names_register(const char *text, unsigned arg)
  * register as the call gave it. */
 static bool copies_register(const char *text, unsigned arg)
 {
-	if (strncmp(text, "mov", 3) != 0 || !(text[3] == ' ' || text[3] == '\t' || (text[3] == 'q' && isspace((unsigned char)text[4]))))
+	bool mov = !strncmp(text, "mov", 3) &&
+		   (text[3] == ' ' || text[3] == '\t' || (text[3] == 'q' && isspace((unsigned char)text[4])));
+	if (!mov)
 		return false;
 	const char *operands = text + 3 + strspn(text + 3, "q \t");
 	const char *comma = strchr(operands, ',');

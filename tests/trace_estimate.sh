@@ -84,8 +84,17 @@ check "a call every 2 ms of CPU: the estimate's 95% interval holds the program's
 	test "$held" -ge "$need" || show "$TMP/paced-1.err"
 check "the estimate is printed with the armed share of the target's CPU time" \
 	grep -q "probes armed .*% of the target's CPU time" "$TMP/paced-1.out"
-check "the hits' own CPU was calibrated and taken out of the estimate" \
-	grep -q "calibration hits.*estimates take our cost out" "$TMP/paced-1.err" || show "$TMP/paced-1.err"
+# Calibrated in each run; taken out of the estimate where the CPU between
+# hits was not mostly our own cost. Under load a run may find it could be
+# (a loaded suite run: 1794 us of CPU a hit against a calibrated 67 us,
+# x20 for the caches) and give a lower bound instead, as it should: the
+# interval check above judges the figures, this one that the correction
+# is made where it can be.
+check "the hits' own CPU was calibrated in every paced run" \
+	test "$(grep -l "(median of [0-9]* calibration hits)" "$TMP"/paced-*.err | wc -l)" -eq "$runs" ||
+	show "$TMP/paced-1.err"
+check "... and taken out of the estimate (in at least one run)" \
+	grep -q "calibration hits.*estimates take our cost out" "$TMP"/paced-*.err || show "$TMP/paced-1.err"
 
 for mode in non-stop all-stop non-stop-4; do
 	option=

@@ -1026,10 +1026,8 @@ static void print_counted(FILE *out, const struct map_value *v, int64_t n, bool 
 {
 	double est = 0;
 	if (map_value_only_counted(v, is_sum, c, &est)) {
-		double calls = est;
-		if (is_sum)
-			map_value_only_counted(v, false, c, &calls);
-		if (is_sum)
+		double calls = 0;
+		if (is_sum && map_value_only_counted(v, false, c, &calls))
 			fprintf(out, " %.0f summed in the target over %.0f calls (exact; no breakpoint: the probe only "
 				"counts and sums)", est, calls);
 		else
@@ -1253,16 +1251,21 @@ static void format_row_key(const struct map *m, const struct map_entry *e, char 
 
 enum { TABLE_MAX_MAPS = 8, TABLE_CELL = 32 };
 
-/* A table row's weight: the first map's value, or, for a count whose hits
- * the calls counted in the target weigh, that estimate (so the share and
- * the order agree with the est. column). */
+/* Whether e, of a count map under a budget, has hits weighed by the calls
+ * counted in the target: true with their whole-run estimate (the est.
+ * column's figure). */
+static bool table_counted(const struct map *m, const struct map_entry *e, const struct map_coverage *c, double *est)
+{
+	return m->agg == MAP_AGG_COUNT && c && c->nsite_scales > 0 && e->value.wn > 0 && c->armed_share > 0 &&
+	       c->armed_share < 1 && map_counted_estimate(&e->value, false, c, est);
+}
+
+/* A table row's weight: the first map's value, or that estimate (so the
+ * share and the order agree with the est. column). */
 static double table_weight(const struct map *m, const struct map_entry *e, const struct map_coverage *c)
 {
 	double est;
-	if (m->agg == MAP_AGG_COUNT && c && c->nsite_scales > 0 && e->value.wn > 0 && c->armed_share > 0 &&
-	    c->armed_share < 1 && map_counted_estimate(&e->value, false, c, &est))
-		return est;
-	return (double)map_entry_number(m, e);
+	return table_counted(m, e, c, &est) ? est : (double)map_entry_number(m, e);
 }
 
 struct table_row_order {
@@ -1352,8 +1355,7 @@ void map_table(const struct map *const *maps, size_t nmaps, FILE *out, const str
 				map_coverage_estimate(coverage, v, &est, &lo, &hi);
 				if (!me)
 					row[c][0] = '\0';
-				else if (coverage->nsite_scales > 0 && me->value.wn > 0 &&
-					 map_counted_estimate(&me->value, false, coverage, &est)) {
+				else if (table_counted(m, me, coverage, &est)) {
 					/* the calls counted in the target behind its hits
 					 * (print() gives the interval) */
 					snprintf(row[c], TABLE_CELL, "%.0f", est);

@@ -813,6 +813,14 @@ int entry_counters_install(struct session *s, struct entry_counter *c, size_t n,
 	return rc;
 }
 
+uint64_t entry_counter_total_sum(const struct entry_counter *c)
+{
+	uint64_t total = 0;
+	for (unsigned k = 0; c->sums && k < c->nslots; k++)
+		total += c->slot_sums[k];
+	return total;
+}
+
 static uint64_t sum_slots(struct entry_counter *c, const uint8_t *bytes)
 {
 	uint64_t sum = 0;

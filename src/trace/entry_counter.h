@@ -155,6 +155,10 @@ int entry_counters_read(int mem_fd, struct entry_counter *c, size_t n);
  * installed counter (see above); returns with every thread stopped. */
 int entry_counters_remove(struct session *s, struct entry_counter *c, size_t n, struct xerr *e);
 
+/* The summed register's total over every call counted (c->sums), as last
+ * read: its slots' totals added. */
+uint64_t entry_counter_total_sum(const struct entry_counter *c);
+
 /* The slot a thread whose stack pointer is rsp counts in (as the code
  * does: rsp >> 21, xor itself >> 2, modulo the slots). */
 unsigned entry_counter_slot(const struct entry_counter *c, uint64_t rsp);

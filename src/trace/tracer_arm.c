@@ -621,12 +621,8 @@ void tracer_counters_summarize(struct tracer *t)
 			continue;
 		/* a site only counted: its one event's summed argument is 1,
 		 * standing for the total */
-		if (t->probes.sites[i].counted_only && !t->probes.sites[i].bp) {
-			uint64_t sum = 0;
-			for (unsigned k = 0; k < c->nslots; k++)
-				sum += c->slot_sums[k];
-			t->st->site_sum_scales[per * i + per - 1] = (double)sum;
-		}
+		if (t->probes.sites[i].counted_only && !t->probes.sites[i].bp)
+			t->st->site_sum_scales[per * i + per - 1] = (double)entry_counter_total_sum(c);
 		/* the same for the totals: a slot's total over its hits' values
 		 * (a ratio estimator: the one large allocation among thousands
 		 * of small ones weighs its bytes' share, not its calls'), the

@@ -132,9 +132,7 @@ int tracer_fire_counted_only(struct tracer *t, struct xerr *e)
 		 * kept (as the site's whole-site sum scale says:
 		 * tracer_counters_summarize) */
 		if (c->sums) {
-			uint64_t total = 0;
-			for (unsigned k = 0; k < c->nslots; k++)
-				total += c->slot_sums[k];
+			uint64_t total = entry_counter_total_sum(c);
 			ev.has_int_args = true;
 			ev.int_args[c->sum_arg] = total ? 1 : 0;
 			ev.sum_weight = (double)total;

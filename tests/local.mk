@@ -153,7 +153,7 @@ EXTRA_DIST += tests/layers.sh tests/layers.py
 ## reported as it ended.
 RELIABILITY_TESTS = tests/guardian.sh tests/target_exits.sh
 RELIABILITY_TESTS += tests/trap_pending.sh tests/xg_stopped.sh tests/stripped_name.sh
-RELIABILITY_TESTS += tests/gdb_reattach.sh
+RELIABILITY_TESTS += tests/gdb_reattach.sh tests/stop_storm.sh
 TESTS += $(RELIABILITY_TESTS)
 EXTRA_DIST += $(RELIABILITY_TESTS) tests/fixtures/gdb_losing_stops.py
 
@@ -222,7 +222,7 @@ PARALLEL_SAFE_TESTS += tests/jemalloc_heap.sh tests/alloc_jemalloc.sh tests/allo
 ## at a stop during a vfork (src/session/session_stop.c, wait_for_no_vfork)
 ## in 1 of 3 suite runs; alone, in none of ~15.
 PARALLEL_SAFE_TESTS += tests/guardian.sh tests/canary.sh tests/target_exits.sh \
-	tests/xg_stopped.sh tests/continuous.sh tests/gdb_reattach.sh
+	tests/xg_stopped.sh tests/continuous.sh tests/gdb_reattach.sh tests/stop_storm.sh
 
 # elapsed by the kernel's account of the thread (issue 26 item 2): a thread
 # pool whose handler times itself.

@@ -480,6 +480,11 @@ bool session_is_stopped(const struct session *s)
 	return s->stopped;
 }
 
+bool session_held_by_user_stop(const struct session *s)
+{
+	return s->stopped_by_other && !proc_signal_pending(s->pid, SIGCONT);
+}
+
 bool session_target_alive(struct session *s)
 {
 	if (s->target_exited)
@@ -721,6 +726,11 @@ int session_end(struct session *s, struct xerr *e)
 		 * non-stop mode gdb stops them itself). */
 		if (!s->stopped && !s->non_stop && !s->execed && session_target_alive(s))
 			session_stop(s, NULL);
+		/* A thread still holds gdb's own SIGSTOP (note_signal): the
+		 * detach would pass it on and stop the target. No stop of the
+		 * user's is in effect, so none is lost. */
+		if (s->drop_signal_id > 0 && !s->stopped_by_other)
+			(void)session_command(s, NULL, NULL, "-interpreter-exec", "console", "handle SIGSTOP nopass", NULL);
 		if (session_command(s, NULL, &detach_error, "-target-detach", NULL) < 0)
 			rc = -1;
 		else

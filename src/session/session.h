@@ -76,6 +76,10 @@ int session_launch(struct session **out, char *const argv[], const struct sessio
 
 pid_t session_pid(const struct session *s);
 bool session_is_stopped(const struct session *s);
+/* True while a stop signal the user sent (kill -STOP) is in effect: gdb
+ * reported it, and no SIGCONT since, neither reported nor waiting in the
+ * target's pending signals. */
+bool session_held_by_user_stop(const struct session *s);
 /* False once the target exited (how: session_exit_signal). */
 bool session_target_alive(struct session *s);
 /* Once the target is gone: the name of the signal that killed it, as gdb

@@ -145,6 +145,36 @@ static void note_fault(struct session *s, const struct mi_record *ev, const char
  * have without us. The guardian is told at once, so that should we be
  * killed it leaves that stop alone (docs/safety.md); a SIGCONT since
  * undoes it. */
+enum stop_sender {
+	SENT_BY_OTHER,    /* a signal someone else sent: the user's stop */
+	SENT_BY_GDB,      /* gdb's own SIGSTOP, meant to interrupt the thread */
+	SENT_BY_NOBODY,   /* no signal to read: the thread joined a group stop */
+};
+
+/* Who sent the stop signal gdb reports for thread gdb_id, from the kernel's
+ * siginfo for it ($_siginfo, PTRACE_GETSIGINFO). gdb stops a thread with a
+ * SIGSTOP of its own and cannot tell it from the user's: should the user's
+ * arrive first, gdb takes it for its own and reports its own later as
+ * received, which passed on would stop the target (issue 28: the target
+ * left stopped after the user's SIGSTOP and SIGCONT, a third SIGSTOP
+ * reported). A thread in a group stop carries no siginfo. */
+static enum stop_sender stop_signal_sender(struct session *s, int gdb_id)
+{
+	if (gdb_id <= 0)
+		return SENT_BY_OTHER;
+	char thread[16];
+	snprintf(thread, sizeof thread, "%d", gdb_id);
+	struct mi_record *r = NULL;
+	struct xerr e;
+	if (session_command(s, &r, &e, "-data-evaluate-expression", "--thread", thread, "--frame", "0",
+			    "$_siginfo._sifields._kill.si_pid", NULL) < 0)
+		return mi_conn_alive(s->gdb) ? SENT_BY_NOBODY : SENT_BY_OTHER;
+	const char *value = r ? mi_value_get_string(r->results, "value") : NULL;
+	pid_t sender = value ? (pid_t)atol(value) : 0;
+	mi_record_free(r);
+	return sender > 0 && sender == mi_conn_gdb_pid(s->gdb) ? SENT_BY_GDB : SENT_BY_OTHER;
+}
+
 static void note_signal(struct session *s, const struct mi_record *ev)
 {
 	const char *name = mi_value_get_string(ev->results, "signal-name");
@@ -156,7 +186,25 @@ static void note_signal(struct session *s, const struct mi_record *ev)
 	bool cont = strcmp(name, "SIGCONT") == 0;
 	if (!(stop && !s->stopped_by_other) && !(cont && s->stopped_by_other))
 		return;
+	if (stop && strcmp(name, "SIGSTOP") == 0) {
+		int id = session_thread_id_of(ev);
+		enum stop_sender sender = stop_signal_sender(s, id);
+		if (sender == SENT_BY_GDB) {
+			s->drop_signal_id = id;
+			if (s->verbose)
+				fprintf(stderr, "xgdbprof: process %d: thread %d reported a SIGSTOP gdb sent it itself "
+					"(its stop was met by another signal first): resumed without it\n", (int)s->pid, id);
+			return;
+		}
+		if (sender == SENT_BY_NOBODY && s->continued_by_other) {
+			if (s->verbose)
+				fprintf(stderr, "xgdbprof: process %d: thread %d reported joining a group stop after the "
+					"SIGCONT that ended it: not a new stop\n", (int)s->pid, id);
+			return;
+		}
+	}
 	s->stopped_by_other = stop;
+	s->continued_by_other = cont;
 	session_tell_guardian(s, stop ? GUARDIAN_STOPPED_BY_OTHER : GUARDIAN_CONTINUED);
 	if (s->verbose)
 		fprintf(stderr, "xgdbprof: process %d received %s, not from xgdbprof: %s\n", (int)s->pid, name,

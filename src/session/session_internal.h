@@ -53,6 +53,9 @@ struct session {
 	pid_t guardian;            /* session_start_guardian's process, 0 if none */
 	int guardian_fd;           /* its pipe: GUARDIAN_* bytes */
 	bool stopped_by_other;     /* gdb reported a stop signal not ours (SIGSTOP...), no SIGCONT since */
+	bool continued_by_other;   /* ... then a SIGCONT: a late report of that stop is not a new one */
+	int drop_signal_id;        /* thread (gdb id) stopped by a SIGSTOP gdb sent itself: resumed with
+				    * no signal (session_exec.c's note_signal); 0 if none */
 	bool attached;             /* gdb holds the target: detach on the way out */
 	bool attach_started;       /* -target-attach was sent: gdb may have stopped threads */
 	bool no_symbols;           /* session_options.no_symbols */

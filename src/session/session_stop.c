@@ -188,7 +188,16 @@ static int thread_command(struct session *s, const char *command, int gdb_id, co
 	char id[16];
 	snprintf(id, sizeof id, "%d", gdb_id);
 	struct xerr refused;
-	if (session_command(s, NULL, &refused, command, "--thread", id, NULL) == 0)
+	int sent;
+	if (strcmp(command, "-exec-continue") == 0 && gdb_id == s->drop_signal_id) {
+		/* its stop signal is gdb's own SIGSTOP (session_exec.c's
+		 * note_signal): -exec-continue would pass it on */
+		s->drop_signal_id = 0;
+		sent = session_command(s, NULL, &refused, "-interpreter-exec", "--thread", id, "console", "signal 0", NULL);
+	} else {
+		sent = session_command(s, NULL, &refused, command, "--thread", id, NULL);
+	}
+	if (sent == 0)
 		return 0;
 	if (!mi_conn_alive(s->gdb))
 		return xerr_set(e, "%s thread %d of process %d: %s", doing, gdb_id, (int)s->pid, refused.msg);
@@ -359,8 +368,21 @@ int session_resume(struct session *s, struct xerr *e)
 		if (one_by_one != 0)
 			return one_by_one < 0 ? -1 : 0;
 	}
-	if (session_command(s, NULL, e, "-exec-continue", s->non_stop ? "--all" : NULL, NULL) < 0)
-		return xerr_prefix(e, "resuming process %d", (int)s->pid);
+	if (s->drop_signal_id > 0 && session_thread_is_stopped(s, s->drop_signal_id) &&
+	    thread_command(s, "-exec-continue", s->drop_signal_id, "resuming", e) < 0)
+		return -1;
+	if (s->non_stop || s->drop_signal_id == 0) {
+		if (session_command(s, NULL, e, "-exec-continue", s->non_stop ? "--all" : NULL, NULL) < 0)
+			return xerr_prefix(e, "resuming process %d", (int)s->pid);
+	} else {
+		/* all-stop: the thread stopped by gdb's own SIGSTOP resumes
+		 * them all, without it */
+		char id[16];
+		snprintf(id, sizeof id, "%d", s->drop_signal_id);
+		s->drop_signal_id = 0;
+		if (session_command(s, NULL, e, "-interpreter-exec", "--thread", id, "console", "signal 0", NULL) < 0)
+			return xerr_prefix(e, "resuming process %d", (int)s->pid);
+	}
 	s->stopped = false;
 	s->held_at_entry = false;
 	s->nstopped_ids = 0;
@@ -601,9 +623,14 @@ int session_thread_registers_and_resume(struct session *s, int gdb_id, const int
 	if (register_query_init(&q, gdb_id, numbers, n, e) < 0)
 		return -1;
 	const char *continue_args[] = { "--thread", q.thread_text, NULL };
+	const char *unsignalled_args[] = { "--thread", q.thread_text, "console", "signal 0", NULL };
+	bool drop_signal = gdb_id == s->drop_signal_id; /* as thread_command */
+	if (drop_signal)
+		s->drop_signal_id = 0;
 	struct mi_batch_call batch[2] = {
 		{ .command = "-data-list-register-values", .args = q.args },
-		{ .command = "-exec-continue", .args = continue_args },
+		{ .command = drop_signal ? "-interpreter-exec" : "-exec-continue",
+		  .args = drop_signal ? unsignalled_args : continue_args },
 	};
 	struct mi_error me;
 	double t0 = monotonic_ms();

@@ -44,7 +44,7 @@ storm() {
 	done
 }
 
-own=0 group=0
+own=0 group=0 reordered=0
 for round in non-stop-kill non-stop-end all-stop-end; do
 	start_counter
 	case $round in
@@ -92,9 +92,10 @@ for round in non-stop-kill non-stop-end all-stop-end; do
 	grep -q 'gdb did not answer' "$out.err" && echo "# $round: $(grep -m1 'gdb did not answer' "$out.err")"
 	own=$((own + $(grep -c 'gdb sent it itself' "$out.err")))
 	group=$((group + $(grep -c 'group stop after the' "$out.err")))
+	reordered=$((reordered + $(grep -c 'after the SIGCONT that followed it' "$out.err")))
 	[ -n "$GDB" ] && check "$round: gdb is gone" wait_exit "$GDB" 10
 	kill -9 "$COUNTER_PID" 2>/dev/null
 	wait "$COUNTER_PID" 2>/dev/null
 done
-echo "# gdb's own SIGSTOP reported as received: $own time(s); a group stop reported after the user's SIGCONT: $group time(s) (timing-dependent, not judged)"
+echo "# gdb's own SIGSTOP reported as received: $own time(s); a group stop reported after the user's SIGCONT: $group time(s); the user's SIGSTOP reported after the SIGCONT that followed it: $reordered time(s) (timing-dependent, not judged)"
 finish

@@ -54,6 +54,7 @@ struct session {
 	int guardian_fd;           /* its pipe: GUARDIAN_* bytes */
 	bool stopped_by_other;     /* gdb reported a stop signal not ours (SIGSTOP...), no SIGCONT since */
 	bool continued_by_other;   /* ... then a SIGCONT: a late report of that stop is not a new one */
+	unsigned unmatched_conts;  /* SIGCONTs reported with no stop of the user's in effect */
 	int drop_signal_id;        /* thread (gdb id) stopped by a SIGSTOP gdb sent itself: resumed with
 				    * no signal (session_exec.c's note_signal); 0 if none */
 	bool attached;             /* gdb holds the target: detach on the way out */

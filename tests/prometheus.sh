@@ -140,7 +140,14 @@ check "labels: exe, build_id, function, file, line" \
 	cat "$TMP/top1.tsv"
 series=$(query '{__name__=~"xgdbprof_.*"}' | wc -l)
 check "series per host bounded: $series (at most 2 x 20 functions x 2 + 12)" test "$series" -gt 10 -a "$series" -le 92
-check "the three hottest paths, named as the headlines" test "$(query 'xgdbprof_path_ratio' | wc -l)" -eq 3
+# as many paths as the window's report has headlines, up to three (a
+# window loaded by other work can hold fewer distinct paths: a loaded CI run
+# had one function at 99% of its stacks)
+headlines=$(grep -cE '^#[0-9]+ hottest code path' "$TMP/cont/$stamp/report.txt")
+[ "$headlines" -gt 3 ] && headlines=3
+paths=$(query 'xgdbprof_path_ratio' | wc -l)
+check "the hottest paths, named as the headlines: $paths in Prometheus, $headlines in the window's report (at most 3)" \
+	test "$paths" -eq "$headlines" -a "$headlines" -ge 1
 check "target CPU min/avg/max" test "$(query 'xgdbprof_target_cpu_ratio' | wc -l)" -eq 3
 held=$(query 'xgdbprof_observer_held_ratio' | cut -f1)
 p99=$(query 'xgdbprof_observer_stop_p99_seconds' | cut -f1)

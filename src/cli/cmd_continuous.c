@@ -633,9 +633,9 @@ static void say_window(const struct continuous *c, const struct window *w)
 {
 	char figures[160] = "";
 	if (w->outcome.samples >= 0)
-		snprintf(figures, sizeof figures, ", CPU %.0f/%.0f/%.0f%% min/avg/max, stopped %.2f%%, %lld samples",
+		snprintf(figures, sizeof figures, ", CPU %.0f/%.0f/%.0f%% min/avg/max, stopped %.2f%%, %lld sample%s",
 			 w->outcome.cpu_min_pct, w->outcome.cpu_avg_pct, w->outcome.cpu_max_pct, w->outcome.stopped_pct,
-			 (long long)w->outcome.samples);
+			 (long long)w->outcome.samples, w->outcome.samples == 1 ? "" : "s");
 	const cJSON *first = cJSON_GetArrayItem(w->files, 0);
 	fprintf(stderr, "%sxgdbprof: window %d (%s UTC)", c->tty ? "\r\033[K" : "", w->number, w->stamp);
 	if (w->pid)

@@ -272,8 +272,8 @@ static void describe_selection(char *buf, size_t size, const struct top_view *v,
 {
 	const char *sort = v->sort == TOP_SORT_SELF ? "self" : "total";
 	if (v->tid == 0) {
-		snprintf(buf, size, "%s%zu thread%s · %llu samples · sorted by %s", nthreads == 1 ? "" : "all ", nthreads,
-			 nthreads == 1 ? "" : "s", (unsigned long long)samples, sort);
+		snprintf(buf, size, "%s%zu thread%s · %llu sample%s · sorted by %s", nthreads == 1 ? "" : "all ", nthreads,
+			 nthreads == 1 ? "" : "s", (unsigned long long)samples, samples == 1 ? "" : "s", sort);
 		return;
 	}
 	const char *name = NULL;
@@ -286,8 +286,8 @@ static void describe_selection(char *buf, size_t size, const struct top_view *v,
 	char escaped[200];
 	text_escape(escaped, sizeof escaped, name ? name : "");
 	if (at)
-		snprintf(buf, size, "thread %lld %s (%zu of %zu) · %llu samples · sorted by %s", (long long)v->tid,
-			 escaped, at, nthreads, (unsigned long long)samples, sort);
+		snprintf(buf, size, "thread %lld %s (%zu of %zu) · %llu sample%s · sorted by %s", (long long)v->tid,
+			 escaped, at, nthreads, (unsigned long long)samples, samples == 1 ? "" : "s", sort);
 	else
 		snprintf(buf, size, "thread %lld: no samples in the window · sorted by %s", (long long)v->tid, sort);
 }

@@ -171,10 +171,24 @@ settles_running() {   # up to 2 s for no thread of $1 in state T
 	return 1
 }
 
+# progresses FILE [SECONDS]: the counter in FILE moves within SECONDS
+# (default 10); says so when it does not.
+progresses() {
+	local before after i
+	before=$(cat "$1")
+	for i in $(seq 1 $(( ${2:-10} * 20 ))); do
+		sleep 0.05
+		after=$(cat "$1")
+		[ "$after" != "$before" ] && return 0
+	done
+	echo "  no progress in ${2:-10} s ($before)"
+	return 1
+}
+
 # True if the process exists, none of its threads is stopped, it is not
-# traced, and its progress file advances within 2 seconds.
+# traced, and its progress file advances within 10 seconds.
 target_runs_free() {
-	local pid=$1 file=$2 before after i state tracer
+	local pid=$1 file=$2 state tracer
 	state=$(proc_state "$pid")
 	case "$state" in ""|T|t|Z|X) echo "  target $pid state '$state'"; return 1 ;; esac
 	for task in /proc/"$pid"/task/*; do
@@ -186,14 +200,7 @@ target_runs_free() {
 	# progress within 10 s: it returns as soon as the counter moves; a
 	# loaded machine (load 11 in a CI rehearsal) left a running counter
 	# unscheduled for the old 2 s
-	before=$(cat "$file")
-	for i in $(seq 1 200); do
-		sleep 0.05
-		after=$(cat "$file")
-		[ "$after" != "$before" ] && return 0
-	done
-	echo "  target $pid made no progress in 10 s ($before)"
-	return 1
+	progresses "$file" 10 || { echo "  (target $pid)"; return 1; }
 }
 
 # Waits (up to $2 seconds, default 20) for a process to exit; true if it did.

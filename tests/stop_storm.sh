@@ -21,19 +21,6 @@ no_thread_stopped() {
 	return 0
 }
 
-# progresses FILE SECONDS: the counter in FILE moves within SECONDS
-progresses() {
-	local before after
-	before=$(cat "$1")
-	for _ in $(seq 1 $(($2 * 20))); do
-		sleep 0.05
-		after=$(cat "$1")
-		[ "$after" != "$before" ] && return 0
-	done
-	echo "  no progress in $2 s ($before)"
-	return 1
-}
-
 storm() {
 	local target=$1 i
 	for i in $(seq 1 40); do

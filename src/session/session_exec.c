@@ -175,6 +175,36 @@ static enum stop_sender stop_signal_sender(struct session *s, int gdb_id)
 	return sender > 0 && sender == mi_conn_gdb_pid(s->gdb) ? SENT_BY_GDB : SENT_BY_OTHER;
 }
 
+void session_mark_drop_signal(struct session *s, int gdb_id)
+{
+	size_t n = sizeof s->drop_signal_ids / sizeof s->drop_signal_ids[0];
+	for (size_t i = 0; i < n; i++)
+		if (s->drop_signal_ids[i] == gdb_id)
+			return;
+	for (size_t i = 0; i < n; i++)
+		if (s->drop_signal_ids[i] == 0) {
+			s->drop_signal_ids[i] = gdb_id;
+			return;
+		}
+	/* full: the oldest mark goes; its thread has long been resumed */
+	memmove(s->drop_signal_ids, s->drop_signal_ids + 1, (n - 1) * sizeof s->drop_signal_ids[0]);
+	s->drop_signal_ids[n - 1] = gdb_id;
+}
+
+bool session_take_drop_signal(struct session *s, int gdb_id, int *gdb_id_out)
+{
+	for (size_t i = 0; i < sizeof s->drop_signal_ids / sizeof s->drop_signal_ids[0]; i++) {
+		int id = s->drop_signal_ids[i];
+		if (id > 0 && (gdb_id == 0 || id == gdb_id)) {
+			s->drop_signal_ids[i] = 0;
+			if (gdb_id_out)
+				*gdb_id_out = id;
+			return true;
+		}
+	}
+	return false;
+}
+
 static void note_signal(struct session *s, const struct mi_record *ev)
 {
 	const char *name = mi_value_get_string(ev->results, "signal-name");
@@ -200,7 +230,7 @@ static void note_signal(struct session *s, const struct mi_record *ev)
 		int id = session_thread_id_of(ev);
 		enum stop_sender sender = stop_signal_sender(s, id);
 		if (sender == SENT_BY_GDB) {
-			s->drop_signal_id = id;
+			session_mark_drop_signal(s, id);
 			if (s->verbose)
 				fprintf(stderr, "xgdbprof: process %d: thread %d reported a SIGSTOP gdb sent it itself "
 					"(its stop was met by another signal first): resumed without it\n", (int)s->pid, id);
@@ -214,7 +244,7 @@ static void note_signal(struct session *s, const struct mi_record *ev)
 		}
 		if (sender == SENT_BY_OTHER && s->unmatched_conts > 0) {
 			s->unmatched_conts--;
-			s->drop_signal_id = id;
+			session_mark_drop_signal(s, id);
 			if (s->verbose)
 				fprintf(stderr, "xgdbprof: process %d: thread %d reported a SIGSTOP after the SIGCONT "
 					"that followed it: resumed without it\n", (int)s->pid, id);

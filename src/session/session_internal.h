@@ -55,8 +55,8 @@ struct session {
 	bool stopped_by_other;     /* gdb reported a stop signal not ours (SIGSTOP...), no SIGCONT since */
 	bool continued_by_other;   /* ... then a SIGCONT: a late report of that stop is not a new one */
 	unsigned unmatched_conts;  /* SIGCONTs reported with no stop of the user's in effect */
-	int drop_signal_id;        /* thread (gdb id) stopped by a SIGSTOP gdb sent itself: resumed with
-				    * no signal (session_exec.c's note_signal); 0 if none */
+	int drop_signal_ids[8];    /* threads (gdb ids) whose stop signal is not to be passed on when
+				    * resumed (session_exec.c's note_signal); 0 in unused slots */
 	bool attached;             /* gdb holds the target: detach on the way out */
 	bool attach_started;       /* -target-attach was sent: gdb may have stopped threads */
 	bool no_symbols;           /* session_options.no_symbols */
@@ -145,6 +145,11 @@ bool session_exec_identity(pid_t pid, unsigned char out[16]);
 bool session_exec_seen_in_proc(struct session *s);
 bool session_exec_waits_on_gdb(struct session *s, double *since_ms);
 void session_track_exec_event(struct session *s, const struct mi_record *ev);
+/* The stop signal of thread gdb_id is not to be passed on when it resumes.
+ * session_take_drop_signal: true (and forgotten) if it was so marked; with
+ * gdb_id 0, any thread so marked (its id in *gdb_id_out). */
+void session_mark_drop_signal(struct session *s, int gdb_id);
+bool session_take_drop_signal(struct session *s, int gdb_id, int *gdb_id_out);
 void session_drop_symbols_after_exec(struct session *s);
 
 /* Runs one command with the session's timeout. args is NULL-terminated

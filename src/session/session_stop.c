@@ -180,6 +180,28 @@ int session_displaced_stepping_off(struct session *s, struct xerr *e)
 	return 0;
 }
 
+/* A thread whose stop signal (SIGSTOP) is not to be passed on
+ * (session_exec.c's note_signal) is resumed between these: gdb passes a
+ * thread's stop signal on when it resumes it unless told `nopass`. The
+ * CLI's `signal 0` does it for one thread, but as an execution command it
+ * runs in the foreground: in all-stop mode gdb then read no command until
+ * the target stopped (the next command went unanswered for 15 s), and
+ * with "&" gdb 13 was left with threads in a tracing stop it never
+ * reported. */
+static void pass_stop_signals(struct session *s, bool pass)
+{
+	(void)session_command(s, NULL, NULL, "-interpreter-exec", "console",
+			      pass ? "handle SIGSTOP pass" : "handle SIGSTOP nopass", NULL);
+}
+
+static bool drop_signal_marked(const struct session *s, int gdb_id)
+{
+	for (size_t i = 0; i < sizeof s->drop_signal_ids / sizeof s->drop_signal_ids[0]; i++)
+		if (s->drop_signal_ids[i] == gdb_id)
+			return true;
+	return false;
+}
+
 /* Sends command ("-exec-interrupt", "-exec-continue") for one thread.
  * Returns 0 sent, 1 refused while gdb lives (it no longer knows the thread:
  * it exited), -1 with e when gdb is gone ("stopping thread N of ..."). */
@@ -189,14 +211,12 @@ static int thread_command(struct session *s, const char *command, int gdb_id, co
 	snprintf(id, sizeof id, "%d", gdb_id);
 	struct xerr refused;
 	int sent;
-	if (strcmp(command, "-exec-continue") == 0 && gdb_id == s->drop_signal_id) {
-		/* its stop signal is gdb's own SIGSTOP (session_exec.c's
-		 * note_signal): -exec-continue would pass it on */
-		s->drop_signal_id = 0;
-		sent = session_command(s, NULL, &refused, "-interpreter-exec", "--thread", id, "console", "signal 0", NULL);
-	} else {
-		sent = session_command(s, NULL, &refused, command, "--thread", id, NULL);
-	}
+	bool drop = strcmp(command, "-exec-continue") == 0 && session_take_drop_signal(s, gdb_id, NULL);
+	if (drop)
+		pass_stop_signals(s, false);
+	sent = session_command(s, NULL, &refused, command, "--thread", id, NULL);
+	if (drop)
+		pass_stop_signals(s, true);
 	if (sent == 0)
 		return 0;
 	if (!mi_conn_alive(s->gdb))
@@ -368,19 +388,26 @@ int session_resume(struct session *s, struct xerr *e)
 		if (one_by_one != 0)
 			return one_by_one < 0 ? -1 : 0;
 	}
-	if (s->drop_signal_id > 0 && session_thread_is_stopped(s, s->drop_signal_id) &&
-	    thread_command(s, "-exec-continue", s->drop_signal_id, "resuming", e) < 0)
-		return -1;
-	if (s->non_stop || s->drop_signal_id == 0) {
-		if (session_command(s, NULL, e, "-exec-continue", s->non_stop ? "--all" : NULL, NULL) < 0)
+	if (s->non_stop) {
+		/* threads whose stop signal is not to be passed on first,
+		 * one by one (thread_command), then the rest */
+		for (size_t i = 0; i < s->nstopped_ids; i++) {
+			int id = s->stopped_ids[i];
+			if (drop_signal_marked(s, id) && thread_command(s, "-exec-continue", id, "resuming", e) < 0)
+				return -1;
+		}
+		if (session_command(s, NULL, e, "-exec-continue", "--all", NULL) < 0)
 			return xerr_prefix(e, "resuming process %d", (int)s->pid);
 	} else {
-		/* all-stop: the thread stopped by gdb's own SIGSTOP resumes
-		 * them all, without it */
-		char id[16];
-		snprintf(id, sizeof id, "%d", s->drop_signal_id);
-		s->drop_signal_id = 0;
-		if (session_command(s, NULL, e, "-interpreter-exec", "--thread", id, "console", "signal 0", NULL) < 0)
+		bool drop = false;
+		while (session_take_drop_signal(s, 0, NULL))
+			drop = true;
+		if (drop)
+			pass_stop_signals(s, false);
+		int rc = session_command(s, NULL, e, "-exec-continue", NULL);
+		if (drop)
+			pass_stop_signals(s, true);
+		if (rc < 0)
 			return xerr_prefix(e, "resuming process %d", (int)s->pid);
 	}
 	s->stopped = false;
@@ -623,18 +650,18 @@ int session_thread_registers_and_resume(struct session *s, int gdb_id, const int
 	if (register_query_init(&q, gdb_id, numbers, n, e) < 0)
 		return -1;
 	const char *continue_args[] = { "--thread", q.thread_text, NULL };
-	const char *unsignalled_args[] = { "--thread", q.thread_text, "console", "signal 0", NULL };
-	bool drop_signal = gdb_id == s->drop_signal_id; /* as thread_command */
+	bool drop_signal = session_take_drop_signal(s, gdb_id, NULL); /* as thread_command */
 	if (drop_signal)
-		s->drop_signal_id = 0;
+		pass_stop_signals(s, false);
 	struct mi_batch_call batch[2] = {
 		{ .command = "-data-list-register-values", .args = q.args },
-		{ .command = drop_signal ? "-interpreter-exec" : "-exec-continue",
-		  .args = drop_signal ? unsignalled_args : continue_args },
+		{ .command = "-exec-continue", .args = continue_args },
 	};
 	struct mi_error me;
 	double t0 = monotonic_ms();
 	int rc = mi_conn_call_batch(s->gdb, s->timeout_ms, batch, 2, &me);
+	if (drop_signal && mi_conn_alive(s->gdb))
+		pass_stop_signals(s, true);
 	if (s->verbose)
 		fprintf(stderr, "xgdbprof: mi -data-list-register-values + -exec-continue: %.3f ms%s\n",
 			monotonic_ms() - t0, rc < 0 ? " (error)" : "");

@@ -13,10 +13,9 @@ require_attach
 # no_thread_stopped PID: no thread in a group stop (T); a tracing stop (t)
 # is ours while we sample, and brief.
 no_thread_stopped() {
-	local task state
+	local task
 	for task in /proc/"$1"/task/*; do
-		state=$(sed -n 's/^[0-9]* (.*) \(.\) .*/\1/p' "$task/stat" 2>/dev/null)
-		[ "$state" = T ] && { echo "  thread ${task##*/} of $1 in state T"; return 1; }
+		[ "$(proc_state "${task##*/}")" = T ] && { echo "  thread ${task##*/} of $1 in state T"; return 1; }
 	done
 	return 0
 }
@@ -34,12 +33,9 @@ storm() {
 own=0 group=0 reordered=0
 for round in non-stop-kill non-stop-end all-stop-end; do
 	start_counter
-	case $round in
-		non-stop-*) mode=--non-stop; duration=60s ;;
-		*) mode=--all-stop; duration=60s ;;
-	esac
+	case $round in non-stop-*) mode=--non-stop ;; *) mode=--all-stop ;; esac
 	out=$TMP/$round
-	"$XGDBPROF" -v $mode -F 1000 --recipe hot-cpu -d "$duration" -o "$out" "$COUNTER_PID" >"$out.txt" 2>"$out.err" &
+	"$XGDBPROF" -v $mode -F 1000 --recipe hot-cpu -d 60s -o "$out" "$COUNTER_PID" >"$out.txt" 2>"$out.err" &
 	XP=$!
 	TEST_PIDS="$TEST_PIDS $XP"
 	for _ in $(seq 1 400); do grep -q 'first sample' "$out.err" 2>/dev/null && break; sleep 0.05; done

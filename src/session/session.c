@@ -729,8 +729,8 @@ int session_end(struct session *s, struct xerr *e)
 		/* A thread still holds gdb's own SIGSTOP (note_signal): the
 		 * detach would pass it on and stop the target. No stop of the
 		 * user's is in effect, so none is lost. */
-		if (session_take_drop_signal(s, 0, NULL) && !s->stopped_by_other)
-			(void)session_command(s, NULL, NULL, "-interpreter-exec", "console", "handle SIGSTOP nopass", NULL);
+		if (session_take_drop_signal(s, 0) && !s->stopped_by_other)
+			session_pass_stop_signals(s, false);
 		if (session_command(s, NULL, &detach_error, "-target-detach", NULL) < 0)
 			rc = -1;
 		else

@@ -137,14 +137,6 @@ static void note_fault(struct session *s, const struct mi_record *ev, const char
 		"program handles it)\n", (int)s->pid, name, where);
 }
 
-/* A stop signal (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU) gdb reports was sent by
- * someone else, the user say: gdb reports its own stops otherwise (signal
- * "0" for -exec-interrupt in non-stop mode, SIGINT in all-stop mode) and
- * swallows the SIGSTOPs it sends to hold threads. gdb delivers it when it
- * resumes or detaches the thread, and the target then stops as it would
- * have without us. The guardian is told at once, so that should we be
- * killed it leaves that stop alone (docs/safety.md); a SIGCONT since
- * undoes it. */
 enum stop_sender {
 	SENT_BY_OTHER,    /* a signal someone else sent: the user's stop */
 	SENT_BY_GDB,      /* gdb's own SIGSTOP, meant to interrupt the thread */
@@ -175,12 +167,19 @@ static enum stop_sender stop_signal_sender(struct session *s, int gdb_id)
 	return sender > 0 && sender == mi_conn_gdb_pid(s->gdb) ? SENT_BY_GDB : SENT_BY_OTHER;
 }
 
+bool session_drop_signal_marked(const struct session *s, int gdb_id)
+{
+	for (size_t i = 0; i < SESSION_DROP_SIGNAL_SLOTS; i++)
+		if (s->drop_signal_ids[i] == gdb_id)
+			return true;
+	return false;
+}
+
 void session_mark_drop_signal(struct session *s, int gdb_id)
 {
-	size_t n = sizeof s->drop_signal_ids / sizeof s->drop_signal_ids[0];
-	for (size_t i = 0; i < n; i++)
-		if (s->drop_signal_ids[i] == gdb_id)
-			return;
+	size_t n = SESSION_DROP_SIGNAL_SLOTS;
+	if (session_drop_signal_marked(s, gdb_id))
+		return;
 	for (size_t i = 0; i < n; i++)
 		if (s->drop_signal_ids[i] == 0) {
 			s->drop_signal_ids[i] = gdb_id;
@@ -191,20 +190,28 @@ void session_mark_drop_signal(struct session *s, int gdb_id)
 	s->drop_signal_ids[n - 1] = gdb_id;
 }
 
-bool session_take_drop_signal(struct session *s, int gdb_id, int *gdb_id_out)
+bool session_take_drop_signal(struct session *s, int gdb_id)
 {
-	for (size_t i = 0; i < sizeof s->drop_signal_ids / sizeof s->drop_signal_ids[0]; i++) {
+	for (size_t i = 0; i < SESSION_DROP_SIGNAL_SLOTS; i++) {
 		int id = s->drop_signal_ids[i];
 		if (id > 0 && (gdb_id == 0 || id == gdb_id)) {
 			s->drop_signal_ids[i] = 0;
-			if (gdb_id_out)
-				*gdb_id_out = id;
 			return true;
 		}
 	}
 	return false;
 }
 
+/* A stop signal (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU) gdb reports was sent by
+ * someone else, the user say: gdb reports its own stops otherwise (signal
+ * "0" for -exec-interrupt in non-stop mode, SIGINT in all-stop mode) and
+ * swallows the SIGSTOPs it sends to hold threads. gdb delivers it when it
+ * resumes or detaches the thread, and the target then stops as it would
+ * have without us. The guardian is told at once, so that should we be
+ * killed it leaves that stop alone (docs/safety.md); a SIGCONT since
+ * undoes it. gdb's own SIGSTOP reported late, a group stop's tail and a
+ * SIGSTOP reported after its SIGCONT are not a new stop: their signal is
+ * not passed on (stop_signal_sender, session_mark_drop_signal). */
 static void note_signal(struct session *s, const struct mi_record *ev)
 {
 	const char *name = mi_value_get_string(ev->results, "signal-name");

@@ -38,6 +38,8 @@
  *   session_probes.c  probes.h: breakpoints, catchpoints, evaluation, stop records
  */
 
+enum { SESSION_DROP_SIGNAL_SLOTS = 8 };
+
 struct session {
 	struct mi_conn *gdb;
 	pid_t pid;
@@ -55,7 +57,7 @@ struct session {
 	bool stopped_by_other;     /* gdb reported a stop signal not ours (SIGSTOP...), no SIGCONT since */
 	bool continued_by_other;   /* ... then a SIGCONT: a late report of that stop is not a new one */
 	unsigned unmatched_conts;  /* SIGCONTs reported with no stop of the user's in effect */
-	int drop_signal_ids[8];    /* threads (gdb ids) whose stop signal is not to be passed on when
+	int drop_signal_ids[SESSION_DROP_SIGNAL_SLOTS]; /* threads (gdb ids) whose stop signal is not to be passed on when
 				    * resumed (session_exec.c's note_signal); 0 in unused slots */
 	bool attached;             /* gdb holds the target: detach on the way out */
 	bool attach_started;       /* -target-attach was sent: gdb may have stopped threads */
@@ -147,9 +149,13 @@ bool session_exec_waits_on_gdb(struct session *s, double *since_ms);
 void session_track_exec_event(struct session *s, const struct mi_record *ev);
 /* The stop signal of thread gdb_id is not to be passed on when it resumes.
  * session_take_drop_signal: true (and forgotten) if it was so marked; with
- * gdb_id 0, any thread so marked (its id in *gdb_id_out). */
+ * gdb_id 0, any one thread so marked. session_pass_stop_signals(false)
+ * before such a resume, (true) after: gdb passes a thread's stop signal on
+ * unless told `nopass`. */
 void session_mark_drop_signal(struct session *s, int gdb_id);
-bool session_take_drop_signal(struct session *s, int gdb_id, int *gdb_id_out);
+bool session_drop_signal_marked(const struct session *s, int gdb_id);
+bool session_take_drop_signal(struct session *s, int gdb_id);
+void session_pass_stop_signals(struct session *s, bool pass);
 void session_drop_symbols_after_exec(struct session *s);
 
 /* Runs one command with the session's timeout. args is NULL-terminated

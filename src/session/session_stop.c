@@ -180,26 +180,15 @@ int session_displaced_stepping_off(struct session *s, struct xerr *e)
 	return 0;
 }
 
-/* A thread whose stop signal (SIGSTOP) is not to be passed on
- * (session_exec.c's note_signal) is resumed between these: gdb passes a
- * thread's stop signal on when it resumes it unless told `nopass`. The
- * CLI's `signal 0` does it for one thread, but as an execution command it
- * runs in the foreground: in all-stop mode gdb then read no command until
- * the target stopped (the next command went unanswered for 15 s), and
- * with "&" gdb 13 was left with threads in a tracing stop it never
- * reported. */
-static void pass_stop_signals(struct session *s, bool pass)
+/* The CLI's `signal 0` resumes one thread without its signal, but as an
+ * execution command it runs in the foreground: gdb then read no command
+ * until the target stopped (the next command went unanswered for 15 s),
+ * and with "&" gdb 13 was left with threads in a tracing stop it never
+ * reported. Hence `nopass` around the plain resume. */
+void session_pass_stop_signals(struct session *s, bool pass)
 {
 	(void)session_command(s, NULL, NULL, "-interpreter-exec", "console",
 			      pass ? "handle SIGSTOP pass" : "handle SIGSTOP nopass", NULL);
-}
-
-static bool drop_signal_marked(const struct session *s, int gdb_id)
-{
-	for (size_t i = 0; i < sizeof s->drop_signal_ids / sizeof s->drop_signal_ids[0]; i++)
-		if (s->drop_signal_ids[i] == gdb_id)
-			return true;
-	return false;
 }
 
 /* Sends command ("-exec-interrupt", "-exec-continue") for one thread.
@@ -211,12 +200,12 @@ static int thread_command(struct session *s, const char *command, int gdb_id, co
 	snprintf(id, sizeof id, "%d", gdb_id);
 	struct xerr refused;
 	int sent;
-	bool drop = strcmp(command, "-exec-continue") == 0 && session_take_drop_signal(s, gdb_id, NULL);
+	bool drop = strcmp(command, "-exec-continue") == 0 && session_take_drop_signal(s, gdb_id);
 	if (drop)
-		pass_stop_signals(s, false);
+		session_pass_stop_signals(s, false);
 	sent = session_command(s, NULL, &refused, command, "--thread", id, NULL);
 	if (drop)
-		pass_stop_signals(s, true);
+		session_pass_stop_signals(s, true);
 	if (sent == 0)
 		return 0;
 	if (!mi_conn_alive(s->gdb))
@@ -393,20 +382,20 @@ int session_resume(struct session *s, struct xerr *e)
 		 * one by one (thread_command), then the rest */
 		for (size_t i = 0; i < s->nstopped_ids; i++) {
 			int id = s->stopped_ids[i];
-			if (drop_signal_marked(s, id) && thread_command(s, "-exec-continue", id, "resuming", e) < 0)
+			if (session_drop_signal_marked(s, id) && thread_command(s, "-exec-continue", id, "resuming", e) < 0)
 				return -1;
 		}
 		if (session_command(s, NULL, e, "-exec-continue", "--all", NULL) < 0)
 			return xerr_prefix(e, "resuming process %d", (int)s->pid);
 	} else {
 		bool drop = false;
-		while (session_take_drop_signal(s, 0, NULL))
+		while (session_take_drop_signal(s, 0))
 			drop = true;
 		if (drop)
-			pass_stop_signals(s, false);
+			session_pass_stop_signals(s, false);
 		int rc = session_command(s, NULL, e, "-exec-continue", NULL);
 		if (drop)
-			pass_stop_signals(s, true);
+			session_pass_stop_signals(s, true);
 		if (rc < 0)
 			return xerr_prefix(e, "resuming process %d", (int)s->pid);
 	}
@@ -650,9 +639,9 @@ int session_thread_registers_and_resume(struct session *s, int gdb_id, const int
 	if (register_query_init(&q, gdb_id, numbers, n, e) < 0)
 		return -1;
 	const char *continue_args[] = { "--thread", q.thread_text, NULL };
-	bool drop_signal = session_take_drop_signal(s, gdb_id, NULL); /* as thread_command */
+	bool drop_signal = session_take_drop_signal(s, gdb_id); /* as thread_command */
 	if (drop_signal)
-		pass_stop_signals(s, false);
+		session_pass_stop_signals(s, false);
 	struct mi_batch_call batch[2] = {
 		{ .command = "-data-list-register-values", .args = q.args },
 		{ .command = "-exec-continue", .args = continue_args },
@@ -661,7 +650,7 @@ int session_thread_registers_and_resume(struct session *s, int gdb_id, const int
 	double t0 = monotonic_ms();
 	int rc = mi_conn_call_batch(s->gdb, s->timeout_ms, batch, 2, &me);
 	if (drop_signal && mi_conn_alive(s->gdb))
-		pass_stop_signals(s, true);
+		session_pass_stop_signals(s, true);
 	if (s->verbose)
 		fprintf(stderr, "xgdbprof: mi -data-list-register-values + -exec-continue: %.3f ms%s\n",
 			monotonic_ms() - t0, rc < 0 ? " (error)" : "");

@@ -574,6 +574,10 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, const str
 			 struct xerr *e)
 {
 	struct session *s = sp->session;
+	/* what gdb sent since (at 1000 Hz the wait between rounds is a sleep,
+	 * and a round that walks no thread asks gdb nothing) */
+	if (session_idle(s, 0, e) < 0)
+		return session_target_alive(s) ? -1 : ROUND_TARGET_GONE;
 	/* gdb stops by itself when the target receives a signal gdb is set to
 	 * stop on (SIGUSR1, the user's SIGSTOP) and reports it; nothing of ours
 	 * resumes it, so it would stay stopped. Let it go on at once (gdb
@@ -583,10 +587,6 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, const str
 	 * storm (tests/stop_storm.sh). It is resumed once that SIGCONT waits
 	 * in its pending signals, and left as the user stopped it until then
 	 * (a resume would only bring the same stop back). */
-	/* what gdb sent since (at 1000 Hz the wait between rounds is a sleep,
-	 * and a round that walks no thread asks gdb nothing) */
-	if (session_idle(s, 0, e) < 0)
-		return session_target_alive(s) ? -1 : ROUND_TARGET_GONE;
 	if (session_is_stopped(s) && !session_exec_path(s) &&
 	    (session_non_stop(s) || !session_held_by_user_stop(s)) && session_resume(s, e) < 0)
 		return session_target_alive(s) ? -1 : ROUND_TARGET_GONE;

@@ -64,7 +64,8 @@ for round in non-stop-kill non-stop-end all-stop-end; do
 		if grep -q 'gdb did not answer' "$out.err"; then
 			check "$round: gdb ended for not answering, the profile still saved" test -s "$out/profile.json"
 		else
-			check "$round: the run ended with status 0 (SIGINT)" test "$status" -eq 0
+			check "$round: the run ended with status 0 (SIGINT; status $status)" test "$status" -eq 0 ||
+				grep -v '^xgdbprof: mi ' "$out.err" | tail -n 8 | show /dev/stdin
 			check "$round: the report was printed" grep -q '#1 hottest code path' "$out.txt"
 		fi
 	fi

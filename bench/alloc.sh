@@ -42,6 +42,18 @@ sites=$build/tests/fixtures/bin/alloc_sites
 log "building xgdbprof and the alloc_sites fixture in $build"
 make -s -C "$build" xgdbprof tests/fixtures/bin/alloc_sites >&2
 
+# map_text OUT MAP: the file in the run's directory OUT.d holding print()'s
+# text of @MAP (the shipped recipes print reports on the terminal and each
+# map's entries, with their estimates and intervals, into these files)
+map_text() {
+	case $2 in
+	bytes) echo "$1.d/alloc-bytes.txt" ;;
+	allocs) echo "$1.d/alloc-counts.txt" ;;
+	heap) echo "$1.d/heap-live.txt" ;;
+	growth) echo "$1.d/heap-growth.txt" ;;
+	esac
+}
+
 # value LEAF FILE: "measured estimate low high" of @bytes' entry whose stack starts at LEAF
 # (a lower bound, "est. at least N": "measured N N inf")
 value() {
@@ -76,9 +88,9 @@ for r in $(seq 0 $((rounds - 1))); do
 	a=$(sed -n 's/^a_bytes \([0-9]*\)$/\1/p' "$out.out")
 	rate=$(awk -v a="${a:-0}" -v w="$window" 'BEGIN { printf "%.0f", a / 192 / w }')
 	stopped=$(sed -n 's/.* target held stopped \([0-9.]*\)% of the time.*/\1/p' "$out.err")
-	set -- $(value site_a "$out.out") - - - -
+	set -- $(value site_a "$(map_text "$out" bytes)") - - - -
 	ma=$1 est=$2 lo=$3 hi=$4
-	set -- $(value site_b "$out.out") - - - -
+	set -- $(value site_b "$(map_text "$out" bytes)") - - - -
 	mb=$1
 	inside=$(awk -v t="${a:-0}" -v l="$lo" -v h="$hi" 'BEGIN { print (l != "-" && t >= l && (h == "inf" || t <= h)) ? "yes" : "no" }')
 	ratio=$(awk -v x="$ma" -v y="$mb" 'BEGIN { if (y + 0 > 0) printf "%.2f", x / y; else print "-" }')
@@ -173,9 +185,9 @@ if [ -x "$kv" ]; then
 		read -r ops requests puts <"$out.rates"
 		key_truth=$(awk -v q="$requests" 'BEGIN { printf "%.0f", q * 32 * 24 }')
 		value_truth=$(awk -v p="$puts" 'BEGIN { printf "%.0f", p * 203.5 }')
-		set -- $(rate kvservice::make_key "$out.out") - - -
+		set -- $(rate kvservice::make_key "$(map_text "$out" bytes)") - - -
 		key_est=$1 key_lo=$2 key_hi=$3
-		set -- $(rate kvservice::make_value "$out.out") - - -
+		set -- $(rate kvservice::make_value "$(map_text "$out" bytes)") - - -
 		value_est=$1 value_lo=$2 value_hi=$3
 		within() { awk -v t="$1" -v l="$2" -v h="$3" 'BEGIN { print (l != "-" && t >= l && (h == "inf" || t <= h)) ? "yes" : "no" }'; }
 		key_in=$(within "$key_truth" "$key_lo" "$key_hi")
@@ -195,7 +207,7 @@ if [ -x "$kv" ]; then
 	echo "median: loss $(median <"$tmp/kv-loss")%, stopped $(median <"$tmp/kv-stopped")%; truth inside the interval in $(grep -c yes "$tmp/kv-in") of $((2 * rounds)) estimates"
 	echo "kvservice, last round: the stacks that allocate most bytes (leaf, then caller):"
 	awk '/^@bytes\[/ { getline l1; getline l2; sub(/^ +/, "", l1); sub(/^ +/, "", l2); s = l1 " <- " l2 }
-		/^\]: / && s != "" { print "  " s; print "     " $0; s = "" }' "$tmp/kv-alloc-$((rounds - 1)).out" | tail -6
+		/^\]: / && s != "" { print "  " s; print "     " $0; s = "" }' "$(map_text "$tmp/kv-alloc-$((rounds - 1))" bytes)" | tail -6
 else
 	echo "kvservice: not built (make tests/fixtures/bin/kvservice): row skipped"
 fi
@@ -254,7 +266,7 @@ for r in $(seq 0 $((rounds - 1))); do
 		EOF2
 		est=$(awk 'index($0, "@growth[") == 1 { want = 1; first = 1; next }
 			want && first { first = 0; hit = ($1 == "leak_block"); next }
-			want && /^\]: / { if (hit) print; want = 0 }' "$out.out" | head -1 |
+			want && /^\]: / { if (hit) print; want = 0 }' "$(map_text "$out" growth)" | head -1 |
 			sed -n -e 's/.* est\. \(at least \)\{0,1\}\([0-9]*\) .*/\2/p;t' -e 's/^\]: \([0-9]*\).*/\1/p')
 		stopped=$(sed -n 's/.* target held stopped \([0-9.]*\)% of the time.*/\1/p' "$out.err")
 	done
@@ -348,16 +360,16 @@ for r in $(seq 0 $((rounds - 1))); do
 		if [ "$config" = alloc ]; then
 			row=
 			for what in page small; do
-				set -- $(stack_values allocs "$out.out" "churn_$what")
+				set -- $(stack_values allocs "$(map_text "$out" allocs)" "churn_$what")
 				ac=$(ratio "$2" "$(truth "${what}_calls")")
-				set -- $(stack_values bytes "$out.out" "churn_$what")
+				set -- $(stack_values bytes "$(map_text "$out" bytes)" "churn_$what")
 				ab=$(ratio "$2" "$(truth "${what}_bytes")")
 				echo "$ac $ab" | tr ' ' '\n' >>"$tmp/gh-rates"
 				row="$row  $(printf '%19s %7s' "$ac" "$ab")"
 			done
 			echo "$row" >"$out.row"
 		else
-			set -- $(stack_values heap "$out.out" leak_block)
+			set -- $(stack_values heap "$(map_text "$out" heap)" leak_block)
 			leak=$(ratio "$1" "$(truth retained)")
 			echo "$leak" >>"$tmp/gh-leak"
 			printf '  %73s  (%s / %s)\n' "$leak" "$1" "$(truth retained)" >"$out.row"
@@ -438,7 +450,7 @@ if make -s -C "$build" tests/fixtures/bin/cache-service >&2 2>/dev/null; then
 								-v s="$seconds" 'BEGIN { printf "%.0f", (b - a) / s }')
 							map=allocs
 							[ "$field" = 4 ] && map=bytes
-							set -- $(stack_values "$map" "$out.out" "cache_service::$worker" "leaf=tree.rs:$line")
+							set -- $(stack_values "$map" "$(map_text "$out" "$map")" "cache_service::$worker" "leaf=tree.rs:$line")
 							x=$(ratio "$2" "$truth")
 							echo "$x" >>"$tmp/cs-rates"
 							row="$row $(printf '%5s' "$x")"
@@ -446,7 +458,7 @@ if make -s -C "$build" tests/fixtures/bin/cache-service >&2 2>/dev/null; then
 					done
 					row="$row   "
 				else
-					set -- $(stack_values heap "$out.out" "cache_service::$worker")
+					set -- $(stack_values heap "$(map_text "$out" heap)" "cache_service::$worker")
 					x=$(ratio "$1" "$(progress "$out.after" live "$role" 3)")
 					echo "$x" >>"$tmp/cs-live"
 					row="$row $x"
@@ -526,7 +538,7 @@ if make -s -C "$build" tests/fixtures/bin/jemservice >&2 2>/dev/null && command 
 				# the @bytes and @allocs entries' estimates, summed, per second of the window
 				sum_est() { awk -v map="$1" -v w="$window" '$0 ~ "^@" map "\\[" { inside = 1 }
 					inside && /^\]: / { if (match($0, /est\. [0-9]+/)) s += substr($0, RSTART + 5, RLENGTH - 5); inside = 0 }
-					END { printf "%.0f", s / w }' "$out.out"; }
+					END { printf "%.0f", s / w }' "$(map_text "$out" "$1")"; }
 				own() { awk -v k="$1" '/^truth / { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
 					END { if (v["t"] > 0) printf "%.0f", v[k] / v["t"] }' "$out.lines"; }
 				b_est=$(sum_est bytes); b_own=$(own bytes); a_est=$(sum_est allocs); a_own=$(own allocs)

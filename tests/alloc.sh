@@ -26,8 +26,8 @@ for try in 1 2; do
 	"$XGDBPROF" --recipe "$TOP_SRCDIR/recipes/alloc.recipe" -o "$TMP/alloc-$try" \
 		-- "$FIXTURES/alloc_sites" 2000 4 0 >"$TMP/alloc-$try.out" 2>"$TMP/alloc-$try.err"
 	truth=$(sed -n 's/^a_bytes \([0-9]*\)$/\1/p' "$TMP/alloc-$try.out")
-	a_line=$(map_entry bytes site_a "$TMP/alloc-$try.out")
-	b_line=$(map_entry bytes site_b "$TMP/alloc-$try.out")
+	a_line=$(map_entry bytes site_a "$TMP/alloc-$try/alloc-bytes.txt")
+	b_line=$(map_entry bytes site_b "$TMP/alloc-$try/alloc-bytes.txt")
 	read -r a a_lo a_hi < <(bounds "$a_line")
 	read -r b b_lo b_hi < <(bounds "$b_line")
 	echo "# run $try: the program allocated ${truth:-?} bytes at site_a; @bytes[site_a…]$a_line; @bytes[site_b…]$b_line"
@@ -42,7 +42,7 @@ check "alloc: site_a's bytes, estimated for the whole run, hold the program's ow
 # (rests on the calls counted in the target since malloc and calloc both
 # take a counter, else on the armed share)
 check "alloc: the estimate is printed with its rate and what it rests on" \
-	grep -qE "est\. .*/s(( \(95% .*\))?, probes armed .*% of the target's CPU time|: its hits' share of the calls counted in the target)" "$OUT.out"
+	grep -qE "est\. .*/s(( \(95% .*\))?, probes armed .*% of the target's CPU time|: its hits' share of the calls counted in the target)" "$OUT/alloc-bytes.txt"
 check "alloc: the stacks end in the code that allocates, the allocator folded away" \
 	test -n "$a_line" -a -n "$b_line"
 read -r b_bytes b_calls < <(sed -n 's/^\]: \([0-9]*\) measured in \([0-9]*\) updates.*/\1 \2/p' <<<"$b_line")
@@ -53,6 +53,15 @@ ratio_ok=$(awk -v a="${a:-0}" -v b="${b:-0}" -v al="${a_lo:-0}" -v ah="${a_hi:-0
 	'BEGIN { print (b > 0 && bl > 0 && al / bh <= 3 && 3 <= ah / bl) ? 1 : 0 }')
 check "alloc: A's bytes are 3x B's within the estimates' intervals (measured ${a:-?} : ${b:-?})" test "$ratio_ok" = 1
 check "alloc: a flame graph weighted by bytes" grep -q 'site_a' "$OUT/alloc-bytes.svg"
+# the terminal shows finished reports, the maps' own text is in the files:
+# by bytes, #1 is site_a (192 bytes a call against site_b's 64, as often)
+headline=$(sed -n '/^allocations by bytes$/,$ { /^#1 hottest code path/ { N; N; p; q } }' "$OUT.out")
+echo "# by bytes: $(tr '\n' ' ' <<<"$headline")"
+check "alloc: the report by bytes names site_a #1, with its share's interval and whole-run estimate" \
+	grep -qE '^#1 hottest code path \([0-9.]+% ±[0-9.]+, est\. [0-9.]+ [KMG]?B\):.* site_a ' <<<"$(tr '\n' ' ' <<<"$headline")" ||
+	show "$OUT.out"
+check "alloc: no raw map on the terminal (print()'s text goes to alloc-bytes.txt, alloc-counts.txt)" \
+	sh -c "! grep -q '^@' '$OUT.out' && grep -q '^@allocs\[' '$OUT/alloc-counts.txt'"
 
 if command -v go >/dev/null 2>&1; then
 	export HOME="$TMP/home" GOCACHE="$TMP/gocache" GOPATH="$TMP/gopath" GOFLAGS= GOTOOLCHAIN=local GOPROXY=off
@@ -87,8 +96,8 @@ fi
 { echo 'set exact true'; cat "$TOP_SRCDIR/recipes/heap.recipe"; } >"$TMP/heap-exact.recipe"
 "$XGDBPROF" --recipe "$TMP/heap-exact.recipe" -d 3s -o "$TMP/heap" \
 	-- "$FIXTURES/alloc_sites" 2000 8 20 >"$TMP/heap.out" 2>"$TMP/heap.err"
-leak_line=$(map_entry heap leak_site "$TMP/heap.out")
-a_heap=$(map_entry heap site_a "$TMP/heap.out")
+leak_line=$(map_entry heap leak_site "$TMP/heap/heap-live.txt")
+a_heap=$(map_entry heap site_a "$TMP/heap/heap-live.txt")
 echo "# heap: @heap[leak_site…]$leak_line; @heap[site_a…]$a_heap"
 check "heap: the 20 leaked blocks of 1000 bytes are live at leak_site's stack" \
 	grep -q '^\]: 20000 bytes live in 20 of 20 sampled allocations (0 freed, 0 unknown' <<<"$leak_line" \

@@ -15,13 +15,15 @@ rc=$?
 check "alloc ran (rc $rc)" test "$rc" = 0 || show "$TMP/run.err"
 # the program's own counts at the line closest to the run's end (3 s)
 truth() { sed -n "s/^t=3\.[0-9]* .*$1=\([0-9]*\).*/\1/p" "$TMP/run.out" | head -n 1; }
+# the file holding print()'s text of @MAP (the recipe's detail beside its report)
+map_file() { if [ "$1" = allocs ]; then echo alloc-counts.txt; else echo alloc-bytes.txt; fi; }
 # the estimate of the @MAP entry whose stack holds FUNCTION
 estimate() {
 	awk -v map="@$1[" -v fn="$2" '
 		index($0, map) == 1 { inside = 1; hit = 0; next }
 		inside && index($0, fn " (") { hit = 1 }
 		inside && /^\]: / { if (hit && match($0, /est\. [0-9]+/)) { print substr($0, RSTART + 5, RLENGTH - 5); exit } inside = 0 }
-	' "$TMP/run.out"
+	' "$TMP/out/$(map_file "$1")"
 }
 check "malloc is counted in the target" grep -q "counted in the target" "$TMP/run.err" || show "$TMP/run.err"
 for what in page small; do
@@ -116,7 +118,7 @@ rate() {
 		inside && /^\]: / {
 			if (w && l && !index($0, "at least") && match($0, /· [0-9.e+]+\/s/)) { print substr($0, RSTART + 3, RLENGTH - 5) + 0; exit }
 			inside = 0
-		}' "$TMP/cs.out"
+		}' "$TMP/cs.out.d/$(map_file "$1")"
 }
 for worker in insert_worker session_worker; do
 	role=${worker/_/-}

@@ -41,12 +41,12 @@ check "alloc ran (rc $status)" test "$status" = 0 || show "$TMP/run.err"
 check "every probed out-of-line allocator entry is counted in the target" \
 	grep -q '^note: function entries: [0-9]* counted in the target (a counter at each probed function' "$TMP/run.err" ||
 	show "$TMP/run.err"
-# the @allocs entries' estimates, summed, per second of the run
+# the @allocs entries' estimates (alloc-counts.txt: print()'s text of the map), summed, per second of the run
 ours=$(awk '/^@allocs\[/ { inside = 1 } inside && /^\]: / { if (match($0, /est\. [0-9]+/)) s += substr($0, RSTART + 5, RLENGTH - 5); inside = 0 }
-	END { printf "%.0f", s / 4 }' "$TMP/run.out")
+	END { printf "%.0f", s / 4 }' "$TMP/run/alloc-counts.txt")
 truth=$(awk -v a0="$a0" -v a1="$a1" -v t0="$t0" -v t1="$t1" 'BEGIN { if (t1 > t0) printf "%.0f", (a1 - a0) / (t1 - t0) }')
 bytes=$(awk '/^@bytes\[/ { inside = 1 } inside && /^\]: / { if (match($0, /est\. [0-9]+/)) s += substr($0, RSTART + 5, RLENGTH - 5); inside = 0 }
-	END { printf "%.0f", s / 4 }' "$TMP/run.out")
+	END { printf "%.0f", s / 4 }' "$TMP/run/alloc-bytes.txt")
 bytes_at() { grep "^truth t=$1 " "$TMP/jem.out" | sed -n 's/.* bytes=\([0-9]*\) .*/\1/p'; }
 own_bytes=$(awk -v b0="$(bytes_at "$t0")" -v b1="$(bytes_at "$t1")" -v t0="$t0" -v t1="$t1" \
 	'BEGIN { if (t1 > t0) printf "%.0f", (b1 - b0) / (t1 - t0) }')
@@ -57,7 +57,7 @@ check "bytes per second within 2x of the program's own (${bytes:-?} for ${own_by
 	awk -v o="${bytes:-0}" -v t="${own_bytes:-0}" 'BEGIN { exit !(o > 0 && t > 0 && o <= 2 * t && t <= 2 * o) }'
 echo "# the bytes' split among the stacks (not judged):"
 awk '/^@bytes\[/ { inside = 1; name = "" } inside && /^        [^ (]/ && name == "" { name = $1 }
-	inside && /^\]: / { if (match($0, /est\. [0-9]+/)) printf "#   %s %.0f/s\n", name, substr($0, RSTART + 5, RLENGTH - 5) / 4; inside = 0 }' "$TMP/run.out"
+	inside && /^\]: / { if (match($0, /est\. [0-9]+/)) printf "#   %s %.0f/s\n", name, substr($0, RSTART + 5, RLENGTH - 5) / 4; inside = 0 }' "$TMP/run/alloc-bytes.txt"
 check "allocations per second within 2x of the program's own (${ours:-?} for ${truth:-?})" \
 	awk -v o="${ours:-0}" -v t="${truth:-0}" 'BEGIN { exit !(o > 0 && t > 0 && o <= 2 * t && t <= 2 * o) }'
 sleep 0.3

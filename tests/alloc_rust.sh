@@ -24,15 +24,15 @@ truth() { sed -n "s/^$1 \\([0-9]*\\)\$/\\1/p" "$2"; }
 	-- "$FIXTURES/alloc_rust" 20000 2 10 >"$TMP/exact.out" 2>"$TMP/exact.err"
 for site in vec box clone; do
 	want=$(truth "${site}_bytes" "$TMP/exact.out")
-	line=$(map_entry bytes "alloc_rust::${site}_site" "$TMP/exact.out")
+	line=$(map_entry bytes "alloc_rust::${site}_site" "$TMP/exact/alloc-bytes.txt")
 	echo "# exact: the program allocated ${want:-?} bytes at ${site}_site; @bytes[alloc_rust::${site}_site…]$line"
 	check "alloc (exact): ${site}_site's stack ends in the user's function and its bytes are the program's own" \
 		test -n "$want" -a "$line" = "]: $want" || show "$TMP/exact.err"
 done
 check "alloc (exact): the leak's 10 Vecs of 1000 bytes at leak_site" \
-	test "$(map_entry bytes alloc_rust::leak_site "$TMP/exact.out")" = "]: 10000"
+	test "$(map_entry bytes alloc_rust::leak_site "$TMP/exact/alloc-bytes.txt")" = "]: 10000"
 # no stack of the program's own allocations ends in allocator or alloc:: frames
-leaves=$(awk '/^@bytes\[/ { getline; sub(/^ +/, ""); sub(/ \(.*/, ""); print }' "$TMP/exact.out" | sort -u)
+leaves=$(awk '/^@bytes\[/ { getline; sub(/^ +/, ""); sub(/ \(.*/, ""); print }' "$TMP/exact/alloc-bytes.txt" | sort -u)
 echo "# leaves of @bytes:" $leaves
 check "alloc (exact): no stack ends in malloc, __rust_alloc, __rdl_alloc or alloc:: plumbing" \
 	sh -c "! grep -qE '^(malloc|calloc|realloc|__rust|__rdl|<?alloc::|<\\[_\\]>|<T as|core::alloc|std::alloc)' <<'L'
@@ -44,7 +44,7 @@ for try in 1 2; do
 	"$XGDBPROF" --recipe "$TOP_SRCDIR/recipes/alloc.recipe" -o "$TMP/budget-$try" \
 		-- "$FIXTURES/alloc_rust" 8000 5 0 >"$TMP/budget-$try.out" 2>"$TMP/budget-$try.err"
 	want=$(truth vec_bytes "$TMP/budget-$try.out")
-	line=$(map_entry bytes alloc_rust::vec_site "$TMP/budget-$try.out")
+	line=$(map_entry bytes alloc_rust::vec_site "$TMP/budget-$try/alloc-bytes.txt")
 	echo "# budget run $try: the program allocated ${want:-?} bytes at vec_site; @bytes[alloc_rust::vec_site…]$line"
 	read -r lo hi < <(sed -n 's/.* · est\. [0-9]* (95% \([0-9]*\)–\([0-9]*\)).*/\1 \2/; t p; s/.* · est\. at least \([0-9]*\) .*/\1 inf/; t p; d; :p p' <<<"$line")
 	if [ -n "$want" ] && [ -n "$lo" ] && [ "$lo" -le "$want" ] && { [ "$hi" = inf ] || [ "$want" -le "$hi" ]; }; then
@@ -58,8 +58,8 @@ check "alloc (budget): vec_site's whole-run estimate holds the program's total" 
 { echo 'set exact true'; cat "$TOP_SRCDIR/recipes/heap.recipe"; } >"$TMP/heap-exact.recipe"
 "$XGDBPROF" --recipe "$TMP/heap-exact.recipe" -d 5s -o "$TMP/heap" \
 	-- "$FIXTURES/alloc_rust" 10000 7 10 >"$TMP/heap.out" 2>"$TMP/heap.err"
-leak_line=$(map_entry heap alloc_rust::leak_site "$TMP/heap.out")
-vec_line=$(map_entry heap alloc_rust::vec_site "$TMP/heap.out")
+leak_line=$(map_entry heap alloc_rust::leak_site "$TMP/heap/heap-live.txt")
+vec_line=$(map_entry heap alloc_rust::vec_site "$TMP/heap/heap-live.txt")
 echo "# heap: @heap[leak_site…]$leak_line; @heap[vec_site…]$vec_line"
 check "heap: the 10 leaked Vecs of 1000 bytes are live at leak_site's stack" \
 	grep -q '^\]: 10000 bytes live in 10 of 10 sampled allocations (0 freed, 0 unknown' <<<"$leak_line" \

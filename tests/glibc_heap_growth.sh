@@ -36,7 +36,7 @@ growth_of() {
 
 # switched_off REPORT: the budget's note, when it switched the probes off
 switched_off() { grep -o 'probes were switched off [0-9]* times' "$1" | head -1; }
-# judge_2x WHAT EST LO HI REPORT: EST within [LO/2, HI*2]. When it is not
+# judge_2x WHAT EST LO HI REPORT DIR: EST within [LO/2, HI*2]. When it is not
 # and the budget switched the probes off (a hit costs 10-50 ms at this
 # machine's load) so that leak_block's estimate is a lower bound only
 # (`est. at least`: the budget's CPU-share estimate does not fit growths
@@ -45,7 +45,7 @@ switched_off() { grep -o 'probes were switched off [0-9]* times' "$1" | head -1;
 judge_2x() {
 	if awk -v e="${2:-0}" -v lo="${3:-0}" -v hi="${4:-0}" 'BEGIN { exit !(lo > 0 && e >= lo / 2 && e <= hi * 2) }'; then
 		ok "$1"
-	elif [ -n "$(switched_off "$5")" ] && map_entry growth leak_block "$5" | grep -q ' est\. at least'; then
+	elif [ -n "$(switched_off "$5")" ] && map_entry growth leak_block "$6/heap-growth.txt" | grep -q ' est\. at least'; then
 		ok "skipped: $1: the $(switched_off "$5") at load $(cut -d' ' -f1 /proc/loadavg), leaving a lower bound (est. $2, truth $3-$4)"
 	else
 		not_ok "$1"
@@ -56,13 +56,17 @@ judge_2x() {
 "$XGDBPROF" --recipe "$TOP_SRCDIR/recipes/heap-growth.recipe" -d 30s -o "$TMP/run" \
 	-- "$FIXTURES/glibc_churn" 2 5 >"$TMP/run.out" 2>"$TMP/run.err"
 truth=$(retained "$(grep '^t=' "$TMP/run.out" | tail -1)")
-est=$(growth_of leak_block "$TMP/run.out")
-page=$(growth_of churn_page "$TMP/run.out"); small=$(growth_of churn_small "$TMP/run.out")
+est=$(growth_of leak_block "$TMP/run/heap-growth.txt")
+page=$(growth_of churn_page "$TMP/run/heap-growth.txt"); small=$(growth_of churn_small "$TMP/run/heap-growth.txt")
 echo "# traced to exit: leak_block kept ${truth:-?} bytes by its own count; heap growth attributed to it ${est:-?}; churn_page ${page:-0}, churn_small ${small:-0}"
 judge_2x "launched: leak_block's heap growth within 2x of the bytes it kept by its own count" \
-	"$est" "$truth" "$truth" "$TMP/run.out"
-check "launched: leak_block is the first entry of the report (largest last: the last printed)" \
-	sh -c "awk '/^@growth\\[/ { getline; leaf = \$1 } END { print leaf }' '$TMP/run.out' | grep -qx leak_block"
+	"$est" "$truth" "$truth" "$TMP/run.out" "$TMP/run"
+check "launched: leak_block is the first entry of heap-growth.txt (largest last: the last printed)" \
+	sh -c "awk '/^@growth\\[/ { getline; leaf = \$1 } END { print leaf }' '$TMP/run/heap-growth.txt' | grep -qx leak_block"
+# the terminal shows the report, its #1 path ending in leak_block
+check "launched: the report's #1 path, in bytes, ends in leak_block; no raw map on the terminal" \
+	sh -c "grep -A2 '^#1 hottest code path ([0-9.]*%[^,]*, [0-9.est ]*[KMG]\\{0,1\\}B):' '$TMP/run.out' | grep -q 'leak_block' &&
+		! grep -q '^@' '$TMP/run.out'" || show "$TMP/run.out"
 stopped=$(sed -n 's/.*target held stopped \([0-9.]*\)% of the time.*/\1/p' "$TMP/run.err" | head -1)
 check "launched: the target was held stopped within the recipe's 10% budget and a hit (${stopped:-?}%)" \
 	awk -v s="${stopped:-100}" 'BEGIN { exit !(s < 12) }' || show "$TMP/run.err"
@@ -91,20 +95,20 @@ kill "$pid" 2>/dev/null
 # before) and its first line after it (number after): leak_block's growth
 # must be at least half what the lines printed during the trace say it kept,
 # and at most twice what the lines around the trace say
-est=$(growth_of leak_block "$TMP/attach-report.out")
-page=$(growth_of churn_page "$TMP/attach-report.out"); small=$(growth_of churn_small "$TMP/attach-report.out")
+est=$(growth_of leak_block "$TMP/attach/heap-growth.txt")
+page=$(growth_of churn_page "$TMP/attach/heap-growth.txt"); small=$(growth_of churn_small "$TMP/attach/heap-growth.txt")
 read -r outer inner < <(awk -v a="$before" -v b="$after" '/^t=/ { n++; sub(/.* retained=/, ""); r[n] = $0 }
 	END { printf "%d %d\n", r[b] - r[a], (b - 1 > a + 1) ? r[b - 1] - r[a + 1] : 0 }' "$TMP/attach.out")
 echo "# attached 3 s: heap growth attributed to leak_block ${est:-?}; by its own count it kept ${inner:-?} bytes during the trace and ${outer:-?} around it; churn_page ${page:-0}, churn_small ${small:-0}"
 judge_2x "attached: leak_block's heap growth within 2x of what it kept while traced" \
-	"$est" "$inner" "$outer" "$TMP/attach-report.out"
-measured=$(map_entry growth leak_block "$TMP/attach-report.out" | sed -n 's/^\]: \([0-9]*\).*/\1/p')
+	"$est" "$inner" "$outer" "$TMP/attach-report.out" "$TMP/attach"
+measured=$(map_entry growth leak_block "$TMP/attach/heap-growth.txt" | sed -n 's/^\]: \([0-9]*\).*/\1/p')
 check "attached: the growth measured at leak_block (${measured:-?}) is no more than it kept around the trace, and not 0" \
 	awk -v m="${measured:-0}" -v o="${outer:-0}" 'BEGIN { exit !(m > 0 && m <= o) }' || show "$TMP/attach-report.out"
 # the kernel's own account: VmData (writable private memory) grew around the
 # trace by at least the growth measured, and when every growth was seen, by
 # at most twice it (the fixture keeps nothing else)
-all=$(awk '/^\]: [0-9]/ { t += $2 } END { print t + 0 }' "$TMP/attach-report.out")
+all=$(awk '/^\]: [0-9]/ { t += $2 } END { print t + 0 }' "$TMP/attach/heap-growth.txt")
 grew=$(( (${data_after:-0} - ${data_before:-0}) * 1024 ))
 echo "# attached: VmData grew by $grew bytes around the trace; the growths measured add up to $all"
 if [ -n "$(switched_off "$TMP/attach-report.out")" ]; then

@@ -20,7 +20,7 @@ for args in "20 1000" "400 300"; do
 	OUT=$TMP/burst-$n
 	"$XGDBPROF" --recipe "$TOP_SRCDIR/recipes/heap.recipe" -d 4s -o "$OUT" -- "$FIXTURES/leak_burst" "$n" "$size" 8 1000 \
 		>"$OUT.out" 2>"$OUT.err"
-	line=$(grep -A12 '^        leak_burst (' "$OUT.out" | grep -m1 '^\]: ')
+	line=$(grep -A12 '^        leak_burst (' "$OUT/heap-live.txt" | grep -m1 '^\]: ')
 	echo "# $n blocks of $size bytes (program: $(grep '^leaked' "$OUT.out")); report: $line"
 	# "retained LOW–HIGH bytes", "retained N bytes", "est. E bytes retained (95% LOW–HIGH)",
 	# or (too little CPU between calls to time them) "est. at least LOW bytes retained"

@@ -47,10 +47,10 @@ check "glibc_churn: heap ran (rc $rc)" test "$rc" = 0 || show "$TMP/churn.err"
 # the fixture's retained bytes on its count line nearest the trace's end (4 s)
 truth=$(awk '/^t=/ { t = substr($1, 3) + 0; d = t - 4; if (d < 0) d = -d; if (best == "" || d < best) { best = d; r = $NF } }
 	END { sub(/retained=/, "", r); print r }' "$TMP/churn.out")
-est=$(retained_of "$TMP/churn.out" leak_block)
+est=$(retained_of "$TMP/churn.d/heap-live.txt" leak_block)
 echo "# glibc_churn: leak_block est. ${est:-none} bytes retained; the fixture kept ${truth:-?} by the trace's end"
-echo "#   $(map_entry heap leak_block "$TMP/churn.out" | cut -c1-300)"
-if [ -n "$(map_entry heap leak_block "$TMP/churn.out")" ]; then
+echo "#   $(map_entry heap leak_block "$TMP/churn.d/heap-live.txt" | cut -c1-300)"
+if [ -n "$(map_entry heap leak_block "$TMP/churn.d/heap-live.txt")" ]; then
 	check "glibc_churn: leak_block's retained bytes within 2x of the fixture's own" within_2x "$est" "$truth" ||
 		show "$TMP/churn.err"
 else
@@ -70,10 +70,23 @@ cp "$RAM_TMP/cs.progress" "$TMP/cs.after"
 check "demo: heap ran (rc $rc)" test "$rc" = 0 || show "$TMP/cs.err"
 for worker in insert_worker session_worker; do
 	truth=$(awk -v r="${worker/_/-}" '$1 == "live" && $2 == r { print $3 }' "$TMP/cs.after")
-	est=$(retained_of "$TMP/cs.out" "cache_service::$worker")
+	est=$(retained_of "$TMP/cs.d/heap-live.txt" "cache_service::$worker")
 	echo "# demo $worker: est. ${est:-none} bytes retained over its stacks; the service's own live count ${truth:-?}"
 	check "demo $worker: retained bytes within 2x of the service's own live count" within_2x "$est" "$truth" ||
-		grep "^\]: " "$TMP/cs.out"
+		grep "^\]: " "$TMP/cs.d/heap-live.txt"
+	# the terminal's report: the paths through the worker, their estimates summed
+	# ("#N hottest code path (P% ±H, est. 1.2 MB): ... cache_service::WORKER (...")
+	shown=$(awk -v fn="cache_service::$worker (" '
+		/^#[0-9]+ hottest code path \(/ && index($0, fn) && match($0, /est\. [0-9.]+ [KMGT]?B\)/) {
+			split(substr($0, RSTART + 5, RLENGTH - 6), v, " ")
+			u = v[2]; f = u == "KB" ? 1e3 : u == "MB" ? 1e6 : u == "GB" ? 1e9 : u == "TB" ? 1e12 : 1
+			t += v[1] * f; n++
+		}
+		END { if (n) printf "%.0f\n", t }' "$TMP/cs.out")
+	echo "# demo $worker: the report's paths through it: est. ${shown:-none} bytes"
+	check "demo $worker: the report's headlines through it estimate the service's own live count within 2x" \
+		within_2x "$shown" "$truth" || grep "hottest code path" "$TMP/cs.out"
 done
+check "demo: no raw map on the terminal (print()'s text is in heap-live.txt)" sh -c "! grep -q '^@' '$TMP/cs.out'"
 check "demo: the service keeps running free" target_runs_free "$CS" "$RAM_TMP/cs.progress"
 finish

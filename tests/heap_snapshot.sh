@@ -55,7 +55,7 @@ for try in 1 2; do
 		-- "$FIXTURES/alloc_sites" 8000 8 60 2 >"$TMP/budget-$try.out" 2>"$TMP/budget-$try.err"
 	line=$(awk '/^@heap\[/ { want = 1; first = 1; next }
 		want && first { first = 0; hit = ($1 == "leak_site"); next }
-		want && /^\]: / { if (hit) print; want = 0 }' "$TMP/budget-$try.out" | head -1)
+		want && /^\]: / { if (hit) print; want = 0 }' "$TMP/budget-$try/heap-live.txt" | head -1)
 	read -r nleaked size < <(sed -n 's/^leaked \([0-9]*\) \([0-9]*\) .*/\1 \2/p' "$TMP/budget-$try.out")
 	truth=$(( ${nleaked:-0} * ${size:-0} ))
 	# an estimate's interval; a lower bound capped by the heap's own count

@@ -224,7 +224,8 @@ static int ensure_output_dir(struct run_context *rc, struct xerr *e)
 	return 0;
 }
 
-static struct profile *profile_of_map(struct run_context *rc, const struct map *m, struct xerr *e)
+static struct profile *profile_of_map(struct run_context *rc, const struct map *m, bool estimates_kept_apart,
+				      struct xerr *e)
 {
 	struct profile *p = profile_new();
 	if (!p) {
@@ -237,6 +238,17 @@ static struct profile *profile_of_map(struct run_context *rc, const struct map *
 		profile_free(p);
 		return NULL;
 	}
+	/* Under the budget each stack's hits stand for the calls counted in
+	 * the target: the report, the flame graph and the saved profile show
+	 * those whole-run estimates (pprof keeps the measured values too, as
+	 * its sampled_ types: it scales them itself). A live() map's are its
+	 * retained bytes as print() estimates them (map_live_estimate). */
+	enum map_agg agg = map_agg(m);
+	bool estimable = !estimates_kept_apart && (agg == MAP_AGG_COUNT || agg == MAP_AGG_SUM || agg == MAP_AGG_LIVE);
+	if (estimable && p->meta.per_entry_estimates)
+		profile_weigh_by_estimates(p);
+	else if (estimable && agg != MAP_AGG_LIVE && c && c->armed_share > 0 && c->armed_share < 1 && !c->lower_bound)
+		profile_scale_to_estimates(p, 1 / c->armed_share);   /* the armed share alone: as print() scales */
 	return p;
 }
 
@@ -262,11 +274,13 @@ static int sink_report(void *ctx, const struct map *m, const struct recipe_repor
 		fflush(rc->out);
 		return result;
 	}
-	struct profile *p = profile_of_map(rc, m, e);
+	struct profile *p = profile_of_map(rc, m, false, e);
 	if (!p)
 		return -1;
 	if (o && o->weight_unit)
 		p->meta.weight_unit = profile_intern(p, o->weight_unit);
+	else if (p->meta.weights_estimated && map_agg(m) == MAP_AGG_COUNT)
+		p->meta.weight_unit = profile_intern(p, "calls");   /* a traced count: the probed calls */
 	struct report_options ro;
 	report_defaults(rc, o, &ro);
 	ro.no_header = rc->meta_filled;   /* said once, before END's output */
@@ -314,7 +328,7 @@ static int sink_render(void *ctx, const struct report_format *f, const struct ma
 			fprintf(stderr, "xgdbprof: no stacks: no %s written\n", f->what);
 		return 0;
 	}
-	struct profile *p = profile_of_map(rc, m, e);
+	struct profile *p = profile_of_map(rc, m, (f->options & REPORT_OPT_TYPES) != 0, e);
 	if (!p)
 		return -1;
 	if (o && o->weight_unit)
@@ -359,6 +373,27 @@ static int sink_render(void *ctx, const struct report_format *f, const struct ma
 	}
 	profile_free(p);
 	return result;
+}
+
+/* print(@m, N, "name"): print()'s text of the map into the run's
+ * directory (a shipped recipe's per-stack detail beside its report). */
+static int sink_print_file(void *ctx, const struct map *m, size_t top, const char *name, struct xerr *e)
+{
+	struct run_context *rc = ctx;
+	if (rc->single_format)   /* -o FILE: only that file */
+		return 0;
+	char path[PATH_MAX + 64];
+	struct output_file file;
+	if (output_path(rc, name, path, sizeof path, e) < 0 || ensure_output_dir(rc, e) < 0 ||
+	    output_file_open(&file, path, e) < 0)
+		return -1;
+	map_print(m, file.stream, top, rc->run ? recipe_run_coverage(rc->run) : NULL);
+	if (output_file_commit(&file, e) < 0)
+		return -1;
+	if (cli_globals.verbose)
+		fprintf(stderr, "xgdbprof: @%s written to %s\n", map_name(m), path);
+	cli_files_written_add(&rc->written, name);
+	return 0;
 }
 
 static int test_one_allocation(void *ctx, uint64_t addr, int64_t size)
@@ -436,7 +471,7 @@ static int sink_snapshot(void *ctx, const struct map *m, const struct recipe_rep
 			snprintf(note, sizeof note, "heap snapshot %d: %.300s: every allocation is unknown", rc->snapshots,
 				 why_unknown);
 	}
-	struct profile *p = profile_of_map(rc, m, e);
+	struct profile *p = profile_of_map(rc, m, true, e);
 	if (!p)
 		return -1;
 	p->meta.weight_unit = profile_intern(p, "bytes");
@@ -900,6 +935,7 @@ static int run_start(struct run_context *rc)
 
 	struct recipe_report_sink sink = {
 		.ctx = rc, .report = sink_report, .render = sink_render, .snapshot = sink_snapshot,
+		.print_file = sink_print_file,
 	};
 	/* A trace that only prints (locks, syscalls) would leave -o DIR empty:
 	 * its printed report is kept there instead (report.txt). */

@@ -1142,6 +1142,62 @@ static void print_live_capped(FILE *out, const struct map_live *l, double scaled
 	      "more often)", out);
 }
 
+/* What print_live says of an entry's whole-run retained bytes: kind, and
+ * the figures it prints. */
+struct live_estimate {
+	enum { LIVE_MEASURED, LIVE_CAPPED, LIVE_AT_LEAST, LIVE_SCALED } kind;
+	enum live_scaling why;      /* LIVE_CAPPED */
+	double est, lo, hi, mean;   /* the live count's estimate and interval; the mean live size */
+	double bound;               /* what the heap holds of these sizes (INFINITY: unknown) */
+};
+
+static struct live_estimate live_estimate_of(const struct map_value *v, const struct map_coverage *c)
+{
+	struct live_estimate le = { .kind = LIVE_MEASURED, .bound = INFINITY };
+	const struct map_live *l = v->live;
+	if (!l || !l->tested || !c || !(c->armed_share > 0 && c->armed_share < 1) || l->live == 0)
+		return le;
+	le.mean = (double)l->live_bytes / (double)l->live;
+	map_coverage_estimate(c, (int64_t)l->live, &le.est, &le.lo, &le.hi);
+	if (l->bounded)
+		le.bound = (double)l->bound_bytes;
+	/* seen in few windows: a burst, as when the bound is exceeded */
+	bool burst = map_coverage_too_few_windows(c, v);
+	/* the scaled estimate outside the share's interval: the census
+	 * is read, the scaling assumed (blocks made before the run are
+	 * not in it: with a share's low end of 7 MB the demo's trees were
+	 * scaled to 2.4 MB (95% 0.6-10.5) for the 14 MB they held) */
+	bool uneven = le.lo * le.mean > le.bound ||
+		      (l->bounded && (le.est * le.mean > l->share_high || le.est * le.mean < l->share_low));
+	if (uneven || (l->bounded && (burst || c->lower_bound))) {
+		le.kind = LIVE_CAPPED;
+		le.why = uneven ? SCALING_UNEVEN : burst ? SCALING_FEW_WINDOWS : SCALING_UNTIMED;
+	} else {
+		le.kind = c->lower_bound ? LIVE_AT_LEAST : LIVE_SCALED;
+	}
+	return le;
+}
+
+bool map_live_estimate(const struct map_value *v, const struct map_coverage *c, double *bytes)
+{
+	struct live_estimate le = live_estimate_of(v, c);
+	switch (le.kind) {
+	case LIVE_CAPPED:
+		*bytes = v->live->share_bytes;
+		return true;
+	case LIVE_AT_LEAST:
+		*bytes = le.lo * le.mean;
+		return true;
+	case LIVE_SCALED:
+		*bytes = fmin(le.est * le.mean, le.bound);
+		return true;
+	case LIVE_MEASURED:
+		break;
+	}
+	*bytes = v->live && v->live->tested ? (double)v->live->live_bytes : (double)v->sum;
+	return false;
+}
+
 static void print_live(FILE *out, const struct map_value *v, const struct map_coverage *c)
 {
 	const struct map_live *l = v->live;
@@ -1153,34 +1209,27 @@ static void print_live(FILE *out, const struct map_value *v, const struct map_co
 	fprintf(out, " %" PRId64 " bytes live in %" PRIu64 " of %" PRIu64 " sampled allocations (%" PRIu64 " freed, "
 		"%" PRIu64 " unknown: %" PRId64 " bytes)", l->live_bytes, l->live, v->count, l->freed, l->unknown,
 		l->unknown_bytes);
-	if (c && c->armed_share > 0 && c->armed_share < 1 && l->live > 0) {
-		double est, lo, hi, mean = (double)l->live_bytes / (double)l->live;
-		map_coverage_estimate(c, (int64_t)l->live, &est, &lo, &hi);
-		double bound = l->bounded ? (double)l->bound_bytes : INFINITY;
-		/* seen in few windows: a burst, as when the bound is exceeded */
-		bool burst = map_coverage_too_few_windows(c, v);
-		/* the scaled estimate outside the share's interval: the census
-		 * is read, the scaling assumed (blocks made before the run are
-		 * not in it: with a share's low end of 7 MB the demo's trees were
-		 * scaled to 2.4 MB (95% 0.6-10.5) for the 14 MB they held) */
-		bool uneven = lo * mean > bound ||
-			      (l->bounded && (est * mean > l->share_high || est * mean < l->share_low));
-		if (uneven || (l->bounded && (burst || c->lower_bound))) {
-			print_live_capped(out, l, est * mean, lo * mean,
-					  uneven ? SCALING_UNEVEN : burst ? SCALING_FEW_WINDOWS : SCALING_UNTIMED, c);
-			fputc('\n', out);
-			return;
-		}
-		if (c->lower_bound)
-			fprintf(out, " · est. at least %.0f bytes retained (95%%)", lo * mean);
+	struct live_estimate le = live_estimate_of(v, c);
+	double mean = le.mean, bound = le.bound;
+	switch (le.kind) {
+	case LIVE_MEASURED:
+		break;
+	case LIVE_CAPPED:
+		print_live_capped(out, l, le.est * mean, le.lo * mean, le.why, c);
+		break;
+	case LIVE_AT_LEAST:
+	case LIVE_SCALED:
+		if (le.kind == LIVE_AT_LEAST)
+			fprintf(out, " · est. at least %.0f bytes retained (95%%)", le.lo * mean);
 		else
 			/* the bytes seen live are retained whatever the rest did */
-			fprintf(out, " · est. %.0f bytes retained (95%% %.0f–%.0f)", fmin(est * mean, bound),
-				fmax(lo * mean, (double)l->live_bytes), fmin(hi * mean, bound));
-		if (hi * mean > bound)
+			fprintf(out, " · est. %.0f bytes retained (95%% %.0f–%.0f)", fmin(le.est * mean, bound),
+				fmax(le.lo * mean, (double)l->live_bytes), fmin(le.hi * mean, bound));
+		if (le.hi * mean > bound)
 			fprintf(out, ", at most %.0f: the heap holds %" PRIu64 " block%s of the sizes seen here", bound,
 				l->bound_blocks, l->bound_blocks == 1 ? "" : "s");
 		fprintf(out, ", allocations sampled %.2g%% of the target's CPU time", 100 * c->armed_share);
+		break;
 	}
 	fputc('\n', out);
 }

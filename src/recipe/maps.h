@@ -229,6 +229,11 @@ void map_print(const struct map *m, FILE *out, size_t top, const struct map_cove
  * target (coverage->site_scales): of its count, or of its sum (is_sum).
  * false when c has no counts or v no update from a counted site. */
 bool map_counted_estimate(const struct map_value *v, bool is_sum, const struct map_coverage *c, double *estimate);
+/* A live() entry's whole-run retained bytes as print() gives them (the
+ * scaled estimate, its lower bound, or this stack's share of the heap's
+ * blocks of its sizes); false, with the bytes seen live, when there is no
+ * estimate (not under a budget, nothing live, not tested). */
+bool map_live_estimate(const struct map_value *v, const struct map_coverage *c, double *bytes);
 
 /* Whether v is the count (or, is_sum, the total of an argument) of a
  * probe that only counts (no breakpoint, one update at the end:

@@ -30,9 +30,12 @@ int recipe_profile_add_map(struct profile *p, const struct map *m, struct xerr *
 int recipe_profile_add_map_estimated(struct profile *p, const struct map *m, const struct map_coverage *c,
 				     struct xerr *e)
 {
-	if (c && c->nsite_scales)
+	/* live(): retained bytes estimated per entry whenever a budget left
+	 * the probes off part of the run */
+	bool live_estimates = map_agg(m) == MAP_AGG_LIVE && c && c->armed_share > 0 && c->armed_share < 1;
+	if (c && (c->nsite_scales || live_estimates))
 		p->meta.per_entry_estimates = true;
-	return add_map(p, m, c && c->nsite_scales ? c : NULL, e);
+	return add_map(p, m, c && (c->nsite_scales || live_estimates) ? c : NULL, e);
 }
 
 static int add_map(struct profile *p, const struct map *m, const struct map_coverage *c, struct xerr *e)
@@ -99,10 +102,15 @@ static int add_map(struct profile *p, const struct map *m, const struct map_cove
 		}
 		struct stack st = { n + npseudo, frames };
 		double estimated = 0;
-		if (c && !map_counted_estimate(&en->value, agg != MAP_AGG_COUNT, c, &estimated))
+		uint64_t events = en->value.count;
+		if (agg == MAP_AGG_LIVE && c) {
+			map_live_estimate(&en->value, c, &estimated);   /* else the bytes seen live */
+			events = en->value.live ? en->value.live->live : 0;   /* the live blocks it rests on */
+		} else if (c && !map_counted_estimate(&en->value, agg != MAP_AGG_COUNT, c, &estimated)) {
 			estimated = (double)weight;   /* nothing counted behind it: as measured */
-		rc = c ? profile_add_events_estimated(p, thread, '?', &st, (uint64_t)weight, en->value.count, estimated, e)
-		       : profile_add_events(p, thread, '?', &st, (uint64_t)weight, en->value.count, e);
+		}
+		rc = c ? profile_add_events_estimated(p, thread, '?', &st, (uint64_t)weight, events, estimated, e)
+		       : profile_add_events(p, thread, '?', &st, (uint64_t)weight, events, e);
 	}
 	free(frames);
 	free(texts);

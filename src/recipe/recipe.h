@@ -133,7 +133,8 @@ struct recipe_report_opts {
 	bool waits;           /* report: stacks of waiting threads (headlines name the call that waits) */
 	bool panics;          /* report: panics grouped by location (recipe/panic_report.h) */
 	const char *types;    /* pprof: sample types, "name/unit[,name/unit]" (events, then weight) */
-	const char *weight_unit;  /* "ns": the map sums thread.cpu_ns (a CPU-time profile); NULL: samples */
+	const char *weight_unit;  /* "ns": the map sums thread.cpu_ns (a CPU-time profile); report's unit=
+				   * ("bytes", "allocs"); NULL: samples */
 };
 
 /* The renderer options a report call asks for (top, title, inverted) over
@@ -160,6 +161,10 @@ struct recipe_report_sink {
 	/* snapshot(@live_map, "name"): tests the live() maps now (the target
 	 * held stopped) and saves the map as a profile; o->path is the name */
 	int (*snapshot)(void *ctx, const struct map *m, const struct recipe_report_opts *o, struct xerr *e);
+	/* print(@map, N, "name.txt"): the map as print() writes it (its top
+	 * N entries, 0 all; whole-run estimates under a budget) into the file
+	 * name in the run's directory */
+	int (*print_file)(void *ctx, const struct map *m, size_t top, const char *name, struct xerr *e);
 };
 
 /* Starts a run printing to out. sink may be NULL (built-ins only). The

@@ -32,7 +32,21 @@ static const char *const action_names[] = {
 /* The name=value options each call hands to its renderer; one a call would
  * ignore is refused (docs/recipes.md, "Reports"). A format's call takes
  * those its row names (recipe_options). */
-static const char *const report_option_names[] = {"top", "title", "waits", "panics", NULL};
+/* report(@m, unit="..."): "bytes", or a word the headlines print after
+ * their counts ("allocs"); not "ns" (hot-cpu's CPU time comes from
+ * summing thread.cpu_ns). */
+static bool report_unit_valid(const char *u)
+{
+	size_t n = strlen(u);
+	if (n == 0 || n > 16 || !strcmp(u, "ns"))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((u[i] >= 'a' && u[i] <= 'z') || u[i] == '_'))
+			return false;
+	return true;
+}
+
+static const char *const report_option_names[] = {"top", "title", "waits", "panics", "unit", NULL};
 static const char *const locks_option_names[] = {"top", "title", NULL};
 
 struct var {
@@ -832,7 +846,8 @@ static void check_call_stmt(struct checker *c, struct stmt *s)
 		ERR(c, s->named[0].loc, "%s() takes no name=value options", call->s);
 	for (size_t i = 0; accepted && accepted[0] && i < s->nnamed; i++) {
 		struct named_arg *na = &s->named[i];
-		enum type want = !strcmp(na->name, "title") || !strcmp(na->name, "types") ? T_STR : T_INT;
+		enum type want = !strcmp(na->name, "title") || !strcmp(na->name, "types") || !strcmp(na->name, "unit")
+					 ? T_STR : T_INT;
 		bool known = false;
 		size_t naccepted = 0;
 		for (; accepted[naccepted]; naccepted++)
@@ -851,20 +866,26 @@ static void check_call_stmt(struct checker *c, struct stmt *s)
 		    na->value->kind == E_STR && !pprof_types_valid(na->value->s))
 			ERR(c, na->value->loc, "types is \"name/unit\" or \"name/unit,name/unit\" (the events, "
 			    "then the weight), like \"alloc_objects/count,alloc_space/bytes\"");
+		if (!strcmp(na->name, "unit") && na->value->kind == E_STR && !report_unit_valid(na->value->s))
+			ERR(c, na->value->loc, "unit is \"bytes\" or a plural noun in lower-case letters, at most 16 "
+			    "(\"allocs\", \"calls\"): what the map's values count");
 	}
 	switch (action) {
 	case A_PRINT:
-		if (call->nargs == 0 || call->nargs > 2) {
-			ERR(c, call->loc, "print() takes a value, or a map and an optional count of entries");
+		if (call->nargs == 0 || call->nargs > 3) {
+			ERR(c, call->loc, "print() takes a value, or a map, an optional count of entries (0: all) "
+			    "and a file: print(@bytes, 10, \"bytes.txt\")");
 			return;
 		}
 		if (call->args[0]->kind == E_MAP && !call->args[0]->nargs) {
 			map_arg(c, s, "print");
-			if (call->nargs == 2)
+			if (call->nargs >= 2)
 				need_type(c, call->args[1], T_INT, "the number of entries to print");
+			if (call->nargs == 3)
+				need_type(c, call->args[2], T_STR, "the file to print into");
 		} else {
-			if (call->nargs == 2)
-				ERR(c, call->args[1]->loc, "only a map can be printed with a count");
+			if (call->nargs >= 2)
+				ERR(c, call->args[1]->loc, "only a map can be printed with a count or into a file");
 			check_expr(c, call->args[0]);
 		}
 		break;

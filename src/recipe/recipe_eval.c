@@ -813,6 +813,26 @@ static int write_map(struct recipe_run *run, const struct stmt *s, const struct 
 	return rc;
 }
 
+/* print(@m, N, "name"): into the run's directory through the session,
+ * else into the file name itself (a recipe run without a session). */
+static int print_to_file(struct recipe_run *run, const struct stmt *s, const struct map *m, size_t top,
+			 const char *name)
+{
+	struct xerr e = {{0}};
+	if (run->sink.print_file) {
+		if (run->sink.print_file(run->sink.ctx, m, top, name, &e) < 0)
+			return rt_error(run, s->loc, "%s", e.msg);
+		return EXEC_OK;
+	}
+	struct output_file file;
+	if (output_name_check(name, &e) < 0 || output_file_open(&file, name, &e) < 0)
+		return rt_error(run, s->loc, "%s", e.msg);
+	map_print(m, file.stream, top, &run->coverage);
+	if (output_file_commit(&file, &e) < 0)
+		return rt_error(run, s->loc, "%s", e.msg);
+	return EXEC_OK;
+}
+
 static int exec_report(struct recipe_run *run, const struct stmt *s)
 {
 	const struct expr *call = s->call;
@@ -843,6 +863,8 @@ static int exec_report(struct recipe_run *run, const struct stmt *s)
 			o.panics = v.i != 0;
 		else if (!strcmp(s->named[i].name, "types"))
 			o.types = v.s;
+		else if (!strcmp(s->named[i].name, "unit"))
+			o.weight_unit = v.s;
 	}
 	struct xerr e = {{0}};
 	int sent = 0;   /* 1: the session's sink took the call */
@@ -963,10 +985,16 @@ static int exec_stmt(struct recipe_run *run, const struct stmt *s)
 	case A_PRINT: {
 		const struct expr *a = call->args[0];
 		if (a->kind == E_MAP && !a->nargs) {
-			struct val top = {0};
-			if (call->nargs == 2 && eval(run, call->args[1], &top) < 0)
+			struct val top = {0}, name = {0};
+			if (call->nargs >= 2 && eval(run, call->args[1], &top) < 0)
 				return EXEC_ERROR;
-			map_print(run->maps[a->map->index], run->out, top.i > 0 ? (size_t)top.i : 0, &run->coverage);
+			if (call->nargs == 3 && eval(run, call->args[2], &name) < 0)
+				return EXEC_ERROR;
+			const struct map *m = run->maps[a->map->index];
+			size_t n = top.i > 0 ? (size_t)top.i : 0;
+			if (call->nargs == 3)
+				return print_to_file(run, s, m, n, name.s);
+			map_print(m, run->out, n, &run->coverage);
 			return EXEC_OK;
 		}
 		struct val v;

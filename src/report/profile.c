@@ -308,6 +308,35 @@ uint64_t profile_total_weight(const struct profile *p)
 	return total;
 }
 
+static uint64_t estimate_weight(double est)
+{
+	return est < 1 ? 1 : est >= 9e18 ? (uint64_t)9e18 : (uint64_t)llround(est);
+}
+
+void profile_weigh_by_estimates(struct profile *p)
+{
+	if (!p->meta.per_entry_estimates)
+		return;
+	for (size_t i = 0; i < p->nentries; i++) {
+		struct profile_entry *en = &p->entries[i];
+		if (en->weight > 0)
+			en->weight = estimate_weight(en->estimated > 0 && isfinite(en->estimated) ? en->estimated
+												      : (double)en->weight);
+	}
+	p->meta.per_entry_estimates = false;
+	p->meta.weights_estimated = true;
+}
+
+void profile_scale_to_estimates(struct profile *p, double scale)
+{
+	if (!(scale > 1) || !isfinite(scale) || p->meta.per_entry_estimates)
+		return;
+	for (size_t i = 0; i < p->nentries; i++)
+		if (p->entries[i].weight > 0)
+			p->entries[i].weight = estimate_weight((double)p->entries[i].weight * scale);
+	p->meta.weights_estimated = true;
+}
+
 /* ---- names -------------------------------------------------------------- */
 
 static const char *const lang_names[] = { "unknown", "rust", "c", "c++" };
@@ -446,6 +475,8 @@ static void put_meta(FILE *out, const struct profile_meta *m)
 	STR("start_time", m->start_time);
 	if (m->weight_unit)
 		STR("weight_unit", m->weight_unit);
+	if (m->weights_estimated)
+		fputs("    \"weights_estimated\": true,\n", out);
 #undef STR
 #undef INT
 #undef DBL
@@ -520,7 +551,7 @@ static int profile_write(const struct profile *p, FILE *out, struct xerr *e)
 		fputs(", \"state\": ", out);
 		put_string(out, state);
 		fprintf(out, ", \"weight\": %" PRIu64, en->weight);
-		if (en->events && p->meta.weight_unit)
+		if (en->events && (p->meta.weight_unit || p->meta.weights_estimated))
 			/* a weighted profile (CPU ns, bytes): how many samples the weight sums */
 			fprintf(out, ", \"events\": %" PRIu64, en->events);
 		fputs(", \"stack\": [", out);
@@ -712,6 +743,10 @@ static int load_meta(struct loading *ld, const cJSON *meta, struct xerr *e)
 	    get_string(ld, meta, "start_time", &m->start_time, e) ||
 	    get_string(ld, meta, "weight_unit", &m->weight_unit, e))
 		return xerr_prefix(e, "meta");
+	const cJSON *estimated = cJSON_GetObjectItemCaseSensitive(meta, "weights_estimated");
+	if (estimated && !cJSON_IsBool(estimated) && !cJSON_IsNull(estimated))
+		return xerr_set(e, "meta: field \"weights_estimated\" must be true or false");
+	m->weights_estimated = cJSON_IsTrue(estimated);
 	const cJSON *notes = cJSON_GetObjectItemCaseSensitive(meta, "notes"), *n;
 	if (notes && !cJSON_IsArray(notes))
 		return xerr_set(e, "meta: \"notes\" must be an array of strings");
@@ -877,11 +912,11 @@ static int load_sample(struct loading *ld, const cJSON *it, size_t i, const stru
 {
 	const struct profile_limits *lim = ld->limits;
 	const char *thread = NULL, *state = NULL;
-	int64_t weight = 0, tid = -1;
+	int64_t weight = 0, tid = -1, events = -1;
 	const cJSON *stack = cJSON_GetObjectItemCaseSensitive(it, "stack"), *ix;
 	if (!cJSON_IsObject(it) || get_string(ld, it, "thread", &thread, e) ||
 	    get_string(ld, it, "state", &state, e) || get_int(it, "weight", &weight, e) ||
-	    get_int(it, "tid", &tid, e))
+	    get_int(it, "tid", &tid, e) || get_int(it, "events", &events, e))
 		return xerr_prefix(e, "sample %zu", i);
 	if (!cJSON_IsArray(stack) || weight <= 0)
 		return xerr_set(e, "sample %zu: needs a \"stack\" array and a positive \"weight\"", i);
@@ -913,7 +948,8 @@ static int load_sample(struct loading *ld, const cJSON *it, size_t i, const stru
 		return xerr_set(e, "sample %zu: the samples' stacks spell out to more than %" PRIu64 " bytes of names "
 				"and paths, more than a profile can", i, lim->stack_text_bytes);
 	struct stack s = { kept < n ? kept + 1 : n, scratch };
-	return profile_add_tid(ld->p, thread, tid, state && state[0] ? state[0] : '?', &s, (uint64_t)weight, e);
+	return profile_add_tid_events(ld->p, thread, tid, state && state[0] ? state[0] : '?', &s, (uint64_t)weight,
+				      events > 0 ? (uint64_t)events : 0, e);
 }
 
 static int load_body(struct loading *ld, const cJSON *root, struct xerr *e)

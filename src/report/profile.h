@@ -95,6 +95,10 @@ struct profile_meta {
 	 * two snapshots compares amounts, not shares. NULL: samples. Saved
 	 * in profile.json only when set. */
 	const char *weight_unit;
+	/* Each entry's weight is its whole-run estimate (profile_weigh_by_
+	 * estimates) and its events the hits it rests on: shares are then
+	 * estimated, with the hits as their draws. Saved in profile.json. */
+	bool weights_estimated;
 };
 
 struct profile_entry {
@@ -180,6 +184,16 @@ bool profile_stack_eq(const struct stack *a, const struct stack *b);
 
 /* Sum of all entry weights. */
 uint64_t profile_total_weight(const struct profile *p);
+
+/* Under meta.per_entry_estimates, makes each entry's weight its whole-run
+ * estimate (at least 1 where something was measured) and its events the
+ * hits behind it, and sets meta.weights_estimated: every renderer then
+ * shows the estimates. A profile without per-entry estimates is left as
+ * it is. */
+void profile_weigh_by_estimates(struct profile *p);
+/* The same where one factor stands for every entry (1 / the share of the
+ * run the probes were armed): each weight times scale (> 1). */
+void profile_scale_to_estimates(struct profile *p, double scale);
 
 /* Writes the profile as JSON (see docs/reports.md). Deterministic: the same
  * profile always gives the same bytes, and save(load(save(p))) == save(p).

@@ -77,6 +77,13 @@ double report_draws(const struct profile *p, uint64_t total_weight)
 {
 	if (report_cpu_weighted(p))
 		return p->meta.thread_samples > 0 ? (double)p->meta.thread_samples : 0;
+	if (p->meta.weights_estimated) {
+		/* the hits the estimates rest on */
+		double hits = 0;
+		for (size_t i = 0; i < p->nentries; i++)
+			hits += (double)p->entries[i].events;
+		return hits;
+	}
 	return p->meta.weight_unit ? 0 : (double)total_weight;
 }
 

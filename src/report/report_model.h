@@ -199,10 +199,11 @@ int64_t report_sample_period_ns(const struct profile_meta *m);
 bool report_cpu_weighted(const struct profile *p);
 
 /* The independent draws p's shares rest on, for their sampling error: its
- * thread stacks when weights are CPU time (meta.thread_samples), its
- * samples (total_weight, the sum of its count weights) when weights count
- * samples; 0 when no count of draws is known (bytes, sums, an old profile
- * without thread_samples). */
+ * thread stacks when weights are CPU time (meta.thread_samples), the hits
+ * behind whole-run estimates (meta.weights_estimated: the entries'
+ * events), its samples (total_weight, the sum of its count weights) when
+ * weights count samples; 0 when no count of draws is known (bytes, sums,
+ * an old profile without thread_samples). */
 double report_draws(const struct profile *p, uint64_t total_weight);
 
 /* 100 * part / whole, 0 when whole is 0. */

@@ -199,6 +199,14 @@ static const char *bytes_text(uint64_t bytes, char *buf, size_t size)
 	return report_bytes_text((double)bytes, buf, size);
 }
 
+/* A recipe's own unit of count weights (report(@m, unit="allocs")), or
+ * NULL: samples, CPU time or bytes. */
+static const char *counted_unit(const struct report_model *m)
+{
+	const char *u = m->profile->meta.weight_unit;
+	return u && u[0] && !cpu_ns_weights(m) && !byte_weights(m) ? u : NULL;
+}
+
 /* A weight as its column shows it: CPU ms, bytes, or a count. */
 static void put_weight_cell(FILE *out, const struct report_model *m, uint64_t weight)
 {
@@ -213,6 +221,9 @@ static void put_weight_cell(FILE *out, const struct report_model *m, uint64_t we
 
 static const char *weight_column(const struct report_model *m)
 {
+	const char *unit = counted_unit(m);
+	if (unit)
+		return strlen(unit) <= 8 ? unit : "count";
 	return cpu_ns_weights(m) ? "CPU ms" : byte_weights(m) ? "bytes" : "samples";
 }
 
@@ -226,6 +237,18 @@ static void print_samples(FILE *out, const struct report_model *m)
 		/* no stack walked by us: jemalloc's own profile */
 		char buf[32];
 		fprintf(out, "  bytes: %s in this profile\n", bytes_text(m->total, buf, sizeof buf));
+		return;
+	}
+	if (mt->weights_estimated) {
+		/* a traced map under the budget: its hits, weighed */
+		char buf[32];
+		fprintf(out, "  whole-run estimates: ");
+		if (byte_weights(m))
+			fputs(bytes_text(m->total, buf, sizeof buf), out);
+		else
+			fprintf(out, "%" PRIu64 " %s", m->total, counted_unit(m) ? counted_unit(m) : "events");
+		fprintf(out, " from %.0f hits, each weighed by the calls counted in the target\n",
+			report_draws(m->profile, m->total));
 		return;
 	}
 	fprintf(out, "  samples: ");
@@ -503,10 +526,18 @@ static void print_headline(FILE *out, const struct style *st, const struct repor
 	fprintf(out, "%s#%zu hottest code path (%.1f%%", sgr(st, BOLD), rank, report_share(cp->weight, m->total));
 	put_share_interval(out, m, cp->weight);
 	char buf[32];
+	/* whole-run estimates (a traced map under the budget) say so */
+	const char *est = m->profile->meta.weights_estimated ? "est. " : "";
 	if (cpu_ns_weights(m))
 		fprintf(out, ", %.0f ms CPU):%s ", (double)cp->weight / 1e6, sgr(st, RESET));
 	else if (byte_weights(m))
-		fprintf(out, ", %s):%s ", bytes_text(cp->weight, buf, sizeof buf), sgr(st, RESET));
+		fprintf(out, ", %s%s):%s ", est, bytes_text(cp->weight, buf, sizeof buf), sgr(st, RESET));
+	else if (counted_unit(m)) {
+		fprintf(out, ", %s%" PRIu64 " ", est, cp->weight);
+		text_put(out, counted_unit(m), TEXT_FORM_TERMINAL);
+		fprintf(out, "):%s ", sgr(st, RESET));
+	} else if (est[0])   /* estimates of a sum with no unit named */
+		fprintf(out, ", %s%" PRIu64 "):%s ", est, cp->weight, sgr(st, RESET));
 	else
 		fprintf(out, ", %" PRIu64 " sample%s):%s ", cp->weight, cp->weight == 1 ? "" : "s", sgr(st, RESET));
 	put_headline_names(out, st, m, cp, waits);
@@ -832,12 +863,16 @@ static void print_body(FILE *out, const struct style *stp, const struct report_m
 	struct style st = *stp;
 	const struct report_model m = *mp;
 	if (m.ncode_paths == 0) {
-		fprintf(out, "%s\n", m.total ? "the focus kept no samples" : "no samples were recorded");
+		const char *what = byte_weights(mp) ? "bytes" : counted_unit(mp) ? counted_unit(mp) : "samples";
+		if (m.total)
+			fprintf(out, "the focus kept no %s\n", what);
+		else
+			fprintf(out, "no %s were recorded\n", what);
 		return;
 	}
 	size_t top = o->top ? o->top : DEFAULT_TOP_PATHS;
 	fprintf(out, "      %spath    self%s  %s(share of all %s through each frame; root → leaf)%s\n", sgr(&st, DIM),
-		sgr(&st, RESET), sgr(&st, DIM), byte_weights(mp) ? "bytes" : "samples",
+		sgr(&st, RESET), sgr(&st, DIM), byte_weights(mp) ? "bytes" : counted_unit(mp) ? counted_unit(mp) : "samples",
 		sgr(&st, RESET));
 	for (size_t i = 0; i < top && i < m.ncode_paths; i++) {
 		if (i)

@@ -233,12 +233,6 @@ static void print_samples(FILE *out, const struct report_model *m)
 	const struct profile_meta *mt = &m->profile->meta;
 	if (mt->samples < 0 && mt->thread_samples < 0 && m->total == 0)
 		return;   /* a trace: no samples to speak of */
-	if (report_allocator_profile(m->profile) && mt->samples <= 0) {
-		/* no stack walked by us: jemalloc's own profile */
-		char buf[32];
-		fprintf(out, "  bytes: %s in this profile\n", bytes_text(m->total, buf, sizeof buf));
-		return;
-	}
 	if (mt->weights_estimated) {
 		/* a traced map under the budget: its hits, weighed */
 		char buf[32];
@@ -247,8 +241,14 @@ static void print_samples(FILE *out, const struct report_model *m)
 			fputs(bytes_text(m->total, buf, sizeof buf), out);
 		else
 			fprintf(out, "%" PRIu64 " %s", m->total, counted_unit(m) ? counted_unit(m) : "events");
-		fprintf(out, " from %.0f hits, each weighed by the calls counted in the target\n",
+		fprintf(out, " from %.0f hits while the probes were armed (docs/tracing.md, \"Estimates\")\n",
 			report_draws(m->profile, m->total));
+		return;
+	}
+	if (report_allocator_profile(m->profile) && mt->samples <= 0) {
+		/* no stack walked by us: jemalloc's own profile */
+		char buf[32];
+		fprintf(out, "  bytes: %s in this profile\n", bytes_text(m->total, buf, sizeof buf));
 		return;
 	}
 	fprintf(out, "  samples: ");

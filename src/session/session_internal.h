@@ -88,6 +88,7 @@ struct session {
 	bool catching_forks;       /* a fork catchpoint is in: resumes keep to the stops read (session_resume) */          /* gdb said it detached a vfork's child: the target vforks */
 	unsigned reattaches;       /* attaches again after gdb lost the threads (session_stop.c) */
 	double reattach_ms;        /* their time, the target stopped */
+	double vfork_settled_ms;   /* when session_settle_vfork last found no thread in a vfork */
 };
 
 /* How long gdb may sit stopped (someone sent it SIGSTOP) before it counts

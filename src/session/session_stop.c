@@ -52,6 +52,17 @@ static void wait_for_no_vfork(struct session *s)
 	}
 }
 
+/* How recent a session_settle_vfork spares session_stop_thread its own
+ * check: the sampler's reads of the thread and the interrupt take well
+ * under a millisecond. */
+enum { VFORK_SETTLED_FRESH_MS = 2 };
+
+void session_settle_vfork(struct session *s)
+{
+	wait_for_no_vfork(s);
+	s->vfork_settled_ms = monotonic_ms();
+}
+
 /* Every thread of pid sits in a tracing stop (state t). */
 static bool all_threads_traced_stopped(pid_t pid)
 {
@@ -280,11 +291,14 @@ int session_stop_thread(struct session *s, int gdb_id, pid_t tid, struct xerr *e
 		return xerr_set(e, "process %d exited", (int)s->pid);
 	if (session_thread_is_stopped(s, gdb_id))
 		return 0;
-	wait_for_no_vfork(s);
+	if (!(monotonic_ms() - s->vfork_settled_ms <= VFORK_SETTLED_FRESH_MS))
+		wait_for_no_vfork(s);
 	int sent = thread_command(s, "-exec-interrupt", gdb_id, "stopping", e);
 	if (sent != 0)
 		return sent;   /* 1: gdb no longer knows it, it exited meanwhile */
-	/* gdb's answer comes once it sent the thread its SIGSTOP */
+	/* gdb's answer comes once it sent the thread its SIGSTOP; what the
+	 * thread ran is read after the interrupt, not before, so that nothing
+	 * lies between the caller's look at the thread and the interrupt */
 	uint64_t ran_ns = tid > 0 ? proc_thread_runtime_ns(s->pid, tid) : 0;
 	uint64_t deadline = session_deadline_in(s->timeout_ms);
 	uint64_t check_at = session_deadline_in(LOST_STOP_POLL_MS);

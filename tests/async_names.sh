@@ -26,7 +26,10 @@ for build in legacy v0; do
 	check "$build: the async fn is named handle_write (async)" grep -q 'async_names::handle_write (async)' "$TMP/$build.txt" ||
 		grep -E 'handle_write|closure' "$TMP/$build.txt" | head -5
 	check "$build: the caller is serve (async)" grep -q 'serve (async)' "$TMP/$build.txt"
-	check "$build: the async block is serve::{async block}" grep -q 'async_names::serve::{async block}' "$TMP/$build.txt"
+	# in the report, or in the run's folded stacks when the report's paths
+	# stop above it (a 2 s run beside load: too few stacks to show it)
+	check "$build: the async block is serve::{async block}" \
+		grep -q 'async_names::serve::{async block}' "$TMP/$build.txt" "$TMP/run-$build/hot-cpu.folded"
 	check "$build: no closure spelling of an async body" sh -c "! grep -Eq '(serve|handle_write)::\\{\\{?closure' '$TMP/$build.txt'" ||
 		grep -E '(serve|handle_write)::\{' "$TMP/$build.txt" | head -3
 	"$XGDBPROF" dump "$pid" >"$TMP/$build.dump" 2>&1

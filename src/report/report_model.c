@@ -436,10 +436,11 @@ static void note_thin_profile(struct report_model *m)
 		m->thin_note = buf;
 		return;
 	}
-	/* one standard error of a 50% share, the widest */
-	double err = 100.0 * sqrt(0.25 / n), err_enough = 100.0 * sqrt(0.25 / REPORT_THIN_STACKS);
-	int len = snprintf(buf, size, "only %d thread stack%s: a 50%% share is ±%.0f points (%d stacks "
-			   "make it ±%.0f); run longer", n, n == 1 ? "" : "s", err, REPORT_THIN_STACKS,
+	/* the 95% half-width of a 50% share (the widest), as the headlines'
+	 * ± are 95% ones: one standard error here read as half theirs */
+	double err = fmin(50, 196.0 * sqrt(0.25 / n)), err_enough = 196.0 * sqrt(0.25 / REPORT_THIN_STACKS);
+	int len = snprintf(buf, size, "only %d thread stack%s: a 50%% share is ±%.1f points (%d stacks "
+			   "make it ±%.1f); run longer", n, n == 1 ? "" : "s", err, REPORT_THIN_STACKS,
 			   err_enough);
 	if (!isnan(mt->duration_actual_s) && mt->duration_actual_s > 0 && len > 0 && (size_t)len < size) {
 		double want = mt->duration_actual_s * REPORT_THIN_STACKS / n;

@@ -301,11 +301,11 @@ static void check_note(int64_t thread_samples, double duration, const char *want
 
 static void test_thin_profile(void)
 {
-	check_note(185, 2.0, "only 185 thread stacks: a 50% share is ±4 points (300 stacks make it ±3); "
+	check_note(185, 2.0, "only 185 thread stacks: a 50% share is ±7.2 points (300 stacks make it ±5.7); "
 			     "run longer, e.g. --duration 4s");
-	check_note(54, 5.1, "only 54 thread stacks: a 50% share is ±7 points (300 stacks make it ±3); "
+	check_note(54, 5.1, "only 54 thread stacks: a 50% share is ±13.3 points (300 stacks make it ±5.7); "
 			    "run longer, e.g. --duration 30s");
-	check_note(1, NAN, "only 1 thread stack: a 50% share is ±50 points (300 stacks make it ±3); "
+	check_note(1, NAN, "only 1 thread stack: a 50% share is ±50.0 points (300 stacks make it ±5.7); "
 			   "run longer (--duration)");
 	check_note(300, 5.0, NULL);
 	check_note(-1, 5.0, NULL);   /* unknown: a recipe's probes, not sampling */

@@ -219,6 +219,13 @@ static void put_weight_cell(FILE *out, const struct report_model *m, uint64_t we
 		fprintf(out, "%8" PRIu64, weight);
 }
 
+/* What the weights count, as a plural noun: "bytes", the recipe's unit,
+ * else "samples". */
+static const char *weight_noun(const struct report_model *m)
+{
+	return byte_weights(m) ? "bytes" : counted_unit(m) ? counted_unit(m) : "samples";
+}
+
 static const char *weight_column(const struct report_model *m)
 {
 	const char *unit = counted_unit(m);
@@ -863,16 +870,15 @@ static void print_body(FILE *out, const struct style *stp, const struct report_m
 	struct style st = *stp;
 	const struct report_model m = *mp;
 	if (m.ncode_paths == 0) {
-		const char *what = byte_weights(mp) ? "bytes" : counted_unit(mp) ? counted_unit(mp) : "samples";
 		if (m.total)
-			fprintf(out, "the focus kept no %s\n", what);
+			fprintf(out, "the focus kept no %s\n", weight_noun(mp));
 		else
-			fprintf(out, "no %s were recorded\n", what);
+			fprintf(out, "no %s were recorded\n", weight_noun(mp));
 		return;
 	}
 	size_t top = o->top ? o->top : DEFAULT_TOP_PATHS;
 	fprintf(out, "      %spath    self%s  %s(share of all %s through each frame; root → leaf)%s\n", sgr(&st, DIM),
-		sgr(&st, RESET), sgr(&st, DIM), byte_weights(mp) ? "bytes" : counted_unit(mp) ? counted_unit(mp) : "samples",
+		sgr(&st, RESET), sgr(&st, DIM), weight_noun(mp),
 		sgr(&st, RESET));
 	for (size_t i = 0; i < top && i < m.ncode_paths; i++) {
 		if (i)

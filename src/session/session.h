@@ -107,10 +107,11 @@ int session_stop(struct session *s, struct xerr *e);
  * with e (the target exited, or gdb is gone). */
 int session_stop_thread(struct session *s, int gdb_id, pid_t tid, struct xerr *e);
 /* Waits (up to 200 ms) until no thread of the target is in a clone or
- * vfork, which session_stop_thread otherwise does itself just before its
- * interrupt (gdb 13 loses a stop asked then). A sampler calls it before it
- * reads where the thread is, so that its look and the interrupt stay close
- * together; a session_stop_thread within 2 ms of it does not check again. */
+ * vfork (gdb 13 loses a stop asked then), unless it checked within the
+ * last 2 ms; session_stop_thread calls it just before its interrupt. A
+ * sampler calls it before it reads where the thread is, so that its look
+ * and the interrupt stay close together, and threads it then passes over
+ * cost no new check. */
 void session_settle_vfork(struct session *s);
 /* Non-stop mode only: resumes one thread stopped by session_stop_thread.
  * Returns once gdb has resumed it (its ^running), without waiting for the

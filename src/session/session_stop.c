@@ -52,13 +52,14 @@ static void wait_for_no_vfork(struct session *s)
 	}
 }
 
-/* How recent a session_settle_vfork spares session_stop_thread its own
- * check: the sampler's reads of the thread and the interrupt take well
- * under a millisecond. */
+/* How recent a check stands for the next: the sampler's reads of a
+ * thread and its interrupt take well under a millisecond, a stop more. */
 enum { VFORK_SETTLED_FRESH_MS = 2 };
 
 void session_settle_vfork(struct session *s)
 {
+	if (monotonic_ms() - s->vfork_settled_ms <= VFORK_SETTLED_FRESH_MS)
+		return;
 	wait_for_no_vfork(s);
 	s->vfork_settled_ms = monotonic_ms();
 }
@@ -291,8 +292,7 @@ int session_stop_thread(struct session *s, int gdb_id, pid_t tid, struct xerr *e
 		return xerr_set(e, "process %d exited", (int)s->pid);
 	if (session_thread_is_stopped(s, gdb_id))
 		return 0;
-	if (!(monotonic_ms() - s->vfork_settled_ms <= VFORK_SETTLED_FRESH_MS))
-		wait_for_no_vfork(s);
+	session_settle_vfork(s);
 	int sent = thread_command(s, "-exec-interrupt", gdb_id, "stopping", e);
 	if (sent != 0)
 		return sent;   /* 1: gdb no longer knows it, it exited meanwhile */

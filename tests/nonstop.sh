@@ -94,6 +94,17 @@ for delay in 0.7 1.13 1.51; do
 	check "Ctrl-C after ${delay}s: xgdbprof exits 0 with its report" test $? -eq 0 -a -s "$TMP/int$delay/profile.json" ||
 		show "$TMP/int$delay.err"
 	check "Ctrl-C after ${delay}s: no thread left stopped or traced" no_thread_stopped "$RATIO"
+	# A run under a second still gives each thread's share: threads stopped
+	# (summed > 0) can't all have been stopped 0% of their time, nor the
+	# rate a thread got be 0 Hz where stacks were taken.
+	check "Ctrl-C after ${delay}s: per-thread shares and rate are given, not 0" python3 - "$TMP/int$delay/profile.json" \
+		"$TMP/int$delay.txt" <<'PY' || grep -A4 'observer effect' "$TMP/int$delay.txt"
+import json, sys
+meta = json.load(open(sys.argv[1]))["meta"]
+if meta["stopped_pct"] > 0:
+    assert meta["thread_stopped_max_pct"] > 0, meta
+assert " to 0.0 Hz a thread" not in open(sys.argv[2]).read()
+PY
 done
 kill "$RATIO"
 

@@ -769,7 +769,7 @@ static void add_run_notes(const struct sampler_config *cfg, struct sampler_stats
 {
 	struct run_notes *notes = &st->run.notes;
 	sampler_note_budget_missed(cfg, st, non_stop, proc_load_average(), sysconf(_SC_NPROCESSORS_ONLN));
-	if (thread_budget_lowered)
+	if (thread_budget_lowered && st->thread_rate_max_hz > 0)
 		run_notes_add(notes, "stops lowered from %.0f Hz to %.1f Hz a thread (the most any thread got) to keep each "
 			 "thread held under %.0f%% of its time (the kernel's account of each stop; docs/sampling.md)",
 			 cfg->frequency_hz, st->thread_rate_max_hz, cfg->max_stopped_percent);
@@ -823,7 +823,7 @@ static void add_run_notes(const struct sampler_config *cfg, struct sampler_stats
 /* At the end of a run: the CPU time the threads still listed used since
  * their last listing (seen), and the largest share of its time any thread
  * was held stopped. */
-static void finish_thread_figures(struct sampler *sp, struct sampler_stats *st, uint64_t start)
+static void finish_thread_figures(struct sampler *sp, struct sampler_stats *st)
 {
 	pid_t pid = session_pid(sp->session);
 	/* The CPU time since each thread's last listing counts as seen too:
@@ -843,9 +843,9 @@ static void finish_thread_figures(struct sampler *sp, struct sampler_stats *st, 
 	st->cpu_unsampled_threads += sp->unsampled_gone_threads;
 	st->cpu_sampled_s = (double)sp->sampled_cpu_ns / 1e9;
 	/* Threads still there: their share up to now, over at least a second
-	 * (or the whole run when it was shorter). */
+	 * (or, in a shorter run, as long as the first listing's threads). */
 	uint64_t end_ns = monotonic_ns();
-	uint64_t min_span = end_ns - start < 1000000000u ? end_ns - start : 1000000000u;
+	uint64_t min_span = sampler_end_min_span(sp, end_ns);
 	for (size_t i = 0; i < sp->nthreads; i++)
 		sampler_fold_thread_shares(sp, &sp->threads[i], end_ns, min_span);
 	st->thread_stopped_max_pct = sp->thread_stopped_max_pct;
@@ -1003,7 +1003,7 @@ out:
 	 * too sparse under the stop budget): the run so far is the window. */
 	if (!st->cpu_percent_avg_windows && cpu.ticks >= 0)
 		cpu_window_close(&cpu, session_pid(s), monotonic_ns(), 200000000u, st);
-	finish_thread_figures(&sp, st, start);
+	finish_thread_figures(&sp, st);
 	long long cpu_at_end = proc_cpu_ticks(session_pid(s));
 	if (cpu_at_start >= 0 && cpu_at_end >= cpu_at_start) {
 		st->cpu_total_s = (double)(cpu_at_end - cpu_at_start) / (double)clock_ticks;

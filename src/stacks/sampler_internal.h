@@ -155,6 +155,7 @@ void sampler_note_faults(const struct sampler *sp, struct tracked_thread *t);
  * span from the thread's first listing to `until`, -1 for a span under
  * min_span_ns; held times settle against the next schedstat read. */
 double sampler_thread_share(const struct tracked_thread *t, uint64_t ns, uint64_t until, uint64_t min_span_ns);
+uint64_t sampler_end_min_span(const struct sampler *sp, uint64_t end_ns);
 void sampler_fold_thread_shares(struct sampler *sp, const struct tracked_thread *t, uint64_t until,
 				uint64_t min_span_ns);
 void sampler_settle_held(struct sampler *sp, struct tracked_thread *t, uint64_t read_ns, uint64_t run_ns,

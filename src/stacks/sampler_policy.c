@@ -36,6 +36,20 @@ void sampler_fold_thread_shares(struct sampler *sp, const struct tracked_thread 
 		sp->thread_rate_max_hz = rate;
 }
 
+/* The span a thread must have been listed for its share to count in a
+ * run's end figures: a second, or, in a shorter run (a short -d, a Ctrl-C),
+ * as long as the longest-listed thread was, so that the threads of the
+ * first listing qualify and the run's figure is never 0 for want of any. */
+uint64_t sampler_end_min_span(const struct sampler *sp, uint64_t end_ns)
+{
+	uint64_t earliest = end_ns;
+	for (size_t i = 0; i < sp->nthreads; i++)
+		if (sp->threads[i].first_seen_ns < earliest)
+			earliest = sp->threads[i].first_seen_ns;
+	uint64_t longest = end_ns - earliest;
+	return longest < 1000000000u ? longest : 1000000000u;
+}
+
 /* The budget's figure while the run goes on (top's header): the largest
  * share of its time any thread was held, by the kernel's account, from its
  * first listing to now; threads gone are in sp->thread_held_max_pct, the

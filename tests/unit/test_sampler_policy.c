@@ -80,6 +80,33 @@ static void test_fold_thread_shares(void)
 	CHECK(near(sp.thread_rate_max_hz, 200.0));
 }
 
+/* The end figures' minimum span: a second, or in a shorter run as long as
+ * the longest-listed thread, so that a run cut at 0.7 s (its threads first
+ * listed 20 ms in) still reports a share, never 0% for want of any. */
+static void test_end_min_span(void)
+{
+	struct sampler sp;
+	memset(&sp, 0, sizeof sp);
+	struct tracked_thread threads[2] = {
+		seen_thread(1020 * (uint64_t)MS, 20 * MS, 20 * MS, 3),   /* first listing */
+		seen_thread(1500 * (uint64_t)MS, 0, 0, 0),              /* born later */
+	};
+	sp.threads = threads;
+	sp.nthreads = 2;
+	uint64_t end = 1700 * (uint64_t)MS;
+	CHECK(sampler_end_min_span(&sp, end) == 680 * MS);
+	for (size_t i = 0; i < sp.nthreads; i++)
+		sampler_fold_thread_shares(&sp, &threads[i], end, sampler_end_min_span(&sp, end));
+	/* the first listing's thread counts (20 ms over 680 ms); the late one not */
+	CHECK(near(sp.thread_stopped_max_pct, 100.0 * 20 / 680));
+	CHECK(near(sp.thread_rate_max_hz, 3 / 0.68));
+	/* a long run: a second */
+	CHECK(sampler_end_min_span(&sp, 9 * (uint64_t)SEC) == SEC);
+	/* no thread listed: no span */
+	sp.nthreads = 0;
+	CHECK(sampler_end_min_span(&sp, end) == 0);
+}
+
 /* top's live figure: the most any thread listed now was held of its time
  * so far, or any gone thread's folded share, whichever is larger. */
 static void test_held_max_now(void)
@@ -353,6 +380,7 @@ int main(void)
 	test_budget_missed();
 	test_thread_share();
 	test_fold_thread_shares();
+	test_end_min_span();
 	test_held_max_now();
 	test_settle_held();
 	test_landing_kept();

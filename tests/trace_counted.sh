@@ -51,14 +51,9 @@ done
 # traced NAME ARGS...: runs xgdbprof, the program's counts read when the
 # probes are armed ($TMP/before) and at its exit ($TMP/after)
 traced() {
-	local name=$1 xg
+	local name=$1
 	shift
-	"$XGDBPROF" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
-	xg=$!
-	for _ in $(seq 600); do grep -q "attached" "$TMP/$name.err" 2>/dev/null && break; sleep 0.02; done
-	cp "$TMP/kv.progress" "$TMP/before"
-	wait "$xg"
-	cp "$TMP/kv.progress" "$TMP/after"
+	xg_window "$name" "$TMP/kv.progress" "$@"
 }
 traced keyed -d 3s -e 'function "kvstore::tree::Tree::insert" { @calls = count(); @by_thread[tid] = count(); }' "$KV"
 truth=$(( $(count_of 'kvstore::tree::Tree::insert' "$TMP/after") - $(count_of 'kvstore::tree::Tree::insert' "$TMP/before") ))

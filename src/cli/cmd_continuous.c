@@ -436,8 +436,24 @@ static int compare_stored(const void *a, const void *b)
 	return strcmp(((const struct stored_window *)a)->stamp, ((const struct stored_window *)b)->stamp);
 }
 
+/* Whether the folder STAMP holds what a window writes: a sampling run's
+ * profile.json, or the report.txt every window with output writes (a
+ * tracing recipe's window has no profile). */
+static bool window_folder_written(int dir_fd, const char *stamp)
+{
+	static const char *const written[] = { "profile.json", "report.txt" };
+	for (size_t i = 0; i < sizeof written / sizeof written[0]; i++) {
+		char path[STAMP_LEN + 32];
+		struct stat st;
+		snprintf(path, sizeof path, "%s/%s", stamp, written[i]);
+		if (fstatat(dir_fd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+			return true;
+	}
+	return false;
+}
+
 /* The windows on disk, oldest first: a stamp with our pprof file or a
- * folder holding a profile.json. */
+ * folder holding what a window writes. */
 static size_t stored_windows(int dir_fd, struct stored_window **out)
 {
 	*out = NULL;
@@ -467,13 +483,8 @@ static size_t stored_windows(int dir_fd, struct stored_window **out)
 		if (fstatat(dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !(pprof ? S_ISREG(st.st_mode) : S_ISDIR(st.st_mode)))
 			continue;
-		if (!pprof) {
-			char profile[STAMP_LEN + 32];
-			struct stat pst;
-			snprintf(profile, sizeof profile, "%s/profile.json", stamp);
-			if (fstatat(dir_fd, profile, &pst, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(pst.st_mode))
-				continue;
-		}
+		if (!pprof && !window_folder_written(dir_fd, stamp))
+			continue;
 		size_t i = 0;
 		while (i < n && strcmp(all[i].stamp, stamp) != 0)
 			i++;

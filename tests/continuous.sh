@@ -288,6 +288,28 @@ check "... no whole window held the target over 2x the 5% budget (most: ${E_STOP
 	awk -v p="$E_STOPPED" 'BEGIN { exit !(p > 0 && p <= 10) }'
 check_timing "... nor over 6% (one hit's slack; most: ${E_STOPPED}%)" awk -v p="$E_STOPPED" 'BEGIN { exit !(p <= 6) }'
 check "... and the target runs on, untraced" sh -c "kill -0 $E_PID && test \"\$(sed -n 's/^TracerPid:[[:space:]]*//p' /proc/$E_PID/status)\" = 0"
+
+# --- F: gdb stopped (SIGSTOP) as window 1 attaches (issue 28 item 8): that
+# window fails, the target healed; the next windows run. Before, the run
+# took the failure for bad input (exit 2) and started no other window. ---
+F=$TMP/f
+"$XGDBPROF" --every 3s --duration 1s -o "$F" "$E_PID" >/dev/null 2>"$TMP/f.err" &
+F_RUN=$!
+TEST_PIDS="$TEST_PIDS $F_RUN"
+G=
+for i in $(seq 1 1000); do G=$(pgrep -P "$F_RUN" gdb); [ -n "$G" ] && break; sleep 0.005; done
+[ -n "$G" ] && kill -STOP "$G"
+for i in $(seq 1 1200); do grep -q '^xgdbprof: window 2 ' "$TMP/f.err" && break; kill -0 "$F_RUN" 2>/dev/null || break; sleep 0.05; done
+kill -INT "$F_RUN" 2>/dev/null
+wait_exit "$F_RUN" 20
+wait "$F_RUN"
+F_RC=$?
+check "gdb stopped during window 1's attach: that window failed, said why" sh -c \
+	"grep -q '^xgdbprof: window 1 .*: failed' '$TMP/f.err' && grep -q 'gdb was found stopped' '$TMP/f.err'" || show "$TMP/f.err"
+check "... and window 2 ran, the run went on (exit $F_RC)" sh -c \
+	"grep -q '^xgdbprof: window 2 .*: ok' '$TMP/f.err' && test $F_RC -eq 0" || show "$TMP/f.err"
+check "... the target runs on, untraced, and no stopped gdb is left" sh -c "kill -0 $E_PID &&
+	test \"\$(sed -n 's/^TracerPid:[[:space:]]*//p' /proc/$E_PID/status)\" = 0 && ! kill -0 ${G:-0} 2>/dev/null"
 kill "$E_PID"
 
 # --- D: on a terminal, a progress line between windows. ---

@@ -298,9 +298,11 @@ int cli_attach(struct session **s, pid_t pid, const struct session_options *opts
 	struct xerr e;
 	/* 0 for a zombie or no process: alive before only if not 0 */
 	uint64_t started = proc_start_ticks(pid);
-	if (session_attach(s, pid, opts, &e) == 0)
+	int attached = session_attach(s, pid, opts, &e);
+	if (attached == 0)
 		return XGP_EXIT_OK;
-	if (started && proc_start_ticks(pid) != started)
+	/* gdb lost during the attach, or the target gone: not the input's fault */
+	if (attached == SESSION_ATTACH_LOST || (started && proc_start_ticks(pid) != started))
 		return cli_error("%s", e.msg);
 	return cli_input_error("%s", e.msg);
 }

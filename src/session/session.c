@@ -310,8 +310,11 @@ int session_attach(struct session **out, pid_t pid, const struct session_options
 		return -1;
 	s->was_stopped_before = state == 'T';
 	if (attach_gdb(s, pid, e) < 0) {
+		/* gdb held the target, or failed itself (stopped, gone): the
+		 * run's environment, not the request */
+		bool lost = s->attached || (s->gdb && (mi_conn_was_stalled(s->gdb) || !mi_conn_alive(s->gdb)));
 		session_end(s, NULL);
-		return -1;
+		return lost ? SESSION_ATTACH_LOST : -1;
 	}
 	*out = s;
 	return 0;

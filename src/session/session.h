@@ -66,7 +66,12 @@ struct session_thread {
 	char state;                /* /proc state when the target was last stopped */
 };
 
-/* Attaches to pid and resumes it: on return the target runs. */
+/* Attaches to pid and resumes it: on return the target runs. Returns 0;
+ * -1 when gdb could not take hold of the target (the target, permissions,
+ * no gdb: the user's to fix); SESSION_ATTACH_LOST when gdb held it and then
+ * failed (stopped, killed or silent during the attach): the target was
+ * healed and let go, and a later attempt may succeed. */
+#define SESSION_ATTACH_LOST (-2)
 int session_attach(struct session **out, pid_t pid, const struct session_options *opts, struct xerr *e);
 
 /* Starts argv[0] (searched on PATH) with our stdin/stdout/stderr, attaches

@@ -739,14 +739,15 @@ static int cmp_everywhere(const void *x, const void *y)
 	return strcmp(a->fn->name, b->fn->name);
 }
 
-/* "leaving out N functions on >= 95% of the samples (main, clone3, …, and N more)" */
+/* "leaving out N functions on >= 95% of the samples (main, clone3, …, and N more)"
+ * (of the bytes, or of the recipe's unit, where the weights are those) */
 static void print_everywhere(FILE *out, const struct report_model *m)
 {
 	enum { NAMED = 3, NAME_COLUMNS = 40 };
 	struct everywhere_item *items = malloc(m->neverywhere * sizeof *items);
 	size_t n = 0;
-	fprintf(out, "  leaving out %zu function%s on ≥ %d%% of the %ssamples", m->neverywhere,
-		m->neverywhere == 1 ? "" : "s", REPORT_EVERYWHERE_PCT, m->focus ? "kept " : "");
+	fprintf(out, "  leaving out %zu function%s on ≥ %d%% of the %s%s", m->neverywhere,
+		m->neverywhere == 1 ? "" : "s", REPORT_EVERYWHERE_PCT, m->focus ? "kept " : "", weight_noun(m));
 	if (!items) {
 		fputc('\n', out);
 		return;

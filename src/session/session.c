@@ -650,15 +650,19 @@ static int remember_ours(struct session *s, uint64_t addr, const uint8_t *origin
 		return -1;
 	/* the guardian puts them back should xgdbprof be killed outright:
 	 * gdb's detach takes out its breakpoints, not what we wrote */
-	for (size_t i = 0; s->code.n > before && i < n; i++) {
-		struct guardian_patch p;
-		memset(&p, 0, sizeof p);   /* its padding goes down the pipe too */
-		p.addr = addr + i;
-		p.original = original[i];
-		p.patched = patched ? patched[i] : 0;
-		p.kind = (uint8_t)kind;
-		session_tell_guardian_patch(s, &p);
+	if (s->code.n == before)
+		return 0;
+	struct guardian_patch *told = calloc(n, sizeof *told);   /* padding zeroed: it goes down the pipe too */
+	if (!told)
+		return xerr_oom(e);
+	for (size_t i = 0; i < n; i++) {
+		told[i].addr = addr + i;
+		told[i].original = original[i];
+		told[i].patched = patched ? patched[i] : 0;
+		told[i].kind = (uint8_t)kind;
 	}
+	session_tell_guardian_patches(s, told, n);
+	free(told);
 	return 0;
 }
 

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "session/session_internal.h"
 
+#include <limits.h>
 #include <poll.h>
 
 static const char *gdb_default_path(const struct session_options *opts)
@@ -424,14 +425,29 @@ void session_tell_guardian(struct session *s, enum guardian_word word)
 
 void session_tell_guardian_patch(struct session *s, const struct guardian_patch *p)
 {
+	session_tell_guardian_patches(s, p, 1);
+}
+
+void session_tell_guardian_patches(struct session *s, const struct guardian_patch *p, size_t n)
+{
 	if (s->guardian <= 0)
 		return;
-	/* one write, under PIPE_BUF: whole or not at all */
-	char record[1 + sizeof *p];
-	record[0] = GUARDIAN_PATCH;
-	memcpy(record + 1, p, sizeof *p);
-	ssize_t ignored = write(s->guardian_fd, record, sizeof record);
-	(void)ignored;
+	/* Writes of at most PIPE_BUF: whole records or none. As many records
+	 * a write as fit: an entry counter's ~70 bytes were ~70 writes, each
+	 * waking the guardian while the target was held. */
+	enum { RECORD = 1 + sizeof *p, PER_WRITE = PIPE_BUF / RECORD };
+	char buf[PER_WRITE * RECORD];
+	while (n) {
+		size_t k = n < PER_WRITE ? n : PER_WRITE;
+		for (size_t i = 0; i < k; i++) {
+			buf[i * RECORD] = GUARDIAN_PATCH;
+			memcpy(buf + i * RECORD + 1, &p[i], sizeof *p);
+		}
+		ssize_t ignored = write(s->guardian_fd, buf, k * RECORD);
+		(void)ignored;
+		p += k;
+		n -= k;
+	}
 }
 
 /* Tells the guardian we ended the session ourselves, and reaps it. The

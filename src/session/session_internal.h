@@ -138,6 +138,7 @@ struct guardian_patch {
 };
 #define GUARDIAN_CALL_MARK 0xff
 void session_tell_guardian_patch(struct session *s, const struct guardian_patch *p);
+void session_tell_guardian_patches(struct session *s, const struct guardian_patch *p, size_t n);
 void session_start_guardian(struct session *s, pid_t target);
 void session_tell_guardian(struct session *s, enum guardian_word word);
 void session_stop_guardian(struct session *s);

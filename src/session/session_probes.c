@@ -3,6 +3,7 @@
  * records read into struct session_stop. */
 #include "session/probes.h"
 #include "session/session_internal.h"
+#include "util/clock.h"
 
 #include "mi_record.h"
 #include "mi_value.h"
@@ -150,6 +151,59 @@ int session_write_memory(struct session *s, uint64_t addr, const void *buf, size
 	const char *args[] = { at, hex, NULL };
 	int rc = session_call(s, NULL, e, "-data-write-memory-bytes", args);
 	free(hex);
+	return rc;
+}
+
+int session_write_memory_batch(struct session *s, struct session_memory_write *w, size_t n, struct xerr *e)
+{
+	if (n == 0)
+		return 0;
+	struct mi_batch_call *batch = calloc(n, sizeof *batch);
+	char **hex = calloc(n, sizeof *hex);
+	char (*at)[32] = calloc(n, sizeof *at);
+	const char *(*args)[3] = calloc(n, sizeof *args);
+	int rc = 0;
+	for (size_t i = 0; batch && hex && at && args && i < n; i++) {
+		hex[i] = malloc(w[i].n * 2 + 1);
+		if (!hex[i])
+			break;
+		for (size_t k = 0; k < w[i].n; k++)
+			snprintf(hex[i] + 2 * k, 3, "%02x", ((const unsigned char *)w[i].buf)[k]);
+		hex[i][2 * w[i].n] = 0;
+		snprintf(at[i], sizeof at[i], "0x%" PRIx64, w[i].addr);
+		args[i][0] = at[i];
+		args[i][1] = hex[i];
+		args[i][2] = NULL;
+		batch[i] = (struct mi_batch_call){ .command = "-data-write-memory-bytes", .args = args[i] };
+	}
+	if (!batch || !hex || !at || !args || !hex[n - 1]) {
+		rc = xerr_oom(e);
+	} else {
+		struct mi_error me;
+		double t0 = monotonic_ms();
+		int got = mi_conn_call_batch(s->gdb, s->timeout_ms, batch, n, &me);
+		if (s->verbose)
+			fprintf(stderr, "xgdbprof: mi -data-write-memory-bytes x %zu: %.3f ms%s\n", n, monotonic_ms() - t0,
+				got < 0 ? " (error)" : "");
+		/* as session_gdb_callv: a write gdb never answered leaves the
+		 * target's code in doubt, so gdb is given up on (which heals it) */
+		if (got < 0 && !batch[n - 1].result && mi_conn_alive(s->gdb))
+			session_give_up_on_gdb(s, "answer -data-write-memory-bytes");
+		if (got < 0 && !mi_conn_alive(s->gdb))
+			session_on_gdb_lost(s);
+		for (size_t i = 0; i < n; i++)
+			w[i].rc = batch[i].rc;
+		if (got < 0)
+			rc = xerr_set(e, "%s", me.message);
+	}
+	for (size_t i = 0; batch && i < n; i++)
+		mi_record_free(batch[i].result);
+	for (size_t i = 0; hex && i < n; i++)
+		free(hex[i]);
+	free(batch);
+	free(hex);
+	free(at);
+	free(args);
 	return rc;
 }
 

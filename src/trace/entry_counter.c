@@ -756,7 +756,15 @@ int entry_counters_install(struct session *s, struct entry_counter *c, size_t n,
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/mem", (int)session_pid(s));
 	int mem_fd = open(path, O_RDONLY | O_CLOEXEC);
-	int rc = 0;
+	/* Per counter: its code, then the threads that stood in the moved
+	 * instructions moved into it, then its jump. The codes go to gdb in
+	 * one batch and the jumps in another (session_write_memory_batch):
+	 * every thread is stopped throughout, so only the order counts. */
+	struct session_memory_write *codes = calloc(n ? n : 1, sizeof *codes), *jumps = calloc(n ? n : 1, sizeof *jumps);
+	uint8_t (*jmp)[JMP_LEN] = calloc(n ? n : 1, sizeof *jmp);
+	size_t *which = calloc(n ? n : 1, sizeof *which);
+	size_t ncodes = 0;
+	int rc = codes && jumps && jmp && which ? 0 : xerr_oom(e);
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		if (!c[i].planned)
 			continue;
@@ -764,14 +772,11 @@ int entry_counters_install(struct session *s, struct entry_counter *c, size_t n,
 		 * resume in the middle of the jump: it goes on in the copy
 		 * instead, when it can; so would one whose signal handler
 		 * interrupted it there, which cannot be moved */
-		size_t inside = 0;
 		bool movable = true;
 		for (size_t t = 0; t < nthreads; t++)
-			if (between_moved(&c[i], threads[t].pc)) {
-				inside++;
+			if (between_moved(&c[i], threads[t].pc))
 				movable &= can_move_thread(&c[i], &threads[t]);
-			}
-		if (inside && !movable) {
+		if (!movable) {
 			why(&c[i], "a thread stood inside the instructions to move when the probes were armed");
 			continue;
 		}
@@ -781,31 +786,51 @@ int entry_counters_install(struct session *s, struct entry_counter *c, size_t n,
 			continue;
 		}
 		choose_fold(&c[i], sps, nthreads);
-		uint8_t jmp[24];
-		memcpy(jmp, c[i].original, c[i].patch_len);
-		jmp[0] = 0xe9;
-		put_rel32(jmp + 1, c[i].patch + JMP_LEN, c[i].tramp);
+		memcpy(jmp[ncodes], c[i].original, JMP_LEN);
+		jmp[ncodes][0] = 0xe9;
+		put_rel32(jmp[ncodes] + 1, c[i].patch + JMP_LEN, c[i].tramp);
 		/* the moved instructions' bytes past the jump stay as they were:
 		 * nothing reaches them (no branch lands there, no PC is there) */
 		rc = session_remember_patch(s, c[i].tramp, c[i].tramp_original, NULL, c[i].tramp_len, true, e);
 		if (rc == 0)
-			rc = session_remember_patch(s, c[i].patch, c[i].original, jmp, JMP_LEN, false, e);
-		if (rc == 0)
-			rc = session_write_memory(s, c[i].tramp, c[i].tramp_code, c[i].tramp_len, e);
-		/* the copy is whole code before the jump goes in: a thread moved
-		 * there runs on through it and back past the jump */
-		for (size_t t = 0; rc == 0 && inside && t < nthreads; t++)
-			if (between_moved(&c[i], threads[t].pc)) {
-				uint64_t to = c[i].tramp + c[i].moved_at + moved_offset(&c[i], threads[t].pc);
+			rc = session_remember_patch(s, c[i].patch, c[i].original, jmp[ncodes], JMP_LEN, false, e);
+		if (rc == 0) {
+			codes[ncodes] = (struct session_memory_write){ .addr = c[i].tramp, .buf = c[i].tramp_code,
+								       .n = c[i].tramp_len };
+			which[ncodes++] = i;
+		}
+	}
+	if (rc == 0)
+		rc = session_write_memory_batch(s, codes, ncodes, e);
+	/* the copy is whole code before the jump goes in: a thread moved
+	 * there runs on through it and back past the jump */
+	size_t njumps = 0;
+	for (size_t k = 0; k < ncodes; k++) {
+		struct entry_counter *ci = &c[which[k]];
+		if (codes[k].rc < 0)
+			continue;
+		for (size_t t = 0; rc == 0 && t < nthreads; t++)
+			if (between_moved(ci, threads[t].pc)) {
+				uint64_t to = ci->tramp + ci->moved_at + moved_offset(ci, threads[t].pc);
 				rc = session_thread_write_registers(s, threads[t].gdb_id, &rip, &to, 1, e);
 				if (rc == 0)
-					c[i].threads_moved++;
+					ci->threads_moved++;
 			}
-		if (rc == 0)
-			rc = session_write_memory(s, c[i].patch, jmp, JMP_LEN, e);
-		if (rc == 0)
-			c[i].installed = true;
+		if (rc < 0)
+			break;
+		jumps[njumps] = (struct session_memory_write){ .addr = ci->patch, .buf = jmp[k], .n = JMP_LEN };
+		which[njumps++] = which[k];
 	}
+	/* a jump written is a counter counting, whatever failed after it */
+	int jumped = session_write_memory_batch(s, jumps, njumps, rc == 0 ? e : NULL);
+	for (size_t k = 0; k < njumps; k++)
+		c[which[k]].installed = jumps[k].rc == 0;
+	if (rc == 0)
+		rc = jumped;
+	free(codes);
+	free(jumps);
+	free(jmp);
+	free(which);
 	if (mem_fd >= 0)
 		close(mem_fd);
 	free(threads);

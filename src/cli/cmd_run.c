@@ -1042,6 +1042,9 @@ static void say_how_collection_ended(const struct run_context *rc)
 			(unsigned long long)ss->displaced_by_stop, (unsigned long long)ss->waiting_at_stop,
 			(unsigned long long)ss->landed_late, (unsigned long long)ss->entered_wait,
 			ss->thread_rate_max_hz);
+	if (cli_globals.verbose && !rc->tracing && ss->cut_at_end > 0)
+		fprintf(stderr, "xgdbprof: the duration ran out in a round: %llu running threads left unwalked\n",
+			(unsigned long long)ss->cut_at_end);
 	if (rc->ended->target_exited && rc->ended->killed_by[0])
 		fprintf(stderr, "xgdbprof: process %d was killed by %s; reporting what was collected\n", (int)rc->pid,
 			rc->ended->killed_by);

@@ -162,6 +162,9 @@ static void fill_meta(struct run_context *rc, struct profile *p)
 		profile_add_note(p, note, NULL);
 	} else if (rc->ended->target_exited) {
 		profile_add_note(p, "the target exited during the run", NULL);
+	} else if (rc->ended->leader_exited) {
+		profile_add_note(p, "the target's main thread exited during the run while its other threads ran on: "
+				 "gdb cannot go on with such a process, so the run ended there", NULL);
 	}
 	for (size_t i = 0; rc->sym && i < symbolizer_note_count(rc->sym); i++)
 		profile_add_note(p, symbolizer_note(rc->sym, i), NULL);
@@ -1053,6 +1056,10 @@ static void say_how_collection_ended(const struct run_context *rc)
 			rc->ended->killed_by);
 	else if (rc->ended->target_exited)
 		fprintf(stderr, "xgdbprof: process %d exited; reporting what was collected\n", (int)rc->pid);
+	else if (rc->ended->leader_exited)
+		fprintf(stderr, "xgdbprof: the main thread of process %d exited while its other threads run on (/proc "
+			"shows the process a zombie): gdb cannot go on with it, so the run ended here; reporting what "
+			"was collected\n", (int)rc->pid);
 	else if (rc->ended->target_execed)
 		fprintf(stderr, "xgdbprof: process %d exec'd %s: the run ended at the exec and the new program runs "
 			"on untraced (run xgdbprof on PID %d again to profile it); reporting what was collected\n",

@@ -445,6 +445,9 @@ int proc_check_target(pid_t pid, struct xerr *e)
 	if (state == 0)
 		return xerr_set(e, "no process with PID %d: check the PID with `ps -p %d` or `pgrep NAME`",
 				(int)pid, (int)pid);
+	if ((state == 'Z' || state == 'X') && proc_any_thread_in(pid, "RSD"))
+		return xerr_set(e, "process %d's main thread has exited (/proc shows a zombie) while its other threads "
+				"run on: gdb cannot attach to a process without its main thread", (int)pid);
 	if (state == 'Z' || state == 'X')
 		return xerr_set(e, "process %d is a zombie (it has exited and waits for its parent to reap it): "
 				"there is nothing left to profile", (int)pid);

@@ -493,6 +493,23 @@ bool session_target_alive(struct session *s)
 	return state != 0 && state != 'Z' && state != 'X';
 }
 
+bool session_leader_exited(struct session *s)
+{
+	char state = proc_state(s->pid);
+	if (s->target_exited || (state != 'Z' && state != 'X'))
+		return false;
+	/* A process on its way out (exit_group) has a zombie leader too
+	 * until its last thread is gone: 200 ms of threads still running
+	 * tell the two apart. */
+	struct timespec tick = { 0, 20 * 1000 * 1000 };
+	for (int i = 0; i < 10; i++) {
+		if (!proc_any_thread_in(s->pid, "RSD"))
+			return false;
+		nanosleep(&tick, NULL);
+	}
+	return true;
+}
+
 bool session_target_dead_in_proc(struct session *s)
 {
 	/* any state but Z (zombie) and X (dead) is a living thread */

@@ -947,7 +947,10 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 			break;
 		}
 		if (!session_target_alive(s)) {
-			run_stats_target_ended(&st->run, session_exit_signal(s));
+			if (session_leader_exited(s))
+				st->run.leader_exited = true;
+			else
+				run_stats_target_ended(&st->run, session_exit_signal(s));
 			break;
 		}
 		if (now < next_tick) {
@@ -985,7 +988,8 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 			break;
 		if (round == ROUND_TARGET_GONE) {
 			st->run.target_execed = session_target_execed(s);
-			if (!st->run.target_execed)
+			st->run.leader_exited = !st->run.target_execed && session_leader_exited(s);
+			if (!st->run.target_execed && !st->run.leader_exited)
 				run_stats_target_ended(&st->run, session_exit_signal(s));
 			break;
 		}

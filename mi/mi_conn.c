@@ -44,6 +44,7 @@ struct mi_conn {
 	int out_fd;                /* pipe: gdb's stdout */
 	int err_fd;                /* pipe: gdb's stderr, -1 after EOF */
 	bool out_eof;
+	bool exit_asked;           /* -gdb-exit sent (mi_conn_ask_exit) */
 	bool reaped;
 	int wait_status;           /* valid when reaped and status_known */
 	bool status_known;
@@ -857,18 +858,24 @@ static bool conn_wait_exit(struct mi_conn *c, int timeout_ms)
 	}
 }
 
+void mi_conn_ask_exit(struct mi_conn *c)
+{
+	if (!c || c->exit_asked || conn_try_reap(c) || c->out_eof)
+		return;
+	static const char quit[] = "-gdb-exit\n";
+	if (c->trace)
+		fprintf(c->trace, "-> -gdb-exit\n");
+	(void)!send(c->in_fd, quit, sizeof quit - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	c->exit_asked = true;
+}
+
 int mi_conn_close(struct mi_conn *c, int timeout_ms)
 {
 	if (!c)
 		return -1;
 	bool killed = false;
 	if (!conn_try_reap(c)) {
-		if (!c->out_eof) {
-			static const char quit[] = "-gdb-exit\n";
-			if (c->trace)
-				fprintf(c->trace, "-> -gdb-exit\n");
-			(void)!send(c->in_fd, quit, sizeof quit - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-		}
+		mi_conn_ask_exit(c);
 		if (!conn_wait_exit(c, timeout_ms < 0 ? 0 : timeout_ms)) {
 			kill(c->pid, SIGTERM);
 			if (!conn_wait_exit(c, TERM_GRACE_MS)) {

@@ -145,6 +145,10 @@ unsigned long mi_conn_junk_lines(const struct mi_conn *c);
  * SIGKILL; reaps and frees c. Returns gdb's exit status, or -1 if it had to
  * be killed or had died by a signal. Safe after gdb died. NULL → -1. */
 int mi_conn_close(struct mi_conn *c, int timeout_ms);
+/* Sends -gdb-exit and returns at once (once per c; nothing if gdb is
+ * gone): gdb's exit, after a detach from 200 threads 0.4-0.5 s under load,
+ * then runs beside the caller's work, and mi_conn_close only reaps it. */
+void mi_conn_ask_exit(struct mi_conn *c);
 
 /* Ends a gdb that stopped answering, keeping c: SIGCONT and SIGTERM (gdb
  * then quits as with `quit`, detaching from attached processes), SIGKILL

@@ -154,8 +154,12 @@ EXTRA_DIST += tests/layers.sh tests/layers.py
 RELIABILITY_TESTS = tests/guardian.sh tests/target_exits.sh
 RELIABILITY_TESTS += tests/trap_pending.sh tests/xg_stopped.sh tests/stripped_name.sh
 RELIABILITY_TESTS += tests/gdb_reattach.sh tests/stop_storm.sh
+## Item 7: a 200-thread target (its fixture built by the test itself): a
+## run ends within a second of its duration or says why, and a target that
+## ends mid-run still has its samples written. It times runs: alone.
+RELIABILITY_TESTS += tests/many_threads.sh
 TESTS += $(RELIABILITY_TESTS)
-EXTRA_DIST += $(RELIABILITY_TESTS) tests/fixtures/gdb_losing_stops.py
+EXTRA_DIST += $(RELIABILITY_TESTS) tests/fixtures/gdb_losing_stops.py tests/fixtures/many_threads.c
 
 # Source jumps into editors: `open`, --links=EDITOR (issue 29, item 1).
 EDITOR_TESTS = tests/editor_links.sh

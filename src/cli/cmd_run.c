@@ -68,6 +68,9 @@ struct run_context {
 	pid_t pid;
 	int threads_seen;
 	uint64_t start_ns;
+	/* Where the run's wall time went, for say_overrun: from run_recipe's
+	 * start, the collection's start and end, the detach's start and end. */
+	uint64_t began_ns, attached_ns, collect_start_ns, collect_end_ns, detach_start_ns, detach_end_ns;
 	int reports_written;
 	bool profile_saved;        /* a profile.json in output_dir: `xgdbprof report DIR` works */
 	bool output_dir_made;      /* output_dir exists: made on the first file, not before */
@@ -159,6 +162,9 @@ static void fill_meta(struct run_context *rc, struct profile *p)
 		profile_add_note(p, note, NULL);
 	} else if (rc->ended->target_exited) {
 		profile_add_note(p, "the target exited during the run", NULL);
+	} else if (rc->ended->leader_exited) {
+		profile_add_note(p, "the target's main thread exited during the run while its other threads ran on: "
+				 "gdb cannot go on with such a process, so the run ended there", NULL);
 	}
 	for (size_t i = 0; rc->sym && i < symbolizer_note_count(rc->sym); i++)
 		profile_add_note(p, symbolizer_note(rc->sym, i), NULL);
@@ -1042,11 +1048,18 @@ static void say_how_collection_ended(const struct run_context *rc)
 			(unsigned long long)ss->displaced_by_stop, (unsigned long long)ss->waiting_at_stop,
 			(unsigned long long)ss->landed_late, (unsigned long long)ss->entered_wait,
 			ss->thread_rate_max_hz);
+	if (cli_globals.verbose && !rc->tracing && ss->cut_at_end > 0)
+		fprintf(stderr, "xgdbprof: the duration ran out in a round: %llu running threads left unwalked\n",
+			(unsigned long long)ss->cut_at_end);
 	if (rc->ended->target_exited && rc->ended->killed_by[0])
 		fprintf(stderr, "xgdbprof: process %d was killed by %s; reporting what was collected\n", (int)rc->pid,
 			rc->ended->killed_by);
 	else if (rc->ended->target_exited)
 		fprintf(stderr, "xgdbprof: process %d exited; reporting what was collected\n", (int)rc->pid);
+	else if (rc->ended->leader_exited)
+		fprintf(stderr, "xgdbprof: the main thread of process %d exited while its other threads run on (/proc "
+			"shows the process a zombie): gdb cannot go on with it, so the run ended here; reporting what "
+			"was collected\n", (int)rc->pid);
 	else if (rc->ended->target_execed)
 		fprintf(stderr, "xgdbprof: process %d exec'd %s: the run ended at the exec and the new program runs "
 			"on untraced (run xgdbprof on PID %d again to profile it); reporting what was collected\n",
@@ -1123,6 +1136,33 @@ static void save_report_copy(struct run_context *rc)
 		return;
 	}
 	cli_files_written_add(&rc->written, "report.txt");
+}
+
+/* A run that ended over a second after its duration was up says where the
+ * time went, in one line (docs/sampling.md, "How long a run takes").
+ * Starting gdb and attaching, detaching, and writing the report come on
+ * top of the duration; under load, and with many threads, each can take a
+ * second. */
+static void say_overrun(const struct run_context *rc)
+{
+	const struct recipe_options *opts = recipe_options(rc->recipe);
+	if (!opts || opts->duration_ns <= 0 || !rc->attached_ns || !rc->detach_end_ns || rc->request->quiet)
+		return;
+	uint64_t now = monotonic_ns();
+	double asked = (double)opts->duration_ns / 1e9, took = (double)(now - rc->began_ns) / 1e9;
+	/* from the attach: gdb's own start (~0.5 s idle, 1-2 s under load)
+	 * comes before the target is touched, not at the end of the run */
+	if ((double)(now - rc->attached_ns) / 1e9 <= asked + 1.0)
+		return;
+	char threads[64] = "";
+	if (rc->stats.max_threads > 1)
+		snprintf(threads, sizeof threads, " from %d threads", rc->stats.max_threads);
+	fprintf(stderr, "xgdbprof: the run took %.1f s for a %.1f s duration: starting gdb and attaching %.1f s, "
+		"reading symbols %.1f s, %s %.1f s, detaching%s %.1f s, the report %.1f s\n", took, asked,
+		(double)(rc->attached_ns - rc->began_ns) / 1e9, (double)(rc->collect_start_ns - rc->attached_ns) / 1e9,
+		rc->tracing ? "tracing" : "sampling", (double)(rc->collect_end_ns - rc->collect_start_ns) / 1e9,
+		threads, (double)(rc->detach_end_ns - rc->detach_start_ns) / 1e9,
+		(double)(now - rc->detach_end_ns) / 1e9);
 }
 
 /* The run's last line: the directory and every file written there, or
@@ -1209,10 +1249,12 @@ static int run_finish(struct run_context *rc, int exit_code)
 		exit_code = cli_rescue_if_gdb_lost(rc->session, exit_code);
 	if (!rc->from_jemalloc)   /* jemalloc's profile is the heap; no glibc chunks to test */
 		test_live_allocations(rc);
+	rc->detach_start_ns = monotonic_ns();
 	if (session_end(rc->session, &e) < 0) {
 		cli_error("%s", e.msg);
 		exit_code = XGP_EXIT_FAILURE;
 	}
+	rc->detach_end_ns = monotonic_ns();
 	rc->session = NULL;
 	if (rc->run && !signals_urgent()) {
 		/* The run's header first, then whatever END prints: maps,
@@ -1265,6 +1307,7 @@ static int run_finish(struct run_context *rc, int exit_code)
 			cli_save_profile_exports(rc->raw, rc->output_dir, &rc->written);
 		if (rc->copy && rc->written.n == 0)
 			save_report_copy(rc);
+		say_overrun(rc);
 		if (!rc->request->quiet && !rc->single_format)   /* --every names each window's files itself */
 			say_files_written(rc);
 	}
@@ -1312,6 +1355,7 @@ int run_recipe(const struct run_request *req)
 		.width = req->report_stream ? 0 : text_terminal_width(STDOUT_FILENO),
 	};
 	rc.ended = &rc.stats.run;
+	rc.began_ns = monotonic_ns();
 	signals_install();
 	int exit_code = run_open(&rc);
 	if (exit_code != XGP_EXIT_OK)
@@ -1323,6 +1367,7 @@ int run_recipe(const struct run_request *req)
 		recipe_free(rc.recipe);
 		return exit_code;
 	}
+	rc.attached_ns = monotonic_ns();
 	exit_code = run_start(&rc);
 	if (exit_code == XGP_EXIT_OK && req->recipe && strcmp(req->recipe, "heap") == 0 && !req->launch) {
 		struct xerr e;
@@ -1333,7 +1378,9 @@ int run_recipe(const struct run_request *req)
 			exit_code = cli_error("heap from jemalloc's profile: %s", e.msg);
 		rc.from_jemalloc = got == 1;
 	}
+	rc.collect_start_ns = monotonic_ns();
 	if (exit_code == XGP_EXIT_OK && !rc.from_jemalloc)
 		exit_code = run_collect(&rc);
+	rc.collect_end_ns = monotonic_ns();
 	return run_finish(&rc, exit_code);
 }

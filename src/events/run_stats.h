@@ -37,6 +37,7 @@ struct run_stats {
 	bool target_exited;
 	char killed_by[32];           /* the signal that ended the target ("SIGKILL"), "" if it exited or unsaid */
 	bool target_execed;           /* it exec'd: the run ended there, the new program runs untouched */
+	bool leader_exited;           /* its main thread exited, other threads running on: the run ended there */
 	char exec_path[200];          /* the program it exec'd, when known */
 	struct run_notes notes;
 	/* The stop log behind the percentiles (private to run_stats.c). */

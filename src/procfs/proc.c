@@ -227,16 +227,44 @@ int proc_children(pid_t pid, pid_t **out)
 	return (int)count;
 }
 
+int proc_thread_states(pid_t pid, const char *stop_at, char *seen, size_t size)
+{
+	char path[320];
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	size_t nseen = 0;
+	if (size)
+		seen[0] = '\0';
+	DIR *dir = opendir(path);
+	if (!dir)
+		return -1;
+	struct dirent *d;
+	while ((d = readdir(dir)) != NULL) {
+		if (!isdigit((unsigned char)d->d_name[0]))
+			continue;
+		char buf[1024];
+		snprintf(path, sizeof path, "/proc/%d/task/%s/stat", (int)pid, d->d_name);
+		if (read_proc_file(path, buf, sizeof buf) <= 0)
+			continue;   /* gone meanwhile */
+		/* the state follows the name, which may hold ") " itself */
+		const char *close = strrchr(buf, ')');
+		char state = close && close[1] == ' ' ? close[2] : 0;
+		if (!state || strchr(seen, state))
+			continue;
+		if (nseen + 1 < size) {
+			seen[nseen++] = state;
+			seen[nseen] = '\0';
+		}
+		if (stop_at && strchr(stop_at, state))
+			break;
+	}
+	closedir(dir);
+	return (int)nseen;
+}
+
 bool proc_any_thread_in(pid_t pid, const char *states)
 {
-	struct proc_thread *threads;
-	int n = proc_threads(pid, &threads, NULL);
-	bool found = false;
-	for (int i = 0; i < n && !found; i++)
-		found = threads[i].state && strchr(states, threads[i].state);
-	if (n >= 0)
-		free(threads);
-	return found;
+	char seen[32];
+	return proc_thread_states(pid, states, seen, sizeof seen) > 0 && strpbrk(seen, states);
 }
 
 bool proc_signal_pending(pid_t pid, int sig)
@@ -417,6 +445,9 @@ int proc_check_target(pid_t pid, struct xerr *e)
 	if (state == 0)
 		return xerr_set(e, "no process with PID %d: check the PID with `ps -p %d` or `pgrep NAME`",
 				(int)pid, (int)pid);
+	if ((state == 'Z' || state == 'X') && proc_any_thread_in(pid, "RSD"))
+		return xerr_set(e, "process %d's main thread has exited (/proc shows a zombie) while its other threads "
+				"run on: gdb cannot attach to a process without its main thread", (int)pid);
 	if (state == 'Z' || state == 'X')
 		return xerr_set(e, "process %d is a zombie (it has exited and waits for its parent to reap it): "
 				"there is nothing left to profile", (int)pid);

@@ -92,6 +92,11 @@ bool session_target_alive(struct session *s);
  * /proc shows the end before gdb has read it: then gdb's record is waited
  * for, up to a second. NULL at once while the target lives. */
 const char *session_exit_signal(struct session *s);
+/* Whether the target's main thread exited (pthread_exit: /proc/PID is a
+ * zombie) while other threads of it run on, for 200 ms at least. gdb 13
+ * cannot detach from such a process (an internal error: it quits, and the
+ * kernel lets the threads go); session_target_alive is false for it. */
+bool session_leader_exited(struct session *s);
 /* Whether /proc shows every thread of the target dead (zombies, or the
  * process gone) although gdb has not reported an exit. gdb can miss one
  * (gdb idle in poll, every thread a zombie it still traces: bench/README.md,

@@ -460,6 +460,14 @@ static int one_thread_at_a_time(struct sampler *sp, struct sampler_stats *st, st
 	size_t nstopped_on = 0;
 	for (struct tracked_thread *t; (t = sampler_next_thread_to_walk(sp, &cursor));) {
 		char kernel_wait[64];
+		/* The duration is up: the threads left are not walked. A round
+		 * over many running threads under load (gdb's stop ~15-35 ms
+		 * each) overran a 4 s run by whole rounds. */
+		if (sp->end_ns && monotonic_ns() >= sp->end_ns) {
+			t->walk = t->wanted = false;
+			st->cut_at_end++;
+			continue;
+		}
 		/* Its own budget: refilled to now, overdrawn means not this round. */
 		stop_budget_charge(&t->budget, t->budget_spent_s, monotonic_ns());
 		if (stop_budget_overdrawn(&t->budget)) {
@@ -920,6 +928,8 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 	struct cpu_window cpu = { .start = start, .ticks = -1, .clock_ticks = clock_ticks };
 	if (sampler_setup(&sp, s, sym, cfg, e) < 0)
 		goto out;
+	if (cfg->duration_s > 0)
+		sp.end_ns = start + (uint64_t)(cfg->duration_s * 1e9);
 
 	uint64_t next_tick = start;
 	/* The CPU total runs from the first plan on, as the threads' own clocks do. */
@@ -930,21 +940,27 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 		uint64_t now = monotonic_ns();
 		if (signals_pending())
 			break;
-		if (cfg->duration_s > 0 && (double)(now - start) / 1e9 >= cfg->duration_s)
+		if (cfg->duration_s > 0 && ((double)(now - start) / 1e9 >= cfg->duration_s || now >= sp.end_ns))
 			break;
 		if (session_target_execed(s)) {
 			st->run.target_execed = true;
 			break;
 		}
 		if (!session_target_alive(s)) {
-			run_stats_target_ended(&st->run, session_exit_signal(s));
+			if (session_leader_exited(s))
+				st->run.leader_exited = true;
+			else
+				run_stats_target_ended(&st->run, session_exit_signal(s));
 			break;
 		}
 		if (now < next_tick) {
 			/* Wait on gdb rather than sleep: a gdb that dies between
 			 * samples leaves its int3s in the running target, and the
-			 * sooner the rescue runs the less likely a thread meets one. */
-			uint64_t wait = next_tick - now;
+			 * sooner the rescue runs the less likely a thread meets one.
+			 * Not past the duration's end: a budget that lowered the
+			 * rate to under 1 Hz a thread would hold the end that long. */
+			uint64_t until = sp.end_ns && sp.end_ns < next_tick ? sp.end_ns : next_tick;
+			uint64_t wait = until > now ? until - now : 0;
 			if (wait >= 1000000u) {
 				if (session_idle(s, (int)(wait / 1000000u), e) < 0)
 					goto out;
@@ -972,7 +988,8 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 			break;
 		if (round == ROUND_TARGET_GONE) {
 			st->run.target_execed = session_target_execed(s);
-			if (!st->run.target_execed)
+			st->run.leader_exited = !st->run.target_execed && session_leader_exited(s);
+			if (!st->run.target_execed && !st->run.leader_exited)
 				run_stats_target_ended(&st->run, session_exit_signal(s));
 			break;
 		}

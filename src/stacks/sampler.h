@@ -90,6 +90,7 @@ struct sampler_stats {
 				       * queued for a CPU (behind anything) or asleep just before the interrupt */
 	uint64_t displaced_by_stop;   /* runnable threads not stopped (the same): on the CPU of a thread stopped
 				       * earlier in the round, perhaps running only because we stopped it */
+	uint64_t cut_at_end;          /* non-stop: threads a round left unwalked, the duration being up */
 	uint64_t entered_wait;        /* non-stop: on-CPU walks kept that landed in a futex wait the thread, on a
 				       * CPU when asked, entered by itself meanwhile (sampler.c, on_cpu_when_asked) */
 	uint64_t landed_late_fault;   /* of landed_late, those at a page fault's return (sampler_note_faults) */

@@ -126,6 +126,8 @@ struct sampler {
 	uint64_t last_plan_ns;    /* when the previous tick read /proc */
 	struct sampler_stats *stats;  /* the run's, for counters kept where the decisions are */
 	uint64_t start_ns;        /* the run's start, for the events' since_start_ns */
+	uint64_t end_ns;          /* when the duration is up (0: no duration): a round stops
+				   * walking threads then, not at its last thread */
 	uint64_t seen_cpu_ns;     /* CPU time of the threads /proc listed, between their listings
 				   * (from birth for threads born during the run) */
 	double thread_stopped_max_pct;  /* the largest share of its own time any thread was held

@@ -796,7 +796,7 @@ int entry_counters_install(struct session *s, struct entry_counter *c, size_t n,
 			rc = session_remember_patch(s, c[i].patch, c[i].original, jmp[ncodes], JMP_LEN, false, e);
 		if (rc == 0) {
 			codes[ncodes] = (struct session_memory_write){ .addr = c[i].tramp, .buf = c[i].tramp_code,
-								       .n = c[i].tramp_len };
+								       .n = c[i].tramp_len, .rc = -1 };
 			which[ncodes++] = i;
 		}
 	}
@@ -827,6 +827,20 @@ int entry_counters_install(struct session *s, struct entry_counter *c, size_t n,
 		c[which[k]].installed = jumps[k].rc == 0;
 	if (rc == 0)
 		rc = jumped;
+	/* a code written with no jump to it (a failure between the two
+	 * batches) goes back now: entry_counters_remove undoes installed
+	 * counters only */
+	size_t nundo = 0;
+	for (size_t k = 0; codes && k < ncodes; k++) {
+		const struct entry_counter *ck = NULL;
+		for (size_t i = 0; i < n && !ck; i++)
+			if (c[i].planned && !c[i].installed && c[i].tramp == codes[k].addr)
+				ck = &c[i];
+		if (ck && codes[k].rc == 0)
+			codes[nundo++] = (struct session_memory_write){ .addr = ck->tramp, .buf = ck->tramp_original,
+									.n = ck->tramp_len };
+	}
+	session_write_memory_batch(s, codes, nundo, NULL);
 	free(codes);
 	free(jumps);
 	free(jmp);

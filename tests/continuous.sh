@@ -152,6 +152,9 @@ check "3 windows in the index" test "$(lines "$A")" -eq 3 || show "$A/index.json
 # say_window returning when !c->tty).
 check "in a pipe: one plain line per window on stderr" \
 	test "$(grep -c '^xgdbprof: window [0-9]* ([0-9_]* UTC), pid [0-9]*: ok' "$TMP/a.err")" -eq 3 || show "$TMP/a.err"
+check "... each giving the figure the budget keeps, as the report does" \
+	test "$(grep -c '^xgdbprof: window [0-9]* .*: ok, .*each thread held at most [0-9.]*%' "$TMP/a.err")" -eq 3 ||
+	show "$TMP/a.err"
 check "... no terminal escapes in them" sh -c "! grep -q \$(printf '\033') '$TMP/a.err'"
 check "... and a summary at SIGTERM" grep -q '^xgdbprof: stopped after 3 windows; index in ' "$TMP/a.err" || show "$TMP/a.err"
 PROFILES=$(cd "$A" && ls cpu_profile_*.pb.gz 2>/dev/null)
@@ -184,6 +187,8 @@ for l in open(os.path.join(d, "index.jsonl")):
     assert w["status"] == "ok" and w["pid"] == pid, w
     assert w["samples"] > 0 and w["cpu_min_pct"] <= w["cpu_avg_pct"] <= w["cpu_max_pct"], w
     assert 0 <= w["stopped_pct"] < 100, w
+    # the budget's figure (non-stop sampling of a PID): each thread's held share
+    assert w["held_max_pct"] is not None and 0 <= w["held_max_pct"] < 100, w
     assert "cpu_profile_%s.pb.gz" % w["window"] in w["files"] and "%s/profile.json" % w["window"] in w["files"], w
     for f in w["files"]:
         assert os.path.isfile(os.path.join(d, f)), f

@@ -176,6 +176,10 @@ struct run_outcome {
 	int64_t samples;
 	double cpu_min_pct, cpu_avg_pct, cpu_max_pct;
 	double stopped_pct;
+	/* the figure the budget keeps: each thread's largest share held by
+	 * the kernel's account (non-stop sampling); NAN when the run kept its
+	 * budget on stopped_pct (all-stop, tracing) */
+	double held_max_pct;
 	double elapsed_s;
 };
 

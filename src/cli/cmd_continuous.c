@@ -312,6 +312,7 @@ static cJSON *window_json(const struct window *w)
 	cJSON_AddItemToObject(o, "cpu_avg_pct", number_or_null(w->outcome.cpu_avg_pct));
 	cJSON_AddItemToObject(o, "cpu_max_pct", number_or_null(w->outcome.cpu_max_pct));
 	cJSON_AddItemToObject(o, "stopped_pct", number_or_null(w->outcome.stopped_pct));
+	cJSON_AddItemToObject(o, "held_max_pct", number_or_null(w->outcome.held_max_pct));
 	cJSON_AddItemToObject(o, "samples", w->outcome.samples >= 0 ? cJSON_CreateNumber((double)w->outcome.samples)
 								     : cJSON_CreateNull());
 	/* insights marks such a window too: its shares are noise */
@@ -642,11 +643,18 @@ static void write_metrics(const struct continuous *c, const struct window *w)
  * shows each window. */
 static void say_window(const struct continuous *c, const struct window *w)
 {
-	char figures[160] = "";
+	char figures[192] = "", observer[64];
+	/* the figure the budget keeps, as the report's observer line */
+	if (isfinite(w->outcome.held_max_pct))
+		snprintf(observer, sizeof observer, "each thread held at most %.2f%%", w->outcome.held_max_pct);
+	else
+		snprintf(observer, sizeof observer, "stopped %.2f%%", w->outcome.stopped_pct);
 	if (w->outcome.samples >= 0)
-		snprintf(figures, sizeof figures, ", CPU %.0f/%.0f/%.0f%% min/avg/max, stopped %.2f%%, %lld sample%s",
-			 w->outcome.cpu_min_pct, w->outcome.cpu_avg_pct, w->outcome.cpu_max_pct, w->outcome.stopped_pct,
+		snprintf(figures, sizeof figures, ", CPU %.0f/%.0f/%.0f%% min/avg/max, %s, %lld sample%s",
+			 w->outcome.cpu_min_pct, w->outcome.cpu_avg_pct, w->outcome.cpu_max_pct, observer,
 			 (long long)w->outcome.samples, w->outcome.samples == 1 ? "" : "s");
+	else if (isfinite(w->outcome.stopped_pct))
+		snprintf(figures, sizeof figures, ", %s", observer);
 	const cJSON *first = cJSON_GetArrayItem(w->files, 0);
 	fprintf(stderr, "%sxgdbprof: window %d (%s UTC)", c->tty ? "\r\033[K" : "", w->number, w->stamp);
 	if (w->pid)
@@ -735,6 +743,7 @@ static void window_begin(struct continuous *c, struct window *w, int number)
 	w->status = "ok";
 	w->outcome = (struct run_outcome){
 		.samples = -1, .cpu_min_pct = NAN, .cpu_avg_pct = NAN, .cpu_max_pct = NAN, .stopped_pct = NAN,
+		.held_max_pct = NAN,
 	};
 	w->files = cJSON_CreateArray();
 }

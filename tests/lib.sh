@@ -137,6 +137,7 @@ xg_window() {
 	xg=$!
 	for _ in $(seq 1500); do
 		grep -q "attached" "$TMP/$name.err" 2>/dev/null && break
+		kill -0 "$xg" 2>/dev/null || break   # gone without arming: its status says why
 		cp "$progress" "$TMP/before"
 		sleep 0.02
 	done

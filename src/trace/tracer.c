@@ -320,11 +320,9 @@ static int tracer_start(struct tracer *t, struct xerr *e)
 		stop_clock_stopped(&t->duty_cycle.clock, 0, monotonic_ns(), &unused);
 		t->duty_cycle.budget_start_ns = monotonic_ns();
 		tracer_process_cpu_start(&t->duty_cycle.cpu, t->pid);
-		/* A small starting credit lets the first on-window hold several
-		 * hits; a run's end must have repaid it. */
-		t->duty_cycle.budget_credit_s = cfg->max_stopped_percent / 100.0 * 0.2;
+		/* A small starting credit lets the first on-window hold several hits. */
 		stop_budget_init(&t->duty_cycle.budget, tracer_budgeted(t) ? cfg->max_stopped_percent : 0, t->duty_cycle.budget_start_ns,
-				 t->duty_cycle.budget_credit_s);
+				 cfg->max_stopped_percent / 100.0 * 0.2);
 		stop_clock_resuming(&t->duty_cycle.clock, 0, false, t->duty_cycle.budget_start_ns);
 		rc = session_resume(t->s, e);
 	}

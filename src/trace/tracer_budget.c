@@ -220,36 +220,6 @@ static int set_duty(struct tracer *t, enum duty next, uint64_t when, struct xerr
 	return 0;
 }
 
-/* What a hit costs the budget: its mean stopped time so far, at least
- * gdb's part. */
-static double hit_cost_s(const struct tracer *t)
-{
-	double hit_s = t->duty_cycle.gdb_hit_ns / 1e9;
-	if (t->st->hits && t->duty_cycle.stopped_ns / 1e9 / (double)t->st->hits > hit_s)
-		hit_s = t->duty_cycle.stopped_ns / 1e9 / (double)t->st->hits;
-	return hit_s;
-}
-
-/* How far a window may overdraw the budget before a hit cuts it: a
- * second's allowance and four hits, but no more than the run's time left
- * repays at the budget's rate less the starting credit and a hit (negative:
- * a hit cuts the window while that much of the balance is left). Nothing
- * repays an overdraft after the run's end: 1 s runs (continuous windows)
- * ended at 6.2-6.9% of the time stopped against a 5% budget. */
-double tracer_budget_overdraft_s(const struct tracer *t, uint64_t now)
-{
-	double share = t->duty_cycle.budget.share;
-	double overdraft_s = share * 1.0 + 4 * t->duty_cycle.gdb_hit_ns / 1e9;
-	if (t->cfg->duration_s > 0) {
-		double left_s = t->cfg->duration_s - (double)(now - t->duty_cycle.budget_start_ns) / 1e9;
-		/* less a hit: the hits already under way when the window is cut */
-		double repayable_s = (left_s > 0 ? share * left_s : 0) - t->duty_cycle.budget_credit_s - hit_cost_s(t);
-		if (repayable_s < overdraft_s)
-			overdraft_s = repayable_s;
-	}
-	return overdraft_s;
-}
-
 /* The duty the budget asks for after a stop (target still stopped), the
  * budget charged with the stopped time so far: a drain ends once no call
  * is in flight, or after 50 ms; an armed window ends when its close was
@@ -268,7 +238,7 @@ enum duty tracer_budget_duty_after_stop(struct tracer *t, uint64_t now)
 	 * time passes): cut the window here, and say so. More would let a
 	 * window run longer but make the stops burstier (and the off time
 	 * after them longer) for every target. */
-	double cut_s = tracer_budget_overdraft_s(t, now);
+	double cut_s = t->duty_cycle.budget.share * 1.0 + 4 * t->duty_cycle.gdb_hit_ns / 1e9;
 	bool cut = !t->duty_cycle.close_requested && t->duty_cycle.budget.balance_s < -cut_s;
 	if (t->duty_cycle.close_requested || cut) {
 		t->st->windows_cut += cut;
@@ -340,33 +310,10 @@ bool tracer_budget_window_ends(struct tracer *t, uint64_t clock, uint64_t now)
 	return true;
 }
 
-/* Whether the probes, off, may come on again at `now`: always, but near
- * the end of a run of set duration only while what the budget has left by
- * the end (the balance, the allowance still to come, less the starting
- * credit) pays for a hit. A window switched on then overdraws the run's
- * budget by its first hit, and nothing after the end repays it. */
-bool tracer_budget_may_rearm(struct tracer *t, uint64_t now)
-{
-	if (t->cfg->duration_s <= 0)
-		return true;
-	stop_budget_charge(&t->duty_cycle.budget, t->duty_cycle.stopped_ns / 1e9, now);
-	double left_s = t->cfg->duration_s - (double)(now - t->duty_cycle.budget_start_ns) / 1e9;
-	double by_the_end_s = t->duty_cycle.budget.balance_s + t->duty_cycle.budget.share * (left_s > 0 ? left_s : 0) -
-			      t->duty_cycle.budget_credit_s;
-	return by_the_end_s >= hit_cost_s(t);
-}
-
 int tracer_budget_wake(struct tracer *t, uint64_t now, struct xerr *e)
 {
 	if (t->duty_cycle.duty != DUTY_OFF || now < t->duty_cycle.off_until_ns)
 		return 0;
-	if (!tracer_budget_may_rearm(t, now)) {
-		/* off for the rest of the run */
-		t->duty_cycle.off_until_ns = t->duty_cycle.budget_start_ns + (uint64_t)(t->cfg->duration_s * 1e9);
-		if (t->duty_cycle.off_until_ns <= now)
-			t->duty_cycle.off_until_ns = UINT64_MAX;
-		return 0;
-	}
 	if (t->non_stop) {
 		/* Enabled with the target running: nothing is held. The off
 		 * window is closed on the clocks as a stop would: its stopped

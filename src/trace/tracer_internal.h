@@ -173,7 +173,6 @@ struct tracer_duty_cycle {
 	 * the budget it would either be credit (elapsed without stops) or
 	 * switch the probes off for seconds at the start. */
 	uint64_t arm_stop_ns, budget_start_ns;
-	double budget_credit_s;       /* the budget's starting balance */
 	enum duty duty;
 	uint64_t duty_changed_ns, off_until_ns, covered_ns;
 	/* An armed window ends at the first of its boundaries, every
@@ -377,14 +376,11 @@ bool tracer_hit_cpu_at_stop(struct tracer *t, pid_t tid, int bp);
 void tracer_calibrate_at(struct tracer *t, struct site *site, int gdb_id, pid_t tid);
 
 /* tracer_budget.c. tracer_median_gap_ns, tracer_hidden_part_ns,
- * tracer_budget_overdraft_s, tracer_budget_may_rearm,
  * tracer_budget_duty_after_stop and tracer_budget_window_ends are the
  * budget's arithmetic and decisions: no gdb, no clock read (the callers
  * switch the probes and read the clocks). */
 double tracer_median_gap_ns(const struct tracer *t);
 double tracer_hidden_part_ns(double gdb_hit_ns, bool handled, const struct stop_clock_window *w);
-double tracer_budget_overdraft_s(const struct tracer *t, uint64_t now);
-bool tracer_budget_may_rearm(struct tracer *t, uint64_t now);
 enum duty tracer_budget_duty_after_stop(struct tracer *t, uint64_t now);
 bool tracer_budget_window_ends(struct tracer *t, uint64_t clock, uint64_t now);
 bool tracer_resumes_over_breakpoint(const struct tracer *t);

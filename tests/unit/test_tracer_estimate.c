@@ -29,8 +29,6 @@ static struct tracer *new_tracer(struct tracer_stats *st)
 	}
 	memset(st, 0, sizeof *st);
 	t->st = st;
-	static const struct tracer_config until_stopped;   /* no duration */
-	t->cfg = &until_stopped;
 	return t;
 }
 
@@ -391,69 +389,6 @@ static void test_duty_after_stop(void)
 	/* off stays off (waking is the loop's, at off_until_ns) */
 	t = budgeted(&st, DUTY_OFF, 0);
 	CHECK(tracer_budget_duty_after_stop(t, now) == DUTY_OFF);
-	free(t);
-	/* A run of -d 1.2 s, 1 s in: the 200 ms left repay 10 ms at 5%, less a
-	 * hit (1 ms), so an overdraft of 11 ms (61 ms stopped), within a
-	 * second's allowance and four hits, cuts the window here; 7 ms over
-	 * does not. */
-	struct tracer_config short_run = { .duration_s = 1.2 };
-	t = budgeted(&st, DUTY_ON, 61);
-	t->cfg = &short_run;
-	CHECK(near(tracer_budget_overdraft_s(t, now), 0.009, 1e-9));
-	CHECK(tracer_budget_duty_after_stop(t, now) == DUTY_OFF && st.windows_cut == 1);
-	free(t);
-	t = budgeted(&st, DUTY_ON, 57);   /* 7 ms over */
-	t->cfg = &short_run;
-	CHECK(tracer_budget_duty_after_stop(t, now) == DUTY_ON && !st.windows_cut);
-	free(t);
-	/* past the run's end (the last hits before the detach): a hit's
-	 * worth of balance left, or the window is cut */
-	t = budgeted(&st, DUTY_ON, 51);
-	t->cfg = &short_run;
-	CHECK(near(tracer_budget_overdraft_s(t, 1300 * (uint64_t)MS), -0.001, 1e-9));
-	free(t);
-	/* A starting credit of 10 ms must be repaid by the end: at the end of
-	 * a 1 s run a hit cuts the window while less than 10 ms and a hit are
-	 * left (the balance is capped at a second's allowance, 50 ms). */
-	struct tracer_config one_second = { .duration_s = 1.0 };
-	t = budgeted(&st, DUTY_ON, 45);   /* 5 ms left */
-	t->cfg = &one_second;
-	t->duty_cycle.budget_credit_s = 0.010;
-	stop_budget_init(&t->duty_cycle.budget, 5, 0, 0.010);
-	CHECK(near(tracer_budget_overdraft_s(t, now), -0.011, 1e-9));
-	CHECK(tracer_budget_duty_after_stop(t, now) == DUTY_OFF && st.windows_cut == 1);
-	free(t);
-	t = budgeted(&st, DUTY_ON, 35);   /* 15 ms left */
-	t->cfg = &one_second;
-	t->duty_cycle.budget_credit_s = 0.010;
-	stop_budget_init(&t->duty_cycle.budget, 5, 0, 0.010);
-	CHECK(tracer_budget_duty_after_stop(t, now) == DUTY_ON && !st.windows_cut);
-	free(t);
-	/* Re-arming: only while what is left by the end pays for a hit. */
-	t = budgeted(&st, DUTY_OFF, 45);
-	t->cfg = &one_second;
-	t->duty_cycle.budget_credit_s = 0.010;
-	stop_budget_init(&t->duty_cycle.budget, 5, 0, 0.010);
-	/* at 0.8 s: the balance 10 + 40 (capped at 50) - 45 = 5 ms, with 10 ms
-	 * to come, less the 10 ms credit: 5 ms by the end, a hit's worth */
-	CHECK(tracer_budget_may_rearm(t, 800 * (uint64_t)MS));
-	free(t);
-	/* 50 ms stopped: nothing left by the end for a hit */
-	t = budgeted(&st, DUTY_OFF, 50);
-	t->cfg = &one_second;
-	t->duty_cycle.budget_credit_s = 0.010;
-	stop_budget_init(&t->duty_cycle.budget, 5, 0, 0.010);
-	CHECK(!tracer_budget_may_rearm(t, 800 * (uint64_t)MS));
-	/* no duration: always */
-	struct tracer_config no_duration = { .duration_s = 0 };
-	t->cfg = &no_duration;
-	CHECK(tracer_budget_may_rearm(t, now));
-	free(t);
-	/* a long run keeps a second's allowance and four hits: 54 ms */
-	struct tracer_config long_run = { .duration_s = 60 };
-	t = budgeted(&st, DUTY_ON, 0);
-	t->cfg = &long_run;
-	CHECK(near(tracer_budget_overdraft_s(t, now), 0.054, 1e-9));
 	free(t);
 }
 

@@ -138,15 +138,24 @@ int session_read_memory(struct session *s, uint64_t addr, void *buf, size_t n, s
 	return rc;
 }
 
+/* buf's n bytes as -data-write-memory-bytes takes them: two hex digits
+ * each (malloc'd; NULL when out of memory). */
+static char *memory_hex(const void *buf, size_t n)
+{
+	char *hex = malloc(n * 2 + 1);
+	for (size_t i = 0; hex && i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", ((const unsigned char *)buf)[i]);
+	if (hex)
+		hex[2 * n] = 0;
+	return hex;
+}
+
 int session_write_memory(struct session *s, uint64_t addr, const void *buf, size_t n, struct xerr *e)
 {
 	char at[32];
-	char *hex = malloc(n * 2 + 1);
+	char *hex = memory_hex(buf, n);
 	if (!hex)
 		return xerr_oom(e);
-	for (size_t i = 0; i < n; i++)
-		snprintf(hex + 2 * i, 3, "%02x", ((const unsigned char *)buf)[i]);
-	hex[2 * n] = 0;
 	snprintf(at, sizeof at, "0x%" PRIx64, addr);
 	const char *args[] = { at, hex, NULL };
 	int rc = session_call(s, NULL, e, "-data-write-memory-bytes", args);
@@ -164,12 +173,8 @@ int session_write_memory_batch(struct session *s, struct session_memory_write *w
 	const char *(*args)[3] = calloc(n, sizeof *args);
 	int rc = 0;
 	for (size_t i = 0; batch && hex && at && args && i < n; i++) {
-		hex[i] = malloc(w[i].n * 2 + 1);
-		if (!hex[i])
+		if (!(hex[i] = memory_hex(w[i].buf, w[i].n)))
 			break;
-		for (size_t k = 0; k < w[i].n; k++)
-			snprintf(hex[i] + 2 * k, 3, "%02x", ((const unsigned char *)w[i].buf)[k]);
-		hex[i][2 * w[i].n] = 0;
 		snprintf(at[i], sizeof at[i], "0x%" PRIx64, w[i].addr);
 		args[i][0] = at[i];
 		args[i][1] = hex[i];

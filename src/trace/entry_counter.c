@@ -762,9 +762,10 @@ int entry_counters_install(struct session *s, struct entry_counter *c, size_t n,
 	 * every thread is stopped throughout, so only the order counts. */
 	struct session_memory_write *codes = calloc(n ? n : 1, sizeof *codes), *jumps = calloc(n ? n : 1, sizeof *jumps);
 	uint8_t (*jmp)[JMP_LEN] = calloc(n ? n : 1, sizeof *jmp);
-	size_t *which = calloc(n ? n : 1, sizeof *which);
+	/* the counter each code and each jump is for */
+	size_t *code_of = calloc(n ? n : 1, sizeof *code_of), *jump_of = calloc(n ? n : 1, sizeof *jump_of);
 	size_t ncodes = 0;
-	int rc = codes && jumps && jmp && which ? 0 : xerr_oom(e);
+	int rc = codes && jumps && jmp && code_of && jump_of ? 0 : xerr_oom(e);
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		if (!c[i].planned)
 			continue;
@@ -797,7 +798,7 @@ int entry_counters_install(struct session *s, struct entry_counter *c, size_t n,
 		if (rc == 0) {
 			codes[ncodes] = (struct session_memory_write){ .addr = c[i].tramp, .buf = c[i].tramp_code,
 								       .n = c[i].tramp_len, .rc = -1 };
-			which[ncodes++] = i;
+			code_of[ncodes++] = i;
 		}
 	}
 	if (rc == 0)
@@ -806,7 +807,7 @@ int entry_counters_install(struct session *s, struct entry_counter *c, size_t n,
 	 * there runs on through it and back past the jump */
 	size_t njumps = 0;
 	for (size_t k = 0; k < ncodes; k++) {
-		struct entry_counter *ci = &c[which[k]];
+		struct entry_counter *ci = &c[code_of[k]];
 		if (codes[k].rc < 0)
 			continue;
 		for (size_t t = 0; rc == 0 && t < nthreads; t++)
@@ -819,24 +820,21 @@ int entry_counters_install(struct session *s, struct entry_counter *c, size_t n,
 		if (rc < 0)
 			break;
 		jumps[njumps] = (struct session_memory_write){ .addr = ci->patch, .buf = jmp[k], .n = JMP_LEN };
-		which[njumps++] = which[k];
+		jump_of[njumps++] = code_of[k];
 	}
 	/* a jump written is a counter counting, whatever failed after it */
 	int jumped = session_write_memory_batch(s, jumps, njumps, rc == 0 ? e : NULL);
 	for (size_t k = 0; k < njumps; k++)
-		c[which[k]].installed = jumps[k].rc == 0;
+		c[jump_of[k]].installed = jumps[k].rc == 0;
 	if (rc == 0)
 		rc = jumped;
 	/* a code written with no jump to it (a failure between the two
 	 * batches) goes back now: entry_counters_remove undoes installed
 	 * counters only */
 	size_t nundo = 0;
-	for (size_t k = 0; codes && k < ncodes; k++) {
-		const struct entry_counter *ck = NULL;
-		for (size_t i = 0; i < n && !ck; i++)
-			if (c[i].planned && !c[i].installed && c[i].tramp == codes[k].addr)
-				ck = &c[i];
-		if (ck && codes[k].rc == 0)
+	for (size_t k = 0; k < ncodes; k++) {
+		const struct entry_counter *ck = &c[code_of[k]];
+		if (codes[k].rc == 0 && !ck->installed)
 			codes[nundo++] = (struct session_memory_write){ .addr = ck->tramp, .buf = ck->tramp_original,
 									.n = ck->tramp_len };
 	}
@@ -844,7 +842,8 @@ int entry_counters_install(struct session *s, struct entry_counter *c, size_t n,
 	free(codes);
 	free(jumps);
 	free(jmp);
-	free(which);
+	free(code_of);
+	free(jump_of);
 	if (mem_fd >= 0)
 		close(mem_fd);
 	free(threads);

@@ -5,8 +5,9 @@
  *  - MALLOC_CONF=prof:true,lg_prof_sample:16: the state is "profiling" at
  *    2^16; the dump jemalloc writes through our mallctl call parses, and its
  *    largest stack's estimate of live bytes (jemalloc_profile.h) lies within
- *    2x of the retained bytes the fixture itself counts (read from its
- *    stdout before and after the dump); the target runs on afterwards,
+ *    2x of the retained bytes the fixture itself counts (its truth lines
+ *    printed just before the attach and just after the dump, by its own
+ *    clock); the target runs on afterwards,
  *    writing truth lines, and the unused bytes the calls ran from
  *    (target_call.h) read as before.
  *  - prof:true,prof_active:false: inactive; switched on and off again.
@@ -44,13 +45,22 @@
 struct target {
 	pid_t pid;
 	FILE *out;   /* its stdout */
+	struct timespec forked;   /* CLOCK_MONOTONIC, just before the fork */
 };
+
+static double seconds_since(const struct timespec *then)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - then->tv_sec) + (double)(now.tv_nsec - then->tv_nsec) / 1e9;
+}
 
 static int start(struct target *t, const char *bin, const char *arg, const char *malloc_conf)
 {
 	int fds[2];
 	if (pipe(fds) < 0)
 		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &t->forked);
 	t->pid = fork();
 	if (t->pid < 0)
 		return -1;
@@ -78,16 +88,39 @@ static void stop(struct target *t)
 		fclose(t->out);
 }
 
-/* The retained bytes of the fixture's next truth line; 0 on EOF. */
-static uint64_t next_retained(struct target *t)
+/* The retained bytes of the fixture's next truth line, and its t= (the
+ * fixture's seconds since its own start); 0 on EOF. */
+static uint64_t next_truth(struct target *t, double *at)
 {
 	char line[512];
 	while (fgets(line, sizeof line, t->out)) {
 		const char *r = strstr(line, " retained_bytes=");
-		if (strncmp(line, "truth ", 6) == 0 && r)
+		if (strncmp(line, "truth t=", 8) == 0 && r) {
+			if (at)
+				*at = strtod(line + 8, NULL);
 			return strtoull(r + 16, NULL, 10);
+		}
 	}
 	return 0;
+}
+
+static uint64_t next_retained(struct target *t)
+{
+	return next_truth(t, NULL);
+}
+
+/* The retained bytes of the first truth line printed after now. Lines
+ * wait in the pipe, so the next line read may be seconds old (under
+ * valgrind the symbol load and the attach take seconds): a line counts as
+ * printed after now when its t= is at least the time since the fork, the
+ * fixture's clock starting after the fork. */
+static uint64_t retained_printed_after_now(struct target *t)
+{
+	double since_fork = seconds_since(&t->forked), at = 0;
+	uint64_t retained;
+	while ((retained = next_truth(t, &at)) > 0 && at < since_fork)
+		;
+	return retained;
 }
 
 static struct session *attach_stopped(pid_t pid)
@@ -185,11 +218,11 @@ static void profiling(const char *bin)
 	CHECK(start(&t, bin, NULL, "prof:true,lg_prof_sample:16") == 0);
 	next_retained(&t);
 	next_retained(&t);
-	uint64_t before = next_retained(&t);
 	struct jemalloc_hooks hooks;
 	hooks_for(t.pid, &hooks);
 	uint8_t *area_before = area_bytes(t.pid, &hooks.area);
 	CHECK(area_before != NULL);
+	uint64_t before = retained_printed_after_now(&t);   /* and before the attach */
 	struct session *s = attach_stopped(t.pid);
 	CHECK(s != NULL);
 	if (!s) {
@@ -216,7 +249,7 @@ static void profiling(const char *bin)
 		  hooks.area.code, hooks.area.data);
 	free(area_before);
 	free(area_after);
-	uint64_t after = next_retained(&t);
+	uint64_t after = retained_printed_after_now(&t);   /* after the dump */
 	uint64_t later = next_retained(&t);
 	CHECK_MSG(after > 0 && later > after, "the target stopped writing after the dump (%" PRIu64 ", %" PRIu64 ")",
 		  after, later);

@@ -192,29 +192,32 @@ int session_forget_libraries(struct session *s, struct xerr *e)
  * Both are wall time, with two calm looks at least: counted in looks, each
  * a read of every thread's /proc files, the calm window after a detach
  * from 200 threads took 1.1 s on an idle machine and 3.5 s under load
- * (tests/many_threads.sh). */
-void session_continue_stopped_target(pid_t pid, bool only_untraced, int calm_ticks)
+ * (tests/many_threads.sh). Returns how many SIGCONTs it sent. */
+int session_continue_stopped_target(pid_t pid, bool only_untraced, int calm_ticks)
 {
 	struct timespec tick = { 0, 10 * 1000 * 1000 };
 	uint64_t start = monotonic_ns(), calm_since = start;
 	uint64_t calm_ns = (uint64_t)calm_ticks * 10000000u;
+	int continued = 0;
 	for (int calm_looks = 0; monotonic_ns() - start < 3000000000u;) {
 		char state = proc_state(pid);
 		if (state == 0 || state == 'Z' || state == 'X')
-			return;
+			break;
 		char seen[32];
 		if (proc_thread_states(pid, NULL, seen, sizeof seen) < 0)
-			return;
+			break;
 		bool stopped = only_untraced ? strchr(seen, 'T') && !strchr(seen, 't') : strpbrk(seen, "Tt") != NULL;
 		if (stopped) {
 			kill(pid, SIGCONT);
+			continued++;
 			calm_looks = 0;
 			calm_since = monotonic_ns();
 		} else if (++calm_looks >= 2 && monotonic_ns() - calm_since >= calm_ns) {
-			return;
+			break;
 		}
 		nanosleep(&tick, NULL);
 	}
+	return continued;
 }
 
 /* A stopped xgdbprof (kill -STOP, a cgroup freeze, a debugger on it) would

@@ -121,7 +121,7 @@ void session_rescue_stopped_target(struct session *s);
 /* session_gdb.c */
 struct session *session_new(const struct session_options *opts, struct xerr *e);
 int session_forget_libraries(struct session *s, struct xerr *e);
-void session_continue_stopped_target(pid_t pid, bool only_untraced, int calm_ticks);
+int session_continue_stopped_target(pid_t pid, bool only_untraced, int calm_ticks);
 /* What xgdbprof tells its guardian, one byte each. */
 enum guardian_word {
 	GUARDIAN_DONE = 'D',              /* we ended the session ourselves: nothing to heal */

@@ -94,6 +94,20 @@ static int reattach(struct session *s, const char *lost, double held_since_ms, s
 	s->attached = false;
 	s->stopped = false;
 	s->nstopped_ids = 0;
+	/* A SIGSTOP of gdb's still pending in a thread when gdb lets the
+	 * threads go is taken untraced: the whole process enters a group stop
+	 * (state T), which the attach below takes over and the kernel keeps
+	 * through every later detach until a SIGCONT. The process ran up to
+	 * this detach (a thread of it ran on, or gdb held it), so that stop
+	 * is ours: undone before the attach. A 200-thread target beside two
+	 * CPU loops was otherwise left stopped at the end of the run, the
+	 * stop then taken for a user's (tests/many_threads.sh, 1 run of 8). */
+	if (!s->was_stopped_before && !s->stopped_by_other) {
+		int continued = session_continue_stopped_target(s->pid, true, 3);
+		if (continued && s->verbose)
+			fprintf(stderr, "xgdbprof: process %d entered a stop of gdb's once detached: continued (SIGCONT) "
+				"before attaching again\n", (int)s->pid);
+	}
 	char pid_text[32];
 	snprintf(pid_text, sizeof pid_text, "%d", (int)s->pid);
 	if (session_command(s, NULL, e, "-target-attach", pid_text, NULL) < 0) {

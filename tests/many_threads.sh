@@ -17,6 +17,12 @@
 #    says how the target ended, writes its samples (profile.json, the
 #    folded stacks holding busy_loop) and exits 0 (cmd_run.c: a target's
 #    end is not a failure of the run; 2 is for bad input).
+# 3. The main thread alone exits while a tracing recipe counts busy_loop's
+#    calls: the trace goes on (gdb stops and resumes the other threads as
+#    before) to its duration, and the report says when the main thread
+#    exited (it said nothing). Exit 0, the calls counted, and the target
+#    runs on, untraced, its code equal to its file (read through a running
+#    thread's /proc files: the leader's are gone).
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
 require_attach
 MT=$TMP/many_threads
@@ -169,4 +175,25 @@ for case in exit killed leader; do
 		kill_own_child "$pid"
 	fi
 done
+# --- 3. the main thread exits under a tracing recipe ----------------------
+CODECHECK=$TOP_BUILDDIR/tests/unit/test_tracer_codecheck
+start_target leader 30
+pid=$TARGET
+ON_SAMPLE=
+( sleep 1.5; touch "$PROGRESS.end" ) &
+timed_run traced -d 5s -e 'function busy_loop { @c = count(); }' "$pid"
+timed_wait
+at="wall $WALL_MS ms, load $(load)"
+check "traced: exit 0 ($at)" [ "$RC" = 0 ] || grep -v '^xgdbprof: mi ' "$TMP/traced.err" | show /dev/stdin
+check "traced: the report says the main thread exited and the others were traced on" \
+	grep -q "note: the target's main thread exited [0-9.]* s into the trace while its other threads ran on" \
+	"$TMP/traced.out" || show "$TMP/traced.out"
+check "traced: busy_loop's calls were counted" grep -Eq '^@c: (est\. )?[1-9]' "$TMP/traced.out" ||
+	show "$TMP/traced.out"
+sleep 0.5
+check "traced: the target runs on with its threads, untraced, not killed by a trap left behind" \
+	sh -c "[ \$(ls /proc/$pid/task 2>/dev/null | wc -l) -ge $NTHREADS ] && ! grep -q 'TracerPid:[[:space:]]*[1-9]' /proc/$pid/task/*/status"
+busy_tid=$(for t in /proc/"$pid"/task/*; do [ "${t##*/}" = "$pid" ] || { echo "${t##*/}"; break; }; done)
+check "traced: the target's code equals its file (through thread $busy_tid)" test "$("$CODECHECK" "$busy_tid")" = 0
+kill_own_child "$pid"
 finish

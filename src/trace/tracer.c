@@ -370,6 +370,24 @@ static bool exit_unreported(struct tracer *t, struct loop_clock *lc, uint64_t no
 	return true;
 }
 
+/* The target's main thread exited while its other threads run on (/proc
+ * shows the process a zombie; gdb reports nothing, and goes on stopping
+ * and resuming the others). Not an exit: the trace goes on, and at its end
+ * the probes come out as at any end the target lives through (taken for
+ * an exit, as it was when a hit was pending at that look, the trace
+ * ended there without taking them out). Said once, in a note. */
+static bool main_thread_gone(struct tracer *t, uint64_t now)
+{
+	if (t->main_thread_gone)
+		return true;
+	if (session_target_alive(t->s) || !session_leader_exited(t->s))
+		return false;
+	t->main_thread_gone = true;
+	run_notes_add(&t->st->run.notes, "the target's main thread exited %.1f s into the trace while its other "
+		      "threads ran on: they were traced to the end", (double)(now - t->start_ns) / 1e9);
+	return true;
+}
+
 /* After a failed switch of the probes ("Cannot insert breakpoint N. Cannot
  * access memory", seen when panic_storm exited as the probes woke): whether
  * the target is on its way out, dead in /proc within 500 ms. Then the trace
@@ -395,7 +413,7 @@ static int check_trace_end(struct tracer *t, struct loop_clock *lc, uint64_t now
 	*over = true;
 	if (signals_pending() || t->sink_done || (lc->deadline && now >= lc->deadline))
 		return 0;
-	if (session_is_stopped(s) && !session_target_alive(s)) {
+	if (session_is_stopped(s) && !session_target_alive(s) && !main_thread_gone(t, now)) {
 		run_stats_target_ended(&t->st->run, session_exit_signal(s));
 		return 0;
 	}
@@ -418,6 +436,7 @@ static int check_trace_end(struct tracer *t, struct loop_clock *lc, uint64_t now
 		lc->last_exec_check = now;
 		if (session_target_execed(s) || exit_unreported(t, lc, now))
 			return 0;
+		main_thread_gone(t, now);
 	}
 	if (session_exec_path(s))
 		return 0;

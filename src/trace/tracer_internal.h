@@ -282,6 +282,7 @@ struct tracer {
 	struct symbolizer *sym;
 	const struct event_sink *sink;
 	bool sink_done;               /* the sink asked to end the run (exit() in a recipe) */
+	bool main_thread_gone;        /* the target's main thread exited, its other threads run on */
 	const struct tracer_config *cfg;
 	struct tracer_stats *st;
 	pid_t pid;

@@ -103,6 +103,13 @@ static int reattach(struct session *s, const char *lost, double held_since_ms, s
 	 * CPU loops was otherwise left stopped at the end of the run, the
 	 * stop then taken for a user's (tests/many_threads.sh, 1 run of 8). */
 	if (!s->was_stopped_before && !s->stopped_by_other) {
+		/* a thread not scheduled since (a loaded machine) still holds
+		 * it: up to a second for it to be taken (a SIGCONT then clears
+		 * any left) */
+		for (int i = 0; i < 100 && proc_signal_pending(s->pid, SIGSTOP) && !proc_any_thread_in(s->pid, "T"); i++) {
+			struct timespec tick = { 0, 10 * 1000 * 1000 };
+			nanosleep(&tick, NULL);
+		}
 		int continued = session_continue_stopped_target(s->pid, true, 3);
 		if (continued && s->verbose)
 			fprintf(stderr, "xgdbprof: process %d entered a stop of gdb's once detached: continued (SIGCONT) "

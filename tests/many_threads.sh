@@ -17,8 +17,8 @@
 #    says how the target ended, writes its samples (profile.json, the
 #    folded stacks holding busy_loop) and exits 0 (cmd_run.c: a target's
 #    end is not a failure of the run; 2 is for bad input).
-# 3. The main thread alone exits while a tracing recipe counts busy_loop's
-#    calls: the trace goes on (gdb stops and resumes the other threads as
+# 3. The main thread alone exits (a second after the probes are in) while
+#    a tracing recipe counts busy_loop's calls: the trace goes on (gdb stops and resumes the other threads as
 #    before) to its duration, and the report says when the main thread
 #    exited (it said nothing). Exit 0, the calls counted, and the target
 #    runs on, untraced, its code equal to its file (read through a running
@@ -180,8 +180,16 @@ CODECHECK=$TOP_BUILDDIR/tests/unit/test_tracer_codecheck
 start_target leader 30
 pid=$TARGET
 ON_SAMPLE=
-( sleep 1.5; touch "$PROGRESS.end" ) &
 timed_run traced -d 5s -e 'function busy_loop { @c = count(); }' "$pid"
+# the main thread goes a second after the probes are in (under load the
+# attach can take longer than any fixed delay)
+for _ in $(seq 1 1500); do
+	grep -q 'attached [0-9]* probe' "$TMP/traced.err" 2>/dev/null && break
+	[ -s "$TMP/traced.end" ] && break
+	sleep 0.02
+done
+sleep 1
+touch "$PROGRESS.end"
 timed_wait
 at="wall $WALL_MS ms, load $(load)"
 check "traced: exit 0 ($at)" [ "$RC" = 0 ] || grep -v '^xgdbprof: mi ' "$TMP/traced.err" | show /dev/stdin

@@ -144,11 +144,9 @@ struct glibc_heap *glibc_heap_open(pid_t pid, struct xerr *e)
 		xerr_oom(e);
 		return NULL;
 	}
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
-	h->fd = open(path, O_RDONLY | O_CLOEXEC);
+	h->fd = proc_open_mem(pid, O_RDONLY);
 	if (h->fd < 0) {
-		xerr_set(e, "cannot open %s: %s", path, strerror(errno));
+		xerr_set(e, "cannot open /proc/%d/mem: %s", (int)pid, strerror(errno));
 		free(h);
 		return NULL;
 	}

@@ -267,6 +267,34 @@ bool proc_any_thread_in(pid_t pid, const char *states)
 	return proc_thread_states(pid, states, seen, sizeof seen) > 0 && strpbrk(seen, states);
 }
 
+int proc_open_mem(pid_t pid, int flags)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+	int fd = open(path, flags | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	int first_errno = errno;
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	DIR *tasks = opendir(path);
+	if (!tasks) {
+		errno = first_errno;
+		return -1;
+	}
+	struct dirent *d;
+	while (fd < 0 && (d = readdir(tasks)) != NULL) {
+		long tid = strtol(d->d_name, NULL, 10);
+		if (tid <= 0 || tid == (long)pid)
+			continue;
+		snprintf(path, sizeof path, "/proc/%d/task/%ld/mem", (int)pid, tid);
+		fd = open(path, flags | O_CLOEXEC);
+	}
+	closedir(tasks);
+	if (fd < 0)
+		errno = first_errno;
+	return fd;
+}
+
 bool proc_signal_pending(pid_t pid, int sig)
 {
 	uint64_t bit = (uint64_t)1 << (sig - 1);

@@ -63,6 +63,12 @@ bool proc_any_thread_in(pid_t pid, const char *states);
  * or -1 if pid is gone. */
 int proc_thread_states(pid_t pid, const char *stop_at, char *seen, size_t size);
 
+/* Opens pid's memory (open(2) flags, O_CLOEXEC added): /proc/PID/mem, or,
+ * once the main thread has exited while others run on (its files then
+ * read nothing), the mem file of a thread still alive, which is the same
+ * memory. The fd, or -1 with errno as the first open left it. */
+int proc_open_mem(pid_t pid, int flags);
+
 /* True if signal sig is pending for pid: for the process (ShdPnd) or any
  * of its threads (SigPnd). A signal sent to a traced thread waits there
  * until its tracer lets the thread take it. False when none, or gone. */

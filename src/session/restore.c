@@ -48,11 +48,9 @@ int restore_set_lookup(const struct restore_set *rs, uint64_t addr, uint8_t *out
 
 static int open_mem(pid_t pid, int flags, struct xerr *e)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
-	int fd = open(path, flags | O_CLOEXEC);
+	int fd = proc_open_mem(pid, flags);
 	if (fd < 0)
-		return xerr_set(e, "cannot open %s: %s", path, strerror(errno));
+		return xerr_set(e, "cannot open /proc/%d/mem: %s", (int)pid, strerror(errno));
 	return fd;
 }
 
@@ -358,6 +356,24 @@ bool restore_report_fate(const struct restore_report *r, char *buf, size_t size)
 	bool same = !r->start_ticks || !started || started == r->start_ticks;
 	if (state && state != 'Z' && state != 'X' && same)
 		return false;
+	/* A main thread that exited alone leaves the process a zombie in
+	 * /proc while its other threads run on: not the process's end,
+	 * unless they end now (a thread in a trap of the dead gdb's dies of
+	 * SIGTRAP, and the process with it). The zombie's wait status is
+	 * then the main thread's own exit, not how the process ended. */
+	bool main_thread_gone = state == 'Z' && same && proc_any_thread_in(r->pid, "RSDTt");
+	for (int i = 0; main_thread_gone && i < 20 && proc_any_thread_in(r->pid, "RSDTt"); i++) {
+		struct timespec tick = { 0, 10 * 1000 * 1000 };
+		nanosleep(&tick, NULL);
+	}
+	if (main_thread_gone && proc_any_thread_in(r->pid, "RSDTt"))
+		return false;
+	if (main_thread_gone) {
+		snprintf(buf, size, "process %d ended as gdb died; its main thread had exited before, so /proc does not "
+			 "say how (a thread in, or running into, an int3 of gdb's dies of SIGTRAP: docs/safety.md)",
+			 (int)r->pid);
+		return true;
+	}
 	int status;
 	if (state == 'Z' && proc_zombie_wait_status(r->pid, &status) == 0) {
 		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGTRAP)

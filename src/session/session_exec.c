@@ -2,6 +2,7 @@
 #include "config.h"
 #include "session/session_internal.h"
 #include "util/text_escape.h"
+#include "procfs/proc.h"
 
 /* The exec catchpoint fired: the process now runs another program, stopped
  * at its first instruction. Nothing the session was opened for (symbols,
@@ -40,9 +41,7 @@ bool session_exec_identity(pid_t pid, unsigned char out[16])
 	uint64_t at = session_auxv_value(pid, AT_RANDOM);
 	if (!at)
 		return false;   /* mid-exec: no auxv yet */
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = proc_open_mem(pid, O_RDONLY);
 	if (fd < 0)
 		return false;
 	bool ok = pread(fd, out, 16, (off_t)at) == 16;

@@ -170,12 +170,10 @@ int target_call_open(struct target_call *c, struct session *s, const struct targ
 		target_call_close(c, NULL);
 		return xerr_oom(e);
 	}
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/mem", (int)session_pid(s));
-	c->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
+	c->mem_fd = proc_open_mem(session_pid(s), O_RDONLY);
 	if (c->mem_fd < 0) {
 		target_call_close(c, NULL);
-		return xerr_set(e, "cannot read the target's memory through %s", path);
+		return xerr_set(e, "cannot read the target's memory through /proc/%d/mem", (int)session_pid(s));
 	}
 	if (session_read_memory(s, area->code, c->code_original, area->code_len, e) < 0 ||
 	    session_read_memory(s, area->data, c->data_original, area->data_len, e) < 0) {

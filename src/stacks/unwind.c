@@ -1,6 +1,7 @@
 #include "stacks/unwind.h"
 
 #include "arch/regs.h"
+#include "procfs/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -107,12 +108,10 @@ struct unwinder *unwinder_new(Dwfl *dwfl, pid_t pid, struct xerr *e)
 	u->dwfl = dwfl;
 	u->pid = pid;
 	u->window = malloc(STACK_WINDOW);
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
-	u->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
+	u->mem_fd = proc_open_mem(pid, O_RDONLY);
 	if (!u->window || u->mem_fd < 0) {
-		xerr_set(e, "cannot open %s: %s (the fast walker needs it; use the gdb walker with `set walker gdb`)",
-			 path, strerror(errno));
+		xerr_set(e, "cannot open /proc/%d/mem: %s (the fast walker needs it; use the gdb walker with "
+			 "`set walker gdb`)", (int)pid, strerror(errno));
 		unwinder_free(u);
 		return NULL;
 	}

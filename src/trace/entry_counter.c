@@ -3,6 +3,7 @@
 #include "trace/entry_counter.h"
 #include "arch/insn.h"
 #include "arch/syscalls.h"
+#include "procfs/proc.h"
 #include "session/probes.h"
 #include "util/array.h"
 
@@ -753,9 +754,7 @@ int entry_counters_install(struct session *s, struct entry_counter *c, size_t n,
 		free(sps);
 		return -1;
 	}
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/mem", (int)session_pid(s));
-	int mem_fd = open(path, O_RDONLY | O_CLOEXEC);
+	int mem_fd = proc_open_mem(session_pid(s), O_RDONLY);
 	/* Per counter: its code, then the threads that stood in the moved
 	 * instructions moved into it, then its jump. The codes go to gdb in
 	 * one batch and the jumps in another (session_write_memory_batch):

@@ -1,5 +1,8 @@
 /* tracer.c — the loop and the exit path; the target's memory, threads and stacks. */
 #include "trace/tracer_internal.h"
+#include "procfs/proc.h"
+
+#include <errno.h>
 
 /* ---- memory ----------------------------------------------------------- */
 
@@ -282,12 +285,11 @@ static int tracer_start(struct tracer *t, struct xerr *e)
 	bool held_at_entry = session_held_at_entry(t->s);
 	const struct tracer_config *cfg = t->cfg;
 	struct tracer_stats *stats = t->st;
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/mem", (int)t->pid);
-	t->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
+	t->mem_fd = proc_open_mem(t->pid, O_RDONLY);
 	int rc = 0;
 	if (t->mem_fd < 0)
-		rc = xerr_set(e, "cannot open %s to read the target's memory", path);
+		rc = xerr_set(e, "cannot open /proc/%d/mem to read the target's memory: %s", (int)t->pid,
+			      strerror(errno));
 	/* Everything that reads files (resolving the probes, the unwinder,
 	 * the symbolizer's per-module index for the first hit) happens while
 	 * the target runs; only the inserts hold it (docs/tracing.md). */

@@ -6,6 +6,8 @@
 #include "procfs/proc.h"
 #include "procfs/proc_parse.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -403,6 +405,54 @@ static void test_zombie_wait_status(void)
 	}
 }
 
+/* A process whose main thread has exited while another runs on: its
+ * /proc/PID/mem reads nothing (here: the open fails), and proc_open_mem
+ * reads the process's memory through the live thread's files. Mutation
+ * shown to fail: proc_open_mem returning after the first open. */
+static volatile uint64_t memory_marker = 1;
+
+static void *sleep_on(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static void test_open_mem_main_thread_gone(void)
+{
+	pid_t child = fork();
+	if (child == 0) {
+		memory_marker = 0xfeedfacecafe;   /* the child's own value, not the parent's copy */
+		pthread_t t;
+		if (pthread_create(&t, NULL, sleep_on, NULL) != 0)
+			_exit(1);
+		pthread_exit(NULL);
+	}
+	CHECK(child > 0);
+	for (int i = 0; i < 200 && proc_state(child) != 'Z'; i++)
+		usleep(10000);
+	CHECK_MSG(proc_state(child) == 'Z', "the main thread did not exit (state %c)", proc_state(child));
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)child);
+	int direct = open(path, O_RDONLY | O_CLOEXEC);
+	uint64_t value = 0;
+	CHECK_MSG(direct < 0 || pread(direct, &value, sizeof value, (off_t)(uintptr_t)&memory_marker) != sizeof value,
+		  "%s reads as before: the case is not made", path);
+	if (direct >= 0)
+		close(direct);
+	int fd = proc_open_mem(child, O_RDONLY);
+	CHECK_MSG(fd >= 0, "proc_open_mem: %s", strerror(errno));
+	value = 0;
+	CHECK(fd >= 0 && pread(fd, &value, sizeof value, (off_t)(uintptr_t)&memory_marker) == sizeof value);
+	CHECK_MSG(value == 0xfeedfacecafe, "read %#" PRIx64, value);
+	if (fd >= 0)
+		close(fd);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	CHECK(proc_open_mem(child, O_RDONLY) < 0);
+}
+
 /* This thread's fault count grows by about a fault a page when it
  * touches fresh anonymous pages (sampler_note_faults relies on it).
  * Mutation shown to fail: proc_parse_stat reading minflt from field 11. */
@@ -548,5 +598,6 @@ int main(void)
 	test_read_self();
 	test_read_syscall();
 	test_zombie_wait_status();
+	test_open_mem_main_thread_gone();
 	return test_exit_code();
 }

@@ -44,6 +44,10 @@
 # TARGET=demo in the environment runs the bundled demo (cache-service: two
 # busy workers on the miniature sled tree, four idle connection threads)
 # instead of kvservice; its throughput is timed by this script.
+# PERF_CALL_GRAPH=fp records perf's call graphs by frame pointers instead
+# of DWARF (`--call-graph dwarf` copies 8 KiB of stack a sample, a cost
+# the target pays beside ours); the first user frame, to which a kernel
+# sample is charged, is the interrupted user PC either way.
 #
 # Defaults: 1 round, a 20 s window (≥ 2000 thread samples need ~17 Hz per
 # busy thread over 20 s). --quick: 1 round of 8 s. Needs perf (Debian:
@@ -60,6 +64,8 @@ case " $* " in *" --quick "*) window=8 ;; esac
 warmup=5
 workers=${WORKERS:-2}
 target=${TARGET:-kvservice}
+perf_call_graph=${PERF_CALL_GRAPH:-dwarf}
+case "$perf_call_graph" in dwarf | fp) ;; *) log "$0: PERF_CALL_GRAPH is dwarf or fp"; exit 2 ;; esac
 modes="baseline perf-only all-stop default all-stop-alone default-alone"
 [ -z "$only" ] || modes=$only
 case " $modes " in
@@ -131,7 +137,7 @@ measure() {   # MODE
 		;;
 	perf-only)
 		a=$(read_progress "$prog")
-		perf record -F 499 --call-graph dwarf -p "$target_pid" -o "$tmp/perf.data" -- sleep "$window" >"$tmp/perf.log" 2>&1 || true
+		perf record -F 499 --call-graph "$perf_call_graph" -p "$target_pid" -o "$tmp/perf.data" -- sleep "$window" >"$tmp/perf.log" 2>&1 || true
 		b=$(read_progress "$prog")
 		perf script --no-inline -i "$tmp/perf.data" -F comm,tid,ip,sym,dso >"$tmp/perf-$mode.txt" 2>/dev/null || true
 		$analyse perf "$tmp/perf-$mode.txt" --perf-seconds "$window" | while read -r key value; do record "$key" "$value"; done
@@ -152,7 +158,7 @@ measure() {   # MODE
 		wait_traced "$target_pid" 30 || log "$mode: xgdbprof did not attach in 30 s"
 		a=$(read_progress "$prog")
 		if $with_perf; then
-			perf record -F 499 --call-graph dwarf -p "$target_pid" -o "$tmp/perf.data" -- sleep "$window" >"$tmp/perf.log" 2>&1 &
+			perf record -F 499 --call-graph "$perf_call_graph" -p "$target_pid" -o "$tmp/perf.data" -- sleep "$window" >"$tmp/perf.log" 2>&1 &
 			perf_pid=$!
 		fi
 		wait "$xg_pid" || log "$mode: xgdbprof failed: $(tail -n 3 "$tmp/xg.err")"
@@ -192,7 +198,7 @@ while [ "$round" -lt "$rounds" ]; do
 	round=$((round + 1))
 done
 
-echo "bench/fidelity.sh: $([ "$target" = demo ] && echo "the demo (cache-service)" || echo "kvservice ($workers workers)"), window ${window} s, warm-up ${warmup} s, perf -F 499 --call-graph dwarf; load average $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs"
+echo "bench/fidelity.sh: $([ "$target" = demo ] && echo "the demo (cache-service)" || echo "kvservice ($workers workers)"), window ${window} s, warm-up ${warmup} s, perf -F 499 --call-graph $perf_call_graph; load average $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs"
 $analyse table "$results"
 for m in $modes; do
 	[ -s "$tmp/top-$m.txt" ] || continue

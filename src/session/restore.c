@@ -361,14 +361,15 @@ bool restore_report_fate(const struct restore_report *r, char *buf, size_t size)
 	 * unless they end now (a thread in a trap of the dead gdb's dies of
 	 * SIGTRAP, and the process with it). The zombie's wait status is
 	 * then the main thread's own exit, not how the process ended. */
-	bool main_thread_gone = state == 'Z' && same && proc_any_thread_in(r->pid, "RSDTt");
-	for (int i = 0; main_thread_gone && i < 20 && proc_any_thread_in(r->pid, "RSDTt"); i++) {
-		struct timespec tick = { 0, 10 * 1000 * 1000 };
-		nanosleep(&tick, NULL);
-	}
-	if (main_thread_gone && proc_any_thread_in(r->pid, "RSDTt"))
-		return false;
-	if (main_thread_gone) {
+	if (state == 'Z' && same && proc_any_thread_in(r->pid, "RSDTt")) {
+		bool running = true;
+		for (int i = 0; running && i < 20; i++) {
+			struct timespec tick = { 0, 10 * 1000 * 1000 };
+			nanosleep(&tick, NULL);
+			running = proc_any_thread_in(r->pid, "RSDTt");
+		}
+		if (running)
+			return false;
 		snprintf(buf, size, "process %d ended as gdb died; its main thread had exited before, so /proc does not "
 			 "say how (a thread in, or running into, an int3 of gdb's dies of SIGTRAP: docs/safety.md)",
 			 (int)r->pid);

@@ -159,7 +159,7 @@ RELIABILITY_TESTS += tests/gdb_reattach.sh tests/stop_storm.sh
 ## ends mid-run still has its samples written. It times runs: alone.
 RELIABILITY_TESTS += tests/many_threads.sh
 TESTS += $(RELIABILITY_TESTS)
-EXTRA_DIST += $(RELIABILITY_TESTS) tests/fixtures/gdb_losing_stops.py tests/fixtures/many_threads.c
+EXTRA_DIST += $(RELIABILITY_TESTS) tests/fixtures/gdb_losing_stops.py tests/fixtures/many_threads.c tests/fixtures/forks_after_main.c
 
 # Source jumps into editors: `open`, --links=EDITOR (issue 29, item 1).
 EDITOR_TESTS = tests/editor_links.sh

@@ -23,6 +23,10 @@
 #    exited (it said nothing). Exit 0, the calls counted, and the target
 #    runs on, untraced, its code equal to its file (read through a running
 #    thread's /proc files: the leader's are gone).
+# 4. As 3, on a target whose one thread left forks every ~2 ms (each child
+#    calls the probed function): the note is there too (the thread is
+#    often held by gdb), the forks are counted, no child dies of a trap,
+#    and the target forks on untraced, its code intact.
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
 require_attach
 MT=$TMP/many_threads
@@ -203,5 +207,44 @@ check "traced: the target runs on with its threads, untraced, not killed by a tr
 	sh -c "[ \$(ls /proc/$pid/task 2>/dev/null | wc -l) -ge $NTHREADS ] && ! grep -q 'TracerPid:[[:space:]]*[1-9]' /proc/$pid/task/*/status"
 busy_tid=$(for t in /proc/"$pid"/task/*; do [ "${t##*/}" = "$pid" ] || { echo "${t##*/}"; break; }; done)
 check "traced: the target's code equals its file (through thread $busy_tid)" test "$("$CODECHECK" "$busy_tid")" = 0
+kill_own_child "$pid"
+
+# --- 4. the main thread exits; the thread left forks on, under a trace -----
+# Its one thread is often held by gdb (a hit, a fork event): the look for
+# a leaderless process took a thread in a tracing stop for one on its way
+# out, said nothing and skipped the end's look at the children.
+FK=$TMP/forks_after_main
+cc -O1 -g -pthread -o "$FK" "$TOP_SRCDIR/tests/fixtures/forks_after_main.c" || exit 99
+PROGRESS=$TMP/fk.progress
+"$FK" "$PROGRESS" &
+pid=$!
+disown
+TEST_PIDS="$TEST_PIDS $pid"
+wait_for_file "$PROGRESS"
+timed_run forks -d 5s -e 'function probed { @c = count(); }' "$pid"
+for _ in $(seq 1 1500); do
+	grep -q 'attached [0-9]* probe' "$TMP/forks.err" 2>/dev/null && break
+	[ -s "$TMP/forks.end" ] && break
+	sleep 0.02
+done
+sleep 1
+touch "$PROGRESS.end"
+timed_wait
+at="wall $WALL_MS ms, load $(load)"
+check "forks: exit 0 ($at)" [ "$RC" = 0 ] || grep -v '^xgdbprof: mi ' "$TMP/forks.err" | show /dev/stdin
+check "forks: the report says the main thread exited and the other was traced on" \
+	grep -q "note: the target's main thread exited [0-9.]* s into the trace while its other threads ran on" \
+	"$TMP/forks.out" || show "$TMP/forks.out"
+check "forks: the report counts the forks" grep -q "note: the target forked [0-9]* time" "$TMP/forks.out" ||
+	show "$TMP/forks.out"
+sleep 0.5
+before=$(cat "$PROGRESS")
+sleep 0.5
+after=$(cat "$PROGRESS")
+check "forks: the target forks on, untraced ($before, then $after)" sh -c \
+	"[ '$before' != '$after' ] && ! grep -q 'TracerPid:[[:space:]]*[1-9]' /proc/$pid/task/*/status"
+check "forks: no child died of a trap or another signal ($after)" sh -c "echo '$after' | grep -q 'trapped 0 other 0\$'"
+fk_tid=$(for t in /proc/"$pid"/task/*; do [ "${t##*/}" = "$pid" ] || { echo "${t##*/}"; break; }; done)
+check "forks: the target's code equals its file (through thread $fk_tid)" test "$("$CODECHECK" "$fk_tid")" = 0
 kill_own_child "$pid"
 finish

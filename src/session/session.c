@@ -502,11 +502,14 @@ bool session_leader_exited(struct session *s)
 	if (s->target_exited || (state != 'Z' && state != 'X'))
 		return false;
 	/* A process on its way out (exit_group) has a zombie leader too
-	 * until its last thread is gone: 200 ms of threads still running
-	 * tell the two apart. */
+	 * until its last thread is gone: 200 ms of threads still alive tell
+	 * the two apart. A thread gdb holds (t: a hit, a fork event, a
+	 * sampling stop) is alive: with "RSD" alone, a target whose one
+	 * remaining thread forked often was found held at one of the ten
+	 * looks and taken for an exiting process. */
 	struct timespec tick = { 0, 20 * 1000 * 1000 };
 	for (int i = 0; i < 10; i++) {
-		if (!proc_any_thread_in(s->pid, "RSD"))
+		if (!proc_any_thread_in(s->pid, "RSDt"))
 			return false;
 		nanosleep(&tick, NULL);
 	}

@@ -635,7 +635,11 @@ static int tracer_end(struct tracer *t, int rc, struct xerr *e)
 	struct xerr fire_error;
 	if (tracer_fire_counted_only(t, &fire_error) < 0 && rc == 0)
 		rc = xerr_set(e, "%s", fire_error.msg);
-	if (!gdb_gone(t) && !session_exec_path(s) && session_target_alive(s))
+	/* A target whose main thread exited alone is not "alive" to the
+	 * session (its leader is a zombie), but its other threads fork on:
+	 * their children are listed under their own tasks, and gdb still
+	 * traces the zombie leader (TracerPid), which is what the heal reads. */
+	if (!gdb_gone(t) && !session_exec_path(s) && (session_target_alive(s) || t->main_thread_gone))
 		tracer_heal_children(t);
 	session_on_fork(s, NULL, NULL);
 	stats->forks = session_forks(s);

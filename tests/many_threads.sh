@@ -26,6 +26,7 @@
 # 4. As 3, on a target whose one thread left forks every ~2 ms (each child
 #    calls the probed function): the note is there too (the thread is
 #    often held by gdb), the forks are counted, no child dies of a trap,
+#    the probes keep their budget (the forks' stops are not charged to it),
 #    and the target forks on untraced, its code intact.
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
 require_attach
@@ -221,6 +222,7 @@ pid=$!
 disown
 TEST_PIDS="$TEST_PIDS $pid"
 wait_for_file "$PROGRESS"
+load_begin "$pid"
 timed_run forks -d 5s -e 'function probed { @c = count(); }' "$pid"
 for _ in $(seq 1 1500); do
 	grep -q 'attached [0-9]* probe' "$TMP/forks.err" 2>/dev/null && break
@@ -235,8 +237,14 @@ check "forks: exit 0 ($at)" [ "$RC" = 0 ] || grep -v '^xgdbprof: mi ' "$TMP/fork
 check "forks: the report says the main thread exited and the other was traced on" \
 	grep -q "note: the target's main thread exited [0-9.]* s into the trace while its other threads ran on" \
 	"$TMP/forks.out" || show "$TMP/forks.out"
-check "forks: the report counts the forks" grep -q "note: the target forked [0-9]* time" "$TMP/forks.out" ||
+check "forks: the report counts the forks, and says what their stops held" sh -c \
+	"tr -s ' \n' ' ' <'$TMP/forks.out' | grep -q \"note: the target forked [0-9]* times during the trace: .*gdb's stop at each fork held the thread that forked [0-9]* ms in all\"" ||
 	show "$TMP/forks.out"
+# The budget is the probes': the stops at forks come whether they are on or
+# off (charged to it, they left the probes armed 1% of the trace).
+armed=$(sed -n 's/.* seen while the probes were armed (\([0-9.]*\)% of the time).*/\1/p' "$TMP/forks.err")
+check_timing "forks: the probes were armed over 2.5% of the trace (${armed:-?}%), their budget not spent on the forks' stops" \
+	awk -v a="${armed:-0}" 'BEGIN { exit !(a > 2.5) }'
 sleep 0.5
 before=$(cat "$PROGRESS")
 sleep 0.5

@@ -93,7 +93,8 @@ enum session_stop_reason {
 	SESSION_STOP_SIGNAL,          /* signal-received */
 	SESSION_STOP_EXITED,          /* the process exited (normally, with a code, or by a signal) */
 	SESSION_STOP_EXEC,            /* it exec'd: stopped at the new program's first instruction */
-	SESSION_STOP_OTHER,           /* a stop of another reason (a fork catchpoint, end of a step...) */
+	SESSION_STOP_FORK,            /* the fork catchpoint: the forking thread, held while gdb lets the child go */
+	SESSION_STOP_OTHER,           /* a stop of another reason (the end of a step...) */
 };
 
 /* One record gdb sent, as the tracer needs it. Strings are copies owned

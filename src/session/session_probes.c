@@ -288,6 +288,8 @@ static enum session_stop_reason stop_reason(const char *reason)
 		return SESSION_STOP_EXITED;
 	if (strcmp(reason, "exec") == 0)
 		return SESSION_STOP_EXEC;
+	if (strcmp(reason, "fork") == 0 || strcmp(reason, "vfork") == 0)
+		return SESSION_STOP_FORK;
 	return SESSION_STOP_OTHER;
 }
 

@@ -493,6 +493,8 @@ static int trace_event(struct tracer *t, struct session_stop *ev, uint64_t when,
 		return 0;
 	}
 	bool handled = false;
+	bool at_fork = ev->reason == SESSION_STOP_FORK;
+	double stopped_before_ns = t->duty_cycle.stopped_ns;
 	enum duty duty_at_stop = t->duty_cycle.duty;
 	t->cur.event_tid = 0;
 	t->cur.event_bp = 0;
@@ -521,6 +523,8 @@ static int trace_event(struct tracer *t, struct session_stop *ev, uint64_t when,
 		rc = session_resume(s, e);
 	t->duty_cycle.last_resume_ns = monotonic_ns();
 	t->duty_cycle.stopped_ns += (double)(t->duty_cycle.window_start_ns - when);
+	if (at_fork)
+		t->fork_stopped_ns += t->duty_cycle.stopped_ns - stopped_before_ns;
 	if (handled && t->estimates.nhit_stops < (1u << 20)) {
 		double *grown = array_grow(t->estimates.hit_stops, &t->estimates.hit_stops_cap, t->estimates.nhit_stops + 1, sizeof *grown);
 		if (grown) {
@@ -644,10 +648,22 @@ static int tracer_end(struct tracer *t, int rc, struct xerr *e)
 	session_on_fork(s, NULL, NULL);
 	stats->forks = session_forks(s);
 	stats->fork_bytes_healed = t->fork_bytes_healed;
-	if (stats->forks)
-		run_notes_add(&stats->run.notes, "the target forked %lu time%s during the trace: each child was detached untraced%s",
+	stats->fork_stopped_s = t->fork_stopped_ns / 1e9;
+	if (stats->forks) {
+		/* gdb stops the forking thread at every fork while the catchpoint
+		 * is in, probes on or off: a share the budget cannot lower, and
+		 * that a user must not read as the hits' cost. */
+		char held[200] = "";
+		double traced_s = (double)(end - t->start_ns) / 1e9;
+		if (stats->fork_stopped_s > 0 && traced_s > 0)
+			snprintf(held, sizeof held, "; gdb's stop at each fork held the thread that forked %.0f ms in all "
+				 "(%.2f ms a fork, %.1f%% of the trace: the budget cannot switch these stops off)",
+				 stats->fork_stopped_s * 1e3, stats->fork_stopped_s * 1e3 / (double)stats->forks,
+				 100 * stats->fork_stopped_s / traced_s);
+		run_notes_add(&stats->run.notes, "the target forked %lu time%s during the trace: each child was detached untraced%s%s",
 			 stats->forks, stats->forks == 1 ? "" : "s",
-			 t->fork_bytes_healed ? " (xgdbprof removed the int3 bytes a child had inherited)" : "");
+			 t->fork_bytes_healed ? " (xgdbprof removed the int3 bytes a child had inherited)" : "", held);
+	}
 	if (session_exec_path(s)) {
 		stats->run.target_execed = true;
 		snprintf(stats->run.exec_path, sizeof stats->run.exec_path, "%s", session_exec_path(s));

@@ -155,7 +155,7 @@ struct tracer_stats {
 	double covered_s;             /* time the duty-cycled probes were armed */
 	uint64_t duty_cycles;         /* times the probes were switched off by the budget */
 	uint64_t windows_cut;         /* of which at a hit, the budget far overdrawn, not on the clock */
-	double hit_cost_ms;           /* mean stopped time per hit, gdb's share included */
+	double hit_cost_ms;           /* mean stopped time per hit, gdb's share included (forks' stops not) */
 	double gdb_hit_ms;            /* gdb's share of a hit (resume to report): median measured, else estimated */
 	uint64_t hits_measured;       /* hits whose hidden part was read from the thread's scheduler clocks */
 	uint64_t hits_bounded;        /* hits whose window also held a sleep: min(bound, median) counted */
@@ -209,6 +209,7 @@ struct tracer_stats {
 				       * more than Poisson counts would (calls in bursts): intervals widen */
 	unsigned long forks;          /* forks seen (fork(), not vfork/posix_spawn): children detached */
 	uint64_t fork_bytes_healed;   /* int3 bytes a child had inherited and gdb had not removed */
+	double fork_stopped_s;        /* of run.stopped_s, what the stops at forks added */
 	double hit_stop_median_ms, hit_stop_p99_ms;  /* a hit's stop of the hitting thread: ours + gdb's part */
 	bool non_stop;                /* gdb non-stop mode: a hit stopped only the thread that hit */
 	bool in_place_steps;          /* non-stop, but a breakpoint sits on a RIP-relative instruction:

@@ -151,7 +151,9 @@ void tracer_finish_stats(struct tracer *t, uint64_t end)
 	st->run.stopped_s = t->duty_cycle.stopped_ns / 1e9;
 	st->run.stops = st->hits;
 	st->covered_s = tracer_budgeted(t) ? (double)t->duty_cycle.covered_ns / 1e9 : st->run.elapsed_s;
-	st->hit_cost_ms = st->hits ? t->duty_cycle.stopped_ns / 1e6 / (double)st->hits : 0;
+	/* the forks' stops are not the hits' (said in their own note) */
+	double hits_stopped_ns = t->duty_cycle.stopped_ns - t->fork_stopped_ns;
+	st->hit_cost_ms = st->hits && hits_stopped_ns > 0 ? hits_stopped_ns / 1e6 / (double)st->hits : 0;
 	st->gdb_hit_ms = t->duty_cycle.gdb_hit_ns / 1e6;
 	if (t->estimates.nhit_stops) {
 		st->hit_stop_median_ms = stats_percentile(t->estimates.hit_stops, t->estimates.nhit_stops, 50) / 1e6;
@@ -216,8 +218,9 @@ void tracer_finish_stats(struct tracer *t, uint64_t end)
 				 st->entries_estimated);
 		}
 		run_notes_add(notes, "probes were switched off %" PRIu64 " times to keep the target stopped <= %.0f%% "
-			 "of the time: counts in the maps are as measured, each with an estimate for the whole run and "
-			 "its 95%% interval", st->duty_cycles, t->cfg->max_stopped_percent);
+			 "of the time%s: counts in the maps are as measured, each with an estimate for the whole run "
+			 "and its 95%% interval", st->duty_cycles, t->cfg->max_stopped_percent,
+			 t->fork_stopped_ns > 0 ? " by the probes (the stops at forks aside: their own note)" : "");
 		if (st->windows_cut)
 			run_notes_add(notes, "%" PRIu64 " of those windows ended at a hit, the budget far overdrawn (a hit "
 				      "cost more than a window's slack): there the estimates lean towards the calls that "

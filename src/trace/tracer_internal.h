@@ -297,6 +297,7 @@ struct tracer {
 	int regnums[NTRACED_REGS];     /* gdb's numbers of traced_registers */
 	struct unwinder *unwinder;
 	uint64_t fork_bytes_healed;   /* int3 copies removed from fork children by us */
+	double fork_stopped_ns;       /* the stopped time the fork catchpoint's stops added */
 	struct tracer_probes probes;
 	struct tracer_current cur;
 	struct tracer_duty_cycle duty_cycle;

@@ -102,12 +102,16 @@ static void not_probe_stops(void)
 	CHECK(read_stop("=thread-exited,id=\"5\",group-id=\"i1\"", &st) == 0);
 	CHECK(st.reason == SESSION_STOP_NONE);
 	session_stop_release(&st);
-	/* an interrupt's stop carries no reason; a fork catchpoint's another */
+	/* an interrupt's stop carries no reason; a fork catchpoint's is its own
+	 * (the tracer keeps its stopped time out of the budget) */
 	CHECK(read_stop("*stopped,frame={addr=\"0x1\",func=\"f\"},thread-id=\"1\",stopped-threads=\"all\"", &st) == 0);
 	CHECK(st.reason == SESSION_STOP_OTHER && st.gdb_thread == 1);
 	session_stop_release(&st);
 	CHECK(read_stop("*stopped,reason=\"fork\",disp=\"keep\",bkptno=\"2\",newpid=\"1234\",thread-id=\"1\"", &st) == 0);
-	CHECK(st.reason == SESSION_STOP_OTHER && st.breakpoint == 0);
+	CHECK(st.reason == SESSION_STOP_FORK && st.breakpoint == 0 && st.gdb_thread == 1);
+	session_stop_release(&st);
+	CHECK(read_stop("*stopped,reason=\"end-stepping-range\",thread-id=\"2\"", &st) == 0);
+	CHECK(st.reason == SESSION_STOP_OTHER && st.gdb_thread == 2);
 	session_stop_release(&st);
 }
 

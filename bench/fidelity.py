@@ -427,6 +427,30 @@ def table(path):
             mode, med(mode, "overlap_pct"), span(mode, "overlap_pct"), med(mode, "perfect_overlap_pct"),
             span(mode, "perfect_overlap_pct"),
             "; ".join(v for v in results[mode].get("off_2x", []) if v != "-") or "none"))
+    if rounds > 1:
+        # Round by round: a fixture's regime (the demo runs at two speeds,
+        # its workers' shared counter cheap or contended) shows in the
+        # throughput beside the overlap.
+        print("round by round (overlap at the fixture's throughput; perf alone: its own throughput):")
+        for mode in modes:
+            overlaps = results[mode].get("overlap_pct", [])
+            ops = results[mode.split("~")[0]].get("ops_per_s", [])
+            if not overlaps:
+                continue
+            cells = []
+            for i, o in enumerate(overlaps):
+                try:
+                    cell = "%.1f%%" % float(o)
+                except ValueError:
+                    cell = o
+                if i < len(ops) and ops[i] not in ("-", ""):
+                    cell += " at %s/s" % ops[i]
+                if "~perf-alone" in mode:
+                    base = results["perf-only"].get("ops_per_s", [])
+                    if i < len(base):
+                        cell += " (perf alone at %s/s)" % base[i]
+                cells.append(cell)
+            print("  %-14s %s" % (mode, "; ".join(cells)))
     for mode in modes:
         headline = results[mode].get("headline")
         if headline:

@@ -22,6 +22,12 @@
 #              modes without perf: what xgdbprof alone costs the fixture's
 #              throughput, the ground truth for the stop budget (perf -g
 #              at 499 Hz costs more than the budget by itself)
+#   MODE~perf-alone  (rows added when perf-only and a *-alone mode ran)
+#              the *-alone mode's profile against the same round's
+#              perf-only recording: each tool alone on the undisturbed
+#              program, since perf beside xgdbprof records a program our
+#              stops disturb (on the demo, perf's share of the workers'
+#              contended counter goes from ~4% alone to ~22% beside us)
 #   *-other    (default-other, default-alone-other, ...) the mode with the
 #              xgdbprof of --compare OTHER_BUILD: old against new, interleaved
 #   *-min      (all-stop-min, non-stop-min, default-min) the same modes
@@ -141,6 +147,7 @@ measure() {   # MODE
 		b=$(read_progress "$prog")
 		perf script --no-inline -i "$tmp/perf.data" -F comm,tid,ip,sym,dso >"$tmp/perf-$mode.txt" 2>/dev/null || true
 		$analyse perf "$tmp/perf-$mode.txt" --perf-seconds "$window" | while read -r key value; do record "$key" "$value"; done
+		cp "$tmp/perf-$mode.txt" "$tmp/perf-only-r$round.txt"   # the undisturbed program, for the *-alone modes
 		;;
 	all-stop | non-stop | default | all-stop-min | non-stop-min | default-min | all-stop-alone | non-stop-alone | default-alone | \
 	*-other)
@@ -173,6 +180,7 @@ measure() {   # MODE
 		else
 			: >"$tmp/perf-$mode.txt"   # no perf: the comparison's perf side is empty
 		fi
+		case "$mode" in *-alone) [ -s "$tmp/xg/profile.json" ] && cp "$tmp/xg/profile.json" "$tmp/alone-$mode-r$round.json" ;; esac
 		if [ -s "$tmp/xg/profile.json" ]; then
 			$analyse compare "$tmp/perf-$mode.txt" "$tmp/xg/profile.json" --top 15 --perf-seconds "$window" >"$tmp/compare-$mode.txt"
 			sed '/^function self time/,$d' "$tmp/compare-$mode.txt" | while read -r key value; do record "$key" "$value"; done
@@ -197,6 +205,27 @@ while [ "$round" -lt "$rounds" ]; do
 	done
 	round=$((round + 1))
 done
+
+# Each tool alone, side by side: a *-alone mode's profile against the same
+# round's perf-only recording (no xgdbprof beside perf). perf measured
+# while xgdbprof samples sees a program our stops disturb: on the demo its
+# share of the workers' contended counter goes from ~4% alone to ~22%
+# beside us, with the same CPU per operation (bench/README.md,
+# 2026-12-06), so the overlap beside us mixes our error with perf's view
+# of a disturbed program. Recorded as mode "MODE~perf-alone".
+r=0
+while [ "$r" -lt "$rounds" ]; do
+	for m in $modes; do
+		case "$m" in *-alone) ;; *) continue ;; esac
+		[ -s "$tmp/perf-only-r$r.txt" ] && [ -s "$tmp/alone-$m-r$r.json" ] || continue
+		round=$r mode="$m~perf-alone"
+		$analyse compare "$tmp/perf-only-r$r.txt" "$tmp/alone-$m-r$r.json" --top 15 --perf-seconds "$window" >"$tmp/compare-$mode.txt"
+		sed '/^function self time/,$d' "$tmp/compare-$mode.txt" | while read -r key value; do record "$key" "$value"; done
+		sed -n '/^function self time/,$p' "$tmp/compare-$mode.txt" >"$tmp/top-$mode.txt"
+	done
+	r=$((r + 1))
+done
+case " $modes " in *" perf-only "*) case "$modes" in *-alone*) modes="$modes $(for m in $modes; do case "$m" in *-alone) printf '%s~perf-alone ' "$m" ;; esac; done)" ;; esac ;; esac
 
 echo "bench/fidelity.sh: $([ "$target" = demo ] && echo "the demo (cache-service)" || echo "kvservice ($workers workers)"), window ${window} s, warm-up ${warmup} s, perf -F 499 --call-graph $perf_call_graph; load average $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs"
 $analyse table "$results"

@@ -12,7 +12,10 @@
 require_attach
 require_tool python3 python3
 
-"$FIXTURES/cache-service" 300 --progress "$TMP/demo.progress" >/dev/null &
+# 1200 s: the test takes ~190 s idle in CI and went past 300 s beside a
+# suite run and two CPU loops (the demo had ended by its own limit, and
+# "runs free afterwards" found it gone); the test kills it at its end.
+"$FIXTURES/cache-service" 1200 --progress "$TMP/demo.progress" >/dev/null &
 DEMO=$!
 TEST_PIDS="$TEST_PIDS $DEMO"
 wait_for_file "$TMP/demo.progress"

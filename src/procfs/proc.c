@@ -267,6 +267,18 @@ bool proc_any_thread_in(pid_t pid, const char *states)
 	return proc_thread_states(pid, states, seen, sizeof seen) > 0 && strpbrk(seen, states);
 }
 
+bool proc_threads_stay_in(pid_t pid, const char *states, int looks, int tick_ms)
+{
+	struct timespec tick = { tick_ms / 1000, (long)(tick_ms % 1000) * 1000000L };
+	for (int i = 0; i < looks; i++) {
+		if (i > 0)
+			nanosleep(&tick, NULL);
+		if (!proc_any_thread_in(pid, states))
+			return false;
+	}
+	return true;
+}
+
 int proc_open_mem(pid_t pid, int flags)
 {
 	char path[64];

@@ -63,6 +63,13 @@ bool proc_any_thread_in(pid_t pid, const char *states);
  * or -1 if pid is gone. */
 int proc_thread_states(pid_t pid, const char *stop_at, char *seen, size_t size);
 
+/* True if some thread of pid is in one of the state letters at each of
+ * `looks` looks tick_ms apart, the first at once; false at the first look
+ * that finds none, or if pid is gone. Tells a process whose main thread
+ * exited alone (a zombie leader, its other threads living on) from one on
+ * its way out, whose threads are all gone within a few milliseconds. */
+bool proc_threads_stay_in(pid_t pid, const char *states, int looks, int tick_ms);
+
 /* Opens pid's memory (open(2) flags, O_CLOEXEC added): /proc/PID/mem, or,
  * once the main thread has exited while others run on (its files then
  * read nothing), the mem file of a thread still alive, which is the same

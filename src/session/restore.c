@@ -362,13 +362,7 @@ bool restore_report_fate(const struct restore_report *r, char *buf, size_t size)
 	 * SIGTRAP, and the process with it). The zombie's wait status is
 	 * then the main thread's own exit, not how the process ended. */
 	if (state == 'Z' && same && proc_any_thread_in(r->pid, "RSDTt")) {
-		bool running = true;
-		for (int i = 0; running && i < 20; i++) {
-			struct timespec tick = { 0, 10 * 1000 * 1000 };
-			nanosleep(&tick, NULL);
-			running = proc_any_thread_in(r->pid, "RSDTt");
-		}
-		if (running)
+		if (proc_threads_stay_in(r->pid, "RSDTt", 21, 10))
 			return false;
 		snprintf(buf, size, "process %d ended as gdb died; its main thread had exited before, so /proc does not "
 			 "say how (a thread in, or running into, an int3 of gdb's dies of SIGTRAP: docs/safety.md)",

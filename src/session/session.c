@@ -507,13 +507,7 @@ bool session_leader_exited(struct session *s)
 	 * sampling stop) is alive: with "RSD" alone, a target whose one
 	 * remaining thread forked often was found held at one of the ten
 	 * looks and taken for an exiting process. */
-	struct timespec tick = { 0, 20 * 1000 * 1000 };
-	for (int i = 0; i < 10; i++) {
-		if (!proc_any_thread_in(s->pid, "RSDt"))
-			return false;
-		nanosleep(&tick, NULL);
-	}
-	return true;
+	return proc_threads_stay_in(s->pid, "RSDt", 10, 20);
 }
 
 bool session_target_dead_in_proc(struct session *s)

@@ -220,15 +220,16 @@ static int set_duty(struct tracer *t, enum duty next, uint64_t when, struct xerr
 	return 0;
 }
 
-/* The stopped time the budget is charged with: all of it but the stops at
- * forks, which the fork catchpoint brings whether the probes are on or
- * off, so that switching the probes off for them would only starve the
- * estimates (a target forking 190 times a second: 15% of the trace in
- * fork stops, and the probes were armed 1% of it). */
-static double budget_stopped_s(const struct tracer *t)
+/* All of the stopped time but the stops at forks, which the fork
+ * catchpoint brings whether the probes are on or off: what the budget is
+ * charged with, since switching the probes off for the forks' stops would
+ * only starve the estimates (a target forking 190 times a second: 15% of
+ * the trace in fork stops, and the probes were armed 1% of it), and what
+ * the hits are said to cost. */
+double tracer_probes_stopped_ns(const struct tracer *t)
 {
 	double ns = t->duty_cycle.stopped_ns - t->fork_stopped_ns;
-	return ns > 0 ? ns / 1e9 : 0;
+	return ns > 0 ? ns : 0;
 }
 
 /* The duty the budget asks for after a stop (target still stopped), the
@@ -238,7 +239,7 @@ static double budget_stopped_s(const struct tracer *t)
  * and drains first while calls are in flight. */
 enum duty tracer_budget_duty_after_stop(struct tracer *t, uint64_t now)
 {
-	stop_budget_charge(&t->duty_cycle.budget, budget_stopped_s(t), now);
+	stop_budget_charge(&t->duty_cycle.budget, tracer_probes_stopped_ns(t) / 1e9, now);
 	if (t->duty_cycle.duty == DUTY_DRAINING &&
 	    ((t->cur.npending == 0 && !panics_pending(t)) || now - t->duty_cycle.duty_changed_ns > 50000000u))
 		return DUTY_OFF;
@@ -312,7 +313,7 @@ bool tracer_budget_window_ends(struct tracer *t, uint64_t clock, uint64_t now)
 {
 	if (clock < t->duty_cycle.window_close_ns)
 		return false;
-	stop_budget_charge(&t->duty_cycle.budget, budget_stopped_s(t), now);
+	stop_budget_charge(&t->duty_cycle.budget, tracer_probes_stopped_ns(t) / 1e9, now);
 	if (!stop_budget_overdrawn(&t->duty_cycle.budget)) {
 		while (t->duty_cycle.window_close_ns <= clock)
 			t->duty_cycle.window_close_ns += (uint64_t)TRACER_WINDOW_CPU_NS;

@@ -152,8 +152,7 @@ void tracer_finish_stats(struct tracer *t, uint64_t end)
 	st->run.stops = st->hits;
 	st->covered_s = tracer_budgeted(t) ? (double)t->duty_cycle.covered_ns / 1e9 : st->run.elapsed_s;
 	/* the forks' stops are not the hits' (said in their own note) */
-	double hits_stopped_ns = t->duty_cycle.stopped_ns - t->fork_stopped_ns;
-	st->hit_cost_ms = st->hits && hits_stopped_ns > 0 ? hits_stopped_ns / 1e6 / (double)st->hits : 0;
+	st->hit_cost_ms = st->hits ? tracer_probes_stopped_ns(t) / 1e6 / (double)st->hits : 0;
 	st->gdb_hit_ms = t->duty_cycle.gdb_hit_ns / 1e6;
 	if (t->estimates.nhit_stops) {
 		st->hit_stop_median_ms = stats_percentile(t->estimates.hit_stops, t->estimates.nhit_stops, 50) / 1e6;

@@ -386,6 +386,7 @@ double tracer_hidden_part_ns(double gdb_hit_ns, bool handled, const struct stop_
 enum duty tracer_budget_duty_after_stop(struct tracer *t, uint64_t now);
 bool tracer_budget_window_ends(struct tracer *t, uint64_t clock, uint64_t now);
 bool tracer_resumes_over_breakpoint(const struct tracer *t);
+double tracer_probes_stopped_ns(const struct tracer *t);
 void tracer_process_cpu_start(struct process_cpu *c, pid_t pid);
 void tracer_process_cpu_mark(struct process_cpu *c, enum duty duty_before);
 void tracer_account_hidden_part(struct tracer *t, bool handled, enum duty duty_at_stop, uint64_t when);

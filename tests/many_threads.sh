@@ -185,7 +185,8 @@ done
 # --- 3. the main thread exits under a tracing recipe ----------------------
 # main_exits_under_trace: the main thread goes ($PROGRESS.end) a second
 # after the probes of run $RUN are in (under load the attach can take
-# longer than any fixed delay); then timed_wait.
+# longer than any fixed delay); then timed_wait, and checks the run's exit
+# status and the report's note on the main thread's exit.
 main_exits_under_trace() {
 	for _ in $(seq 1 1500); do
 		grep -q 'attached [0-9]* probe' "$TMP/$RUN.err" 2>/dev/null && break
@@ -195,6 +196,18 @@ main_exits_under_trace() {
 	sleep 1
 	touch "$PROGRESS.end"
 	timed_wait
+	at="wall $WALL_MS ms, load $(load)"
+	check "$RUN: exit 0 ($at)" [ "$RC" = 0 ] || grep -v '^xgdbprof: mi ' "$TMP/$RUN.err" | show /dev/stdin
+	check "$RUN: the report says the main thread exited and the others were traced on" \
+		grep -q "note: the target's main thread exited [0-9.]* s into the trace while its other threads ran on" \
+		"$TMP/$RUN.out" || show "$TMP/$RUN.out"
+}
+# check_code_intact LABEL PID: PID's code equals its file, read through a
+# thread other than the leader (whose /proc files are gone once it exited)
+check_code_intact() {
+	local tid
+	tid=$(for t in /proc/"$2"/task/*; do [ "${t##*/}" = "$2" ] || { echo "${t##*/}"; break; }; done)
+	check "$1: the target's code equals its file (through thread $tid)" test "$("$CODECHECK" "$tid")" = 0
 }
 CODECHECK=$TOP_BUILDDIR/tests/unit/test_tracer_codecheck
 start_target leader 30
@@ -202,18 +215,12 @@ pid=$TARGET
 ON_SAMPLE=
 timed_run traced -d 5s -e 'function busy_loop { @c = count(); }' "$pid"
 main_exits_under_trace
-at="wall $WALL_MS ms, load $(load)"
-check "traced: exit 0 ($at)" [ "$RC" = 0 ] || grep -v '^xgdbprof: mi ' "$TMP/traced.err" | show /dev/stdin
-check "traced: the report says the main thread exited and the others were traced on" \
-	grep -q "note: the target's main thread exited [0-9.]* s into the trace while its other threads ran on" \
-	"$TMP/traced.out" || show "$TMP/traced.out"
 check "traced: busy_loop's calls were counted" grep -Eq '^@c: (est\. )?[1-9]' "$TMP/traced.out" ||
 	show "$TMP/traced.out"
 sleep 0.5
 check "traced: the target runs on with its threads, untraced, not killed by a trap left behind" \
 	sh -c "[ \$(ls /proc/$pid/task 2>/dev/null | wc -l) -ge $NTHREADS ] && ! grep -q 'TracerPid:[[:space:]]*[1-9]' /proc/$pid/task/*/status"
-busy_tid=$(for t in /proc/"$pid"/task/*; do [ "${t##*/}" = "$pid" ] || { echo "${t##*/}"; break; }; done)
-check "traced: the target's code equals its file (through thread $busy_tid)" test "$("$CODECHECK" "$busy_tid")" = 0
+check_code_intact traced "$pid"
 kill_own_child "$pid"
 
 # --- 4. the main thread exits; the thread left forks on, under a trace -----
@@ -231,11 +238,6 @@ wait_for_file "$PROGRESS"
 load_begin "$pid"
 timed_run forks -d 5s -e 'function probed { @c = count(); }' "$pid"
 main_exits_under_trace
-at="wall $WALL_MS ms, load $(load)"
-check "forks: exit 0 ($at)" [ "$RC" = 0 ] || grep -v '^xgdbprof: mi ' "$TMP/forks.err" | show /dev/stdin
-check "forks: the report says the main thread exited and the other was traced on" \
-	grep -q "note: the target's main thread exited [0-9.]* s into the trace while its other threads ran on" \
-	"$TMP/forks.out" || show "$TMP/forks.out"
 check "forks: the report counts the forks, and says what their stops held" sh -c \
 	"tr -s ' \n' ' ' <'$TMP/forks.out' | grep -q \"note: the target forked [0-9]* times during the trace: .*gdb's stop at each fork held the thread that forked [0-9]* ms in all\"" ||
 	show "$TMP/forks.out"
@@ -251,7 +253,6 @@ after=$(cat "$PROGRESS")
 check "forks: the target forks on, untraced ($before, then $after)" sh -c \
 	"[ '$before' != '$after' ] && ! grep -q 'TracerPid:[[:space:]]*[1-9]' /proc/$pid/task/*/status"
 check "forks: no child died of a trap or another signal ($after)" sh -c "echo '$after' | grep -q 'trapped 0 other 0\$'"
-fk_tid=$(for t in /proc/"$pid"/task/*; do [ "${t##*/}" = "$pid" ] || { echo "${t##*/}"; break; }; done)
-check "forks: the target's code equals its file (through thread $fk_tid)" test "$("$CODECHECK" "$fk_tid")" = 0
+check_code_intact forks "$pid"
 kill_own_child "$pid"
 finish

@@ -9,8 +9,8 @@
 #
 # Traced exactly, the report must hold a read row and a write row for that
 # address at those lines, the operation told apart (pthread_rwlock_rdlock /
-# pthread_rwlock_wrlock, RwLock::read / RwLock::write), and no contended
-# lock at any other address: glibc's rwlock sleeps on a futex word inside
+# pthread_rwlock_wrlock, RwLock::read / RwLock::write), and no read or
+# write of the rwlock at any other address: glibc's rwlock sleeps on a futex word inside
 # the lock (at offset 0, 8 or 12), so a wrong offset would show as a second
 # lock. Counts are of acquisitions that waited: std's
 # read_contended/write_contended return once per acquisition, so within 2
@@ -107,12 +107,16 @@ for run in locks_c locks_c:all-stop locks_rust; do
 				awk -v x="${held:-}" -v c="${cpu:-0}" -v w="${wall:-0}" 'BEGIN { exit !(x != "" && c > 0 && x >= 0.5 * c && x <= 3 * w) }'
 		done
 	fi
-	# locks_c's `tally` mutex (locks_c.c:123, pthread_mutex_lock) is a real
-	# lock of its own, taken between the rwlock holds: uncontended on a quiet
-	# machine, but a CI run (all-stop, load ~4) once saw it contended once.
 	# What this check is about is the rwlock's futex word showing up as a
-	# lock at another address, so that one site is not counted.
-	check "$prog: no contended lock at another address (the futex word mapped back to its rwlock)" \
-		sh -c "test -n '$rw' && ! grep '^#[0-9]* contended lock ' '$OUT.out' | grep -v ' taken at locks_c.c:123 (pthread_mutex_lock)' | grep -qv ' lock $rw '"
+	# lock at another address: a row of a read or write of the rwlock (its
+	# operation, or one of its two sites) at any address but the lock's.
+	# Other locks are the program's own and real: locks_c's `tally` mutex
+	# (locks_c.c:123), and glibc's dl_load_lock that a thread takes at its
+	# first thread-local destructor (cxa_thread_atexit_impl.c:118), each
+	# seen contended once in CI under load; they are shown, not judged.
+	others=$(grep '^#[0-9]* contended lock ' "$OUT.out" | grep -v " lock $rw " |
+		grep -F -e "($rd_op)" -e "($wr_op)" -e " taken at $rd_site " -e " taken at $wr_site " || true)
+	check "$prog: no read or write of the rwlock at another address (the futex word mapped back to its rwlock)${others:+: $others}" \
+		sh -c 'test -n "$1" && test -z "$2"' _ "$rw" "$others"
 done
 finish

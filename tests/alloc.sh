@@ -55,10 +55,10 @@ check "alloc: A's bytes are 3x B's within the estimates' intervals (measured ${a
 check "alloc: a flame graph weighted by bytes" grep -q 'site_a' "$OUT/alloc-bytes.svg"
 # the terminal shows finished reports, the maps' own text is in the files:
 # by bytes, #1 is site_a (192 bytes a call against site_b's 64, as often)
-headline=$(sed -n '/^allocations by bytes$/,$ { /^#1 hottest code path/ { N; N; p; q } }' "$OUT.out")
+headline=$(sed -n '/^allocations by bytes$/,$ { /^#1 code path by bytes/ { N; N; p; q } }' "$OUT.out")
 echo "# by bytes: $(tr '\n' ' ' <<<"$headline")"
 check "alloc: the report by bytes names site_a #1, with its share's interval and whole-run estimate" \
-	grep -qE '^#1 hottest code path \([0-9.]+% ±[0-9.]+, est\. [0-9.]+ [KMG]?B\):.* site_a ' <<<"$(tr '\n' ' ' <<<"$headline")" ||
+	grep -qE '^#1 code path by bytes \([0-9.]+% ±[0-9.]+, est\. [0-9.]+ [KMG]?B\):.* site_a ' <<<"$(tr '\n' ' ' <<<"$headline")" ||
 	show "$OUT.out"
 check "alloc: no raw map on the terminal (print()'s text goes to alloc-bytes.txt, alloc-counts.txt)" \
 	sh -c "! grep -q '^@' '$OUT.out' && grep -q '^@allocs\[' '$OUT/alloc-counts.txt'"

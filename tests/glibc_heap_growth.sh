@@ -65,7 +65,7 @@ check "launched: leak_block is the first entry of heap-growth.txt (largest last:
 	sh -c "awk '/^@growth\\[/ { getline; leaf = \$1 } END { print leaf }' '$TMP/run/heap-growth.txt' | grep -qx leak_block"
 # the terminal shows the report, its #1 path ending in leak_block
 check "launched: the report's #1 path, in bytes, ends in leak_block; no raw map on the terminal" \
-	sh -c "grep -A2 '^#1 hottest code path ([0-9.]*%[^,]*, [0-9.est ]*[KMG]\\{0,1\\}B):' '$TMP/run.out' | grep -q 'leak_block' &&
+	sh -c "grep -A2 '^#1 code path by bytes ([0-9.]*%[^,]*, [0-9.est ]*[KMG]\\{0,1\\}B):' '$TMP/run.out' | grep -q 'leak_block' &&
 		! grep -q '^@' '$TMP/run.out'" || show "$TMP/run.out"
 stopped=$(sed -n 's/.*target held stopped \([0-9.]*\)% of the time.*/\1/p' "$TMP/run.err" | head -1)
 check "launched: the target was held stopped within the recipe's 10% budget and a hit (${stopped:-?}%)" \

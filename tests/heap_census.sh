@@ -75,9 +75,9 @@ for worker in insert_worker session_worker; do
 	check "demo $worker: retained bytes within 2x of the service's own live count" within_2x "$est" "$truth" ||
 		grep "^\]: " "$TMP/cs.d/heap-live.txt"
 	# the terminal's report: the paths through the worker, their estimates summed
-	# ("#N hottest code path (P% ±H, est. 1.2 MB): ... cache_service::WORKER (...")
+	# ("#N code path by bytes (P% ±H, est. 1.2 MB): ... cache_service::WORKER (...")
 	shown=$(awk -v fn="cache_service::$worker (" '
-		/^#[0-9]+ hottest code path \(/ && index($0, fn) && match($0, /est\. [0-9.]+ [KMGT]?B\)/) {
+		/^#[0-9]+ code path by bytes \(/ && index($0, fn) && match($0, /est\. [0-9.]+ [KMGT]?B\)/) {
 			split(substr($0, RSTART + 5, RLENGTH - 6), v, " ")
 			u = v[2]; f = u == "KB" ? 1e3 : u == "MB" ? 1e6 : u == "GB" ? 1e9 : u == "TB" ? 1e12 : 1
 			t += v[1] * f; n++
@@ -85,7 +85,7 @@ for worker in insert_worker session_worker; do
 		END { if (n) printf "%.0f\n", t }' "$TMP/cs.out")
 	echo "# demo $worker: the report's paths through it: est. ${shown:-none} bytes"
 	check "demo $worker: the report's headlines through it estimate the service's own live count within 2x" \
-		within_2x "$shown" "$truth" || grep "hottest code path" "$TMP/cs.out"
+		within_2x "$shown" "$truth" || grep "code path by bytes" "$TMP/cs.out"
 done
 check "demo: no raw map on the terminal (print()'s text is in heap-live.txt)" sh -c "! grep -q '^@' '$TMP/cs.out'"
 check "demo: the service keeps running free" target_runs_free "$CS" "$RAM_TMP/cs.progress"

@@ -51,7 +51,7 @@ after=$(retained_now "$TMP/jem.out")
 
 check "the run succeeds" [ "$status" = 0 ] || show "$TMP/run.err"
 check "the report speaks of bytes, not samples: #1's share in MB" \
-	grep -Eq '^#1 hottest code path \([0-9.]+%, [0-9.]+ MB\): ' "$TMP/run.out" || show "$TMP/run.out"
+	grep -Eq '^#1 code path by bytes \([0-9.]+%, [0-9.]+ MB\): ' "$TMP/run.out" || show "$TMP/run.out"
 check "... and no word of thread stacks or a sampling rate (none were ours)" \
 	sh -c "! grep -Eq 'no thread stacks were recorded|rate [0-9.]+ Hz' '$TMP/run.out'"
 # (the header printed "target CPU: min 0%, avg 0%, max 0%" and "observer
@@ -63,7 +63,7 @@ check "... no target CPU line (nothing watched it), and the stops for jemalloc's
 # issue 29 item 9: tokio's executor (Debian's registry crates under
 # /usr/share/cargo/registry: not the user's code) folds away in the path, as
 # std's frames do; writer's async body is named as such
-awk '/^#1 hottest code path/ { on = 1 } on && /^$/ { exit } on' "$TMP/run.out" >"$TMP/path1"
+awk '/^#1 code path by bytes/ { on = 1 } on && /^$/ { exit } on' "$TMP/run.out" >"$TMP/path1"
 check "tokio's executor frames fold out of path #1 (… N frames …), writer (async) named" \
 	sh -c "grep -Eq '… [0-9]+ frames …' '$TMP/path1' && grep -q 'jemservice::writer (async)' '$TMP/path1' &&
 		! grep -q 'tokio::' '$TMP/path1'" || show "$TMP/path1"

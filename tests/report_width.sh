@@ -113,6 +113,9 @@ check "off-cpu: a finished report, no raw map lines" sh -c "! grep -q '^@' '$TMP
 	grep '^@' "$TMP/off-cpu.txt" | head -3
 check "off-cpu: a headline names Mutex::lock at cache_service.rs:79" \
 	grep -q 'waits in Mutex::lock (cache_service.rs:79)' "$TMP/off-cpu.txt" || sed -n '/^#/,+1p' "$TMP/off-cpu.txt"
+check "off-cpu: its paths are waiting code paths, not hottest ones (no CPU is spent there)" \
+	sh -c "grep -q '^#1 waiting code path (' '$TMP/off-cpu.txt' && ! grep -q 'hottest' '$TMP/off-cpu.txt'" ||
+	grep '^#[0-9]' "$TMP/off-cpu.txt"
 check "off-cpu: writes a flame graph" test -s "$TMP/out-off-cpu/off-cpu.svg"
 
 # The tracer's summary: one sentence, no "tracer:" jargon lines.

@@ -527,10 +527,40 @@ static void put_share_interval(FILE *out, const struct report_model *m, uint64_t
 	fprintf(out, " ±%.1f", 100 * (hi - p > p - lo ? hi - p : p - lo));
 }
 
+/* "#N hottest code path" names where the CPU goes; a profile of waits,
+ * bytes or a recipe's counts ranks paths by that instead, and says so
+ * ("#1 code path by bytes" under "allocations by bytes"). */
+static void put_path_title(FILE *out, const struct report_model *m, size_t rank, bool waits)
+{
+	fprintf(out, "#%zu ", rank);
+	if (waits)
+		fputs("waiting code path", out);
+	else if (byte_weights(m))
+		fputs("code path by bytes", out);
+	else if (counted_unit(m)) {
+		fputs("code path by ", out);
+		text_put(out, counted_unit(m), TEXT_FORM_TERMINAL);
+	} else if (!cpu_ns_weights(m) && m->profile->meta.weights_estimated)
+		fputs("code path by count", out);
+	else
+		fputs("hottest code path", out);
+}
+
+/* The word for the top line of a function in the tables: "hottest" only
+ * where the weights are CPU (as for the headlines). */
+static const char *line_column(const struct report_model *m, bool waits)
+{
+	return !waits && (cpu_ns_weights(m) || !(byte_weights(m) || counted_unit(m) || m->profile->meta.weights_estimated))
+		       ? "hottest line"
+		       : "top line";
+}
+
 static void print_headline(FILE *out, const struct style *st, const struct report_model *m,
 			   size_t rank, const struct report_code_path *cp, bool waits)
 {
-	fprintf(out, "%s#%zu hottest code path (%.1f%%", sgr(st, BOLD), rank, report_share(cp->weight, m->total));
+	fputs(sgr(st, BOLD), out);
+	put_path_title(out, m, rank, waits);
+	fprintf(out, " (%.1f%%", report_share(cp->weight, m->total));
 	put_share_interval(out, m, cp->weight);
 	char buf[32];
 	/* whole-run estimates (a traced map under the budget) say so */
@@ -768,7 +798,7 @@ static void print_everywhere(FILE *out, const struct report_model *m)
 }
 
 static void print_func_table(FILE *out, const struct style *st, const struct report_model *m,
-			     const size_t *order, size_t norder, size_t top, size_t width, bool by_self)
+			     const size_t *order, size_t norder, size_t top, size_t width, bool by_self, bool waits)
 {
 	size_t n = top < norder ? top : norder, col = 8;
 	for (size_t i = 0; i < n; i++) {
@@ -801,7 +831,7 @@ static void print_func_table(FILE *out, const struct style *st, const struct rep
 		print_everywhere(out, m);
 	fprintf(out, "  %6s  %6s  %8s  %-*s  %s\n", by_self ? "self" : "total",
 		by_self ? "total" : "self", weight_column(m), (int)col, "function",
-		"hottest line");
+		line_column(m, waits));
 	for (size_t i = 0; i < n; i++) {
 		const struct report_func *fn = &m->funcs[order[i]];
 		uint64_t first = by_self ? fn->self : fn->total, second = by_self ? fn->total : fn->self;
@@ -890,8 +920,8 @@ static void print_body(FILE *out, const struct style *stp, const struct report_m
 		fprintf(out, "\n(%zu more code path%s; --top N shows more)\n", m.ncode_paths - top,
 			m.ncode_paths - top == 1 ? "" : "s");
 	size_t topf = o->top_functions ? o->top_functions : DEFAULT_TOP_FUNCTIONS;
-	print_func_table(out, &st, &m, m.by_self, m.nfuncs, topf, o->width, true);
-	print_func_table(out, &st, &m, m.by_total_shown, m.ntotal_shown, topf, o->width, false);
+	print_func_table(out, &st, &m, m.by_self, m.nfuncs, topf, o->width, true, o->waits);
+	print_func_table(out, &st, &m, m.by_total_shown, m.ntotal_shown, topf, o->width, false, o->waits);
 	print_threads(out, &st, &m, o->width);
 }
 

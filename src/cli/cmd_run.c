@@ -1206,9 +1206,11 @@ static void fill_outcome(const struct run_context *rc, struct run_outcome *o)
 	o->samples = sampled ? (int64_t)rc->stats.run.stops : -1;
 	/* as the report's observer line: non-stop sampling keeps its budget
 	 * on each thread's held share */
-	bool per_thread = sampled && rc->stop_mode && strcmp(rc->stop_mode, "non-stop") == 0 &&
-			  rc->stats.held_settled > 0 && isfinite(rc->stats.thread_held_max_pct);
-	o->held_max_pct = per_thread ? rc->stats.thread_held_max_pct : NAN;
+	bool held = false;
+	double share = sampled ? sampler_budget_share(&rc->stats, rc->stop_mode && strcmp(rc->stop_mode, "non-stop") == 0,
+						     &held)
+			       : NAN;
+	o->held_max_pct = held ? share : NAN;
 	o->cpu_min_pct = sampled ? rc->stats.cpu_percent_min : NAN;
 	o->cpu_avg_pct = sampled ? rc->stats.cpu_percent_avg : NAN;
 	o->cpu_max_pct = sampled ? rc->stats.cpu_percent_max : NAN;

@@ -749,8 +749,9 @@ static void say_run(const struct top_view *v, const struct sampler_stats *st)
 	double summed = elapsed > 0 ? 100.0 * st->run.stopped_s / elapsed : 0;
 	/* The figure the budget keeps, as the run's report words it; gdb's
 	 * round trip only with -v (report_text.c's header does the same). */
-	bool held = v->non_stop && st->held_settled > 0 && isfinite(st->thread_held_max_pct) &&
-		    isfinite(st->held_median_ms);
+	bool held = false;
+	sampler_budget_share(st, v->non_stop, &held);
+	held = held && isfinite(st->held_median_ms);
 	if (held)
 		fprintf(stderr, "observer effect: each thread held at most %.1f%% of its time (the budget's measure: the "
 			"kernel's account); per stop median %.2f ms, p99 %.2f ms", st->thread_held_max_pct,

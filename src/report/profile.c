@@ -308,6 +308,15 @@ uint64_t profile_total_weight(const struct profile *p)
 	return total;
 }
 
+double profile_observer_pct(const struct profile_meta *m, bool *held)
+{
+	bool non_stop = m->stop_mode && strcmp(m->stop_mode, "non-stop") == 0;
+	*held = non_stop && isfinite(m->thread_held_max_pct);
+	if (*held)
+		return m->thread_held_max_pct;
+	return non_stop && isfinite(m->thread_stopped_max_pct) ? m->thread_stopped_max_pct : m->stopped_pct;
+}
+
 static uint64_t estimate_weight(double est)
 {
 	return est < 1 ? 1 : est >= 9e18 ? (uint64_t)9e18 : (uint64_t)llround(est);

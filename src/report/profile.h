@@ -185,6 +185,13 @@ bool profile_stack_eq(const struct stack *a, const struct stack *b);
 /* Sum of all entry weights. */
 uint64_t profile_total_weight(const struct profile *p);
 
+/* The observer effect the run's stop budget kept, in percent of time
+ * (sampler_budget_share's figure as the profile saved it): non-stop, each
+ * thread's largest held share by the kernel's account (*held true), else
+ * its largest stopped share; all-stop, the target's stopped share. NAN
+ * when the profile has none. */
+double profile_observer_pct(const struct profile_meta *m, bool *held);
+
 /* Under meta.per_entry_estimates, makes each entry's weight its whole-run
  * estimate (at least 1 where something was measured) and its events the
  * hits behind it, and sets meta.weights_estimated: every renderer then

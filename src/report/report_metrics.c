@@ -172,8 +172,8 @@ int report_metrics_prometheus(const struct profile *p, const struct report_metri
 	       mt->frequency_achieved_hz);
 	/* the observer effect: the figure the budget keeps (non-stop: each
 	 * thread's held share by the kernel's account), else the stopped share */
-	double held = known(mt->thread_held_max_pct) && mt->stop_mode && !strcmp(mt->stop_mode, "non-stop")
-			      ? mt->thread_held_max_pct : mt->stopped_pct;
+	bool by_kernel;
+	double held = profile_observer_pct(mt, &by_kernel);
 	scalar(out, &l, "xgdbprof_observer_held_ratio",
 	       "The observer effect: the largest share of its time any thread was held by the window's stops.",
 	       known(held) ? held / 100 : NAN);

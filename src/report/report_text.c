@@ -303,11 +303,13 @@ static void print_target_cost(FILE *out, const struct report_model *m)
 	 * kernel's account of what the stops held each thread (docs/sampling.md)
 	 * and gdb's round trip, a larger figure no budget is kept on, shows
 	 * only with -v; in all-stop mode the budget keeps the stop itself. */
-	bool held = known(mt->held_median_ms) && known(mt->held_p99_ms) && known(mt->thread_held_max_pct);
+	bool held;
+	double budget_pct = profile_observer_pct(mt, &held);
+	held = held && known(mt->held_median_ms) && known(mt->held_p99_ms);
 	if (held && per_thread) {
 		fprintf(out, "  observer effect: each thread held at most %.1f%% of its time (the budget's measure: "
 			"the kernel's account); per stop median %.2f ms, p99 %.2f ms\n",
-			mt->thread_held_max_pct, mt->held_median_ms, mt->held_p99_ms);
+			budget_pct, mt->held_median_ms, mt->held_p99_ms);
 		if (!m->options.verbose)
 			return;
 		fputs("  gdb's round trip:", out);

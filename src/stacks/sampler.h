@@ -135,6 +135,14 @@ struct sampler_stats {
 int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_config *cfg,
 		const struct event_sink *sink, struct sampler_stats *stats, struct xerr *e);
 
+/* The observer effect the stop budget keeps, in percent of time, from a
+ * finished run's stats: in non-stop mode each thread's largest held share
+ * by the kernel's account (*held true), or, when no stop settled so, its
+ * largest stopped share; in all-stop mode the target's stopped share. NAN
+ * when the run made no stop. One figure for the report's header, the
+ * budget's note, `top` and a window's outcome (issue 29 item 5). */
+double sampler_budget_share(const struct sampler_stats *st, bool non_stop, bool *held);
+
 /* One round over every thread (a snapshot): the target is stopped once,
  * each thread walked and symbolized, and the target resumed. */
 int sampler_snapshot(struct session *s, struct symbolizer *sym, enum sampler_walker walker, int max_frames,

@@ -146,15 +146,23 @@ bool sampler_landing_kept(const struct tracked_thread *t)
  * missed by a fifth is said with the cost of a stop and the machine's load
  * that made it so (issue 29 item 5): the figure is not hidden behind a
  * promise. load and cpus are the machine's (NAN or 0: unknown, unsaid). */
+double sampler_budget_share(const struct sampler_stats *st, bool non_stop, bool *held)
+{
+	*held = false;
+	if (st->run.stops == 0 || st->run.elapsed_s <= 0)
+		return NAN;
+	if (!non_stop)
+		return 100.0 * st->run.stopped_s / st->run.elapsed_s;
+	*held = isfinite(st->thread_held_max_pct) && st->held_settled > 0;
+	return *held ? st->thread_held_max_pct : st->thread_stopped_max_pct;
+}
+
 void sampler_note_budget_missed(const struct sampler_config *cfg, struct sampler_stats *st, bool non_stop,
 				double load, long cpus)
 {
-	if (cfg->max_stopped_percent <= 0 || st->run.stops == 0 || st->run.elapsed_s <= 0)
-		return;
-	double share = non_stop ? (isfinite(st->thread_held_max_pct) && st->held_settled > 0 ? st->thread_held_max_pct
-											     : st->thread_stopped_max_pct)
-				: 100.0 * st->run.stopped_s / st->run.elapsed_s;
-	if (!(share > 1.2 * cfg->max_stopped_percent))
+	bool held;
+	double share = sampler_budget_share(st, non_stop, &held);
+	if (cfg->max_stopped_percent <= 0 || !(share > 1.2 * cfg->max_stopped_percent))
 		return;
 	double median = non_stop && isfinite(st->held_median_ms) ? st->held_median_ms : st->run.stop_median_ms;
 	double p99 = non_stop && isfinite(st->held_p99_ms) ? st->held_p99_ms : st->run.stop_p99_ms;

@@ -33,7 +33,7 @@ static const struct wrapper_call {
 	{ "__clock_nanosleep", "clock_nanosleep" }, { "epoll_wait", "epoll_wait" }, { "poll", "poll" },
 	{ "recvfrom", "recvfrom" }, { "sendto", "sendto" }, { "accept4", "accept4" }, { "madvise", "madvise" },
 	{ "mmap", "mmap" }, { "munmap", "munmap" }, { "mprotect", "mprotect" }, { "mremap", "mremap" },
-	{ "brk", "brk" },
+	{ "brk", "brk" }, { "rename", "rename" }, { "unlink", "unlink" },
 };
 
 static const char *call_of_wrapper(const char *wrapper)

@@ -28,6 +28,7 @@
  * there); the arena's first heap holds its malloc_state next. */
 #define THREAD_HEAP_MAX (64ull << 20)
 #define MALLOC_STATE_BYTES 2200u     /* sizeof (struct malloc_state), glibc 2.26 to 2.40, 64-bit */
+#define MALLOC_STATE_TOP 96u         /* offsetof (struct malloc_state, top), the same */
 
 /* One heap's census: the sizes of its chunks that look allocated, sorted;
  * state 1 walked, -1 failed. */
@@ -252,18 +253,30 @@ static bool census_word(struct census_reader *r, uint64_t addr, uint64_t *w)
 
 /* Walks the chunks from first to the top chunk, which ends at end (exactly,
  * when exact_end: a thread heap's top ends at its heap_info's size), and
- * pushes the size of each that looks allocated. 0, or -1 when the words
- * are not a chain of chunks from first (c->in_use then holds garbage). */
-static int walk_chunks(struct census_reader *r, uint64_t first, uint64_t end, bool exact_end, struct heap_census *c)
+ * pushes the size of each that looks allocated. top: the arena's top chunk
+ * as its malloc_state says (0: unknown). 0, or -1 when the words are not a
+ * chain of chunks from first (c->in_use then holds garbage).
+ *
+ * A thread stopped inside malloc while it cuts a chunk off the top has
+ * moved the arena's top pointer and written the new chunk's size, but not
+ * yet the new top's (glibc writes the three words in turn; the compiler may
+ * order them either way): the chain breaks there, at the top pointer or
+ * just after it. That break ends the walk as the top would (seen in 1 of
+ * ~150 stops of the demo, one heap of two busy ones; the whole heap's
+ * census was lost before). Any other break still fails. */
+static int walk_chunks(struct census_reader *r, uint64_t first, uint64_t end, bool exact_end, uint64_t top,
+		       struct heap_census *c)
 {
-	uint64_t p = first, w;
+	uint64_t p = first, previous = 0, w;
 	c->nin_use = 0;
 	for (;;) {
 		if (!census_word(r, p + 8, &w))
 			return -1;
 		uint64_t size = w & ~(uint64_t)SIZE_BITS;
 		if (size < MIN_CHUNK || (size & 15) || size > end - p)
-			return -1;   /* not a chain of chunks: nothing can be counted */
+			/* not a chain of chunks: nothing can be counted, but
+			 * at the top being cut (above) */
+			return top && (p == top || previous == top) ? 0 : -1;
 		uint64_t next = p + size;
 		if (next == end || (!exact_end && next + 16 > end))
 			return 0;    /* p is the top chunk */
@@ -273,6 +286,7 @@ static int walk_chunks(struct census_reader *r, uint64_t first, uint64_t end, bo
 			return -1;
 		if ((w & PREV_INUSE) && ARRAY_PUSH(c->in_use, c->nin_use, c->in_use_cap, size) < 0)
 			return -1;
+		previous = p;
 		p = next;
 	}
 }
@@ -287,7 +301,7 @@ static int census_main(struct glibc_heap *h, struct census_reader *r, struct hea
 	uint64_t w;
 	for (uint64_t off = 0; off <= 64; off += 16)
 		if (census_word(r, h->heap_lo + off + 8, &w) && (w & ~(uint64_t)SIZE_BITS) == TCACHE_STRUCT_CHUNK)
-			return walk_chunks(r, h->heap_lo + off, h->heap_hi, false, c);
+			return walk_chunks(r, h->heap_lo + off, h->heap_hi, false, 0, c);
 	return -1;
 }
 
@@ -301,17 +315,23 @@ static int census_thread_heap(struct glibc_heap *h, struct census_reader *r, str
 	uint64_t info[3];   /* ar_ptr, prev, size */
 	if (!read_at(h, c->base, info, sizeof info, NULL) || info[2] < 4096 || info[2] > THREAD_HEAP_MAX)
 		return -1;
-	uint64_t end = c->base + info[2], expected;
+	uint64_t end = c->base + info[2], expected, top = 0;
 	r->end = end;
 	if (info[0] > c->base && info[0] < c->base + 4096)
 		expected = (info[0] + MALLOC_STATE_BYTES + 15) & ~(uint64_t)15;
 	else
 		expected = (c->base + 40 + 15) & ~(uint64_t)15;   /* heap_info: 5 words and padding */
+	/* the arena's top chunk, when it lies in this heap (the arena's
+	 * latest): malloc_state's mutex, flags and have_fastchunks (3 ints,
+	 * padded), its 10 fastbins, then top (glibc 2.26 to 2.40, 64-bit) */
+	if (!read_at(h, info[0] + MALLOC_STATE_TOP, &top, sizeof top, NULL) || top <= c->base || top >= end ||
+	    (top & 15))
+		top = 0;
 	/* where glibc puts it, then nearby (another version's struct sizes) */
 	for (int step = 0; step <= 16; step++) {
 		int64_t off = (step % 2 ? 1 : -1) * (int64_t)((step + 1) / 2) * 16;
 		uint64_t first = expected + (uint64_t)off;
-		if (first > c->base + 16 && first < end && walk_chunks(r, first, end, true, c) == 0)
+		if (first > c->base + 16 && first < end && walk_chunks(r, first, end, true, top, c) == 0)
 			return 0;
 	}
 	return -1;

@@ -16,6 +16,11 @@ tests_unit_test_procfs_SOURCES = tests/unit/test_procfs.c
 tests_unit_test_procfs_CPPFLAGS = $(NO_GDB_CPPFLAGS)
 tests_unit_test_procfs_LDADD = $(procfs_ldadd)
 TESTS += tests/unit/test_procfs
+check_PROGRAMS += tests/unit/test_glibc_heap
+tests_unit_test_glibc_heap_SOURCES = tests/unit/test_glibc_heap.c
+tests_unit_test_glibc_heap_CPPFLAGS = $(NO_GDB_CPPFLAGS)
+tests_unit_test_glibc_heap_LDADD = $(procfs_ldadd)
+TESTS += tests/unit/test_glibc_heap
 # the glibc heap census on threads' arenas, end to end (the heap recipe)
 TESTS += tests/heap_census.sh
 EXTRA_DIST += tests/heap_census.sh

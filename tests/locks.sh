@@ -18,7 +18,8 @@
 # (one retry; a lower bound, printed when a hit's cost cannot be told from
 # the calls' CPU, must not exceed it), and
 # the wait p50 of the waits seen must be within a factor of 3 of the
-# program's median. (Before the estimator took out the calibrated CPU cost of
+# program's median (a timing check: judged unless other work took the
+# CPUs meanwhile). (Before the estimator took out the calibrated CPU cost of
 # our hits, the intervals ran low, 0.52-0.88 of the truth, and this check only
 # asked for a factor of 2: docs/tracing.md, "Estimates".) The tolerances are wide because each end of a wait or
 # hold is placed at gdb's report of the hit less gdb's median time to
@@ -74,7 +75,8 @@ for prog in locks_c locks_rust; do
 	check "$prog: the uncontended lock ($quiet) is not in the report" \
 		sh -c "test -n '$quiet' && ! grep -q 'contended lock $quiet ' '$OUT.out'"
 
-	held_ok=0
+	held_ok=0 wait_ok=0 held_text=
+	load_begin
 	for try in 1 2; do
 		OUT=$TMP/$prog-budget-$try
 		"$XGDBPROF" --all-stop --recipe "$TOP_SRCDIR/recipes/locks.recipe" -o "$OUT" -- "$FIXTURES/$prog" 3 8 2000 \
@@ -91,14 +93,20 @@ for prog in locks_c locks_rust; do
 		measured=$(sed -n '2p' <<<"$b" | us p50)
 		echo "# $prog under the budget, run $try: the program counted ${n:-?} contended, wait p50 ${wait:-?} us; report:"
 		sed 's/^/#   /' <<<"$b"
-		if [ -n "$lo" ] && [ -n "$n" ] && [ "$lo" -le "$n" ] && [ "$hi" -ge "$n" ] &&
-			within "$measured" "$wait" 0.33 3; then
-			held_ok=1
-			break
+		if [ -n "$lo" ] && [ -n "$n" ] && [ "$lo" -le "$n" ] && [ "$hi" -ge "$n" ]; then
+			held_ok=1 held_text="${lo}–${hi} holds the program's $n"
 		fi
+		within "$measured" "$wait" 0.33 3 && wait_ok=1
+		[ "$held_ok$wait_ok" = 11 ] && break
 	done
-	check "$prog: under the 5% budget, the estimate's interval (${lo:-?}–${hi:-?}) holds the program's ${n:-?} contended acquisitions, and wait p50 ${measured:-?} us within a factor of 3 of its ${wait:-?} us" \
+	check "$prog: under the 5% budget, the estimate's interval holds the program's count of contended acquisitions (${held_text:-last ${lo:-?}–${hi:-?} for ${n:-?}})" \
 		test "$held_ok" = 1 || show "$OUT.err"
+	# the waits seen in armed windows are lengthened by each resume's
+	# scramble for the CPUs (above): a load beside the run adds to it
+	# (3.1-3.3 ms for 611-649 us in a CI rehearsal with a heap test and
+	# SIGSTOP loops beside it, 2026-12-06), so it is judged as timing
+	check_timing "$prog: under the 5% budget, wait p50 of the waits seen ${measured:-?} us within a factor of 3 of the program's ${wait:-?} us" \
+		test "$wait_ok" = 1
 	check "$prog: the report says what share of the run the probes saw" \
 		grep -q "^probes armed for .*% of the target's CPU time: counts are estimated" "$OUT.out"
 done

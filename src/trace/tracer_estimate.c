@@ -137,6 +137,32 @@ void tracer_first_hit_bound(const struct tracer *t, struct tracer_stats *st)
 	st->entries_at_least = (double)st->entries + extra;
 }
 
+/* The budget missed by more than a fifth (as the sampler says it,
+ * sampler_note_budget_missed): the probes' stopped share, what a hit cost
+ * here and the machine's load, not hidden behind the promise (issue 28
+ * item 5). A hit is paid before the budget can switch the probes off, so
+ * hits that cost more than a window's slack, under load or in a run too
+ * short to spread them, overdraw it. The stops at forks have their own
+ * note. */
+static void note_budget_missed(const struct tracer *t, struct tracer_stats *st)
+{
+	double limit = t->cfg->max_stopped_percent;
+	if (!tracer_budgeted(t) || limit <= 0 || st->run.elapsed_s <= 0 || !st->hits)
+		return;
+	double share = 100 * tracer_probes_stopped_ns(t) / 1e9 / st->run.elapsed_s;
+	if (!(share > 1.2 * limit))
+		return;
+	char machine[96] = "";
+	double load = proc_load_average();
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (isfinite(load) && cpus > 0)
+		snprintf(machine, sizeof machine, ", the machine at load average %.1f on %ld CPUs", load, cpus);
+	run_notes_add(&st->run.notes, "the %.0f%% budget was not kept: the probes held the target %.1f%% of the time "
+		      "over %.1f s; a hit held it a median %.2f ms (p99 %.2f ms) here%s, and each is paid before the "
+		      "budget can switch the probes off", limit, share, st->run.elapsed_s, st->hit_stop_median_ms,
+		      st->hit_stop_p99_ms, machine);
+}
+
 void tracer_finish_stats(struct tracer *t, uint64_t end)
 {
 	struct tracer_stats *st = t->st;
@@ -225,6 +251,7 @@ void tracer_finish_stats(struct tracer *t, uint64_t end)
 				      "cost more than a window's slack): there the estimates lean towards the calls that "
 				      "come first after the probes are armed", st->windows_cut);
 	}
+	note_budget_missed(t, st);
 	if (st->panic_counter_installed && (st->panics_counted || st->panics))
 		run_notes_add(notes, "panics: %" PRIu64 " in all, counted in the target (a counter at the panic hook's "
 			      "entry: %s); %" PRIu64 " reported with message, location and stack%s",

@@ -183,6 +183,27 @@ int tracer_take_stack(struct tracer *t, const struct thread_info *th, const uint
 }
 
 
+/* The first hit's stack is symbolized with the target held, and the first
+ * frame in a module reads that module's debug file and index: on
+ * trace_hot, libc's frames below main took the first hit's symbolizing to
+ * 92 ms, a hit's median being 2-4 ms. One lookup in each module while the
+ * target runs reads them before the probes go in. */
+static int warm_function(const struct symbolizer_function *f, void *sym)
+{
+	struct frame frames[8];
+	size_t n;
+	if (!f->size)
+		return 0;
+	symbolizer_lookup(sym, f->addr, false, frames, 8, &n, NULL);
+	return 1;
+}
+
+static int warm_module(const struct symbolizer_module *m, void *sym)
+{
+	symbolizer_foreach_function(sym, m->path, warm_function, sym, NULL);
+	return 0;
+}
+
 /* ---- the loop and the exit path ------------------------------------------ */
 
 /* Forks pending when the target was last stopped are reported at the next
@@ -304,6 +325,8 @@ static int tracer_start(struct tracer *t, struct xerr *e)
 		size_t nwarm;
 		for (size_t i = 0; rc == 0 && i < t->probes.nsites; i++)
 			symbolizer_lookup(t->sym, t->probes.sites[i].addr, false, warm, 8, &nwarm, NULL);
+		if (rc == 0)
+			symbolizer_foreach_module(t->sym, warm_module, t->sym, NULL);
 	}
 	/* gdb lists the threads of a running target too; a thread born since
 	 * is looked up at its first hit. */

@@ -11,11 +11,15 @@
 #     clocks (/proc/PID/task/*/schedstat: wall - on CPU - waiting for a
 #     CPU, summed over the 2 threads, as a share of 2 x the traced wall
 #     time), from the "attached" line to xgdbprof's exit.
-# Usage: bench/budget_short.sh [--rounds N] [--window SECONDS] [--compare OTHER_BUILD] BUILD_DIR
+# PROBE='function counted_call { @n[ustack(5)] = count(); }' traces
+# another probe instead (a stack key: each hit walks and symbolizes its
+# thread's stack, the first one with every module's debug file read).
+# Usage: [PROBE=...] bench/budget_short.sh [--rounds N] [--window SECONDS] [--compare OTHER_BUILD] BUILD_DIR
 set -eu
 rounds=5
 window=1
 . "$(dirname "$0")/lib.sh"
+probe=${PROBE:-'function counted_call { @n[tid] = count(); }'}
 make -s -C "$build" xgdbprof tests/fixtures/bin/steady_calls >/dev/null
 "$build/tests/fixtures/bin/steady_calls" 2 100 100000 >/dev/null &
 target_pid=$!
@@ -29,7 +33,7 @@ clocks() {
 measure() {
 	local bin=$xgdbprof
 	[ "$1" = new ] || bin=$other_xgdbprof
-	"$bin" -d "${window}s" -e 'function counted_call { @n[tid] = count(); }' "$target_pid" >"$tmp/xg.out" 2>"$tmp/xg.err" &
+	"$bin" -d "${window}s" -e "$probe" "$target_pid" >"$tmp/xg.out" 2>"$tmp/xg.err" &
 	xg_pid=$!
 	for _ in $(seq 3000); do grep -q attached "$tmp/xg.err" 2>/dev/null && break; sleep 0.005; done
 	local a b
@@ -47,6 +51,7 @@ configs=new
 [ -z "$other_xgdbprof" ] || configs="new old"
 run_rounds measure "" "$configs"
 echo
+echo "probe: $probe"
 echo "steady_calls 2 100, -d ${window}s, $(nproc) CPUs, $rounds rounds, load $(cut -d' ' -f1-3 /proc/loadavg); stopped % of the traced time:"
 printf '  %-6s %16s %22s %24s\n' build "xgdbprof says" "the fixture's clocks" "runs over 5% (clocks)"
 for c in $configs; do

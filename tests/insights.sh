@@ -119,6 +119,16 @@ shrunk() { sed -n '/^shrank most:/,$p' "$1" | grep -q " $2\$"; }
 check "the diff names spin_beta as grown" grown "$TMP/diff.out" spin_beta || show "$TMP/diff.out"
 check "the diff names spin_alpha as shrunk" shrunk "$TMP/diff.out" spin_alpha || show "$TMP/diff.out"
 check "spin_beta is new: not in the base" grep -Eq '^ +\+[0-9.]+ \(new\) .* spin_beta$' "$TMP/diff.out"
+# at a terminal's width the rows (75 columns of figures) wrap, the name on
+# an indented line of its own; nothing is cut (issue 29 item 2: it printed
+# 151-column lines at COLUMNS=80)
+for cols in 60 80 100; do
+	COLUMNS=$cols "$XGDBPROF" report --diff-base "$W/$FIRST" "$W/$BETA" >"$TMP/diff$cols.out" 2>&1
+	check "report --diff-base at COLUMNS=$cols: no line wider, spin_beta still named grown and alpha shrunk" \
+		sh -c "python3 -c 'import sys; sys.exit(max(len(l.rstrip(chr(10))) for l in open(sys.argv[1], encoding=\"utf-8\")) > $cols)' '$TMP/diff$cols.out' &&
+			sed -n '/^grew most:/,/^shrank most:/p' '$TMP/diff$cols.out' | grep -q ' spin_beta\$' &&
+			sed -n '/^shrank most:/,\$p' '$TMP/diff$cols.out' | grep -q ' spin_alpha\$'" || show "$TMP/diff$cols.out"
+done
 
 "$XGDBPROF" report -f svg -o "$TMP/diff.svg" --diff-base "$W/$FIRST" "$W/$BETA" >"$TMP/diffsvg.out" 2>&1
 check "report -f svg --diff-base writes the differential flame graph" [ -s "$TMP/diff.svg" ] || show "$TMP/diffsvg.out"

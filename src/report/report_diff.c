@@ -277,8 +277,9 @@ int report_diff_text(const struct profile *base, const struct profile *cur, FILE
 	}
 	put_side(out, "new: ", cur, d.new_samples);
 	put_side(out, "base:", base, d.base_samples);
-	fputs("Shares are of each profile's own samples; changes in percentage points, relative\n"
-	      "change in parentheses; total: samples with the function on the stack, self: those\n"
+	/* one line: the report's width (report_format.c) wraps it */
+	fputs("Shares are of each profile's own samples; changes in percentage points, relative "
+	      "change in parentheses; total: samples with the function on the stack, self: those "
 	      "in the function itself.", out);
 	if (d.base_draws > 0 && d.new_draws > 0)
 		fprintf(out, " (noise): a change sampling alone gives at 95%%, over %.0f and %.0f %s.\n",

@@ -3,17 +3,24 @@
 #include "report/report_format.h"
 #include "report/report_diff.h"
 #include "util/output_file.h"
+#include "util/text_fit.h"
 
 #include <stdio.h>
 #include <string.h>
 
 /* text against o->diff_base is the differential report: which functions'
- * shares grew or shrank most. */
+ * shares grew or shrank most; its rows (75 columns of figures before the
+ * name) are wrapped at o->width as insights wraps them, the name going to
+ * an indented line of its own, never cut. */
 static int render_text(const struct profile *p, FILE *out, const struct report_options *o, struct xerr *e)
 {
-	if (o && o->diff_base)
-		return report_diff_text(o->diff_base, p, out, o, e);
-	return report_text(p, out, o, e);
+	if (!o || !o->diff_base)
+		return report_text(p, out, o, e);
+	FILE *fitted = o->width ? text_fit_stream(out, o->width) : NULL;
+	int rc = report_diff_text(o->diff_base, p, fitted ? fitted : out, o, e);
+	if (fitted && fclose(fitted) != 0 && rc == 0)
+		rc = xerr_set(e, "cannot write the differential report");
+	return rc;
 }
 
 static const struct report_format formats[] = {

@@ -440,6 +440,7 @@ static void print_cpu(FILE *out, const struct insights_window *w, size_t n)
 {
 	double *avg = calloc(n ? n : 1, sizeof *avg), peak = NAN, stopped_max = NAN, stopped_sum = 0;
 	size_t peak_at = 0, nstopped = 0;
+	bool all_held = true;
 	if (!avg)
 		return;
 	for (size_t i = 0; i < n; i++) {
@@ -449,11 +450,14 @@ static void print_cpu(FILE *out, const struct insights_window *w, size_t n)
 			peak = q->meta.cpu_max_pct;
 			peak_at = i;
 		}
-		if (q && known(q->meta.stopped_pct)) {
-			stopped_sum += q->meta.stopped_pct;
+		bool held = false;
+		double cost = q ? profile_observer_pct(&q->meta, &held) : NAN;
+		if (known(cost)) {
+			stopped_sum += cost;
 			nstopped++;
-			if (!known(stopped_max) || q->meta.stopped_pct > stopped_max)
-				stopped_max = q->meta.stopped_pct;
+			all_held &= held;
+			if (!known(stopped_max) || cost > stopped_max)
+				stopped_max = cost;
 		}
 	}
 	fputs("CPU across windows (each window's average CPU, then their ", out);
@@ -465,7 +469,13 @@ static void print_cpu(FILE *out, const struct insights_window *w, size_t n)
 		text_put(out, w[peak_at].name, TEXT_FORM_TERMINAL);
 		fputs(")\n", out);
 	}
-	if (nstopped)
+	/* each window's figure the budget kept (profile_observer_pct), as
+	 * its own report's header says it */
+	if (nstopped && all_held)
+		fprintf(out, "observer effect: each thread held at most %.1f%% of its time on average (at most %.1f%% in a "
+			"window; the budget's measure: the kernel's account)\n", stopped_sum / (double)nstopped,
+			stopped_max);
+	else if (nstopped)
 		fprintf(out, "observer effect: target stopped %.1f%% of the time on average (at most %.1f%% in a "
 			"window)\n", stopped_sum / (double)nstopped, stopped_max);
 	free(avg);
@@ -531,7 +541,7 @@ static void print_windows(FILE *out, const struct insights_window *w, size_t n, 
 		bytes |= w[i].profile && report_byte_weighted(w[i].profile);
 	}
 	fprintf(out, "\nper window%s:\n  %-*s  %8s  %7s  %7s  %7s", bytes ? " (live bytes: the window's, each path's)" : "",
-		(int)namew, "window", cpu ? "stacks" : bytes ? "live" : "samples", "CPU avg", "CPU max", "stopped");
+		(int)namew, "window", cpu ? "stacks" : bytes ? "live" : "samples", "CPU avg", "CPU max", "held");
 	for (size_t p = 0; p < npaths; p++)
 		fprintf(out, "  %6s#%zu", "", p + 1);
 	fputc('\n', out);
@@ -556,7 +566,8 @@ static void print_windows(FILE *out, const struct insights_window *w, size_t n, 
 			fprintf(out, "  %8s", "?");
 		bool few = few_draws(q);
 		any_few |= few;
-		const double figures[] = { q->meta.cpu_avg_pct, q->meta.cpu_max_pct, q->meta.stopped_pct };
+		bool held;
+		const double figures[] = { q->meta.cpu_avg_pct, q->meta.cpu_max_pct, profile_observer_pct(&q->meta, &held) };
 		for (size_t k = 0; k < 3; k++) {
 			if (known(figures[k]))
 				fprintf(out, "  %6.1f%%", figures[k]);

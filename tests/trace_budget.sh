@@ -55,13 +55,16 @@ check "xgdbprof does not under-count: ${xg_pct}% >= ${true_pct}% - 2" \
 # load exactly when the share printed is over 1.2x the budget.
 "$XGDBPROF" --max-stopped 1 -d 1s --recipe func-latency -D FUNC=hot_step "$HOT" >"$TMP/short.out" 2>"$TMP/short.err"
 short_pct=$(sed -n 's/^xgdbprof: traced .*target held stopped \([0-9.]*\)% of the time.*/\1/p' "$TMP/short.err")
-if awk -v x="${short_pct:-0}" 'BEGIN { exit !(x > 1.2) }'; then
+# (the printed share is rounded to 0.1: within 0.05 of the bound either way is right)
+if awk -v x="${short_pct:-0}" 'BEGIN { exit !(x > 1.25) }'; then
 	check "1 s under a 1% budget, held ${short_pct}%: the note says the budget was not kept, with a hit's cost and the load" \
 		grep -Eq '^note: the 1% budget was not kept: the probes held the target [0-9.]+% of the time over [0-9.]+ s; a hit held it a median [0-9.]+ ms \(p99 [0-9.]+ ms\) here, the machine at load average' "$TMP/short.err" ||
 		show "$TMP/short.err"
-else
+elif awk -v x="${short_pct:-0}" 'BEGIN { exit !(x < 1.15) }'; then
 	check "1 s under a 1% budget, held ${short_pct:-?}% (kept): no note says it was not" \
 		sh -c "test -n '$short_pct' && ! grep -q 'budget was not kept' '$TMP/short.err'" || show "$TMP/short.err"
+else
+	ok "skipped: 1 s under a 1% budget, held ${short_pct}%: at the bound as rounded, either is right"
 fi
 check "target runs free afterwards" sh -c "kill -0 $HOT && test \"\$(sed -n 's/^TracerPid:[[:space:]]*//p' /proc/$HOT/status)\" = 0"
 kill "$HOT" 2>/dev/null

@@ -52,6 +52,45 @@ for n in ("plain", "calls"):
 PY
 check "the report's figures are CPU milliseconds" grep -q 'hottest code path ([0-9.]*% ±[0-9.]*, [0-9]* ms CPU)' "$TMP/run.out" ||
 	grep 'hottest code path' "$TMP/run.out"
+# Each thread's weight is all its CPU over the run, the CPU after its last
+# kept sample included (the sampler weighs it on that sample's stack at the
+# end). At 1 Hz for 4 s that tail is a quarter of the run or more: before it
+# was weighed, plain's weight was 0.66-0.68 of its CPU and calls' 0.22-0.68.
+# The kernel's figures bracket xgdbprof's whole run (gdb's start, attach,
+# detach), so they are scaled to the sampler's duration (both threads run
+# flat out). A thread whose every stop was left out has no sample to weigh
+# its CPU on (the report's "CPU not sampled" note): not judged.
+cpu_by_name "$PID" >"$TMP/before1"
+bracket_start=$(date +%s%N)
+"$XGDBPROF" --recipe hot-cpu -F 1 -d 4s -o "$TMP/sparse" "$PID" >"$TMP/sparse.out" 2>"$TMP/sparse.err"
+check "sparse hot-cpu run exits 0" test $? -eq 0 || show "$TMP/sparse.err"
+bracket_ns=$(( $(date +%s%N) - bracket_start ))
+cpu_by_name "$PID" >"$TMP/after1"
+check "at 1 Hz each sampled thread's weight is its CPU over the run (0.8 to 1.15 of it)" \
+	python3 - "$TMP/before1" "$TMP/after1" "$TMP/sparse/profile.json" "$bracket_ns" <<'PY'
+import collections, json, sys
+def read(path):
+    return {name: int(ns) for name, ns in (line.split() for line in open(path))}
+before, after = read(sys.argv[1]), read(sys.argv[2])
+p = json.load(open(sys.argv[3]))
+scale = p["meta"]["duration_actual_s"] * 1e9 / int(sys.argv[4])
+weight, samples = collections.Counter(), collections.Counter()
+for s in p["samples"]:
+    weight[s["thread"]] += s["weight"]
+    samples[s["thread"]] += s.get("events", 1)
+judged = 0
+ok = True
+for n in ("plain", "calls"):
+    truth = (after[n] - before.get(n, 0)) * scale
+    print("  %s: %.0f ms in the profile over %d samples; %.0f ms of CPU in the sampler's %.2f s (%.2f)"
+          % (n, weight[n] / 1e6, samples[n], truth / 1e6, p["meta"]["duration_actual_s"], weight[n] / truth))
+    if samples[n] == 0:
+        print("  %s: no stop kept, its CPU is in no sample: not judged" % n)
+        continue
+    judged += 1
+    ok &= 0.8 <= weight[n] / truth <= 1.15
+sys.exit(0 if ok and judged else 1)
+PY
 check "target runs free afterwards" settles_running "$PID"
 kill "$PID"
 finish

@@ -515,7 +515,7 @@ static int take_event(void *ctx, const struct event *ev, struct xerr *e)
 {
 	struct run_context *rc = ctx;
 	if (ev->kind == EVENT_SAMPLE) {
-		if (cli_globals.verbose && rc->raw->nentries == 0)
+		if (cli_globals.verbose && rc->raw->nentries == 0 && !ev->weight_only)
 			fprintf(stderr, "xgdbprof: first sample %.0f ms after start\n",
 				(double)(ev->timestamp_ns - cli_globals.start_ns) / 1e6);
 		/* An on-CPU run weighs each sample by the CPU time it stands for
@@ -523,8 +523,9 @@ static int take_event(void *ctx, const struct event *ev, struct xerr *e)
 		bool cpu_weighted = strcmp(rc->thread_selection, "running") == 0;
 		if (cpu_weighted && !rc->raw->meta.weight_unit)
 			rc->raw->meta.weight_unit = profile_intern(rc->raw, "ns");
-		if (profile_add_tid_events(rc->raw, ev->thread.name, (pid_t)ev->thread.id, ev->thread.state, ev->stack,
-					   cpu_weighted ? ev->cpu_ns : 1, 1, e) < 0)
+		if ((cpu_weighted || !ev->weight_only) &&
+		    profile_add_tid_events(rc->raw, ev->thread.name, (pid_t)ev->thread.id, ev->thread.state, ev->stack,
+					   cpu_weighted ? ev->cpu_ns : 1, ev->weight_only ? 0 : 1, e) < 0)
 			return -1;
 	}
 	if (recipe_run_event(rc->run, ev, e) < 0)

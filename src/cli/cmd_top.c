@@ -559,7 +559,7 @@ static int read_keys(struct top_view *v, bool *changed)
 static int top_take(void *ctx, const struct event *ev, struct xerr *e)
 {
 	struct top_view *v = ctx;
-	if (ev->kind != EVENT_SAMPLE)
+	if (ev->kind != EVENT_SAMPLE || ev->weight_only)
 		return 0;
 	return top_window_add(v->window, ev->timestamp_ns, ev->thread.id, ev->thread.name, ev->stack, e);
 }

@@ -124,6 +124,11 @@ struct event {
 	bool weighted;
 	int weight_site;
 	double weight, sum_weight;
+	/* SAMPLE at a run's end: the CPU a thread used after its last kept
+	 * sample (cpu_ns), on that sample's stack. It is weight, not a sample:
+	 * recipes add it only to sums of thread.cpu_ns, and no sample count
+	 * grows (sampler.c, weigh_tails). */
+	bool weight_only;
 	const struct stack *stack;
 	struct event_walk {
 		const uint64_t *pcs;     /* 0 entries when reused */

@@ -638,6 +638,17 @@ int map_update(struct map *m, const struct map_key *keys, int64_t x, const char 
 	return map_entry_update(m, e, x, s);
 }
 
+int map_add_weight(struct map *m, const struct map_key *keys, int64_t x)
+{
+	struct map_entry *e = map_lookup_or_add(m, keys);
+	if (!e)
+		return 0;
+	if (e->value.count == 0)
+		return map_entry_update(m, e, x, NULL);
+	e->value.sum = (int64_t)((uint64_t)e->value.sum + (uint64_t)x);
+	return 0;
+}
+
 void map_set_window(struct map *m, int64_t window)
 {
 	m->window = window;

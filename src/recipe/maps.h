@@ -137,6 +137,10 @@ const struct map_entry *map_find(const struct map *m, const struct map_key *keys
 /* Convenience: lookup_or_add + update. Returns 0 (also when dropped), -1 on
  * out of memory. */
 int map_update(struct map *m, const struct map_key *keys, int64_t x, const char *s);
+/* A sum's entry under keys grows by x without counting an update (the
+ * CPU weight of a sampler's end-of-run tail, event.h weight_only); an
+ * entry not there yet is created as by map_update. Returns as map_update. */
+int map_add_weight(struct map *m, const struct map_key *keys, int64_t x);
 /* The armed window (events' window, 0: none) the next updates fall in:
  * each entry counts the distinct windows it was updated in. */
 void map_set_window(struct map *m, int64_t window);

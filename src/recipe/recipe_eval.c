@@ -908,9 +908,18 @@ static int exec_stmt(struct recipe_run *run, const struct stmt *s)
 	case S_MAP_ASSIGN: {
 		struct map_key keys[16];
 		struct val vals[16];
+		const struct map_info *info = s->target->map;
+		bool weight_only = run->ev && run->ev->weight_only;
+		if (weight_only && (!info->cpu_ns_sum || info->other_value))
+			return EXEC_OK;   /* event.h: weight for sums of thread.cpu_ns only */
 		if (make_keys(run, s->target, keys, vals) < 0)
 			return EXEC_ERROR;
 		struct map *m = run->maps[s->target->map->index];
+		if (weight_only) {
+			if (map_add_weight(m, keys, (int64_t)run->ev->cpu_ns) < 0)
+				return rt_error(run, s->loc, "out of memory");
+			return EXEC_OK;
+		}
 		map_set_window(m, run->ev ? run->ev->window : 0);
 		if (run->ev && run->ev->weighted)
 			map_set_weight(m, run->ev->weight_site, run->ev->weight, run->ev->sum_weight);
@@ -943,6 +952,8 @@ static int exec_stmt(struct recipe_run *run, const struct stmt *s)
 		return exec_list(run, c.i ? &s->then : &s->els);
 	}
 	case S_CALL:
+		if (run->ev && run->ev->weight_only)
+			return EXEC_OK;   /* no sample happened: nothing to print or act on */
 		break;
 	}
 	const struct expr *call = s->call;

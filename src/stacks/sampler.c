@@ -32,6 +32,49 @@ void sampler_stack_release(struct stack *st)
 	st->nframes = 0;
 }
 
+/* Copies the sample t hands on now into t->kept, reusing its frames'
+ * buffer. */
+static int keep_sample(struct tracked_thread *t, char state, const char *wait, struct xerr *e)
+{
+	if (t->stack.nframes > t->kept_cap) {
+		struct frame *grown = realloc(t->kept.frames, t->stack.nframes * sizeof *grown);
+		if (!grown)
+			return xerr_oom(e);
+		t->kept.frames = grown;
+		t->kept_cap = t->stack.nframes;
+	}
+	if (t->stack.nframes)
+		memcpy(t->kept.frames, t->stack.frames, t->stack.nframes * sizeof *t->kept.frames);
+	t->kept.nframes = t->stack.nframes;
+	t->kept_state = state;
+	t->kept_wait = wait;
+	return 0;
+}
+
+/* A thread gone with CPU after its last kept sample: that sample's stack
+ * moves to the run's pending tails. False when there is none to weigh it
+ * on (or no memory): the CPU stays unsampled. */
+static bool keep_gone_tail(struct sampler *sp, struct tracked_thread *gone)
+{
+	if (gone->kept.nframes == 0)
+		return false;
+	if (sp->ngone_tails == sp->gone_tails_cap) {
+		size_t cap = sp->gone_tails_cap ? 2 * sp->gone_tails_cap : 16;
+		struct gone_tail *grown = realloc(sp->gone_tails, cap * sizeof *grown);
+		if (!grown)
+			return false;
+		sp->gone_tails = grown;
+		sp->gone_tails_cap = cap;
+	}
+	struct gone_tail *g = &sp->gone_tails[sp->ngone_tails++];
+	*g = (struct gone_tail){ .tid = gone->tid, .state = gone->kept_state, .wait = gone->kept_wait,
+				 .stack = gone->kept, .cpu_ns = gone->tick_runtime_ns - gone->sample_base_ns };
+	snprintf(g->name, sizeof g->name, "%s", gone->proc.name);
+	gone->kept = (struct stack){0};
+	gone->kept_cap = 0;
+	return true;
+}
+
 /* Updates the thread table from /proc; marks which threads to sample and
  * which of those need a walk. Returns the number needing a walk, -1 if the
  * process is gone. */
@@ -137,13 +180,14 @@ static int plan_tick(struct sampler *sp, struct xerr *e)
 		if (sp->threads[i].seen)
 			sp->threads[kept++] = sp->threads[i];
 		else {
-			const struct tracked_thread *gone = &sp->threads[i];
-			if (gone->tick_runtime_ns > gone->sample_base_ns) {
+			struct tracked_thread *gone = &sp->threads[i];
+			if (gone->tick_runtime_ns > gone->sample_base_ns && !keep_gone_tail(sp, gone)) {
 				sp->unsampled_gone_ns += gone->tick_runtime_ns - gone->sample_base_ns;
 				sp->unsampled_gone_threads++;
 			}
 			sampler_fold_thread_shares(sp, &sp->threads[i], sp->threads[i].last_seen_ns, 1000000000u);
 			sampler_stack_release(&sp->threads[i].stack);
+			sampler_stack_release(&sp->threads[i].kept);
 			unwinder_capture_release(&sp->threads[i].capture);
 		}
 	}
@@ -276,8 +320,12 @@ static void sampler_teardown(struct sampler *sp)
 {
 	for (size_t i = 0; i < sp->nthreads; i++) {
 		sampler_stack_release(&sp->threads[i].stack);
+		sampler_stack_release(&sp->threads[i].kept);
 		unwinder_capture_release(&sp->threads[i].capture);
 	}
+	for (size_t i = 0; i < sp->ngone_tails; i++)
+		sampler_stack_release(&sp->gone_tails[i].stack);
+	free(sp->gone_tails);
 	free(sp->threads);
 	free(sp->pc_buffer);
 	free(sp->held_ms_log);
@@ -709,8 +757,58 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, const str
 		int taken = event_sink_take(sink, &ev, e);
 		if (taken != 0)
 			return taken < 0 ? -1 : ROUND_SINK_DONE;
+		if (!sp->snapshot && keep_sample(t, ev.thread.state, ev.thread.wait, e) < 0)
+			return -1;
 	}
 	return ROUND_ON;
+}
+
+static int take_tail(struct sampler *sp, const struct event_sink *sink, pid_t tid, const char *name, char state,
+		     const char *wait, const struct stack *stack, uint64_t cpu_ns, uint64_t now, struct xerr *e)
+{
+	sp->sampled_cpu_ns += cpu_ns;
+	struct event ev = {
+		.kind = EVENT_SAMPLE, .probe = -1, .timestamp_ns = now, .cpu_ns = cpu_ns, .weight_only = true,
+		.since_start_ns = now - sp->start_ns, .pid = session_pid(sp->session), .cpu = -1,
+		.thread = { .id = tid, .name = name, .state = state, .wait = wait },
+		.stack = stack, .walk = { .reused = true, .partial_regs_agree = -1 },
+	};
+	return event_sink_take(sink, &ev, e);
+}
+
+/* At a run's end: the CPU each thread used after its last kept sample, as
+ * the kernel counts it, weighed on that sample's stack. Each sample weighs
+ * the CPU since the thread's previous one, so without this a thread's CPU
+ * after its last kept sample is in no sample, and a thread whose last stops
+ * were left out (landing at a later call's return) loses its share of the
+ * profile (issue 32: tests/cpu_weight.sh under load, 22.9% of the profile
+ * for 49.6% of the CPU). With it each thread's weight is its CPU from its
+ * first listing on. Returns 0, 1 when the sink is done, or -1. */
+static int weigh_tails(struct sampler *sp, const struct event_sink *sink, struct xerr *e)
+{
+	pid_t pid = session_pid(sp->session);
+	uint64_t now = monotonic_ns();
+	for (size_t i = 0; i < sp->ngone_tails; i++) {
+		const struct gone_tail *g = &sp->gone_tails[i];
+		int taken = take_tail(sp, sink, g->tid, g->name, g->state, g->wait, &g->stack, g->cpu_ns, now, e);
+		if (taken != 0)
+			return taken;
+	}
+	for (size_t i = 0; i < sp->nthreads; i++) {
+		struct tracked_thread *t = &sp->threads[i];
+		if (t->kept.nframes == 0 || t->sample_base_ns == UINT64_MAX)
+			continue;
+		uint64_t runtime = t->have_tick_runtime ? proc_thread_runtime_ns(pid, t->tid) : 0;
+		uint64_t upto = runtime > t->tick_runtime_ns ? runtime : t->tick_runtime_ns;
+		if (upto <= t->sample_base_ns)
+			continue;
+		int taken = take_tail(sp, sink, t->tid, t->proc.name, t->kept_state, t->kept_wait, &t->kept,
+				      upto - t->sample_base_ns, now, e);
+		if (taken != 0)
+			return taken;
+		t->sample_base_ns = upto;
+	}
+	return 0;
 }
 
 static void finish_stats(struct sampler_stats *st, uint64_t start)
@@ -923,6 +1021,7 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 	struct stop_budget budget;
 	stop_budget_init(&budget, cfg->max_stopped_percent, start, 0);
 	bool thread_budget_lowered = false;
+	bool sink_done = false;   /* the sink wants no more events (a recipe's exit()) */
 	long long cpu_at_start = proc_cpu_ticks(session_pid(s));
 	long clock_ticks = sysconf(_SC_CLK_TCK);
 	struct cpu_window cpu = { .start = start, .ticks = -1, .clock_ticks = clock_ticks };
@@ -978,14 +1077,18 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 		int ticked = event_sink_tick(sink, now, e);
 		if (ticked < 0)
 			goto out;
-		if (ticked > 0)
+		if (ticked > 0) {
+			sink_done = true;
 			break;
+		}
 		uint64_t round_start = now;
 		int round = sampler_round(&sp, st, sink, e);
 		if (round < 0)
 			goto out;
-		if (round == ROUND_SINK_DONE)
+		if (round == ROUND_SINK_DONE) {
+			sink_done = true;
 			break;
+		}
 		if (round == ROUND_TARGET_GONE) {
 			st->run.target_execed = session_target_execed(s);
 			st->run.leader_exited = !st->run.target_execed && session_leader_exited(s);
@@ -1012,6 +1115,8 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 			last_progress = now;
 		}
 	}
+	if (!sink_done && weigh_tails(&sp, sink, e) < 0)
+		goto out;
 	rc = 0;
 out:
 	if (cfg->progress)

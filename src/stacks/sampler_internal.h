@@ -104,6 +104,24 @@ struct tracked_thread {
 	bool busy;                /* used at least 5% of a CPU since the previous tick, in any state */
 	uint64_t stops;           /* times we stopped it */
 	uint64_t sample_base_ns;  /* on-CPU ns its samples so far stand for: the next one stands for the rest */
+	/* Its last sample handed on (stack copied, frames' strings shared):
+	 * the CPU it uses after that sample goes there at the run's end
+	 * (sampler.c, weigh_tails). nframes 0: none yet. */
+	struct stack kept;
+	size_t kept_cap;
+	char kept_state;
+	const char *kept_wait;
+};
+
+/* The CPU of a thread gone since its last kept sample: weighed on that
+ * sample's stack at the run's end (weigh_tails). */
+struct gone_tail {
+	pid_t tid;
+	char name[32];
+	char state;
+	const char *wait;
+	struct stack stack;       /* owned (the thread's kept copy, moved) */
+	uint64_t cpu_ns;
 };
 
 struct sampler {
@@ -136,8 +154,11 @@ struct sampler {
 	double *held_ms_log;      /* each settled stop's held time (per thread), for the percentiles */
 	double held_sum_ms;       /* their sum */
 	uint64_t sampled_cpu_ns;  /* the CPU time the samples handed on stand for (event cpu_ns), summed */
-	uint64_t unsampled_gone_ns;  /* CPU of threads gone since, after their last sample (as last listed) */
+	uint64_t unsampled_gone_ns;  /* CPU of threads gone since, after their last sample (as last listed),
+				      * of those with no kept sample to weigh it on */
 	size_t unsampled_gone_threads;
+	struct gone_tail *gone_tails;  /* the others' */
+	size_t ngone_tails, gone_tails_cap;
 	size_t nheld_ms_log, held_ms_log_cap;
 	double thread_held_max_pct;  /* as thread_stopped_max_pct, of held time */
 	double thread_rate_max_hz;   /* the most stops a second any thread got (over a second or more) */

@@ -65,6 +65,26 @@ static void test_count_by_stack(void)
 		      ev, 4, "main;leaf 2\nmain;other 1\n@n: 3\n");
 }
 
+/* A sampler's end-of-run tail (event.h weight_only) adds CPU to sums of
+ * thread.cpu_ns and nothing else: no count, no other sum, no printf. */
+static void test_weight_only(void)
+{
+	struct frame a[] = {{.pc = 1, .function = "leaf"}, {.pc = 2, .function = "main"}};
+	struct frame b[] = {{.pc = 3, .function = "other"}, {.pc = 2, .function = "main"}};
+	struct frame c[] = {{.pc = 4, .function = "third"}, {.pc = 2, .function = "main"}};
+	struct stack sa = {2, a}, sb = {2, b}, sc = {2, c};
+	struct event ev[5] = {{0}};
+	const struct stack *stacks[] = {&sa, &sb, &sb, &sc};
+	const uint64_t cpu[] = {10, 20, 5, 7};
+	for (int i = 0; i < 4; i++)
+		ev[i] = (struct event){ .kind = EVENT_SAMPLE, .probe = -1, .stack = stacks[i], .cpu_ns = cpu[i],
+					.weight_only = i >= 2 };
+	ev[4] = (struct event){ .kind = EVENT_END, .probe = -1 };
+	expect_output("sample { @cpu[ustack] = sum(thread.cpu_ns); @n = count(); @other[ustack] = sum(2); printf(\"s\\n\"); }"
+		      " end { folded(@cpu); folded(@other); print(@n); }",
+		      ev, 5, "s\ns\nmain;other 25\nmain;leaf 10\nmain;third 7\nmain;other 2\nmain;leaf 2\n@n: 2\n");
+}
+
 static void test_hist_and_predicate(void)
 {
 	struct event ev[6] = {{0}};
@@ -437,6 +457,7 @@ int main(void)
 	test_coverage_windows();
 	test_open_and_resolve();
 	test_count_by_stack();
+	test_weight_only();
 	test_hist_and_predicate();
 	test_map_limit();
 	test_options_and_probes();

@@ -83,6 +83,7 @@ struct run_context {
 	 * next due time per probe. */
 	size_t nprobes;
 	struct probe_spec *probes;
+	struct map_apart *aparts;  /* the tracer's calls no entry stands for, as the recipe's maps see them */
 	uint64_t *interval_next_ns;
 	struct tracer_progress progress;   /* snapshots' stops, the armed share so far */
 	int snapshots;                     /* snapshot() calls so far: NAME-N.json */
@@ -1021,6 +1022,16 @@ static int run_trace(struct run_context *rc, const struct sampler_config *cfg, c
 							tstats->site_scales, tstats->site_sum_scales, tstats->nsite_scales,
 							tstats->weighted_hits,
 							tstats->counted_no_stop_sites > 0);
+		free(rc->aparts);
+		rc->aparts = tstats->naparts ? calloc(tstats->naparts, sizeof *rc->aparts) : NULL;
+		for (size_t i = 0; rc->aparts && i < tstats->naparts; i++)
+			rc->aparts[i] = (struct map_apart){
+				.site = tstats->aparts[i].site, .function = tstats->aparts[i].function,
+				.calls = tstats->aparts[i].calls, .sum = tstats->aparts[i].sum,
+				.threads = tstats->aparts[i].threads,
+			};
+		if (rc->aparts)
+			recipe_run_set_coverage_aparts(rc->run, rc->aparts, tstats->naparts);
 		recipe_run_set_seconds(rc->run, tstats->run.elapsed_s);
 	}
 	return exit_code;
@@ -1323,6 +1334,8 @@ static int run_finish(struct run_context *rc, int exit_code)
 		fill_outcome(rc, rc->request->outcome);
 	recipe_run_free(rc->run);
 	tracer_stats_release(&rc->trace_stats);
+	free(rc->aparts);
+	rc->aparts = NULL;
 	if (rc->out_fitted)
 		fclose(rc->out);   /* the fitting stream; leaves stdout or the caller's stream open */
 	if (rc->copy_tee)

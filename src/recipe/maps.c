@@ -1245,6 +1245,43 @@ static void print_live(FILE *out, const struct map_value *v, const struct map_co
 	fputc('\n', out);
 }
 
+static bool map_fed_by_site(const struct map *m, size_t site)
+{
+	for (size_t i = 0; i < m->len; i++) {
+		const struct map_value *v = &m->entries[i]->value;
+		for (size_t k = 0; k < v->nstrata; k++)
+			if ((size_t)v->strata[k].id / MAP_STRATA_PER_SITE == site)
+				return true;
+	}
+	return false;
+}
+
+/* The calls of a site this map's entries hold none of (map_apart), under
+ * them: the map's total would be short of them unsaid. */
+static void print_aparts(const struct map *m, FILE *out, const struct map_coverage *c)
+{
+	bool is_sum = m->agg == MAP_AGG_SUM;
+	for (size_t i = 0; i < c->naparts; i++) {
+		const struct map_apart *a = &c->aparts[i];
+		double value = is_sum ? a->sum : a->calls;
+		if (value <= 0 || !map_fed_by_site(m, a->site))
+			continue;
+		if (is_sum)
+			fprintf(out, "@%s: and %.0f", m->name, value);
+		else
+			fprintf(out, "@%s: and %.0f calls", m->name, value);
+		if (c->seconds > 0)
+			fprintf(out, " (%.4g/s)", value / c->seconds);
+		if (is_sum)
+			fprintf(out, " summed over %.0f calls", a->calls);
+		fputs(" of ", out);
+		text_put(out, a->function, TEXT_FORM_TERMINAL);
+		fputs(", counted in the target, by threads no hit saw (", out);
+		text_put(out, a->threads && a->threads[0] ? a->threads : "?", TEXT_FORM_TERMINAL);
+		fputs("): like none a hit came from, so in no entry above\n", out);
+	}
+}
+
 void map_print(const struct map *m, FILE *out, size_t top, const struct map_coverage *coverage)
 {
 	const struct map_entry **sorted = map_sorted(m);
@@ -1281,6 +1318,8 @@ void map_print(const struct map *m, FILE *out, size_t top, const struct map_cove
 			fputc('\n', out);
 	}
 	free(sorted);
+	if (coverage && (m->agg == MAP_AGG_COUNT || m->agg == MAP_AGG_SUM))
+		print_aparts(m, out, coverage);
 	if (m->dropped)
 		fprintf(out, "@%s: %" PRIu64 " updates dropped: the map reached max_keys (%zu); "
 			"raise it with 'set max_keys N'\n", m->name, m->dropped, m->max_keys);

@@ -202,6 +202,16 @@ size_t map_hist_bucket(int64_t x);
  * switched them off the rest of the time): count() and sum() values print as
  * measured, with an estimate for the whole run and its 95% interval
  * (map_estimate); 0 or 1 prints the values alone. */
+/* Calls counted in the target at a site that no entry stands for: made
+ * by threads like none of the site's hits came from (trace/tracer.h,
+ * tracer_apart), so their stacks are not known. */
+struct map_apart {
+	size_t site;          /* the site's strata: site * MAP_STRATA_PER_SITE on */
+	const char *function;
+	double calls, sum;    /* sum: of the argument the site's counter totals, 0 if none */
+	const char *threads;  /* their names, "" when they were gone at the end */
+};
+
 struct map_coverage {
 	double armed_share;   /* in (0, 1): the share the estimates divide by */
 	bool lower_bound;     /* the events came faster than the producer could time
@@ -225,6 +235,8 @@ struct map_coverage {
 	size_t nsite_scales;
 	bool counted_all;     /* every probed site was counted */
 	bool counted_no_stops;/* some sites only counted, with no breakpoint */
+	const struct map_apart *aparts;  /* said under the maps fed by their sites (map_print) */
+	size_t naparts;
 };
 #define MAP_STRATA_PER_SITE 9
 void map_print(const struct map *m, FILE *out, size_t top, const struct map_coverage *coverage);

@@ -198,13 +198,17 @@ void recipe_run_set_coverage_windows(struct recipe_run *run, size_t windows, dou
  * sites (maps.h, map_coverage); no_stops: some sites were only counted,
  * with no breakpoint (their one event came at the end). After
  * recipe_run_set_coverage. */
-/* The coverage the setters above made (what map estimates divide by). */
-struct map_coverage;
-const struct map_coverage *recipe_run_coverage(const struct recipe_run *run);
-
 void recipe_run_set_coverage_counted(struct recipe_run *run, double counted, bool all_sites, const double *site_scales,
 				     const double *site_sum_scales, size_t nsite_scales, uint64_t weighted_hits,
 				     bool no_stops);
+/* Calls counted at sites that no entry stands for (maps.h, map_apart),
+ * kept by the caller for the run's life: print() says them under the
+ * maps their sites feed. After recipe_run_set_coverage_counted. */
+struct map_apart;
+void recipe_run_set_coverage_aparts(struct recipe_run *run, const struct map_apart *aparts, size_t n);
+/* The coverage the setters above made (what map estimates divide by). */
+struct map_coverage;
+const struct map_coverage *recipe_run_coverage(const struct recipe_run *run);
 /* The traced run's length (wall seconds): count() and sum() maps then also
  * print their whole-run estimates as rates per second. 0: no rates. */
 void recipe_run_set_seconds(struct recipe_run *run, double seconds);

@@ -227,6 +227,12 @@ void recipe_run_set_coverage_counted(struct recipe_run *run, double counted, boo
 	run->coverage.nsite_scales = usable ? nsite_scales : 0;
 }
 
+void recipe_run_set_coverage_aparts(struct recipe_run *run, const struct map_apart *aparts, size_t n)
+{
+	run->coverage.aparts = run->coverage.nsite_scales ? aparts : NULL;
+	run->coverage.naparts = run->coverage.nsite_scales ? n : 0;
+}
+
 void recipe_run_set_coverage_range(struct recipe_run *run, double low, double high)
 {
 	bool partial = run->coverage.armed_share < 1;

@@ -107,6 +107,13 @@ struct entry_counter {
 	uint64_t slot_sums[8];         /* as last read */
 	uint64_t slot_hit_sums[8];     /* that register's values at the site's hits, per slot */
 	uint64_t site_hits;            /* and those whose slot was not known (the site as one stratum) */
+	/* The caller's: which kinds of thread a slot's calls came from, as
+	 * hashes of their names with the digits left out (a pool's threads
+	 * alike): of the hits' threads, and of the threads found in the slot
+	 * at the end (their stack pointers, the target held). At most 4 each. */
+	uint32_t slot_hit_kinds[8][4], slot_end_kinds[8][4];
+	uint8_t nslot_hit_kinds[8], nslot_end_kinds[8];
+	char slot_end_names[8][48];    /* the names found there at the end, ", " between */
 	char why[200];                 /* not planned or not installed: why */
 };
 

@@ -181,6 +181,17 @@ struct tracer_stats {
 	 * of it, what each summed value stands for; 0: not totalled (the
 	 * value is then weighed as its hit is, by site_scales) */
 	double *site_sum_scales;
+	/* Calls counted in slots no hit saw, whose threads are like none a hit
+	 * came from (another kind, or gone before the end): no stack is known
+	 * to stand for them, so they are in no stratum's scale; owned here. */
+	struct tracer_apart {
+		size_t site;              /* the site's index (its strata: site * 9 ...) */
+		char function[128];
+		double calls, sum;        /* sum: of the counter's totalled argument, 0 if none */
+		double site_calls;        /* all the site's counted calls */
+		char threads[96];         /* their names at the end, "" when gone */
+	} *aparts;
+	size_t naparts;
 	size_t sites_summed;          /* sites whose counter totals their summed argument */
 	char sum_why[240];            /* the first site with a summing probe whose counter does not: why */
 	uint64_t weighted_hits;       /* hits at counted sites */

@@ -547,19 +547,122 @@ int tracer_counters_install(struct tracer *t, struct xerr *e)
 	return 0;
 }
 
-/* What one hit stands for in each slot: the slot's counted total over
- * what its hits saw (calls over hits, or bytes over the hits' bytes), the
- * totals of slots no hit saw spread over the seen ones in proportion.
- * Slots no hit saw keep their scale (0). */
-static void slot_scales(const uint64_t *totals, const uint64_t *seen_at_hits, unsigned nslots, double *scales)
+bool tracer_note_thread_kind(uint32_t kinds[4], uint8_t *nkinds, const char *name)
 {
-	double seen = 0, unseen = 0;
-	for (unsigned k = 0; k < nslots; k++)
-		*(seen_at_hits[k] ? &seen : &unseen) += (double)totals[k];
-	double spread = seen > 0 ? (seen + unseen) / seen : 1;
-	for (unsigned k = 0; k < nslots; k++)
+	uint32_t h = 2166136261u;   /* FNV-1a over the name, digits left out */
+	for (const char *p = name; *p; p++)
+		if (!isdigit((unsigned char)*p))
+			h = (h ^ (unsigned char)*p) * 16777619u;
+	for (unsigned k = 0; k < *nkinds; k++)
+		if (kinds[k] == h)
+			return false;
+	if (*nkinds >= 4)
+		return false;
+	kinds[(*nkinds)++] = h;
+	return true;
+}
+
+static bool kinds_meet(const uint32_t *a, unsigned na, const uint32_t *b, unsigned nb)
+{
+	for (unsigned i = 0; i < na; i++)
+		for (unsigned j = 0; j < nb; j++)
+			if (a[i] == b[j])
+				return true;
+	return false;
+}
+
+/* At the end, the target held: which threads sit in each counter slot
+ * no hit saw (their stack pointers, from /proc: no gdb round trip), so
+ * that those slots' calls go only to hits of threads of the same kind. */
+static void find_unseen_slots_threads(struct tracer *t)
+{
+	bool any = false;
+	for (size_t i = 0; i < t->ncounters && !any; i++)
+		for (unsigned k = 0; t->counters[i].installed && k < t->counters[i].nslots; k++)
+			any |= t->counters[i].slot_counts[k] > 0 && t->counters[i].slot_hits[k] == 0;
+	if (!any)
+		return;
+	struct proc_thread *threads;
+	int n = proc_threads(t->pid, &threads, NULL);
+	for (int k = 0; k < n; k++) {
+		struct proc_syscall where;
+		if (proc_thread_syscall(t->pid, threads[k].tid, &where) < 0 || !where.sp)
+			continue;
+		for (size_t i = 0; i < t->ncounters; i++) {
+			struct entry_counter *c = &t->counters[i];
+			if (!c->installed)
+				continue;
+			unsigned slot = entry_counter_slot(c, where.sp);
+			if (c->slot_hits[slot] || !c->slot_counts[slot] ||
+			    !tracer_note_thread_kind(c->slot_end_kinds[slot], &c->nslot_end_kinds[slot], threads[k].name))
+				continue;
+			size_t used = strlen(c->slot_end_names[slot]);
+			snprintf(c->slot_end_names[slot] + used, sizeof c->slot_end_names[slot] - used, "%s%s",
+				 used ? ", " : "", threads[k].name);
+		}
+	}
+	if (n > 0)
+		free(threads);
+}
+
+/* What one hit stands for in each slot: the slot's counted total over
+ * what its hits saw (calls over hits, or bytes over the hits' bytes).
+ * The total of a slot no hit saw goes to the seen slots whose hits came
+ * from threads of the kind found in it at the end, in proportion to
+ * their totals: a pool's threads run alike. A slot whose threads are
+ * like no hit's (another kind, or gone) goes to no slot: its total is
+ * added to *apart, since nothing tells which stacks its calls had (two
+ * workers of different kinds, one of them hit in no window: spreading gave
+ * its calls to the other's stacks, tests/alloc_counted.sh under load).
+ * Slots no hit saw keep their scale (0). */
+static void slot_scales(const struct entry_counter *c, const uint64_t *totals, const uint64_t *seen_at_hits,
+			double *scales, double *apart, char *apart_threads, size_t apart_size)
+{
+	double extra[8] = {0};
+	for (unsigned k = 0; k < c->nslots; k++) {
+		if (seen_at_hits[k] || !totals[k])
+			continue;
+		double alike = 0;
+		for (unsigned j = 0; j < c->nslots; j++)
+			if (seen_at_hits[j] && kinds_meet(c->slot_hit_kinds[j], c->nslot_hit_kinds[j],
+							  c->slot_end_kinds[k], c->nslot_end_kinds[k]))
+				alike += (double)totals[j];
+		if (alike <= 0) {
+			*apart += (double)totals[k];
+			const char *who = c->slot_end_names[k][0] ? c->slot_end_names[k] : "threads gone by the end";
+			size_t used = strlen(apart_threads);
+			if (!strstr(apart_threads, who))
+				snprintf(apart_threads + used, apart_size - used, "%s%s", used ? ", " : "", who);
+			continue;
+		}
+		for (unsigned j = 0; j < c->nslots; j++)
+			if (seen_at_hits[j] && kinds_meet(c->slot_hit_kinds[j], c->nslot_hit_kinds[j],
+							  c->slot_end_kinds[k], c->nslot_end_kinds[k]))
+				extra[j] += (double)totals[k] * (double)totals[j] / alike;
+	}
+	for (unsigned k = 0; k < c->nslots; k++)
 		if (seen_at_hits[k] > 0)
-			scales[k] = spread * (double)totals[k] / (double)seen_at_hits[k];
+			scales[k] = ((double)totals[k] + extra[k]) / (double)seen_at_hits[k];
+}
+
+/* A site's calls that went to no slot (slot_scales), into the stats;
+ * only where some hit had a slot (a site no hit saw has no row to miss,
+ * and one that only counts has its one event for all). */
+static void add_apart(struct tracer *t, const struct entry_counter *c, struct tracer_apart *apart)
+{
+	uint64_t slot_hits = 0;
+	for (unsigned k = 0; k < c->nslots; k++)
+		slot_hits += c->slot_hits[k];
+	if (apart->calls <= 0 || !slot_hits)
+		return;
+	struct tracer_apart *grown = realloc(t->st->aparts, (t->st->naparts + 1) * sizeof *grown);
+	if (!grown)
+		return;
+	const char *name = t->probes.sites[apart->site].name;
+	snprintf(apart->function, sizeof apart->function, "%s", name ? name : "?");
+	apart->site_calls = (double)c->count;
+	t->st->aparts = grown;
+	t->st->aparts[t->st->naparts++] = *apart;
 }
 
 /* The stats from the counters' counts (final, or the last read). */
@@ -582,6 +685,9 @@ void tracer_counters_summarize(struct tracer *t)
 	}
 	free(t->st->site_scales);
 	free(t->st->site_sum_scales);
+	free(t->st->aparts);
+	t->st->aparts = NULL;
+	t->st->naparts = 0;
 	/* strata: 8 per site, one per counter slot; then the panics' one */
 	const size_t per = ENTRY_COUNTER_STRATA;
 	size_t nscales = per * t->ncounters + (t->st->panic_counter_installed ? 1 : 0);
@@ -612,13 +718,17 @@ void tracer_counters_summarize(struct tracer *t)
 			t->st->site_scales[per * i + per - 1] = (double)c->count / (double)hits;
 		}
 		/* calls in slots no hit saw (a thread the budget's windows
-		 * missed) are spread over the site's seen slots, in proportion */
-		slot_scales(c->slot_counts, c->slot_hits, c->nslots, &t->st->site_scales[per * i]);
+		 * missed): to the seen slots of threads like theirs, else apart */
+		struct tracer_apart apart = { .site = i };
+		slot_scales(c, c->slot_counts, c->slot_hits, &t->st->site_scales[per * i], &apart.calls,
+			    apart.threads, sizeof apart.threads);
 		if (c->sum_why[0] && !t->st->sum_why[0])
 			snprintf(t->st->sum_why, sizeof t->st->sum_why, "%s: %s",
 				 t->probes.sites[i].name ? t->probes.sites[i].name : "?", c->sum_why);
-		if (!c->sums)
+		if (!c->sums) {
+			add_apart(t, c, &apart);
 			continue;
+		}
 		/* a site only counted: its one event's summed argument is 1,
 		 * standing for the total */
 		if (t->probes.sites[i].counted_only && !t->probes.sites[i].bp)
@@ -626,9 +736,12 @@ void tracer_counters_summarize(struct tracer *t)
 		/* the same for the totals: a slot's total over its hits' values
 		 * (a ratio estimator: the one large allocation among thousands
 		 * of small ones weighs its bytes' share, not its calls'), the
-		 * slots no hit saw spread over the others by their totals */
+		 * slots no hit saw as for the calls */
 		t->st->sites_summed++;
-		slot_scales(c->slot_sums, c->slot_hit_sums, c->nslots, &t->st->site_sum_scales[per * i]);
+		char unused[96] = "";
+		slot_scales(c, c->slot_sums, c->slot_hit_sums, &t->st->site_sum_scales[per * i], &apart.sum, unused,
+			    sizeof unused);
+		add_apart(t, c, &apart);
 	}
 	t->st->entries_counted = t->st->counters_installed ? total : 0;
 	t->st->counters_complete = complete && t->st->counters_installed;
@@ -658,6 +771,7 @@ int tracer_counters_remove(struct tracer *t, struct xerr *e)
 	if (t->st->counters_installed && entry_counters_remove(t->s, t->counters, t->ncounters, e) < 0)
 		return -1;
 	t->counters_removed = true;
+	find_unseen_slots_threads(t);
 	tracer_counters_summarize(t);
 	return 0;
 }

@@ -286,6 +286,13 @@ void tracer_finish_stats(struct tracer *t, uint64_t end)
 			      "when the probes were armed (back from a system call the function's first instruction "
 			      "set up): it went on in the counting code's copy of them", st->counter_threads_moved,
 			      st->counter_threads_moved == 1 ? "" : "s");
+	for (size_t i = 0; i < st->naparts; i++)
+		run_notes_add(notes, "function entries: %.0f of %s's calls (%.1f%% of those counted there) came from "
+			      "threads no hit saw (%s), like none a hit came from: no stack is known for them, so they "
+			      "are in no map entry (print() says them under the map)", st->aparts[i].calls,
+			      st->aparts[i].function,
+			      st->aparts[i].site_calls > 0 ? 100 * st->aparts[i].calls / st->aparts[i].site_calls : 0,
+			      st->aparts[i].threads);
 	if (st->sites_summed)
 		run_notes_add(notes, "summed arguments: totalled in the target at %zu site%s, a stack's sum its hits' share "
 			      "of the total%s%s", st->sites_summed, st->sites_summed == 1 ? "" : "s",
@@ -347,6 +354,9 @@ void tracer_stats_release(struct tracer_stats *stats)
 	free(stats->site_sum_scales);
 	stats->site_scales = stats->site_sum_scales = NULL;
 	stats->nsite_scales = 0;
+	free(stats->aparts);
+	stats->aparts = NULL;
+	stats->naparts = 0;
 }
 
 void tracer_stats_print(const struct tracer_stats *st, FILE *out)

@@ -193,6 +193,7 @@ static int on_entry(struct tracer *t, struct site *site, struct thread_info *th,
 		if (rsp) {
 			unsigned slot = entry_counter_slot(c, rsp);
 			c->slot_hits[slot]++;
+			tracer_note_thread_kind(c->slot_hit_kinds[slot], &c->nslot_hit_kinds[slot], th->name);
 			ev.weight_site = (int)(index * ENTRY_COUNTER_STRATA + slot);
 			ev.weight = (double)c->slot_counts[slot] / (double)c->slot_hits[slot];
 			if (c->sums) {

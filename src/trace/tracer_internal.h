@@ -329,6 +329,10 @@ size_t tracer_panic_stratum(const struct tracer *t);
  * weighted by its count (tracer_events.c). */
 int tracer_fire_counted_only(struct tracer *t, struct xerr *e);
 void tracer_counters_summarize(struct tracer *t);
+/* Adds the kind of a thread named name (its name without digits: a pool's
+ * threads are alike) to a slot's kinds, at most 4; false when it was
+ * there already or there is no room. */
+bool tracer_note_thread_kind(uint32_t kinds[4], uint8_t *nkinds, const char *name);
 
 
 /* What arming inserts, resolved with the target running (tracer_resolve_probes). */

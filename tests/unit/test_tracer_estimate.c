@@ -418,8 +418,59 @@ static void test_window_ends(void)
 	free(t);
 }
 
+/* Calls counted in slots no hit saw (tracer_counters_summarize): to the
+ * seen slots of threads of the same kind (a pool's, names alike but for
+ * digits), else apart with the names found there at the end. Spread over
+ * every seen slot, as before, a worker none of whose calls was hit gave
+ * them to the other worker's stacks (tests/alloc_counted.sh under load). */
+static void test_unseen_slots(void)
+{
+	struct tracer_stats st;
+	struct tracer *t = new_tracer(&st);
+	struct entry_counter c = { .installed = true, .nslots = 8 };
+	struct site site = { .name = "realloc" };
+	t->counters = &c;
+	t->ncounters = 1;
+	t->probes.sites = &site;
+	t->probes.nsites = 1;
+	/* slot 0: insert-worker, hit 5 times in 1000 calls */
+	c.slot_counts[0] = 1000, c.slot_hits[0] = 5;
+	tracer_note_thread_kind(c.slot_hit_kinds[0], &c.nslot_hit_kinds[0], "insert-worker");
+	/* slot 1: session-worker's 1500 calls, never hit: like no hit's thread */
+	c.slot_counts[1] = 1500;
+	tracer_note_thread_kind(c.slot_end_kinds[1], &c.nslot_end_kinds[1], "session-worker");
+	snprintf(c.slot_end_names[1], sizeof c.slot_end_names[1], "session-worker");
+	/* slots 2 and 3: a pool's threads; 3 hit twice in 400 calls, 2 never in 600 */
+	c.slot_counts[2] = 600;
+	tracer_note_thread_kind(c.slot_end_kinds[2], &c.nslot_end_kinds[2], "pool-7");
+	c.slot_counts[3] = 400, c.slot_hits[3] = 2;
+	tracer_note_thread_kind(c.slot_hit_kinds[3], &c.nslot_hit_kinds[3], "pool-12");
+	/* slot 4: a thread gone by the end, 50 calls */
+	c.slot_counts[4] = 50;
+	c.count = 1000 + 1500 + 600 + 400 + 50;
+	tracer_counters_summarize(t);
+	CHECK(st.nsite_scales >= 9);
+	CHECK(near(st.site_scales[0], 200, 1e-9));       /* its own calls only */
+	CHECK(near(st.site_scales[3], 500, 1e-9));       /* (400 + the pool's unseen 600) / 2 */
+	CHECK(st.site_scales[1] == 0 && st.site_scales[2] == 0 && st.site_scales[4] == 0);
+	CHECK(st.naparts == 1);
+	if (st.naparts == 1) {
+		CHECK(near(st.aparts[0].calls, 1550, 1e-9));
+		CHECK(strcmp(st.aparts[0].threads, "session-worker, threads gone by the end") == 0);
+		CHECK(strcmp(st.aparts[0].function, "realloc") == 0);
+	}
+	/* every slot hit: nothing apart */
+	c.slot_hits[1] = c.slot_hits[2] = c.slot_hits[4] = 1;
+	tracer_counters_summarize(t);
+	CHECK(st.naparts == 0);
+	CHECK(near(st.site_scales[1], 1500, 1e-9));
+	tracer_stats_release(&st);
+	free(t);
+}
+
 int main(void)
 {
+	test_unseen_slots();
 	test_window_dispersion();
 	test_first_hit_bound();
 	test_armed_share();

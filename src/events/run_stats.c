@@ -4,8 +4,18 @@
 #include "util/stats.h"
 
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+void run_notes_machine_load(char *buf, size_t size, double load, long cpus)
+{
+	if (size == 0)
+		return;
+	buf[0] = '\0';
+	if (isfinite(load) && cpus > 0)
+		snprintf(buf, size, ", the machine at load average %.1f on %ld CPUs", load, cpus);
+}
 
 void run_notes_add(struct run_notes *notes, const char *fmt, ...)
 {

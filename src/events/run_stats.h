@@ -46,6 +46,10 @@ struct run_stats {
 };
 
 void run_notes_add(struct run_notes *notes, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* ", the machine at load average L on N CPUs" into buf (a budget note's
+ * words for the load a stop's cost was paid under), or "" when either is
+ * unknown (load not finite, cpus <= 0). */
+void run_notes_machine_load(char *buf, size_t size, double load, long cpus);
 
 /* The target is gone: it exited, or the signal named killed_by (as gdb
  * names it, "SIGKILL") did; NULL when it exited or how is not known. */

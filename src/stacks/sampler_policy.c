@@ -166,9 +166,8 @@ void sampler_note_budget_missed(const struct sampler_config *cfg, struct sampler
 		return;
 	double median = non_stop && isfinite(st->held_median_ms) ? st->held_median_ms : st->run.stop_median_ms;
 	double p99 = non_stop && isfinite(st->held_p99_ms) ? st->held_p99_ms : st->run.stop_p99_ms;
-	char machine[96] = "";
-	if (isfinite(load) && cpus > 0)
-		snprintf(machine, sizeof machine, ", the machine at load average %.1f on %ld CPUs", load, cpus);
+	char machine[96];
+	run_notes_machine_load(machine, sizeof machine, load, cpus);
 	run_notes_add(&st->run.notes, "the %.0f%% budget was not kept: %s %.1f%% of %s time; a stop cost a median "
 		      "%.2f ms (p99 %.2f ms) here%s, and the rate comes down only as stops are measured",
 		      cfg->max_stopped_percent, non_stop ? "each thread held up to" : "the target stopped", share,

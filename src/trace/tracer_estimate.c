@@ -152,11 +152,8 @@ static void note_budget_missed(const struct tracer *t, struct tracer_stats *st)
 	double share = 100 * tracer_probes_stopped_ns(t) / 1e9 / st->run.elapsed_s;
 	if (!(share > 1.2 * limit))
 		return;
-	char machine[96] = "";
-	double load = proc_load_average();
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	if (isfinite(load) && cpus > 0)
-		snprintf(machine, sizeof machine, ", the machine at load average %.1f on %ld CPUs", load, cpus);
+	char machine[96];
+	run_notes_machine_load(machine, sizeof machine, proc_load_average(), sysconf(_SC_NPROCESSORS_ONLN));
 	run_notes_add(&st->run.notes, "the %.0f%% budget was not kept: the probes held the target %.1f%% of the time "
 		      "over %.1f s; a hit held it a median %.2f ms (p99 %.2f ms) here%s, and each is paid before the "
 		      "budget can switch the probes off", limit, share, st->run.elapsed_s, st->hit_stop_median_ms,

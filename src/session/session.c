@@ -231,10 +231,14 @@ int session_wait_all_threads_stopped(struct session *s, struct xerr *e)
 	while (s->nstopped_ids < total && !s->target_exited && !s->execed) {
 		struct mi_record *ev;
 		int got = session_event_before(s, deadline, "report every thread stopped", &ev, e);
-		if (got <= 0)
-			return got < 0 ? -1
-				       : xerr_set(e, "gdb reported %zu of the %zu threads of process %d stopped within %d ms",
-						  s->nstopped_ids, total, (int)s->pid, s->timeout_ms);
+		if (got < 0)
+			return -1;
+		if (got == 0) {
+			char why[320];
+			session_describe_threads_not_stopped(s->pid, why, sizeof why);
+			return xerr_set(e, "gdb reported %zu of the %zu threads of process %d stopped within %d ms%s",
+					s->nstopped_ids, total, (int)s->pid, s->timeout_ms, why);
+		}
 		bool recount = session_is_thread_exited(ev);
 		mi_record_free(ev);
 		if (recount && session_count_threads(s, &total, e) < 0)

@@ -179,4 +179,10 @@ struct session_stop;
  * 0, or -1 with e when out of memory (*out then empty). */
 int session_stop_from_record(const struct mi_record *ev, struct session_stop *out, struct xerr *e);
 
+/* The threads of pid not in a tracing stop, for an error that says why a
+ * stop did not complete: " (not in a tracing stop: TID 'NAME' D in
+ * rename, ...)", at most 4 named, or "" when every thread is in one.
+ * Names come from the target: escaped. */
+void session_describe_threads_not_stopped(pid_t pid, char *buf, size_t size);
+
 #endif

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "session/session_internal.h"
 #include "arch/syscalls.h"
+#include "util/text_escape.h"
 #include <inttypes.h>
 #include <time.h>
 
@@ -74,6 +75,43 @@ static bool all_threads_traced_stopped(pid_t pid)
 		all = threads[i].state == 't';
 	free(threads);
 	return all;
+}
+
+/* session_internal.h. A thread in D takes no signal until the kernel
+ * lets it go; one running or asleep was never stopped. */
+void session_describe_threads_not_stopped(pid_t pid, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	struct proc_thread *threads = NULL;
+	int n = proc_threads(pid, &threads, NULL);
+	size_t used = 0, named = 0, others = 0;
+	for (int i = 0; i < n; i++) {
+		if (threads[i].state == 't')
+			continue;
+		if (named == 4) {
+			others++;
+			continue;
+		}
+		char name[64], call[48] = "";
+		text_escape(name, sizeof name, threads[i].name);
+		struct proc_syscall where;
+		if (proc_thread_syscall(pid, threads[i].tid, &where) == 0 && where.in_syscall) {
+			const char *known = arch_syscall_name(where.nr);
+			if (known)
+				snprintf(call, sizeof call, " in %s", known);
+			else
+				snprintf(call, sizeof call, " in system call %" PRId64, where.nr);
+		}
+		int w = snprintf(buf + used, size - used, "%s%d '%s' %c%s", named ? ", " : " (not in a tracing stop: ",
+				 (int)threads[i].tid, name, threads[i].state, call);
+		if (w < 0 || (size_t)w >= size - used)
+			break;
+		used += (size_t)w;
+		named++;
+	}
+	if (named && used < size)
+		snprintf(buf + used, size - used, others ? " and %zu more)" : ")", others);
+	free(threads);
 }
 
 /* The residue of the vfork wedge above: gdb has every thread in a tracing
@@ -159,9 +197,11 @@ static int wait_all_stopped_or_reattach(struct session *s, struct xerr *e)
 	while (s->nstopped_ids < total && !s->target_exited && !s->execed) {
 		uint64_t now = monotonic_ns();
 		if (now >= deadline) {
+			char why[320];
+			session_describe_threads_not_stopped(s->pid, why, sizeof why);
 			session_give_up_on_gdb(s, "report every thread stopped");
-			return xerr_set(e, "gdb reported %zu of the %zu threads of process %d stopped within %d ms",
-					s->nstopped_ids, total, (int)s->pid, s->timeout_ms);
+			return xerr_set(e, "gdb reported %zu of the %zu threads of process %d stopped within %d ms%s",
+					s->nstopped_ids, total, (int)s->pid, s->timeout_ms, why);
 		}
 		uint64_t until = check_at < deadline ? check_at : deadline;
 		struct mi_record *ev;

@@ -6,7 +6,12 @@
 #include "session/session_internal.h"
 #include "mi_record.h"
 
+#include <signal.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static int read_stop(const char *line, struct session_stop *out)
 {
@@ -115,8 +120,40 @@ static void not_probe_stops(void)
 	session_stop_release(&st);
 }
 
+/* What a stop that did not complete says of the threads: a sleeping child
+ * (not traced) is named with its state and call; a stopped one is not in
+ * a tracing stop either (T, not t). */
+static void threads_not_stopped(void)
+{
+	pid_t child = fork();
+	if (child == 0) {
+		prctl(PR_SET_NAME, "slow\033name");
+		for (;;)
+			pause();
+	}
+	CHECK(child > 0);
+	char why[320] = "x";
+	for (int i = 0; i < 200; i++) {   /* until it sits in pause() under its new name */
+		session_describe_threads_not_stopped(child, why, sizeof why);
+		if (strstr(why, " S in pause"))
+			break;
+		usleep(10000);
+	}
+	char want[128];
+	snprintf(want, sizeof want, " (not in a tracing stop: %d 'slow\\x1bname' S in pause)", (int)child);
+	if (strcmp(why, want) != 0) {
+		fprintf(stderr, "threads_not_stopped: got '%s', want '%s'\n", why, want);
+		test_failures++;
+	}
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	session_describe_threads_not_stopped(child, why, sizeof why);   /* gone: nothing to say */
+	CHECK(why[0] == '\0');
+}
+
 int main(void)
 {
+	threads_not_stopped();
 	breakpoint_hit();
 	syscalls();
 	signals_exits_exec();

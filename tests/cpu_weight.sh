@@ -21,6 +21,22 @@ cpu_by_name() {
 		printf '%s %s\n' "$(cat "$d/comm")" "$(cut -d' ' -f1 "$d/schedstat")"
 	done
 }
+# read_run BEFORE AFTER PROFILE: each named thread's CPU between two
+# cpu_by_name listings, the profile, and its weight and samples by thread
+cat >"$TMP/cpu_split_run.py" <<'PY'
+import collections, json
+def read_run(before_path, after_path, profile_path):
+    def read(path):
+        return {name: int(ns) for name, ns in (line.split() for line in open(path))}
+    before, after = read(before_path), read(after_path)
+    cpu = {n: after[n] - before.get(n, 0) for n in ("plain", "calls")}
+    p = json.load(open(profile_path))
+    weight, samples = collections.Counter(), collections.Counter()
+    for s in p["samples"]:
+        weight[s["thread"]] += s["weight"]
+        samples[s["thread"]] += s.get("events", 1)
+    return cpu, p, weight, samples
+PY
 cpu_by_name "$PID" >"$TMP/before"
 "$XGDBPROF" --recipe hot-cpu -d 6s -o "$TMP/run" "$PID" >"$TMP/run.out" 2>"$TMP/run.err"
 check "hot-cpu run exits 0" test $? -eq 0 || show "$TMP/run.err"
@@ -28,17 +44,11 @@ cpu_by_name "$PID" >"$TMP/after"
 
 check "each thread's share of the profile is its share of the CPU (the kernel's), within 12 points" \
 	python3 - "$TMP/before" "$TMP/after" "$TMP/run/profile.json" "$TMP/run.out" <<'PY'
-import collections, json, re, sys
-def read(path):
-    return {name: int(ns) for name, ns in (line.split() for line in open(path))}
-before, after = read(sys.argv[1]), read(sys.argv[2])
-truth = {n: after[n] - before.get(n, 0) for n in ("plain", "calls")}
+import re, sys
+sys.path.insert(0, sys.argv[1].rsplit("/", 1)[0])
+from cpu_split_run import read_run
+truth, p, weight, samples = read_run(*sys.argv[1:4])
 total = sum(truth.values())
-p = json.load(open(sys.argv[3]))
-weight, samples = collections.Counter(), collections.Counter()
-for s in p["samples"]:
-    weight[s["thread"]] += s["weight"]
-    samples[s["thread"]] += s.get("events", 1)
 ours = sum(weight[n] for n in truth)
 left_out = re.search(r"note: (\d+) samples landed at a later", open(sys.argv[4]).read())
 for n in ("plain", "calls"):
@@ -68,20 +78,15 @@ bracket_ns=$(( $(date +%s%N) - bracket_start ))
 cpu_by_name "$PID" >"$TMP/after1"
 check "at 1 Hz each sampled thread's weight is its CPU over the run (0.8 to 1.15 of it)" \
 	python3 - "$TMP/before1" "$TMP/after1" "$TMP/sparse/profile.json" "$bracket_ns" <<'PY'
-import collections, json, sys
-def read(path):
-    return {name: int(ns) for name, ns in (line.split() for line in open(path))}
-before, after = read(sys.argv[1]), read(sys.argv[2])
-p = json.load(open(sys.argv[3]))
+import sys
+sys.path.insert(0, sys.argv[1].rsplit("/", 1)[0])
+from cpu_split_run import read_run
+cpu, p, weight, samples = read_run(*sys.argv[1:4])
 scale = p["meta"]["duration_actual_s"] * 1e9 / int(sys.argv[4])
-weight, samples = collections.Counter(), collections.Counter()
-for s in p["samples"]:
-    weight[s["thread"]] += s["weight"]
-    samples[s["thread"]] += s.get("events", 1)
 judged = 0
 ok = True
 for n in ("plain", "calls"):
-    truth = (after[n] - before.get(n, 0)) * scale
+    truth = cpu[n] * scale
     print("  %s: %.0f ms in the profile over %d samples; %.0f ms of CPU in the sampler's %.2f s (%.2f)"
           % (n, weight[n] / 1e6, samples[n], truth / 1e6, p["meta"]["duration_actual_s"], weight[n] / truth))
     if samples[n] == 0:

@@ -8,7 +8,7 @@
 # Judged whatever the load and broken on purpose, all three fail (1445 ms):
 #   sed -i '257s/st->attach_hold_s \* 1e3,/st->attach_hold_s * 1e5,/' src/trace/tracer_estimate.c
 #   make -C build check TESTS=tests/trace_hold.sh TESTS_ENVIRONMENT="TIMING_LOAD_LIMIT=100; export TIMING_LOAD_LIMIT;"
-# rust-arg fails alone (230.9 ms) with `if (0 && tracing && !so.no_symbols && probes_carry_own_dwarf(rc))`
+# rust-arg fails alone (230.9 ms) with `if (0 && tracing && !so.no_symbols && every_site_module(rc, carries_own_dwarf, NULL))`
 # in src/cli/cmd_run.c (gdb then reads libc6-dbg's DWARF during the attach).
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
 require_attach

@@ -818,10 +818,10 @@ static int precheck_probe_names(struct run_context *rc, pid_t pid)
 	return exit_code;
 }
 
-/* Whether every site precheck_probe_names resolved lies in a module whose
- * own file carries its DWARF (none read from /usr/lib/debug): then gdb can
- * evaluate arg() without separate debug files. false when unsure. */
-static bool probes_carry_own_dwarf(struct run_context *rc)
+/* Whether every site precheck_probe_names resolved (there is one at
+ * least) lies in a module that meets test. false when unsure. */
+static bool every_site_module(struct run_context *rc, bool (*test)(const struct symbolizer_module *m, const char *arg),
+			      const char *arg)
 {
 	if (!rc->sym || !rc->resolved)
 		return false;
@@ -832,12 +832,26 @@ static bool probes_carry_own_dwarf(struct run_context *rc)
 		for (size_t j = 0; j < rc->resolved[i].n; j++, sites++) {
 			struct symbolizer_module m;
 			struct xerr e;
-			if (symbolizer_module_info(rc->sym, rc->resolved[i].v[j].addr, &m, &e) != 1 || !m.has_dwarf ||
-			    m.debug_file)
+			if (symbolizer_module_info(rc->sym, rc->resolved[i].v[j].addr, &m, &e) != 1 || !test(&m, arg))
 				return false;
 		}
 	}
 	return sites > 0;
+}
+
+/* A module whose own file carries its DWARF (none read from
+ * /usr/lib/debug): gdb evaluates arg() there without separate debug files. */
+static bool carries_own_dwarf(const struct symbolizer_module *m, const char *unused)
+{
+	(void)unused;
+	return m->has_dwarf && !m->debug_file;
+}
+
+/* The program itself (its /proc/PID/exe path), no library: gdb evaluates
+ * arg() there without any library's symbols. */
+static bool is_program(const struct symbolizer_module *m, const char *exe)
+{
+	return m->path && strcmp(m->path, exe) == 0;
 }
 
 /* Whether the recipe has syscall probes. Under the budget they trace in
@@ -906,8 +920,12 @@ static int run_attach(struct run_context *rc)
 		 * while attaching, every thread stopped (kvservice: a 150-220 ms
 		 * hold against 25-30 ms without). Only a probe in a module whose
 		 * DWARF lives in a separate file needs those files. */
-		if (tracing && !so.no_symbols && probes_carry_own_dwarf(rc))
+		char exe[PATH_MAX];
+		if (tracing && !so.no_symbols && every_site_module(rc, carries_own_dwarf, NULL))
 			so.no_separate_debug = true;
+		if (tracing && !so.no_symbols && proc_exe_path(pid, exe, sizeof exe, NULL) == 0 &&
+		    every_site_module(rc, is_program, exe))
+			so.program_symbols_only = true;
 		exit_code = cli_attach(&rc->session, pid, &so);
 	}
 	return exit_code;

@@ -43,6 +43,11 @@ struct session_options {
 				    * each stopped frame is then cheapest. gdb reads a
 				    * launched command's symbols when it execs; they are
 				    * dropped right after. */
+	bool program_symbols_only; /* gdb reads the program's symbols and none of its
+				    * libraries' (nor libthread_db, which needs
+				    * libc's): for arg() at sites all in the program,
+				    * so the attach does not read them with every
+				    * thread stopped */
 	bool hold_at_entry;        /* session_launch: return with the command
 				    * stopped at its entry point, libraries loaded and
 				    * not one instruction of its own run, so probes are

@@ -261,11 +261,13 @@ static int attach_gdb(struct session *s, pid_t pid, struct xerr *e)
 	/* A launched child is still xgdbprof until it execs: its symbols are
 	 * not worth loading, but naming the file keeps attach from loading
 	 * them when the session wants none. */
-	if ((!s->launched_child || s->no_symbols) && proc_exe_path(pid, exe, sizeof exe, NULL) == 0)
-		session_command(s, NULL, NULL, s->no_symbols ? "-file-exec-file" : "-file-exec-and-symbols", exe, NULL);
+	bool symbols_now = !s->no_symbols && !(s->symbols_after_attach && !s->launched_child);
+	bool have_exe = proc_exe_path(pid, exe, sizeof exe, NULL) == 0;
+	if ((!s->launched_child || s->no_symbols) && have_exe)
+		session_command(s, NULL, NULL, symbols_now ? "-file-exec-and-symbols" : "-file-exec-file", exe, NULL);
 	/* A launched child execs after the attach: gdb must still find the
 	 * program it execs, so it forgets the libraries after that. */
-	if (s->no_symbols && !s->launched_child && session_forget_libraries(s, e) < 0)
+	if (!symbols_now && !s->launched_child && session_forget_libraries(s, e) < 0)
 		return -1;
 	session_start_guardian(s, pid);
 	s->attach_started = true;
@@ -300,6 +302,9 @@ static int attach_gdb(struct session *s, pid_t pid, struct xerr *e)
 	if (s->verbose)
 		fprintf(stderr, "xgdbprof: attach held process %d stopped for at most %.1f ms\n", (int)pid,
 			s->attach_hold_ms);
+	if (rc == 0 && !symbols_now && !s->no_symbols && have_exe &&
+	    session_command(s, NULL, e, "-file-symbol-file", exe, NULL) < 0)
+		return xerr_prefix(e, "reading the symbols of %s, process %d running", exe, (int)pid);
 	return rc;
 }
 

@@ -132,6 +132,12 @@ struct session *session_new(const struct session_options *opts, struct xerr *e)
 		session_command(s, NULL, NULL, "-gdb-set", "libthread-db-search-path", "", NULL);
 	/* Must precede the attach. */
 	s->non_stop = opts && opts->non_stop;
+	/* With the program's symbols, gdb describes each thread's stop at the
+	 * attach from its DWARF (a compilation unit expanded and a source line
+	 * read per thread: 20-30 ms of the demo's hold); without them the
+	 * attach is a sampling one's. A non-stop gdb reads them as well once
+	 * the threads run again. */
+	s->symbols_after_attach = opts && opts->program_symbols_only && s->non_stop;
 	s->hold_at_entry = opts && opts->hold_at_entry;
 	/* Children and new programs (docs/tracing.md, "Forks and exec"): a
 	 * forked child is detached at once (gdb removes its copies of our

@@ -62,6 +62,9 @@ struct session {
 	bool attached;             /* gdb holds the target: detach on the way out */
 	bool attach_started;       /* -target-attach was sent: gdb may have stopped threads */
 	bool no_symbols;           /* session_options.no_symbols */
+	bool symbols_after_attach; /* program_symbols_only in non-stop mode: attached as
+				    * without symbols, the program's read once the
+				    * target runs again (attach_gdb) */
 	bool hold_at_entry;        /* session_options.hold_at_entry */
 	bool held_at_entry;        /* stopped at the entry point, not resumed since */
 	double attach_hold_ms;     /* the attach's stop, from the request to the resume */

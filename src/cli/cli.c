@@ -289,6 +289,9 @@ int cli_rescue_if_gdb_lost(struct session *s, int rc)
 		else
 			fprintf(stderr, "xgdbprof: gdb was lost; xgdbprof %s and left process %d running, detached\n",
 				what, (int)session_pid(s));
+		char children[320];
+		if (restore_report_children(session_pid(s), children, sizeof children))
+			fprintf(stderr, "xgdbprof: %s\n", children);
 	}
 	return rc;
 }

@@ -121,6 +121,13 @@ void restore_report_describe(const struct restore_report *report, char *buf, siz
  * must hear it. Fits a run note (< 240 bytes). Returns true (buf filled)
  * when the target is gone, false (buf empty) when it runs on. */
 bool restore_report_fate(const struct restore_report *report, char *buf, size_t size);
+/* After gdb's death: the children of pid it left harmed, said in buf (a run
+ * note, < 320 bytes): those stopped (state T, untraced: gdb held each child
+ * the target forked to take its int3s out, and one it had not let go keeps
+ * that stop) and those seen dead of SIGTRAP (one that ran into an inherited
+ * int3 first). Children the target reaped at once are not seen. Returns
+ * true (buf filled) when there are any, false (buf empty) when not. */
+bool restore_report_children(pid_t pid, char *buf, size_t size);
 
 /* Compares the executable file mappings of pid with their files and
  * counts bytes that differ (int3 left behind or otherwise). Used by tests

@@ -631,9 +631,11 @@ static int tracer_end(struct tracer *t, int rc, struct xerr *e)
 		stats->gdb_died = true;
 		if (session_rescue(s, &stats->restore, &local) < 0)
 			run_notes_add(&stats->run.notes, "%s", local.msg);
-		char fate[240];
+		char fate[240], children[320];
 		if (restore_report_fate(&stats->restore, fate, sizeof fate))
 			run_notes_add(&stats->run.notes, "%s", fate);
+		if (restore_report_children(session_pid(s), children, sizeof children))
+			run_notes_add(&stats->run.notes, "%s", children);
 		if (rc == 0)
 			rc = xerr_set(e, "gdb died during the trace");
 	} else if (!stats->run.target_exited && tracer_disarm(t, rc < 0 ? &local : e) < 0) {

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -183,8 +184,56 @@ static void test_wanted(void)
 	CHECK(!tracer_wanted(NULL, 0));
 }
 
+/* After gdb's death, the children it left harmed are said: one stopped
+ * (state T, untraced) and one dead of SIGTRAP not yet reaped; a running
+ * one is not. */
+static void test_children_report(void)
+{
+	char buf[320];
+	CHECK(!restore_report_children(getpid(), buf, sizeof buf) && buf[0] == '\0');   /* no child yet */
+	pid_t running = fork();
+	if (running == 0) {
+		for (;;)
+			pause();
+	}
+	pid_t stopped = fork();
+	if (stopped == 0) {
+		for (;;)
+			pause();
+	}
+	pid_t trapped = fork();
+	if (trapped == 0) {
+		struct rlimit none = { 0, 0 };
+		setrlimit(RLIMIT_CORE, &none);
+		signal(SIGTRAP, SIG_DFL);
+		raise(SIGTRAP);
+		_exit(0);
+	}
+	CHECK(running > 0 && stopped > 0 && trapped > 0);
+	kill(stopped, SIGSTOP);
+	siginfo_t info;
+	CHECK(waitid(P_PID, (id_t)stopped, &info, WSTOPPED | WNOWAIT) == 0);
+	CHECK(waitid(P_PID, (id_t)trapped, &info, WEXITED | WNOWAIT) == 0);   /* a zombie, not reaped */
+	CHECK(restore_report_children(getpid(), buf, sizeof buf));
+	char want[320];
+	snprintf(want, sizeof want, "1 child process of process %d left stopped (state T: %d) as gdb died, which held it "
+		 "to take its int3s out; a kill -CONT kills one that ran into an inherited int3 with SIGTRAP "
+		 "(docs/safety.md); 1 child process of process %d died of SIGTRAP as gdb died (%d): an int3 inherited "
+		 "from it", (int)getpid(), (int)stopped, (int)getpid(), (int)trapped);
+	if (strcmp(buf, want) != 0) {
+		fprintf(stderr, "children report:\n got  %s\n want %s\n", buf, want);
+		test_failures++;
+	}
+	kill(running, SIGKILL);
+	kill(stopped, SIGKILL);
+	waitpid(running, NULL, 0);
+	waitpid(stopped, NULL, 0);
+	waitpid(trapped, NULL, 0);
+}
+
 int main(void)
 {
+	test_children_report();
 	test_wanted();
 	test_keys();
 	test_parse();

@@ -157,8 +157,56 @@ static void test_table_counted(void)
 	map_free(m);
 }
 
+/* map_print: the calls of a counted site that no entry stands for (threads
+ * no hit saw, like none a hit came from: map_apart) are said under each map
+ * that site feeds, with the threads' names escaped, and under no other. */
+static void test_print_aparts(void)
+{
+	double scales[2 * MAP_STRATA_PER_SITE] = { 200 };
+	scales[MAP_STRATA_PER_SITE] = 50;
+	struct map_apart apart = { .site = 0, .function = "realloc", .calls = 8082, .sum = 8500000,
+				   .threads = "insert\033worker" };
+	struct map_coverage c = { .armed_share = 0.05, .seconds = 4, .windows = 40, .site_scales = scales,
+				  .nsite_scales = 2 * MAP_STRATA_PER_SITE, .aparts = &apart, .naparts = 1 };
+	struct map *counts = map_new("allocs", MAP_AGG_COUNT, 1, 0, 0, 0, 0);
+	struct map *bytes = map_new("bytes", MAP_AGG_SUM, 1, 0, 0, 0, 0);
+	struct map *other = map_new("other", MAP_AGG_COUNT, 1, 0, 0, 0, 0);
+	struct map_key key = { .type = MAP_KEY_STR, .s = "session-worker" };
+	for (int h = 0; h < 5; h++) {
+		map_set_weight(counts, 0, 200, 0);
+		map_update(counts, &key, 1, NULL);
+		map_set_weight(bytes, 0, 200, 0);
+		map_update(bytes, &key, 1000, NULL);
+		map_set_weight(other, MAP_STRATA_PER_SITE, 50, 0);   /* site 1 */
+		map_update(other, &key, 1, NULL);
+	}
+	const struct { const struct map *m; const char *want; } cases[] = {
+		{ counts, "@allocs: and 8082 calls (2020/s) of realloc, counted in the target, by threads no hit saw "
+			  "(insert\\x1bworker): like none a hit came from, so in no entry above\n" },
+		{ bytes, "@bytes: and 8500000 (2.125e+06/s) summed over 8082 calls of realloc, counted in the target, by "
+			 "threads no hit saw (insert\\x1bworker): like none a hit came from, so in no entry above\n" },
+		{ other, NULL },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *out = open_memstream(&text, &len);
+		map_print(cases[i].m, out, 0, &c);
+		fclose(out);
+		if (cases[i].want)
+			CHECK_MSG(strstr(text, cases[i].want) != NULL, "%s", text);
+		else
+			CHECK_MSG(strstr(text, "no hit saw") == NULL, "%s", text);
+		free(text);
+	}
+	map_free(counts);
+	map_free(bytes);
+	map_free(other);
+}
+
 int main(void)
 {
+	test_print_aparts();
 	test_syscall_table_counted();
 	test_table_counted();
 	struct frame leaf_root[2] = {

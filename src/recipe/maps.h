@@ -194,14 +194,6 @@ void map_clear(struct map *m);
 /* Bucket index of x for HIST maps (see MAP_HIST_BUCKETS). */
 size_t map_hist_bucket(int64_t x);
 
-/* Text rendering, bpftrace style: "@name[k1, k2]: value" lines sorted by
- * value ascending; histograms as ASCII bars; stack keys one frame per line.
- * top > 0 prints only the top largest entries. A map with drops ends with a
- * line saying how many updates max_keys refused. coverage (NULL: none) gives the
- * share of the run the probes that feed the map were armed (a budget
- * switched them off the rest of the time): count() and sum() values print as
- * measured, with an estimate for the whole run and its 95% interval
- * (map_estimate); 0 or 1 prints the values alone. */
 /* Calls counted in the target at a site that no entry stands for: made
  * by threads like none of the site's hits came from (trace/tracer.h,
  * tracer_apart), so their stacks are not known. */
@@ -212,6 +204,16 @@ struct map_apart {
 	const char *threads;  /* their names, "" when they were gone at the end */
 };
 
+/* Text rendering, bpftrace style: "@name[k1, k2]: value" lines sorted by
+ * value ascending; histograms as ASCII bars; stack keys one frame per line.
+ * top > 0 prints only the top largest entries. A map with drops ends with a
+ * line saying how many updates max_keys refused, one fed by a counted site
+ * with calls no entry stands for (coverage's aparts) with a line saying
+ * them. coverage (NULL: none) gives the
+ * share of the run the probes that feed the map were armed (a budget
+ * switched them off the rest of the time): count() and sum() values print as
+ * measured, with an estimate for the whole run and its 95% interval
+ * (map_estimate); 0 or 1 prints the values alone. */
 struct map_coverage {
 	double armed_share;   /* in (0, 1): the share the estimates divide by */
 	bool lower_bound;     /* the events came faster than the producer could time

@@ -920,7 +920,7 @@ static int exec_stmt(struct recipe_run *run, const struct stmt *s)
 			return EXEC_OK;   /* event.h: weight for sums of thread.cpu_ns only */
 		if (make_keys(run, s->target, keys, vals) < 0)
 			return EXEC_ERROR;
-		struct map *m = run->maps[s->target->map->index];
+		struct map *m = run->maps[info->index];
 		if (weight_only) {
 			if (map_add_weight(m, keys, (int64_t)run->ev->cpu_ns) < 0)
 				return rt_error(run, s->loc, "out of memory");

@@ -394,24 +394,25 @@ bool restore_report_children(pid_t pid, char *buf, size_t size)
 		buf[0] = '\0';
 	pid_t *children = NULL;
 	int n = pid > 0 && size ? proc_children(pid, &children) : 0;
-	size_t stopped = 0, trapped = 0;
-	char stopped_ids[96] = "", trapped_ids[96] = "";
+	enum { STOPPED, TRAPPED };
+	size_t count[2] = { 0, 0 };
+	char ids[2][96] = { "", "" };
 	for (int i = 0; i < n; i++) {
 		char state = proc_state(children[i]);
-		int status;
-		char *ids = NULL;
-		if (state == 'T' && proc_tracer_pid(children[i]) == 0) {
-			ids = stopped_ids;
-			stopped++;
-		} else if (state == 'Z' && proc_zombie_wait_status(children[i], &status) == 0 && WIFSIGNALED(status) &&
-			   WTERMSIG(status) == SIGTRAP) {
-			ids = trapped_ids;
-			trapped++;
-		}
-		size_t used = ids ? strlen(ids) : 0;
-		if (ids && used + 16 < sizeof stopped_ids)
-			snprintf(ids + used, sizeof stopped_ids - used, "%s%d", used ? ", " : "", (int)children[i]);
+		int status, kind;
+		if (state == 'T' && proc_tracer_pid(children[i]) == 0)
+			kind = STOPPED;
+		else if (state == 'Z' && proc_zombie_wait_status(children[i], &status) == 0 && WIFSIGNALED(status) &&
+			 WTERMSIG(status) == SIGTRAP)
+			kind = TRAPPED;
+		else
+			continue;
+		count[kind]++;
+		size_t used = strlen(ids[kind]);
+		if (used + 16 < sizeof ids[kind])
+			snprintf(ids[kind] + used, sizeof ids[kind] - used, "%s%d", used ? ", " : "", (int)children[i]);
 	}
+	size_t stopped = count[STOPPED], trapped = count[TRAPPED];
 	free(children);
 	if (!stopped && !trapped)
 		return false;
@@ -419,12 +420,12 @@ bool restore_report_children(pid_t pid, char *buf, size_t size)
 	if (stopped)
 		w = snprintf(buf, size, "%zu child process%s of process %d left stopped (state T: %s) as gdb died, "
 			     "which held %s to take its int3s out; a kill -CONT kills one that ran into an inherited "
-			     "int3 with SIGTRAP (docs/safety.md)", stopped, stopped == 1 ? "" : "es", (int)pid, stopped_ids,
+			     "int3 with SIGTRAP (docs/safety.md)", stopped, stopped == 1 ? "" : "es", (int)pid, ids[STOPPED],
 			     stopped == 1 ? "it" : "them");
 	if (trapped && w >= 0 && (size_t)w < size)
 		snprintf(buf + w, size - (size_t)w, "%s%zu child process%s of process %d died of SIGTRAP as gdb died (%s): "
 			 "an int3 inherited from it", stopped ? "; " : "", trapped, trapped == 1 ? "" : "es", (int)pid,
-			 trapped_ids);
+			 ids[TRAPPED]);
 	return true;
 }
 

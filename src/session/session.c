@@ -261,7 +261,8 @@ static int attach_gdb(struct session *s, pid_t pid, struct xerr *e)
 	/* A launched child is still xgdbprof until it execs: its symbols are
 	 * not worth loading, but naming the file keeps attach from loading
 	 * them when the session wants none. */
-	bool symbols_now = !s->no_symbols && !(s->symbols_after_attach && !s->launched_child);
+	bool symbols_late = s->symbols_after_attach && !s->launched_child;
+	bool symbols_now = !s->no_symbols && !symbols_late;
 	bool have_exe = proc_exe_path(pid, exe, sizeof exe, NULL) == 0;
 	if ((!s->launched_child || s->no_symbols) && have_exe)
 		session_command(s, NULL, NULL, symbols_now ? "-file-exec-and-symbols" : "-file-exec-file", exe, NULL);
@@ -302,7 +303,7 @@ static int attach_gdb(struct session *s, pid_t pid, struct xerr *e)
 	if (s->verbose)
 		fprintf(stderr, "xgdbprof: attach held process %d stopped for at most %.1f ms\n", (int)pid,
 			s->attach_hold_ms);
-	if (rc == 0 && !symbols_now && !s->no_symbols && have_exe &&
+	if (rc == 0 && symbols_late && have_exe &&
 	    session_command(s, NULL, e, "-file-symbol-file", exe, NULL) < 0)
 		return xerr_prefix(e, "reading the symbols of %s, process %d running", exe, (int)pid);
 	return rc;

@@ -622,11 +622,13 @@ static void slot_scales(const struct entry_counter *c, const uint64_t *totals, c
 	for (unsigned k = 0; k < c->nslots; k++) {
 		if (seen_at_hits[k] || !totals[k])
 			continue;
+		bool like[8] = { false };
 		double alike = 0;
-		for (unsigned j = 0; j < c->nslots; j++)
-			if (seen_at_hits[j] && kinds_meet(c->slot_hit_kinds[j], c->nslot_hit_kinds[j],
-							  c->slot_end_kinds[k], c->nslot_end_kinds[k]))
-				alike += (double)totals[j];
+		for (unsigned j = 0; j < c->nslots; j++) {
+			like[j] = seen_at_hits[j] && kinds_meet(c->slot_hit_kinds[j], c->nslot_hit_kinds[j],
+								c->slot_end_kinds[k], c->nslot_end_kinds[k]);
+			alike += like[j] ? (double)totals[j] : 0;
+		}
 		if (alike <= 0) {
 			*apart += (double)totals[k];
 			const char *who = c->slot_end_names[k][0] ? c->slot_end_names[k] : "threads gone by the end";
@@ -636,8 +638,7 @@ static void slot_scales(const struct entry_counter *c, const uint64_t *totals, c
 			continue;
 		}
 		for (unsigned j = 0; j < c->nslots; j++)
-			if (seen_at_hits[j] && kinds_meet(c->slot_hit_kinds[j], c->nslot_hit_kinds[j],
-							  c->slot_end_kinds[k], c->nslot_end_kinds[k]))
+			if (like[j])
 				extra[j] += (double)totals[k] * (double)totals[j] / alike;
 	}
 	for (unsigned k = 0; k < c->nslots; k++)

@@ -52,6 +52,10 @@ struct mi_conn {
 	int stall_kill_ms;         /* options.stall_kill_ms */
 	int64_t stopped_since;     /* when gdb was first seen in state T/t, 0 if not */
 	bool stall_resumed;        /* we sent SIGCONT to a gdb found stopped */
+	bool (*on_silence)(void *ctx, int silent_ms); /* options.on_silence */
+	bool event_wait;           /* wait_event is waiting: on_silence may end it */
+	void *on_silence_ctx;
+	int64_t heard_ms;          /* when gdb last printed anything on stdout */
 
 	char *buf;                 /* unread stdout bytes are buf[start..len) */
 	size_t start, len, capacity;
@@ -304,6 +308,9 @@ static int conn_wait_readable(struct mi_conn *c, int64_t deadline)
 			return 1;
 		if (r == 0 && (conn_try_reap(c) || conn_kill_if_stalled(c)))
 			return -1;
+		if (r == 0 && c->on_silence && c->on_silence(c->on_silence_ctx, (int)(now_ms() - c->heard_ms)) &&
+		    c->event_wait)
+			return 0;
 		if (remaining_ms(deadline) == 0)
 			return 0;
 	}
@@ -338,6 +345,7 @@ static int conn_read_some(struct mi_conn *c)
 			return -1;
 		}
 		c->len += (size_t)n;
+		c->heard_ms = now_ms();
 		return 1;
 	}
 }
@@ -774,7 +782,9 @@ static int wait_event(struct mi_conn *c, int timeout_ms, const char *klass, stru
 		*event = queue_take(c, MI_RECORD_EXEC, klass);
 		if (*event)
 			return 1;
+		c->event_wait = true;
 		int got = conn_pump(c, deadline, NULL, err);
+		c->event_wait = false;
 		if (got <= 0) {
 			*event = queue_take(c, MI_RECORD_EXEC, klass);
 			return *event ? 1 : got;
@@ -1070,6 +1080,9 @@ struct mi_conn *mi_conn_spawn(const struct mi_conn_options *opt, struct mi_error
 	c->trace = opt ? opt->trace : NULL;
 	c->cancel = opt ? opt->cancel : NULL;
 	c->stall_kill_ms = opt ? opt->stall_kill_ms : 0;
+	c->on_silence = opt ? opt->on_silence : NULL;
+	c->on_silence_ctx = opt ? opt->on_silence_ctx : NULL;
+	c->heard_ms = now_ms();
 	int started = start_gdb(c, gdb, argv, err);
 	free(argv);
 	if (started < 0)

@@ -61,6 +61,15 @@ struct mi_conn_options {
 	 * it is stopped again or held by a debugger (state t); the connection
 	 * then reports it dead like any other death. 0: never. */
 	int stall_kill_ms;
+	/* When set: called every 250 ms that a wait on gdb reads nothing, with
+	 * how long gdb has printed nothing (ms). gdb sits silent when it waits
+	 * on the target itself (a thread it cannot stop); the caller may look
+	 * at the target then. It must not call into this connection. Returning
+	 * true ends a wait for an event now (mi_conn_next_event and
+	 * mi_conn_wait_stopped return 0, as on a timeout); a call's wait for
+	 * its answer goes on. */
+	bool (*on_silence)(void *ctx, int silent_ms);
+	void *on_silence_ctx;
 };
 
 struct mi_conn;

@@ -28,6 +28,11 @@ kill_own_child() {
 }
 cleanup_test() {
 	for p in $TEST_PIDS; do kill_own_child "$p"; wait "$p" 2>/dev/null; done
+	# XGDBPROF_KEEP_TEST_TMP=1 keeps a failed test's files to read after
+	if [ -n "${XGDBPROF_KEEP_TEST_TMP:-}" ] && [ "${TEST_FAILURES:-0}" -gt 0 ]; then
+		echo "# files kept in $TMP" >&2
+		return
+	fi
 	rm -rf "$TMP" ${RAM_TMP:+"$RAM_TMP"}
 }
 # ram_tmp: sets RAM_TMP to a directory on a RAM file system (/dev/shm) for

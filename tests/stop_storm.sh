@@ -30,7 +30,7 @@ storm() {
 	done
 }
 
-own=0 group=0 reordered=0
+own=0 group=0 reordered=0 resent=0 reattached=0 cont_in_gdb=0
 for round in non-stop-kill non-stop-end all-stop-end; do
 	start_counter
 	case $round in non-stop-*) mode=--non-stop ;; *) mode=--all-stop ;; esac
@@ -46,11 +46,12 @@ for round in non-stop-kill non-stop-end all-stop-end; do
 	sleep 1
 	check "$round: after the user's last SIGCONT, no thread is stopped while xgdbprof samples on" \
 		no_thread_stopped "$COUNTER_PID"
-	# All-stop: gdb can be left with every thread in a tracing stop it
-	# does not report and then answers no command (seen in ~1 of 4
-	# rounds); the command timeout (15 s) ends gdb and heals the target.
-	# Before, the target was held until the run's end.
-	case $mode in --all-stop) wait_s=25 ;; *) wait_s=10 ;; esac
+	# gdb 13 loses stops in such a storm (docs/safety.md, "gdb's lost
+	# stops"): all-stop, it waited for ever on a thread whose SIGSTOP the
+	# user's SIGCONT discarded (~1 round in 4 beside two CPU loops, ended
+	# by the 15 s command timeout), or left threads in a tracing stop it
+	# did not report. Each is mended within about a second now.
+	wait_s=10
 	check "$round: ... and the target makes progress within $wait_s s" progresses "$PROGRESS" "$wait_s"
 	if [ "$round" = non-stop-kill ]; then
 		kill -9 "$XP"
@@ -77,9 +78,12 @@ for round in non-stop-kill non-stop-end all-stop-end; do
 	own=$((own + $(grep -c 'gdb sent it itself' "$out.err")))
 	group=$((group + $(grep -c 'group stop after the' "$out.err")))
 	reordered=$((reordered + $(grep -c 'after the SIGCONT that followed it' "$out.err")))
+	resent=$((resent + $(grep -c 'sent it one' "$out.err")))
+	reattached=$((reattached + $(grep -c 'sat in a tracing stop gdb did not report' "$out.err")))
+	cont_in_gdb=$((cont_in_gdb + $(grep -c 'took a SIGCONT gdb has not reported yet' "$out.err")))
 	[ -n "$GDB" ] && check "$round: gdb is gone" wait_exit "$GDB" 10
 	kill -9 "$COUNTER_PID" 2>/dev/null
 	wait "$COUNTER_PID" 2>/dev/null
 done
-echo "# gdb's own SIGSTOP reported as received: $own time(s); a group stop reported after the user's SIGCONT: $group time(s); the user's SIGSTOP reported after the SIGCONT that followed it: $reordered time(s) (timing-dependent, not judged)"
+echo "# gdb's own SIGSTOP reported as received: $own time(s); a group stop reported after the user's SIGCONT: $group time(s); the user's SIGSTOP reported after the SIGCONT that followed it: $reordered time(s); gdb's lost stops mended: $resent SIGSTOP(s) sent again, $reattached attach(es) again, $cont_in_gdb SIGCONT(s) found held in gdb (timing-dependent, not judged)"
 finish

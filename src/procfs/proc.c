@@ -329,6 +329,16 @@ bool proc_signal_pending(pid_t pid, int sig)
 	return found;
 }
 
+bool proc_thread_signal_pending(pid_t pid, pid_t tid, int sig)
+{
+	uint64_t bit = (uint64_t)1 << (sig - 1);
+	char path[96], buf[4096];
+	struct proc_status status;
+	snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	return read_proc_file(path, buf, sizeof buf) > 0 && proc_parse_status(buf, &status) == 0 &&
+	       ((status.sig_pending | status.shared_pending) & bit);
+}
+
 int proc_exe_path(pid_t pid, char *buf, size_t size, struct xerr *e)
 {
 	char path[64];

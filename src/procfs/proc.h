@@ -81,6 +81,10 @@ int proc_open_mem(pid_t pid, int flags);
  * until its tracer lets the thread take it. False when none, or gone. */
 bool proc_signal_pending(pid_t pid, int sig);
 
+/* Whether sig is pending for thread tid of pid, its own or the process's
+ * (the thread takes either). False when not, or gone. */
+bool proc_thread_signal_pending(pid_t pid, pid_t tid, int sig);
+
 /* Reads one thread's stat; 0 ok, -1 if it is gone. */
 int proc_thread_read(pid_t pid, pid_t tid, struct proc_thread *out, struct xerr *e);
 

@@ -88,8 +88,10 @@ pid_t session_pid(const struct session *s);
 bool session_is_stopped(const struct session *s);
 /* True while a stop signal the user sent (kill -STOP) is in effect: gdb
  * reported it, and no SIGCONT since, neither reported nor waiting in the
- * target's pending signals. */
-bool session_held_by_user_stop(const struct session *s);
+ * target's pending signals, nor (all-stop, the target stopped) taken by a
+ * thread whose event gdb keeps for the next resume (asked of gdb once per
+ * stop). */
+bool session_held_by_user_stop(struct session *s);
 /* False once the target exited (how: session_exit_signal). */
 bool session_target_alive(struct session *s);
 /* Once the target is gone: the name of the signal that killed it, as gdb
@@ -212,8 +214,10 @@ bool session_gdb_alive(struct session *s);
 /* Waits up to timeout_ms (e.g. between samples) while watching gdb: its
  * death is noticed at once, not at the next command, so session_rescue can
  * put its int3s back before the running target reaches one. Events that
- * arrive keep the session's view in sync and are dropped. 0, or -1 with e
- * when gdb is gone. */
+ * arrive keep the session's view in sync and are dropped; one that leaves
+ * the target stopped (a signal gdb stops on, an exec) ends the wait early,
+ * for the caller to resume it (session_is_stopped). 0, or -1 with e when
+ * gdb is gone. */
 int session_idle(struct session *s, int timeout_ms, struct xerr *e);
 
 /* How long attaching held the target stopped, from gdb's attach request to

@@ -56,6 +56,12 @@ bool session_exec_identity(pid_t pid, unsigned char out[16])
  * instead, once gdb has had half a second to report it (a detach while
  * gdb has the exec event still pending runs the new program with the old
  * one's registers: seen to crash it). The detach works then. */
+bool session_exec_identity_changed(const struct session *s)
+{
+	unsigned char now[16];
+	return s->have_exec_id && session_exec_identity(s->pid, now) && memcmp(now, s->exec_id, 16) != 0;
+}
+
 bool session_exec_seen_in_proc(struct session *s)
 {
 	unsigned char now[16];
@@ -163,7 +169,8 @@ static enum stop_sender stop_signal_sender(struct session *s, int gdb_id)
 	const char *value = r ? mi_value_get_string(r->results, "value") : NULL;
 	pid_t sender = value ? (pid_t)atol(value) : 0;
 	mi_record_free(r);
-	return sender > 0 && sender == mi_conn_gdb_pid(s->gdb) ? SENT_BY_GDB : SENT_BY_OTHER;
+	/* ours stands in for one of gdb's (session_resend_lost_stop) */
+	return sender > 0 && (sender == mi_conn_gdb_pid(s->gdb) || sender == getpid()) ? SENT_BY_GDB : SENT_BY_OTHER;
 }
 
 bool session_drop_signal_marked(const struct session *s, int gdb_id)
@@ -282,6 +289,7 @@ void session_track_exec_event(struct session *s, const struct mi_record *ev)
 		return;
 	int id = session_thread_id_of(ev);
 	if (strcmp(ev->klass, "stopped") == 0) {
+		s->stop_seq++;
 		const char *reason = mi_value_get_string(ev->results, "reason");
 		if (session_is_exit_reason(reason)) {
 			s->target_exited = s->exit_reported = true;

@@ -77,7 +77,8 @@ struct session *session_new(const struct session_options *opts, struct xerr *e)
 	s->timeout_ms = session_timeout(opts);
 	s->verbose = opts && opts->verbose;
 	struct mi_conn_options mo = { .gdb_path = gdb_path, .startup_timeout_ms = s->timeout_ms,
-				      .stall_kill_ms = GDB_STALL_KILL_MS };
+				      .stall_kill_ms = GDB_STALL_KILL_MS, .on_silence = session_on_gdb_silence,
+				      .on_silence_ctx = s };
 	struct mi_error me;
 	s->gdb = mi_conn_spawn(&mo, &me);
 	if (!s->gdb) {

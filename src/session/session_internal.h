@@ -92,6 +92,19 @@ struct session {
 	unsigned reattaches;       /* attaches again after gdb lost the threads (session_stop.c) */
 	double reattach_ms;        /* their time, the target stopped */
 	double vfork_settled_ms;   /* when session_settle_vfork last found no thread in a vfork */
+	unsigned long records_read; /* async records read from gdb so far */
+	unsigned long stop_seq;    /* *stopped records read so far */
+	unsigned long sigcont_checked_stop; /* stop_seq when sigcont_held_by_gdb last asked */
+	bool stopping_threads;     /* gdb is asked to stop every thread (-exec-interrupt --all, -target-detach)
+				    * and has not completed it */
+	unsigned stops_resent;     /* SIGSTOPs session_resend_lost_stop sent */
+	/* session_heal_unreported_stop's watch (session_stop.c) */
+	uint64_t unreported_check_ns;      /* its next look */
+	pid_t unreported_tid;              /* a thread last seen in a tracing stop gdb had not reported, or 0 */
+	pid_t unreported_wedged;           /* ... found so twice: to heal (session_heal_unreported_stop) */
+	bool idle_wait;                    /* session_idle or session_wait_stop waits: on_silence may end it */
+	uint64_t unreported_cpu_ns;        /* ... its CPU time then */
+	unsigned long unreported_records;  /* ... records_read then */
 };
 
 /* How long gdb may sit stopped (someone sent it SIGSTOP) before it counts
@@ -150,6 +163,10 @@ void session_stop_guardian(struct session *s);
 uint64_t session_auxv_value(pid_t pid, uint64_t type);
 bool session_exec_identity(pid_t pid, unsigned char out[16]);
 bool session_exec_seen_in_proc(struct session *s);
+/* Whether /proc shows a new program in the target (AT_RANDOM changed)
+ * that gdb has not reported; session_exec_seen_in_proc decides when that
+ * counts as an exec. */
+bool session_exec_identity_changed(const struct session *s);
 bool session_exec_waits_on_gdb(struct session *s, double *since_ms);
 void session_track_exec_event(struct session *s, const struct mi_record *ev);
 /* The stop signal of thread gdb_id is not to be passed on when it resumes.
@@ -181,6 +198,30 @@ struct session_stop;
 /* Reads one record into *out (a non-stop record gives SESSION_STOP_NONE).
  * 0, or -1 with e when out of memory (*out then empty). */
 int session_stop_from_record(const struct mi_record *ev, struct session_stop *out, struct xerr *e);
+
+/* gdb 13 can lose a thread's stop: gdb has every thread running, yet one
+ * sits in a tracing stop (state t) gdb never reports, and nothing of ours
+ * asks gdb anything while no thread runs. Looked at every WEDGE_CHECK_MS
+ * while gdb has no thread stopped (from mi_conn's on_silence as well, so
+ * a long wait is no blind spot): the same thread in t at two looks in a
+ * row, with no CPU time and no record from gdb between, is such a stop;
+ * the session then attaches again (which lets every thread go) and
+ * resumes. Called by session_idle and session_wait_stop with nothing
+ * left to read. 0 (also when it healed), or -1 with e. */
+int session_heal_unreported_stop(struct session *s, struct xerr *e);
+
+/* mi_conn's on_silence: gdb stopping every thread (we asked it to:
+ * stopping_threads; or it does so for an event: it waits in a select of
+ * its own), silent for over LOST_SIGSTOP_MS, with some of the target's
+ * threads stopped (state t) and others running with no SIGSTOP pending:
+ * gdb waits for stops that will not come. Sends each such thread the
+ * SIGSTOP gdb lost. A stop report of a SIGSTOP we sent is known as ours
+ * (stop_signal_sender). */
+enum { LOST_SIGSTOP_MS = 1000 };
+/* The session's mi_conn on_silence: the resend above, and the look of
+ * session_heal_unreported_stop; true (end the wait) when that found a
+ * stop to heal and session_idle or session_wait_stop is waiting. */
+bool session_on_gdb_silence(void *ctx, int silent_ms);
 
 /* The threads of pid not in a tracing stop, for an error that says why a
  * stop did not complete: " (not in a tracing stop: TID 'NAME' D in

@@ -360,8 +360,12 @@ int session_wait_stop(struct session *s, int timeout_ms, struct session_stop *ou
 	struct mi_record *ev = NULL;
 	memset(out, 0, sizeof *out);
 	out->syscall_nr = -1;
+	s->idle_wait = true;
 	int got = session_wait_event(s, timeout_ms, &ev, e);
-	if (got <= 0)
+	s->idle_wait = false;
+	if (got == 0)
+		return session_heal_unreported_stop(s, e);
+	if (got < 0)
 		return got;
 	int rc = session_stop_from_record(ev, out, e);
 	mi_record_free(ev);

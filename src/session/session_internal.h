@@ -101,7 +101,8 @@ struct session {
 	/* session_heal_unreported_stop's watch (session_stop.c) */
 	uint64_t unreported_check_ns;      /* its next look */
 	pid_t unreported_tid;              /* a thread last seen in a tracing stop gdb had not reported, or 0 */
-	pid_t unreported_wedged;           /* ... found so twice: to heal (session_heal_unreported_stop) */
+	unsigned unreported_looks;         /* ... looks since that found it so still */
+	pid_t unreported_wedged;           /* ... found so long enough: to heal (session_heal_unreported_stop) */
 	bool idle_wait;                    /* session_idle or session_wait_stop waits: on_silence may end it */
 	uint64_t unreported_cpu_ns;        /* ... its CPU time then */
 	unsigned long unreported_records;  /* ... records_read then */
@@ -203,7 +204,7 @@ int session_stop_from_record(const struct mi_record *ev, struct session_stop *ou
  * sits in a tracing stop (state t) gdb never reports, and nothing of ours
  * asks gdb anything while no thread runs. Looked at every WEDGE_CHECK_MS
  * while gdb has no thread stopped (from mi_conn's on_silence as well, so
- * a long wait is no blind spot): the same thread in t at two looks in a
+ * a long wait is no blind spot): the same thread in t at three looks in a
  * row, with no CPU time and no record from gdb between, is such a stop;
  * the session then attaches again (which lets every thread go) and
  * resumes. Called by session_idle and session_wait_stop with nothing

@@ -257,10 +257,11 @@ static pid_t thread_in_tracing_stop(pid_t pid)
 }
 
 /* The look of session_heal_unreported_stop: true once the same thread sat
- * in a tracing stop at two looks WEDGE_CHECK_MS apart, with no CPU time
+ * in a tracing stop at three looks WEDGE_CHECK_MS apart, with no CPU time
  * and no record from gdb between, while gdb had every thread running
- * (s->unreported_wedged then names it). Reads /proc only: it runs from
- * mi_conn's on_silence too. */
+ * (s->unreported_wedged then names it). Three, not two: a gdb kept off
+ * the CPU on a loaded machine reports late, and a new attach holds the
+ * target. Reads /proc only: it runs from mi_conn's on_silence too. */
 static bool unreported_stop_seen(struct session *s)
 {
 	uint64_t now = monotonic_ns();
@@ -285,11 +286,14 @@ static bool unreported_stop_seen(struct session *s)
 	bool still = seen > 0 && thread_traced_stopped(s->pid, seen);
 	if (still && s->records_read == s->unreported_records &&
 	    proc_thread_runtime_ns(s->pid, seen) == s->unreported_cpu_ns) {
+		if (++s->unreported_looks < 2)
+			return false;
 		s->unreported_wedged = seen;
 		s->unreported_tid = 0;
 		return true;
 	}
 	/* a new candidate: one in t now, kept while it stays there */
+	s->unreported_looks = 0;
 	pid_t tid = still ? seen : thread_in_tracing_stop(s->pid);
 	s->unreported_tid = tid;
 	s->unreported_cpu_ns = tid > 0 ? proc_thread_runtime_ns(s->pid, tid) : 0;
@@ -316,12 +320,6 @@ int session_heal_unreported_stop(struct session *s, struct xerr *e)
 	return session_resume(s, e);
 }
 
-/* The kernel discards every stop signal pending in a
- * process when a SIGCONT comes (its user's kill -CONT), gdb's SIGSTOPs to
- * the threads it is stopping too. gdb 13 then waits for those threads'
- * stops in a select of its own that reads no command (infrun's
- * stop_all_threads), for good: the command timeout ended gdb after 15 s
- * (tests/stop_storm.sh, all-stop, 1 round in 4 beside two CPU loops). */
 /* Whether gdb sits in a select() of its own: gdb 13 waits so for the
  * target's events while it stops every thread (infrun's wait_one), and
  * reads no command meanwhile; its main loop uses poll(). */
@@ -338,6 +336,12 @@ static bool gdb_waits_on_target(struct session *s)
 	return call.nr == SYS_pselect6;
 }
 
+/* The kernel discards every stop signal pending in a process when a
+ * SIGCONT comes (its user's kill -CONT), gdb's SIGSTOPs to the threads it
+ * is stopping too. gdb 13 then waits for those threads' stops in a select
+ * of its own that reads no command (infrun's stop_all_threads), for good:
+ * the command timeout ended gdb after 15 s (tests/stop_storm.sh, all-stop,
+ * 1 round in 4 beside two CPU loops). */
 static void resend_lost_stops(struct session *s, int silent_ms)
 {
 	if (silent_ms < LOST_SIGSTOP_MS || !s->attached || !s->gdb || s->target_exited ||

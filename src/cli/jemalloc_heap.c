@@ -173,7 +173,7 @@ int cli_jemalloc_heap(struct session *s, struct symbolizer *sym, double duration
 	}
 	uint64_t end = monotonic_ns() + (uint64_t)(duration_s * 1e9);
 	while (!signals_pending() && monotonic_ns() < end)
-		if (session_idle(s, 100, e) < 0)
+		if (session_idle(s, 100, e) < 0 || session_resume_signal_stop(s, e) < 0)
 			return -1;
 	char dir[512], path[600];
 	if (private_dir(session_pid(s), dir, sizeof dir, e) < 0)

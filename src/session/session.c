@@ -535,6 +535,20 @@ bool session_held_by_user_stop(struct session *s)
 	return s->non_stop || !s->stopped || !sigcont_held_by_gdb(s);
 }
 
+/* session.h. All-stop, a stop of the user's in effect: gdb holds every
+ * thread, so none can take the user's SIGCONT and gdb never reports it;
+ * the target was held for good after a STOP/CONT storm
+ * (tests/stop_storm.sh). It is resumed once that SIGCONT waits in its
+ * pending signals (or in gdb, session_held_by_user_stop), and left as the
+ * user stopped it until then (a resume would only bring the same stop
+ * back). */
+int session_resume_signal_stop(struct session *s, struct xerr *e)
+{
+	if (s->stopped && !s->target_exited && !s->execed && !s->exec_path && (s->non_stop || !session_held_by_user_stop(s)))
+		return session_resume(s, e);
+	return 0;
+}
+
 bool session_target_alive(struct session *s)
 {
 	if (s->target_exited)

@@ -92,6 +92,15 @@ bool session_is_stopped(const struct session *s);
  * thread whose event gdb keeps for the next resume (asked of gdb once per
  * stop). */
 bool session_held_by_user_stop(struct session *s);
+/* gdb stops the target by itself when it receives a signal gdb stops on
+ * (the user's SIGCONT, SIGUSR1) and reports it; nothing else resumes it.
+ * Resumes it now (gdb passes the signal along), unless a stop of the
+ * user's is in effect (session_held_by_user_stop), an exec holds it or
+ * it exited.
+ * Callers that wait with the target running call it after each
+ * session_idle: once the budget lowered the sampling rate a round can be
+ * seconds away. 0, or -1 with e. */
+int session_resume_signal_stop(struct session *s, struct xerr *e);
 /* False once the target exited (how: session_exit_signal). */
 bool session_target_alive(struct session *s);
 /* Once the target is gone: the name of the signal that killed it, as gdb

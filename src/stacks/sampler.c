@@ -629,25 +629,6 @@ static int one_thread_at_a_time(struct sampler *sp, struct sampler_stats *st, st
 	return ROUND_ON;
 }
 
-/* gdb stops by itself when the target receives a signal gdb is set to
- * stop on (SIGUSR1, the user's SIGCONT) and reports it; nothing of ours
- * resumes it, so it would stay stopped. Let it go on at once (gdb passes
- * the signal along), between rounds too: once the budget lowered the rate
- * a round can be seconds away. All-stop, a stop of the user's in effect:
- * gdb holds every thread, so none can take the user's SIGCONT and gdb
- * never reports it; the target was held for good after a STOP/CONT storm
- * (tests/stop_storm.sh). It is resumed once that SIGCONT waits in its
- * pending signals (or in gdb, session_held_by_user_stop), and left as the
- * user stopped it until then (a resume would only bring the same stop
- * back). 0, or -1 with e. */
-static int resume_signal_stop(struct session *s, struct xerr *e)
-{
-	if (session_is_stopped(s) && !session_exec_path(s) &&
-	    (session_non_stop(s) || !session_held_by_user_stop(s)))
-		return session_resume(s, e);
-	return 0;
-}
-
 /* One full round: plan from /proc, stop if some thread needs a walk, walk,
  * resume, then symbolize and deliver with the target running. Returns
  * ROUND_ON, ROUND_TARGET_GONE, ROUND_SINK_DONE (the sink asked to end), or
@@ -658,7 +639,7 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, const str
 	struct session *s = sp->session;
 	/* what gdb sent since (at 1000 Hz the wait between rounds is a sleep,
 	 * and a round that walks no thread asks gdb nothing) */
-	if (session_idle(s, 0, e) < 0 || resume_signal_stop(s, e) < 0)
+	if (session_idle(s, 0, e) < 0 || session_resume_signal_stop(s, e) < 0)
 		return session_target_alive(s) ? -1 : ROUND_TARGET_GONE;
 	sp->stats = st;
 	int walks = plan_tick(sp, e);
@@ -1071,7 +1052,7 @@ int sampler_run(struct session *s, struct symbolizer *sym, const struct sampler_
 				if (session_idle(s, (int)(wait / 1000000u), e) < 0)
 					goto out;
 				/* a target gone meanwhile is seen at the loop's top */
-				if (!session_target_execed(s) && resume_signal_stop(s, e) < 0 &&
+				if (!session_target_execed(s) && session_resume_signal_stop(s, e) < 0 &&
 				    session_target_alive(s))
 					goto out;
 			} else {

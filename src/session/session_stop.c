@@ -170,7 +170,9 @@ static int reattach(struct session *s, const char *lost, const char *when, doubl
 	}
 	s->attached = true;
 	s->attach_generation++;
-	if (session_wait_all_threads_stopped(s, e) < 0)
+	/* all-stop: one record for the whole stop (the vfork wedge is
+	 * non-stop's; the unreported stop happens in both) */
+	if ((s->non_stop ? session_wait_all_threads_stopped(s, e) : session_wait_stopped(s, e)) < 0)
 		return xerr_prefix(e, "attaching to process %d again", (int)s->pid);
 	double held = monotonic_ms() - held_since_ms;
 	s->reattaches++;

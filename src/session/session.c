@@ -830,8 +830,9 @@ int session_end(struct session *s, struct xerr *e)
 		s->stopping_threads = false;
 	}
 	if (s->reattaches > 1)
-		fprintf(stderr, "xgdbprof: gdb lost %u stops in all (around the target's vforks), each mended by a new "
-			"attach: %.0f ms of stops with every thread held\n", s->reattaches, s->reattach_ms);
+		fprintf(stderr, "xgdbprof: gdb lost %u stops in all (around the target's vforks, or its user's stops "
+			"and continues), each mended by a new attach: %.0f ms of stops with every thread held\n",
+			s->reattaches, s->reattach_ms);
 	bool gdb_died = s->gdb && !mi_conn_alive(s->gdb);
 	/* Every int3 a dead gdb planted (ours, and its own such as ld.so's
 	 * shared-library event breakpoint) goes before anything else. */

@@ -6,7 +6,8 @@
  * program's own output on one line, gdb killed mid-session (no SIGPIPE, "gdb
  * died ... signal 9"), clean close, escalation to SIGKILL on a stuck gdb, and
  * startup failures, batches of commands sent in one write (answers and
- * console text matched to each, a failing command in the middle).
+ * console text matched to each, a failing command in the middle), the
+ * silence callback (called while gdb says nothing; ends event waits only).
  * SIGPIPE keeps its default disposition on purpose.
  */
 #include <signal.h>
@@ -338,6 +339,64 @@ static void test_cancel(void)
 	}
 }
 
+struct silence_log {
+	int calls, first_ms, last_ms, end_at_ms;
+};
+
+static bool on_silence(void *ctx, int silent_ms)
+{
+	struct silence_log *log = ctx;
+	if (log->calls++ == 0)
+		log->first_ms = silent_ms;
+	log->last_ms = silent_ms;
+	return log->end_at_ms > 0 && silent_ms >= log->end_at_ms;
+}
+
+/* on_silence is called every 250 ms that a wait reads nothing, with how
+ * long gdb has been silent; true ends an event wait, never a call's. */
+static void test_silence(void)
+{
+	struct silence_log log = { 0 };
+	struct mi_error err = { "" };
+	struct mi_conn_options opt = {.on_silence = on_silence, .on_silence_ctx = &log};
+	struct mi_conn *c = mi_conn_spawn(&opt, &err);
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	struct mi_record *r;
+	struct timespec start;
+	/* not asked to end: the wait runs its course, called along the way */
+	log = (struct silence_log){ 0 };
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	CHECK(mi_conn_next_event(c, 800, &r, &err) == 0);
+	CHECK(elapsed_ms(&start) >= 790);
+	CHECK(log.calls >= 2);
+	CHECK(log.last_ms > log.first_ms && log.last_ms >= 500);
+	/* asked to end once gdb has been silent 500 ms: long before 10 s */
+	log = (struct silence_log){.end_at_ms = 500};
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	CHECK(mi_conn_next_event(c, 10000, &r, &err) == 0);
+	long long waited = elapsed_ms(&start);
+	CHECK(waited < 5000);
+	CHECK(log.last_ms >= 500);
+	/* a call's wait is not ended: gdb silent 600 ms in a command (its
+	 * python sleeping), the callback asking to end from 1 ms on */
+	log = (struct silence_log){.end_at_ms = 1};
+	err.message[0] = '\0';
+	char *out = NULL;
+	int slept = mi_conn_console(c, 5000, &out, &err, "python import time; time.sleep(0.6)");
+	free(out);
+	if (slept == 0)
+		CHECK(log.calls >= 1);
+	else /* a gdb built without python */
+		CHECK(strstr(err.message, "Python scripting is not supported") != NULL);
+	/* gdb's answer resets the silence */
+	log = (struct silence_log){ 0 };
+	CHECK(mi_conn_next_event(c, 300, &r, &err) == 0);
+	CHECK(log.calls >= 1 && log.first_ms < 500);
+	CHECK(mi_conn_close(c, 5000) == 0);
+}
+
 static void test_close_escalation(void)
 {
 	/* A stopped gdb ignores -gdb-exit and SIGTERM; close must still end it. */
@@ -451,6 +510,7 @@ int main(void)
 	test_session();
 	test_death_while_waiting();
 	test_cancel();
+	test_silence();
 	test_close_escalation();
 	test_startup_failures();
 	return test_exit_code();

@@ -493,38 +493,56 @@ bool session_is_stopped(const struct session *s)
 	return s->stopped;
 }
 
-/* All-stop: gdb reports one thread's event and keeps the others' for the
- * next resume. A thread that took the user's SIGCONT while gdb reported
- * another's SIGSTOP holds it there: neither the target's pending signals
- * nor gdb's records show it, and the target was held for the rest of the
- * run (tests/stop_storm.sh, 1 round in ~15 beside two CPU loops). That
- * thread's siginfo says SIGCONT. Asked once per stop (stop_seq): a
- * SIGCONT that comes later waits in the pending signals. */
+/* session_internal.h. gdb reports one thread's event at a time (all-stop)
+ * and keeps the others' for the next resume; a thread's siginfo says which
+ * signal it holds. */
+int session_threads_holding_signal(struct session *s, int signo, int skip_id)
+{
+	struct mi_record *r = NULL;
+	if (session_command(s, &r, NULL, "-thread-list-ids", NULL) < 0)
+		return 0;
+	const struct mi_value *ids = mi_value_get(r->results, "thread-ids");
+	int found = 0;
+	for (size_t i = 0; i < mi_value_count(ids); i++) {
+		const char *id = mi_value_string(mi_value_at(ids, i));
+		if (!id || atoi(id) == skip_id)
+			continue;
+		struct mi_record *v = NULL, *sender = NULL;
+		/* a thread in a group stop has no siginfo: an error, skipped */
+		if (session_command(s, &v, NULL, "-data-evaluate-expression", "--thread", id, "--frame", "0",
+				    "$_siginfo.si_signo", NULL) == 0) {
+			const char *value = mi_value_get_string(v->results, "value");
+			if (value && atoi(value) == signo &&
+			    session_command(s, &sender, NULL, "-data-evaluate-expression", "--thread", id, "--frame",
+					    "0", "$_siginfo._sifields._kill.si_pid", NULL) == 0) {
+				const char *pid = mi_value_get_string(sender->results, "value");
+				pid_t from = pid ? (pid_t)atol(pid) : 0;
+				if (from != mi_conn_gdb_pid(s->gdb) && from != getpid())
+					found++;
+			}
+		}
+		mi_record_free(v);
+		mi_record_free(sender);
+	}
+	mi_record_free(r);
+	return found;
+}
+
+/* All-stop: a thread that took the user's SIGCONT while gdb reported
+ * another's SIGSTOP holds it (session_threads_holding_signal): neither
+ * the target's pending signals nor gdb's records show it, and the target
+ * was held for the rest of the run (tests/stop_storm.sh, 1 round in ~15
+ * beside two CPU loops). Asked once per stop (stop_seq): a SIGCONT that
+ * comes later waits in the pending signals. */
 static bool sigcont_held_by_gdb(struct session *s)
 {
 	if (s->sigcont_checked_stop == s->stop_seq)
 		return false;
 	s->sigcont_checked_stop = s->stop_seq;
-	struct mi_record *r = NULL;
-	if (session_command(s, &r, NULL, "-thread-list-ids", NULL) < 0)
-		return false;
-	const struct mi_value *ids = mi_value_get(r->results, "thread-ids");
-	bool found = false;
-	for (size_t i = 0; i < mi_value_count(ids) && !found; i++) {
-		const char *id = mi_value_string(mi_value_at(ids, i));
-		struct mi_record *v = NULL;
-		/* a thread in a group stop has no siginfo: an error, skipped */
-		if (id && session_command(s, &v, NULL, "-data-evaluate-expression", "--thread", id, "--frame", "0",
-					  "$_siginfo.si_signo", NULL) == 0) {
-			const char *signo = mi_value_get_string(v->results, "value");
-			found = signo && atoi(signo) == SIGCONT;
-			if (found && s->verbose)
-				fprintf(stderr, "xgdbprof: process %d: thread %s took a SIGCONT gdb has not reported yet: "
-					"resumed\n", (int)s->pid, id);
-		}
-		mi_record_free(v);
-	}
-	mi_record_free(r);
+	bool found = session_threads_holding_signal(s, SIGCONT, 0) > 0;
+	if (found && s->verbose)
+		fprintf(stderr, "xgdbprof: process %d: a thread took a SIGCONT gdb has not reported yet: resumed\n",
+			(int)s->pid);
 	return found;
 }
 

@@ -264,6 +264,20 @@ static void note_signal(struct session *s, const struct mi_record *ev)
 			return;
 		}
 	}
+	if (cont && !s->non_stop) {
+		/* A SIGCONT discards every stop signal still pending, so a
+		 * SIGSTOP of the user's another thread holds now was taken
+		 * before this SIGCONT was sent: gdb, picking among the events it
+		 * holds, may report it after this one, and passed on it stopped
+		 * the target after the user's last SIGCONT (tests/stop_storm.sh,
+		 * all-stop: the SIGCONT lost to a later SIGSTOP, the pairing of
+		 * reports below went wrong). Each such stop is dropped. */
+		int held = session_threads_holding_signal(s, SIGSTOP, session_thread_id_of(ev));
+		s->unmatched_conts += (unsigned)held;
+		if (held && s->verbose)
+			fprintf(stderr, "xgdbprof: process %d: %d thread(s) hold a SIGSTOP of the user's taken before this "
+				"SIGCONT: dropped when reported\n", (int)s->pid, held);
+	}
 	s->stopped_by_other = stop;
 	s->continued_by_other = cont;
 	session_tell_guardian(s, stop ? GUARDIAN_STOPPED_BY_OTHER : GUARDIAN_CONTINUED);

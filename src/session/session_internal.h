@@ -224,6 +224,12 @@ enum { LOST_SIGSTOP_MS = 1000 };
  * stop to heal and session_idle or session_wait_stop is waiting. */
 bool session_on_gdb_silence(void *ctx, int silent_ms);
 
+/* How many threads of the target, but gdb id skip_id (0: none), hold
+ * signal signo sent by someone other than gdb and xgdbprof, by their
+ * siginfo: all-stop gdb keeps their events for the next resume. A gdb
+ * round trip per thread. */
+int session_threads_holding_signal(struct session *s, int signo, int skip_id);
+
 /* The threads of pid not in a tracing stop, for an error that says why a
  * stop did not complete: " (not in a tracing stop: TID 'NAME' D in
  * rename, ...)", at most 4 named, or "" when every thread is in one.

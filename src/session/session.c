@@ -562,7 +562,8 @@ bool session_held_by_user_stop(struct session *s)
  * back). */
 int session_resume_signal_stop(struct session *s, struct xerr *e)
 {
-	if (s->stopped && !s->target_exited && !s->execed && !s->exec_path && (s->non_stop || !session_held_by_user_stop(s)))
+	if (s->stopped && !s->target_exited && !s->execed && !s->exec_path &&
+	    (s->non_stop || !session_held_by_user_stop(s)))
 		return session_resume(s, e);
 	return 0;
 }

@@ -49,6 +49,12 @@ bool session_exec_identity(pid_t pid, unsigned char out[16])
 	return ok;
 }
 
+bool session_exec_identity_changed(const struct session *s)
+{
+	unsigned char now[16];
+	return s->have_exec_id && session_exec_identity(s->pid, now) && memcmp(now, s->exec_id, 16) != 0;
+}
+
 /* gdb re-inserts our breakpoints at their old addresses right after it
  * follows an exec, before it checks the exec catchpoint; where the new
  * program has no memory there the insertion fails, gdb drops the event,
@@ -56,12 +62,6 @@ bool session_exec_identity(pid_t pid, unsigned char out[16])
  * instead, once gdb has had half a second to report it (a detach while
  * gdb has the exec event still pending runs the new program with the old
  * one's registers: seen to crash it). The detach works then. */
-bool session_exec_identity_changed(const struct session *s)
-{
-	unsigned char now[16];
-	return s->have_exec_id && session_exec_identity(s->pid, now) && memcmp(now, s->exec_id, 16) != 0;
-}
-
 bool session_exec_seen_in_proc(struct session *s)
 {
 	unsigned char now[16];
@@ -169,7 +169,7 @@ static enum stop_sender stop_signal_sender(struct session *s, int gdb_id)
 	const char *value = r ? mi_value_get_string(r->results, "value") : NULL;
 	pid_t sender = value ? (pid_t)atol(value) : 0;
 	mi_record_free(r);
-	/* ours stands in for one of gdb's (session_resend_lost_stop) */
+	/* ours stands in for one of gdb's (session_on_gdb_silence) */
 	return sender > 0 && (sender == mi_conn_gdb_pid(s->gdb) || sender == getpid()) ? SENT_BY_GDB : SENT_BY_OTHER;
 }
 

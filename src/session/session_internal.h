@@ -97,7 +97,6 @@ struct session {
 	unsigned long sigcont_checked_stop; /* stop_seq when sigcont_held_by_gdb last asked */
 	bool stopping_threads;     /* gdb is asked to stop every thread (-exec-interrupt --all, -target-detach)
 				    * and has not completed it */
-	unsigned stops_resent;     /* SIGSTOPs session_resend_lost_stop sent */
 	/* session_heal_unreported_stop's watch (session_stop.c) */
 	uint64_t unreported_check_ns;      /* its next look */
 	pid_t unreported_tid;              /* a thread last seen in a tracing stop gdb had not reported, or 0 */

@@ -356,7 +356,6 @@ static void resend_lost_stops(struct session *s, int silent_ms)
 		if (strchr("tTZX", threads[i].state) || proc_thread_signal_pending(s->pid, tid, SIGSTOP) ||
 		    tgkill(s->pid, tid, SIGSTOP) < 0)
 			continue;
-		s->stops_resent++;
 		if (s->verbose)
 			fprintf(stderr, "xgdbprof: gdb said nothing for %d ms, stopping process %d, whose thread %d "
 				"runs with no SIGSTOP pending (a SIGCONT discarded gdb's): sent it one\n", silent_ms,

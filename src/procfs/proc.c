@@ -307,6 +307,16 @@ int proc_open_mem(pid_t pid, int flags)
 	return fd;
 }
 
+bool proc_thread_signal_pending(pid_t pid, pid_t tid, int sig)
+{
+	uint64_t bit = (uint64_t)1 << (sig - 1);
+	char path[96], buf[4096];
+	struct proc_status status;
+	snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	return read_proc_file(path, buf, sizeof buf) > 0 && proc_parse_status(buf, &status) == 0 &&
+	       ((status.sig_pending | status.shared_pending) & bit);
+}
+
 bool proc_signal_pending(pid_t pid, int sig)
 {
 	uint64_t bit = (uint64_t)1 << (sig - 1);
@@ -319,24 +329,11 @@ bool proc_signal_pending(pid_t pid, int sig)
 	struct proc_thread *threads;
 	int n = proc_threads(pid, &threads, NULL);
 	bool found = false;
-	for (int i = 0; i < n && !found; i++) {
-		snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)pid, (int)threads[i].tid);
-		found = read_proc_file(path, buf, sizeof buf) > 0 && proc_parse_status(buf, &status) == 0 &&
-			(status.sig_pending & bit);
-	}
+	for (int i = 0; i < n && !found; i++)
+		found = proc_thread_signal_pending(pid, threads[i].tid, sig);
 	if (n >= 0)
 		free(threads);
 	return found;
-}
-
-bool proc_thread_signal_pending(pid_t pid, pid_t tid, int sig)
-{
-	uint64_t bit = (uint64_t)1 << (sig - 1);
-	char path[96], buf[4096];
-	struct proc_status status;
-	snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)pid, (int)tid);
-	return read_proc_file(path, buf, sizeof buf) > 0 && proc_parse_status(buf, &status) == 0 &&
-	       ((status.sig_pending | status.shared_pending) & bit);
 }
 
 int proc_exe_path(pid_t pid, char *buf, size_t size, struct xerr *e)

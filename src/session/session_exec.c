@@ -64,8 +64,7 @@ bool session_exec_identity_changed(const struct session *s)
  * one's registers: seen to crash it). The detach works then. */
 bool session_exec_seen_in_proc(struct session *s)
 {
-	unsigned char now[16];
-	if (s->execed || !s->have_exec_id || !session_exec_identity(s->pid, now) || memcmp(now, s->exec_id, 16) == 0)
+	if (s->execed || !session_exec_identity_changed(s))
 		return s->execed;
 	if (!s->exec_suspected_ms)
 		s->exec_suspected_ms = monotonic_ms();

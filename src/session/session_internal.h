@@ -101,10 +101,10 @@ struct session {
 	uint64_t unreported_check_ns;      /* its next look */
 	pid_t unreported_tid;              /* a thread last seen in a tracing stop gdb had not reported, or 0 */
 	unsigned unreported_looks;         /* ... looks since that found it so still */
-	pid_t unreported_wedged;           /* ... found so long enough: to heal (session_heal_unreported_stop) */
-	bool idle_wait;                    /* session_idle or session_wait_stop waits: on_silence may end it */
 	uint64_t unreported_cpu_ns;        /* ... its CPU time then */
 	unsigned long unreported_records;  /* ... records_read then */
+	pid_t unreported_wedged;           /* ... found so long enough: to heal (session_heal_unreported_stop) */
+	bool idle_wait;                    /* session_idle or session_wait_stop waits: on_silence may end it */
 };
 
 /* How long gdb may sit stopped (someone sent it SIGSTOP) before it counts

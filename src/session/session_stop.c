@@ -347,7 +347,7 @@ static bool gdb_waits_on_target(struct session *s)
 static void resend_lost_stops(struct session *s, int silent_ms)
 {
 	if (silent_ms < LOST_SIGSTOP_MS || !s->attached || !s->gdb || s->target_exited ||
-	    !(s->stopping_threads || gdb_waits_on_target(s)) || !thread_in_tracing_stop(s->pid))
+	    !(s->stopping_threads || gdb_waits_on_target(s)) || !proc_any_thread_in(s->pid, "t"))
 		return;
 	struct proc_thread *threads = NULL;
 	int n = proc_threads(s->pid, &threads, NULL);

@@ -23,11 +23,22 @@
 #include "util/array.h"
 #include "util/clock.h"
 
+/* Now, in the clock of /proc/PID/stat's start time (ticks since boot). */
+static uint64_t boot_ticks_now(void)
+{
+	struct timespec now;
+	long hz = sysconf(_SC_CLK_TCK);
+	if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &now) < 0)
+		return 0;
+	return (uint64_t)now.tv_sec * (uint64_t)hz + (uint64_t)now.tv_nsec / (1000000000u / (uint64_t)hz);
+}
+
 void restore_set_init(struct restore_set *rs, pid_t pid)
 {
 	memset(rs, 0, sizeof *rs);
 	rs->pid = pid;
 	rs->start_ticks = proc_start_ticks(pid);
+	rs->since_ticks = boot_ticks_now();
 }
 
 void restore_set_release(struct restore_set *rs)
@@ -180,8 +191,10 @@ static size_t seize_all(pid_t pid, struct seized **out, int timeout_ms)
 			list = grown;
 			int sig = WSTOPSIG(status);
 			bool event_stop = (status >> 16) != 0;
-			list[n].tid = tid;
-			list[n].pending_signal = (!event_stop && sig != SIGTRAP && sig != SIGSTOP) ? sig : 0;
+			list[n] = (struct seized){
+				.tid = tid,
+				.pending_signal = (!event_stop && sig != SIGTRAP && sig != SIGSTOP) ? sig : 0,
+			};
 			n++;
 		}
 		closedir(d);
@@ -435,8 +448,15 @@ void restore_report_describe(const struct restore_report *r, char *buf, size_t s
 			 "%zu thread%s rewound)", r->bytes_restored, r->bytes_restored == 1 ? "" : "s", r->bytes_intact,
 			 r->foreign_restored, r->pcs_rewound, r->pcs_rewound == 1 ? "" : "s");
 	if (n > 0 && (size_t)n < size && (r->patch_bytes_restored || r->patch_bytes_intact || r->patch_bytes_left))
-		snprintf(buf + n, size - (size_t)n, ", and %zu bytes of entry counters (%zu already intact, %zu left where "
-			 "a thread ran in them)", r->patch_bytes_restored, r->patch_bytes_intact, r->patch_bytes_left);
+		n += snprintf(buf + n, size - (size_t)n, ", and %zu bytes of entry counters (%zu already intact, %zu left "
+			      "where a thread ran in them)", r->patch_bytes_restored, r->patch_bytes_intact,
+			      r->patch_bytes_left);
+	if (n > 0 && (size_t)n < size && r->children_healed)
+		snprintf(buf + n, size - (size_t)n, "; %zu child process%s gdb held stopped as it died healed "
+			 "(%zu code byte%s restored, %zu thread%s rewound), %zu continued", r->children_healed,
+			 r->children_healed == 1 ? "" : "es", r->children_bytes_restored,
+			 r->children_bytes_restored == 1 ? "" : "s", r->children_rewound,
+			 r->children_rewound == 1 ? "" : "s", r->children_continued);
 }
 
 /* A call through our stub under way: the thread returns into the stub
@@ -468,15 +488,14 @@ static bool kept(const struct restore_entry *r, bool calls_done)
 	return r->kind == RESTORE_KEEP || (r->kind == RESTORE_LEAVE && calls_done);
 }
 
-int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
-			       struct restore_report *report, struct xerr *e)
+static void heal_children(const struct restore_set *rs, struct restore_report *report);
+
+/* The heal of one process (rs->pid): every thread seized, our bytes and
+ * gdb's int3s put back, a thread that trapped on one of ours rewound,
+ * then let go (still in T if it was). */
+static int heal_process(const struct restore_set *rs, int timeout_ms, struct restore_report *report,
+			struct xerr *e)
 {
-	memset(report, 0, sizeof *report);
-	report->pid = rs->pid;
-	report->start_ticks = rs->start_ticks;
-	char state = proc_state(rs->pid);
-	if (state == 0 || state == 'Z' || state == 'X')
-		return 0;  /* the target is gone: nothing to restore */
 	bool calls_done = rs->call_mark && call_done(rs->pid, rs->call_mark, RESTORE_CALL_WAIT_MS);
 	struct seized *threads = NULL;
 	report->threads_stopped = seize_all(rs->pid, &threads, timeout_ms);
@@ -574,15 +593,87 @@ int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
 	foreach_code_mapping(rs->pid, heal_mapping, &h, NULL);
 	report->foreign_restored = h.healed;
 	close(mem_fd);
+	/* The detach also clears a single-step flag gdb's death left set (the
+	 * kernel clears it at a detach, not when the tracer dies). */
 	detach_all(threads, report->threads_stopped);
 	free(threads);
-	for (int attempt = 0; attempt < 50 && !rs->leave_stopped; attempt++) {
-		state = proc_state(rs->pid);
+	return rc;
+}
+
+/* Sends SIGCONT until pid is out of its stop (50 tries, 10 ms apart);
+ * surely: once before the first look. Just after our detach a process in
+ * a group stop runs for a moment to stop again, and may look running. */
+static void continue_stopped(pid_t pid, bool surely)
+{
+	if (surely)
+		kill(pid, SIGCONT);
+	for (int attempt = 0; attempt < 50; attempt++) {
+		char state = proc_state(pid);
 		if (state != 'T' && state != 't')
 			break;
-		kill(rs->pid, SIGCONT);
+		kill(pid, SIGCONT);
 		struct timespec pause = { 0, 10 * 1000 * 1000 };
 		nanosleep(&pause, NULL);
 	}
+}
+
+int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
+			       struct restore_report *report, struct xerr *e)
+{
+	memset(report, 0, sizeof *report);
+	report->pid = rs->pid;
+	report->start_ticks = rs->start_ticks;
+	char state = proc_state(rs->pid);
+	if (state == 0 || state == 'Z' || state == 'X')
+		return 0;  /* the target is gone: nothing to restore */
+	int rc = heal_process(rs, timeout_ms, report, e);
+	if (report->threads_stopped == 0)
+		return rc;
+	if (!rs->leave_stopped)
+		continue_stopped(rs->pid, false);
+	heal_children(rs, report);
 	return rc;
+}
+
+/* gdb attaches to each child the target forks, takes its int3s out of it,
+ * steps it once (gdb 13, linux-nat) and lets it go. Dead in between, it
+ * leaves the child stopped (state T, untraced): holding the stop of that
+ * attach, maybe an inherited int3 or a pending SIGTRAP. Each such child
+ * born since the session began is healed as the target is and continued
+ * when it was harmed or is young (born RESTORE_CHILD_YOUNG_S before now:
+ * gdb lets a child go within milliseconds, so an older one in T was
+ * stopped by somebody else, and stays so). */
+static void heal_children(const struct restore_set *rs, struct restore_report *report)
+{
+	pid_t *children = NULL;
+	int n = proc_children(rs->pid, &children);
+	long hz = sysconf(_SC_CLK_TCK);
+	uint64_t now = boot_ticks_now();
+	for (int i = 0; i < n; i++) {
+		uint64_t born = proc_start_ticks(children[i]);
+		if (!born || born < rs->since_ticks || proc_state(children[i]) != 'T' || proc_tracer_pid(children[i]) != 0)
+			continue;
+		struct restore_set child = *rs;
+		child.pid = children[i];
+		child.start_ticks = born;
+		child.call_mark = 0;   /* our calls run in the target's threads, none in a child */
+		struct restore_report healed;
+		memset(&healed, 0, sizeof healed);
+		if (heal_process(&child, 500, &healed, NULL) < 0 || healed.threads_stopped == 0)
+			continue;
+		report->children_healed++;
+		bool harmed = healed.bytes_restored || healed.foreign_restored || healed.patch_bytes_restored ||
+			      healed.pcs_rewound;
+		report->children_rewound += healed.pcs_rewound;
+		report->children_bytes_restored += healed.bytes_restored + healed.foreign_restored +
+						   healed.patch_bytes_restored;
+		/* a target its user stopped: a job-control stop of its group
+		 * stops its children too; only harm of ours is undone then */
+		bool young = hz > 0 && born + (uint64_t)(RESTORE_CHILD_YOUNG_S * hz) >= now;
+		if (harmed || (young && !rs->leave_stopped)) {
+			continue_stopped(children[i], true);   /* it was in T: the SIGCONT is ours to send */
+			report->children_continued++;
+		}
+	}
+	free(children);
 }

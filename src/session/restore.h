@@ -19,7 +19,12 @@
  *    the file, puts back from the file any byte of gdb's displaced-stepping
  *    buffer (32 bytes at AT_ENTRY: a gdb killed mid-step leaves its copy of
  *    an instruction there), detaches, and sends SIGCONT if the process is left in state T
- *    (unless leave_stopped: it was in T before we came).
+ *    (unless leave_stopped: it was in T before we came). Then the same for
+ *    each child the target forked since restore_set_init that gdb left
+ *    stopped (state T, untraced: gdb attaches to each fork child, takes its
+ *    int3s out, steps it once and lets it go); such a child is continued
+ *    when it was harmed, or born less than RESTORE_CHILD_YOUNG_S ago and the
+ *    target is not left stopped (a group stop of its user's stops them).
  *  - Ints return 0 on success, -1 with e filled.
  */
 #ifndef XGDBPROF_RESTORE_H
@@ -57,6 +62,8 @@ struct restore_entry {
 struct restore_set {
 	pid_t pid;
 	uint64_t start_ticks;       /* when pid started (proc_start_ticks): names the process for good */
+	uint64_t since_ticks;       /* when the set was made, same clock: a child born since is one gdb
+				     * may have held */
 	bool leave_stopped;         /* the process was stopped (T) before we came: no SIGCONT */
 	uint64_t call_mark;         /* a call through our stub is under way (target_call.h): its done
 				     * mark, which the rescue waits for (RESTORE_CALL_WAIT_MS) before
@@ -75,7 +82,13 @@ struct restore_report {
 	size_t pcs_rewound;         /* threads moved back onto a restored instruction */
 	size_t patch_bytes_restored, patch_bytes_intact;  /* entry counters' (RESTORE_PATCH and _KEEP) */
 	size_t patch_bytes_left;    /* _KEEP bytes a thread ran in: left, unreachable */
+	size_t children_healed;     /* children gdb left stopped, healed as above */
+	size_t children_continued;  /* of which continued (harmed, or young) */
+	size_t children_bytes_restored, children_rewound;
 };
+
+/* A child left stopped no older than this is taken for one gdb held. */
+#define RESTORE_CHILD_YOUNG_S 30
 
 #define RESTORE_CALL_WAIT_MS 10000
 

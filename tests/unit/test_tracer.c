@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <fcntl.h>
@@ -231,8 +234,128 @@ static void test_children_report(void)
 	waitpid(trapped, NULL, 0);
 }
 
+/* Reads one int from fd within ms milliseconds: 0, or -1. */
+static int read_int(int fd, int *out, int ms)
+{
+	for (int waited = 0; waited < ms; waited += 5) {
+		ssize_t got = read(fd, out, sizeof *out);
+		if (got == (ssize_t)sizeof *out)
+			return 0;
+		if (got == 0 || (got < 0 && errno != EAGAIN))
+			return -1;
+		usleep(5000);
+	}
+	return -1;
+}
+
+/* The state gdb leaves when it dies in the middle of a fork: a stand-in
+ * tracer plants an int3 in the target's code, takes the fork event and the
+ * child's attach stop, and exits with both held. The child is then stopped
+ * (state T, untraced), the int3 in its copy of the code. The heal must put
+ * the byte back in the target and in the child and continue the child,
+ * which then runs the code and exits with its result (7), not SIGTRAP. */
+static void test_children_heal(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	static const uint8_t seven[] = { 0xb8, 0x07, 0x00, 0x00, 0x00, 0xc3 };   /* mov $7,%eax; ret */
+	uint8_t *code = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(code != MAP_FAILED);
+	if (code == MAP_FAILED)
+		return;
+	memcpy(code, seven, sizeof seven);
+	int go[2], result[2], tracer_says[2];
+	CHECK(pipe(go) == 0 && pipe(result) == 0 && pipe(tracer_says) == 0);
+	fcntl(result[0], F_SETFL, O_NONBLOCK);
+	fcntl(tracer_says[0], F_SETFL, O_NONBLOCK);
+	/* Orphans come back to us: the target outlives its tracer, its parent. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	pid_t tracer = fork();
+	if (tracer == 0) {
+		pid_t target = fork();
+		if (target == 0) {   /* the target: forks when told, reports how its child ended */
+			char c;
+			if (read(go[0], &c, 1) != 1)
+				_exit(1);
+			pid_t child = fork();
+			if (child == 0)
+				_exit(((int (*)(void))(uintptr_t)code)());
+			int status = 0;
+			waitpid(child, &status, 0);
+			if (write(result[1], &status, sizeof status) < 0)
+				_exit(1);
+			for (;;)
+				pause();
+		}
+		int status;
+		pid_t child = 0;
+		unsigned long msg = 0;
+		uint8_t int3 = 0xCC;
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%d/mem", (int)target);
+		int ok = ptrace(PTRACE_ATTACH, target, NULL, NULL) == 0 && waitpid(target, &status, 0) == target &&
+			 ptrace(PTRACE_SETOPTIONS, target, NULL, (void *)(long)PTRACE_O_TRACEFORK) == 0;
+		int mem = ok ? open(path, O_RDWR) : -1;
+		ok = ok && pwrite(mem, &int3, 1, (off_t)(uintptr_t)code) == 1 && ptrace(PTRACE_CONT, target, NULL, NULL) == 0;
+		if (write(tracer_says[1], &target, sizeof target) < 0 || !ok)
+			_exit(1);
+		/* the fork event, then the child's attach stop: gdb's moment to take
+		 * the int3s out of the child, and the moment it dies here */
+		if (waitpid(target, &status, 0) != target || status >> 8 != (SIGTRAP | (PTRACE_EVENT_FORK << 8)) ||
+		    ptrace(PTRACE_GETEVENTMSG, target, NULL, &msg) < 0)
+			_exit(1);
+		child = (pid_t)msg;
+		if (waitpid(child, &status, __WALL) != child)
+			_exit(1);
+		/* a stop it sent and has not seen yet (gdb stops its threads with
+		 * SIGSTOP): the child takes it once untraced, and stays in T */
+		kill(child, SIGSTOP);
+		if (write(tracer_says[1], &child, sizeof child) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	pid_t target = 0, child = 0;
+	CHECK(tracer > 0 && read_int(tracer_says[0], &target, 5000) == 0 && target > 0);
+	struct restore_set rs;
+	struct xerr e;
+	restore_set_init(&rs, target);
+	CHECK(restore_set_remember(&rs, (uint64_t)(uintptr_t)code, &e) == 0);   /* reads the target's 0xCC now */
+	rs.entries[0].original = seven[0];   /* what was there before the stand-in planted it */
+	CHECK(write(go[1], "f", 1) == 1);
+	CHECK(read_int(tracer_says[0], &child, 5000) == 0 && child > 0);
+	CHECK(waitpid(tracer, NULL, 0) == tracer);
+	for (int i = 0; i < 500 && !(proc_state(child) == 'T' && proc_tracer_pid(child) == 0); i++)
+		usleep(2000);
+	CHECK(proc_state(child) == 'T' && proc_tracer_pid(child) == 0);   /* what the heal is for */
+	struct restore_report rep;
+	CHECK(restore_set_after_gdb_died(&rs, 1000, &rep, &e) == 0);
+	CHECK(rep.bytes_restored == 1);
+	CHECK(rep.children_healed == 1 && rep.children_continued == 1 && rep.children_bytes_restored == 1);
+	int status = -1;
+	CHECK(read_int(result[0], &status, 5000) == 0);
+	if (!(WIFEXITED(status) && WEXITSTATUS(status) == 7)) {
+		fprintf(stderr, "FAIL the healed child ended with status 0x%x (want exit 7)\n", status);
+		test_failures++;
+	}
+	char buf[320];
+	CHECK(!restore_report_children(target, buf, sizeof buf));   /* none left stopped */
+	restore_report_describe(&rep, buf, sizeof buf);
+	CHECK(strstr(buf, "; 1 child process gdb held stopped as it died healed (1 code byte restored, 0 threads rewound), "
+		       "1 continued") != NULL);
+	restore_set_release(&rs);
+	if (target > 0) {
+		kill(target, SIGKILL);
+		waitpid(target, NULL, 0);
+	}
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
+	int fds[] = { go[0], go[1], result[0], result[1], tracer_says[0], tracer_says[1] };
+	for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
+		close(fds[i]);
+	munmap(code, (size_t)page);
+}
+
 int main(void)
 {
+	test_children_heal();
 	test_children_report();
 	test_wanted();
 	test_keys();

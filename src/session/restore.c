@@ -431,13 +431,12 @@ bool restore_report_children(pid_t pid, char *buf, size_t size)
 		return false;
 	int w = 0;
 	if (stopped)
-		w = snprintf(buf, size, "%zu child process%s of process %d left stopped (state T: %s) as gdb died, "
-			     "which held %s to take its int3s out; a kill -CONT kills one that ran into an inherited "
-			     "int3 with SIGTRAP (docs/safety.md)", stopped, stopped == 1 ? "" : "es", (int)pid, ids[STOPPED],
-			     stopped == 1 ? "it" : "them");
+		w = snprintf(buf, size, "%zu child process%s of process %d left stopped (state T: %s) after gdb died, "
+			     "not taken for one gdb held (docs/safety.md)", stopped, stopped == 1 ? "" : "es", (int)pid,
+			     ids[STOPPED]);
 	if (trapped && w >= 0 && (size_t)w < size)
 		snprintf(buf + w, size - (size_t)w, "%s%zu child process%s of process %d died of SIGTRAP as gdb died (%s): "
-			 "an int3 inherited from it", stopped ? "; " : "", trapped, trapped == 1 ? "" : "es", (int)pid,
+			 "in gdb's step of a new child, or at an inherited int3", stopped ? "; " : "", trapped, trapped == 1 ? "" : "es", (int)pid,
 			 ids[TRAPPED]);
 	return true;
 }

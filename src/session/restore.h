@@ -134,12 +134,12 @@ void restore_report_describe(const struct restore_report *report, char *buf, siz
  * must hear it. Fits a run note (< 240 bytes). Returns true (buf filled)
  * when the target is gone, false (buf empty) when it runs on. */
 bool restore_report_fate(const struct restore_report *report, char *buf, size_t size);
-/* After gdb's death: the children of pid it left harmed, said in buf (a run
- * note, < 320 bytes): those stopped (state T, untraced: gdb held each child
- * the target forked to take its int3s out, and one it had not let go keeps
- * that stop) and those seen dead of SIGTRAP (one that ran into an inherited
- * int3 first). Children the target reaped at once are not seen. Returns
- * true (buf filled) when there are any, false (buf empty) when not. */
+/* After gdb's death and the heal: the children of pid still harmed, said
+ * in buf (a run note, < 320 bytes): those still stopped (state T,
+ * untraced: not taken for ones gdb held, or not healed) and those seen
+ * dead of SIGTRAP (in gdb's step of a fork child, or an inherited int3).
+ * Children the target reaped at once are not seen. Returns true (buf
+ * filled) when there are any, false (buf empty) when not. */
 bool restore_report_children(pid_t pid, char *buf, size_t size);
 
 /* Compares the executable file mappings of pid with their files and

@@ -219,10 +219,10 @@ static void test_children_report(void)
 	CHECK(waitid(P_PID, (id_t)trapped, &info, WEXITED | WNOWAIT) == 0);   /* a zombie, not reaped */
 	CHECK(restore_report_children(getpid(), buf, sizeof buf));
 	char want[320];
-	snprintf(want, sizeof want, "1 child process of process %d left stopped (state T: %d) as gdb died, which held it "
-		 "to take its int3s out; a kill -CONT kills one that ran into an inherited int3 with SIGTRAP "
-		 "(docs/safety.md); 1 child process of process %d died of SIGTRAP as gdb died (%d): an int3 inherited "
-		 "from it", (int)getpid(), (int)stopped, (int)getpid(), (int)trapped);
+	snprintf(want, sizeof want, "1 child process of process %d left stopped (state T: %d) after gdb died, not taken "
+		 "for one gdb held (docs/safety.md); 1 child process of process %d died of SIGTRAP as gdb died (%d): in "
+		 "gdb's step of a new child, or at an inherited int3", (int)getpid(), (int)stopped, (int)getpid(),
+		 (int)trapped);
 	if (strcmp(buf, want) != 0) {
 		fprintf(stderr, "children report:\n got  %s\n want %s\n", buf, want);
 		test_failures++;

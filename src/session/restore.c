@@ -636,12 +636,13 @@ int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
 
 /* gdb attaches to each child the target forks, takes its int3s out of it,
  * steps it once (gdb 13, linux-nat) and lets it go. Dead in between, it
- * leaves the child stopped (state T, untraced): holding the stop of that
- * attach, maybe an inherited int3 or a pending SIGTRAP. Each such child
- * born since the session began is healed as the target is and continued
- * when it was harmed or is young (born RESTORE_CHILD_YOUNG_S before now:
- * gdb lets a child go within milliseconds, so an older one in T was
- * stopped by somebody else, and stays so). */
+ * leaves the child stopped (state T, untraced), maybe with an inherited
+ * int3. Each such child born since the session began is healed as the
+ * target is, and continued when it was harmed or is young (born less than
+ * RESTORE_CHILD_YOUNG_S ago: gdb lets a child go within milliseconds, so
+ * an older unharmed one in T was stopped by somebody else, and stays so);
+ * never when the target is to stay stopped (a job-control stop of the
+ * user's stops the group's children too: healed, they wait for it). */
 static void heal_children(const struct restore_set *rs, struct restore_report *report)
 {
 	pid_t *children = NULL;
@@ -666,10 +667,8 @@ static void heal_children(const struct restore_set *rs, struct restore_report *r
 		report->children_rewound += healed.pcs_rewound;
 		report->children_bytes_restored += healed.bytes_restored + healed.foreign_restored +
 						   healed.patch_bytes_restored;
-		/* a target its user stopped: a job-control stop of its group
-		 * stops its children too; only harm of ours is undone then */
 		bool young = hz > 0 && born + (uint64_t)(RESTORE_CHILD_YOUNG_S * hz) >= now;
-		if (harmed || (young && !rs->leave_stopped)) {
+		if ((harmed || young) && !rs->leave_stopped) {
 			continue_stopped(children[i], true);   /* it was in T: the SIGCONT is ours to send */
 			report->children_continued++;
 		}

@@ -23,8 +23,8 @@
  *    each child the target forked since restore_set_init that gdb left
  *    stopped (state T, untraced: gdb attaches to each fork child, takes its
  *    int3s out, steps it once and lets it go); such a child is continued
- *    when it was harmed, or born less than RESTORE_CHILD_YOUNG_S ago and the
- *    target is not left stopped (a group stop of its user's stops them).
+ *    when it was harmed or born less than RESTORE_CHILD_YOUNG_S ago, unless
+ *    the target is left stopped (a group stop of its user's stops them).
  *  - Ints return 0 on success, -1 with e filled.
  */
 #ifndef XGDBPROF_RESTORE_H

@@ -3,31 +3,31 @@
  *
  * Usage: trap_exposure PID MILLISECONDS
  *
- * Polls every thread of PID about every 200 µs for the given time. A
- * thread counts as in a trap when it is in a tracing stop (state t), not
- * in a system call (/proc/PID/task/TID/syscall reads -1), and the byte at
- * its PC or just before reads 0xCC: stopped just past an int3, or put back
- * onto one by the tracer (gdb moves the PC back when it handles the hit).
+ * Polls every thread of PID (procfs/proc.h) for the given time, 200 µs
+ * apart. A thread counts as in a trap when it is in a tracing stop (state
+ * t), not in a system call (/proc/PID/task/TID/syscall reads -1), and the
+ * byte at its PC or just before reads 0xCC: stopped just past an int3, or
+ * put back onto one by the tracer (gdb moves the PC back at the hit).
  * A gdb killed then kills the thread with SIGTRAP (docs/safety.md). It
  * misses the moment gdb steps over a breakpoint in place (the 0xCC taken
  * out), so it is a lower bound; state t alone is the upper one.
  * Prints one line: polls, the largest share of polls one thread spent in a
  * trap and in state t (with its name), and the share of polls with any
  * thread in a trap. Exit 0, or 2 on bad arguments. */
-#define _GNU_SOURCE
-#include <dirent.h>
-#include <fcntl.h>
+#include "procfs/proc.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #define MAX_THREADS 4096
 
 struct thread_seen {
-	int tid;
+	pid_t tid;
 	long trapped, stopped;
 	char name[32];
 };
@@ -39,33 +39,17 @@ static double now_ms(void)
 	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-static int read_text(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return (int)n;
-}
-
-static struct thread_seen *find(struct thread_seen *seen, int *n, int tid, int pid)
+static struct thread_seen *find(struct thread_seen *seen, int *n, const struct proc_thread *thread)
 {
 	for (int i = 0; i < *n; i++)
-		if (seen[i].tid == tid)
+		if (seen[i].tid == thread->tid)
 			return &seen[i];
 	if (*n >= MAX_THREADS)
 		return NULL;
 	struct thread_seen *t = &seen[(*n)++];
 	memset(t, 0, sizeof *t);
-	t->tid = tid;
-	char path[96];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/comm", pid, tid);
-	if (read_text(path, t->name, sizeof t->name) > 0)
-		t->name[strcspn(t->name, "\n")] = '\0';
+	t->tid = thread->tid;
+	snprintf(t->name, sizeof t->name, "%s", thread->name);
 	return t;
 }
 
@@ -75,49 +59,36 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: trap_exposure PID MILLISECONDS\n");
 		return 2;
 	}
-	int pid = atoi(argv[1]);
+	pid_t pid = (pid_t)atoi(argv[1]);
 	double end = now_ms() + atof(argv[2]);
 	static struct thread_seen seen[MAX_THREADS];
 	int nseen = 0;
 	long polls = 0, any_trapped = 0;
-	char path[96], buf[512];
-	snprintf(path, sizeof path, "/proc/%d/mem", pid);
-	int mem = open(path, O_RDONLY | O_CLOEXEC);
-	snprintf(path, sizeof path, "/proc/%d/task", pid);
+	int mem = proc_open_mem(pid, O_RDONLY);
 	while (now_ms() < end) {
-		DIR *d = opendir(path);
-		if (!d)
+		struct proc_thread *threads;
+		int n = proc_threads(pid, &threads, NULL);
+		if (n < 0)
 			break;
 		polls++;
 		int trapped_now = 0;
-		struct dirent *de;
-		while ((de = readdir(d)) != NULL) {
-			int tid = atoi(de->d_name);
-			if (tid <= 0)
+		for (int i = 0; i < n; i++) {
+			if (threads[i].state != 't')
 				continue;
-			char file[128];
-			snprintf(file, sizeof file, "/proc/%d/task/%d/stat", pid, tid);
-			if (read_text(file, buf, sizeof buf) <= 0)
-				continue;
-			char *after = strrchr(buf, ')');
-			if (!after || after[1] != ' ' || after[2] != 't')
-				continue;
-			struct thread_seen *t = find(seen, &nseen, tid, pid);
+			struct thread_seen *t = find(seen, &nseen, &threads[i]);
 			if (!t)
 				continue;
 			t->stopped++;
-			snprintf(file, sizeof file, "/proc/%d/task/%d/syscall", pid, tid);
-			unsigned long long sp, pc;
-			if (read_text(file, buf, sizeof buf) <= 0 || sscanf(buf, "-1 %llx %llx", &sp, &pc) != 2)
-				continue;   /* in a system call, or gone */
+			struct proc_syscall sc;
 			uint8_t bytes[2];
-			if (mem >= 0 && pc > 0 && pread(mem, bytes, 2, (off_t)(pc - 1)) == 2 &&
+			if (proc_thread_syscall(pid, threads[i].tid, &sc) == 0 && !sc.in_syscall && sc.pc > 0 &&
+			    mem >= 0 && pread(mem, bytes, 2, (off_t)(sc.pc - 1)) == 2 &&
 			    (bytes[0] == 0xCC || bytes[1] == 0xCC)) {
 				t->trapped++;
 				trapped_now = 1;
 			}
 		}
-		closedir(d);
+		free(threads);
 		any_trapped += trapped_now;
 		struct timespec pause = { 0, 200 * 1000 };
 		nanosleep(&pause, NULL);

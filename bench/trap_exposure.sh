@@ -11,7 +11,8 @@
 #                 RIP-relative: breakpoints under the stop budget)
 #   trace-latency `return "canary_mix" { @t = avg(elapsed); }` under the budget
 #   trace-exact   `set exact true` on canary_step: a stop at every call
-# bench/trap_exposure.c polls every thread ~every 200 µs from gdb's attach
+# bench/trap_exposure.c (with the build's procfs library) polls every thread
+# ~every 0.4 ms from gdb's attach
 # (the target's TracerPid) to 1 s before the window ends: the share of polls
 # a thread sat in a tracing stop with an int3 at or just before its PC (a
 # lower bound: gdb's in-place step takes the int3 out) and in any tracing
@@ -26,7 +27,9 @@ window=6
 . "$(dirname "$0")/lib.sh"
 make -s -C "$build" xgdbprof >/dev/null
 cc -O1 -g -pthread -o "$tmp/canary" "$src/tests/fixtures/canary.c" -ldl
-cc -O2 -o "$tmp/trap_exposure" "$src/bench/trap_exposure.c"
+make -s -C "$build" src/procfs/libprocfs.a src/util/libutil.a >/dev/null
+${CC:-cc} -O2 -std=c11 -D_GNU_SOURCE -I"$src/src" -I"$build" -o "$tmp/trap_exposure" "$src/bench/trap_exposure.c" \
+	"$build/src/procfs/libprocfs.a" "$build/src/util/libutil.a"
 configs=${only:-"sample trace-count trace-budget trace-latency trace-exact"}
 results=$tmp/results
 : >"$results"

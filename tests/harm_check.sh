@@ -23,6 +23,22 @@ harm__state() {   # the /proc state letter of a process or task directory
 	sed -n 's/^[0-9]* (.*) \(.\) .*/\1/p' "$1/stat" 2>/dev/null
 }
 
+# harm__where PID "SIGNAME rip=0xADDR": the same, the address as
+# module+offset in PID's mappings when it lies in one.
+harm__where() {
+	local pid=$1 what=$2 rip=${2##*rip=0x} start end off path line
+	case "$rip" in ""|*[!0-9a-fA-F]*) echo "$what"; return ;; esac
+	while read -r line; do
+		set -- $line
+		start=${1%-*} end=${1#*-} off=$3 path=${6:-}
+		if [ $((16#$rip)) -ge $((16#$start)) ] && [ $((16#$rip)) -lt $((16#$end)) ]; then
+			printf '%s at %s+0x%x\n' "${what%% *}" "${path##*/}" $((16#$rip - 16#$start + 16#$off))
+			return
+		fi
+	done <"/proc/$pid/maps" 2>/dev/null
+	echo "$what"
+}
+
 harm_check() {
 	local pid=$1 status=$2 codecheck=$3 failures=0 task state tracer child n stopped traced
 	local before_calls before_dl after_calls after_dl i advanced_calls=0 advanced_dl=0
@@ -72,7 +88,13 @@ harm_check() {
 	n=$(harm_field "$status" harmed)
 	[ "${n:-x}" = 0 ] || harm__fail "$n register(s) harmed; first: $(harm_field "$status" first_harm)"
 	n=$(harm_field "$status" abnormal_children)
-	[ "${n:-x}" = 0 ] || harm__fail "$n abnormal child(ren); first: $(harm_field "$status" first_abnormal)"
+	local where=
+	# A child that dies of a signal records it where the canary would
+	# (STATUS.fatal, its handler inherited), its PC in the canary's own
+	# mappings: said as module+offset (gdb's step of a fork child ends
+	# just after _Fork's syscall, docs/safety.md).
+	[ "${n:-x}" != 0 ] && [ -s "$status.fatal" ] && where=" (a child's last fatal signal: $(harm__where "$pid" "$(cat "$status.fatal")"))"
+	[ "${n:-x}" = 0 ] || harm__fail "$n abnormal child(ren); first: $(harm_field "$status" first_abnormal)$where"
 	return "$failures"
 }
 

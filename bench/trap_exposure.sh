@@ -12,8 +12,8 @@
 #   trace-latency `return "canary_mix" { @t = avg(elapsed); }` under the budget
 #   trace-exact   `set exact true` on canary_step: a stop at every call
 # bench/trap_exposure.c (with the build's procfs library) polls every thread
-# ~every 0.4 ms from gdb's attach
-# (the target's TracerPid) to 1 s before the window ends: the share of polls
+# about every 0.4 ms from gdb's attach (the target's TracerPid) to 1 s
+# before the window ends: the share of polls
 # a thread sat in a tracing stop with an int3 at or just before its PC (a
 # lower bound: gdb's in-place step takes the int3 out) and in any tracing
 # stop (the upper bound), for the thread with the most; and the share of

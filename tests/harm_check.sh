@@ -23,8 +23,8 @@ harm__state() {   # the /proc state letter of a process or task directory
 	sed -n 's/^[0-9]* (.*) \(.\) .*/\1/p' "$1/stat" 2>/dev/null
 }
 
-# harm__where PID "SIGNAME rip=0xADDR": the same, the address as
-# module+offset in PID's mappings when it lies in one.
+# harm__where PID "SIGNAME rip=0xADDR": "SIGNAME at MODULE+0xOFFSET", the
+# address placed in PID's mappings; the text as given when in none.
 harm__where() {
 	local pid=$1 what=$2 rip=${2##*rip=0x} start end off path line
 	case "$rip" in ""|*[!0-9a-fA-F]*) echo "$what"; return ;; esac

@@ -569,6 +569,15 @@ uint64_t proc_start_ticks(pid_t pid)
 	return st.start_ticks;
 }
 
+uint64_t proc_boot_ticks_now(void)
+{
+	struct timespec now;
+	long hz = sysconf(_SC_CLK_TCK);
+	if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &now) < 0)
+		return 0;
+	return (uint64_t)now.tv_sec * (uint64_t)hz + (uint64_t)now.tv_nsec / (1000000000u / (uint64_t)hz);
+}
+
 int proc_zombie_wait_status(pid_t pid, int *wait_status)
 {
 	char path[64], buf[1024];

@@ -182,6 +182,8 @@ int proc_thread_sched_ns(pid_t pid, pid_t tid, uint64_t *run_ns, uint64_t *wait_
  * 22), or 0 if it is gone or a zombie. A PID and this together name one
  * process for good: a PID reused by a newer process has a later start. */
 uint64_t proc_start_ticks(pid_t pid);
+/* Now, in the same clock (ticks since boot), or 0 if it cannot be read. */
+uint64_t proc_boot_ticks_now(void);
 
 /* How a zombie ended, as waitpid would report it (proc(5) stat field 52,
  * exit_code): 0 and *wait_status while pid is a zombie no one has reaped,

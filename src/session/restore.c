@@ -23,22 +23,12 @@
 #include "util/array.h"
 #include "util/clock.h"
 
-/* Now, in the clock of /proc/PID/stat's start time (ticks since boot). */
-static uint64_t boot_ticks_now(void)
-{
-	struct timespec now;
-	long hz = sysconf(_SC_CLK_TCK);
-	if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &now) < 0)
-		return 0;
-	return (uint64_t)now.tv_sec * (uint64_t)hz + (uint64_t)now.tv_nsec / (1000000000u / (uint64_t)hz);
-}
-
 void restore_set_init(struct restore_set *rs, pid_t pid)
 {
 	memset(rs, 0, sizeof *rs);
 	rs->pid = pid;
 	rs->start_ticks = proc_start_ticks(pid);
-	rs->since_ticks = boot_ticks_now();
+	rs->since_ticks = proc_boot_ticks_now();
 }
 
 void restore_set_release(struct restore_set *rs)
@@ -436,8 +426,8 @@ bool restore_report_children(pid_t pid, char *buf, size_t size)
 			     ids[STOPPED]);
 	if (trapped && w >= 0 && (size_t)w < size)
 		snprintf(buf + w, size - (size_t)w, "%s%zu child process%s of process %d died of SIGTRAP as gdb died (%s): "
-			 "in gdb's step of a new child, or at an inherited int3", stopped ? "; " : "", trapped, trapped == 1 ? "" : "es", (int)pid,
-			 ids[TRAPPED]);
+			 "in gdb's step of a new child, or at an inherited int3", stopped ? "; " : "", trapped,
+			 trapped == 1 ? "" : "es", (int)pid, ids[TRAPPED]);
 	return true;
 }
 
@@ -486,8 +476,6 @@ static bool kept(const struct restore_entry *r, bool calls_done)
 {
 	return r->kind == RESTORE_KEEP || (r->kind == RESTORE_LEAVE && calls_done);
 }
-
-static void heal_children(const struct restore_set *rs, struct restore_report *report);
 
 /* The heal of one process (rs->pid): every thread seized, our bytes and
  * gdb's int3s put back, a thread that trapped on one of ours rewound,
@@ -616,24 +604,6 @@ static void continue_stopped(pid_t pid, bool surely)
 	}
 }
 
-int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
-			       struct restore_report *report, struct xerr *e)
-{
-	memset(report, 0, sizeof *report);
-	report->pid = rs->pid;
-	report->start_ticks = rs->start_ticks;
-	char state = proc_state(rs->pid);
-	if (state == 0 || state == 'Z' || state == 'X')
-		return 0;  /* the target is gone: nothing to restore */
-	int rc = heal_process(rs, timeout_ms, report, e);
-	if (report->threads_stopped == 0)
-		return rc;
-	if (!rs->leave_stopped)
-		continue_stopped(rs->pid, false);
-	heal_children(rs, report);
-	return rc;
-}
-
 /* gdb attaches to each child the target forks, takes its int3s out of it,
  * steps it once (gdb 13, linux-nat) and lets it go. Dead in between, it
  * leaves the child stopped (state T, untraced), maybe with an inherited
@@ -648,7 +618,7 @@ static void heal_children(const struct restore_set *rs, struct restore_report *r
 	pid_t *children = NULL;
 	int n = proc_children(rs->pid, &children);
 	long hz = sysconf(_SC_CLK_TCK);
-	uint64_t now = boot_ticks_now();
+	uint64_t now = proc_boot_ticks_now();
 	for (int i = 0; i < n; i++) {
 		uint64_t born = proc_start_ticks(children[i]);
 		if (!born || born < rs->since_ticks || proc_state(children[i]) != 'T' || proc_tracer_pid(children[i]) != 0)
@@ -674,4 +644,22 @@ static void heal_children(const struct restore_set *rs, struct restore_report *r
 		}
 	}
 	free(children);
+}
+
+int restore_set_after_gdb_died(const struct restore_set *rs, int timeout_ms,
+			       struct restore_report *report, struct xerr *e)
+{
+	memset(report, 0, sizeof *report);
+	report->pid = rs->pid;
+	report->start_ticks = rs->start_ticks;
+	char state = proc_state(rs->pid);
+	if (state == 0 || state == 'Z' || state == 'X')
+		return 0;  /* the target is gone: nothing to restore */
+	int rc = heal_process(rs, timeout_ms, report, e);
+	if (report->threads_stopped == 0)
+		return rc;
+	if (!rs->leave_stopped)
+		continue_stopped(rs->pid, false);
+	heal_children(rs, report);
+	return rc;
 }

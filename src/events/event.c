@@ -4,6 +4,7 @@ const char *probe_kind_name(enum probe_kind k)
 {
 	static const char *const names[] = {
 		"begin", "end", "sample", "interval", "function", "return", "panic", "syscall", "syscall_entry",
+		"syscall_site",
 	};
 	return (size_t)k < sizeof names / sizeof names[0] ? names[k] : "?";
 }
@@ -16,6 +17,7 @@ bool probe_kind_traced(enum probe_kind k)
 	case PROBE_PANIC:
 	case PROBE_SYSCALL:
 	case PROBE_SYSCALL_ENTRY:
+	case PROBE_SYSCALL_SITE:
 		return true;
 	default:
 		return false;

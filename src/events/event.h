@@ -52,7 +52,9 @@
  *                   x86-64 SysV ABI (rdi, rsi, rdx, rcx, r8, r9), exact there
  *                   whatever the debug information; has_int_args says so.
  *  panic_*          PANIC: message and "file:line:col" location.
- *  syscall_*        SYSCALL_ENTRY/RETURN: number, name, result (return only).
+ *  syscall_*        SYSCALL_ENTRY/RETURN: number, name, result (return only);
+ *                   SYSCALL_SITE: number and name (function: the function
+ *                   the site lies in).
  *
  * Sinks: take() returns 0 to go on, 1 when the consumer wants the run to
  * end (exit() in a recipe: the producer stops feeding events and returns
@@ -80,6 +82,7 @@ enum event_kind {
 	EVENT_PANIC,
 	EVENT_SYSCALL_ENTRY,
 	EVENT_SYSCALL_RETURN,
+	EVENT_SYSCALL_SITE,   /* a call made at a `mov $N,%eax ... syscall` site in the code */
 };
 
 enum event_value_type {
@@ -165,6 +168,8 @@ enum probe_kind {
 	PROBE_PANIC,
 	PROBE_SYSCALL,        /* fires when the call returns */
 	PROBE_SYSCALL_ENTRY,  /* fires when the call is entered */
+	PROBE_SYSCALL_SITE,   /* fires at the code that makes the call (a site in the target's code
+			       * that sets the call's number and makes it): counted there */
 };
 
 enum probe_spec_kind {
@@ -185,8 +190,9 @@ struct probe_spec {
 	int recipe_line;         /* where the probe is written */
 	bool entry_registers;    /* FUNCTION: reads the argument registers (arg0..arg5), which
 				  * only a function's first instruction has: inlined copies are left out */
-	bool count_only;         /* FUNCTION: no predicate, and its body only counts into maps
-				  * keyed by nothing or func (`@calls = count();`), or sums one
+	bool count_only;         /* FUNCTION, SYSCALL_SITE: no predicate, and its body only counts into
+				  * maps keyed by nothing or func (`@calls = count();`; for a
+				  * SYSCALL_SITE also syscall.name or syscall.nr), or sums one
 				  * argument register there (`@bytes[func] = sum(arg2);`, then
 				  * sums_one_arg): the producer may count (and total) the calls
 				  * without seeing them one by one (one event at the end, weighted

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#define THREADS "probes that stop a thread (sample, function, return, panic, syscall)"
+#define THREADS "probes that stop a thread (sample, function, return, panic, syscall, syscall_site)"
 
 static const struct recipe_builtin builtins[] = {
 	{"ustack", B_USTACK, T_STACK, -1, THREAD_PROBES, THREADS, RECIPE_NEEDS_STACKS,
@@ -49,9 +49,11 @@ static const struct recipe_builtin builtins[] = {
 	{"panic.message", B_PANIC_MESSAGE, T_STR, -1, PROBE_BIT(PROBE_PANIC), "panic probes", 0, "the panic message"},
 	{"panic.location", B_PANIC_LOCATION, T_STR, -1, PROBE_BIT(PROBE_PANIC), "panic probes", 0,
 	 "file:line:col of the panic"},
-	{"syscall.name", B_SYSCALL_NAME, T_STR, -1, PROBE_BIT(PROBE_SYSCALL) | PROBE_BIT(PROBE_SYSCALL_ENTRY),
+	{"syscall.name", B_SYSCALL_NAME, T_STR, -1, PROBE_BIT(PROBE_SYSCALL) | PROBE_BIT(PROBE_SYSCALL_ENTRY) |
+	 PROBE_BIT(PROBE_SYSCALL_SITE),
 	 "syscall probes", 0, "the system call's name"},
-	{"syscall.nr", B_SYSCALL_NR, T_INT, -1, PROBE_BIT(PROBE_SYSCALL) | PROBE_BIT(PROBE_SYSCALL_ENTRY),
+	{"syscall.nr", B_SYSCALL_NR, T_INT, -1, PROBE_BIT(PROBE_SYSCALL) | PROBE_BIT(PROBE_SYSCALL_ENTRY) |
+	 PROBE_BIT(PROBE_SYSCALL_SITE),
 	 "syscall probes", 0, "the system call's number"},
 	{"syscall.error", B_SYSCALL_ERROR, T_STR, -1, PROBE_BIT(PROBE_SYSCALL), "syscall probes (on return)", 0,
 	 "the errno name of a failed call (EAGAIN), \"\" for a success"},

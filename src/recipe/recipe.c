@@ -463,11 +463,19 @@ static int line_of(const struct recipe *r, size_t off)
 }
 
 /* Whether a map key is fixed for a site: none, or the probed function
- * (`func`: the site's own name, as the counted event carries it). */
-static bool key_known_at_site(const struct expr *target)
+ * (`func`: the site's own name, as the counted event carries it), and at
+ * a system call's site its name or number too. */
+static bool key_known_at_site(const struct probe *p, const struct expr *target)
 {
-	return target->nargs == 0 ||
-	       (target->nargs == 1 && target->args[0]->kind == E_IDENT && target->args[0]->builtin == B_FUNC);
+	for (size_t k = 0; k < target->nargs; k++) {
+		const struct expr *key = target->args[k];
+		bool fixed = key->kind == E_IDENT &&
+			     (key->builtin == B_FUNC || (p->kind == PROBE_SYSCALL_SITE &&
+							 (key->builtin == B_SYSCALL_NAME || key->builtin == B_SYSCALL_NR)));
+		if (!fixed)
+			return false;
+	}
+	return target->nargs <= (p->kind == PROBE_SYSCALL_SITE ? 2u : 1u);
 }
 
 static int summed_argument(const struct probe *p);
@@ -478,13 +486,13 @@ static int summed_argument(const struct probe *p);
  * other probe writes. */
 static bool only_counts(const struct recipe *r, const struct probe *p)
 {
-	if (p->kind != PROBE_FUNCTION || p->pred || p->body.n == 0)
+	if ((p->kind != PROBE_FUNCTION && p->kind != PROBE_SYSCALL_SITE) || p->pred || p->body.n == 0)
 		return false;
 	/* sum(argN) of one argument register: the counter totals it too */
 	bool sums_directly = summed_argument(p) >= 0;
 	for (size_t k = 0; k < p->body.n; k++) {
 		const struct stmt *st = p->body.v[k];
-		if (st->kind != S_MAP_ASSIGN || !st->target || !key_known_at_site(st->target) || !st->value)
+		if (st->kind != S_MAP_ASSIGN || !st->target || !key_known_at_site(p, st->target) || !st->value)
 			return false;
 		bool summed = sums_directly && st->value->builtin == B_SUM && st->value->nargs == 1 &&
 			      st->value->args[0]->kind == E_IDENT && st->value->args[0]->builtin == B_INT_ARG;

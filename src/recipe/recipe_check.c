@@ -702,19 +702,21 @@ static void check_table(struct checker *c, struct expr *call)
 }
 
 /* syscall_table(@time_ns, @calls[, @errors[, @kinds[, @counted[,
- * @numbers]]]]): numbers keyed by the call's name; @kinds by the name and
- * the errno's; @counted counts and @numbers sums keyed by the wrapper
- * function (syscall_table.h). */
+ * @numbers[, @at_sites]]]]]): numbers keyed by the call's name; @kinds by
+ * the name and the errno's; @counted counts and @numbers sums keyed by the
+ * wrapper function; @at_sites counts keyed by the call's name
+ * (syscall_table.h). */
 static void check_syscall_table(struct checker *c, struct expr *call)
 {
-	if (call->nargs < 2 || call->nargs > 6) {
+	if (call->nargs < 2 || call->nargs > 7) {
 		ERR(c, call->loc, "syscall_table() takes the time and calls maps, then optional errors, error "
-				  "kinds, wrapper counts and syscall() numbers maps, like syscall_table(@time_ns, "
-				  "@calls, @errors, @error_kinds, @counted, @syscall_numbers)");
+				  "kinds, wrapper counts, syscall() numbers and site counts maps, like "
+				  "syscall_table(@time_ns, @calls, @errors, @error_kinds, @counted, @syscall_numbers, "
+				  "@at_sites)");
 		return;
 	}
 	static const char *const roles[] = {"time", "calls", "errors", "error kinds", "wrapper counts",
-					    "syscall() numbers"};
+					    "syscall() numbers", "site counts"};
 	for (size_t i = 0; i < call->nargs; i++) {
 		struct expr *a = call->args[i];
 		struct map_info *m = shown_whole_map(c, a, "syscall_table() takes whole maps, like "
@@ -725,7 +727,7 @@ static void check_syscall_table(struct checker *c, struct expr *call)
 		int want = i == 0 || i == 5 ? MAP_AGG_SUM : MAP_AGG_COUNT;
 		if (m->keys_known && m->nkeys != want_keys)
 			ERR(c, a->loc, "@%s is syscall_table()'s %s map: it needs the keys %s (it has %zu)", m->name,
-			    roles[i], i == 3 ? "[syscall.name, syscall.error]" : i >= 4 ? "[func] alone" : "[syscall.name] alone",
+			    roles[i], i == 3 ? "[syscall.name, syscall.error]" : i == 4 || i == 5 ? "[func] alone" : "[syscall.name] alone",
 			    m->nkeys);
 		if (m->agg_known && m->agg != want)
 			ERR(c, a->loc, "@%s is syscall_table()'s %s map: it needs %s", m->name, roles[i],

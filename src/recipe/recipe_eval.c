@@ -988,7 +988,8 @@ static int exec_stmt(struct recipe_run *run, const struct stmt *s)
 				     call->nargs > 2 ? run->maps[call->args[2]->map->index] : NULL,
 				     call->nargs > 3 ? run->maps[call->args[3]->map->index] : NULL,
 				     call->nargs > 4 ? run->maps[call->args[4]->map->index] : NULL,
-				     call->nargs > 5 ? run->maps[call->args[5]->map->index] : NULL, run->out,
+				     call->nargs > 5 ? run->maps[call->args[5]->map->index] : NULL,
+				     call->nargs > 6 ? run->maps[call->args[6]->map->index] : NULL, run->out,
 				     &run->coverage);
 		return EXEC_OK;
 	case A_TABLE: {
@@ -1071,6 +1072,7 @@ static enum probe_kind probe_kind_of(enum event_kind k)
 	case EVENT_PANIC: return PROBE_PANIC;
 	case EVENT_SYSCALL_ENTRY: return PROBE_SYSCALL_ENTRY;
 	case EVENT_SYSCALL_RETURN: return PROBE_SYSCALL;
+	case EVENT_SYSCALL_SITE: return PROBE_SYSCALL_SITE;
 	}
 	return PROBE_BEGIN;
 }
@@ -1098,6 +1100,7 @@ static bool probe_matches(const struct recipe_run *run, size_t i, const struct e
 		return recipe_probe_matches_function(run->r, i, leaf_function(ev));
 	case PROBE_SYSCALL:
 	case PROBE_SYSCALL_ENTRY:
+	case PROBE_SYSCALL_SITE:
 		if (!ev->syscall_name)
 			return false;
 		if (p->spec_kind == PROBE_SPEC_REGEX)

@@ -33,7 +33,7 @@ struct parser {
 
 static const char *const probe_keywords[] = {
 	"begin", "end", "sample", "interval", "function", "return", "panic", "syscall",
-	"syscall_entry", NULL,
+	"syscall_entry", "syscall_site", NULL,
 };
 
 #define ERR(p, loc, ...) recipe_diag_add((p)->diags, DIAG_ERROR, (p)->src, (loc).off, (loc).len, __VA_ARGS__)
@@ -716,7 +716,7 @@ static bool parse_probe(struct parser *p, struct program *prog)
 	static const enum probe_kind kinds[] = {
 		PROBE_BEGIN, PROBE_END, PROBE_SAMPLE, PROBE_INTERVAL,
 		PROBE_FUNCTION, PROBE_RETURN, PROBE_PANIC, PROBE_SYSCALL,
-		PROBE_SYSCALL_ENTRY,
+		PROBE_SYSCALL_ENTRY, PROBE_SYSCALL_SITE,
 	};
 	for (size_t i = 0; probe_keywords[i]; i++)
 		if (!strcmp(kw, probe_keywords[i]))
@@ -747,6 +747,7 @@ static bool parse_probe(struct parser *p, struct program *prog)
 		break;
 	case PROBE_SYSCALL:
 	case PROBE_SYSCALL_ENTRY:
+	case PROBE_SYSCALL_SITE:
 		ok = parse_spec(p, pr, false);
 		break;
 	default:
@@ -911,7 +912,7 @@ size_t recipe_parse(const struct recipe_src *src, const struct recipe_defines *d
 					ERR(&p, p.tok.loc, "unknown probe '%s'; did you mean '%s'?", p.tok.s, dym);
 				else
 					ERR(&p, p.tok.loc, "unknown probe '%s': probes are begin, end, sample, interval, "
-					    "function, return, panic, syscall, syscall_entry", p.tok.s);
+					    "function, return, panic, syscall, syscall_entry, syscall_site", p.tok.s);
 			} else if (p.tok.kind != TK_ERROR) {
 				ERR(&p, p.tok.loc, "expected a probe or 'set', found %s", describe(&p.tok));
 			}

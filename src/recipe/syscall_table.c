@@ -170,14 +170,15 @@ static struct through_syscall through_syscall_of(const struct map *numbers, cons
 }
 
 void syscall_table_report(const struct map *time_ns, const struct map *calls, const struct map *errors,
-			  const struct map *kinds, const struct map *counted, const struct map *numbers, FILE *out,
-			  const struct map_coverage *coverage)
+			  const struct map *kinds, const struct map *counted, const struct map *numbers,
+			  const struct map *at_sites, FILE *out, const struct map_coverage *coverage)
 {
 	bool estimated = coverage && coverage->armed_share > 0 && coverage->armed_share < 1;
 	size_t n_seen = map_len(calls), n_counted = estimated && counted ? map_len(counted) : 0, n = 0;
+	size_t n_sites = estimated && at_sites ? map_len(at_sites) : 0;
 	struct through_syscall through = estimated ? through_syscall_of(numbers, coverage) : (struct through_syscall){ 0 };
-	struct syscall_row *rows = calloc(n_seen + n_counted + 2, sizeof *rows);
-	bool *exact = calloc(n_seen + n_counted + 2, sizeof *exact);
+	struct syscall_row *rows = calloc(n_seen + n_counted + n_sites + 2, sizeof *rows);
+	bool *exact = calloc(n_seen + n_counted + n_sites + 2, sizeof *exact);
 	if (!rows || !exact) {
 		free(rows);
 		free(exact);
@@ -216,6 +217,19 @@ void syscall_table_report(const struct map *time_ns, const struct map *calls, co
 		struct syscall_row *r = row_named(rows, &n, through.call);
 		exact[r - rows] = true;
 		r->counted += through.calls;
+	}
+	/* the calls glibc makes inline, counted where its code makes them */
+	bool any_at_sites = false;
+	for (size_t i = 0; i < n_sites; i++) {
+		const struct map_entry *e = map_entry_at(at_sites, i);
+		double count;
+		if (!e->keys[0].s || arch_syscall_number(e->keys[0].s) < 0 ||
+		    !map_value_only_counted(&e->value, false, coverage, &count))
+			continue;
+		struct syscall_row *r = row_named(rows, &n, e->keys[0].s);
+		exact[r - rows] = true;
+		r->counted += count;
+		any_at_sites = true;
 	}
 	double total_estimate = 0;
 	bool total_bounded = false, any_exact = false, any_share = false;
@@ -273,8 +287,10 @@ void syscall_table_report(const struct map *time_ns, const struct map *calls, co
 	if (estimated) {
 		fputs("est. calls: the whole run", out);
 		if (any_exact)
-			fputs("; N: counted in the target at glibc's wrapper for the call (exact for the calls made through "
-			      "it; glibc's own inline calls are not in it)", out);
+			fputs(any_at_sites ? "; N: counted in the target at glibc's wrapper for the call and at the sites "
+					     "where glibc's code makes it inline (exact for the calls made there)"
+					   : "; N: counted in the target at glibc's wrapper for the call (exact for the calls "
+					     "made through it; glibc's own inline calls are not in it)", out);
 		if (through.call) {
 			fputs("; ", out);
 			text_put(out, through.call, TEXT_FORM_TERMINAL);

@@ -1,5 +1,5 @@
 /* syscall_table.h — the `syscall_table(@time_ns, @calls[, @errors[, @kinds
- * [, @counted[, @numbers]]]])` report: a system call summary in `strace -c`'s columns
+ * [, @counted[, @numbers[, @at_sites]]]]])` report: a system call summary in `strace -c`'s columns
  * and order, so a user can read it beside strace's.
  *
  * @time_ns is a SUM map of time spent in the calls (ns), @calls a COUNT
@@ -29,7 +29,11 @@
  * its first argument (the call's number), the calls into syscall() whose
  * numbers total exactly their count times one call's number are that
  * call's (futex's, in parking_lot and Rust's std); mixed numbers are said
- * under the table and attributed to no row. Names come from the target's kernel
+ * under the table and attributed to no row. With @at_sites (NULL: none), a
+ * COUNT map keyed by the call's name from a `syscall_site` probe that only
+ * counts (the calls glibc makes inline, counted in the target where its
+ * code sets the number and makes the call), those counts are added to
+ * their calls' (exact for the calls made there). Names come from the target's kernel
  * tables, not the target: printed as they are. Never fails; out of memory
  * prints a line saying so. */
 #ifndef XGDBPROF_SYSCALL_TABLE_H
@@ -40,7 +44,7 @@
 #include "recipe/maps.h"
 
 void syscall_table_report(const struct map *time_ns, const struct map *calls, const struct map *errors,
-			  const struct map *kinds, const struct map *counted, const struct map *numbers, FILE *out,
-			  const struct map_coverage *coverage);
+			  const struct map *kinds, const struct map *counted, const struct map *numbers,
+			  const struct map *at_sites, FILE *out, const struct map_coverage *coverage);
 
 #endif

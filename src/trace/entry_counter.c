@@ -161,9 +161,7 @@ static int direct_target(const char *text, uint64_t *to)
 	return 1;
 }
 
-/* Whether a direct branch of the function [site, site+size) lands in
- * (lo, hi): 1 and *from, 0 if none, -1 with e. */
-static int branch_into(struct session *s, uint64_t site, uint64_t size, uint64_t lo, uint64_t hi, uint64_t *from,
+int entry_counter_branch_into(struct session *s, uint64_t site, uint64_t size, uint64_t lo, uint64_t hi, uint64_t *from,
 		       struct xerr *e)
 {
 	enum { CHUNK = 256 };
@@ -394,6 +392,17 @@ static int move_instructions(struct entry_counter *c, uint8_t *out, uint64_t out
  * (c->patch_len known) and reads the slots' bytes, which must be zero.
  * Returns 1 when placed, 0 when not: why set, or, when the data tail
  * turned out to be in use, that tail struck off (retry); -1 with e. */
+/* The code bytes a counter takes of its module's tail: its code (the
+ * movabs form's, should its slots end up out of reach), 16-byte aligned
+ * for the next. At a fixed 96 a counter, libc's ~3.8 KiB tail held 40. */
+static uint64_t tramp_room(const struct entry_counter *c)
+{
+	size_t len = c->tramp_len + (c->absolute ? 0 : sizeof ADDRESS_MOVABS + 8 - ADDRESS_LEA_LEN);
+	if (len > ENTRY_COUNTER_TRAMP)
+		len = ENTRY_COUNTER_TRAMP;
+	return (len + 15) & ~(size_t)15;
+}
+
 static int place_slots(struct session *s, struct entry_counter_spaces *spaces, ssize_t code_index, ssize_t data_index,
 		       struct entry_counter *c, struct xerr *e)
 {
@@ -434,7 +443,7 @@ static int place_slots(struct session *s, struct entry_counter_spaces *spaces, s
 		no_sum(c, "slots 8 bytes apart (a short .bss tail)");
 	if (c->sums)
 		c->tramp_len = (uint8_t)(c->tramp_len + sizeof SUM);
-	if (sp->code_next + ENTRY_COUNTER_TRAMP > sp->code_end)
+	if (sp->code_next + tramp_room(c) > sp->code_end)
 		return why(c, "its module's code segment ends on a page boundary, or too close to one: no unused "
 			   "bytes there for the counting code");
 	if (data_at + 8 > dsp->data_end)
@@ -465,10 +474,13 @@ static int place_slots(struct session *s, struct entry_counter_spaces *spaces, s
 	return 1;
 }
 
-int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site, uint64_t size, const uint64_t *avoid,
-		       size_t navoid, int sum_arg, struct entry_counter_spaces *spaces, struct entry_counter *c,
-		       struct xerr *e)
+/* The plan of either kind: the jump after the function's first
+ * instruction (insn_at == 0), or over the instruction at insn_at inside it. */
+static int plan(struct session *s, struct symbolizer *sym, uint64_t function, uint64_t size, uint64_t insn_at,
+		const uint64_t *avoid, size_t navoid, int sum_arg, struct entry_counter_spaces *spaces,
+		struct entry_counter *c, struct xerr *e)
 {
+	uint64_t site = insn_at ? insn_at : function;
 	memset(c, 0, sizeof *c);
 	c->site = site;
 	c->sums = sum_arg >= 0 && sum_arg <= 2;
@@ -477,20 +489,23 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 		return why(c, "its size is not known");
 	if (size > MAX_FUNCTION_CHECK)
 		return why(c, "it is %" PRIu64 " bytes long, too long to check every branch in it", size);
+	uint64_t function_end = function + size;
+	if (site < function || site >= function_end)
+		return why(c, "the instruction lies outside its function");
 	struct session_insn insns[12];
-	int n = session_disassemble(s, site, site + (size < 64 ? size : 64), insns, 12, e);
+	int n = session_disassemble(s, site, function_end - site < 64 ? function_end : site + 64, insns, 12, e);
 	if (n < 0)
 		return -1;
 	if (n < 2)
 		return why(c, "gdb could not decode its first instructions");
-	if (!insns[0].text[0] || arch_insn_transfers_control(insns[0].text))
+	if (!insn_at && (!insns[0].text[0] || arch_insn_transfers_control(insns[0].text)))
 		return why(c, "its first instruction does not fall through (%s)", insns[0].text);
 	if (c->sums && names_register(insns[0].text, c->sum_arg) && !copies_register(insns[0].text, c->sum_arg))
 		no_sum(c, "its first instruction (run before the counting code) writes or reads the register");
-	/* The jump goes after the first instruction, where the tracer's
-	 * breakpoint is. */
-	c->patch = insns[1].addr;
-	int k = 1;
+	/* The jump goes after the function's first instruction, where the
+	 * tracer's breakpoint is; or over the instruction asked for. */
+	int k = insn_at ? 0 : 1;
+	c->patch = insns[k].addr;
 	uint64_t end = c->patch;
 	c->nfixups = 0;
 	while (end - c->patch < JMP_LEN) {
@@ -507,10 +522,10 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 			return why(c, "the instruction at +%" PRIu64 " (%s) cannot be moved", insns[k].addr - site, text);
 		/* a function's last instruction: a ret (1 byte), or a jmp that
 		 * ends the function's bytes */
-		bool last_of_function = k + 1 >= n && (is_ret || (is_jmp && size <= 64));
+		bool last_of_function = k + 1 >= n && (is_ret || (is_jmp && function_end - site <= 64));
 		if (k + 1 >= n && !last_of_function)
 			return why(c, "gdb could not decode the instructions after its first");
-		uint64_t next = k + 1 < n ? insns[k + 1].addr : is_ret ? insns[k].addr + 1 : site + size;
+		uint64_t next = k + 1 < n ? insns[k + 1].addr : is_ret ? insns[k].addr + 1 : function_end;
 		if (c->nstarts < sizeof c->starts)
 			c->starts[c->nstarts++] = (uint8_t)(insns[k].addr - c->patch);
 		if (is_jcc) {
@@ -540,7 +555,7 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 			break;
 	}
 	c->patch_len = (uint8_t)(end - c->patch);
-	if (c->patch_len > sizeof c->original || end > site + size)
+	if (c->patch_len > sizeof c->original || end > function_end)
 		return why(c, "its first instructions are too long to move, or the function too short");
 	/* A ret (or jmp) that ends the function before the jump's 5 bytes:
 	 * they would overwrite the next function (counter.c's spin_step,
@@ -553,15 +568,17 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 	c->moved_len = c->patch_len;
 	for (unsigned j = 0; j < c->njccs; j++)
 		c->moved_len = (uint8_t)(c->moved_len + jump_len(&c->jccs[j]) - (c->jccs[j].next - c->jccs[j].insn));
+	/* (a probe at the counted instruction itself is the caller's: its
+	 * breakpoint is not inserted while the counter is) */
 	for (size_t i = 0; i < navoid; i++)
-		if (avoid[i] >= c->patch && avoid[i] < end)
+		if (avoid[i] >= c->patch && avoid[i] < end && !(insn_at && avoid[i] == insn_at))
 			return why(c, "another probe sits in its first block, at 0x%" PRIx64, avoid[i]);
 	uint64_t from = 0;
-	int into = branch_into(s, site, size, site, end, &from, e);
+	int into = entry_counter_branch_into(s, function, size, site, end, &from, e);
 	if (into < 0)
 		return -1;
 	if (into)
-		return why(c, "a branch at +%" PRIu64 " goes into its first instructions", from - site);
+		return why(c, "a branch at +%" PRIu64 " goes into the instructions to move", from - function);
 	ssize_t code_index = -1, data_index = -1;
 	if (spaces->to_place > 0)
 		spaces->to_place--;
@@ -587,7 +604,7 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 	    !fits_rel32(c->tramp + c->tramp_len, end))
 		return why(c, "its unused bytes lie beyond a 32-bit displacement");
 	if (session_read_memory(s, c->patch, c->original, c->patch_len, e) < 0 ||
-	    session_read_memory(s, c->tramp, c->tramp_original, ENTRY_COUNTER_TRAMP, e) < 0)
+	    session_read_memory(s, c->tramp, c->tramp_original, c->tramp_len, e) < 0)
 		return -1;
 	/* the code */
 	uint8_t *t = c->tramp_code;
@@ -636,10 +653,26 @@ int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site,
 	uint8_t *jmp = t + moved_at + c->moved_len;
 	jmp[0] = 0xe9;
 	put_rel32(jmp + 1, c->tramp + c->tramp_len, end);
-	sp->code_next += ENTRY_COUNTER_TRAMP;
+	sp->code_next += tramp_room(c);
 	dsp->data_next = c->counter + c->counter_len;
 	c->planned = true;
 	return 0;
+}
+
+int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site, uint64_t size, const uint64_t *avoid,
+		       size_t navoid, int sum_arg, struct entry_counter_spaces *spaces, struct entry_counter *c,
+		       struct xerr *e)
+{
+	return plan(s, sym, site, size, 0, avoid, navoid, sum_arg, spaces, c, e);
+}
+
+int entry_counter_plan_at(struct session *s, struct symbolizer *sym, uint64_t function, uint64_t size, uint64_t insn,
+			  const uint64_t *avoid, size_t navoid, struct entry_counter_spaces *spaces,
+			  struct entry_counter *c, struct xerr *e)
+{
+	if (!insn)
+		return why(c, "no instruction given");
+	return plan(s, sym, function, size, insn, avoid, navoid, -1, spaces, c, e);
 }
 
 /* A stopped thread as arming sees it. */

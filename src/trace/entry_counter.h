@@ -52,13 +52,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ENTRY_COUNTER_TRAMP 96   /* bytes of code per counter */
+#define ENTRY_COUNTER_TRAMP 96   /* bytes of code per counter, at most (each takes its own length,
+				  * 16-byte aligned) */
 /* Strata of a site's calls for the estimates: its 8 slots, and the whole
  * site (for hits whose stack pointer was not known) */
 #define ENTRY_COUNTER_STRATA 9
 
 struct entry_counter {
-	uint64_t site;                 /* the function's entry */
+	uint64_t site;                 /* the function's entry (entry_counter_plan_at: the instruction) */
 	uint64_t patch;                /* where the jump goes */
 	uint8_t patch_len;             /* whole instructions it replaces (>= 5 bytes) */
 	uint8_t original[24];          /* their bytes */
@@ -148,6 +149,23 @@ struct entry_counter_spaces {
 int entry_counter_plan(struct session *s, struct symbolizer *sym, uint64_t site, uint64_t size, const uint64_t *avoid,
 		       size_t navoid, int sum_arg, struct entry_counter_spaces *spaces, struct entry_counter *c,
 		       struct xerr *e);
+
+/* Plans a counter of the calls that run the instruction at insn, inside
+ * the out-of-line function at function, size bytes long: the jump
+ * replaces that instruction and those after it up to 5 bytes (one
+ * `mov $N,%eax` before a `syscall` is exactly that), whose bytes no branch
+ * of the function may enter; the caller has checked that insn starts an
+ * instruction. Only counts (no sum); a probe of ours at insn itself is
+ * the caller's to keep out while the counter is in. As entry_counter_plan
+ * otherwise. */
+int entry_counter_plan_at(struct session *s, struct symbolizer *sym, uint64_t function, uint64_t size, uint64_t insn,
+			  const uint64_t *avoid, size_t navoid, struct entry_counter_spaces *spaces,
+			  struct entry_counter *c, struct xerr *e);
+
+/* Whether a direct branch of the function [site, site+size) lands in
+ * (lo, hi), through gdb's disassembly: 1 and *from, 0 if none, -1 with e. */
+int entry_counter_branch_into(struct session *s, uint64_t site, uint64_t size, uint64_t lo, uint64_t hi,
+			      uint64_t *from, struct xerr *e);
 
 /* With every thread stopped: installs each planned counter (one whose
  * bytes a thread's PC lies in is skipped, with why). */

@@ -19,7 +19,9 @@ src_trace_libtrace_a_SOURCES = \
 	src/trace/stop_clock.c \
 	src/trace/stop_clock.h \
 	src/trace/entry_counter.c \
-	src/trace/entry_counter.h
+	src/trace/entry_counter.h \
+	src/trace/syscall_sites.c \
+	src/trace/syscall_sites.h
 
 ## The tracer: function/return/panic/syscall probes through gdb breakpoints
 ## and catchpoints; it has the session remember each breakpoint's code byte,

@@ -267,6 +267,76 @@ static int add_sites(struct tracer *t, size_t probe, const struct probe_spec *in
 	return 0;
 }
 
+/* A syscall_site probe's sites: each `mov $N,%eax ... syscall` of its
+ * calls in the target's code (syscall_sites.h). None found is a note,
+ * not an error: a recipe for any program (the syscalls recipe's) meets
+ * programs that make no such call inline. */
+static int add_syscall_sites(struct tracer *t, size_t probe, const struct probe_spec *info, struct xerr *e)
+{
+	bool *wanted = NULL;
+	size_t nwanted = 0;
+	if (syscall_sites_wanted(info->spec_kind, info->spec, &wanted, &nwanted, e) < 0) {
+		t->st->bad_probe = true;
+		xerr_prefix(e, "line %d: syscall_site probe", info->recipe_line);
+		return -1;
+	}
+	struct syscall_sites found = { 0 };
+	int rc = syscall_sites_find(t->s, t->sym, wanted, nwanted, &found, e);
+	free(wanted);
+	size_t added = 0, taken = 0;
+	char taken_by[120] = "";
+	for (size_t i = 0; rc == 0 && i < found.n; i++) {
+		const struct syscall_site *f = &found.v[i];
+		ssize_t k = tracer_find_site(t, f->insn);
+		if (k >= 0 && !t->probes.sites[k].syscall_site) {
+			/* a function that begins with the call's number (a
+			 * wrapper: sched_yield) probed by a function probe too:
+			 * its entry is that probe's */
+			if (!taken++)
+				snprintf(taken_by, sizeof taken_by, "%s", t->probes.sites[k].name ? t->probes.sites[k].name : "?");
+			continue;
+		}
+		if (k < 0) {
+			struct site *g = array_grow(t->probes.sites, &t->probes.sites_cap, t->probes.nsites + 1, sizeof *g);
+			char *name = strdup(f->function_name);
+			if (!g || !name) {
+				free(name);
+				rc = xerr_oom(e);
+				break;
+			}
+			t->probes.sites = g;
+			k = (ssize_t)t->probes.nsites++;
+			memset(&t->probes.sites[k], 0, sizeof t->probes.sites[k]);
+			struct site *site = &t->probes.sites[k];
+			site->addr = f->insn;
+			site->size = f->function_size;
+			site->name = name;
+			site->syscall_site = true;
+			site->syscall_nr = f->nr;
+			site->function = f->function;
+			added++;
+		}
+		if (probe_list_add(&t->probes.sites[k].entry_probes, (int)probe) < 0)
+			rc = xerr_oom(e);
+	}
+	if (rc == 0 && !found.n)
+		run_notes_add(&t->st->run.notes, "syscall_site %s%s%s: no site in the target's code sets the call's "
+			      "number and makes it (the calls go through wrappers or syscall(), or the code has no symbols)",
+			      info->spec_kind == PROBE_SPEC_REGEX ? "/" : "", info->spec,
+			      info->spec_kind == PROBE_SPEC_REGEX ? "/" : "");
+	else if (rc == 0)
+		run_notes_add(&t->st->run.notes, "syscall_site %s%s%s: %zu site%s in the target's code (`mov $N,%%eax` "
+			      "running on into a `syscall`)%s%s%s; %zu candidate%s not taken%s%s",
+			      info->spec_kind == PROBE_SPEC_REGEX ? "/" : "", info->spec,
+			      info->spec_kind == PROBE_SPEC_REGEX ? "/" : "", found.n - taken, found.n - taken == 1 ? "" : "s",
+			      taken ? ", and the entry of " : "", taken_by, taken ? " (a function probe's)" : "",
+			      found.rejected, found.rejected == 1 ? "" : "s", found.rejected ? ": " : "",
+			      found.rejected ? found.rejected_why : "");
+	(void)added;
+	syscall_sites_release(&found);
+	return rc;
+}
+
 static int collect_syscalls(const struct probe_spec *info, int **nrs, size_t *n, bool *all, struct xerr *e)
 {
 	size_t cap = 0;
@@ -307,6 +377,9 @@ int tracer_resolve_probes(struct tracer *t, struct arming *a, struct xerr *e)
 		case PROBE_PANIC:
 			t->probes.has_panic_probe = true;
 			rc = probe_list_add(&t->probes.panic_probes, (int)i);
+			break;
+		case PROBE_SYSCALL_SITE:
+			rc = add_syscall_sites(t, i, &info, e);
 			break;
 		case PROBE_SYSCALL:
 		case PROBE_SYSCALL_ENTRY:
@@ -495,6 +568,17 @@ int tracer_counters_plan(struct tracer *t, const struct arming *a, struct xerr *
 			continue;
 		}
 		t->counter_spaces.one_slot_will_do = site_only_counts(t, site);
+		if (site->syscall_site) {
+			/* its jump replaces the instruction a breakpoint would
+			 * take: only a probe that counts can have it */
+			if (site_only_counts(t, site))
+				rc = entry_counter_plan_at(t->s, t->sym, site->function, site->size, site->addr, avoid,
+							   navoid, &t->counter_spaces, c, e);
+			else
+				snprintf(c->why, sizeof c->why, "a system call's site is counted only for a probe that only "
+					 "counts");
+			continue;
+		}
 		int summed = site_summed_arg(t, site);
 		rc = entry_counter_plan(t->s, t->sym, site->addr, site->size, avoid, navoid, summed < 0 ? -1 : summed,
 					&t->counter_spaces, c, e);
@@ -535,6 +619,7 @@ int tracer_counters_install(struct tracer *t, struct xerr *e)
 			t->st->counted_no_stop_sites++;
 		}
 		t->st->counters_installed += t->counters[i].installed;
+		t->st->counted_syscall_sites += t->counters[i].installed && site->syscall_site;
 		t->st->counter_threads_moved += t->counters[i].threads_moved;
 		if (t->cfg->verbose && t->counters[i].installed)
 			fprintf(stderr, "xgdbprof: entry counter at 0x%" PRIx64 " (%s): jump at 0x%" PRIx64 ", code at 0x%" PRIx64

@@ -264,9 +264,14 @@ void tracer_finish_stats(struct tracer *t, uint64_t end)
 			      "seen passing while the probes were off (not counted in the target: %s); others may have "
 			      "passed unseen", st->panics, st->panics_passed_over,
 			      st->panic_counter_why[0] ? st->panic_counter_why : "no counter");
+	const char *counted_where = !st->counted_syscall_sites ? "each probed function's entry"
+				    : st->counted_syscall_sites == st->counters_installed ? "each system call's site"
+				    : "each probed function's entry and system call's site";
 	if (st->counters_complete && st->counted_no_stop_sites == st->counters_installed)
-		run_notes_add(notes, "function entries: %.0f counted in the target (a counter at each probed function's "
-			      "entry; the probes only count, so no breakpoint was set: no stop, no trap)", st->entries_counted);
+		run_notes_add(notes, "%s: %.0f counted in the target (a counter at %s; the probes only count, so no "
+			      "breakpoint was set: no stop, no trap)",
+			      st->counted_syscall_sites == st->counters_installed ? "calls" : "function entries",
+			      st->entries_counted, counted_where);
 	else if (st->counters_complete)
 		run_notes_add(notes, "function entries: %.0f counted in the target (a counter at each probed function's "
 			      "entry, no stop per call: exact), %" PRIu64 " of them seen at the breakpoints%s",

@@ -120,7 +120,12 @@ int tracer_fire_counted_only(struct tracer *t, struct xerr *e)
 		/* (no call: no event; a map of counts then has none) */
 		if (!site->counted_only || site->bp || !c->installed || !c->count)
 			continue;
-		struct event ev = { .kind = EVENT_FUNCTION_ENTRY, .probe = -1, .timestamp_ns = monotonic_ns() };
+		struct event ev = { .kind = site->syscall_site ? EVENT_SYSCALL_SITE : EVENT_FUNCTION_ENTRY, .probe = -1,
+				    .timestamp_ns = monotonic_ns() };
+		if (site->syscall_site) {
+			ev.syscall_nr = site->syscall_nr;
+			ev.syscall_name = arch_syscall_name(site->syscall_nr);
+		}
 		ev.since_start_ns = ev.timestamp_ns > t->start_ns ? ev.timestamp_ns - t->start_ns : 0;
 		ev.pid = t->pid;
 		ev.thread.id = -1;
@@ -156,17 +161,23 @@ static int on_entry(struct tracer *t, struct site *site, struct thread_info *th,
 		    uint64_t when, struct xerr *e)
 {
 	t->st->entries++;
-	if (site->entry_probes.n && tracer_take_stack(t, th, regs, !site->inlined, e) < 0)
+	/* (a system call's site lies inside its function: no entry's frame) */
+	bool at_entry = !site->inlined && !site->syscall_site;
+	if (site->entry_probes.n && tracer_take_stack(t, th, regs, at_entry, e) < 0)
 		return -1;
 	struct event ev;
-	event_init(t, &ev, EVENT_FUNCTION_ENTRY, th, when);
+	event_init(t, &ev, site->syscall_site ? EVENT_SYSCALL_SITE : EVENT_FUNCTION_ENTRY, th, when);
 	ev.function = site->name;
+	if (site->syscall_site) {
+		ev.syscall_nr = site->syscall_nr;
+		ev.syscall_name = arch_syscall_name(site->syscall_nr);
+	}
 	ev.arg = tracer_arg_lookup;
 	ev.arg_ctx = t;
 	t->cur.event_site_inlined = site->inlined;
 	/* At the first instruction nothing has moved the arguments yet; an
 	 * inlined copy has no entry, its registers mean nothing. */
-	ev.has_int_args = !site->inlined;
+	ev.has_int_args = at_entry;
 	for (size_t i = 0; i < ARCH_ARG_REGS; i++)
 		ev.int_args[i] = (int64_t)regs[arch_call_arg_reg(i)];
 	/* Counted in the target: each hit stands for an equal share of the

@@ -31,6 +31,7 @@
 #include "events/stop_budget.h"
 #include "trace/stop_clock.h"
 #include "trace/entry_counter.h"
+#include "trace/syscall_sites.h"
 #include "trace/tracer_resolve.h"
 #include "stacks/unwind.h"
 #include "util/clock.h"
@@ -58,6 +59,12 @@ struct site {
 	char *name;
 	bool inlined;
 	uint64_t size;                /* bytes of the out-of-line function, 0 if unknown */
+	/* a system call's site (syscall_sites.h): addr is its `mov $N,%eax`
+	 * inside the function at `function` (name); its probes are
+	 * syscall_site probes, its events EVENT_SYSCALL_SITE */
+	bool syscall_site;
+	int syscall_nr;
+	uint64_t function;
 	struct probe_list entry_probes, return_probes;
 	/* every probe here only counts (probe_spec.count_only) and none
 	 * returns: with a counter in the target it needs no breakpoint */

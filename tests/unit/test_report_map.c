@@ -62,7 +62,7 @@ static void test_syscall_table_counted(void)
 	char *text = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&text, &len);
-	syscall_table_report(time_ns, calls, NULL, NULL, counted, NULL, out, &c);
+	syscall_table_report(time_ns, calls, NULL, NULL, counted, NULL, NULL, out, &c);
 	fclose(out);
 	CHECK_MSG(strstr(text, "       4000 sched_yield\n") && strstr(text, "         80 write\n") &&
 		  strstr(text, "        300 mprotect\n") && strstr(text, "        >=3 futex\n") &&
@@ -87,7 +87,7 @@ static void test_syscall_table_counted(void)
 		struct map_coverage cn = c;
 		cn.site_sum_scales = sum_scales;
 		out = open_memstream(&text, &len);
-		syscall_table_report(time_ns, calls, NULL, NULL, counted, numbers, out, &cn);
+		syscall_table_report(time_ns, calls, NULL, NULL, counted, numbers, NULL, out, &cn);
 		fclose(out);
 		if (!mixed)
 			CHECK_MSG(strstr(text, "        900 futex\n") && strstr(text, "       5280 total\n") &&
@@ -105,7 +105,7 @@ static void test_syscall_table_counted(void)
 	}
 	/* without the wrapper counts: the armed share's estimate, as before */
 	out = open_memstream(&text, &len);
-	syscall_table_report(time_ns, calls, NULL, NULL, NULL, NULL, out, &c);
+	syscall_table_report(time_ns, calls, NULL, NULL, NULL, NULL, NULL, out, &c);
 	fclose(out);
 	CHECK_MSG(!strstr(text, "mprotect") && strstr(text, ">=3 futex\n") && !strstr(text, " ~"), "%s", text);
 	free(text);

@@ -172,6 +172,14 @@ static void test_count_only(void)
 		{ "function \"f\" { @a = sum(arg0); @b = sum(arg1); }", false },
 		{ "function \"f\" { @c = avg(arg0); }", false },
 		{ "function \"f\" { @c[func] = count(); }\nfunction \"g\" { @c[func] = count(); }", false },
+		/* a system call's site: its call's name and number are fixed there too */
+		{ "syscall_site rt_sigprocmask { @c[syscall.name] = count(); }", true },
+		{ "syscall_site /^rt_/ { @c[func, syscall.nr] = count(); }", true },
+		{ "syscall_site rt_sigprocmask { @c = count(); }", true },
+		{ "syscall_site rt_sigprocmask { @c[tid] = count(); }", false },
+		{ "syscall_site rt_sigprocmask { @c[func, syscall.name, syscall.nr] = count(); }", false },
+		{ "syscall_site rt_sigprocmask /syscall.nr == 14/ { @c = count(); }", false },
+		{ "syscall futex { @c[syscall.name] = count(); }", false },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct recipe *r = load(cases[i].text);

@@ -103,6 +103,34 @@ static void test_syscall_table_counted(void)
 		free(text);
 		map_free(numbers);
 	}
+	/* the calls glibc makes inline, counted at their sites (a
+	 * syscall_site probe's map, keyed by the call): a row of their own,
+	 * exact, added to the wrappers' where a call has both */
+	{
+		struct map *at_sites = map_new("at_sites", MAP_AGG_COUNT, 1, 0, 0, 0, 0);
+		double site_scales[6 * MAP_STRATA_PER_SITE] = { 0 };
+		memcpy(site_scales, scales, sizeof scales);
+		static const char *const inline_calls[] = { "rt_sigprocmask", "write" };
+		static const double inline_counts[] = { 80, 7 };
+		for (int k = 0; k < 2; k++) {
+			int id = (4 + k) * MAP_STRATA_PER_SITE + MAP_STRATA_PER_SITE - 1;
+			site_scales[id] = inline_counts[k];
+			map_set_weight(at_sites, id, inline_counts[k], 0);
+			struct map_key key = { .type = MAP_KEY_STR, .s = inline_calls[k] };
+			map_update(at_sites, &key, 1, NULL);
+		}
+		struct map_coverage cs = c;
+		cs.site_scales = site_scales;
+		cs.nsite_scales = 6 * MAP_STRATA_PER_SITE;
+		out = open_memstream(&text, &len);
+		syscall_table_report(time_ns, calls, NULL, NULL, counted, NULL, at_sites, out, &cs);
+		fclose(out);
+		CHECK_MSG(strstr(text, "         80 rt_sigprocmask\n") && strstr(text, "         87 write\n") &&
+				  strstr(text, "and at the sites where glibc's code makes it inline"),
+			  "%s", text);
+		free(text);
+		map_free(at_sites);
+	}
 	/* without the wrapper counts: the armed share's estimate, as before */
 	out = open_memstream(&text, &len);
 	syscall_table_report(time_ns, calls, NULL, NULL, NULL, NULL, NULL, out, &c);

@@ -116,6 +116,64 @@ if perf stat -e syscalls:sys_enter_sched_yield -x, -o "$TMP/perf.probe" true >/d
 	check "rt_sigprocmask: counted in the target at glibc's inline sites, at ${rt_rate:-?}/s within 2x of perf's ${perf_rt:-?} in $perf_s s" \
 		within_2x "${rt_rate:-}" "$(awk -v n="${perf_rt:-0}" -v s="$perf_s" 'BEGIN { print n / s }')" || grep -i "rt_sigprocmask\|site" "$TMP/yield.out"
 	check "sched_yield: the target's code equals its files after the run" test "$("$CODECHECK" "$PID")" = 0
+
+	# The syscalls recipe's table (strace -c's), its `est. calls` for the
+	# five calls strace -c -f counts most on kvservice (sched_yield, futex,
+	# mprotect, clock_nanosleep, rt_sigprocmask), against the kernel's count
+	# of the calls made over the same seconds (perf on the syscalls
+	# tracepoints, from the attach to xgdbprof's exit), as rates: issue 26's
+	# "top five within 2x". A call the kernel restarts after a stop of ours
+	# (a futex wait interrupted by gdb's SIGSTOP: -ERESTARTSYS, the same call
+	# entered again) is one call made, entered twice: the calls that exit so
+	# are taken off (~20 a second: 93 futex entries in 3.5 s for 27 calls).
+	# strace itself is no truth for the first two: stopping the target at
+	# every call, it changes how often the workers spin and contend (144,016
+	# sched_yield and 1,184 futex in 4 s under strace, ~120,000 and ~6,000 a
+	# second unobserved). Measured 2026-12-06, idle: 270841, 22858, 28, 89,
+	# 60 in 3 s against the kernel's 306919, 26339 (26413 entered, 74
+	# restarted), 30, 103, 68 in 3.78 s; beside a suite run (the workers
+	# then spin ~100x less): 2144, 76, 28, 88, 56 against 2530, 134
+	# entries, 31, 100, 60. Mutations shown to fail: the recipe's
+	# syscall_site probe taken out (rt_sigprocmask: est. none), and the
+	# restarted calls not taken off (futex: 27 against 93 entries, once the
+	# workers spun little).
+	TOP5="sched_yield futex mprotect clock_nanosleep rt_sigprocmask"
+	"$XGDBPROF" --recipe syscalls -d 3s "$PID" >"$TMP/table.out" 2>"$TMP/table.err" &
+	XG=$!
+	for _ in $(seq 600); do grep -q "attached" "$TMP/table.err" 2>/dev/null && break; sleep 0.02; done
+	perf_from=$(date +%s%N)
+	events=()
+	for call in $TOP5; do
+		events+=(-e "syscalls:sys_enter_$call" -e "syscalls:sys_exit_$call"
+			 --filter 'ret == -512 || ret == -513 || ret == -514')
+	done
+	perf stat "${events[@]}" -x, -o "$TMP/perf5.txt" -p "$PID" >/dev/null 2>&1 &
+	PERF=$!
+	wait "$XG"
+	check "syscalls: the run exits 0" test $? -eq 0 || show "$TMP/table.err"
+	kill -INT "$PERF"
+	wait "$PERF"
+	perf_s=$(awk -v a="$perf_from" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+	traced_s=$(sed -n 's/.*duration \([0-9.]*\) s.*/\1/p' "$TMP/table.out" | head -1)
+	for call in $TOP5; do
+		# the estimate: the field before the call's name in its row
+		est=$(awk -v call="$call" '$NF == call && NF >= 6 { print $(NF - 1); exit }' "$TMP/table.out")
+		entered=$(awk -F, -v ev="syscalls:sys_enter_$call" '$3 == ev { print $1 }' "$TMP/perf5.txt")
+		restarted=$(awk -F, -v ev="syscalls:sys_exit_$call" '$3 == ev { print $1 }' "$TMP/perf5.txt")
+		kernel=$(( ${entered:-0} - ${restarted:-0} ))
+		# futex's row is syscall()'s calls (parking_lot's, std's); glibc's
+		# own (a thread join, its private locks: a few a second here) are
+		# not counted. Once the workers contend little (a loaded machine:
+		# 4 against 11 in 3 s) those are most of them: said, not judged.
+		if [ "$call" = futex ] && [ "$kernel" -lt 100 ]; then
+			ok "not judged: futex, the kernel's $kernel calls in $perf_s s too few for glibc's own uncounted futex calls not to weigh (ours: ${est:-none})"
+			continue
+		fi
+		check "syscalls: $call's est. calls ${est:-none} in ${traced_s:-?} s within 2x of the kernel's ${kernel} in $perf_s s (perf: ${entered:-?} entered, ${restarted:-?} of them restarted), as rates" \
+			within_2x "$(awk -v n="${est:-0}" -v s="${traced_s:-0}" 'BEGIN { if (n ~ /^[0-9]+$/ && s > 0) print n / s }')" \
+			"$(awk -v n="$kernel" -v s="$perf_s" 'BEGIN { print n / s }')" ||
+			sed -n '/% time/,/^est. calls/p' "$TMP/table.out"
+	done
 else
 	ok "skipped: sched_yield against perf: perf cannot count the syscalls tracepoint here ($(head -c 200 "$TMP/perf.probe" 2>/dev/null))"
 fi

@@ -29,15 +29,17 @@
  * function's prologue.
  *
  * Safety: installed and removed only with every thread stopped, and only
- * when no thread's PC lies inside the bytes being replaced, nor any word
- * of the top 16 KiB of its stack (a signal handler's saved PC). Removal
+ * when no thread's PC lies inside the bytes being replaced, nor a signal
+ * frame's saved PC in the top 16 KiB of its stack (a handler returns
+ * there: entry_counter_signal_frame_pc). Removal
  * writes only where the jump and the code still read as ours (a library
  * unloaded meanwhile may have left another in its place). The jump's
  * bytes are remembered with the session (RESTORE_PATCH), so session_rescue
  * puts them back should gdb die; the trampoline's (RESTORE_KEEP) too,
  * unless a thread is running in it (then they stay, unreachable). Removal
- * puts the jump's bytes back first, then waits (resuming for 2 ms at a
- * time) until no thread is inside the trampoline before restoring it.
+ * puts the jump's bytes back first, then waits (resuming 2 ms, later
+ * 20 ms at a time, ~1 s at most) until no thread is inside the
+ * trampoline before restoring it.
  *
  * Functions return 0 on success, -1 with e (gdb gone or refused).
  */
@@ -166,6 +168,14 @@ int entry_counter_plan_at(struct session *s, struct symbolizer *sym, uint64_t fu
  * (lo, hi), through gdb's disassembly: 1 and *from, 0 if none, -1 with e. */
 int entry_counter_branch_into(struct session *s, uint64_t site, uint64_t size, uint64_t lo, uint64_t hi,
 			      uint64_t *from, struct xerr *e);
+
+/* Whether words[w] sits where the kernel's x86-64 signal frame
+ * (rt_sigframe) keeps the interrupted RIP: 22 words above the frame's
+ * start, after pretcode (the restorer: never 0), uc_flags (a few flag
+ * bits), uc_link (0: the kernel writes none) and uc_stack, whose ss_flags
+ * is 0, SS_ONSTACK or SS_DISABLE (SS_AUTODISARM aside). Installing reads
+ * a saved PC in the instructions to move only there. */
+bool entry_counter_signal_frame_pc(const uint64_t *words, size_t w);
 
 /* With every thread stopped: installs each planned counter (one whose
  * bytes a thread's PC lies in is skipped, with why). */

@@ -59,15 +59,17 @@ $(FIXTURE_BIN)/sleepers: tests/fixtures/sleepers.c $(FIXTURE_BIN)/.dirstamp
 	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/sleepers.c
 $(FIXTURE_BIN)/futex_pairs: tests/fixtures/futex_pairs.c $(FIXTURE_BIN)/.dirstamp
 	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/futex_pairs.c
+$(FIXTURE_BIN)/handler_frames: tests/fixtures/handler_frames.c $(FIXTURE_BIN)/.dirstamp
+	$(AM_V_CC)$(CC) -O1 -g -pthread -o $@ $(srcdir)/tests/fixtures/handler_frames.c
 
 check_DATA += $(FIXTURE_BIN)/trace_tree $(FIXTURE_BIN)/trace_panic $(FIXTURE_BIN)/trace_write \
 	$(FIXTURE_BIN)/trace_hot $(FIXTURE_BIN)/regs_hot $(FIXTURE_BIN)/dlopen_loop $(FIXTURE_BIN)/libdlopen_plugin.so \
 	$(FIXTURE_BIN)/exec_later $(FIXTURE_BIN)/fork_loop $(FIXTURE_BIN)/churn $(FIXTURE_BIN)/sleepers $(FIXTURE_BIN)/steady_calls \
-	$(FIXTURE_BIN)/opt_args $(FIXTURE_BIN)/opt_args_c $(FIXTURE_BIN)/futex_pairs
+	$(FIXTURE_BIN)/opt_args $(FIXTURE_BIN)/opt_args_c $(FIXTURE_BIN)/futex_pairs $(FIXTURE_BIN)/handler_frames
 CLEANFILES += $(FIXTURE_BIN)/trace_tree $(FIXTURE_BIN)/trace_panic $(FIXTURE_BIN)/trace_write \
 	$(FIXTURE_BIN)/trace_hot $(FIXTURE_BIN)/regs_hot $(FIXTURE_BIN)/dlopen_loop $(FIXTURE_BIN)/libdlopen_plugin.so \
 	$(FIXTURE_BIN)/exec_later $(FIXTURE_BIN)/fork_loop $(FIXTURE_BIN)/churn $(FIXTURE_BIN)/sleepers $(FIXTURE_BIN)/steady_calls \
-	$(FIXTURE_BIN)/opt_args $(FIXTURE_BIN)/opt_args_c $(FIXTURE_BIN)/futex_pairs
+	$(FIXTURE_BIN)/opt_args $(FIXTURE_BIN)/opt_args_c $(FIXTURE_BIN)/futex_pairs $(FIXTURE_BIN)/handler_frames
 
 check_PROGRAMS += tests/unit/test_tracer tests/unit/test_tracer_codecheck tests/unit/test_tracer_estimate
 tests_unit_test_tracer_SOURCES = tests/unit/test_tracer.c
@@ -81,14 +83,15 @@ TESTS += tests/unit/test_tracer tests/unit/test_tracer_estimate \
 	tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh tests/trace_safety.sh \
 	tests/trace_budget.sh tests/trace_registers.sh tests/gdb_lost.sh tests/exec_fork.sh tests/trace_exact.sh tests/trace_hold.sh tests/trace_estimate.sh tests/trace_args.sh \
 	tests/trace_syscalls_attach.sh tests/trace_counted.sh tests/alloc_counted.sh tests/syscall_counts.sh \
-	tests/syscall_futex.sh
+	tests/syscall_futex.sh tests/signal_frame.sh
 EXTRA_DIST += tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh tests/trace_safety.sh \
 	tests/trace_budget.sh tests/trace_registers.sh tests/fixtures/regs_hot.c \
 	tests/gdb_lost.sh tests/fixtures/dlopen_loop.c tests/fixtures/dlopen_plugin.c \
 	tests/exec_fork.sh tests/fixtures/exec_later.c tests/fixtures/fork_loop.c tests/trace_exact.sh tests/trace_hold.sh \
 	tests/trace_estimate.sh tests/fixtures/steady_calls.c tests/trace_args.sh tests/fixtures/opt_args.rs \
 	tests/fixtures/opt_args_c.c tests/trace_syscalls_attach.sh tests/trace_counted.sh tests/alloc_counted.sh tests/syscall_counts.sh \
-	tests/syscall_futex.sh tests/fixtures/futex_pairs.c bench/entry_counter.sh bench/entry_counter_cost.c bench/panics.sh
+	tests/syscall_futex.sh tests/fixtures/futex_pairs.c tests/signal_frame.sh tests/fixtures/handler_frames.c \
+	bench/entry_counter.sh bench/entry_counter_cost.c bench/panics.sh
 
 ## Issue 14 item 4: a hit stops only the thread that hit (non-stop tracing).
 $(FIXTURE_BIN)/spin_hit: tests/fixtures/spin_hit.c $(FIXTURE_BIN)/.dirstamp

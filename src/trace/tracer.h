@@ -197,6 +197,8 @@ struct tracer_stats {
 	uint64_t weighted_hits;       /* hits at counted sites */
 	size_t counted_no_stop_sites; /* sites that only count: a counter and no breakpoint at all */
 	size_t counted_syscall_sites; /* of the counters installed, those at a system call's site */
+	size_t counters_left;         /* counting code a thread stayed inside at removal: left there,
+				       * unreachable (its jump taken out), with its slots */
 	double call_cpu_bound_us;     /* > 0: with a count, the most a call's mean CPU can be (the
 				       * target's CPU over the run / the calls counted) */
 	double entries_estimated;     /* duty cycled: entries extrapolated to the whole run */

@@ -856,6 +856,8 @@ int tracer_counters_remove(struct tracer *t, struct xerr *e)
 		return 0;
 	if (t->st->counters_installed && entry_counters_remove(t->s, t->counters, t->ncounters, e) < 0)
 		return -1;
+	for (size_t i = 0; i < t->ncounters; i++)
+		t->st->counters_left += t->counters[i].left_in_place;
 	t->counters_removed = true;
 	find_unseen_slots_threads(t);
 	tracer_counters_summarize(t);

@@ -283,6 +283,11 @@ void tracer_finish_stats(struct tracer *t, uint64_t end)
 	else if (st->counters_wanted && st->counter_why[0])
 		run_notes_add(notes, "function entries: not counted in the target (%s): estimates rest on the armed share",
 			      st->counter_why);
+	if (st->counters_left)
+		run_notes_add(notes, "function entries: %zu counter%s' code left in the target, a thread still inside it "
+			      "after ~1 s of running at the end: unreachable (the jump to it was taken out), it and its "
+			      "slots keep those bytes of the modules' unused tails, which a later run will not take",
+			      st->counters_left, st->counters_left == 1 ? "" : "s");
 	if (st->counter_threads_moved)
 		run_notes_add(notes, "function entries: %zu time%s a thread stood between the instructions a counter moves "
 			      "when the probes were armed (back from a system call the function's first instruction "

@@ -3,6 +3,7 @@
 #include "util/clock.h"
 #include "procfs/proc.h"
 #include "session/restore.h"
+#include "trace/entry_counter.h"
 #include "trace/stop_clock.h"
 #include "trace/tracer.h"
 #include "trace/tracer_resolve.h"
@@ -353,8 +354,46 @@ static void test_children_heal(void)
 	munmap(code, (size_t)page);
 }
 
+/* Where the kernel puts an interrupted RIP in a signal frame, as
+ * entry_counter_signal_frame_pc reads it: in a real handler, the frame's
+ * words from pretcode (just below the ucontext passed) hold the RIP 22
+ * words on; a stale copy of an address among other stack words is not
+ * taken for one (ld.so's resolver's saved rcx refused a counter in ~1
+ * arming of 25). Mutation shown to fail: the rule as `||` (the stale words
+ * pass), and as always false (the real frame does not). */
+static volatile sig_atomic_t frame_checked, frame_ok;
+static void on_frame_signal(int sig, siginfo_t *info, void *context)
+{
+	(void)sig;
+	(void)info;
+	const ucontext_t *uc = context;
+	const uint64_t *words = (const uint64_t *)(const void *)uc - 1;
+	frame_ok = words[22] == (uint64_t)uc->uc_mcontext.gregs[REG_RIP] && entry_counter_signal_frame_pc(words, 22);
+	frame_checked = 1;
+}
+
+static void test_signal_frame(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_frame_signal, .sa_flags = SA_SIGINFO }, old;
+	sigemptyset(&sa.sa_mask);
+	CHECK(sigaction(SIGUSR2, &sa, &old) == 0);
+	raise(SIGUSR2);
+	sigaction(SIGUSR2, &old, NULL);
+	CHECK_MSG(frame_checked && frame_ok, "the handler's frame: checked %d, read as one %d", (int)frame_checked,
+		  (int)frame_ok);
+	/* the words around the stale rcx seen on futex_pairs' main thread */
+	uint64_t stale[40] = { 0 };
+	for (size_t i = 0; i < 40; i++)
+		stale[i] = 0x55c2e5c8c300 + 8 * i;
+	stale[30] = 0x7f4551a2ca87;
+	stale[29] = 0;
+	CHECK(!entry_counter_signal_frame_pc(stale, 30));
+	CHECK(!entry_counter_signal_frame_pc(stale, 10));
+}
+
 int main(void)
 {
+	test_signal_frame();
 	test_children_heal();
 	test_children_report();
 	test_wanted();

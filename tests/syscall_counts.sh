@@ -83,22 +83,34 @@ CODECHECK=$TOP_BUILDDIR/tests/unit/test_tracer_codecheck
 counted_rate() {
 	tr '\n' ' ' <"$2" | sed -n "s/.*@[a-z]*\[$1\]: [0-9]* counted in the target (exact; no breakpoint: the probe only counts) · *\([0-9.e+]*\)\/s.*/\1/p"
 }
+# traced_beside_perf NAME PERF_OUT ARG...: xgdbprof ARG... on the target
+# (its output in $TMP/NAME.out and .err), and perf stat with the events in
+# PERF_EVENTS over the traced window, from the probes' arming (xgdbprof's
+# "attached" line) to xgdbprof's exit; sets xg_rc and perf_s (seconds)
+traced_beside_perf() {
+	local name=$1 perf_out=$2
+	shift 2
+	"$XGDBPROF" "$@" "$PID" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+	local xg=$!
+	for _ in $(seq 600); do grep -q "attached" "$TMP/$name.err" 2>/dev/null && break; sleep 0.02; done
+	local from
+	from=$(date +%s%N)
+	perf stat "${PERF_EVENTS[@]}" -x, -o "$perf_out" -p "$PID" >/dev/null 2>&1 &
+	local perf=$!
+	wait "$xg"
+	xg_rc=$?
+	kill -INT "$perf"
+	wait "$perf"
+	perf_s=$(awk -v a="$from" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+}
 if perf stat -e syscalls:sys_enter_sched_yield -x, -o "$TMP/perf.probe" true >/dev/null 2>&1; then
 	# perf counts over the traced window: from the probes' arming
 	# (xgdbprof's "attached" line) to xgdbprof's exit (mprotect comes in
 	# bursts: a 4 s window begun before the attach failed 1 run in 3 on a
 	# burst ours never saw, 4.99/s against 54 in 4 s)
-	"$XGDBPROF" --recipe syscall-counts -d 3s "$PID" >"$TMP/yield.out" 2>"$TMP/yield.err" &
-	XG=$!
-	for _ in $(seq 600); do grep -q "attached" "$TMP/yield.err" 2>/dev/null && break; sleep 0.02; done
-	perf_from=$(date +%s%N)
-	perf stat -e syscalls:sys_enter_sched_yield,syscalls:sys_enter_mprotect,syscalls:sys_enter_rt_sigprocmask -x, -o "$TMP/perf.txt" -p "$PID" >/dev/null 2>&1 &
-	PERF=$!
-	wait "$XG"
-	check "sched_yield run exits 0" test $? -eq 0 || show "$TMP/yield.err"
-	kill -INT "$PERF"
-	wait "$PERF"
-	perf_s=$(awk -v a="$perf_from" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+	PERF_EVENTS=(-e syscalls:sys_enter_sched_yield,syscalls:sys_enter_mprotect,syscalls:sys_enter_rt_sigprocmask)
+	traced_beside_perf yield "$TMP/perf.txt" --recipe syscall-counts -d 3s
+	check "sched_yield run exits 0" test "$xg_rc" -eq 0 || show "$TMP/yield.err"
 	perf_count=$(awk -F, '/sys_enter_sched_yield/ { print $1 }' "$TMP/perf.txt")
 	our_rate=$(counted_rate sched_yield "$TMP/yield.out")
 	moved=$(grep -c "stood between the instructions a counter moves" "$TMP/yield.out")
@@ -138,22 +150,13 @@ if perf stat -e syscalls:sys_enter_sched_yield -x, -o "$TMP/perf.probe" true >/d
 	# restarted calls not taken off (futex: 27 against 93 entries, once the
 	# workers spun little).
 	TOP5="sched_yield futex mprotect clock_nanosleep rt_sigprocmask"
-	"$XGDBPROF" --recipe syscalls -d 3s "$PID" >"$TMP/table.out" 2>"$TMP/table.err" &
-	XG=$!
-	for _ in $(seq 600); do grep -q "attached" "$TMP/table.err" 2>/dev/null && break; sleep 0.02; done
-	perf_from=$(date +%s%N)
-	events=()
+	PERF_EVENTS=()
 	for call in $TOP5; do
-		events+=(-e "syscalls:sys_enter_$call" -e "syscalls:sys_exit_$call"
-			 --filter 'ret == -512 || ret == -513 || ret == -514')
+		PERF_EVENTS+=(-e "syscalls:sys_enter_$call" -e "syscalls:sys_exit_$call"
+			      --filter 'ret == -512 || ret == -513 || ret == -514')
 	done
-	perf stat "${events[@]}" -x, -o "$TMP/perf5.txt" -p "$PID" >/dev/null 2>&1 &
-	PERF=$!
-	wait "$XG"
-	check "syscalls: the run exits 0" test $? -eq 0 || show "$TMP/table.err"
-	kill -INT "$PERF"
-	wait "$PERF"
-	perf_s=$(awk -v a="$perf_from" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+	traced_beside_perf table "$TMP/perf5.txt" --recipe syscalls -d 3s
+	check "syscalls: the run exits 0" test "$xg_rc" -eq 0 || show "$TMP/table.err"
 	traced_s=$(sed -n 's/.*duration \([0-9.]*\) s.*/\1/p' "$TMP/table.out" | head -1)
 	for call in $TOP5; do
 		# the estimate: the field before the call's name in its row

@@ -283,7 +283,7 @@ static int add_syscall_sites(struct tracer *t, size_t probe, const struct probe_
 	struct syscall_sites found = { 0 };
 	int rc = syscall_sites_find(t->s, t->sym, wanted, nwanted, &found, e);
 	free(wanted);
-	size_t added = 0, taken = 0;
+	size_t taken = 0;
 	char taken_by[120] = "";
 	for (size_t i = 0; rc == 0 && i < found.n; i++) {
 		const struct syscall_site *f = &found.v[i];
@@ -314,7 +314,6 @@ static int add_syscall_sites(struct tracer *t, size_t probe, const struct probe_
 			site->syscall_site = true;
 			site->syscall_nr = f->nr;
 			site->function = f->function;
-			added++;
 		}
 		if (probe_list_add(&t->probes.sites[k].entry_probes, (int)probe) < 0)
 			rc = xerr_oom(e);
@@ -332,7 +331,6 @@ static int add_syscall_sites(struct tracer *t, size_t probe, const struct probe_
 			      taken ? ", and the entry of " : "", taken_by, taken ? " (a function probe's)" : "",
 			      found.rejected, found.rejected == 1 ? "" : "s", found.rejected ? ": " : "",
 			      found.rejected ? found.rejected_why : "");
-	(void)added;
 	syscall_sites_release(&found);
 	return rc;
 }

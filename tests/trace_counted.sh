@@ -98,15 +98,16 @@ kill "$KV" 2>/dev/null
 CS=$!
 echo "$CS" >>"$TMP/pids"
 wait_for_file "$TMP/cs.progress"
-ops1=$(head -n 1 "$TMP/cs.progress")   # the operation count (allocation counts follow)
-"$XGDBPROF" -d 3s --recipe sled-insert "$CS" >"$TMP/cs.out" 2>"$TMP/cs.err"
+# the service's own count of Tree::insert calls, from the arming to xgdbprof's exit
+xg_window cs "$TMP/cs.progress" -d 3s --recipe sled-insert "$CS"
 rc=$?
-ops2=$(head -n 1 "$TMP/cs.progress")
+truth=$(( $(awk '$1 == "inserts" { print $2 }' "$TMP/after") - $(awk '$1 == "inserts" { print $2 }' "$TMP/before") ))
 counted=$(sed -n 's/^@calls: \([0-9]*\) counted in the target (exact.*/\1/p' "$TMP/cs.out")
-echo "# demo: ${counted:-no count} inserts counted in the target while the service made $((ops2 - ops1)) operations (inserts and gets)"
+echo "# demo: ${counted:-no count} inserts counted in the target; the service's own count from the arming to xgdbprof's exit: $truth"
 check "demo: sled-insert ran (rc 0)" test "$rc" = 0 || show "$TMP/cs.err"
-check "demo: Tree::insert counted in the target, at most the operations made over a window holding the run" \
-	test -n "$counted" -a "${counted:-0}" -gt 0 -a "${counted:-0}" -le $((ops2 - ops1))
+# (issue 26: "counts within 2x on the demo service")
+check "demo: Tree::insert counted in the target within 2x of the service's own count (at least half of $truth, at most all of it)" \
+	test -n "$counted" -a "${counted:-0}" -gt 0 -a "${counted:-0}" -le "$truth" -a $((2 * ${counted:-0})) -ge "$truth"
 check "demo: the returns' elapsed is said to be our stops', not the function's" \
 	grep -q "elapsed: NOT the function's" "$TMP/cs.err" || show "$TMP/cs.err"
 diffs=$("$CODECHECK" "$CS")

@@ -61,13 +61,16 @@ int syscall_sites_wanted(enum probe_spec_kind kind, const char *spec, bool **wan
 	return 0;
 }
 
-/* A function whose bytes hold a candidate, and the candidates' offsets. */
+#define MAX_CANDIDATES 32          /* in one function; more are said, not taken */
+
+/* A function whose bytes hold a candidate, and the candidates' addresses. */
 struct candidate {
 	uint64_t function, size;
 	char *name;
-	uint64_t at[16];
-	int nr[16];
+	uint64_t at[MAX_CANDIDATES];
+	int nr[MAX_CANDIDATES];
 	unsigned n;
+	bool more;                 /* past MAX_CANDIDATES */
 };
 
 struct scan {
@@ -97,7 +100,7 @@ static int scan_function(const struct symbolizer_function *f, void *arg)
 	if (got < 7)
 		return 0;
 	struct candidate c = { .function = f->addr, .size = f->size };
-	for (ssize_t i = 0; i + 7 <= got && c.n < 16; i++) {
+	for (ssize_t i = 0; i + 7 <= got && !c.more; i++) {
 		if (sc->buf[i] != MOV_EAX_IMM32)
 			continue;
 		uint32_t nr = le32(sc->buf + i + 1);
@@ -105,6 +108,10 @@ static int scan_function(const struct symbolizer_function *f, void *arg)
 			continue;
 		for (ssize_t j = i + 5; j + 2 <= got && j <= i + 5 + SYSCALL_REACH; j++)
 			if (sc->buf[j] == 0x0f && sc->buf[j + 1] == 0x05) {
+				if (c.n == MAX_CANDIDATES) {
+					c.more = true;
+					break;
+				}
 				c.at[c.n] = f->addr + (uint64_t)i;
 				c.nr[c.n++] = (int)nr;
 				break;
@@ -192,6 +199,8 @@ static int confirm(struct session *s, const struct candidate *c, struct syscall_
 		at = chunk[got - 1].addr;
 	}
 	free(chunk);
+	if (c->more)
+		reject(out, c->function, c->name, "more than 32 candidates in the function: those past them not read");
 	for (unsigned k = 0; k < c->n; k++) {
 		size_t i = 0;
 		while (i < n && insns[i].addr < c->at[k])

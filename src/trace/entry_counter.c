@@ -161,8 +161,8 @@ static int direct_target(const char *text, uint64_t *to)
 	return 1;
 }
 
-int entry_counter_branch_into(struct session *s, uint64_t site, uint64_t size, uint64_t lo, uint64_t hi, uint64_t *from,
-		       struct xerr *e)
+int entry_counter_branch_into(struct session *s, uint64_t site, uint64_t size, uint64_t lo, uint64_t hi,
+			      uint64_t *from, struct xerr *e)
 {
 	enum { CHUNK = 256 };
 	struct session_insn *insns = malloc(CHUNK * sizeof *insns);
@@ -388,10 +388,6 @@ static int move_instructions(struct entry_counter *c, uint8_t *out, uint64_t out
 	return 0;
 }
 
-/* Lays out the code at the code space and the slots at the data space
- * (c->patch_len known) and reads the slots' bytes, which must be zero.
- * Returns 1 when placed, 0 when not: why set, or, when the data tail
- * turned out to be in use, that tail struck off (retry); -1 with e. */
 /* The code bytes a counter takes of its module's tail: its code (the
  * movabs form's, should its slots end up out of reach), 16-byte aligned
  * for the next. At a fixed 96 a counter, libc's ~3.8 KiB tail held 40. */
@@ -403,6 +399,10 @@ static uint64_t tramp_room(const struct entry_counter *c)
 	return (len + 15) & ~(size_t)15;
 }
 
+/* Lays out the code at the code space and the slots at the data space
+ * (c->patch_len known) and reads the slots' bytes, which must be zero.
+ * Returns 1 when placed, 0 when not: why set, or, when the data tail
+ * turned out to be in use, that tail struck off (retry); -1 with e. */
 static int place_slots(struct session *s, struct entry_counter_spaces *spaces, ssize_t code_index, ssize_t data_index,
 		       struct entry_counter *c, struct xerr *e)
 {

@@ -1,6 +1,7 @@
 /* insn.c — reading gdb's x86-64 disassembly (see insn.h). */
 #include "arch/insn.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static bool starts_with(const char *s, const char *prefix)
@@ -41,4 +42,36 @@ bool arch_insn_transfers_control(const char *text)
 		return false;
 	return text[0] == 'j' || starts_with(text, "call") || starts_with(text, "ret") || starts_with(text, "loop") ||
 	       starts_with(text, "bnd") || starts_with(text, "notrack");
+}
+
+bool arch_insn_direct_target(const char *text, uint64_t *to)
+{
+	if (!arch_insn_transfers_control(text))
+		return false;
+	const char *p = text;
+	for (;;) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		const char *word = p;
+		while (*p && *p != ' ' && *p != '\t')
+			p++;
+		size_t len = (size_t)(p - word);
+		if (len == 0)
+			return false;
+		bool prefix = (len == 3 && !strncmp(word, "bnd", 3)) || (len == 7 && !strncmp(word, "notrack", 7)) ||
+			      (len == 4 && !strncmp(word, "lock", 4)) || (len == 2 && !strncmp(word, "ds", 2)) ||
+			      !strncmp(word, "rep", 3);
+		if (!prefix)
+			break;
+	}
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (strncmp(p, "0x", 2) != 0)
+		return false;
+	char *end;
+	unsigned long long v = strtoull(p, &end, 16);
+	if (end == p + 2)
+		return false;
+	*to = v;
+	return true;
 }

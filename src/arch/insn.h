@@ -12,6 +12,7 @@
 #define XGDBPROF_ARCH_INSN_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /* int3, the one-byte instruction a software breakpoint writes over the
  * first byte of the instruction. A thread that executed it traps with its
@@ -35,5 +36,10 @@ bool arch_insn_conditional_jump(const char *text);
  * (any j* mnemonic), a return, a loop, bnd- or notrack-prefixed branches;
  * or makes the next one a callee's return address (a call). */
 bool arch_insn_transfers_control(const char *text);
+
+/* The target of a direct branch or call as gdb prints it ("jne 0x4011a6
+ * <f+38>", "call 0x401020 <g>", "bnd jmp 0x..."): true and *to; false for
+ * any other instruction (an indirect one included). */
+bool arch_insn_direct_target(const char *text, uint64_t *to);
 
 #endif

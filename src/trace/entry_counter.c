@@ -126,43 +126,10 @@ static void put_rel32(uint8_t *at, uint64_t from_next, uint64_t to)
 	memcpy(at, &d, 4);
 }
 
-/* The target of a direct branch or call as gdb prints it ("jne 0x4011a6
- * <f+38>", "call 0x401020 <g>", "bnd jmp 0x..."): 1 and *to, 0 for any
- * other instruction (an indirect one included). */
-static int direct_target(const char *text, uint64_t *to)
-{
-	if (!arch_insn_transfers_control(text))
-		return 0;
-	const char *p = text;
-	for (;;) {
-		while (*p == ' ' || *p == '\t')
-			p++;
-		const char *word = p;
-		while (*p && *p != ' ' && *p != '\t')
-			p++;
-		size_t len = (size_t)(p - word);
-		if (len == 0)
-			return 0;
-		bool prefix = (len == 3 && !strncmp(word, "bnd", 3)) || (len == 7 && !strncmp(word, "notrack", 7)) ||
-			      (len == 4 && !strncmp(word, "lock", 4)) || (len == 2 && !strncmp(word, "ds", 2)) ||
-			      !strncmp(word, "rep", 3);
-		if (!prefix)
-			break;
-	}
-	while (*p == ' ' || *p == '\t')
-		p++;
-	if (strncmp(p, "0x", 2) != 0)
-		return 0;
-	char *end;
-	unsigned long long v = strtoull(p, &end, 16);
-	if (end == p + 2)
-		return 0;
-	*to = v;
-	return 1;
-}
-
-int entry_counter_branch_into(struct session *s, uint64_t site, uint64_t size, uint64_t lo, uint64_t hi,
-			      uint64_t *from, struct xerr *e)
+/* Whether a direct branch of the function [site, site+size) lands in
+ * (lo, hi), through gdb's disassembly: 1 and *from, 0 if none, -1 with e. */
+static int branch_into(struct session *s, uint64_t site, uint64_t size, uint64_t lo, uint64_t hi, uint64_t *from,
+		       struct xerr *e)
 {
 	enum { CHUNK = 256 };
 	struct session_insn *insns = malloc(CHUNK * sizeof *insns);
@@ -178,7 +145,7 @@ int entry_counter_branch_into(struct session *s, uint64_t site, uint64_t size, u
 		}
 		for (int i = 0; i < n && !found; i++) {
 			uint64_t to;
-			if (direct_target(insns[i].text, &to) && to > lo && to < hi) {
+			if (arch_insn_direct_target(insns[i].text, &to) && to > lo && to < hi) {
 				*from = insns[i].addr;
 				found = 1;
 			}
@@ -574,7 +541,7 @@ static int plan(struct session *s, struct symbolizer *sym, uint64_t function, ui
 		if (avoid[i] >= c->patch && avoid[i] < end && !(insn_at && avoid[i] == insn_at))
 			return why(c, "another probe sits in its first block, at 0x%" PRIx64, avoid[i]);
 	uint64_t from = 0;
-	int into = entry_counter_branch_into(s, function, size, site, end, &from, e);
+	int into = branch_into(s, function, size, site, end, &from, e);
 	if (into < 0)
 		return -1;
 	if (into)

@@ -164,11 +164,6 @@ int entry_counter_plan_at(struct session *s, struct symbolizer *sym, uint64_t fu
 			  const uint64_t *avoid, size_t navoid, struct entry_counter_spaces *spaces,
 			  struct entry_counter *c, struct xerr *e);
 
-/* Whether a direct branch of the function [site, site+size) lands in
- * (lo, hi), through gdb's disassembly: 1 and *from, 0 if none, -1 with e. */
-int entry_counter_branch_into(struct session *s, uint64_t site, uint64_t size, uint64_t lo, uint64_t hi,
-			      uint64_t *from, struct xerr *e);
-
 /* Whether words[w] sits where the kernel's x86-64 signal frame
  * (rt_sigframe) keeps the interrupted RIP: 22 words above the frame's
  * start, after pretcode (the restorer: never 0), uc_flags (a few flag

@@ -6,7 +6,6 @@
 #include "arch/syscalls.h"
 #include "procfs/proc.h"
 #include "session/probes.h"
-#include "trace/entry_counter.h"
 #include "util/array.h"
 
 #include <fcntl.h>
@@ -158,16 +157,22 @@ static void reject(struct syscall_sites *out, uint64_t at, const char *function,
 		snprintf(out->rejected_why, sizeof out->rejected_why, "0x%" PRIx64 " in %.60s: %s", at, function, why);
 }
 
-/* Confirms c's candidates through gdb's disassembly of its function. */
+/* Whether a direct branch among insns[0..n) lands in (lo, hi]. */
+static bool branch_lands_in(const struct session_insn *insns, size_t n, uint64_t lo, uint64_t hi)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t to;
+		if (arch_insn_direct_target(insns[i].text, &to) && to > lo && to <= hi)
+			return true;
+	}
+	return false;
+}
+
+/* Confirms c's candidates through gdb's disassembly of its function, read
+ * once, whole: the instructions from the entry, and every branch. */
 static int confirm(struct session *s, const struct candidate *c, struct syscall_sites *out, struct xerr *e)
 {
-	uint64_t last = 0;
-	for (unsigned k = 0; k < c->n; k++)
-		if (c->at[k] > last)
-			last = c->at[k];
-	uint64_t to = last + 5 + SYSCALL_REACH + 2;
-	if (to > c->function + c->size)
-		to = c->function + c->size;
+	uint64_t to = c->function + c->size;
 	enum { CHUNK = 256 };
 	struct session_insn *insns = NULL;
 	size_t n = 0, cap = 0;
@@ -224,13 +229,7 @@ static int confirm(struct session *s, const struct candidate *c, struct syscall_
 			reject(out, c->at[k], c->name, why ? why : "no syscall follows it");
 			continue;
 		}
-		uint64_t from;
-		int into = entry_counter_branch_into(s, c->function, c->size, c->at[k], syscall_at + 1, &from, e);
-		if (into < 0) {
-			free(insns);
-			return -1;
-		}
-		if (into) {
+		if (branch_lands_in(insns, n, c->at[k], syscall_at)) {
 			reject(out, c->at[k], c->name, "a branch enters between the number and the syscall");
 			continue;
 		}

@@ -248,6 +248,15 @@ static void test_transfers_control(void)
 	CHECK(!arch_insn_transfers_control("add    0x2eae(%rip),%ebx        # 0x401c <counter>"));
 	CHECK(!arch_insn_transfers_control("push   %rbx"));
 	CHECK(!arch_insn_transfers_control(""));
+	/* the target of a direct branch, as entry counters and syscall sites
+	 * check what may land inside the bytes they replace */
+	uint64_t to = 0;
+	CHECK(arch_insn_direct_target("jne    0x4011a6 <f+38>", &to) && to == 0x4011a6);
+	CHECK(arch_insn_direct_target("call   0x401020 <g>", &to) && to == 0x401020);
+	CHECK(arch_insn_direct_target("bnd jmp 0x89f4a <pthread_create+3018>", &to) && to == 0x89f4a);
+	CHECK(!arch_insn_direct_target("jmp    *%rax", &to));
+	CHECK(!arch_insn_direct_target("call   *0x40425(%rip)        # 0x54360", &to));
+	CHECK(!arch_insn_direct_target("mov    $0xe,%eax", &to));
 	CHECK(!arch_insn_transfers_control(NULL));
 	CHECK(ARCH_BREAKPOINT_INSN == 0xCC && ARCH_BREAKPOINT_LEN == 1);
 }

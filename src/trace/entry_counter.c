@@ -637,8 +637,10 @@ int entry_counter_plan_at(struct session *s, struct symbolizer *sym, uint64_t fu
 			  const uint64_t *avoid, size_t navoid, struct entry_counter_spaces *spaces,
 			  struct entry_counter *c, struct xerr *e)
 {
-	if (!insn)
+	if (!insn) {
+		memset(c, 0, sizeof *c);
 		return why(c, "no instruction given");
+	}
 	return plan(s, sym, function, size, insn, avoid, navoid, -1, spaces, c, e);
 }
 

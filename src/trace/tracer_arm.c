@@ -189,6 +189,20 @@ ssize_t tracer_find_site(const struct tracer *t, uint64_t addr)
 	return -1;
 }
 
+/* A new site at addr, zeroed but for its address: its index, or -1 (out
+ * of memory). */
+static ssize_t new_site(struct tracer *t, uint64_t addr)
+{
+	struct site *g = array_grow(t->probes.sites, &t->probes.sites_cap, t->probes.nsites + 1, sizeof *g);
+	if (!g)
+		return -1;
+	t->probes.sites = g;
+	ssize_t k = (ssize_t)t->probes.nsites++;
+	memset(&g[k], 0, sizeof g[k]);
+	g[k].addr = addr;
+	return k;
+}
+
 static int add_sites(struct tracer *t, size_t probe, const struct probe_spec *info, struct xerr *e)
 {
 	struct tracer_sites found = { 0 };
@@ -228,15 +242,11 @@ static int add_sites(struct tracer *t, size_t probe, const struct probe_spec *in
 		}
 		ssize_t k = tracer_find_site(t, f->addr);
 		if (k < 0) {
-			struct site *g = array_grow(t->probes.sites, &t->probes.sites_cap, t->probes.nsites + 1, sizeof *g);
-			if (!g) {
+			k = new_site(t, f->addr);
+			if (k < 0) {
 				tracer_sites_release(&found);
 				return xerr_oom(e);
 			}
-			t->probes.sites = g;
-			k = (ssize_t)t->probes.nsites++;
-			memset(&t->probes.sites[k], 0, sizeof t->probes.sites[k]);
-			t->probes.sites[k].addr = f->addr;
 			t->probes.sites[k].inlined = f->inlined;
 			t->probes.sites[k].size = f->size;
 			t->probes.sites[k].name = f->name;
@@ -286,7 +296,7 @@ static int add_syscall_sites(struct tracer *t, size_t probe, const struct probe_
 	size_t taken = 0;
 	char taken_by[120] = "";
 	for (size_t i = 0; rc == 0 && i < found.n; i++) {
-		const struct syscall_site *f = &found.v[i];
+		struct syscall_site *f = &found.v[i];
 		ssize_t k = tracer_find_site(t, f->insn);
 		if (k >= 0 && !t->probes.sites[k].syscall_site) {
 			/* a function that begins with the call's number (a
@@ -297,20 +307,15 @@ static int add_syscall_sites(struct tracer *t, size_t probe, const struct probe_
 			continue;
 		}
 		if (k < 0) {
-			struct site *g = array_grow(t->probes.sites, &t->probes.sites_cap, t->probes.nsites + 1, sizeof *g);
-			char *name = strdup(f->function_name);
-			if (!g || !name) {
-				free(name);
+			k = new_site(t, f->insn);
+			if (k < 0) {
 				rc = xerr_oom(e);
 				break;
 			}
-			t->probes.sites = g;
-			k = (ssize_t)t->probes.nsites++;
-			memset(&t->probes.sites[k], 0, sizeof t->probes.sites[k]);
 			struct site *site = &t->probes.sites[k];
-			site->addr = f->insn;
 			site->size = f->function_size;
-			site->name = name;
+			site->name = f->function_name;   /* the site's now */
+			f->function_name = NULL;
 			site->syscall_site = true;
 			site->syscall_nr = f->nr;
 			site->function = f->function;

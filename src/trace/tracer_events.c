@@ -112,6 +112,22 @@ bool tracer_is_return_bp_addr(const struct tracer *t, uint64_t addr)
 	return false;
 }
 
+/* What an event at site is: a function's entry, or a call made at a
+ * system call's site (its number and name), and its function. */
+static enum event_kind site_event_kind(const struct site *site)
+{
+	return site->syscall_site ? EVENT_SYSCALL_SITE : EVENT_FUNCTION_ENTRY;
+}
+
+static void site_event_fields(const struct site *site, struct event *ev)
+{
+	ev->function = site->name;
+	if (site->syscall_site) {
+		ev->syscall_nr = site->syscall_nr;
+		ev->syscall_name = arch_syscall_name(site->syscall_nr);
+	}
+}
+
 int tracer_fire_counted_only(struct tracer *t, struct xerr *e)
 {
 	for (size_t i = 0; i < t->probes.nsites && i < t->ncounters && !t->sink_done; i++) {
@@ -120,16 +136,11 @@ int tracer_fire_counted_only(struct tracer *t, struct xerr *e)
 		/* (no call: no event; a map of counts then has none) */
 		if (!site->counted_only || site->bp || !c->installed || !c->count)
 			continue;
-		struct event ev = { .kind = site->syscall_site ? EVENT_SYSCALL_SITE : EVENT_FUNCTION_ENTRY, .probe = -1,
-				    .timestamp_ns = monotonic_ns() };
-		if (site->syscall_site) {
-			ev.syscall_nr = site->syscall_nr;
-			ev.syscall_name = arch_syscall_name(site->syscall_nr);
-		}
+		struct event ev = { .kind = site_event_kind(site), .probe = -1, .timestamp_ns = monotonic_ns() };
+		site_event_fields(site, &ev);
 		ev.since_start_ns = ev.timestamp_ns > t->start_ns ? ev.timestamp_ns - t->start_ns : 0;
 		ev.pid = t->pid;
 		ev.thread.id = -1;
-		ev.function = site->name;
 		ev.weighted = true;
 		ev.weight_site = (int)(i * ENTRY_COUNTER_STRATA + ENTRY_COUNTER_STRATA - 1);
 		ev.weight = (double)c->count;
@@ -166,12 +177,8 @@ static int on_entry(struct tracer *t, struct site *site, struct thread_info *th,
 	if (site->entry_probes.n && tracer_take_stack(t, th, regs, at_entry, e) < 0)
 		return -1;
 	struct event ev;
-	event_init(t, &ev, site->syscall_site ? EVENT_SYSCALL_SITE : EVENT_FUNCTION_ENTRY, th, when);
-	ev.function = site->name;
-	if (site->syscall_site) {
-		ev.syscall_nr = site->syscall_nr;
-		ev.syscall_name = arch_syscall_name(site->syscall_nr);
-	}
+	event_init(t, &ev, site_event_kind(site), th, when);
+	site_event_fields(site, &ev);
 	ev.arg = tracer_arg_lookup;
 	ev.arg_ctx = t;
 	t->cur.event_site_inlined = site->inlined;

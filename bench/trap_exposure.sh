@@ -20,7 +20,9 @@
 # polls with any thread in a trap. Beside them, the stopped share
 # xgdbprof's own report gives. BESIDE_LOOPS=N in the environment runs N
 # CPU-bound loops meanwhile (the machine under load).
-# Usage: bench/trap_exposure.sh [--rounds N] [--window SECONDS] [--only "CONFIG ..."] BUILD_DIR
+# CONFIG-other (with --compare OTHER_BUILD) runs CONFIG with the other
+# build's xgdbprof, in the same rounds.
+# Usage: bench/trap_exposure.sh [--rounds N] [--window SECONDS] [--only "CONFIG ..."] [--compare OTHER_BUILD] BUILD_DIR
 set -eu
 rounds=3
 window=6
@@ -41,8 +43,10 @@ stop_loops() { [ ${#loops[@]} -eq 0 ] || kill "${loops[@]}" 2>/dev/null || true;
 trap 'stop_loops; cleanup' EXIT
 
 measure() {
-	local config=$1 recipe
-	case "$config" in
+	local config=$1 recipe bin=$xgdbprof
+	# CONFIG-other: the same with the --compare build's xgdbprof
+	case "$config" in *-other) bin=${other_xgdbprof:?"$config needs --compare OTHER_BUILD"} ;; esac
+	case "${config%-other}" in
 	sample) recipe=(--recipe hot-cpu) ;;
 	trace-count) recipe=(-e 'function "canary_mix" { @c = count(); }') ;;
 	trace-budget) recipe=(-e 'function "canary_step" { @c = count(); }') ;;
@@ -53,7 +57,7 @@ function "canary_step" { @c = count(); }') ;;
 	esac
 	"$tmp/canary" "$tmp/status" >/dev/null 2>&1 & target_pid=$!
 	sleep 0.3
-	"$xgdbprof" -d "${window}s" -o "$tmp/out.$config.$r" "${recipe[@]}" "$target_pid" \
+	"$bin" -d "${window}s" -o "$tmp/out.$config.$r" "${recipe[@]}" "$target_pid" \
 		>"$tmp/xg.out" 2>"$tmp/xg.err" & xg_pid=$!
 	local tracer=0
 	for _ in $(seq 1 300); do

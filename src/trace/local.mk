@@ -83,14 +83,14 @@ TESTS += tests/unit/test_tracer tests/unit/test_tracer_estimate \
 	tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh tests/trace_safety.sh \
 	tests/trace_budget.sh tests/trace_registers.sh tests/gdb_lost.sh tests/exec_fork.sh tests/trace_exact.sh tests/trace_hold.sh tests/trace_estimate.sh tests/trace_args.sh \
 	tests/trace_syscalls_attach.sh tests/trace_counted.sh tests/alloc_counted.sh tests/syscall_counts.sh \
-	tests/syscall_futex.sh tests/signal_frame.sh
+	tests/syscall_futex.sh tests/signal_frame.sh tests/budget_in_place.sh
 EXTRA_DIST += tests/trace_tree.sh tests/trace_panic.sh tests/trace_syscalls.sh tests/trace_safety.sh \
 	tests/trace_budget.sh tests/trace_registers.sh tests/fixtures/regs_hot.c \
 	tests/gdb_lost.sh tests/fixtures/dlopen_loop.c tests/fixtures/dlopen_plugin.c \
 	tests/exec_fork.sh tests/fixtures/exec_later.c tests/fixtures/fork_loop.c tests/trace_exact.sh tests/trace_hold.sh \
 	tests/trace_estimate.sh tests/fixtures/steady_calls.c tests/trace_args.sh tests/fixtures/opt_args.rs \
 	tests/fixtures/opt_args_c.c tests/trace_syscalls_attach.sh tests/trace_counted.sh tests/alloc_counted.sh tests/syscall_counts.sh \
-	tests/syscall_futex.sh tests/fixtures/futex_pairs.c tests/signal_frame.sh tests/fixtures/handler_frames.c \
+	tests/syscall_futex.sh tests/fixtures/futex_pairs.c tests/signal_frame.sh tests/fixtures/handler_frames.c tests/budget_in_place.sh \
 	bench/entry_counter.sh bench/entry_counter_cost.c bench/panics.sh
 
 ## Issue 14 item 4: a hit stops only the thread that hit (non-stop tracing).

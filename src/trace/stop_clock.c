@@ -98,8 +98,9 @@ void stop_clock_resuming(struct stop_clock *c, pid_t tid, bool stepping, uint64_
 		m->valid = m->read_this_stop;
 		m->read_this_stop = false;
 		/* The stop that ends the window; gdb's step over a breakpoint
-		 * (run one instruction, stop, run again) adds one. */
-		m->expect_stops = m->tid == tid && stepping ? 2 : 1;
+		 * (run one instruction, stop, run again) adds one, to every
+		 * thread when gdb steps in place (it stops them all first). */
+		m->expect_stops = stepping && (m->tid == tid || c->steps_stop_all) ? 2 : 1;
 	}
 }
 

@@ -56,6 +56,9 @@ struct stop_clock {
 	size_t nmarks, replace_next;
 	uint64_t window_start_ns;      /* wall time of the last resume; 0 before the first */
 	pid_t window_tid;              /* the thread last resumed from a hit */
+	/* gdb steps over breakpoints in place (non-stop, displaced stepping
+	 * off): each step stops every thread once, not only the stepping one */
+	bool steps_stop_all;
 	double recent[STOP_CLOCK_RECENT];   /* exact hit windows' held-off time, ns */
 	size_t nrecent;
 	uint64_t measured, bounded;    /* hit windows measured exactly / only bounded */

@@ -340,6 +340,7 @@ static int tracer_start(struct tracer *t, struct xerr *e)
 		rc = tracer_counters_install(t, e);
 	free(arming.sys_nrs);
 	stop_clock_init(&t->duty_cycle.clock, t->pid);
+	t->duty_cycle.clock.steps_stop_all = t->probes.displaced_off;
 	if (rc == 0) {
 		struct stop_clock_window unused;
 		stop_clock_stopped(&t->duty_cycle.clock, 0, monotonic_ns(), &unused);
@@ -536,8 +537,8 @@ static int trace_event(struct tracer *t, struct session_stop *ev, uint64_t when,
 	/* Every stop is resumed, ours or not (a signal gdb reports is
 	 * delivered by the continue). */
 	t->duty_cycle.window_start_ns = monotonic_ns();
-	stop_clock_resuming(&t->duty_cycle.clock, handled ? t->cur.event_tid : 0, handled && tracer_resumes_over_breakpoint(t),
-			    t->duty_cycle.window_start_ns);
+	bool over_breakpoint = handled && tracer_resumes_over_breakpoint(t);
+	stop_clock_resuming(&t->duty_cycle.clock, handled ? t->cur.event_tid : 0, over_breakpoint, t->duty_cycle.window_start_ns);
 	/* Non-stop: only the thread of this record is stopped by it; others
 	 * stopped meanwhile have records of their own still to read. */
 	if (rc == 0 && t->non_stop && stopped_thread > 0)
@@ -546,6 +547,10 @@ static int trace_event(struct tracer *t, struct session_stop *ev, uint64_t when,
 		rc = session_resume(s, e);
 	t->duty_cycle.last_resume_ns = monotonic_ns();
 	t->duty_cycle.stopped_ns += (double)(t->duty_cycle.window_start_ns - when);
+	if (rc == 0 && over_breakpoint && t->non_stop && t->probes.displaced_off && stopped_thread > 0) {
+		t->duty_cycle.in_place_resumes_ns += (double)(t->duty_cycle.last_resume_ns - t->duty_cycle.window_start_ns);
+		t->duty_cycle.in_place_resumes++;
+	}
 	if (at_fork)
 		t->fork_stopped_ns += t->duty_cycle.stopped_ns - stopped_before_ns;
 	if (handled && t->estimates.nhit_stops < (1u << 20)) {

@@ -228,6 +228,7 @@ struct tracer_stats {
 	bool non_stop;                /* gdb non-stop mode: a hit stopped only the thread that hit */
 	bool in_place_steps;          /* non-stop, but a breakpoint sits on a RIP-relative instruction:
 				       * gdb stepped over in place, pausing the other threads meanwhile */
+	double in_place_step_ms;      /* in_place_steps: a step's pause of every other thread, mean (a lower bound) */
 	bool gdb_died;
 	struct restore_report restore;/* gdb_died: what the byte restore did */
 };

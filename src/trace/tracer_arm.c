@@ -85,6 +85,7 @@ int tracer_insert_breakpoint(struct tracer *t, uint64_t addr, bool duty, int *nu
 			return -1;
 		t->probes.displaced_off = true;
 		t->st->in_place_steps = true;
+		t->duty_cycle.clock.steps_stop_all = true;
 	}
 	if (session_break_insert(t->s, addr, number, e) < 0)
 		return -1;

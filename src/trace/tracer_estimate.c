@@ -171,6 +171,8 @@ void tracer_finish_stats(struct tracer *t, uint64_t end)
 	st->run.elapsed_s = (double)(end - t->duty_cycle.budget_start_ns) / 1e9;
 	st->arm_stopped_s = t->duty_cycle.arm_stop_ns && t->duty_cycle.budget_start_ns > t->duty_cycle.arm_stop_ns
 				    ? (double)(t->duty_cycle.budget_start_ns - t->duty_cycle.arm_stop_ns) / 1e9 : 0;
+	st->in_place_step_ms = t->duty_cycle.in_place_resumes
+				       ? t->duty_cycle.in_place_resumes_ns / 1e6 / (double)t->duty_cycle.in_place_resumes : 0;
 	st->run.stopped_s = t->duty_cycle.stopped_ns / 1e9;
 	st->run.stops = st->hits;
 	st->covered_s = tracer_budgeted(t) ? (double)t->duty_cycle.covered_ns / 1e9 : st->run.elapsed_s;
@@ -387,6 +389,9 @@ void tracer_stats_print(const struct tracer_stats *st, FILE *out)
 			: st->in_place_steps ? "the other threads ran on, but were paused while gdb stepped over a "
 					       "breakpoint on a RIP-relative instruction (gdb non-stop mode, in-place steps)"
 					     : "the other threads ran on (gdb non-stop mode)");
+	if (st->in_place_steps && st->in_place_step_ms > 0)
+		fprintf(out, "xgdbprof: a step in place paused every thread at least %.3f ms (gdb stopped them all before it "
+			"answered the continue); the held share above counts these pauses\n", st->in_place_step_ms);
 	if (st->syscalls_restarted)
 		fprintf(out, "xgdbprof: %" PRIu64 " system call%s restarted after our stops: the kernel resumed %s, so "
 			"each is counted once, with no error\n", st->syscalls_restarted,

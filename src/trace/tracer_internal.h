@@ -205,6 +205,11 @@ struct tracer_duty_cycle {
 	double gdb_hit_ns;            /* the current figure for a hit not measured */
 	double gaps[32];
 	size_t ngaps;
+	/* gdb stepping in place (probes.displaced_off): how long the
+	 * continues that started a step took to answer, which is how long gdb
+	 * took to stop every other thread first (said in the report) */
+	double in_place_resumes_ns;
+	uint64_t in_place_resumes;
 	uint64_t window_start_ns;     /* just before the last resume: the measured windows' start */
 	uint64_t last_resume_ns;      /* once the last resume was acknowledged (elapsed's t0) */
 	/* The target's CPU time (every thread, the ended ones too: the

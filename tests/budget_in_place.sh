@@ -33,19 +33,10 @@ worker_clocks() {
 CANARY=$!
 TEST_PIDS="$TEST_PIDS $CANARY"
 wait_for_file "$TMP/status"
-"$XGDBPROF" -o "$TMP/o" -d 6s -e 'function "canary_step" { @c = count(); }' "$CANARY" >"$TMP/out" 2>"$TMP/err" &
-XG=$!
-for _ in $(seq 1 600); do grep -q attached "$TMP/err" 2>/dev/null && break; sleep 0.02; done
-check "probes armed" grep -q attached "$TMP/err"
-# From the arming (reported apart) to xgdbprof's exit.
-a=$(worker_clocks "$CANARY")
-wait "$XG"
-check "xgdbprof exits 0" test $? -eq 0
-b=$(worker_clocks "$CANARY")
-sed 's/^/# /' "$TMP/err"
+clocks_around_trace worker_clocks "$CANARY" -o "$TMP/o" -d 6s -e 'function "canary_step" { @c = count(); }'
 # Each worker's stopped share: wall - on CPU - waiting for a CPU.
-shares=$(echo "$a
-$b" | awk 'NR == 1 { t0 = $1; for (i = 2; i + 2 <= NF; i += 3) { r[$i] = $(i + 1); w[$i] = $(i + 2) } }
+shares=$(echo "$CLOCKS_BEFORE
+$CLOCKS_AFTER" | awk 'NR == 1 { t0 = $1; for (i = 2; i + 2 <= NF; i += 3) { r[$i] = $(i + 1); w[$i] = $(i + 2) } }
 	NR == 2 { wall = $1 - t0; for (i = 2; i + 2 <= NF; i += 3) if ($i in r)
 		printf "%s %.1f\n", $i, 100 * (wall - ($(i + 1) - r[$i]) - ($(i + 2) - w[$i])) / wall }')
 echo "# workers' stopped shares by their own clocks (tid, %):" $shares

@@ -152,6 +152,26 @@ xg_window() {
 	return "$rc"
 }
 
+# clocks_around_trace CLOCKS TARGET XGDBPROF-ARGS...: runs xgdbprof (out
+# and err in $TMP/out, $TMP/err; err shown as comments) and reads
+# `CLOCKS TARGET` once the probes are armed (CLOCKS_BEFORE) and after
+# xgdbprof's exit (CLOCKS_AFTER): the whole traced window, the arming left
+# out (reported apart). Checks that it armed and exited 0.
+clocks_around_trace() {
+	local clocks=$1 target=$2 xg rc
+	shift 2
+	"$XGDBPROF" "$@" "$target" >"$TMP/out" 2>"$TMP/err" &
+	xg=$!
+	for _ in $(seq 1 600); do grep -q attached "$TMP/err" 2>/dev/null && break; sleep 0.02; done
+	check "probes armed" grep -q attached "$TMP/err"
+	CLOCKS_BEFORE=$("$clocks" "$target")
+	wait "$xg"
+	rc=$?
+	check "xgdbprof exits 0" test "$rc" -eq 0
+	CLOCKS_AFTER=$("$clocks" "$target")
+	sed 's/^/# /' "$TMP/err"
+}
+
 # progress_after PROGRESS COPY: copies PROGRESS once the program has
 # rewritten it since now (within 10 s; else as it is), so that the copy
 # holds every call made before now.

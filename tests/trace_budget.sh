@@ -17,19 +17,13 @@ clocks() {
 HOT=$!
 TEST_PIDS="$TEST_PIDS $HOT"
 sleep 0.3
-"$XGDBPROF" -o "$TMP/o" -d 5s --recipe func-latency -D FUNC=hot_step "$HOT" >"$TMP/out" 2>"$TMP/err" &
-XG=$!
-for _ in $(seq 1 600); do grep -q attached "$TMP/err" 2>/dev/null && break; sleep 0.02; done
-check "probes armed" grep -q attached "$TMP/err"
 # the whole traced window, from the arming to xgdbprof's exit: a hit of
 # 200 ms (a loaded CI run) overdraws the budget and keeps the probes off
 # for seconds, so a fixed 3 s part of the run read 0.2% stopped where
 # xgdbprof held the fixture 5.5% of its run
-a=$(clocks "$HOT")
-wait "$XG"
-check "xgdbprof exits 0" test $? -eq 0
-b=$(clocks "$HOT")
-sed 's/^/# /' "$TMP/err"
+clocks_around_trace clocks "$HOT" -o "$TMP/o" -d 5s --recipe func-latency -D FUNC=hot_step
+a=$CLOCKS_BEFORE
+b=$CLOCKS_AFTER
 # Stopped = neither on a CPU nor waiting for one (trace_hot never sleeps).
 true_pct=$(echo "$a $b" | awk '{ w = $4 - $1; printf "%.1f", 100 * (w - ($5 - $2) - ($6 - $3)) / w }')
 xg_pct=$(sed -n 's/^xgdbprof: traced .*target held stopped \([0-9.]*\)% of the time.*/\1/p' "$TMP/err")

@@ -89,6 +89,37 @@ done
 check "report --diff-base of deep profiles exits 0" test $? = 0 || show "$TMP/err"
 check "no temporary file after the options" no_temp_files "$TMP/out-deep100000"
 
+# A signal that ends `report` while it writes (SIGTERM from a supervisor,
+# SIGHUP from a closed terminal) removes the temporary file first, then
+# ends it as it would have. report is stopped once its temporary file
+# shows, so the signal lands mid-write. (SIGINT is not tried: a script's
+# background job ignores it, and a signal ignored stays ignored.) Left
+# behind before the fix.
+OUT=$TMP/out-signal
+mkdir -p "$OUT"
+for sig in TERM HUP; do
+	"$XGDBPROF" report -f svg -o "$OUT/sig.svg" "$P/wide.json" >/dev/null 2>&1 &
+	R=$!
+	for _ in $(seq 1 3000); do
+		[ -n "$(find "$OUT" -name '.sig.svg.*' | head -1)" ] && break
+		kill -0 "$R" 2>/dev/null || break
+		sleep 0.002
+	done
+	kill -STOP "$R" 2>/dev/null
+	if [ -n "$(find "$OUT" -name '.sig.svg.*' | head -1)" ]; then
+		kill -"$sig" "$R"
+		kill -CONT "$R"
+		wait "$R"
+		rc=$?
+		check "report ended by SIG$sig mid-write dies of it (status $rc)" test "$rc" -eq $((128 + $(kill -l "$sig")))
+		check "... and leaves no temporary file" no_temp_files "$OUT"
+	else
+		kill -CONT "$R" 2>/dev/null
+		wait "$R"
+		ok "not judged: report wrote its file before SIG$sig could land mid-write"
+	fi
+done
+
 # Over the limits: one line, exit status 2, nothing written.
 gen long $((2 * 1024 * 1024)) "$P/long.json"
 OUT=$TMP/out-long

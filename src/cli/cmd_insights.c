@@ -546,6 +546,8 @@ static int run_insights(struct insights_request *rq)
 
 int cmd_insights(int argc, char **argv)
 {
+	/* a Ctrl-C while a file is written leaves no .NAME.XXXXXX behind */
+	output_file_remove_on_signal();
 	static const struct option options[] = {
 		{ "since", required_argument, NULL, 'S' },
 		{ "until", required_argument, NULL, 'U' },

@@ -120,6 +120,8 @@ static int option_needs_format(const char *option, unsigned honoured_by)
 
 int cmd_report(int argc, char **argv)
 {
+	/* a Ctrl-C while a file is written leaves no .NAME.XXXXXX behind */
+	output_file_remove_on_signal();
 	static const struct option options[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "annotate", no_argument, NULL, 'a' },

@@ -53,6 +53,25 @@ tests_unit_test_report_insights_SOURCES = tests/unit/test_report_insights.c
 tests_unit_test_report_insights_LDADD = $(report_ldadd)
 TESTS += tests/unit/test_report_insights
 
+# The profile reader and every renderer fuzzed (issue 28 item 6): make
+# check replays the committed corpus; coverage-guided runs on demand:
+#   make fuzz-profile && ./fuzz-profile -max_total_time=600 $(srcdir)/tests/fuzz/profile-corpus
+# A unit test (no argument: that corpus), so CI replays it under ASan+UBSan
+# and valgrind as well.
+check_PROGRAMS += tests/fuzz/replay_profile
+tests_fuzz_replay_profile_SOURCES = tests/fuzz/fuzz_profile.c tests/fuzz/replay_recipe.c
+tests_fuzz_replay_profile_CPPFLAGS = $(AM_CPPFLAGS) -DREPLAY_DEFAULT_CORPUS='"tests/fuzz/profile-corpus"'
+tests_fuzz_replay_profile_LDADD = $(report_ldadd)
+TESTS += tests/fuzz/replay_profile
+EXTRA_DIST += tests/fuzz/profile-corpus
+fuzz_profile_sources = $(wildcard $(srcdir)/src/util/*.c $(srcdir)/src/procfs/*.c $(srcdir)/src/symbols/*.c $(srcdir)/src/report/*.c) \
+	src/report/pprof.pb-c.c $(srcdir)/tests/fuzz/fuzz_profile.c
+fuzz-profile: $(fuzz_profile_sources)
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined $(DEFS) $(DEFAULT_INCLUDES) \
+	  $(NO_GDB_CPPFLAGS) -I$(top_builddir)/src $(CPPFLAGS) -o $@ $(fuzz_profile_sources) $(DEP_LIBS)
+CLEANFILES += fuzz-profile
+.PHONY: fuzz-profile
+
 # `xgdbprof top`'s sliding window (src/cli/cmd_top.c draws it).
 check_PROGRAMS += tests/unit/test_top_window
 tests_unit_test_top_window_SOURCES = tests/unit/test_top_window.c

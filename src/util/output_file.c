@@ -10,12 +10,59 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+/* The temporary files open now, for a signal that ends the process
+ * (output_file_remove_on_signal): set once a file exists, cleared before
+ * its name is freed. */
+#define PENDING_MAX 8
+static char *volatile pending[PENDING_MAX];
+
+static void pending_add(char *tmp_path)
+{
+	for (size_t i = 0; i < PENDING_MAX; i++)
+		if (!pending[i]) {
+			pending[i] = tmp_path;
+			return;
+		}
+}
+
+static void pending_remove(const char *tmp_path)
+{
+	for (size_t i = 0; i < PENDING_MAX; i++)
+		if (tmp_path && pending[i] == tmp_path)
+			pending[i] = NULL;
+}
+
+static void remove_pending_and_die(int sig)
+{
+	for (size_t i = 0; i < PENDING_MAX; i++) {
+		char *p = pending[i];
+		if (p)
+			unlink(p);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void output_file_remove_on_signal(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+		struct sigaction sa = { .sa_handler = remove_pending_and_die };
+		struct sigaction old;
+		/* a signal the caller ignores (nohup, SIG_IGN for SIGPIPE) stays ignored */
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+			sigaction(sigs[i], &sa, NULL);
+	}
+}
+
 static void release(struct output_file *out)
 {
+	pending_remove(out->tmp_path);
 	free(out->path);
 	free(out->tmp_path);
 	out->path = out->tmp_path = NULL;
@@ -47,6 +94,8 @@ int output_file_open(struct output_file *out, const char *path, struct xerr *e)
 		if (fd < 0 && errno != EEXIST)
 			break;
 	}
+	if (fd >= 0)
+		pending_add(out->tmp_path);
 	if (fd < 0) {
 		int err = errno;
 		release(out);

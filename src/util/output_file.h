@@ -44,6 +44,13 @@ void output_file_abort(struct output_file *out);
 
 int output_dir_prepare(const char *dir, bool create, struct xerr *e);
 
+/* For commands that keep the default action of SIGINT, SIGTERM, SIGHUP and
+ * SIGPIPE (report, insights): such a signal first removes the temporary
+ * files open then, and then ends the process as it would have. A signal
+ * the process ignores stays ignored. Not for a run, whose own handlers
+ * detach first and write out what was collected. */
+void output_file_remove_on_signal(void);
+
 /* Whether the directory that would hold the file path ("." for a bare
  * name) exists and this process may create files in it (access(2)), so a
  * -o FILE or --metrics-file is refused before any work; false for a path

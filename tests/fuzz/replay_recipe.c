@@ -1,6 +1,8 @@
 /* replay_recipe.c — runs LLVMFuzzerTestOneInput on every file named on the
  * command line (directories are walked one level), so the fuzz corpus is
- * replayed by `make check` without libFuzzer. Exit 0 if nothing crashed. */
+ * replayed by `make check` without libFuzzer. Exit 0 if nothing crashed.
+ * Built with REPLAY_DEFAULT_CORPUS (a path under the source tree), no
+ * argument means that corpus. */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,6 +44,19 @@ static int replay_file(const char *path)
 int main(int argc, char **argv)
 {
 	int files = 0, rc = 0;
+#ifdef REPLAY_DEFAULT_CORPUS
+	/* Run by make check as a unit test (so CI runs it under ASan+UBSan
+	 * and valgrind too): no argument replays the corpus under
+	 * $TOP_SRCDIR. */
+	char default_corpus[4096];
+	char *default_argv[] = { argv[0], default_corpus, NULL };
+	if (argc == 1) {
+		const char *top = getenv("TOP_SRCDIR");
+		snprintf(default_corpus, sizeof default_corpus, "%s/%s", top ? top : ".", REPLAY_DEFAULT_CORPUS);
+		argc = 2;
+		argv = default_argv;
+	}
+#endif
 	for (int i = 1; i < argc; i++) {
 		struct stat st;
 		if (stat(argv[i], &st) < 0) {

@@ -75,6 +75,15 @@ struct session_insn {
 int session_disassemble(struct session *s, uint64_t from, uint64_t to, struct session_insn *out, size_t max,
 			struct xerr *e);
 
+/* Every instruction starting in [from, to), read in as many calls as it
+ * takes: 0 with *out (malloc'd, the caller frees it) and *n, or -1 with e. */
+int session_disassemble_all(struct session *s, uint64_t from, uint64_t to, struct session_insn **out, size_t *n,
+			    struct xerr *e);
+
+/* Whether a direct branch or call among insns[0..n) lands in (lo, hi):
+ * true, with the first such instruction's address in *from if from. */
+bool session_insns_branch_into(const struct session_insn *insns, size_t n, uint64_t lo, uint64_t hi, uint64_t *from);
+
 /* Evaluates expr in frame `frame` of thread gdb_thread, which must be
  * stopped: 0 with *value (gdb's text of the value, malloc'd: the caller
  * frees it), or -1 with gdb's message in e (e.g. an optimized-out value). */

@@ -2,7 +2,9 @@
  * breakpoints, catchpoints, disassembly and evaluation, and the stop
  * records read into struct session_stop. */
 #include "session/probes.h"
+#include "arch/insn.h"
 #include "session/session_internal.h"
+#include "util/array.h"
 #include "util/clock.h"
 
 #include "mi_record.h"
@@ -244,6 +246,54 @@ int session_disassemble(struct session *s, uint64_t from, uint64_t to, struct se
 	}
 	mi_record_free(res);
 	return (int)n;
+}
+
+int session_disassemble_all(struct session *s, uint64_t from, uint64_t to, struct session_insn **out, size_t *n,
+			    struct xerr *e)
+{
+	enum { CHUNK = 256 };
+	struct session_insn *insns = NULL;
+	size_t count = 0, cap = 0;
+	uint64_t at = from;
+	*out = NULL;
+	*n = 0;
+	while (at < to) {
+		struct session_insn *grown = array_grow(insns, &cap, count + CHUNK, sizeof *insns);
+		if (!grown) {
+			free(insns);
+			return xerr_oom(e);
+		}
+		insns = grown;
+		int got = session_disassemble(s, at, to, insns + count, CHUNK, e);
+		if (got < 0) {
+			free(insns);
+			return -1;
+		}
+		/* A full listing may have been cut: its last instruction starts
+		 * the next call (gdb gives no length), unless it was the only one. */
+		if (got < CHUNK || got < 2) {
+			count += (size_t)got;
+			break;
+		}
+		count += (size_t)got - 1;
+		at = insns[count].addr;
+	}
+	*out = insns;
+	*n = count;
+	return 0;
+}
+
+bool session_insns_branch_into(const struct session_insn *insns, size_t n, uint64_t lo, uint64_t hi, uint64_t *from)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t to;
+		if (arch_insn_direct_target(insns[i].text, &to) && to > lo && to < hi) {
+			if (from)
+				*from = insns[i].addr;
+			return true;
+		}
+	}
+	return false;
 }
 
 int session_evaluate(struct session *s, int gdb_thread, int frame, const char *expr, char **value,

@@ -131,31 +131,11 @@ static void put_rel32(uint8_t *at, uint64_t from_next, uint64_t to)
 static int branch_into(struct session *s, uint64_t site, uint64_t size, uint64_t lo, uint64_t hi, uint64_t *from,
 		       struct xerr *e)
 {
-	enum { CHUNK = 256 };
-	struct session_insn *insns = malloc(CHUNK * sizeof *insns);
-	if (!insns)
-		return xerr_oom(e);
-	uint64_t at = site, end = site + size;
-	int found = 0;
-	while (at < end && !found) {
-		int n = session_disassemble(s, at, end, insns, CHUNK, e);
-		if (n < 0) {
-			free(insns);
-			return -1;
-		}
-		for (int i = 0; i < n && !found; i++) {
-			uint64_t to;
-			if (arch_insn_direct_target(insns[i].text, &to) && to > lo && to < hi) {
-				*from = insns[i].addr;
-				found = 1;
-			}
-		}
-		/* the last one listed starts the next chunk (its length is not
-		 * given), unless it was the only one */
-		if (n < CHUNK || n < 2)
-			break;
-		at = insns[n - 1].addr;
-	}
+	struct session_insn *insns;
+	size_t n;
+	if (session_disassemble_all(s, site, site + size, &insns, &n, e) < 0)
+		return -1;
+	bool found = session_insns_branch_into(insns, n, lo, hi, from);
 	free(insns);
 	return found;
 }

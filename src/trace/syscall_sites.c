@@ -157,53 +157,14 @@ static void reject(struct syscall_sites *out, uint64_t at, const char *function,
 		snprintf(out->rejected_why, sizeof out->rejected_why, "0x%" PRIx64 " in %.60s: %s", at, function, why);
 }
 
-/* Whether a direct branch among insns[0..n) lands in (lo, hi]. */
-static bool branch_lands_in(const struct session_insn *insns, size_t n, uint64_t lo, uint64_t hi)
-{
-	for (size_t i = 0; i < n; i++) {
-		uint64_t to;
-		if (arch_insn_direct_target(insns[i].text, &to) && to > lo && to <= hi)
-			return true;
-	}
-	return false;
-}
-
 /* Confirms c's candidates through gdb's disassembly of its function, read
  * once, whole: the instructions from the entry, and every branch. */
 static int confirm(struct session *s, const struct candidate *c, struct syscall_sites *out, struct xerr *e)
 {
-	uint64_t to = c->function + c->size;
-	enum { CHUNK = 256 };
-	struct session_insn *insns = NULL;
-	size_t n = 0, cap = 0;
-	uint64_t at = c->function;
-	struct session_insn *chunk = malloc(CHUNK * sizeof *chunk);
-	if (!chunk)
-		return xerr_oom(e);
-	/* the whole run of instructions from the entry: the listing's last
-	 * one starts the next chunk */
-	while (at < to) {
-		int got = session_disassemble(s, at, to, chunk, CHUNK, e);
-		if (got < 0) {
-			free(chunk);
-			free(insns);
-			return -1;
-		}
-		int keep = got == CHUNK && got > 1 ? got - 1 : got;
-		struct session_insn *grown = array_grow(insns, &cap, n + (size_t)keep, sizeof *insns);
-		if (!grown) {
-			free(chunk);
-			free(insns);
-			return xerr_oom(e);
-		}
-		insns = grown;
-		memcpy(insns + n, chunk, (size_t)keep * sizeof *chunk);
-		n += (size_t)keep;
-		if (got < CHUNK || got < 2)
-			break;
-		at = chunk[got - 1].addr;
-	}
-	free(chunk);
+	struct session_insn *insns;
+	size_t n;
+	if (session_disassemble_all(s, c->function, c->function + c->size, &insns, &n, e) < 0)
+		return -1;
 	if (c->more)
 		reject(out, c->function, c->name, "more than 32 candidates in the function: those past them not read");
 	for (unsigned k = 0; k < c->n; k++) {
@@ -229,7 +190,7 @@ static int confirm(struct session *s, const struct candidate *c, struct syscall_
 			reject(out, c->at[k], c->name, why ? why : "no syscall follows it");
 			continue;
 		}
-		if (branch_lands_in(insns, n, c->at[k], syscall_at)) {
+		if (session_insns_branch_into(insns, n, c->at[k], syscall_at + 1, NULL)) {
 			reject(out, c->at[k], c->name, "a branch enters between the number and the syscall");
 			continue;
 		}

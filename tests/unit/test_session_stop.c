@@ -151,8 +151,29 @@ static void threads_not_stopped(void)
 	CHECK(why[0] == '\0');
 }
 
+/* A disassembly's direct branches into (lo, hi): bounds excluded, the
+ * first one's address given; indirect jumps and plain instructions not. */
+static void branch_into(void)
+{
+	const struct session_insn insns[] = {
+		{ 0x1000, "mov    $0xe,%eax" },
+		{ 0x1005, "jmp    *%rax" },
+		{ 0x1007, "jne    0x1010 <f+16>" },
+		{ 0x1009, "call   0x1020 <g>" },
+		{ 0x100e, "bnd jmp 0x1018 <f+24>" },
+	};
+	size_t n = sizeof insns / sizeof *insns;
+	uint64_t from = 0;
+	CHECK(session_insns_branch_into(insns, n, 0x1005, 0x1011, &from) && from == 0x1007);
+	CHECK(!session_insns_branch_into(insns, n, 0x1010, 0x1018, NULL));   /* both bounds excluded */
+	CHECK(session_insns_branch_into(insns, n, 0x1010, 0x1019, &from) && from == 0x100e);
+	CHECK(!session_insns_branch_into(insns, n, 0x1020, 0x2000, NULL));
+	CHECK(!session_insns_branch_into(insns, 0, 0, UINT64_MAX, NULL));
+}
+
 int main(void)
 {
+	branch_into();
 	threads_not_stopped();
 	breakpoint_hit();
 	syscalls();

@@ -42,7 +42,7 @@ tests_recipe_run_SOURCES = tests/recipe_run.c
 tests_recipe_run_LDADD = $(recipe_ldadd)
 tests_unit_test_recipe_SOURCES = tests/unit/test_recipe.c
 tests_unit_test_recipe_LDADD = $(recipe_ldadd)
-tests_fuzz_replay_recipe_SOURCES = tests/fuzz/fuzz_recipe.c tests/fuzz/replay_recipe.c
+tests_fuzz_replay_recipe_SOURCES = tests/fuzz/fuzz_recipe.c tests/fuzz/replay.c
 tests_fuzz_replay_recipe_LDADD = $(recipe_ldadd)
 
 TESTS += tests/unit/test_recipe tests/recipes.sh tests/recipe-docs.sh tests/fuzz/recipe-corpus.sh

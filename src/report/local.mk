@@ -59,7 +59,7 @@ TESTS += tests/unit/test_report_insights
 # A unit test (no argument: that corpus), so CI replays it under ASan+UBSan
 # and valgrind as well.
 check_PROGRAMS += tests/fuzz/replay_profile
-tests_fuzz_replay_profile_SOURCES = tests/fuzz/fuzz_profile.c tests/fuzz/replay_recipe.c
+tests_fuzz_replay_profile_SOURCES = tests/fuzz/fuzz_profile.c tests/fuzz/replay.c
 tests_fuzz_replay_profile_CPPFLAGS = $(AM_CPPFLAGS) -DREPLAY_DEFAULT_CORPUS='"tests/fuzz/profile-corpus"'
 tests_fuzz_replay_profile_LDADD = $(report_ldadd)
 TESTS += tests/fuzz/replay_profile

@@ -7,6 +7,9 @@
  * deep is enough for libFuzzer corpora, but subdirectories are followed too).
  * Exits 0 when every input ran, 1 if an argument cannot be read or none was
  * given. A crash or sanitizer report in the target fails the test by itself.
+ * Built with REPLAY_DEFAULT_CORPUS (a path under the source tree), no
+ * argument means $TOP_SRCDIR/that path: make check can then run it as a unit
+ * test, which CI runs under ASan+UBSan and valgrind too.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -98,6 +101,16 @@ static int replay_path(const char *path)
 
 int main(int argc, char **argv)
 {
+#ifdef REPLAY_DEFAULT_CORPUS
+	char corpus[4096];
+	char *with_corpus[] = { argv[0], corpus, NULL };
+	if (argc == 1) {
+		const char *top = getenv("TOP_SRCDIR");
+		snprintf(corpus, sizeof corpus, "%s/%s", top ? top : ".", REPLAY_DEFAULT_CORPUS);
+		argc = 2;
+		argv = with_corpus;
+	}
+#endif
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s FILE_OR_DIR...\n", argv[0]);
 		return 1;

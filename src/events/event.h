@@ -29,12 +29,12 @@
  *  thread           the thread concerned: id (TID), name, state letter as in
  *                   /proc/PID/task/TID/stat ('R', 'S', 'D', ...).
  *  stack            the thread's stack, leaf first; NULL if none was taken.
- *  cpu_ns           SAMPLE: the thread's on-CPU nanoseconds (schedstat) since
- *                   its previous sample, or since the run began (its birth
- *                   if later): what this sample stands for in a CPU-time
- *                   profile. A stop left out (a waiting call, a later call's
- *                   return) or a round that passed the thread over hands
- *                   its CPU on to the thread's next sample.
+ *  cpu_ns           SAMPLE: the thread's on-CPU nanoseconds (schedstat) in
+ *                   the round before this sample (since its birth if later):
+ *                   what this sample stands for in a CPU-time profile. The
+ *                   CPU of a round that gave the thread no sample (a stop
+ *                   left out, the thread passed over) is spread over all
+ *                   its samples at the run's end (weight_only events).
  *  weighted, weight_site, weight  FUNCTION_ENTRY at a site counted in the
  *                   target: its index, and the calls per hit there so far.
  *  walk             SAMPLE: the machine PCs behind the stack (the fast
@@ -127,8 +127,9 @@ struct event {
 	bool weighted;
 	int weight_site;
 	double weight, sum_weight;
-	/* SAMPLE at a run's end: the CPU a thread used after its last kept
-	 * sample (cpu_ns), on that sample's stack. It is weight, not a sample:
+	/* SAMPLE at a run's end: a share of the CPU a thread used in rounds
+	 * that gave it no sample and after its last tick (cpu_ns), on one of
+	 * its samples' stacks, in proportion to their weights. Weight, not a sample:
 	 * recipes add it only to sums of thread.cpu_ns, and no sample count
 	 * grows (sampler.c, weigh_tails). */
 	bool weight_only;

@@ -20,7 +20,7 @@ static const struct recipe_builtin builtins[] = {
 	{"thread.wait", B_THREAD_WAIT, T_STR, -1, THREAD_PROBES, THREADS, 0,
 	 "why the thread is off the CPU, from the system call it sits in"},
 	{"thread.cpu_ns", B_THREAD_CPU_NS, T_INT, -1, PROBE_BIT(PROBE_SAMPLE), "sample probes", 0,
-	 "on-CPU ns the thread used since its previous sample"},
+	 "on-CPU ns the thread used in the round before this sample"},
 	{"cpu", B_CPU, T_INT, -1, THREAD_PROBES, THREADS, 0, "the CPU the thread last ran on"},
 	{"pid", B_PID, T_INT, -1, ALL_PROBES, NULL, 0, "the target's process id"},
 	{"nsecs", B_NSECS, T_INT, -1, ALL_PROBES, NULL, 0, "a monotonic timestamp, ns"},

@@ -183,7 +183,7 @@ static void print_timing(FILE *out, const struct report_model *m)
 }
 
 /* A CPU-time profile (hot-cpu: each sample weighs its thread's on-CPU ns
- * since its previous sample): weights print as CPU milliseconds. */
+ * in the round before it): weights print as CPU milliseconds. */
 static bool cpu_ns_weights(const struct report_model *m)
 {
 	return report_cpu_weighted(m->profile);

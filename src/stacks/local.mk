@@ -9,7 +9,9 @@ src_stacks_libstacks_a_SOURCES = \
 	src/stacks/sampler_policy.c \
 	src/stacks/sampler.h \
 	src/stacks/unwind.c \
-	src/stacks/unwind.h
+	src/stacks/unwind.h \
+	src/stacks/weighed.c \
+	src/stacks/weighed.h
 
 check_PROGRAMS += tests/unit/test_sampler_policy
 tests_unit_test_sampler_policy_SOURCES = tests/unit/test_sampler_policy.c

@@ -32,31 +32,12 @@ void sampler_stack_release(struct stack *st)
 	st->nframes = 0;
 }
 
-/* Copies the sample t hands on now into t->kept, reusing its frames'
- * buffer. */
-static int keep_sample(struct tracked_thread *t, char state, const char *wait, struct xerr *e)
-{
-	if (t->stack.nframes > t->kept_cap) {
-		struct frame *grown = realloc(t->kept.frames, t->stack.nframes * sizeof *grown);
-		if (!grown)
-			return xerr_oom(e);
-		t->kept.frames = grown;
-		t->kept_cap = t->stack.nframes;
-	}
-	if (t->stack.nframes)
-		memcpy(t->kept.frames, t->stack.frames, t->stack.nframes * sizeof *t->kept.frames);
-	t->kept.nframes = t->stack.nframes;
-	t->kept_state = state;
-	t->kept_wait = wait;
-	return 0;
-}
-
-/* A thread gone with CPU after its last kept sample: that sample's stack
- * moves to the run's pending tails. False when there is none to weigh it
- * on (or no memory): the CPU stays unsampled. */
+/* A gone thread's stacks and its CPU they do not weigh move to the run's
+ * pending tails. False when it has none to weigh it on (or no memory): the
+ * CPU stays unsampled. */
 static bool keep_gone_tail(struct sampler *sp, struct tracked_thread *gone)
 {
-	if (gone->kept.nframes == 0)
+	if (gone->weighed.n == 0)
 		return false;
 	if (sp->ngone_tails == sp->gone_tails_cap) {
 		size_t cap = sp->gone_tails_cap ? 2 * sp->gone_tails_cap : 16;
@@ -67,12 +48,21 @@ static bool keep_gone_tail(struct sampler *sp, struct tracked_thread *gone)
 		sp->gone_tails_cap = cap;
 	}
 	struct gone_tail *g = &sp->gone_tails[sp->ngone_tails++];
-	*g = (struct gone_tail){ .tid = gone->tid, .state = gone->kept_state, .wait = gone->kept_wait,
-				 .stack = gone->kept, .cpu_ns = gone->tick_runtime_ns - gone->sample_base_ns };
+	*g = (struct gone_tail){ .tid = gone->tid, .weighed = gone->weighed, .pool_ns = gone->pool_ns };
 	snprintf(g->name, sizeof g->name, "%s", gone->proc.name);
-	gone->kept = (struct stack){0};
-	gone->kept_cap = 0;
+	gone->weighed = (struct weighed_stacks){0};
 	return true;
+}
+
+/* What a thread ran since its last sample and before this tick: CPU of
+ * rounds that gave it no sample. Into its pool, not onto its next sample
+ * (weighed.h says why). */
+static void pool_unweighed(struct tracked_thread *t, uint64_t upto)
+{
+	if (t->sample_base_ns != UINT64_MAX && upto > t->sample_base_ns) {
+		t->pool_ns += upto - t->sample_base_ns;
+		t->sample_base_ns = upto;
+	}
 }
 
 /* Updates the thread table from /proc; marks which threads to sample and
@@ -111,6 +101,7 @@ static int plan_tick(struct sampler *sp, struct xerr *e)
 		t->seen = true;
 		t->last_seen_ns = now;
 		t->proc = listing[k];
+		pool_unweighed(t, t->tick_runtime_ns);
 		uint64_t runtime, queued;
 		t->sched_ok = proc_thread_sched_ns(pid, t->tid, &runtime, &queued) == 0;
 		if (!t->sched_ok && t->have_tick_runtime) {
@@ -181,13 +172,14 @@ static int plan_tick(struct sampler *sp, struct xerr *e)
 			sp->threads[kept++] = sp->threads[i];
 		else {
 			struct tracked_thread *gone = &sp->threads[i];
-			if (gone->tick_runtime_ns > gone->sample_base_ns && !keep_gone_tail(sp, gone)) {
-				sp->unsampled_gone_ns += gone->tick_runtime_ns - gone->sample_base_ns;
+			pool_unweighed(gone, gone->tick_runtime_ns);
+			if (gone->pool_ns > 0 && !keep_gone_tail(sp, gone)) {
+				sp->unsampled_gone_ns += gone->pool_ns;
 				sp->unsampled_gone_threads++;
 			}
 			sampler_fold_thread_shares(sp, &sp->threads[i], sp->threads[i].last_seen_ns, 1000000000u);
 			sampler_stack_release(&sp->threads[i].stack);
-			sampler_stack_release(&sp->threads[i].kept);
+			weighed_release(&sp->threads[i].weighed);
 			unwinder_capture_release(&sp->threads[i].capture);
 		}
 	}
@@ -240,7 +232,8 @@ void sampler_on_cpu_when_asked(const struct sampler *sp, struct tracked_thread *
 	 * path, the kernel's futex entry: CPU time perf counts there), not
 	 * held up behind a thread of ours as in all-stop. Kept whole: capping
 	 * them with sampler_landing_kept's kernel-time allowance passes their
-	 * CPU time to the thread's next sample, and the flat profile drifts
+	 * CPU time to the thread's next sample (as it was then; its pool now,
+	 * weighed.h), and the flat profile drifts
 	 * from perf's (bench/README.md, "Figures behind the code"). */
 	else if (t->waiting_in && strcmp(t->waiting_in, "futex") == 0 && session_non_stop(sp->session)) {
 		t->waiting_in = NULL;
@@ -320,11 +313,11 @@ static void sampler_teardown(struct sampler *sp)
 {
 	for (size_t i = 0; i < sp->nthreads; i++) {
 		sampler_stack_release(&sp->threads[i].stack);
-		sampler_stack_release(&sp->threads[i].kept);
+		weighed_release(&sp->threads[i].weighed);
 		unwinder_capture_release(&sp->threads[i].capture);
 	}
 	for (size_t i = 0; i < sp->ngone_tails; i++)
-		sampler_stack_release(&sp->gone_tails[i].stack);
+		weighed_release(&sp->gone_tails[i].weighed);
 	free(sp->gone_tails);
 	free(sp->threads);
 	free(sp->pc_buffer);
@@ -560,7 +553,7 @@ static int one_thread_at_a_time(struct sampler *sp, struct sampler_stats *st, st
 			 * program's other threads do: phase_mix's lock phase,
 			 * where the other worker sleeps on the lock, came out 8.6
 			 * points over beside two CPU loops. Not stopped either
-			 * way; its CPU time goes to its next sample. */
+			 * way; its CPU time goes to its pool (weighed.h). */
 			if (t->on_cpu_at_ask == 0) {
 				t->walk = t->wanted = false;
 				st->off_cpu_when_asked++;
@@ -708,8 +701,8 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, const str
 				 * code it landed in is, nearly always, the code it
 				 * was in (a copy into new memory faults every 4 KiB),
 				 * the kernel is not. Kept, without the marker: left
-				 * out, its CPU went to the thread's next sample, in
-				 * another phase (issue 32: phase_mix's compute 28%
+				 * out, its CPU went to the thread's next sample (its
+				 * pool now, weighed.h), in another phase (issue 32: phase_mix's compute 28%
 				 * of the stacks against its truth of 25.6%). */
 				st->landed_late++;
 				st->landed_late_fault++;
@@ -722,9 +715,10 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, const str
 			/* Stopped by ptrace when /proc was read: by us (gdb stopping
 			 * the target), not a wait of the program's. */
 			state = t->waiting_in ? 'S' : 'R';
-		/* What it ran since its previous sample, as /proc said before this
-		 * round's stops: left-out stops and passed-over rounds carried
-		 * their CPU here. */
+		/* What it ran since the previous tick, as /proc said before this
+		 * round's stops. Left-out stops and passed-over rounds pooled
+		 * theirs (pool_unweighed), spread over all its samples at the
+		 * end. */
 		uint64_t cpu_ns = t->tick_runtime_ns > t->sample_base_ns ? t->tick_runtime_ns - t->sample_base_ns : 0;
 		t->sample_base_ns = t->tick_runtime_ns > t->sample_base_ns ? t->tick_runtime_ns : t->sample_base_ns;
 		sp->sampled_cpu_ns += cpu_ns;
@@ -745,56 +739,72 @@ static int sampler_round(struct sampler *sp, struct sampler_stats *st, const str
 		int taken = event_sink_take(sink, &ev, e);
 		if (taken != 0)
 			return taken < 0 ? -1 : ROUND_SINK_DONE;
-		if (!sp->snapshot && keep_sample(t, ev.thread.state, ev.thread.wait, e) < 0)
+		if (!sp->snapshot && weighed_add(&t->weighed, &t->stack, ev.thread.state, ev.thread.wait, marker != NULL,
+						 cpu_ns, e) < 0)
 			return -1;
 	}
 	return ROUND_ON;
 }
 
-static int take_tail(struct sampler *sp, const struct event_sink *sink, pid_t tid, const char *name, char state,
-		     const char *wait, const struct stack *stack, uint64_t cpu_ns, uint64_t now, struct xerr *e)
+/* Spreads pool_ns over a thread's weighed stacks in proportion, as
+ * weight-only samples. Returns 0, 1 when the sink is done, or -1. */
+static int spread_pool(struct sampler *sp, const struct event_sink *sink, pid_t tid, const char *name,
+		       const struct weighed_stacks *w, uint64_t pool_ns, uint64_t now, struct xerr *e)
 {
-	sp->sampled_cpu_ns += cpu_ns;
-	struct event ev = {
-		.kind = EVENT_SAMPLE, .probe = -1, .timestamp_ns = now, .cpu_ns = cpu_ns, .weight_only = true,
-		.since_start_ns = now - sp->start_ns, .pid = session_pid(sp->session), .cpu = -1,
-		.thread = { .id = tid, .name = name, .state = state, .wait = wait },
-		.stack = stack, .walk = { .reused = true, .partial_regs_agree = -1 },
-	};
-	return event_sink_take(sink, &ev, e);
+	uint64_t before = 0;
+	for (size_t i = 0; i < w->n && pool_ns > 0; i++) {
+		uint64_t cpu_ns = weighed_spread_next(w, i, pool_ns, &before);
+		if (cpu_ns == 0)
+			continue;
+		const struct weighed_stack *ws = &w->v[i];
+		sp->sampled_cpu_ns += cpu_ns;
+		if (ws->kernel && sp->stats)
+			sp->stats->cpu_sampled_kernel_s += (double)cpu_ns / 1e9;
+		struct event ev = {
+			.kind = EVENT_SAMPLE, .probe = -1, .timestamp_ns = now, .cpu_ns = cpu_ns, .weight_only = true,
+			.since_start_ns = now - sp->start_ns, .pid = session_pid(sp->session), .cpu = -1,
+			.thread = { .id = tid, .name = name, .state = ws->state, .wait = ws->wait },
+			.stack = &ws->stack, .walk = { .reused = true, .partial_regs_agree = -1 },
+		};
+		int taken = event_sink_take(sink, &ev, e);
+		if (taken != 0)
+			return taken;
+	}
+	return 0;
 }
 
-/* At a run's end: the CPU each thread used after its last kept sample, as
- * the kernel counts it, weighed on that sample's stack. Each sample weighs
- * the CPU since the thread's previous one, so without this a thread's CPU
- * after its last kept sample is in no sample, and a thread whose last stops
- * were left out (landing at a later call's return) loses its share of the
- * profile (issue 32: tests/cpu_weight.sh under load, 22.9% of the profile
- * for 49.6% of the CPU). With it each thread's weight is its CPU from its
- * first listing on. Returns 0, 1 when the sink is done, or -1. */
+/* At a run's end: the CPU of the rounds that gave each thread no sample,
+ * and what it ran after its last tick, as the kernel counts it, spread over
+ * its samples' stacks in proportion to their weights. A sample weighs the
+ * CPU of the round before it; without the spread a thread's CPU in those
+ * rounds is in no sample, and a thread whose stops were mostly left out
+ * loses its share of the profile (issue 32: tests/cpu_weight.sh under load,
+ * 22.9% of the profile for 49.6% of the CPU). Put on its next sample
+ * instead, as before 2026-12-07, that CPU went to code other than where
+ * the left-out rounds were (weighed.h). With it each thread's weight is
+ * its CPU from its first listing on. Returns 0, 1 when the sink is done,
+ * or -1. */
 static int weigh_tails(struct sampler *sp, const struct event_sink *sink, struct xerr *e)
 {
 	pid_t pid = session_pid(sp->session);
 	uint64_t now = monotonic_ns();
 	for (size_t i = 0; i < sp->ngone_tails; i++) {
-		const struct gone_tail *g = &sp->gone_tails[i];
-		int taken = take_tail(sp, sink, g->tid, g->name, g->state, g->wait, &g->stack, g->cpu_ns, now, e);
+		struct gone_tail *g = &sp->gone_tails[i];
+		int taken = spread_pool(sp, sink, g->tid, g->name, &g->weighed, g->pool_ns, now, e);
 		if (taken != 0)
 			return taken;
+		g->pool_ns = 0;
 	}
 	for (size_t i = 0; i < sp->nthreads; i++) {
 		struct tracked_thread *t = &sp->threads[i];
-		if (t->kept.nframes == 0 || t->sample_base_ns == UINT64_MAX)
+		if (t->weighed.n == 0 || t->sample_base_ns == UINT64_MAX)
 			continue;
 		uint64_t runtime = t->have_tick_runtime ? proc_thread_runtime_ns(pid, t->tid) : 0;
-		uint64_t upto = runtime > t->tick_runtime_ns ? runtime : t->tick_runtime_ns;
-		if (upto <= t->sample_base_ns)
-			continue;
-		int taken = take_tail(sp, sink, t->tid, t->proc.name, t->kept_state, t->kept_wait, &t->kept,
-				      upto - t->sample_base_ns, now, e);
+		pool_unweighed(t, runtime > t->tick_runtime_ns ? runtime : t->tick_runtime_ns);
+		int taken = spread_pool(sp, sink, t->tid, t->proc.name, &t->weighed, t->pool_ns, now, e);
 		if (taken != 0)
 			return taken;
-		t->sample_base_ns = upto;
+		t->pool_ns = 0;
 	}
 	return 0;
 }
@@ -927,9 +937,9 @@ static void finish_thread_figures(struct sampler *sp, struct sampler_stats *st)
 		uint64_t runtime = t->have_tick_runtime ? proc_thread_runtime_ns(pid, t->tid) : 0;
 		if (runtime > t->tick_runtime_ns)
 			sp->seen_cpu_ns += runtime - t->tick_runtime_ns;
-		uint64_t upto = runtime > t->tick_runtime_ns ? runtime : t->tick_runtime_ns;
-		if (upto > t->sample_base_ns && t->sample_base_ns != UINT64_MAX) {
-			st->cpu_unsampled_listed_s += (double)(upto - t->sample_base_ns) / 1e9;
+		pool_unweighed(t, runtime > t->tick_runtime_ns ? runtime : t->tick_runtime_ns);
+		if (t->pool_ns > 0) {   /* not spread: no sample to weigh it on, or the sink ended first */
+			st->cpu_unsampled_listed_s += (double)t->pool_ns / 1e9;
 			st->cpu_unsampled_threads++;
 		}
 	}

@@ -11,6 +11,7 @@
 #define XGDBPROF_SAMPLER_INTERNAL_H
 
 #include "stacks/sampler.h"
+#include "stacks/weighed.h"
 
 #include "arch/regs.h"
 #include "arch/syscalls.h"
@@ -103,25 +104,21 @@ struct tracked_thread {
 	bool planned;             /* wanted by this tick's plan, before the budget had its say */
 	bool busy;                /* used at least 5% of a CPU since the previous tick, in any state */
 	uint64_t stops;           /* times we stopped it */
-	uint64_t sample_base_ns;  /* on-CPU ns its samples so far stand for: the next one stands for the rest */
-	/* Its last sample handed on (stack copied, frames' strings shared):
-	 * the CPU it uses after that sample goes there at the run's end
-	 * (sampler.c, weigh_tails). nframes 0: none yet. */
-	struct stack kept;
-	size_t kept_cap;
-	char kept_state;
-	const char *kept_wait;
+	uint64_t sample_base_ns;  /* on-CPU ns accounted for (weighed or pooled): a sample this tick weighs the rest */
+	/* What it ran in rounds that gave it no sample, and the stacks its
+	 * samples were handed on with: the pool is spread over them in
+	 * proportion at the run's end (weighed.h; sampler.c, weigh_tails). */
+	uint64_t pool_ns;
+	struct weighed_stacks weighed;
 };
 
-/* The CPU of a thread gone since its last kept sample: weighed on that
- * sample's stack at the run's end (weigh_tails). */
+/* A thread gone with CPU its samples do not weigh: spread over them at
+ * the run's end (weigh_tails). */
 struct gone_tail {
 	pid_t tid;
 	char name[32];
-	char state;
-	const char *wait;
-	struct stack stack;       /* owned (the thread's kept copy, moved) */
-	uint64_t cpu_ns;
+	struct weighed_stacks weighed;  /* owned (the thread's, moved) */
+	uint64_t pool_ns;
 };
 
 struct sampler {

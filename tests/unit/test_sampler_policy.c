@@ -375,8 +375,74 @@ static void test_budget_missed(void)
 	CHECK(st.run.notes.n == 0);
 }
 
+/* weighed.h: one entry a distinct stack (pcs, names, inlining and the
+ * sample's state), weights summed; the pool spread in proportion to the
+ * weights (to the sample counts when all weigh 0), to the nanosecond; at
+ * most WEIGHED_STACKS_MAX entries, the spread still whole. */
+static void test_weighed_spread(void)
+{
+	struct frame a[2] = { { .pc = 0x1000, .function = "leaf_a" }, { .pc = 0x2000, .function = "main" } };
+	struct frame b[2] = { { .pc = 0x1100, .function = "leaf_b" }, { .pc = 0x2000, .function = "main" } };
+	struct stack sa = { 2, a }, sb = { 2, b };
+	struct weighed_stacks w = {0};
+	struct xerr e;
+	CHECK(weighed_add(&w, &sa, 'R', "running", false, 100, &e) == 0);
+	CHECK(weighed_add(&w, &sb, 'R', "running", true, 300, &e) == 0);
+	CHECK(weighed_add(&w, &sa, 'R', "running", false, 0, &e) == 0);
+	CHECK(w.n == 2 && w.v[0].samples == 2 && w.v[0].cpu_ns == 100 && w.v[1].cpu_ns == 300);
+	CHECK(w.cpu_ns == 400 && w.samples == 3 && w.v[1].kernel);
+	/* the entry owns its frames: the caller's may change */
+	a[0].pc = 0x1001;
+	CHECK(w.v[0].stack.frames[0].pc == 0x1000);
+	uint64_t before = 0;
+	CHECK(weighed_spread_next(&w, 0, 1000, &before) == 250);
+	CHECK(weighed_spread_next(&w, 1, 1000, &before) == 750);
+	/* rounding: the shares sum to the pool */
+	struct weighed_stacks thirds = {0};
+	struct frame c[1] = { { .pc = 0x3000, .function = "c" } };
+	struct stack sc = { 1, c };
+	for (int k = 0; k < 3; k++) {
+		c[0].pc = 0x3000 + (uint64_t)k;
+		CHECK(weighed_add(&thirds, &sc, 'R', "running", false, 7, &e) == 0);
+	}
+	CHECK(thirds.n == 3);
+	before = 0;
+	uint64_t sum = 0;
+	for (size_t i = 0; i < thirds.n; i++)
+		sum += weighed_spread_next(&thirds, i, 1001, &before);
+	CHECK(sum == 1001);
+	/* another state is another entry */
+	CHECK(weighed_add(&thirds, &sc, 'S', "futex", false, 0, &e) == 0);
+	CHECK(thirds.n == 4);
+	weighed_release(&thirds);
+	CHECK(thirds.n == 0 && thirds.v == NULL);
+	/* weights all 0: by sample counts */
+	struct weighed_stacks zero = {0};
+	CHECK(weighed_add(&zero, &sa, 'R', "running", false, 0, &e) == 0);
+	CHECK(weighed_add(&zero, &sa, 'R', "running", false, 0, &e) == 0);
+	CHECK(weighed_add(&zero, &sb, 'R', "running", false, 0, &e) == 0);
+	before = 0;
+	CHECK(weighed_spread_next(&zero, 0, 90, &before) == 60);
+	CHECK(weighed_spread_next(&zero, 1, 90, &before) == 30);
+	weighed_release(&zero);
+	/* the cap: the stacks beyond it are not recorded; the spread is whole */
+	struct weighed_stacks many = {0};
+	for (uint64_t k = 0; k < WEIGHED_STACKS_MAX + 5; k++) {
+		c[0].pc = 0x10000 + k;
+		CHECK(weighed_add(&many, &sc, 'R', "running", false, 1 + k % 3, &e) == 0);
+	}
+	CHECK(many.n == WEIGHED_STACKS_MAX);
+	before = sum = 0;
+	for (size_t i = 0; i < many.n; i++)
+		sum += weighed_spread_next(&many, i, 123456789, &before);
+	CHECK(sum == 123456789);
+	weighed_release(&many);
+	weighed_release(&w);
+}
+
 int main(void)
 {
+	test_weighed_spread();
 	test_budget_missed();
 	test_thread_share();
 	test_fold_thread_shares();

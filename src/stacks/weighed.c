@@ -1,0 +1,99 @@
+/* weighed.c — a thread's distinct sampled stacks and their weights
+ * (weighed.h). */
+#include "config.h"
+#include "stacks/weighed.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	/* FNV-1a over the value's bytes */
+	for (int k = 0; k < 8; k++) {
+		h ^= (v >> (8 * k)) & 0xff;
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static uint64_t stack_key(const struct stack *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t f = 0; f < s->nframes; f++) {
+		h = mix(h, s->frames[f].pc);
+		h = mix(h, (uint64_t)(uintptr_t)s->frames[f].function);
+		h = mix(h, s->frames[f].inlined);
+	}
+	return mix(h, s->nframes);
+}
+
+static bool same_frames(const struct stack *a, const struct stack *b)
+{
+	if (a->nframes != b->nframes)
+		return false;
+	for (size_t f = 0; f < a->nframes; f++) {
+		const struct frame *x = &a->frames[f], *y = &b->frames[f];
+		if (x->pc != y->pc || x->function != y->function || x->inlined != y->inlined || x->line != y->line)
+			return false;
+	}
+	return true;
+}
+
+int weighed_add(struct weighed_stacks *w, const struct stack *stack, char state, const char *wait, bool kernel,
+		uint64_t cpu_ns, struct xerr *e)
+{
+	uint64_t key = stack_key(stack);
+	for (size_t i = w->n; i-- > 0;)
+		if (w->v[i].key == key && w->v[i].state == state && same_frames(&w->v[i].stack, stack)) {
+			w->v[i].cpu_ns += cpu_ns;
+			w->v[i].samples++;
+			w->cpu_ns += cpu_ns;
+			w->samples++;
+			return 0;
+		}
+	if (w->n == WEIGHED_STACKS_MAX)
+		return 0;
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 8;
+		struct weighed_stack *grown = realloc(w->v, cap * sizeof *grown);
+		if (!grown)
+			return xerr_oom(e);
+		w->v = grown;
+		w->cap = cap;
+	}
+	struct frame *frames = NULL;
+	if (stack->nframes) {
+		frames = malloc(stack->nframes * sizeof *frames);
+		if (!frames)
+			return xerr_oom(e);
+		memcpy(frames, stack->frames, stack->nframes * sizeof *frames);
+	}
+	w->v[w->n++] = (struct weighed_stack){ .stack = { .nframes = stack->nframes, .frames = frames }, .key = key,
+					       .state = state, .wait = wait, .kernel = kernel, .cpu_ns = cpu_ns,
+					       .samples = 1 };
+	w->cpu_ns += cpu_ns;
+	w->samples++;
+	return 0;
+}
+
+uint64_t weighed_spread_next(const struct weighed_stacks *w, size_t i, uint64_t pool_ns, uint64_t *before)
+{
+	if (i >= w->n)
+		return 0;
+	bool by_cpu = w->cpu_ns > 0;
+	uint64_t whole = by_cpu ? w->cpu_ns : w->samples;
+	uint64_t own = by_cpu ? w->v[i].cpu_ns : w->v[i].samples;
+	/* Shares by cumulative rounding, so they sum to pool_ns exactly. */
+	unsigned __int128 lo = (unsigned __int128)*before * pool_ns / whole;
+	*before += own;
+	unsigned __int128 hi = (unsigned __int128)*before * pool_ns / whole;
+	return (uint64_t)(hi - lo);
+}
+
+void weighed_release(struct weighed_stacks *w)
+{
+	for (size_t i = 0; i < w->n; i++)
+		free(w->v[i].stack.frames);
+	free(w->v);
+	*w = (struct weighed_stacks){0};
+}

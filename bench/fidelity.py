@@ -7,6 +7,7 @@ over the same time (bench/fidelity.sh runs both; tests/fidelity.sh too).
         PERF_SCRIPT: `perf script -F comm,tid,ip,sym,dso` of `perf record
         -F 499 -g` over S seconds (default: xgdbprof's duration)
         PROFILE_JSON: the profile.json of xgdbprof's run (hot-cpu recipe)
+        Either may be "A+B": several windows of the same process, summed
         prints "key value" lines, then with --top N the N functions with the
         most self time in either profile, side by side. Busy threads: those
         whose name matches REGEX (default ^worker-, kvservice's workers).
@@ -144,7 +145,13 @@ def normalize(name):
 
 def read_perf(path):
     """Yields (thread name, user frames, kernel frames) per sample of a
-    `perf script -F comm,tid,ip,sym,dso` listing, frames leaf first."""
+    `perf script -F comm,tid,ip,sym,dso` listing, frames leaf first; of
+    each listing in turn for "A+B"."""
+    for part in path.split("+"):
+        yield from read_one_perf(part)
+
+
+def read_one_perf(path):
     comm = None
     user, kernel = [], []
     with open(path, errors="replace") as f:
@@ -187,6 +194,22 @@ def perf_profile(path, threads=None):
 
 
 def our_profile(path):
+    """The flat profile of a profile.json; of several summed for "A+B"
+    (their stack counts and durations summed, other meta the first's)."""
+    flat, per_thread, lock_wait, total, meta = one_profile(path.split("+")[0])
+    for part in path.split("+")[1:]:
+        f2, t2, l2, n2, m2 = one_profile(part)
+        flat.update(f2)
+        per_thread.update(t2)
+        lock_wait, total = lock_wait + l2, total + n2
+        meta["samples_per_thread"].update(m2["samples_per_thread"])
+        for key in ("thread_samples", "duration_actual_s"):
+            if meta.get(key) is not None and m2.get(key) is not None:
+                meta[key] += m2[key]
+    return flat, per_thread, lock_wait, total, meta
+
+
+def one_profile(path):
     with open(path) as f:
         profile = json.load(f)
     frames = profile["frames"]

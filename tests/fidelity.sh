@@ -2,11 +2,12 @@
 # Does hot-cpu tell the truth on a realistic service (issue 13)? xgdbprof's
 # hot-cpu and `perf record -F 499 -g` sample the kvservice fixture (2 busy
 # workers among 11 threads, parking_lot locks, malloc churn, a B-tree store)
-# at the same time; their flat self-time profiles must overlap >= 60% at
-# symbol level (bench/fidelity.py: kernel frames left out, names normalized)
-# and the #1 hottest path's headline must name the fixture's own code. Loose
-# bounds on purpose (the bench, bench/fidelity.sh, measures the real figures):
-# (see the threshold below for why 60% and not the issue's 70% yet).
+# at the same time; their flat self-time profiles must overlap >= 70% at
+# symbol level (bench/fidelity.py: kernel frames left out, names normalized),
+# within 8 points of what a sampler without bias reaches with as many
+# stacks, with no function perf gives >= 5% outside 2x of ours (issue 32),
+# and the #1 hottest path's headline must name the fixture's own code. The
+# bench, bench/fidelity.sh, measures the figures over rounds.
 # Also checks the fixture itself: both manglings built, its counters advance,
 # and it runs free after the profile.
 . "$TOP_SRCDIR/tests/lib.sh" || exit 99
@@ -16,7 +17,7 @@ require_tool python3 python3
 perf record -F 99 -g -o "$TMP/probe.data" -- sleep 0.1 >"$TMP/probe.log" 2>&1 ||
 	skip_test "perf cannot record here ($(tail -n 1 "$TMP/probe.log")); run as root or lower kernel.perf_event_paranoid"
 ANALYSE="python3 $TOP_SRCDIR/bench/fidelity.py"
-WINDOW=20
+WINDOW=30   # ~400 stacks at the default rate: issue 32 judges at >= 300
 
 # --- The fixture: both builds, its own counters -----------------------------
 check "kvservice (legacy mangling) was built" test -x "$FIXTURES/kvservice"
@@ -26,7 +27,7 @@ check "the two builds differ only in mangling: legacy names kvstore's functions 
 	       nm '$FIXTURES/kvservice-v0' | grep -q ' _R.*7kvstore4tree.*4Tree6insert' &&
 	       ! nm '$FIXTURES/kvservice-v0' | grep -q ' _ZN7kvstore'"
 
-"$FIXTURES/kvservice" 90 --progress "$TMP/kv.progress" >/dev/null &
+"$FIXTURES/kvservice" 120 --progress "$TMP/kv.progress" >/dev/null &
 KV=$!
 TEST_PIDS="$TEST_PIDS $KV"
 wait_for_file "$TMP/kv.progress"
@@ -36,20 +37,24 @@ check "its progress file counts Tree::insert and Tree::get calls" \
 	sh -c "grep -q '^kvstore::tree::Tree::insert [1-9]' '$TMP/kv.progress' && grep -q '^kvstore::tree::Tree::get [1-9]' '$TMP/kv.progress'"
 
 # --- The same process, perf and hot-cpu at the same time --------------------
-"$XGDBPROF" --recipe hot-cpu -d "${WINDOW}s" -o "$TMP/hot" "$KV" >"$TMP/hot.txt" 2>"$TMP/hot.err" &
-XG=$!
-TEST_PIDS="$TEST_PIDS $XG"
-for _ in $(seq 1 600); do   # perf starts once xgdbprof has attached
-	grep -q '^TracerPid:[[:space:]]*[1-9]' /proc/"$KV"/task/*/status 2>/dev/null && break
-	sleep 0.05
-done
-perf record -F 499 --call-graph dwarf -p "$KV" -o "$TMP/perf.data" -- sleep "$WINDOW" >"$TMP/perf.log" 2>&1
-check "perf recorded the fixture" test $? -eq 0 || show "$TMP/perf.log"
-wait "$XG"
-check "hot-cpu run exits 0" test $? -eq 0 || show "$TMP/hot.err"
-check "the fixture runs free after the profile" target_runs_free "$KV" "$TMP/kv.progress"
-perf script --no-inline -i "$TMP/perf.data" -F comm,tid,ip,sym,dso >"$TMP/perf.txt" 2>/dev/null
-$ANALYSE compare "$TMP/perf.txt" "$TMP/hot/profile.json" --top 12 --perf-seconds "$WINDOW" >"$TMP/compare.txt"
+window() {   # window N: hot-cpu and perf over the same WINDOW seconds; compare-N.txt
+	"$XGDBPROF" --recipe hot-cpu -d "${WINDOW}s" -o "$TMP/hot$1" "$KV" >"$TMP/hot$1.txt" 2>"$TMP/hot$1.err" &
+	XG=$!
+	TEST_PIDS="$TEST_PIDS $XG"
+	for _ in $(seq 1 600); do   # perf starts once xgdbprof has attached
+		grep -q '^TracerPid:[[:space:]]*[1-9]' /proc/"$KV"/task/*/status 2>/dev/null && break
+		sleep 0.05
+	done
+	perf record -F 499 --call-graph dwarf -p "$KV" -o "$TMP/perf$1.data" -- sleep "$WINDOW" >"$TMP/perf$1.log" 2>&1
+	check "perf recorded the fixture (window $1)" test $? -eq 0 || show "$TMP/perf$1.log"
+	wait "$XG"
+	check "hot-cpu run exits 0 (window $1)" test $? -eq 0 || show "$TMP/hot$1.err"
+	check "the fixture runs free after the profile (window $1)" target_runs_free "$KV" "$TMP/kv.progress"
+	perf script --no-inline -i "$TMP/perf$1.data" -F comm,tid,ip,sym,dso >"$TMP/perf$1.txt" 2>/dev/null
+}
+window 1
+cp "$TMP/hot1.txt" "$TMP/hot.txt"
+$ANALYSE compare "$TMP/perf1.txt" "$TMP/hot1/profile.json" --top 12 --perf-seconds "$WINDOW" >"$TMP/compare.txt"
 check "the profiles were compared" test $? -eq 0
 show "$TMP/compare.txt"
 echo "    | headline: $(grep -m 1 '^#1 hottest' "$TMP/hot.txt")"
@@ -72,30 +77,52 @@ if [ "$(value our_samples)" -ge 100 ] 2>/dev/null; then
 else
 	echo "ok - skipped: issue 13's 70% overlap needs >= 100 stacks ($(value our_samples) here, load $(cut -d' ' -f1 /proc/loadavg))"
 fi
-# Issue 32: judged against what a sampler without bias reaches with as
-# many stacks (perf's distribution resampled: fidelity.py's
-# perfect_overlap_pct), at 300 stacks or more; and no function perf gives
-# >= 5% is off by more than 2x. Measured at load 8: 89.0% against a
-# perfect sampler's 92.7% at 554 stacks. No mutation has been seen to fail
-# it yet: the two tried (fidelity.py keeping the [in kernel: ...] frames;
-# sampler_round keeping stops found in a waiting call) gave 99 and 199
-# stacks at load 7-8, under the 300 it judges at (80.0/84.2%, 79.8/87.9%).
-perfect=$(value perfect_overlap_pct)
-stacks=$(value our_samples)
-# Issue 32's bar is not met reliably yet (a CI rehearsal: 83.9% against
-# 92.3% at 528 stacks, 8.4 points; the helper's bench: 6.7 points short of
-# 6 at ~200): it is printed as the open gap it is, not judged, until the
-# remaining bias (stops at a CPU-clock call's return) is removed.
-if [ "${stacks:-0}" -ge 300 ] && [ "${perfect:--}" != "-" ]; then
-	echo "# issue 32 (open): overlap ${overlap:-none}% against a perfect sampler's ${perfect}% for ${stacks} stacks: $(awk -v o="${overlap:--1}" -v p="$perfect" 'BEGIN { printf "%.1f points short (the bar is 8)", p - o }')"
-else
-	echo "ok - skipped: issue 32's overlap against a perfect sampler needs >= 300 stacks (${stacks:-0} here, load $(cut -d' ' -f1 /proc/loadavg))"
+# Issue 32's bars: the overlap within 8 points of what a sampler without
+# bias reaches with as many stacks (perf's distribution resampled:
+# fidelity.py's perfect_overlap_pct), at 300 stacks or more; and no
+# function perf gives >= 5% off by more than 2x (judged where the stack
+# count makes 2x wider than the 1e-4 binomial bound: fidelity.py).
+# One window holds a few hundred stacks, and the acceptor (a
+# sched_yield spinner, ~14% of the CPU, on a CPU at 1% of our asks) gets
+# 1-5 of them: where those land moves 10 points between sched_yield and
+# syscall, more than sampling noise at its CPU share allows (2026-12-07:
+# single 20 s windows 0.2-7.8 points short, median 5.2; bench/README.md). So a
+# window that misses a bar is followed by a second one on the same
+# process, and the bars are judged on both together (fidelity.py sums
+# "A+B"): the ten pairs of five such windows, summed, 0.7-6.2 points
+# short (median 3.6). A bias fails
+# both. Mutation that fails it (2 windows, 2026-12-07: 62.6% against a
+# perfect sampler's 94.9%, sched_yield 47.4% and 49.0% against perf's 16.4):
+# in src/stacks/sampler.c keep the stops that land in a waiting call
+# (sampler_round: `if (0) continue;` after st->waiting_at_stop++) and stop
+# the threads queued in one (one_thread_at_a_time: `if (0) {` for the
+# waits_in_kernel skip). Not caught: handing the CPU of left-out rounds to
+# the thread's next sample (the bias this pool removed, ~1-2 points of
+# overlap): 90.1% and 90.3% against 92.5% and 93.3% with it put back.
+judge_32() {   # judge_32: 0 when the bars of compare.txt hold
+	p=$(value perfect_overlap_pct) n=$(value our_samples)
+	[ "${n:-0}" -ge 300 ] && [ "${p:--}" != "-" ] || return 2
+	awk -v o="$(value overlap_pct)" -v p="$p" 'BEGIN { exit !(o != "-" && p - o <= 8) }' && [ "$(value off_2x)" = "-" ]
+}
+judge_32
+verdict=$?
+windows="1 window"
+if [ "$verdict" -eq 1 ]; then
+	echo "# window 1 misses a bar (overlap $(value overlap_pct)% against a perfect sampler's $(value perfect_overlap_pct)% for $(value our_samples) stacks; outside 2x: $(value off_2x)): a second window, judged with it"
+	window 2
+	$ANALYSE compare "$TMP/perf1.txt+$TMP/perf2.txt" "$TMP/hot1/profile.json+$TMP/hot2/profile.json" --top 12 \
+		--perf-seconds $((2 * WINDOW)) >"$TMP/compare.txt"
+	show "$TMP/compare.txt"
+	judge_32
+	verdict=$?
+	windows="2 windows"
 fi
-# Nor the 2x rule per function, for the same reason (a CI rehearsal,
-# 2026-12-04: libc's syscall(), parking_lot's futex path, 7.8% in perf and
-# 3.7% in ours: a thread in the kernel when asked is still not counted
-# where it is, issue 32's third point). Printed until issue 32 is closed.
-echo "# issue 32 (open): functions perf gives >= 5% outside 2x of ours ($(value judged_2x) judged at ${stacks:-0} stacks, 2x wider than the 1e-4 binomial bound): $(value off_2x)"
+if [ "$verdict" -eq 2 ]; then
+	echo "ok - skipped: issue 32's bars need >= 300 stacks ($(value our_samples) here, load $(cut -d' ' -f1 /proc/loadavg))"
+else
+	check "issue 32: overlap within 8 points of a perfect sampler's, and no function perf gives >= 5% outside 2x ($windows: $(value overlap_pct)% against $(value perfect_overlap_pct)% for $(value our_samples) stacks; outside 2x: $(value off_2x))" \
+		test "$verdict" -eq 0
+fi
 check "issue 13: the #1 hottest path's headline names the fixture's own code (kvstore::/kvservice::)" \
 	sh -c "grep -m 1 '^#1 hottest' '$TMP/hot.txt' | grep -q -e 'kvstore::' -e 'kvservice::'"
 finish

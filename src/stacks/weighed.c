@@ -2,29 +2,27 @@
  * (weighed.h). */
 #include "config.h"
 #include "stacks/weighed.h"
+#include "util/hash.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t mix(uint64_t h, uint64_t v)
+/* The sampler's own identity of a stack: each frame's pc, name (interned
+ * by the symbolizer: compared by pointer), line and inlining, and the
+ * sample's state. */
+static uint64_t stack_key(const struct stack *s, char state)
 {
-	/* FNV-1a over the value's bytes */
-	for (int k = 0; k < 8; k++) {
-		h ^= (v >> (8 * k)) & 0xff;
-		h *= 0x100000001b3ull;
+	uint64_t h = hash_fnv1a(HASH_FNV1A_SEED, &s->nframes, sizeof s->nframes);
+	h = hash_fnv1a(h, &state, 1);
+	for (size_t f = 0; f < s->nframes; f++) {
+		const struct frame *fr = &s->frames[f];
+		uintptr_t name = (uintptr_t)fr->function;
+		h = hash_fnv1a(h, &fr->pc, sizeof fr->pc);
+		h = hash_fnv1a(h, &name, sizeof name);
+		h = hash_fnv1a(h, &fr->line, sizeof fr->line);
+		h = hash_fnv1a(h, &fr->inlined, sizeof fr->inlined);
 	}
 	return h;
-}
-
-static uint64_t stack_key(const struct stack *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t f = 0; f < s->nframes; f++) {
-		h = mix(h, s->frames[f].pc);
-		h = mix(h, (uint64_t)(uintptr_t)s->frames[f].function);
-		h = mix(h, s->frames[f].inlined);
-	}
-	return mix(h, s->nframes);
 }
 
 static bool same_frames(const struct stack *a, const struct stack *b)
@@ -42,9 +40,10 @@ static bool same_frames(const struct stack *a, const struct stack *b)
 int weighed_add(struct weighed_stacks *w, const struct stack *stack, char state, const char *wait, bool kernel,
 		uint64_t cpu_ns, struct xerr *e)
 {
-	uint64_t key = stack_key(stack);
-	for (size_t i = w->n; i-- > 0;)
-		if (w->v[i].key == key && w->v[i].state == state && same_frames(&w->v[i].stack, stack)) {
+	uint64_t key = stack_key(stack, state);
+	struct slot_probe probe = slot_index_probe(&w->index, key);
+	for (size_t i; (i = slot_probe_next(&w->index, &probe)) != SLOT_INDEX_NONE;)
+		if (w->v[i].state == state && same_frames(&w->v[i].stack, stack)) {
 			w->v[i].cpu_ns += cpu_ns;
 			w->v[i].samples++;
 			w->cpu_ns += cpu_ns;
@@ -68,7 +67,11 @@ int weighed_add(struct weighed_stacks *w, const struct stack *stack, char state,
 			return xerr_oom(e);
 		memcpy(frames, stack->frames, stack->nframes * sizeof *frames);
 	}
-	w->v[w->n++] = (struct weighed_stack){ .stack = { .nframes = stack->nframes, .frames = frames }, .key = key,
+	if (slot_index_add(&w->index, key, w->n) < 0) {
+		free(frames);
+		return xerr_oom(e);
+	}
+	w->v[w->n++] = (struct weighed_stack){ .stack = { .nframes = stack->nframes, .frames = frames },
 					       .state = state, .wait = wait, .kernel = kernel, .cpu_ns = cpu_ns,
 					       .samples = 1 };
 	w->cpu_ns += cpu_ns;
@@ -95,5 +98,6 @@ void weighed_release(struct weighed_stacks *w)
 	for (size_t i = 0; i < w->n; i++)
 		free(w->v[i].stack.frames);
 	free(w->v);
+	slot_index_free(&w->index);
 	*w = (struct weighed_stacks){0};
 }

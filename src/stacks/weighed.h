@@ -8,11 +8,12 @@
  * budget was spent. When such a round's CPU went to the thread's next kept
  * sample, it went, by that very selection, to code other than the waits:
  * on kvservice the code just after a spin or a lock (issue 32; docs/
- * sampling.md, "How a sample is weighed"). Pooled and spread over all the
+ * sampling.md, "A CPU-time profile"). Pooled and spread over all the
  * thread's samples in proportion to their weights, it moves no share.
  *
- * Contract: weighed_add records a sample (a stack equal in every frame's pc,
- * name and inlining to one recorded adds to it; beyond WEIGHED_STACKS_MAX
+ * Contract: weighed_add records a sample (one whose state and stack, every
+ * frame's pc, name, line and inlining, equal one recorded adds to it,
+ * found through a util/slot_index.h index; beyond WEIGHED_STACKS_MAX
  * distinct stacks a thread's new ones are not recorded and the spread goes
  * to the ones that are); stacks are copied, their strings shared (interned
  * by the symbolizer for the session). weighed_spread_next says what entry i
@@ -25,6 +26,7 @@
 #define XGDBPROF_WEIGHED_H
 
 #include "util/error.h"
+#include "util/slot_index.h"
 #include "util/stack.h"
 
 #include <stdbool.h>
@@ -35,7 +37,6 @@
 
 struct weighed_stack {
 	struct stack stack;      /* owned copy of the frames */
-	uint64_t key;            /* hash of the frames, to find it again */
 	char state;              /* the sample's thread state and wait, for the spread's events */
 	const char *wait;
 	bool kernel;             /* its leaf is an [in kernel: ...] marker */
@@ -46,6 +47,7 @@ struct weighed_stack {
 struct weighed_stacks {
 	struct weighed_stack *v;
 	size_t n, cap;
+	struct slot_index index;  /* over v, by the frames' and state's hash */
 	uint64_t cpu_ns;         /* the entries' weights, summed */
 	uint64_t samples;        /* the entries' samples, summed */
 };
